@@ -1,0 +1,297 @@
+//! Transaction review: find the suppliers whose payments look like split purchases.
+//!
+//! A transactions table holds normal suppliers (rated, monthly, long history; steady
+//! or seasonal amounts) and abnormal ones (no rating, short history, several payments
+//! a month, each just under the single-approval limit). Finance holds the review
+//! manual. When there are at least three normal suppliers, one of them is new but
+//! legitimate, so a single sign is never enough. Differences from the reference:
+//! dates follow the scenario's clock, supplier names are unique, approvers belong to
+//! the requesting department, zero-abnormal instances are fully scorable and false
+//! positives fail the answer checkpoint.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{Ctx, Parts, company::slug, corpus, difficulty, pick_distinct, step};
+use crate::scenario::{Check, CheckpointSpec, Clue, Content, FileSpec, Gate, TaskSpec};
+
+/// Parameters; unset ones are drawn uniformly from the reference's space.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Normal suppliers (2-5).
+    #[serde(default)]
+    pub normal: Option<u8>,
+    /// Abnormal suppliers (0-2).
+    #[serde(default)]
+    pub abnormal: Option<u8>,
+}
+
+/// The manual's drive path.
+pub const MANUAL: &str = "drive/finance/review/transaction_review_manual.md";
+/// Where the report goes.
+pub const REPORT: &str = "workspace/transaction_review_report.json";
+const HISTORY_MONTHS: u32 = 8;
+
+struct Row {
+    date: (i32, u32, u32),
+    supplier: usize,
+    amount_cents: u64,
+}
+
+fn month_back(y: i32, m: u32, back: u32) -> (i32, u32) {
+    let idx = y * 12 + m as i32 - 1 - back as i32;
+    (idx.div_euclid(12), idx.rem_euclid(12) as u32 + 1)
+}
+
+/// Generates one instance.
+pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
+    let mut rng = ctx.rng("transactions");
+    let normal = p.normal.unwrap_or_else(|| rng.random_range(2..=5));
+    let abnormal = p.abnormal.unwrap_or_else(|| rng.random_range(0..=2));
+    if !(2..=5).contains(&normal) || abnormal > 2 {
+        return Err(format!(
+            "transaction_review parameters out of range: normal {normal} (2-5), abnormal {abnormal} (0-2)"
+        ));
+    }
+    let limit: u64 = [5_000, 8_000, 10_000][rng.random_range(0..3)];
+    let (y, m) = {
+        let mut parts = ctx.date.split('-');
+        let y: i32 = parts
+            .next()
+            .and_then(|v| v.parse().ok())
+            .ok_or("bad date")?;
+        let m: u32 = parts
+            .next()
+            .and_then(|v| v.parse().ok())
+            .ok_or("bad date")?;
+        (y, m)
+    };
+    let n = usize::from(normal + abnormal);
+    let picks = pick_distinct(
+        &mut rng,
+        corpus::SUPPLIER_PREFIXES.len() * corpus::SUPPLIER_SUFFIXES.len(),
+        n,
+    );
+    let names: Vec<String> = picks
+        .iter()
+        .map(|i| {
+            format!(
+                "{} {}",
+                corpus::SUPPLIER_PREFIXES[i / corpus::SUPPLIER_SUFFIXES.len()],
+                corpus::SUPPLIER_SUFFIXES[i % corpus::SUPPLIER_SUFFIXES.len()]
+            )
+        })
+        .collect();
+    // Suppliers 0..normal are normal; the rest abnormal. The table does not reveal this order.
+    let depts: Vec<&str> = [
+        "Engineering",
+        "Sales",
+        "Marketing",
+        "Product",
+        "Human Resources",
+        "Finance",
+    ]
+    .to_vec();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut ratings = Vec::new();
+    let mut supplier_dept = Vec::new();
+    for s in 0..n {
+        let dept = depts[rng.random_range(0..depts.len())];
+        supplier_dept.push(dept);
+        if s < usize::from(normal) {
+            ratings.push(if rng.random_bool(0.5) { "A" } else { "B" });
+            let new_but_fine = normal >= 3 && s == 0;
+            let months = if new_but_fine {
+                rng.random_range(4..HISTORY_MONTHS)
+            } else {
+                rng.random_range(18..=30)
+            };
+            let seasonal = rng.random_bool(0.5);
+            let base = rng.random_range(1_200..=(limit * 55 / 100)) as f64;
+            let day_anchor = if seasonal { 15 } else { 5 };
+            for back in (1..=months).rev() {
+                let (yy, mm) = month_back(y, m, back);
+                let season = if seasonal {
+                    1.0 + 0.35 * ((f64::from(mm) - 1.0) / 12.0 * std::f64::consts::TAU).sin()
+                } else {
+                    1.0
+                };
+                let growth = 1.0 + 0.04 * f64::from(months - back) / 12.0;
+                let noise = rng.random_range(0.92..1.08);
+                let amount = (base * season * growth * noise * 100.0).round() as u64;
+                let day = (day_anchor + rng.random_range(0..=6u32))
+                    .saturating_sub(3)
+                    .clamp(1, 28);
+                rows.push(Row {
+                    date: (yy, mm, day),
+                    supplier: s,
+                    amount_cents: amount.min(limit * 85),
+                });
+            }
+        } else {
+            ratings.push("");
+            let months = rng.random_range(4..=6u32);
+            for back in (1..=months).rev() {
+                let (yy, mm) = month_back(y, m, back);
+                let k = rng.random_range(2..=4usize);
+                let mut days: Vec<u32> = pick_distinct(&mut rng, 28, k)
+                    .into_iter()
+                    .map(|d| d as u32 + 1)
+                    .collect();
+                days.sort();
+                for day in days {
+                    let share = rng.random_range(0.955..0.995);
+                    rows.push(Row {
+                        date: (yy, mm, day),
+                        supplier: s,
+                        amount_cents: (limit as f64 * share * 100.0).round() as u64,
+                    });
+                }
+            }
+        }
+    }
+    rows.sort_by(|a, b| (a.date, a.supplier).cmp(&(b.date, b.supplier)));
+    let mut ids = BTreeSet::new();
+    let mut csv = String::from(
+        "transaction_id,date,supplier,supplier_rating,department,requested_by,approved_by,amount\n",
+    );
+    for r in &rows {
+        let id = loop {
+            let id = rng.random_range(100_000..1_000_000u32);
+            if ids.insert(id) {
+                break id;
+            }
+        };
+        let dept = supplier_dept[r.supplier];
+        let staff = ctx.company.staff(dept);
+        let requester = staff
+            .get(rng.random_range(0..staff.len().max(1)))
+            .map_or("", |p| p.name.as_str());
+        let approver = ctx
+            .company
+            .managers(dept)
+            .first()
+            .map_or("", |p| p.name.as_str());
+        let (yy, mm, dd) = r.date;
+        let _ = writeln!(
+            csv,
+            "TRX-{id},{yy:04}-{mm:02}-{dd:02},{},{},{dept},{requester},{approver},{}.{:02}",
+            names[r.supplier],
+            ratings[r.supplier],
+            r.amount_cents / 100,
+            r.amount_cents % 100
+        );
+    }
+    let table = format!("workspace/transactions_{}.csv", ctx.id.replace('-', "_"));
+    let abnormal_names: Vec<String> = names[usize::from(normal)..].to_vec();
+
+    let finance = ctx.company.department("Finance");
+    if finance.is_empty() {
+        return Err("the company has no Finance department".into());
+    }
+    let task = ctx.task_key();
+    let clues: Vec<(String, Clue)> = finance
+        .iter()
+        .map(|p| {
+            (p.key.clone(), Clue {
+                key: format!("clue/{}/{}", ctx.id, slug(&p.name)),
+                task: Some(task.clone()),
+                trigger: vec![vec!["transaction".into(), "supplier".into(), "payment".into()], vec!["review".into(), "manual".into(), "abnormal".into(), "where".into()]],
+                after: Vec::new(),
+                response: format!(
+                    "For supplier transaction reviews, use our review manual: `{MANUAL}`. It lists the signs of an abnormal supplier and the report format."
+                ),
+            })
+        })
+        .collect();
+    let contact = finance
+        .iter()
+        .find(|p| !p.position.ends_with("Manager"))
+        .unwrap_or(&finance[0]);
+    let mut read_reply = step("read_messages", json!({"with": contact.key}));
+    read_reply.gate = Gate::ReplyFrom(contact.key.clone());
+    let plan = vec![
+        step(
+            "send_message",
+            json!({"to": contact.key, "text": format!("Hi {}, I have to review supplier transactions for abnormal suppliers. Where is the review manual?", contact.name)}),
+        ),
+        read_reply,
+        step("read_file", json!({"path": MANUAL})),
+        step("read_file", json!({"path": table})),
+        step(
+            "write_file",
+            json!({"path": REPORT, "content": json!({"abnormal_suppliers": abnormal_names}).to_string()}),
+        ),
+    ];
+    let spec = TaskSpec {
+        key: task,
+        family: "transaction_review".into(),
+        variant: format!("transaction_review/n{normal}-a{abnormal}"),
+        difficulty: difficulty(&plan, 1),
+        title: "Review supplier transactions".into(),
+        objective: format!(
+            "Please review the supplier transactions in `{table}` and find the suppliers whose payments look abnormal. Finance keeps a manual for this review; ask them for it. Save your findings as `{REPORT}`."
+        ),
+        assigned_by: ctx.company.mentor.clone(),
+        release: ctx.release.clone(),
+        deadline: ctx.at(ctx.deadline),
+        priority: ctx.priority,
+        checkpoints: vec![
+            CheckpointSpec {
+                key: "manual_consulted".into(),
+                description: "Read Finance's transaction review manual".into(),
+                weight: 1,
+                check: Check::Consulted(MANUAL.into()),
+                feedback: "The review manual was not read. Finance knows where it is; ask someone in Finance about the transaction review manual.".into(),
+            },
+            CheckpointSpec {
+                key: "report_valid".into(),
+                description: format!("`{REPORT}` holds an `abnormal_suppliers` list"),
+                weight: 1,
+                check: Check::JsonArray { path: REPORT.into(), pointer: "/abnormal_suppliers".into() },
+                feedback: format!("`{REPORT}` is missing or not of the form {{\"abnormal_suppliers\": [\"Supplier Name\", ...]}}."),
+            },
+            CheckpointSpec {
+                key: "suppliers_correct".into(),
+                description: "Exactly the abnormal suppliers are listed".into(),
+                weight: 2,
+                check: Check::JsonStringSet { path: REPORT.into(), pointer: "/abnormal_suppliers".into(), expected: abnormal_names },
+                feedback: "The list of abnormal suppliers is wrong: a supplier is abnormal only if it shows all four signs in the manual (no rating, short history, several payments a month, amounts just under the approval limit). Check every supplier against every sign; listing normal suppliers counts against you.".into(),
+            },
+        ],
+        hints: vec![
+            "Finance can point you to the manual for transaction reviews.".into(),
+            "Group the table by supplier and compare each one with the four signs in the manual.".into(),
+            "A supplier is abnormal only when all four signs hold; a new supplier with a rating and one payment a month is normal.".into(),
+        ],
+        plan,
+    };
+    let files = vec![
+        FileSpec {
+            path: MANUAL.into(),
+            content: Content::Text(corpus::fill(
+                corpus::TRANSACTION_REVIEW_MANUAL,
+                &[
+                    ("company", corpus::COMPANY),
+                    ("approval_limit", &limit.to_string()),
+                    ("history_months", &HISTORY_MONTHS.to_string()),
+                ],
+            )),
+        },
+        FileSpec {
+            path: table,
+            content: Content::Text(csv),
+        },
+    ];
+    Ok(Parts {
+        tasks: vec![spec],
+        files,
+        meetings: Vec::new(),
+        clues,
+    })
+}

@@ -1,0 +1,69 @@
+//! # tbsim — a deterministic discrete-event simulator of a workplace
+//!
+//! tbsim turns the TraineeBench idea into a benchmark and training environment: an
+//! agent works as a new intern in a simulated company. Tasks stream in with
+//! deadlines and priorities, meetings interrupt work, tasks are released by earlier
+//! ones, and the facts needed are hidden in files and with colleagues who must be
+//! asked. Each task is scored by checkpoints and explained by feedback.
+//!
+//! ## Model
+//!
+//! * A [`scenario`] file (RON) is the whole truth: company, files, rooms, meetings,
+//!   tasks with checkpoints, clues, hints, feedback and an oracle plan, and timed
+//!   events. [`generate`] writes scenarios from suites of meta-task rules.
+//! * The [`world`] is a bevy_ecs `World`: people, files, folders, rooms, meetings,
+//!   tasks, deadlines, checkpoints and chat threads are entities with stable keys;
+//!   the clock, event [`queue`], RNG streams and trajectory are resources.
+//! * [`sim::Sim`] advances time through the queue. After each batch of same-time
+//!   events one chained schedule of systems runs (releases, interrupts, deliveries,
+//!   checkpoint evaluation, deadline latching, end of day).
+//! * An [`agent::Agent`] sees observations and returns tool calls; [`tools`] are its
+//!   only way to reach the world. Built-in agents: the plan-following oracle and the
+//!   idle agent.
+//! * Each run writes a [`trajectory`]; [`replay`] re-drives a fresh world from it and
+//!   must reproduce every line and the digest.
+//!
+//! ## Ordering guarantees
+//!
+//! These make every run a pure function of (scenario bytes, seed, agent decisions):
+//!
+//! 1. **Integer time.** [`time::SimTime`] is whole seconds since the scenario epoch.
+//!    The clock never moves backwards: events are never scheduled before `now`, and
+//!    waiting for a past time is refused.
+//! 2. **A total order on events.** The queue pops by `(time, class, seq)`. At one
+//!    instant, classes pop in the order interrupt, release, delivery, agent,
+//!    deadline, day end ([`queue::EventClass`]); within a class, events pop in push
+//!    order (FIFO). Rescheduling an event gives it a fresh sequence number.
+//! 3. **Batches.** All events due at one instant form a batch; the tick runs once
+//!    per batch, then again for events the tick itself scheduled at that instant.
+//!    Checkpoints are evaluated before deadlines latch, so work done at the deadline
+//!    instant counts.
+//! 4. **Agent actions** are applied at the current instant after every event due at
+//!    that instant, each followed by a tick, then time advances by the tool's cost.
+//! 5. **Systems** run chained on the single-threaded executor with ambiguity
+//!    detection set to error; a test shuffles the schedule and compares digests.
+//! 6. **Randomness** comes from streams keyed by `(master seed, stable key)`
+//!    ([`rng`]); adding an object never changes another object's draws.
+//! 7. **No hash-order output.** Everything observable is sorted by key or scenario
+//!    order; `Entity` ids never leave the process.
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod agent;
+pub mod calculator;
+pub mod check;
+pub mod generate;
+pub mod npc;
+pub mod path;
+pub mod python;
+pub mod queue;
+pub mod replay;
+pub mod result;
+pub mod rng;
+pub mod run;
+pub mod scenario;
+pub mod sim;
+pub mod time;
+pub mod tools;
+pub mod trajectory;
+pub mod world;

@@ -1,0 +1,349 @@
+//! The `tbsim` command line.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+
+use tbsim::agent::{Agent, Idle, Oracle};
+use tbsim::result::{RunResult, render_table};
+use tbsim::run::{RunLimits, run_to_dir};
+use tbsim::scenario::{LoadedScenario, load_file};
+use tbsim::sim::SimConfig;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "tbsim",
+    version,
+    about = "Deterministic workplace simulator for evaluating LLM agents (TraineeBench)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run an agent on scenarios and print a score table.
+    Run(RunArgs),
+    /// Re-drive a recorded run and check it reproduces exactly.
+    Replay {
+        /// A run directory (or a directory of run directories).
+        run_dir: PathBuf,
+    },
+    /// Parse and check scenario files.
+    Validate {
+        /// Scenario files.
+        #[arg(required = true)]
+        scenarios: Vec<PathBuf>,
+    },
+    /// Show the agent's tool catalogue.
+    Tools {
+        /// Print JSON (name, description, JSON schema, cost).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Generate scenario files from a suite.
+    Gen {
+        /// The suite file (RON).
+        #[arg(long)]
+        suite: PathBuf,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// Scenario files.
+    #[arg(required = true)]
+    scenarios: Vec<PathBuf>,
+    /// Agent: `oracle` or `idle`.
+    #[arg(long)]
+    agent: Option<String>,
+    /// Master seed (default: each scenario's own).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Output directory (default: `runs/<scenario or batch>-<agent>`).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Print results as JSON instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Hints given with each task (0-3).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
+    hints: u8,
+    /// Maximum agent decisions per scenario.
+    #[arg(long, default_value_t = 400)]
+    max_steps: u64,
+    /// Simulated seconds charged per agent decision.
+    #[arg(long)]
+    turn_cost: Option<u32>,
+}
+
+fn make_agent(name: &str, loaded: &LoadedScenario) -> Result<Box<dyn Agent>> {
+    Ok(match name {
+        "oracle" => Box::new(Oracle::new(&loaded.scenario)),
+        "idle" => Box::new(Idle::default()),
+        other => bail!(
+            "unknown agent `{other}`; available: {}",
+            tbsim::agent::BUILTIN.join(", ")
+        ),
+    })
+}
+
+fn cmd_run(args: RunArgs) -> Result<ExitCode> {
+    let agent_name = match &args.agent {
+        Some(a) => a.clone(),
+        None => {
+            eprintln!(
+                "note: no --agent given and no model is configured; using the built-in `oracle` agent"
+            );
+            "oracle".into()
+        }
+    };
+    if !tbsim::agent::BUILTIN.contains(&agent_name.as_str()) {
+        bail!(
+            "unknown agent `{agent_name}`; available: {}",
+            tbsim::agent::BUILTIN.join(", ")
+        );
+    }
+    // Load everything first, so a bad file fails before any run starts.
+    let mut loaded = Vec::new();
+    let mut bad = 0;
+    for p in &args.scenarios {
+        match load_file(p) {
+            Ok(l) => loaded.push(l),
+            Err(e) => {
+                eprintln!("{e}");
+                bad += 1;
+            }
+        }
+    }
+    if bad > 0 {
+        bail!("{bad} scenario file(s) are invalid; nothing was run");
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for l in &loaded {
+        if !names.insert(l.scenario.name.clone()) {
+            bail!(
+                "two scenarios are named `{}`; run directories would collide",
+                l.scenario.name
+            );
+        }
+    }
+    let out = args.out.clone().unwrap_or_else(|| {
+        let label = if loaded.len() == 1 {
+            loaded[0].scenario.name.clone()
+        } else {
+            "batch".into()
+        };
+        PathBuf::from("runs").join(format!("{label}-{agent_name}"))
+    });
+    let limits = RunLimits {
+        max_steps: args.max_steps,
+    };
+    let mut results: Vec<RunResult> = Vec::new();
+    for l in &loaded {
+        let dir = if loaded.len() == 1 {
+            out.clone()
+        } else {
+            out.join(&l.scenario.name)
+        };
+        let mut agent = make_agent(&agent_name, l)?;
+        let config = SimConfig {
+            seed: args.seed,
+            hints: args.hints,
+            turn_cost_secs: args.turn_cost,
+            agent: agent_name.clone(),
+            shuffle: None,
+        };
+        let r = run_to_dir(l, agent.as_mut(), config, &limits, &dir)
+            .with_context(|| format!("running `{}`", l.path.display()))?;
+        results.push(r);
+    }
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        let text = if results.len() == 1 {
+            serde_json::to_string_pretty(&results[0])?
+        } else {
+            serde_json::to_string_pretty(&results)?
+        };
+        writeln!(stdout, "{text}")?;
+    } else {
+        write!(stdout, "{}", render_table(&results))?;
+        writeln!(
+            stdout,
+            "run written to {} (replay with `tbsim replay {}`)",
+            out.display(),
+            out.display()
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
+    if dir.join("trajectory.jsonl").is_file() {
+        return Ok(vec![dir.to_path_buf()]);
+    }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read `{}`", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("trajectory.jsonl").is_file())
+        .collect();
+    dirs.sort();
+    if dirs.is_empty() {
+        bail!(
+            "`{}` holds no trajectory.jsonl (nor do its subdirectories); pass a run directory written by `tbsim run`",
+            dir.display()
+        );
+    }
+    Ok(dirs)
+}
+
+fn cmd_replay(dir: &Path) -> Result<ExitCode> {
+    let mut failed = false;
+    let mut stdout = std::io::stdout().lock();
+    for d in run_dirs(dir)? {
+        let report =
+            tbsim::replay::replay(&d).with_context(|| format!("replaying `{}`", d.display()))?;
+        match (&report.divergence, &report.recorded_digest) {
+            (Some(div), _) => {
+                failed = true;
+                writeln!(
+                    stdout,
+                    "{}: DIVERGED at line {} (step {})",
+                    d.display(),
+                    div.line,
+                    div.step
+                )?;
+                writeln!(stdout, "  expected: {}", div.expected)?;
+                writeln!(stdout, "  got:      {}", div.got)?;
+            }
+            (None, Some(rec)) if rec != &report.digest => {
+                failed = true;
+                writeln!(
+                    stdout,
+                    "{}: trajectory reproduced, but result.json records digest {rec}, not {}",
+                    d.display(),
+                    report.digest
+                )?;
+            }
+            _ => writeln!(
+                stdout,
+                "{}: identical ({} lines, digest {})",
+                d.display(),
+                report.lines,
+                report.digest
+            )?,
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn cmd_validate(files: &[PathBuf]) -> Result<ExitCode> {
+    let mut bad = 0;
+    let mut stdout = std::io::stdout().lock();
+    for f in files {
+        match load_file(f) {
+            Ok(l) => writeln!(
+                stdout,
+                "ok: {} ({} tasks, {} people)",
+                f.display(),
+                l.scenario.tasks.len(),
+                l.scenario.company.people.len()
+            )?,
+            Err(e) => {
+                bad += 1;
+                eprintln!("{e}");
+            }
+        }
+    }
+    if bad > 0 {
+        eprintln!("{bad} of {} file(s) invalid", files.len());
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_tools(json: bool) -> Result<ExitCode> {
+    let cat = tbsim::tools::catalogue();
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        writeln!(stdout, "{}", serde_json::to_string_pretty(&cat)?)?;
+    } else {
+        for t in &cat {
+            let params: Vec<String> = t.parameters["properties"]
+                .as_object()
+                .map(|m| {
+                    let req: Vec<&str> = t.parameters["required"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|v| v.as_str())
+                        .collect();
+                    m.keys()
+                        .map(|k| {
+                            if req.contains(&k.as_str()) {
+                                k.clone()
+                            } else {
+                                format!("{k}?")
+                            }
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            writeln!(
+                stdout,
+                "{:<20} {:<9} {:>3} min  ({})  {}",
+                t.name,
+                t.family,
+                t.cost_minutes,
+                params.join(", "),
+                t.description
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_gen(suite: &Path, out: &Path) -> Result<ExitCode> {
+    let s = tbsim::generate::load_suite(suite)?;
+    let written = tbsim::generate::write_suite(&s, out)?;
+    let mut stdout = std::io::stdout().lock();
+    for p in &written {
+        writeln!(stdout, "wrote {}", p.display())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let res = match cli.command {
+        Command::Run(args) => cmd_run(args),
+        Command::Replay { run_dir } => cmd_replay(&run_dir),
+        Command::Validate { scenarios } => cmd_validate(&scenarios),
+        Command::Tools { json } => cmd_tools(json),
+        Command::Gen { suite, out } => cmd_gen(&suite, &out),
+    };
+    match res {
+        Ok(code) => code,
+        Err(e) => {
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

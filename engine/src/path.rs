@@ -1,0 +1,161 @@
+//! Confined virtual paths.
+//!
+//! The agent sees two roots: `drive/` (the shared drive, read-only) and
+//! `workspace/` (its own files). Every path an agent or a scenario names is parsed
+//! into a [`VPath`], which can only point inside one of them: absolute paths, `..`,
+//! backslashes and control characters are refused. The world has no links, so a
+//! parsed path can never lead outside its root.
+
+use std::fmt;
+
+/// Which root a path is under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Root {
+    /// The shared drive (read-only to the agent).
+    Drive,
+    /// The agent's workspace.
+    Workspace,
+}
+
+/// A normalised path under one root, written `drive/a/b.md` or `workspace/x.json`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct VPath {
+    root: Root,
+    full: String,
+}
+
+/// Why a path was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    /// Empty path.
+    #[error("the path is empty; use `drive/...` or `workspace/...`")]
+    Empty,
+    /// Starts with `/` or a drive letter.
+    #[error("`{0}` is absolute; paths are relative, starting with `drive/` or `workspace/`")]
+    Absolute(String),
+    /// Contains `..`.
+    #[error("`{0}` contains `..`; paths cannot leave `drive/` or `workspace/`")]
+    Traversal(String),
+    /// First component is not a root.
+    #[error("`{0}` is outside the two roots; paths start with `drive/` or `workspace/`")]
+    OutsideRoots(String),
+    /// Bad characters.
+    #[error("`{0}` contains a backslash or a control character")]
+    BadCharacter(String),
+}
+
+impl VPath {
+    /// Parses and normalises a path (`./` and repeated or trailing `/` are dropped).
+    pub fn parse(input: &str) -> Result<VPath, PathError> {
+        let s = input.trim();
+        if s.is_empty() {
+            return Err(PathError::Empty);
+        }
+        if s.starts_with('/') || s.starts_with('~') || s.as_bytes().get(1) == Some(&b':') {
+            return Err(PathError::Absolute(input.to_owned()));
+        }
+        if s.chars().any(|c| c == '\\' || c.is_control()) {
+            return Err(PathError::BadCharacter(input.to_owned()));
+        }
+        let parts: Vec<&str> = s
+            .split('/')
+            .filter(|p| !p.is_empty() && *p != ".")
+            .collect();
+        if parts.contains(&"..") {
+            return Err(PathError::Traversal(input.to_owned()));
+        }
+        let root = match parts.first() {
+            Some(&"drive") => Root::Drive,
+            Some(&"workspace") => Root::Workspace,
+            _ => return Err(PathError::OutsideRoots(input.to_owned())),
+        };
+        Ok(VPath {
+            root,
+            full: parts.join("/"),
+        })
+    }
+
+    /// The root.
+    pub fn root(&self) -> Root {
+        self.root
+    }
+    /// Under `drive/`.
+    pub fn is_drive(&self) -> bool {
+        self.root == Root::Drive
+    }
+    /// Under `workspace/`.
+    pub fn is_workspace(&self) -> bool {
+        self.root == Root::Workspace
+    }
+    /// The normalised text, e.g. `drive/kb/a.md`.
+    pub fn as_str(&self) -> &str {
+        &self.full
+    }
+    /// Whether this is a root itself (`drive` or `workspace`).
+    pub fn is_root(&self) -> bool {
+        !self.full.contains('/')
+    }
+    /// The path below the root (`kb/a.md`), empty for a root.
+    pub fn relative(&self) -> &str {
+        self.full.split_once('/').map_or("", |(_, r)| r)
+    }
+    /// The last component.
+    pub fn file_name(&self) -> &str {
+        self.full.rsplit('/').next().unwrap_or(&self.full)
+    }
+    /// `self/child`, for a child name that is itself a valid relative path.
+    pub fn join(&self, child: &str) -> Result<VPath, PathError> {
+        VPath::parse(&format!("{}/{}", self.full, child))
+    }
+    /// Whether `other` is strictly below this path.
+    pub fn contains(&self, other: &VPath) -> bool {
+        other.full.len() > self.full.len()
+            && other.full.starts_with(&self.full)
+            && other.full.as_bytes()[self.full.len()] == b'/'
+    }
+}
+
+impl fmt::Display for VPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.full)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalises_inside_paths() {
+        assert_eq!(
+            VPath::parse("./workspace//a/./b.md/").unwrap().as_str(),
+            "workspace/a/b.md"
+        );
+        let p = VPath::parse("drive/kb/x.md").unwrap();
+        assert!(p.is_drive());
+        assert_eq!(p.relative(), "kb/x.md");
+        assert_eq!(p.file_name(), "x.md");
+        assert!(VPath::parse("drive").unwrap().is_root());
+        assert!(VPath::parse("drive/kb").unwrap().contains(&p));
+        assert!(!VPath::parse("drive/k").unwrap().contains(&p));
+    }
+
+    #[test]
+    fn refuses_escapes() {
+        for (bad, what) in [
+            ("", "empty"),
+            ("/etc/passwd", "absolute"),
+            ("~/x", "absolute"),
+            ("C:/x", "absolute"),
+            ("workspace/../drive/x", ".."),
+            ("drive/kb/../../secret", ".."),
+            ("..", ".."),
+            ("config.ron", "outside"),
+            ("answers/x.json", "outside"),
+            ("workspace\\..\\x", "backslash"),
+            ("workspace/a\u{0}b", "control"),
+        ] {
+            assert!(VPath::parse(bad).is_err(), "{what}: {bad:?} accepted");
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! The event queue: pending events ordered by `(time, class, seq)`.
+//!
+//! * `time` is the [`SimTime`] the event is due.
+//! * `class` is its [`EventClass`]; at the same instant, lower classes pop first.
+//! * `seq` is a counter stamped at push time, so events of one class at one
+//!   instant pop in the order they were pushed (FIFO).
+//!
+//! The key is unique, so the pop order never depends on the heap's internal layout
+//! or on a hasher. Cancelling and rescheduling are O(log n) operations on the
+//! underlying [`priority_queue::PriorityQueue`]; a rescheduled event gets a fresh
+//! sequence number, exactly as if it had been cancelled and pushed again.
+
+use std::cmp::Reverse;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use priority_queue::PriorityQueue;
+use serde::{Deserialize, Serialize};
+
+use crate::time::SimTime;
+
+/// The tie-break class of an event. At the same instant, events pop in this order.
+///
+/// The order encodes the workplace's causality: a meeting interrupt is known before
+/// tasks released at the same minute, those before messages delivered, and all of
+/// them before the agent acts; deadlines and the end of the day come last, so an
+/// action taken exactly at a deadline still counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventClass {
+    /// Meeting starts, announcements and ends (preemptive interrupts).
+    Interrupt = 0,
+    /// Task releases.
+    Release = 1,
+    /// Messages and world changes delivered to the agent.
+    Delivery = 2,
+    /// The agent's own tool calls.
+    Agent = 3,
+    /// Task deadlines (checkpoints freeze).
+    Deadline = 4,
+    /// End of the working day.
+    DayEnd = 5,
+}
+
+/// A handle to a pending event, for cancelling or rescheduling it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EventKey(u64);
+
+type Key = (SimTime, EventClass, u64);
+
+/// Identity hasher for sequence numbers: they are already unique integers.
+#[derive(Debug, Default)]
+struct SeqHasher(u64);
+
+impl Hasher for SeqHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        // Spread consecutive integers over the table (Fibonacci hashing).
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type SeqBuild = BuildHasherDefault<SeqHasher>;
+
+/// A popped event with its key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Due<E> {
+    /// When the event is due.
+    pub time: SimTime,
+    /// Its tie-break class.
+    pub class: EventClass,
+    /// Its push sequence number (unique within the queue's life).
+    pub seq: u64,
+    /// The payload.
+    pub event: E,
+}
+
+/// A min-queue of events keyed by `(time, class, seq)`.
+#[derive(Debug)]
+pub struct EventQueue<E> {
+    heap: PriorityQueue<u64, Reverse<Key>, SeqBuild>,
+    payloads: HashMap<u64, E, SeqBuild>,
+    next_seq: u64,
+}
+
+impl<E> Default for EventQueue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E> EventQueue<E> {
+    /// An empty queue.
+    pub fn new() -> Self {
+        EventQueue {
+            heap: PriorityQueue::with_default_hasher(),
+            payloads: HashMap::default(),
+            next_seq: 0,
+        }
+    }
+
+    /// An empty queue with room for `n` events.
+    pub fn with_capacity(n: usize) -> Self {
+        EventQueue {
+            heap: PriorityQueue::with_capacity_and_default_hasher(n),
+            payloads: HashMap::with_capacity_and_hasher(n, SeqBuild::default()),
+            next_seq: 0,
+        }
+    }
+
+    /// Schedules `event` at `time` in `class`; returns a handle for cancelling it.
+    pub fn push(&mut self, time: SimTime, class: EventClass, event: E) -> EventKey {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.heap.push(seq, Reverse((time, class, seq)));
+        self.payloads.insert(seq, event);
+        EventKey(seq)
+    }
+
+    /// Removes a pending event; `None` if it already popped or was cancelled.
+    pub fn cancel(&mut self, key: EventKey) -> Option<E> {
+        self.heap.remove(&key.0)?;
+        self.payloads.remove(&key.0)
+    }
+
+    /// Moves a pending event to `time`, behind every event already pushed for that
+    /// instant and class. Returns the new handle, or `None` if the event is gone.
+    pub fn reschedule(&mut self, key: EventKey, time: SimTime) -> Option<EventKey> {
+        let (_, Reverse((_, class, _))) = self.heap.remove(&key.0)?;
+        let event = self.payloads.remove(&key.0)?;
+        Some(self.push(time, class, event))
+    }
+
+    /// When the next event is due.
+    pub fn peek_time(&self) -> Option<SimTime> {
+        self.heap.peek().map(|(_, Reverse((t, _, _)))| *t)
+    }
+
+    /// Pops the next event in `(time, class, seq)` order.
+    pub fn pop(&mut self) -> Option<Due<E>> {
+        let (seq, Reverse((time, class, _))) = self.heap.pop()?;
+        let event = self.payloads.remove(&seq)?;
+        Some(Due {
+            time,
+            class,
+            seq,
+            event,
+        })
+    }
+
+    /// Pops the next event if it is due at or before `limit`.
+    pub fn pop_due(&mut self, limit: SimTime) -> Option<Due<E>> {
+        match self.peek_time() {
+            Some(t) if t <= limit => self.pop(),
+            _ => None,
+        }
+    }
+
+    /// Number of pending events.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Whether nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn class(i: u8) -> EventClass {
+        [
+            EventClass::Interrupt,
+            EventClass::Release,
+            EventClass::Delivery,
+            EventClass::Agent,
+            EventClass::Deadline,
+            EventClass::DayEnd,
+        ][usize::from(i % 6)]
+    }
+
+    #[test]
+    fn same_instant_pops_by_class_then_fifo() {
+        let mut q = EventQueue::new();
+        q.push(SimTime(10), EventClass::Agent, "agent-1");
+        q.push(SimTime(10), EventClass::Delivery, "reply-1");
+        q.push(SimTime(10), EventClass::Interrupt, "meeting");
+        q.push(SimTime(10), EventClass::Delivery, "reply-2");
+        q.push(SimTime(5), EventClass::DayEnd, "early");
+        q.push(SimTime(10), EventClass::Deadline, "deadline");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|d| d.event)).collect();
+        assert_eq!(
+            order,
+            [
+                "early", "meeting", "reply-1", "reply-2", "agent-1", "deadline"
+            ]
+        );
+    }
+
+    #[test]
+    fn cancel_and_reschedule() {
+        let mut q = EventQueue::new();
+        let a = q.push(SimTime(1), EventClass::Release, 'a');
+        let b = q.push(SimTime(2), EventClass::Release, 'b');
+        q.push(SimTime(3), EventClass::Release, 'c');
+        assert_eq!(q.cancel(a), Some('a'));
+        assert_eq!(q.cancel(a), None, "cancelling twice is a no-op");
+        let b2 = q.reschedule(b, SimTime(3)).unwrap();
+        assert!(
+            q.reschedule(b, SimTime(9)).is_none(),
+            "the old handle is dead"
+        );
+        assert_eq!(q.len(), 2);
+        assert_eq!(
+            q.pop().map(|d| d.event),
+            Some('c'),
+            "rescheduled event queues behind c"
+        );
+        assert_eq!(q.pop().map(|d| d.event), Some('b'));
+        assert_eq!(q.cancel(b2), None, "popped events cannot be cancelled");
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn pop_due_respects_the_limit() {
+        let mut q = EventQueue::new();
+        q.push(SimTime(60), EventClass::Delivery, 1);
+        assert!(q.pop_due(SimTime(59)).is_none());
+        assert_eq!(q.pop_due(SimTime(60)).map(|d| d.event), Some(1));
+    }
+
+    proptest! {
+        /// Pop order equals sorting by (time, class, push order), with any subset cancelled
+        /// and any subset rescheduled.
+        #[test]
+        fn pop_order_is_sorted_key_order(
+            ops in prop::collection::vec((0u64..50, 0u8..6, 0u8..4, 0u64..50), 0..200)
+        ) {
+            let mut q = EventQueue::new();
+            let mut model: Vec<(SimTime, EventClass, u64, usize)> = Vec::new();
+            let mut keys = Vec::new();
+            for (i, (t, c, op, t2)) in ops.iter().copied().enumerate() {
+                let k = q.push(SimTime(t), class(c), i);
+                keys.push((k, i));
+                model.push((SimTime(t), class(c), k.0, i));
+                match op {
+                    // cancel an earlier event
+                    1 if i > 0 => {
+                        let (k, id) = keys[i / 2];
+                        let was = q.cancel(k);
+                        let pos = model.iter().position(|m| m.3 == id && m.2 == k.0);
+                        prop_assert_eq!(was.is_some(), pos.is_some());
+                        if let Some(p) = pos { model.remove(p); }
+                    }
+                    // reschedule an earlier event
+                    2 if i > 0 => {
+                        let (k, id) = keys[i / 3];
+                        if let Some(nk) = q.reschedule(k, SimTime(t2)) {
+                            let p = model.iter().position(|m| m.3 == id && m.2 == k.0).unwrap();
+                            let cls = model[p].1;
+                            model.remove(p);
+                            model.push((SimTime(t2), cls, nk.0, id));
+                            keys[i / 3] = (nk, id);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            model.sort();
+            let popped: Vec<usize> = std::iter::from_fn(|| q.pop().map(|d| d.event)).collect();
+            let expected: Vec<usize> = model.iter().map(|m| m.3).collect();
+            prop_assert_eq!(popped, expected);
+        }
+    }
+}

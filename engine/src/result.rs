@@ -1,0 +1,246 @@
+//! Run results: per-task and per-checkpoint scores, and their rendering.
+//!
+//! Scores follow the paper: a task's score is the weighted share of its checkpoints
+//! that passed; a scenario's checkpoint score is the mean task score; a task succeeds
+//! when every checkpoint passed; the success rate is the share of tasks that did.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use bevy_ecs::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::scenario::{Difficulty, Priority};
+use crate::sim::SimConfig;
+use crate::world::{Checkpoint, Clock, EndReason, RunState, Task};
+
+/// One checkpoint's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointResult {
+    /// Key.
+    pub key: String,
+    /// What it checks.
+    pub description: String,
+    /// Weight.
+    pub weight: u32,
+    /// Whether it passed before the deadline.
+    pub passed: bool,
+    /// When it passed (`YYYY-MM-DDTHH:MM:SS`).
+    pub at: Option<String>,
+    /// Mentor feedback, when it failed.
+    pub feedback: Option<String>,
+}
+
+/// One task's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskResult {
+    /// Key.
+    pub key: String,
+    /// Title.
+    pub title: String,
+    /// Family.
+    pub family: String,
+    /// Variant.
+    pub variant: String,
+    /// Difficulty.
+    pub difficulty: Difficulty,
+    /// Priority.
+    pub priority: Priority,
+    /// When released, if it was.
+    pub released_at: Option<String>,
+    /// Deadline.
+    pub deadline: String,
+    /// Weighted share of checkpoints passed (0..1).
+    pub score: f64,
+    /// All checkpoints passed.
+    pub success: bool,
+    /// When the last checkpoint passed, if all did.
+    pub completed_at: Option<String>,
+    /// Checkpoints passed.
+    pub passed: usize,
+    /// Checkpoints in total.
+    pub total: usize,
+    /// Per checkpoint.
+    pub checkpoints: Vec<CheckpointResult>,
+}
+
+/// One run's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Scenario name.
+    pub scenario: String,
+    /// Agent name.
+    pub agent: String,
+    /// Master seed used.
+    pub seed: u64,
+    /// Hint tier.
+    pub hints: u8,
+    /// Mean task score (0..1).
+    pub checkpoint_score: f64,
+    /// Share of tasks fully solved (0..1).
+    pub success_rate: f64,
+    /// Agent decisions.
+    pub steps: u64,
+    /// Tool calls.
+    pub tool_calls: u64,
+    /// Tool errors by kind.
+    pub errors: BTreeMap<String, u64>,
+    /// Why the run ended.
+    pub end_reason: Option<EndReason>,
+    /// Simulated start.
+    pub sim_start: String,
+    /// Simulated end.
+    pub sim_end: String,
+    /// Trajectory digest (hex BLAKE3).
+    pub digest: String,
+    /// Per task.
+    pub tasks: Vec<TaskResult>,
+}
+
+pub(crate) fn collect(
+    world: &mut World,
+    scenario: &str,
+    config: &SimConfig,
+    steps: u64,
+    tool_calls: u64,
+) -> RunResult {
+    let clock = world.resource::<Clock>().clone();
+    let mut cps: Vec<Checkpoint> = world.query::<&Checkpoint>().iter(world).cloned().collect();
+    cps.sort_by_key(|c| c.order);
+    let mut tasks: Vec<Task> = world.query::<&Task>().iter(world).cloned().collect();
+    tasks.sort_by_key(|t| t.order);
+    let run = world.resource::<RunState>();
+    let iso = |t: crate::time::SimTime| clock.epoch.iso(t);
+    let task_results: Vec<TaskResult> = tasks
+        .iter()
+        .map(|t| {
+            let mine: Vec<&Checkpoint> = cps.iter().filter(|c| c.task == t.spec.key).collect();
+            let total_w: u32 = mine.iter().map(|c| c.weight).sum();
+            let passed_w: u32 = mine
+                .iter()
+                .filter(|c| c.passed_at.is_some())
+                .map(|c| c.weight)
+                .sum();
+            let passed = mine.iter().filter(|c| c.passed_at.is_some()).count();
+            let success = passed == mine.len() && !mine.is_empty();
+            TaskResult {
+                key: t.spec.key.clone(),
+                title: t.spec.title.clone(),
+                family: t.spec.family.clone(),
+                variant: t.spec.variant.clone(),
+                difficulty: t.spec.difficulty,
+                priority: t.spec.priority,
+                released_at: t.released_at.map(iso),
+                deadline: clock
+                    .epoch
+                    .parse(&t.spec.deadline)
+                    .map(iso)
+                    .unwrap_or_default(),
+                score: if total_w == 0 {
+                    0.0
+                } else {
+                    f64::from(passed_w) / f64::from(total_w)
+                },
+                success,
+                completed_at: if success {
+                    mine.iter().filter_map(|c| c.passed_at).max().map(iso)
+                } else {
+                    None
+                },
+                passed,
+                total: mine.len(),
+                checkpoints: mine
+                    .iter()
+                    .map(|c| CheckpointResult {
+                        key: c.key.clone(),
+                        description: c.description.clone(),
+                        weight: c.weight,
+                        passed: c.passed_at.is_some(),
+                        at: c.passed_at.map(iso),
+                        feedback: c.passed_at.is_none().then(|| c.feedback.clone()),
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let n = task_results.len().max(1) as f64;
+    RunResult {
+        scenario: scenario.to_owned(),
+        agent: config.agent.clone(),
+        seed: world.resource::<crate::world::Rngs>().0.master(),
+        hints: config.hints,
+        checkpoint_score: task_results.iter().map(|t| t.score).sum::<f64>() / n,
+        success_rate: task_results.iter().filter(|t| t.success).count() as f64 / n,
+        steps,
+        tool_calls,
+        errors: run.errors.clone(),
+        end_reason: run.over,
+        sim_start: iso(clock.start),
+        sim_end: iso(clock.now),
+        digest: String::new(),
+        tasks: task_results,
+    }
+}
+
+fn hm(iso: &str) -> &str {
+    iso.get(11..16).unwrap_or(iso)
+}
+
+/// The score table printed by `tbsim run`.
+pub fn render_table(results: &[RunResult]) -> String {
+    let mut out = String::new();
+    for r in results {
+        let _ = writeln!(
+            out,
+            "scenario {}  (agent {}, seed {})",
+            r.scenario, r.agent, r.seed
+        );
+        let _ = writeln!(
+            out,
+            "  {:<28} {:<18} {:>11} {:>6}  {}",
+            "task", "family", "checkpoints", "score", "status"
+        );
+        for t in &r.tasks {
+            let status = match (&t.completed_at, &t.released_at) {
+                (Some(done), _) => format!("on time (done {} , due {})", hm(done), hm(&t.deadline))
+                    .replace(" ,", ","),
+                (None, None) => "never released".to_owned(),
+                (None, Some(_)) => format!("not done (due {})", hm(&t.deadline)),
+            };
+            let key = t.key.trim_start_matches("task/");
+            let _ = writeln!(
+                out,
+                "  {:<28} {:<18} {:>11} {:>6.3}  {}",
+                key,
+                t.family,
+                format!("{}/{}", t.passed, t.total),
+                t.score,
+                status
+            );
+        }
+        let errors: u64 = r.errors.values().sum();
+        let _ = writeln!(
+            out,
+            "  checkpoint score {:.3} | success rate {:.3} | steps {} | tool calls {} ({} errors) | {} -> {}",
+            r.checkpoint_score,
+            r.success_rate,
+            r.steps,
+            r.tool_calls,
+            errors,
+            r.sim_start.replace('T', " "),
+            hm(&r.sim_end)
+        );
+        let _ = writeln!(out);
+    }
+    if results.len() > 1 {
+        let n = results.len() as f64;
+        let _ = writeln!(
+            out,
+            "overall: {} scenarios | mean checkpoint score {:.3} | mean success rate {:.3}",
+            results.len(),
+            results.iter().map(|r| r.checkpoint_score).sum::<f64>() / n,
+            results.iter().map(|r| r.success_rate).sum::<f64>() / n
+        );
+    }
+    out
+}

@@ -1,0 +1,230 @@
+//! Reading scenario files, and the errors a bad one produces.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::Scenario;
+
+/// Stable error codes; each has a page under `docs/errors/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ErrorCode {
+    /// TB0001: the file is not valid RON for the scenario schema.
+    Syntax,
+    /// TB0002: a person key that does not exist.
+    UnknownPerson,
+    /// TB0003: a file path that does not exist on the drive.
+    UnknownFile,
+    /// TB0004: a task key that does not exist.
+    UnknownTask,
+    /// TB0005: a meeting key that does not exist.
+    UnknownMeeting,
+    /// TB0006: a key used twice.
+    DuplicateKey,
+    /// TB0007: tasks whose releases wait on each other in a cycle.
+    DependencyCycle,
+    /// TB0008: a deadline not after the release.
+    DeadlineBeforeRelease,
+    /// TB0009: a meeting outside office hours or the run.
+    MeetingOutsideDay,
+    /// TB0010: a checkpoint that does not exist on its task.
+    UnknownCheckpoint,
+    /// TB0011: a malformed time.
+    BadTime,
+    /// TB0012: a path outside `drive/` and `workspace/`, or with `..`.
+    BadPath,
+    /// TB0013: a room key that does not exist.
+    UnknownRoom,
+    /// TB0014: a sidecar asset missing or with the wrong hash.
+    Asset,
+    /// TB0015: a value out of its allowed range.
+    BadValue,
+    /// TB0016: a clue key that does not exist.
+    UnknownClue,
+    /// TB0017: the file could not be read.
+    Io,
+}
+
+impl ErrorCode {
+    /// Every code, in order.
+    pub const ALL: [ErrorCode; 17] = [
+        ErrorCode::Syntax,
+        ErrorCode::UnknownPerson,
+        ErrorCode::UnknownFile,
+        ErrorCode::UnknownTask,
+        ErrorCode::UnknownMeeting,
+        ErrorCode::DuplicateKey,
+        ErrorCode::DependencyCycle,
+        ErrorCode::DeadlineBeforeRelease,
+        ErrorCode::MeetingOutsideDay,
+        ErrorCode::UnknownCheckpoint,
+        ErrorCode::BadTime,
+        ErrorCode::BadPath,
+        ErrorCode::UnknownRoom,
+        ErrorCode::Asset,
+        ErrorCode::BadValue,
+        ErrorCode::UnknownClue,
+        ErrorCode::Io,
+    ];
+
+    /// `TB0001` form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::Syntax => "TB0001",
+            ErrorCode::UnknownPerson => "TB0002",
+            ErrorCode::UnknownFile => "TB0003",
+            ErrorCode::UnknownTask => "TB0004",
+            ErrorCode::UnknownMeeting => "TB0005",
+            ErrorCode::DuplicateKey => "TB0006",
+            ErrorCode::DependencyCycle => "TB0007",
+            ErrorCode::DeadlineBeforeRelease => "TB0008",
+            ErrorCode::MeetingOutsideDay => "TB0009",
+            ErrorCode::UnknownCheckpoint => "TB0010",
+            ErrorCode::BadTime => "TB0011",
+            ErrorCode::BadPath => "TB0012",
+            ErrorCode::UnknownRoom => "TB0013",
+            ErrorCode::Asset => "TB0014",
+            ErrorCode::BadValue => "TB0015",
+            ErrorCode::UnknownClue => "TB0016",
+            ErrorCode::Io => "TB0017",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where in a scenario an error is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A line and column (1-based), for syntax errors.
+    LineCol(usize, usize),
+    /// An object path such as `tasks[2].release`, for semantic errors.
+    Path(String),
+    /// The whole file.
+    File,
+}
+
+/// One problem in one scenario file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ScenarioError {
+    /// The file.
+    pub file: PathBuf,
+    /// Stable code.
+    pub code: ErrorCode,
+    /// Where.
+    pub location: Location,
+    /// What is wrong and what was expected.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let file = self.file.display();
+        match &self.location {
+            Location::LineCol(l, c) => {
+                write!(f, "{file}:{l}:{c}: error[{}]: {}", self.code, self.message)
+            }
+            Location::Path(p) => write!(f, "{file}: error[{}]: {p}: {}", self.code, self.message),
+            Location::File => write!(f, "{file}: error[{}]: {}", self.code, self.message),
+        }
+    }
+}
+
+/// Every problem found in a scenario file (never empty).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ScenarioErrors(pub Vec<ScenarioError>);
+
+impl fmt::Display for ScenarioErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl From<ScenarioError> for ScenarioErrors {
+    fn from(e: ScenarioError) -> Self {
+        ScenarioErrors(vec![e])
+    }
+}
+
+/// Parses RON text into a [`Scenario`] without semantic checks. `file` names the
+/// source in error messages.
+pub fn parse_str(src: &str, file: &Path) -> Result<Scenario, ScenarioError> {
+    ron::Options::default()
+        .from_str::<Scenario>(src)
+        .map_err(|e| ScenarioError {
+            file: file.to_path_buf(),
+            code: ErrorCode::Syntax,
+            location: Location::LineCol(e.span.start.line, e.span.start.col),
+            message: e.code.to_string(),
+        })
+}
+
+/// A scenario read from disk and validated.
+#[derive(Debug, Clone)]
+pub struct LoadedScenario {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// The exact bytes read (runs keep a copy for replay).
+    pub source: String,
+    /// Lowercase hex BLAKE3 of `source`.
+    pub blake3: String,
+    /// Sidecar assets by drive/workspace path.
+    pub assets: std::collections::BTreeMap<String, Vec<u8>>,
+}
+
+/// Reads, parses and validates a scenario file, loading its sidecar assets.
+pub fn load_file(path: &Path) -> Result<LoadedScenario, ScenarioErrors> {
+    let source = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: path.to_path_buf(),
+        code: ErrorCode::Io,
+        location: Location::File,
+        message: format!("cannot read the scenario file: {e}"),
+    })?;
+    let scenario = parse_str(&source, path)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let assets = super::validate(&scenario, path, Some(base))?;
+    let blake3 = blake3::hash(source.as_bytes()).to_hex().to_string();
+    Ok(LoadedScenario {
+        scenario,
+        path: path.to_path_buf(),
+        source,
+        blake3,
+        assets,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_distinct_and_sequential() {
+        for (i, c) in ErrorCode::ALL.iter().enumerate() {
+            assert_eq!(c.as_str(), format!("TB{:04}", i + 1));
+        }
+    }
+
+    #[test]
+    fn syntax_errors_carry_line_and_column() {
+        let e = parse_str(
+            "Scenario(\n  name: \"x\",\n  sede: 1,\n)",
+            Path::new("bad.ron"),
+        )
+        .unwrap_err();
+        let text = e.to_string();
+        assert!(text.starts_with("bad.ron:3:"), "{text}");
+        assert!(text.contains("error[TB0001]"), "{text}");
+        assert!(text.contains("sede"), "{text}");
+    }
+}

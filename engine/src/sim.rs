@@ -1,0 +1,423 @@
+//! The simulation: a world, its tick schedule and the loop that advances time.
+//!
+//! Time advances only by popping events. `run_until(t)` pops every event due at or
+//! before `t`, one instant at a time: all events of that instant form a batch, the
+//! batch is recorded, and the tick schedule runs once over it. Systems may schedule
+//! new events at the current instant (a release on a checkpoint pass); those form
+//! the next batch at the same instant. The clock never moves backwards.
+//!
+//! An agent decision is applied at the current instant, after every event due then:
+//! a thinking cost first (if configured), then each tool call in order, each followed
+//! by a tick (so checkpoints see the change) and by its time advance.
+
+use bevy_ecs::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::queue::Due;
+use crate::scenario::LoadedScenario;
+use crate::time::{SimDuration, SimTime};
+use crate::tools::{
+    self, Advance, Attachment, CallContext, ErrorKind, PythonBackend, ToolCall, ToolError,
+};
+use crate::trajectory::{FORMAT, Trajectory};
+use crate::world::{
+    Batch, Clock, EndReason, Inbox, Intern, Notification, Queue, RunState, SimEvent, Trace,
+    build_world, tick_schedule,
+};
+
+/// Settings for one simulation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SimConfig {
+    /// Master seed (default: the scenario's).
+    pub seed: Option<u64>,
+    /// Hints given with each released task (0-3).
+    pub hints: u8,
+    /// Thinking seconds per decision (default: the scenario's).
+    pub turn_cost_secs: Option<u32>,
+    /// Agent name, recorded in the trajectory.
+    pub agent: String,
+    /// Shuffle seed for the tick schedule (tests; needs the `shuffle` feature).
+    #[serde(skip)]
+    pub shuffle: Option<u64>,
+}
+
+/// What the agent is told at the start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Briefing {
+    /// The agent's name.
+    pub you: String,
+    /// The agent's key.
+    pub key: String,
+    /// Department.
+    pub department: String,
+    /// Manager's name.
+    pub manager: String,
+    /// Company name.
+    pub company: String,
+    /// Start of the working day (`YYYY-MM-DDTHH:MM:SS`, accepted by the tools).
+    pub day_starts: String,
+    /// End of the working day (`YYYY-MM-DDTHH:MM:SS`).
+    pub day_ends: String,
+}
+
+/// One tool result as the agent sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The call's id.
+    pub call_id: String,
+    /// Tool name.
+    pub tool: String,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// Simulated time after the call, as shown to agents.
+    pub time: String,
+    /// Seconds since the epoch after the call.
+    pub t: SimTime,
+    /// The value (on success).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub result: Option<Value>,
+    /// The error (on failure).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<ToolError>,
+    /// Images and other binaries.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub attachments: Vec<Attachment>,
+    /// Notifications since the previous result.
+    pub notifications: Vec<Notification>,
+}
+
+/// What the agent observes before each decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    /// Decisions made so far.
+    pub step: u64,
+    /// Current time, shown to agents.
+    pub time: String,
+    /// Seconds since the epoch.
+    pub t: SimTime,
+    /// On the first observation only.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub briefing: Option<Briefing>,
+    /// Results of the previous decision's calls.
+    pub results: Vec<ToolResult>,
+    /// Notifications not attached to a result (start of day; a decision with no calls).
+    pub notifications: Vec<Notification>,
+    /// Whether the run is over.
+    pub over: bool,
+}
+
+/// An agent's decision: tool calls to make now, in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    /// Calls.
+    pub calls: Vec<ToolCall>,
+}
+
+/// A simulation in progress.
+pub struct Sim {
+    world: World,
+    schedule: Schedule,
+    python: Box<dyn PythonBackend>,
+    step: u64,
+    tool_calls: u64,
+    finished_scores: bool,
+    config: SimConfig,
+    company: String,
+    scenario: String,
+}
+
+impl std::fmt::Debug for Sim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sim")
+            .field("scenario", &self.scenario)
+            .field("step", &self.step)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sim {
+    /// Builds a simulation and records the trajectory header.
+    pub fn new(
+        loaded: &LoadedScenario,
+        config: SimConfig,
+        trace: Trajectory,
+        python: Box<dyn PythonBackend>,
+    ) -> Sim {
+        let seed = config.seed.unwrap_or(loaded.scenario.seed);
+        let world = build_world(loaded, seed, config.hints, config.turn_cost_secs, trace);
+        let mut sim = Sim {
+            world,
+            schedule: tick_schedule(config.shuffle),
+            python,
+            step: 0,
+            tool_calls: 0,
+            finished_scores: false,
+            company: loaded.scenario.company.name.clone(),
+            scenario: loaded.scenario.name.clone(),
+            config,
+        };
+        let header = json!({
+            "type": "header", "format": FORMAT, "tbsim": env!("CARGO_PKG_VERSION"),
+            "scenario": loaded.scenario.name, "scenario_blake3": loaded.blake3, "seed": seed,
+            "agent": sim.config.agent, "hints": sim.config.hints, "turn_cost_secs": sim.config.turn_cost_secs,
+        });
+        sim.trace().record(&header);
+        sim
+    }
+
+    fn trace(&mut self) -> &mut Trajectory {
+        &mut self.world.resource_mut::<Trace>().into_inner().0
+    }
+
+    /// The world (read-only), for results and tests.
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// The trajectory so far.
+    pub fn trajectory(&self) -> &Trajectory {
+        &self.world.resource::<Trace>().0
+    }
+
+    /// Current time.
+    pub fn now(&self) -> SimTime {
+        self.world.resource::<Clock>().now
+    }
+
+    /// Decisions made.
+    pub fn steps(&self) -> u64 {
+        self.step
+    }
+
+    /// Tool calls made.
+    pub fn tool_calls(&self) -> u64 {
+        self.tool_calls
+    }
+
+    /// Whether the run has ended.
+    pub fn is_over(&self) -> bool {
+        self.world.resource::<RunState>().over.is_some()
+    }
+
+    /// Why the run ended.
+    pub fn end_reason(&self) -> Option<EndReason> {
+        self.world.resource::<RunState>().over
+    }
+
+    /// Ends the run (step limit, agent failure). No-op if already over.
+    pub fn end(&mut self, reason: EndReason) {
+        self.world
+            .resource_mut::<RunState>()
+            .over
+            .get_or_insert(reason);
+    }
+
+    fn tick(&mut self, batch: Vec<Due<SimEvent>>) {
+        self.world.resource_mut::<Batch>().0 = batch;
+        self.schedule.run(&mut self.world);
+        self.world.resource_mut::<Batch>().0.clear();
+    }
+
+    /// Processes every event due at or before `target`, then sets the clock to it.
+    /// With `stop_on_notification`, stops after the first batch that notifies the agent.
+    fn run_until(&mut self, target: SimTime, stop_on_notification: bool) {
+        loop {
+            if self.is_over() {
+                return;
+            }
+            let next = self.world.resource::<Queue>().0.peek_time();
+            let Some(t) = next.filter(|t| *t <= target) else {
+                break;
+            };
+            let now = self.world.resource::<Clock>().now;
+            // Events scheduled in the past cannot exist (pushes are never before now),
+            // but if one did, it is processed now rather than moving the clock back.
+            let t = t.max(now);
+            self.world.resource_mut::<Clock>().now = t;
+            let mut batch = Vec::new();
+            loop {
+                let due = {
+                    let mut q = self.world.resource_mut::<Queue>();
+                    match q.0.peek_time() {
+                        Some(pt) if pt <= t => q.0.pop(),
+                        _ => None,
+                    }
+                };
+                let Some(due) = due else { break };
+                batch.push(due);
+            }
+            for d in &batch {
+                let line = json!({"type": "event", "t": t.0, "class": d.class, "seq": d.seq, "event": d.event});
+                self.trace().record(&line);
+            }
+            self.tick(batch);
+            if stop_on_notification && !self.world.resource::<Inbox>().0.is_empty() {
+                return;
+            }
+        }
+        if !self.is_over() {
+            let mut clock = self.world.resource_mut::<Clock>();
+            clock.now = clock.now.max(target);
+        }
+    }
+
+    fn take_inbox(&mut self) -> Vec<Notification> {
+        std::mem::take(&mut self.world.resource_mut::<Inbox>().0)
+    }
+
+    fn observation(
+        &self,
+        results: Vec<ToolResult>,
+        notifications: Vec<Notification>,
+        briefing: Option<Briefing>,
+    ) -> Observation {
+        let clock = self.world.resource::<Clock>();
+        Observation {
+            step: self.step,
+            time: clock.epoch.display(clock.now),
+            t: clock.now,
+            briefing,
+            results,
+            notifications,
+            over: self.is_over(),
+        }
+    }
+
+    /// Starts the day: processes everything due at the start and returns the first observation.
+    pub fn begin(&mut self) -> Observation {
+        let start = self.world.resource::<Clock>().start;
+        self.run_until(start, false);
+        let clock = self.world.resource::<Clock>();
+        let intern = self.world.resource::<Intern>();
+        let briefing = Briefing {
+            you: intern.name.clone(),
+            key: intern.key.clone(),
+            department: intern.department.clone(),
+            manager: tools::display_name(&self.world, &intern.manager),
+            company: self.company.clone(),
+            day_starts: clock.epoch.iso(clock.start),
+            day_ends: clock.epoch.iso(clock.end),
+        };
+        let notes = self.take_inbox();
+        self.observation(Vec::new(), notes, Some(briefing))
+    }
+
+    /// Applies a decision and returns what the agent observes next.
+    pub fn step(&mut self, decision: &Decision) -> Observation {
+        if self.is_over() {
+            return self.observation(Vec::new(), Vec::new(), None);
+        }
+        self.step += 1;
+        let step = self.step;
+        let t0 = self.now();
+        self.trace()
+            .record(&json!({"type": "decision", "step": step, "t": t0.0, "calls": decision.calls}));
+        let turn = self.world.resource::<Clock>().turn_cost;
+        if turn > SimDuration(0) {
+            self.run_until(t0.after(turn), false);
+        }
+        let mut results = Vec::new();
+        for call in &decision.calls {
+            let res = self.call(step, call);
+            results.push(res);
+        }
+        let leftover = self.take_inbox();
+        self.observation(results, leftover, None)
+    }
+
+    fn call(&mut self, step: u64, call: &ToolCall) -> ToolResult {
+        let exec = if self.is_over() {
+            tools::Exec::from_error(ToolError::new(
+                ErrorKind::RunOver,
+                "the run is over; no more actions are possible",
+            ))
+        } else {
+            self.tool_calls += 1;
+            let mut ctx = CallContext {
+                python: self.python.as_mut(),
+                step,
+                call_id: &call.id,
+            };
+            tools::execute(&mut self.world, call, &mut ctx)
+        };
+        if let Err(e) = &exec.result
+            && e.kind != ErrorKind::RunOver
+        {
+            *self
+                .world
+                .resource_mut::<RunState>()
+                .errors
+                .entry(e.kind.as_str().to_owned())
+                .or_default() += 1;
+        }
+        // The action's own effects are visible to checkpoints at the instant it happens.
+        self.tick(Vec::new());
+        if exec.finish {
+            self.end(EndReason::Finished);
+        }
+        let now = self.now();
+        match exec.advance {
+            Advance::By(d) => self.run_until(now.after(d), false),
+            Advance::Until(t) => self.run_until(t.max(now), false),
+            Advance::UntilNotification(limit) => {
+                if self.world.resource::<Inbox>().0.is_empty() {
+                    self.run_until(limit.max(now), true)
+                }
+            }
+        }
+        let notifications = self.take_inbox();
+        let clock = self.world.resource::<Clock>();
+        let (ok, result, error) = match exec.result {
+            Ok(v) => (true, Some(v), None),
+            Err(e) => (false, None, Some(e)),
+        };
+        let res = ToolResult {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            ok,
+            time: clock.epoch.display(clock.now),
+            t: clock.now,
+            result,
+            error,
+            attachments: exec.attachments,
+            notifications,
+        };
+        let line = json!({"type": "result", "step": step, "call": call.id, "t": res.t.0, "result": res, "record": exec.record});
+        self.trace().record(&line);
+        res
+    }
+
+    /// Ends the run if needed, records the end and the scores, and returns the results.
+    /// Idempotent: the trajectory gets its closing lines once.
+    pub fn results(&mut self) -> crate::result::RunResult {
+        self.end(EndReason::DayEnd);
+        let r = crate::result::collect(
+            &mut self.world,
+            &self.scenario,
+            &self.config,
+            self.step,
+            self.tool_calls,
+        );
+        if !self.finished_scores {
+            self.finished_scores = true;
+            let now = self.now();
+            let reason = self.end_reason();
+            let line = json!({"type": "end", "t": now.0, "reason": reason, "steps": self.step, "tool_calls": self.tool_calls});
+            self.trace().record(&line);
+            for t in &r.tasks {
+                let passed: Vec<&str> = t
+                    .checkpoints
+                    .iter()
+                    .filter(|c| c.passed)
+                    .map(|c| c.key.as_str())
+                    .collect();
+                let line = json!({"type": "score", "task": t.key, "score": t.score, "success": t.success, "passed": passed});
+                self.trace().record(&line);
+            }
+        }
+        let mut r = r;
+        r.digest = self.trajectory().digest();
+        r
+    }
+}

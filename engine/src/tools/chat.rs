@@ -1,0 +1,269 @@
+//! Chat tools: colleagues, direct and group messages, and the NPC replies they cause.
+
+use bevy_ecs::prelude::*;
+use rand::RngExt;
+use serde_json::{Value, json};
+
+use super::{ErrorKind, ToolError, ToolResultT, display_name, resolve_person};
+use crate::npc::concepts;
+use crate::queue::EventClass;
+use crate::time::SimDuration;
+use crate::world::{
+    ChatMessage, Clock, History, Index, Intern, Key, Npc, Queue, Revision, Rngs, SimEvent, Thread,
+};
+
+const MAX_TEXT: usize = 4000;
+
+pub(super) fn list_colleagues(world: &mut World) -> ToolResultT {
+    let mut q = world.query::<(&Key, &Npc)>();
+    let mut people: Vec<(&Key, &Npc)> = q.iter(world).collect();
+    people.sort_by(|a, b| a.0.cmp(b.0));
+    let list: Vec<Value> =
+        people.iter().map(|(k, n)| json!({"key": k.0, "name": n.name, "department": n.department, "position": n.position})).collect();
+    Ok(json!({"colleagues": list}))
+}
+
+fn check_text(text: &str) -> Result<(), ToolError> {
+    if text.trim().is_empty() {
+        return Err(ToolError::new(ErrorKind::Invalid, "the message is empty"));
+    }
+    if text.chars().count() > MAX_TEXT {
+        return Err(ToolError::new(
+            ErrorKind::Invalid,
+            format!("the message is longer than {MAX_TEXT} characters"),
+        ));
+    }
+    Ok(())
+}
+
+/// The DM thread with a person, created on first use.
+fn dm_thread(world: &mut World, person: &str) -> Entity {
+    let key = format!("thread/dm/{}", person.trim_start_matches("npc/"));
+    if let Some(e) = world.resource::<Index>().keys.get(&key) {
+        return *e;
+    }
+    let me = world.resource::<Intern>().key.clone();
+    let title = display_name(world, person);
+    let e = world
+        .spawn((
+            Key(key.clone()),
+            Thread {
+                title,
+                members: vec![me, person.to_owned()],
+                group: false,
+                messages: Vec::new(),
+                read: 0,
+            },
+        ))
+        .id();
+    world.resource_mut::<Index>().keys.insert(key, e);
+    e
+}
+
+fn post(world: &mut World, thread: Entity, text: &str) {
+    let now = world.resource::<Clock>().now;
+    let me = world.resource::<Intern>().key.clone();
+    if let Some(mut t) = world.get_mut::<Thread>(thread) {
+        t.messages.push(ChatMessage {
+            t: now,
+            from: me,
+            text: text.to_owned(),
+        });
+        t.read = t.messages.len();
+    }
+    world.resource_mut::<Revision>().0 += 1;
+}
+
+/// What `npc` says to `text` now: matched clue responses, or the default reply when
+/// `always` (direct messages get an answer; group members may stay silent).
+fn compose_reply(
+    world: &World,
+    npc: Entity,
+    text: &str,
+    always: bool,
+) -> Option<(String, Vec<String>)> {
+    let n = world.get::<Npc>(npc)?;
+    let history = world.resource::<History>();
+    let words = concepts(text);
+    let mut parts = Vec::new();
+    let mut clues = Vec::new();
+    for c in &n.clues {
+        if c.trigger.matches(&words) && c.after.iter().all(|cond| history.holds(cond)) {
+            parts.push(c.response.clone());
+            clues.push(c.key.clone());
+        }
+    }
+    if parts.is_empty() {
+        return always.then(|| (n.default_reply.clone(), Vec::new()));
+    }
+    Some((parts.join("\n\n"), clues))
+}
+
+/// Schedules a reply with the person's seeded delay, never overtaking their earlier replies.
+fn schedule_reply(
+    world: &mut World,
+    npc_key: &str,
+    npc: Entity,
+    thread: &str,
+    reply: (String, Vec<String>),
+) -> u64 {
+    let now = world.resource::<Clock>().now;
+    let (lo, hi, busy) = {
+        let n = world.get::<Npc>(npc).expect("resolved person");
+        (n.reply_minutes.0, n.reply_minutes.1, n.busy_until)
+    };
+    let minutes = world
+        .resource_mut::<Rngs>()
+        .0
+        .get(&format!("{npc_key}/reply"))
+        .random_range(lo..=hi);
+    let at = now
+        .after(SimDuration::minutes(u64::from(minutes)))
+        .max(busy.after(SimDuration(1)));
+    if let Some(mut n) = world.get_mut::<Npc>(npc) {
+        n.busy_until = at;
+    }
+    let (text, clues) = reply;
+    world.resource_mut::<Queue>().0.push(
+        at,
+        EventClass::Delivery,
+        SimEvent::Deliver {
+            thread: thread.to_owned(),
+            from: npc_key.to_owned(),
+            text,
+            clues,
+        },
+    );
+    at.since(now).as_minutes()
+}
+
+pub(super) fn send_message(world: &mut World, to: &str, text: &str) -> ToolResultT {
+    let (key, npc) = resolve_person(world, to)?;
+    check_text(text)?;
+    let thread = dm_thread(world, &key);
+    post(world, thread, text);
+    let thread_key = world
+        .get::<Key>(thread)
+        .map(|k| k.0.clone())
+        .unwrap_or_default();
+    if let Some(reply) = compose_reply(world, npc, text, true) {
+        schedule_reply(world, &key, npc, &thread_key, reply);
+    }
+    Ok(
+        json!({"sent_to": display_name(world, &key), "thread": thread_key, "note": "the reply will arrive as a notification"}),
+    )
+}
+
+pub(super) fn create_group(world: &mut World, name: &str, members: &[&str]) -> ToolResultT {
+    if name.trim().is_empty() {
+        return Err(ToolError::new(ErrorKind::Invalid, "the group needs a name"));
+    }
+    let me = world.resource::<Intern>().key.clone();
+    let mut keys = vec![me];
+    for m in members {
+        let (k, _) = resolve_person(world, m)?;
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    if keys.len() < 3 {
+        return Err(ToolError::new(
+            ErrorKind::Invalid,
+            "a group needs at least two colleagues besides you; use send_message for one person",
+        ));
+    }
+    let n = world.resource::<Index>().groups.len() + 1;
+    let key = format!("thread/group/{n}");
+    let names: Vec<String> = keys.iter().map(|k| display_name(world, k)).collect();
+    let e = world
+        .spawn((
+            Key(key.clone()),
+            Thread {
+                title: name.trim().to_owned(),
+                members: keys,
+                group: true,
+                messages: Vec::new(),
+                read: 0,
+            },
+        ))
+        .id();
+    let mut idx = world.resource_mut::<Index>();
+    idx.keys.insert(key.clone(), e);
+    idx.groups.push(key.clone());
+    Ok(json!({"group": key, "name": name.trim(), "members": names}))
+}
+
+pub(super) fn send_group_message(world: &mut World, group: &str, text: &str) -> ToolResultT {
+    check_text(text)?;
+    let e = world
+        .resource::<Index>()
+        .keys
+        .get(group.trim())
+        .copied()
+        .filter(|e| world.get::<Thread>(*e).is_some_and(|t| t.group))
+        .ok_or_else(|| ToolError::new(ErrorKind::NotFound, format!("no group `{group}`; create one with create_group, or read_messages to list yours")))?;
+    post(world, e, text);
+    let members = world
+        .get::<Thread>(e)
+        .map(|t| t.members.clone())
+        .unwrap_or_default();
+    let mut replying = Vec::new();
+    for m in members.iter().skip(1) {
+        let Some(npc) = world.resource::<Index>().keys.get(m).copied() else {
+            continue;
+        };
+        if let Some(reply) = compose_reply(world, npc, text, false) {
+            schedule_reply(world, m, npc, group.trim(), reply);
+            replying.push(m.clone());
+        }
+    }
+    Ok(
+        json!({"sent_to": group.trim(), "members": members.len() - 1, "note": "members who know something relevant will reply as notifications"}),
+    )
+}
+
+pub(super) fn read_messages(world: &mut World, with: Option<&str>) -> ToolResultT {
+    let epoch = world.resource::<Clock>().epoch;
+    let Some(with) = with else {
+        let mut q = world.query::<(&Key, &Thread)>();
+        let mut threads: Vec<(&Key, &Thread)> = q.iter(world).collect();
+        threads.sort_by(|a, b| a.0.cmp(b.0));
+        let list: Vec<Value> = threads
+            .iter()
+            .map(|(k, t)| {
+                json!({"thread": k.0, "title": t.title, "group": t.group, "messages": t.messages.len(),
+                       "unread": t.messages.len() - t.read.min(t.messages.len()),
+                       "last": t.messages.last().map(|m| epoch.display(m.t))})
+            })
+            .collect();
+        return Ok(json!({"threads": list}));
+    };
+    let w = with.trim();
+    let key = if w.starts_with("thread/") {
+        w.to_owned()
+    } else {
+        let (p, _) = resolve_person(world, w)?;
+        format!("thread/dm/{}", p.trim_start_matches("npc/"))
+    };
+    let Some(e) = world
+        .resource::<Index>()
+        .keys
+        .get(&key)
+        .copied()
+        .filter(|e| world.get::<Thread>(*e).is_some())
+    else {
+        return Err(ToolError::new(
+            ErrorKind::NotFound,
+            format!("no conversation `{w}` yet; read_messages without arguments lists them"),
+        ));
+    };
+    let msgs = world
+        .get::<Thread>(e)
+        .map(|t| t.messages.clone())
+        .unwrap_or_default();
+    let list: Vec<Value> = msgs.iter().map(|m| json!({"at": epoch.display(m.t), "from": display_name(world, &m.from), "text": m.text})).collect();
+    if let Some(mut t) = world.get_mut::<Thread>(e) {
+        t.read = t.messages.len();
+    }
+    Ok(json!({"thread": key, "messages": list}))
+}

@@ -1,0 +1,460 @@
+//! The agent's tools: the only way an agent reaches the world.
+//!
+//! A call is a tool name and a JSON arguments text. It is parsed, checked against
+//! the tool's schema, and executed as the session's intern — no tool takes an
+//! identity argument, and one that tries is refused as impersonation. Every failure
+//! is a structured [`ToolError`] with a kind the engine counts; no input panics.
+
+mod calendar;
+mod catalogue;
+mod chat;
+mod compute;
+mod files;
+
+use bevy_ecs::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+pub use catalogue::{TOOL_NAMES, ToolSpec, catalogue, check_args};
+pub use compute::{LivePython, PythonBackend, RecordedPython, outcome_from_record};
+
+use crate::time::{Epoch, SimDuration, SimTime};
+use crate::world::{Clock, Index, Intern, Npc, Task, TaskState};
+
+/// A tool call as an agent makes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Call id (echoed in the result).
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments as JSON text.
+    pub arguments: String,
+}
+
+/// Kinds of tool failure, counted per run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// No such tool.
+    UnknownTool,
+    /// Arguments are not JSON.
+    MalformedJson,
+    /// Arguments do not fit the schema.
+    Schema,
+    /// An attempt to act as someone else.
+    Impersonation,
+    /// A path outside the roots.
+    Path,
+    /// A write to the read-only drive, or an action on someone else's booking.
+    Permission,
+    /// The thing named does not exist.
+    NotFound,
+    /// The request is well-formed but not possible now.
+    Invalid,
+    /// A facility is unavailable on this machine (e.g. no Python sandbox).
+    Unavailable,
+    /// The run is over.
+    RunOver,
+}
+
+impl ErrorKind {
+    /// snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::UnknownTool => "unknown_tool",
+            ErrorKind::MalformedJson => "malformed_json",
+            ErrorKind::Schema => "schema",
+            ErrorKind::Impersonation => "impersonation",
+            ErrorKind::Path => "path",
+            ErrorKind::Permission => "permission",
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::Invalid => "invalid",
+            ErrorKind::Unavailable => "unavailable",
+            ErrorKind::RunOver => "run_over",
+        }
+    }
+}
+
+/// A structured tool error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolError {
+    /// Kind.
+    pub kind: ErrorKind,
+    /// What went wrong and what to do instead.
+    pub message: String,
+}
+
+impl ToolError {
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ToolError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// An image or other binary returned with a result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attachment {
+    /// MIME type.
+    pub mime: String,
+    /// Base64 bytes.
+    pub data: String,
+}
+
+/// How far the clock moves after a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Advance {
+    /// By a fixed span.
+    By(SimDuration),
+    /// To an instant.
+    Until(SimTime),
+    /// Until a notification arrives (or the instant).
+    UntilNotification(SimTime),
+}
+
+/// The outcome of executing one call, before time advances.
+#[derive(Debug)]
+pub struct Exec {
+    /// Result value or error.
+    pub result: Result<Value, ToolError>,
+    /// Attachments.
+    pub attachments: Vec<Attachment>,
+    /// Data kept in the trajectory for replay (not shown to the agent).
+    pub record: Option<Value>,
+    /// Time advance.
+    pub advance: Advance,
+    /// Ends the run.
+    pub finish: bool,
+}
+
+impl Exec {
+    fn ok(v: Value, cost: SimDuration) -> Exec {
+        Exec {
+            result: Ok(v),
+            attachments: Vec::new(),
+            record: None,
+            advance: Advance::By(cost),
+            finish: false,
+        }
+    }
+    /// An error outcome.
+    pub fn from_error(e: ToolError) -> Exec {
+        // Failed calls cost a minute: the agent spent effort, and a loop of bad calls
+        // still lets the day move on.
+        Exec {
+            result: Err(e),
+            attachments: Vec::new(),
+            record: None,
+            advance: Advance::By(SimDuration::minutes(1)),
+            finish: false,
+        }
+    }
+}
+
+pub(crate) type ToolResultT = Result<Value, ToolError>;
+
+const IDENTITY_FIELDS: &[&str] = &[
+    "sender",
+    "from",
+    "as",
+    "as_user",
+    "applicant",
+    "agent",
+    "agent_name",
+    "identity",
+    "user",
+    "on_behalf_of",
+    "author",
+    "organizer",
+    "acting_as",
+];
+
+/// Parses, validates and executes a call against the world at the current time.
+pub fn execute(world: &mut World, call: &ToolCall, ctx: &mut CallContext<'_>) -> Exec {
+    let cat = catalogue();
+    let Some(spec) = cat.iter().find(|t| t.name == call.name) else {
+        return Exec::from_error(ToolError::new(
+            ErrorKind::UnknownTool,
+            format!(
+                "there is no tool `{}`; available tools: {}",
+                call.name,
+                TOOL_NAMES.join(", ")
+            ),
+        ));
+    };
+    let text = if call.arguments.trim().is_empty() {
+        "{}"
+    } else {
+        call.arguments.as_str()
+    };
+    let args: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            return Exec::from_error(ToolError::new(
+                ErrorKind::MalformedJson,
+                format!(
+                    "the arguments are not valid JSON ({e}); send an object like {{\"path\": \"drive\"}}"
+                ),
+            ));
+        }
+    };
+    if let Some(field) = args
+        .as_object()
+        .and_then(|m| m.keys().find(|k| IDENTITY_FIELDS.contains(&k.as_str())))
+    {
+        return Exec::from_error(ToolError::new(
+            ErrorKind::Impersonation,
+            format!(
+                "`{field}` is not accepted: you always act as yourself, and the session fixes who that is; remove the field"
+            ),
+        ));
+    }
+    if let Err(m) = check_args(&spec.parameters, &args) {
+        return Exec::from_error(ToolError::new(
+            ErrorKind::Schema,
+            format!("{}: {m}", spec.name),
+        ));
+    }
+    let cost = world
+        .resource::<Clock>()
+        .costs
+        .get(spec.name)
+        .copied()
+        .unwrap_or(SimDuration::minutes(u64::from(spec.cost_minutes)));
+    let a = Args(&args);
+    let out = match spec.name {
+        "list_colleagues" => chat::list_colleagues(world).map(|v| Exec::ok(v, cost)),
+        "send_message" => {
+            chat::send_message(world, a.str("to"), a.str("text")).map(|v| Exec::ok(v, cost))
+        }
+        "create_group" => {
+            chat::create_group(world, a.str("name"), &a.strs("members")).map(|v| Exec::ok(v, cost))
+        }
+        "send_group_message" => chat::send_group_message(world, a.str("group"), a.str("text"))
+            .map(|v| Exec::ok(v, cost)),
+        "read_messages" => chat::read_messages(world, a.opt("with")).map(|v| Exec::ok(v, cost)),
+        "list_folder" => files::list_folder(world, a.opt("path")).map(|v| Exec::ok(v, cost)),
+        "read_file" => files::read_file(world, a.str("path")).map(|(v, att)| Exec {
+            attachments: att,
+            ..Exec::ok(v, cost)
+        }),
+        "write_file" => {
+            files::write_file(world, a.str("path"), a.str("content")).map(|v| Exec::ok(v, cost))
+        }
+        "copy_from_drive" => {
+            files::copy_from_drive(world, a.str("path"), a.opt("to")).map(|v| Exec::ok(v, cost))
+        }
+        "available_rooms" => calendar::available_rooms(world, a.str("start"), a.str("end"))
+            .map(|v| Exec::ok(v, cost)),
+        "book_meeting" => calendar::book_meeting(
+            world,
+            a.str("title"),
+            a.str("room"),
+            a.str("start"),
+            a.str("end"),
+            &a.strs("attendees"),
+        )
+        .map(|v| Exec::ok(v, cost)),
+        "cancel_booking" => {
+            calendar::cancel_booking(world, a.str("meeting")).map(|v| Exec::ok(v, cost))
+        }
+        "join_meeting" => calendar::join_meeting(world, a.str("meeting")).map(|(v, end)| Exec {
+            advance: Advance::Until(end),
+            ..Exec::ok(v, cost)
+        }),
+        "my_calendar" => calendar::my_calendar(world).map(|v| Exec::ok(v, cost)),
+        "my_tasks" => my_tasks(world).map(|v| Exec::ok(v, cost)),
+        "calculator" => compute::calculator(a.str("expression")).map(|v| Exec::ok(v, cost)),
+        "run_python" => compute::run_python(world, a.str("code"), ctx).map(|(v, rec)| Exec {
+            record: Some(rec),
+            ..Exec::ok(v, cost)
+        }),
+        "wait" => wait(
+            world,
+            a.opt("until"),
+            args.get("minutes").and_then(Value::as_f64),
+        ),
+        "finish" => Ok(Exec {
+            finish: true,
+            ..Exec::ok(json!({"finished": true}), SimDuration(0))
+        }),
+        other => Err(ToolError::new(
+            ErrorKind::UnknownTool,
+            format!("tool `{other}` is not implemented"),
+        )),
+    };
+    out.unwrap_or_else(Exec::from_error)
+}
+
+/// Per-call context from the simulation.
+pub struct CallContext<'a> {
+    /// Where `run_python` goes.
+    pub python: &'a mut dyn PythonBackend,
+    /// Decision step number.
+    pub step: u64,
+    /// Call id.
+    pub call_id: &'a str,
+}
+
+impl std::fmt::Debug for CallContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallContext")
+            .field("step", &self.step)
+            .field("call_id", &self.call_id)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Args<'a>(&'a Value);
+
+impl<'a> Args<'a> {
+    fn str(&self, k: &str) -> &'a str {
+        self.0.get(k).and_then(Value::as_str).unwrap_or("")
+    }
+    fn opt(&self, k: &str) -> Option<&'a str> {
+        self.0.get(k).and_then(Value::as_str)
+    }
+    fn strs(&self, k: &str) -> Vec<&'a str> {
+        self.0
+            .get(k)
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+}
+
+fn wait(world: &mut World, until: Option<&str>, minutes: Option<f64>) -> Result<Exec, ToolError> {
+    let clock = world.resource::<Clock>();
+    let now = clock.now;
+    let end = clock.end;
+    let target = match (until, minutes) {
+        (Some(_), Some(_)) => {
+            return Err(ToolError::new(
+                ErrorKind::Schema,
+                "wait: give either `until` or `minutes`, not both",
+            ));
+        }
+        (Some(u), None) => {
+            let t = parse_when(world, u)?;
+            if t <= now {
+                return Err(ToolError::new(
+                    ErrorKind::Invalid,
+                    format!(
+                        "{} is not in the future (it is now {}); time never runs backwards",
+                        u,
+                        clock.epoch.display(now)
+                    ),
+                ));
+            }
+            Some(t.min(end))
+        }
+        (None, Some(m)) => {
+            if !(m >= 1.0) {
+                return Err(ToolError::new(
+                    ErrorKind::Invalid,
+                    "minutes must be at least 1",
+                ));
+            }
+            Some(now.after(SimDuration::minutes(m.min(1e6) as u64)).min(end))
+        }
+        (None, None) => None,
+    };
+    Ok(match target {
+        // Like a person waiting, the agent is woken early by any notification.
+        Some(t) => Exec {
+            advance: Advance::UntilNotification(t),
+            ..Exec::ok(
+                json!({"wake_at": world.resource::<Clock>().epoch.display(t), "note": "a notification wakes you earlier"}),
+                SimDuration(0),
+            )
+        },
+        None => Exec {
+            advance: Advance::UntilNotification(end),
+            ..Exec::ok(
+                json!({"waited": "until the next notification"}),
+                SimDuration(0),
+            )
+        },
+    })
+}
+
+fn my_tasks(world: &mut World) -> ToolResultT {
+    let epoch = world.resource::<Clock>().epoch;
+    let mut q = world.query::<&Task>();
+    let mut tasks: Vec<&Task> = q
+        .iter(world)
+        .filter(|t| t.state != TaskState::Pending)
+        .collect();
+    tasks.sort_by_key(|t| t.order);
+    let list: Vec<Value> = tasks
+        .iter()
+        .map(|t| {
+            json!({
+                "task": t.spec.key, "title": t.spec.title, "objective": t.spec.objective,
+                "deadline": epoch.parse(&t.spec.deadline).map(|d| epoch.display(d)).unwrap_or_default(),
+                "priority": t.spec.priority, "status": if t.state == TaskState::Closed { "deadline passed" } else { "open" },
+                "released_at": t.released_at.map(|r| epoch.display(r)),
+            })
+        })
+        .collect();
+    Ok(json!({"tasks": list}))
+}
+
+/// Parses `HH:MM` (on the current day) or `YYYY-MM-DDTHH:MM`.
+pub(crate) fn parse_when(world: &World, s: &str) -> Result<SimTime, ToolError> {
+    let clock = world.resource::<Clock>();
+    let s = s.trim();
+    let bad = || {
+        ToolError::new(
+            ErrorKind::Schema,
+            format!("`{s}` is not a time; use `HH:MM` (today) or `YYYY-MM-DDTHH:MM`"),
+        )
+    };
+    if s.len() <= 8 && !s.contains('-') {
+        let t = clock.epoch.parse(s).map_err(|_| bad())?;
+        Ok(SimTime(Epoch::day_of(clock.now) * 86_400 + t.0))
+    } else {
+        clock.epoch.parse(s).map_err(|_| bad())
+    }
+}
+
+/// Resolves a colleague by key or (case-insensitive) full name.
+pub(crate) fn resolve_person(world: &World, who: &str) -> Result<(String, Entity), ToolError> {
+    let idx = world.resource::<Index>();
+    let me = world.resource::<Intern>();
+    let w = who.trim();
+    if w == me.key || w.eq_ignore_ascii_case(&me.name) {
+        return Err(ToolError::new(
+            ErrorKind::Invalid,
+            "that is you; pick a colleague",
+        ));
+    }
+    let key = if w.starts_with("npc/") {
+        Some(w.to_owned())
+    } else {
+        idx.names.get(&w.to_lowercase()).cloned()
+    };
+    match key.and_then(|k| idx.keys.get(&k).map(|e| (k, *e))) {
+        Some((k, e)) if world.get::<Npc>(e).is_some() => Ok((k, e)),
+        _ => Err(ToolError::new(
+            ErrorKind::NotFound,
+            format!("no colleague called `{w}`; use list_colleagues to see keys and names"),
+        )),
+    }
+}
+
+/// A person's display name by key (the intern included).
+pub(crate) fn display_name(world: &World, key: &str) -> String {
+    let me = world.resource::<Intern>();
+    if key == me.key {
+        return me.name.clone();
+    }
+    world
+        .resource::<Index>()
+        .keys
+        .get(key)
+        .and_then(|e| world.get::<Npc>(*e))
+        .map_or_else(|| key.to_owned(), |n| n.name.clone())
+}

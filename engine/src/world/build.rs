@@ -1,0 +1,311 @@
+//! Building a world from a validated scenario.
+
+use std::collections::BTreeMap;
+
+use bevy_ecs::prelude::*;
+
+use super::*;
+use crate::npc::Trigger;
+use crate::queue::EventClass;
+use crate::scenario::{Content, LoadedScenario, Release, WorldChange};
+use crate::time::SimDuration;
+
+/// Files that appear later, by scenario event index.
+#[derive(Resource, Debug, Default)]
+pub struct TimedFiles(pub BTreeMap<usize, (VPath, Vec<u8>)>);
+
+/// Hint tier given with each released task (0 = none).
+#[derive(Resource, Debug, Default, Clone, Copy)]
+pub struct HintTier(pub u8);
+
+fn bytes_of(loaded: &LoadedScenario, path: &str, c: &Content) -> Vec<u8> {
+    match c {
+        Content::Text(t) => t.as_bytes().to_vec(),
+        Content::Sidecar { .. } => loaded.assets.get(path).cloned().unwrap_or_default(),
+    }
+}
+
+/// Spawns every entity of the scenario and schedules its timed events.
+///
+/// The scenario must have passed validation; values it guarantees are unwrapped
+/// with a fallback rather than a panic.
+pub fn build_world(
+    loaded: &LoadedScenario,
+    seed: u64,
+    hints: u8,
+    turn_cost: Option<u32>,
+    trace: Trajectory,
+) -> World {
+    let s = &loaded.scenario;
+    let epoch = Epoch::from_timestamp(&s.clock.start).expect("validated clock.start");
+    let t = |v: &str| epoch.parse(v).unwrap_or_default();
+    let mut world = World::new();
+
+    let mut costs: BTreeMap<String, SimDuration> = crate::tools::catalogue()
+        .iter()
+        .map(|c| {
+            (
+                c.name.to_owned(),
+                SimDuration::minutes(u64::from(c.cost_minutes)),
+            )
+        })
+        .collect();
+    for (k, v) in &s.clock.costs {
+        costs.insert(k.clone(), SimDuration::minutes(u64::from(*v)));
+    }
+    let start = t(&s.clock.start);
+    let end = t(&s.clock.end);
+    world.insert_resource(Clock {
+        epoch,
+        now: start,
+        start,
+        end,
+        office: (
+            t(&s.clock.office_open).0 % 86_400,
+            t(&s.clock.office_close).0 % 86_400,
+        ),
+        costs,
+        turn_cost: SimDuration(u64::from(turn_cost.unwrap_or(s.clock.turn_cost_secs))),
+    });
+    world.insert_resource(Intern {
+        key: s.intern.key.clone(),
+        name: s.intern.name.clone(),
+        department: s.intern.department.clone(),
+        manager: s.intern.manager.clone(),
+    });
+    world.insert_resource(Index::default());
+    world.insert_resource(History::default());
+    world.insert_resource(Revision::default());
+    world.insert_resource(Inbox::default());
+    world.insert_resource(Batch::default());
+    world.insert_resource(Queue(EventQueue::with_capacity(64)));
+    world.insert_resource(Rngs(RngStreams::new(seed)));
+    world.insert_resource(Trace(trace));
+    world.insert_resource(RunState::default());
+    world.insert_resource(HintTier(hints));
+
+    let handbook = s
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("handbook.md"))
+        .map(|f| f.path.clone());
+    for p in &s.company.people {
+        let default_reply = p.default_reply.clone().unwrap_or_else(|| match &handbook {
+            Some(h) => format!("Sorry, I can't help with that one. The intern handbook at {h} says who to ask for what."),
+            None => "Sorry, I can't help with that one.".to_owned(),
+        });
+        let npc = Npc {
+            name: p.name.clone(),
+            department: p.department.clone(),
+            position: p.position.clone(),
+            persona: p.persona.clone(),
+            default_reply,
+            reply_minutes: p.reply_minutes.unwrap_or((2, 8)),
+            clues: p
+                .clues
+                .iter()
+                .map(|c| ClueRule {
+                    key: c.key.clone(),
+                    task: c.task.clone(),
+                    trigger: Trigger::new(&c.trigger),
+                    after: c.after.clone(),
+                    response: c.response.clone(),
+                })
+                .collect(),
+            busy_until: SimTime(0),
+        };
+        let e = world.spawn((Key(p.key.clone()), npc)).id();
+        let mut idx = world.resource_mut::<Index>();
+        idx.keys.insert(p.key.clone(), e);
+        idx.names.insert(p.name.to_lowercase(), p.key.clone());
+    }
+    for r in &s.rooms {
+        let e = world
+            .spawn((
+                Key(r.key.clone()),
+                Room {
+                    name: r.name.clone(),
+                    capacity: r.capacity,
+                },
+            ))
+            .id();
+        world.resource_mut::<Index>().keys.insert(r.key.clone(), e);
+    }
+    for f in &s.files {
+        if let Ok(p) = VPath::parse(&f.path) {
+            put_file(&mut world, &p, bytes_of(loaded, &f.path, &f.content));
+        }
+    }
+
+    let mut events: Vec<(SimTime, EventClass, SimEvent)> = Vec::new();
+    for m in &s.meetings {
+        let (ms, me) = (t(&m.start), t(&m.end));
+        let meeting = Meeting {
+            title: m.title.clone(),
+            room: m.room.clone(),
+            start: ms,
+            end: me,
+            organizer: m.organizer.clone(),
+            attendees: m.attendees.clone(),
+            agenda: m.agenda.clone(),
+            notes: m.notes.clone(),
+            announce_at: ms.after(SimDuration::minutes(u64::from(m.announce_after_min))),
+            open_at: SimTime(ms.0.saturating_sub(u64::from(m.early_tolerance_min) * 60)),
+            on_time_until: ms.after(SimDuration::minutes(u64::from(m.late_tolerance_min))),
+            joined_at: None,
+            cancelled: false,
+        };
+        let announce = meeting.announce_at;
+        let e = world.spawn((Key(m.key.clone()), meeting)).id();
+        world.resource_mut::<Index>().keys.insert(m.key.clone(), e);
+        events.push((
+            ms,
+            EventClass::Interrupt,
+            SimEvent::MeetingStart {
+                meeting: m.key.clone(),
+            },
+        ));
+        events.push((
+            announce,
+            EventClass::Interrupt,
+            SimEvent::MeetingAnnounce {
+                meeting: m.key.clone(),
+            },
+        ));
+        events.push((
+            me,
+            EventClass::Interrupt,
+            SimEvent::MeetingEnd {
+                meeting: m.key.clone(),
+            },
+        ));
+    }
+
+    for (i, task) in s.tasks.iter().enumerate() {
+        let deadline = t(&task.deadline);
+        let e = world
+            .spawn((
+                Key(task.key.clone()),
+                Task {
+                    order: i,
+                    spec: task.clone(),
+                    state: TaskState::Pending,
+                    released_at: None,
+                },
+            ))
+            .id();
+        world.spawn((
+            Key(format!("deadline/{}", task.key.trim_start_matches("task/"))),
+            Deadline {
+                task: task.key.clone(),
+                at: deadline,
+                reached: false,
+            },
+        ));
+        let mut cps = Vec::new();
+        for (j, c) in task.checkpoints.iter().enumerate() {
+            let ce = world
+                .spawn((
+                    Key(format!(
+                        "checkpoint/{}/{}",
+                        task.key.trim_start_matches("task/"),
+                        c.key
+                    )),
+                    Checkpoint {
+                        task: task.key.clone(),
+                        order: (i, j),
+                        key: c.key.clone(),
+                        description: c.description.clone(),
+                        weight: c.weight,
+                        check: c.check.clone(),
+                        feedback: c.feedback.clone(),
+                        passed_at: None,
+                        frozen: false,
+                    },
+                ))
+                .id();
+            cps.push(ce);
+        }
+        let mut idx = world.resource_mut::<Index>();
+        idx.keys.insert(task.key.clone(), e);
+        idx.checkpoints.insert(task.key.clone(), cps);
+        match &task.release {
+            Release::Start => events.push((
+                start,
+                EventClass::Release,
+                SimEvent::Release {
+                    task: task.key.clone(),
+                },
+            )),
+            Release::At(v) => events.push((
+                t(v),
+                EventClass::Release,
+                SimEvent::Release {
+                    task: task.key.clone(),
+                },
+            )),
+            Release::AfterCheckpoint {
+                task: dep,
+                checkpoint,
+            } => {
+                idx.waiting
+                    .entry((dep.clone(), checkpoint.clone()))
+                    .or_default()
+                    .push(task.key.clone());
+            }
+            Release::InMeeting(m) => idx
+                .announced_in
+                .entry(m.clone())
+                .or_default()
+                .push(task.key.clone()),
+        }
+        events.push((
+            deadline,
+            EventClass::Deadline,
+            SimEvent::Deadline {
+                task: task.key.clone(),
+            },
+        ));
+    }
+
+    let mut timed = TimedFiles::default();
+    for (i, ev) in s.events.iter().enumerate() {
+        let at = t(&ev.at);
+        match &ev.change {
+            WorldChange::Message { from, text } => events.push((
+                at,
+                EventClass::Delivery,
+                SimEvent::Deliver {
+                    thread: format!("thread/dm/{}", from.trim_start_matches("npc/")),
+                    from: from.clone(),
+                    text: text.clone(),
+                    clues: Vec::new(),
+                },
+            )),
+            WorldChange::File(f) => {
+                if let Ok(p) = VPath::parse(&f.path) {
+                    timed
+                        .0
+                        .insert(i, (p.clone(), bytes_of(loaded, &f.path, &f.content)));
+                    events.push((
+                        at,
+                        EventClass::Delivery,
+                        SimEvent::FileChange {
+                            path: p.as_str().to_owned(),
+                            event: i,
+                        },
+                    ));
+                }
+            }
+        }
+    }
+    world.insert_resource(timed);
+    events.push((end, EventClass::DayEnd, SimEvent::DayEnd));
+
+    // Push in a fixed order: the queue's sequence numbers then follow scenario order.
+    let mut q = world.resource_mut::<Queue>();
+    for (at, class, ev) in events {
+        q.0.push(at, class, ev);
+    }
+    world
+}

@@ -1,0 +1,536 @@
+//! The simulated workplace as a bevy_ecs world.
+//!
+//! People, files, folders, rooms, meetings, tasks, deadlines, checkpoints and chat
+//! threads are entities, each carrying a [`Key`] with its stable content key. The
+//! clock, the event queue, RNG streams, the trajectory and the agent's inbox are
+//! resources. `Entity` ids never leave the process: everything observable is keyed.
+
+mod build;
+pub(crate) mod systems;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use bevy_ecs::prelude::*;
+use serde::Serialize;
+
+use crate::npc::Trigger;
+use crate::path::VPath;
+use crate::queue::EventQueue;
+use crate::rng::RngStreams;
+use crate::scenario::{Check, Condition, Priority, TaskSpec};
+use crate::time::{Epoch, SimDuration, SimTime};
+use crate::trajectory::Trajectory;
+
+pub use build::build_world;
+pub use systems::tick_schedule;
+
+/// The stable content key of an entity (`npc/dana-li`, `task/kb-fix-1`, ...).
+#[derive(Component, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Key(pub String);
+
+/// A colleague.
+#[derive(Component, Debug, Clone)]
+pub struct Npc {
+    /// Full name.
+    pub name: String,
+    /// Department.
+    pub department: String,
+    /// Job title.
+    pub position: String,
+    /// Persona text.
+    pub persona: String,
+    /// Reply to questions the person cannot answer.
+    pub default_reply: String,
+    /// Reply delay range (minutes, inclusive).
+    pub reply_minutes: (u32, u32),
+    /// What the person knows.
+    pub clues: Vec<ClueRule>,
+    /// Earliest time the person's next reply may be delivered (replies keep order).
+    pub busy_until: SimTime,
+}
+
+/// A compiled clue rule.
+#[derive(Debug, Clone)]
+pub struct ClueRule {
+    /// Clue key.
+    pub key: String,
+    /// Task served.
+    pub task: Option<String>,
+    /// Compiled trigger.
+    pub trigger: Trigger,
+    /// Preconditions.
+    pub after: Vec<Condition>,
+    /// What is said.
+    pub response: String,
+}
+
+/// A file.
+#[derive(Component, Debug, Clone)]
+pub struct File {
+    /// Where.
+    pub path: VPath,
+    /// Content.
+    pub bytes: Vec<u8>,
+}
+
+/// A folder (implied by the files below it).
+#[derive(Component, Debug, Clone)]
+pub struct Folder {
+    /// Where.
+    pub path: VPath,
+}
+
+/// A meeting room.
+#[derive(Component, Debug, Clone)]
+pub struct Room {
+    /// Display name.
+    pub name: String,
+    /// Seats.
+    pub capacity: u32,
+}
+
+/// A meeting on the calendar.
+#[derive(Component, Debug, Clone)]
+pub struct Meeting {
+    /// Title.
+    pub title: String,
+    /// Room key.
+    pub room: String,
+    /// Start.
+    pub start: SimTime,
+    /// End.
+    pub end: SimTime,
+    /// Organiser key (a person or the intern).
+    pub organizer: String,
+    /// Invitee keys.
+    pub attendees: Vec<String>,
+    /// Agenda.
+    pub agenda: String,
+    /// Said in the meeting.
+    pub notes: String,
+    /// When announcements are made.
+    pub announce_at: SimTime,
+    /// Earliest on-time join.
+    pub open_at: SimTime,
+    /// Latest on-time join.
+    pub on_time_until: SimTime,
+    /// When the intern joined.
+    pub joined_at: Option<SimTime>,
+    /// Cancelled by its organiser.
+    pub cancelled: bool,
+}
+
+/// Where a task is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskState {
+    /// Not yet known to the agent.
+    Pending,
+    /// Known, checkpoints live.
+    Released,
+    /// Deadline passed, checkpoints frozen.
+    Closed,
+}
+
+/// A task.
+#[derive(Component, Debug, Clone)]
+pub struct Task {
+    /// Position in the scenario (reports keep this order).
+    pub order: usize,
+    /// The definition.
+    pub spec: TaskSpec,
+    /// State.
+    pub state: TaskState,
+    /// When released.
+    pub released_at: Option<SimTime>,
+}
+
+/// A task's deadline.
+#[derive(Component, Debug, Clone)]
+pub struct Deadline {
+    /// The task's key.
+    pub task: String,
+    /// When.
+    pub at: SimTime,
+    /// Whether it has passed.
+    pub reached: bool,
+}
+
+/// A checkpoint.
+#[derive(Component, Debug, Clone)]
+pub struct Checkpoint {
+    /// Task key.
+    pub task: String,
+    /// (task order, checkpoint order), for stable reporting.
+    pub order: (usize, usize),
+    /// Key within the task.
+    pub key: String,
+    /// Description.
+    pub description: String,
+    /// Weight.
+    pub weight: u32,
+    /// Predicate.
+    pub check: Check,
+    /// Feedback when failed.
+    pub feedback: String,
+    /// When it first passed.
+    pub passed_at: Option<SimTime>,
+    /// Frozen by the deadline.
+    pub frozen: bool,
+}
+
+/// One chat message.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ChatMessage {
+    /// When delivered.
+    pub t: SimTime,
+    /// Sender key.
+    pub from: String,
+    /// Text.
+    pub text: String,
+}
+
+/// A direct or group conversation the intern is part of.
+#[derive(Component, Debug, Clone)]
+pub struct Thread {
+    /// Display title.
+    pub title: String,
+    /// Member keys (including the intern).
+    pub members: Vec<String>,
+    /// Whether it is a group.
+    pub group: bool,
+    /// Messages in order.
+    pub messages: Vec<ChatMessage>,
+    /// How many the intern has read.
+    pub read: usize,
+}
+
+/// The simulation clock and time rules.
+#[derive(Resource, Debug, Clone)]
+pub struct Clock {
+    /// Calendar anchor.
+    pub epoch: Epoch,
+    /// Now.
+    pub now: SimTime,
+    /// When the run starts.
+    pub start: SimTime,
+    /// When the day (and the run) ends.
+    pub end: SimTime,
+    /// Office hours as seconds of the day.
+    pub office: (u64, u64),
+    /// Per-tool cost.
+    pub costs: BTreeMap<String, SimDuration>,
+    /// Thinking time per agent decision.
+    pub turn_cost: SimDuration,
+}
+
+/// Keyed lookups.
+#[derive(Resource, Debug, Default)]
+pub struct Index {
+    /// Content key -> entity.
+    pub keys: BTreeMap<String, Entity>,
+    /// File path -> entity.
+    pub files: BTreeMap<String, Entity>,
+    /// Folder path -> entity.
+    pub folders: BTreeMap<String, Entity>,
+    /// Lower-case full name -> person key.
+    pub names: BTreeMap<String, String>,
+    /// Task key -> checkpoint entities.
+    pub checkpoints: BTreeMap<String, Vec<Entity>>,
+    /// Tasks waiting for a checkpoint: (task, checkpoint) -> dependent task keys.
+    pub waiting: BTreeMap<(String, String), Vec<String>>,
+    /// Meeting key -> tasks announced in it.
+    pub announced_in: BTreeMap<String, Vec<String>>,
+    /// Group threads created by the intern, in creation order.
+    pub groups: Vec<String>,
+}
+
+/// The agent's identity.
+#[derive(Resource, Debug, Clone)]
+pub struct Intern {
+    /// Key.
+    pub key: String,
+    /// Name.
+    pub name: String,
+    /// Department.
+    pub department: String,
+    /// Manager's key.
+    pub manager: String,
+}
+
+/// What has happened, for conditions and checkpoints.
+#[derive(Resource, Debug, Default)]
+pub struct History {
+    /// Clue key -> when disclosed.
+    pub disclosed: BTreeMap<String, SimTime>,
+    /// Drive files read or copied.
+    pub consulted: BTreeSet<String>,
+    /// Released task keys.
+    pub released: BTreeSet<String>,
+    /// Passed (task, checkpoint).
+    pub passed: BTreeSet<(String, String)>,
+}
+
+impl History {
+    /// Whether a condition holds.
+    pub fn holds(&self, c: &Condition) -> bool {
+        match c {
+            Condition::Disclosed(k) => self.disclosed.contains_key(k),
+            Condition::Released(t) => self.released.contains(t),
+            Condition::Passed { task, checkpoint } => {
+                self.passed.contains(&(task.clone(), checkpoint.clone()))
+            }
+        }
+    }
+}
+
+/// Bumped on every change a checkpoint could observe; lets the checkpoint system
+/// skip ticks where nothing changed.
+#[derive(Resource, Debug, Default)]
+pub struct Revision(pub u64);
+
+/// Notifications waiting for the agent's next tool result.
+#[derive(Resource, Debug, Default)]
+pub struct Inbox(pub Vec<Notification>);
+
+/// The events of the batch being processed.
+#[derive(Resource, Debug, Default)]
+pub struct Batch(pub Vec<crate::queue::Due<SimEvent>>);
+
+/// The pending events.
+#[derive(Resource, Debug, Default)]
+pub struct Queue(pub EventQueue<SimEvent>);
+
+/// Runtime random streams.
+#[derive(Resource, Debug)]
+pub struct Rngs(pub RngStreams);
+
+/// The trajectory being written.
+#[derive(Resource, Debug)]
+pub struct Trace(pub Trajectory);
+
+/// Whether the run has ended, and why.
+#[derive(Resource, Debug, Default)]
+pub struct RunState {
+    /// The end reason, once over.
+    pub over: Option<EndReason>,
+    /// Count of tool errors by kind.
+    pub errors: BTreeMap<String, u64>,
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// The agent called `finish`.
+    Finished,
+    /// The working day ended.
+    DayEnd,
+    /// The step limit was reached.
+    MaxSteps,
+    /// The agent failed (e.g. a model error).
+    AgentError,
+}
+
+/// Something that happens at a time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SimEvent {
+    /// A task becomes known.
+    Release {
+        /// Task key.
+        task: String,
+    },
+    /// A meeting starts (interrupt).
+    MeetingStart {
+        /// Meeting key.
+        meeting: String,
+    },
+    /// Announcements are made in a meeting.
+    MeetingAnnounce {
+        /// Meeting key.
+        meeting: String,
+    },
+    /// A meeting ends.
+    MeetingEnd {
+        /// Meeting key.
+        meeting: String,
+    },
+    /// A message reaches the intern.
+    Deliver {
+        /// Thread key.
+        thread: String,
+        /// Sender key.
+        from: String,
+        /// Text.
+        text: String,
+        /// Clues disclosed by it.
+        clues: Vec<String>,
+    },
+    /// A scheduled file change.
+    FileChange {
+        /// Path.
+        path: String,
+        /// Index into the scenario's events.
+        event: usize,
+    },
+    /// A task's deadline.
+    Deadline {
+        /// Task key.
+        task: String,
+    },
+    /// The working day ends.
+    DayEnd,
+}
+
+/// What the agent is told between tool results.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Notification {
+    /// A new message.
+    Message {
+        /// When.
+        at: String,
+        /// Thread key.
+        thread: String,
+        /// Sender key.
+        from: String,
+        /// Sender name.
+        from_name: String,
+        /// Text.
+        text: String,
+    },
+    /// A task was released.
+    TaskReleased {
+        /// When.
+        at: String,
+        /// Task key.
+        task: String,
+        /// Title.
+        title: String,
+        /// Objective.
+        objective: String,
+        /// Who assigned it.
+        assigned_by: String,
+        /// Deadline.
+        deadline: String,
+        /// Priority.
+        priority: Priority,
+        /// Hints given up front (by the hint policy).
+        #[serde(skip_serializing_if = "Vec::is_empty", default)]
+        hints: Vec<String>,
+    },
+    /// A meeting the intern is invited to starts now.
+    MeetingStarting {
+        /// When.
+        at: String,
+        /// Meeting key.
+        meeting: String,
+        /// Title.
+        title: String,
+        /// Room name.
+        room: String,
+        /// End time.
+        ends: String,
+    },
+    /// Something was said in a meeting the intern attends.
+    Announcement {
+        /// When.
+        at: String,
+        /// Meeting key.
+        meeting: String,
+        /// Text.
+        text: String,
+    },
+    /// A meeting the intern attended ended.
+    MeetingEnded {
+        /// When.
+        at: String,
+        /// Meeting key.
+        meeting: String,
+    },
+    /// A file appeared.
+    FileAdded {
+        /// When.
+        at: String,
+        /// Path.
+        path: String,
+    },
+    /// A released task's deadline passed.
+    DeadlinePassed {
+        /// When.
+        at: String,
+        /// Task key.
+        task: String,
+        /// Title.
+        title: String,
+    },
+    /// The working day is over.
+    DayEnded {
+        /// When.
+        at: String,
+    },
+}
+
+/// Creates or replaces a file, creating its folders; bumps the revision.
+pub fn put_file(world: &mut World, path: &VPath, bytes: Vec<u8>) {
+    let existing = world.resource::<Index>().files.get(path.as_str()).copied();
+    match existing {
+        Some(e) => {
+            if let Some(mut f) = world.get_mut::<File>(e) {
+                f.bytes = bytes;
+            }
+        }
+        None => {
+            // Folders first, from the root down, so listings see them.
+            let mut prefix = String::new();
+            let parts: Vec<&str> = path.as_str().split('/').collect();
+            for part in &parts[..parts.len() - 1] {
+                if !prefix.is_empty() {
+                    prefix.push('/');
+                }
+                prefix.push_str(part);
+                if !world.resource::<Index>().folders.contains_key(&prefix) {
+                    let fp = VPath::parse(&prefix).expect("prefix of a valid path is valid");
+                    let e = world
+                        .spawn((Key(format!("folder/{prefix}")), Folder { path: fp }))
+                        .id();
+                    world
+                        .resource_mut::<Index>()
+                        .folders
+                        .insert(prefix.clone(), e);
+                }
+            }
+            let e = world
+                .spawn((
+                    Key(format!("file/{}", path.as_str())),
+                    File {
+                        path: path.clone(),
+                        bytes,
+                    },
+                ))
+                .id();
+            world
+                .resource_mut::<Index>()
+                .files
+                .insert(path.as_str().to_owned(), e);
+        }
+    }
+    world.resource_mut::<Revision>().0 += 1;
+}
+
+/// Removes a file; bumps the revision. Empty folders stay, as on a real drive.
+pub fn remove_file(world: &mut World, path: &str) -> bool {
+    let Some(e) = world.resource_mut::<Index>().files.remove(path) else {
+        return false;
+    };
+    world.despawn(e);
+    world.resource_mut::<Revision>().0 += 1;
+    true
+}
+
+/// A file's bytes.
+pub fn file_bytes<'w>(world: &'w World, path: &str) -> Option<&'w [u8]> {
+    let e = *world.resource::<Index>().files.get(path)?;
+    world.get::<File>(e).map(|f| f.bytes.as_slice())
+}

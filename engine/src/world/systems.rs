@@ -1,0 +1,425 @@
+//! The tick: one chained schedule run after every batch of same-time events.
+//!
+//! Order (all systems chained, single-threaded): releases, interrupts, deliveries,
+//! checkpoint evaluation, deadline latching, end of day. Checkpoints are evaluated
+//! before deadlines latch, so work completed at the deadline instant counts.
+
+use bevy_ecs::prelude::*;
+use bevy_ecs::schedule::{LogLevel, ScheduleBuildSettings, SingleThreadedExecutor};
+use serde_json::json;
+
+use super::build::{HintTier, TimedFiles};
+use super::*;
+use crate::check::{WorldView, evaluate};
+use crate::queue::EventClass;
+
+/// Builds the tick schedule. `shuffle_seed` (with the `shuffle` feature) randomises the
+/// order of unconstrained systems, to prove the chain constrains everything.
+pub fn tick_schedule(shuffle_seed: Option<u64>) -> Schedule {
+    let mut schedule = Schedule::default();
+    schedule.set_executor(SingleThreadedExecutor::new());
+    #[allow(unused_mut)]
+    let mut settings = ScheduleBuildSettings {
+        ambiguity_detection: LogLevel::Error,
+        ..Default::default()
+    };
+    #[cfg(feature = "shuffle")]
+    {
+        settings.shuffle_seed = shuffle_seed;
+    }
+    #[cfg(not(feature = "shuffle"))]
+    let _ = shuffle_seed;
+    schedule.set_build_settings(settings);
+    schedule.add_systems(
+        (
+            release_tasks,
+            meeting_interrupts,
+            deliver,
+            evaluate_checkpoints,
+            latch_deadlines,
+            end_of_day,
+        )
+            .chain(),
+    );
+    schedule
+}
+
+fn released_notification(
+    t: &Task,
+    now: SimTime,
+    clock: &Clock,
+    hints: u8,
+    names: &BTreeMap<String, String>,
+) -> Notification {
+    Notification::TaskReleased {
+        at: clock.epoch.display(now),
+        task: t.spec.key.clone(),
+        title: t.spec.title.clone(),
+        objective: t.spec.objective.clone(),
+        assigned_by: names
+            .get(&t.spec.assigned_by)
+            .cloned()
+            .unwrap_or_else(|| t.spec.assigned_by.clone()),
+        deadline: clock
+            .epoch
+            .parse(&t.spec.deadline)
+            .map(|d| clock.epoch.display(d))
+            .unwrap_or_default(),
+        priority: t.spec.priority,
+        hints: t
+            .spec
+            .hints
+            .iter()
+            .take(usize::from(hints))
+            .cloned()
+            .collect(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn release_tasks(
+    batch: Res<Batch>,
+    clock: Res<Clock>,
+    index: Res<Index>,
+    hints: Res<HintTier>,
+    npcs: Query<(&Key, &Npc)>,
+    mut tasks: Query<&mut Task>,
+    mut history: ResMut<History>,
+    mut revision: ResMut<Revision>,
+    mut inbox: ResMut<Inbox>,
+) {
+    for due in &batch.0 {
+        let SimEvent::Release { task } = &due.event else {
+            continue;
+        };
+        let Some(mut t) = index.keys.get(task).and_then(|e| tasks.get_mut(*e).ok()) else {
+            continue;
+        };
+        if t.state != TaskState::Pending {
+            continue;
+        }
+        t.state = TaskState::Released;
+        t.released_at = Some(clock.now);
+        history.released.insert(task.clone());
+        revision.0 += 1;
+        let names: BTreeMap<String, String> = npcs
+            .iter()
+            .map(|(k, n)| (k.0.clone(), n.name.clone()))
+            .collect();
+        inbox.0.push(released_notification(
+            &t, clock.now, &clock, hints.0, &names,
+        ));
+    }
+}
+
+fn meeting_interrupts(
+    batch: Res<Batch>,
+    clock: Res<Clock>,
+    index: Res<Index>,
+    intern: Res<Intern>,
+    meetings: Query<&Meeting>,
+    rooms: Query<&Room>,
+    mut queue: ResMut<Queue>,
+    mut inbox: ResMut<Inbox>,
+) {
+    for due in &batch.0 {
+        let (key, m) = match &due.event {
+            SimEvent::MeetingStart { meeting }
+            | SimEvent::MeetingAnnounce { meeting }
+            | SimEvent::MeetingEnd { meeting } => {
+                match index.keys.get(meeting).and_then(|e| meetings.get(*e).ok()) {
+                    Some(m) if !m.cancelled => (meeting, m),
+                    _ => continue,
+                }
+            }
+            _ => continue,
+        };
+        let invited = m.organizer == intern.key || m.attendees.contains(&intern.key);
+        let present = m.joined_at.is_some_and(|j| j <= clock.now);
+        match &due.event {
+            SimEvent::MeetingStart { .. } if invited && !present => {
+                let room = index
+                    .keys
+                    .get(&m.room)
+                    .and_then(|r| rooms.get(*r).ok())
+                    .map_or(m.room.clone(), |r| r.name.clone());
+                inbox.0.push(Notification::MeetingStarting {
+                    at: clock.epoch.display(clock.now),
+                    meeting: key.clone(),
+                    title: m.title.clone(),
+                    room,
+                    ends: clock.epoch.display(m.end),
+                });
+            }
+            SimEvent::MeetingAnnounce { .. } if present => {
+                let tasks = index.announced_in.get(key).cloned().unwrap_or_default();
+                if !m.notes.is_empty() || !tasks.is_empty() {
+                    let text = if tasks.is_empty() {
+                        m.notes.clone()
+                    } else {
+                        format!(
+                            "{} New work was handed out; see the task notifications.",
+                            m.notes
+                        )
+                        .trim()
+                        .to_owned()
+                    };
+                    inbox.0.push(Notification::Announcement {
+                        at: clock.epoch.display(clock.now),
+                        meeting: key.clone(),
+                        text,
+                    });
+                }
+                for t in tasks {
+                    queue.0.push(
+                        clock.now,
+                        EventClass::Release,
+                        SimEvent::Release { task: t },
+                    );
+                }
+            }
+            SimEvent::MeetingEnd { .. } if present => {
+                inbox.0.push(Notification::MeetingEnded {
+                    at: clock.epoch.display(clock.now),
+                    meeting: key.clone(),
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Exclusive: deliveries may create threads and files.
+fn deliver(world: &mut World) {
+    let batch: Vec<SimEvent> = world
+        .resource::<Batch>()
+        .0
+        .iter()
+        .map(|d| d.event.clone())
+        .collect();
+    for ev in batch {
+        let now = world.resource::<Clock>().now;
+        let at = world.resource::<Clock>().epoch.display(now);
+        match ev {
+            SimEvent::Deliver {
+                thread,
+                from,
+                text,
+                clues,
+            } => {
+                let existing = world.resource::<Index>().keys.get(&thread).copied();
+                let e = match existing {
+                    Some(e) => e,
+                    None => {
+                        let me = world.resource::<Intern>().key.clone();
+                        let title = crate::tools::display_name(world, &from);
+                        let e = world
+                            .spawn((
+                                Key(thread.clone()),
+                                Thread {
+                                    title,
+                                    members: vec![me, from.clone()],
+                                    group: false,
+                                    messages: Vec::new(),
+                                    read: 0,
+                                },
+                            ))
+                            .id();
+                        world.resource_mut::<Index>().keys.insert(thread.clone(), e);
+                        e
+                    }
+                };
+                if let Some(mut t) = world.get_mut::<Thread>(e) {
+                    t.messages.push(ChatMessage {
+                        t: now,
+                        from: from.clone(),
+                        text: text.clone(),
+                    });
+                }
+                for clue in &clues {
+                    let first = !world.resource::<History>().disclosed.contains_key(clue);
+                    if first {
+                        world
+                            .resource_mut::<History>()
+                            .disclosed
+                            .insert(clue.clone(), now);
+                    }
+                    let task = world
+                        .resource::<Index>()
+                        .keys
+                        .get(&from)
+                        .and_then(|e| world.get::<Npc>(*e))
+                        .and_then(|n| {
+                            n.clues
+                                .iter()
+                                .find(|c| &c.key == clue)
+                                .and_then(|c| c.task.clone())
+                        });
+                    world.resource_mut::<Trace>().0.record(&json!({"type": "disclosure", "t": now.0, "npc": from, "clue": clue, "task": task, "first": first}));
+                }
+                world.resource_mut::<Revision>().0 += 1;
+                let from_name = crate::tools::display_name(world, &from);
+                world.resource_mut::<Inbox>().0.push(Notification::Message {
+                    at,
+                    thread,
+                    from,
+                    from_name,
+                    text,
+                });
+            }
+            SimEvent::FileChange { path, event } => {
+                let file = world.resource::<TimedFiles>().0.get(&event).cloned();
+                if let Some((p, bytes)) = file {
+                    put_file(world, &p, bytes);
+                    world
+                        .resource_mut::<Inbox>()
+                        .0
+                        .push(Notification::FileAdded { at, path });
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+struct View<'w, 's, 'a> {
+    index: &'a Index,
+    history: &'a History,
+    files: &'a Query<'w, 's, &'static File>,
+    meetings: &'a Query<'w, 's, &'static Meeting>,
+}
+
+impl WorldView for View<'_, '_, '_> {
+    fn file(&self, path: &str) -> Option<&[u8]> {
+        let e = self.index.files.get(path)?;
+        self.files.get(*e).ok().map(|f| f.bytes.as_slice())
+    }
+    fn disclosed(&self, clue: &str) -> bool {
+        self.history.disclosed.contains_key(clue)
+    }
+    fn consulted(&self, path: &str) -> bool {
+        self.history.consulted.contains(path)
+    }
+    fn attended_on_time(&self, meeting: &str) -> bool {
+        self.index
+            .keys
+            .get(meeting)
+            .and_then(|e| self.meetings.get(*e).ok())
+            .is_some_and(|m| {
+                m.joined_at
+                    .is_some_and(|j| j >= m.open_at && j <= m.on_time_until)
+            })
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn evaluate_checkpoints(
+    mut last: Local<u64>,
+    clock: Res<Clock>,
+    index: Res<Index>,
+    revision: Res<Revision>,
+    tasks: Query<&Task>,
+    files: Query<&'static File>,
+    meetings: Query<&'static Meeting>,
+    mut checkpoints: Query<&mut Checkpoint>,
+    mut history: ResMut<History>,
+    mut queue: ResMut<Queue>,
+    mut trace: ResMut<Trace>,
+) {
+    if *last == revision.0 {
+        return;
+    }
+    *last = revision.0;
+    let mut passed: Vec<((usize, usize), String, String)> = Vec::new();
+    {
+        let view = View {
+            index: &index,
+            history: &history,
+            files: &files,
+            meetings: &meetings,
+        };
+        for mut cp in &mut checkpoints {
+            if cp.passed_at.is_some() || cp.frozen {
+                continue;
+            }
+            let released = index
+                .keys
+                .get(&cp.task)
+                .and_then(|e| tasks.get(*e).ok())
+                .is_some_and(|t| t.state == TaskState::Released);
+            if released && evaluate(&cp.check, &view) {
+                cp.passed_at = Some(clock.now);
+                passed.push((cp.order, cp.task.clone(), cp.key.clone()));
+            }
+        }
+    }
+    // Query order is storage order; report in scenario order.
+    passed.sort();
+    for (_, task, key) in passed {
+        trace.0.record(
+            &json!({"type": "checkpoint", "t": clock.now.0, "task": task, "checkpoint": key}),
+        );
+        if let Some(waiting) = index.waiting.get(&(task.clone(), key.clone())) {
+            for w in waiting {
+                queue.0.push(
+                    clock.now,
+                    EventClass::Release,
+                    SimEvent::Release { task: w.clone() },
+                );
+            }
+        }
+        history.passed.insert((task, key));
+    }
+}
+
+fn latch_deadlines(
+    batch: Res<Batch>,
+    clock: Res<Clock>,
+    index: Res<Index>,
+    mut tasks: Query<&mut Task>,
+    mut deadlines: Query<&mut Deadline>,
+    mut checkpoints: Query<&mut Checkpoint>,
+    mut inbox: ResMut<Inbox>,
+) {
+    for due in &batch.0 {
+        let SimEvent::Deadline { task } = &due.event else {
+            continue;
+        };
+        for mut d in &mut deadlines {
+            if &d.task == task {
+                d.reached = true;
+            }
+        }
+        if let Some(cps) = index.checkpoints.get(task) {
+            for e in cps {
+                if let Ok(mut c) = checkpoints.get_mut(*e) {
+                    c.frozen = true;
+                }
+            }
+        }
+        if let Some(mut t) = index.keys.get(task).and_then(|e| tasks.get_mut(*e).ok()) {
+            if t.state == TaskState::Released {
+                inbox.0.push(Notification::DeadlinePassed {
+                    at: clock.epoch.display(clock.now),
+                    task: task.clone(),
+                    title: t.spec.title.clone(),
+                });
+            }
+            t.state = TaskState::Closed;
+        }
+    }
+}
+
+fn end_of_day(
+    batch: Res<Batch>,
+    clock: Res<Clock>,
+    mut run: ResMut<RunState>,
+    mut inbox: ResMut<Inbox>,
+) {
+    if batch.0.iter().any(|d| matches!(d.event, SimEvent::DayEnd)) {
+        run.over.get_or_insert(EndReason::DayEnd);
+        inbox.0.push(Notification::DayEnded {
+            at: clock.epoch.display(clock.now),
+        });
+    }
+}
