@@ -106,9 +106,11 @@ impl Default for PythonLimits {
 /// One script run over a snapshot of the workspace.
 #[derive(Debug, Clone, Copy)]
 pub struct PythonRequest<'a> {
+    /// The Python source to run.
     pub script: &'a str,
     /// Workspace-relative paths with '/' separators, e.g. "data/x.csv".
     pub files: &'a BTreeMap<String, Vec<u8>>,
+    /// Time, memory and size limits.
     pub limits: PythonLimits,
 }
 
@@ -117,8 +119,11 @@ pub struct PythonRequest<'a> {
 pub struct PythonOutcome {
     /// `None` when the process was ended by a signal (timeout, OOM killer).
     pub exit_code: Option<i32>,
+    /// Standard output (lossy UTF-8, truncated at the limit).
     pub stdout: String,
+    /// Standard error (lossy UTF-8, truncated at the limit).
     pub stderr: String,
+    /// Killed at the wall-time limit.
     pub timed_out: bool,
     /// Best effort: a `MemoryError`, or death by a signal that is not ours.
     pub memory_exceeded: bool,
@@ -132,6 +137,10 @@ pub struct PythonOutcome {
 
 /// Infrastructure failures only; the script's own failures are outcomes.
 #[derive(Debug, Error)]
+#[expect(
+    missing_docs,
+    reason = "each variant's #[error] message is its documentation"
+)]
 pub enum PythonError {
     #[error(
         "python interpreter not found: `{interpreter}` could not be run ({reason}); install python3 or set {var} to the interpreter's path",

@@ -197,8 +197,8 @@ pub fn render_table(results: &[RunResult]) -> String {
         );
         let _ = writeln!(
             out,
-            "  {:<28} {:<18} {:>11} {:>6}  {}",
-            "task", "family", "checkpoints", "score", "status"
+            "  {:<28} {:<18} {:>11} {:>6}  status",
+            "task", "family", "checkpoints", "score"
         );
         for t in &r.tasks {
             let status = match (&t.completed_at, &t.released_at) {

@@ -104,7 +104,7 @@ impl Epoch {
         let (y, m, d) = civil_from_days(days);
         let s = t.0 % 86_400;
         let wd = WEEKDAYS[days.rem_euclid(7) as usize];
-        if s % 60 == 0 {
+        if s.is_multiple_of(60) {
             format!(
                 "{wd} {y:04}-{m:02}-{d:02} {:02}:{:02}",
                 s / 3600,

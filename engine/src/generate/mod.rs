@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::rng::{StreamRng, stream};
 use crate::scenario::{
-    ClockSpec, Clue, Company, Content, Difficulty, FileSpec, Intern, MeetingSpec, Person, PlanStep,
+    ClockSpec, Clue, Company, Content, Difficulty, FileSpec, Intern, MeetingSpec, PlanStep,
     Priority, Release, Room, Scenario, TaskSpec,
 };
 
@@ -437,12 +437,4 @@ pub fn write_suite(suite: &Suite, dir: &Path) -> Result<Vec<PathBuf>, GenError> 
         written.push(p);
     }
     Ok(written)
-}
-
-/// People in the roster with this predicate, as (key, name).
-pub(crate) fn people_where<'a>(
-    roster: &'a company::Roster,
-    pred: impl Fn(&Person) -> bool,
-) -> Vec<&'a Person> {
-    roster.people.iter().filter(|p| pred(p)).collect()
 }

@@ -155,7 +155,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             }
         }
     }
-    rows.sort_by(|a, b| (a.date, a.supplier).cmp(&(b.date, b.supplier)));
+    rows.sort_by_key(|r| (r.date, r.supplier));
     let mut ids = BTreeSet::new();
     let mut csv = String::from(
         "transaction_id,date,supplier,supplier_rating,department,requested_by,approved_by,amount\n",

@@ -49,7 +49,7 @@ pub fn validate(
     let Some(epoch) = epoch else {
         return Err(ScenarioErrors(cx.errors));
     };
-    let mut time = |cx: &mut Ctx<'_>, path: &str, v: &str| -> Option<SimTime> {
+    let time = |cx: &mut Ctx<'_>, path: &str, v: &str| -> Option<SimTime> {
         match epoch.parse(v) {
             Ok(t) => Some(t),
             Err(e) => {

@@ -52,7 +52,7 @@ impl PythonBackend for LivePython {
         let req = PythonRequest {
             script: code,
             files,
-            limits: self.limits.clone(),
+            limits: self.limits,
         };
         match crate::python::run(&req) {
             Ok(o) => {

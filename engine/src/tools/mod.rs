@@ -351,7 +351,7 @@ fn wait(world: &mut World, until: Option<&str>, minutes: Option<f64>) -> Result<
             Some(t.min(end))
         }
         (None, Some(m)) => {
-            if !(m >= 1.0) {
+            if m.is_nan() || m < 1.0 {
                 return Err(ToolError::new(
                     ErrorKind::Invalid,
                     "minutes must be at least 1",

@@ -76,7 +76,6 @@ fn released_notification(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn release_tasks(
     batch: Res<Batch>,
     clock: Res<Clock>,
@@ -312,7 +311,6 @@ impl WorldView for View<'_, '_, '_> {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn evaluate_checkpoints(
     mut last: Local<u64>,
     clock: Res<Clock>,
