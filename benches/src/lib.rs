@@ -1,1 +1,119 @@
-//! Shared helpers for the criterion benches.
+//! Shared helpers for the criterion benches in `benches/engine/`.
+//!
+//! * Finding and loading the bundled scenarios, independent of the directory cargo
+//!   runs the bench binary from ([`scenario_path`], [`load_scenario`]).
+//! * Running one simulated day with the oracle agent ([`run_oracle_day`]), so the
+//!   benches and their sanity checks drive the engine the same way `tbsim run` does.
+//! * A tiny seeded generator ([`SplitMix64`]) for synthetic workloads. It is written
+//!   out here rather than taken from `rand` so the bench crate adds no dependency
+//!   (and no `Cargo.lock` change) beyond `tbsim` and `criterion`.
+
+use std::path::{Path, PathBuf};
+
+use tbsim::agent::Oracle;
+use tbsim::result::RunResult;
+use tbsim::run::{RunLimits, run_with};
+use tbsim::scenario::{LoadedScenario, load_file};
+use tbsim::sim::SimConfig;
+use tbsim::tools::LivePython;
+use tbsim::trajectory::Trajectory;
+
+/// The largest bundled scenario: all three task families on one working day.
+pub const BUSY_DAY: &str = "busy-day.ron";
+
+/// `content/scenarios/` at the workspace root, located from this crate's manifest
+/// directory (`CARGO_MANIFEST_DIR` is fixed at compile time, so the benches find the
+/// scenarios whatever the current directory is).
+pub fn scenarios_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("content")
+        .join("scenarios")
+}
+
+/// The path of the bundled scenario file `name` (for example [`BUSY_DAY`]).
+pub fn scenario_path(name: &str) -> PathBuf {
+    scenarios_dir().join(name)
+}
+
+/// Loads and validates the bundled scenario `name` with [`tbsim::scenario::load_file`].
+///
+/// Call it once, outside the timed loop: parsing and validation are not what the
+/// day benches measure.
+///
+/// # Panics
+///
+/// If the file is missing or invalid, with every scenario error in the message: a
+/// bench must never silently measure a broken input.
+pub fn load_scenario(name: &str) -> LoadedScenario {
+    let path = scenario_path(name);
+    match load_file(&path) {
+        Ok(loaded) => loaded,
+        Err(errors) => panic!("cannot load bench scenario {}:\n{errors}", path.display()),
+    }
+}
+
+/// The simulation settings of an oracle run: the scenario's own seed and turn cost,
+/// no hints, agent name `oracle` (as `tbsim run --agent oracle` uses).
+pub fn oracle_config() -> SimConfig {
+    SimConfig {
+        agent: "oracle".into(),
+        ..SimConfig::default()
+    }
+}
+
+/// Runs one full simulated day of `loaded` with a fresh oracle agent, recording into
+/// `trace`, and returns the results and the captured trajectory lines (empty unless
+/// `trace` is [`Trajectory::in_memory`]).
+///
+/// This is the whole timed body of the day benches: building the world and its
+/// schedule, driving the agent to the end of the day, and collecting scores. The
+/// oracle never calls `run_python`, so the [`LivePython`] backend is never used.
+pub fn run_oracle_day(loaded: &LoadedScenario, trace: Trajectory) -> (RunResult, Vec<String>) {
+    let mut agent = Oracle::new(&loaded.scenario);
+    run_with(
+        loaded,
+        &mut agent,
+        oracle_config(),
+        &RunLimits::default(),
+        trace,
+        Box::new(LivePython::default()),
+    )
+}
+
+/// SplitMix64 (Steele, Lea and Flood 2014): a seeded, portable 64-bit generator that
+/// costs about a nanosecond per draw, used to build synthetic queue workloads.
+///
+/// The same seed always yields the same sequence, so two data structures fed from
+/// generators with the same seed see exactly the same keys.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    /// A generator starting from `seed`.
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A draw in `0..n` by multiply-high (Lemire's method without the rejection
+    /// step; the bias is below `n / 2^64`, irrelevant for a workload generator).
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    pub fn below(&mut self, n: u64) -> u64 {
+        assert!(n > 0, "empty range");
+        let wide = u128::from(self.next_u64()) * u128::from(n);
+        // The high half of a u64 × u64 product always fits in a u64.
+        u64::try_from(wide >> 64).expect("high half fits")
+    }
+}

@@ -1,1 +1,10 @@
-fn main() {}
+//! The tbsim bench suite: one criterion binary aggregating per-area groups.
+//!
+//! Run it with `cargo bench -p tbsim-benches`; see `benches/README.md`.
+
+use criterion::criterion_main;
+
+mod day;
+mod queue;
+
+criterion_main!(queue::benches, day::benches);
