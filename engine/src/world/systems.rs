@@ -388,15 +388,18 @@ fn latch_deadlines(
                 d.reached = true;
             }
         }
+        let mut unfinished = false;
         if let Some(cps) = index.checkpoints.get(task) {
             for e in cps {
                 if let Ok(mut c) = checkpoints.get_mut(*e) {
                     c.frozen = true;
+                    unfinished |= c.passed_at.is_none();
                 }
             }
         }
         if let Some(mut t) = index.keys.get(task).and_then(|e| tasks.get_mut(*e).ok()) {
-            if t.state == TaskState::Released {
+            // Only unfinished work deserves a "deadline passed" interruption.
+            if t.state == TaskState::Released && unfinished {
                 inbox.0.push(Notification::DeadlinePassed {
                     at: clock.epoch.display(clock.now),
                     task: task.clone(),

@@ -7,21 +7,45 @@ fn run_then_replay_every_bundled_scenario() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("runs");
     let mut args = vec!["run", "--out", out.to_str().unwrap()];
-    let files: Vec<String> = crate::util::bundled().iter().map(|p| p.display().to_string()).collect();
+    let files: Vec<String> = crate::util::bundled()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
     args.extend(files.iter().map(String::as_str));
     let o = tbsim(&args, &root());
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
-    assert!(stderr.contains("using the built-in `oracle` agent"), "the default agent is announced: {stderr}");
-    assert!(stdout.contains("overall: 6 scenarios | mean checkpoint score 1.000 | mean success rate 1.000"), "{stdout}");
+    assert!(
+        stderr.contains("using the built-in `oracle` agent"),
+        "the default agent is announced: {stderr}"
+    );
+    assert!(
+        stdout.contains(
+            "overall: 6 scenarios | mean checkpoint score 1.000 | mean success rate 1.000"
+        ),
+        "{stdout}"
+    );
     for f in crate::util::bundled() {
         let name = f.file_stem().unwrap().to_str().unwrap();
         let run = out.join(name);
         for file in ["trajectory.jsonl", "result.json", "scenario.ron"] {
             assert!(run.join(file).is_file(), "{name}/{file}");
         }
-        let result: serde_json::Value = serde_json::from_str(&fs::read_to_string(run.join("result.json")).unwrap()).unwrap();
-        for key in ["scenario", "agent", "seed", "checkpoint_score", "success_rate", "steps", "tool_calls", "sim_start", "sim_end", "digest", "tasks"] {
+        let result: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(run.join("result.json")).unwrap()).unwrap();
+        for key in [
+            "scenario",
+            "agent",
+            "seed",
+            "checkpoint_score",
+            "success_rate",
+            "steps",
+            "tool_calls",
+            "sim_start",
+            "sim_end",
+            "digest",
+            "tasks",
+        ] {
             assert!(result.get(key).is_some(), "result.json lacks {key}");
         }
         let cp = &result["tasks"][0]["checkpoints"][0];
@@ -40,30 +64,56 @@ fn replay_reports_the_first_divergence() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let scen = root().join("content/scenarios/kb-fix-medium.ron");
-    let o = tbsim(&["run", "--agent", "oracle", "--out", out.to_str().unwrap(), scen.to_str().unwrap()], &root());
+    let o = tbsim(
+        &[
+            "run",
+            "--agent",
+            "oracle",
+            "--out",
+            out.to_str().unwrap(),
+            scen.to_str().unwrap(),
+        ],
+        &root(),
+    );
     assert!(o.status.success());
     // Tamper with one recorded tool result: replay must point at it.
     let path = out.join("trajectory.jsonl");
     let original = fs::read_to_string(&path).unwrap();
     let mut lines: Vec<String> = original.lines().map(str::to_owned).collect();
-    let idx = lines.iter().position(|l| l.contains("\"type\":\"result\"") && l.contains("\"step\":3,")).unwrap();
+    let idx = lines
+        .iter()
+        .position(|l| l.contains("\"type\":\"result\"") && l.contains("\"step\":3,"))
+        .unwrap();
     lines[idx] = lines[idx].replacen("\"ok\":true", "\"ok\":false", 1);
     fs::write(&path, lines.join("\n") + "\n").unwrap();
     let o = tbsim(&["replay", out.to_str().unwrap()], &root());
     let (stdout, _) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains(&format!("DIVERGED at line {} (step 3)", idx + 1)), "{stdout}");
-    assert!(stdout.contains("expected: ") && stdout.contains("got:      "), "{stdout}");
+    assert!(
+        stdout.contains(&format!("DIVERGED at line {} (step 3)", idx + 1)),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("expected: ") && stdout.contains("got:      "),
+        "{stdout}"
+    );
 
     // A changed scenario copy is refused outright.
     fs::write(&path, &original).unwrap();
     let scen_copy = out.join("scenario.ron");
     let s = fs::read_to_string(&scen_copy).unwrap();
-    fs::write(&scen_copy, s.replacen("Fix broken chart links", "Fix broken chart links!", 1)).unwrap();
+    fs::write(
+        &scen_copy,
+        s.replacen("Fix broken chart links", "Fix broken chart links!", 1),
+    )
+    .unwrap();
     let o = tbsim(&["replay", out.to_str().unwrap()], &root());
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr.contains("but the trajectory was recorded with"), "{stderr}");
+    assert!(
+        stderr.contains("but the trajectory was recorded with"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -71,7 +121,19 @@ fn json_output_and_idle_agent() {
     let dir = tempfile::tempdir().unwrap();
     let a = root().join("content/scenarios/meeting-check-sum.ron");
     let b = root().join("content/scenarios/transactions-two-abnormal.ron");
-    let o = tbsim(&["run", "--agent", "idle", "--json", "--out", dir.path().to_str().unwrap(), a.to_str().unwrap(), b.to_str().unwrap()], &root());
+    let o = tbsim(
+        &[
+            "run",
+            "--agent",
+            "idle",
+            "--json",
+            "--out",
+            dir.path().to_str().unwrap(),
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+        ],
+        &root(),
+    );
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
@@ -90,15 +152,38 @@ fn validate_reports_errors_with_positions_and_fails() {
     let bad = dir.path().join("bad.ron");
     fs::write(&bad, "Scenario(\n  name: \"x\",\n  seeed: 3,\n)\n").unwrap();
     let good = root().join("content/scenarios/meeting-only.ron");
-    let o = tbsim(&["validate", good.to_str().unwrap(), bad.to_str().unwrap()], &root());
+    let o = tbsim(
+        &["validate", good.to_str().unwrap(), bad.to_str().unwrap()],
+        &root(),
+    );
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stdout.contains("ok: ") && stdout.contains("meeting-only.ron"), "{stdout}");
-    assert!(stderr.contains("bad.ron:3:") && stderr.contains("error[TB0001]") && stderr.contains("seeed"), "{stderr}");
+    assert!(
+        stdout.contains("ok: ") && stdout.contains("meeting-only.ron"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("bad.ron:3:")
+            && stderr.contains("error[TB0001]")
+            && stderr.contains("seeed"),
+        "{stderr}"
+    );
     // `run` refuses to start when any file is invalid.
-    let o = tbsim(&["run", good.to_str().unwrap(), bad.to_str().unwrap(), "--out", dir.path().join("r").to_str().unwrap()], &root());
+    let o = tbsim(
+        &[
+            "run",
+            good.to_str().unwrap(),
+            bad.to_str().unwrap(),
+            "--out",
+            dir.path().join("r").to_str().unwrap(),
+        ],
+        &root(),
+    );
     assert_eq!(o.status.code(), Some(2));
-    assert!(!dir.path().join("r").exists(), "nothing runs when an input is invalid");
+    assert!(
+        !dir.path().join("r").exists(),
+        "nothing runs when an input is invalid"
+    );
     let o = tbsim(&["run", "--agent", "gpt", good.to_str().unwrap()], &root());
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("unknown agent `gpt`"));
@@ -109,7 +194,12 @@ fn tools_catalogue_as_text_and_json() {
     let o = tbsim(&["tools", "--json"], &root());
     assert!(o.status.success());
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let names: Vec<&str> = v.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, tbsim::tools::TOOL_NAMES);
     for t in v.as_array().unwrap() {
         assert_eq!(t["parameters"]["type"], "object");
@@ -123,21 +213,53 @@ fn tools_catalogue_as_text_and_json() {
 #[test]
 fn gen_regenerates_the_bundled_examples_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
-    let o = tbsim(&["gen", "--suite", "content/suites/examples.ron", "--out", dir.path().to_str().unwrap()], &root());
+    let o = tbsim(
+        &[
+            "gen",
+            "--suite",
+            "content/suites/examples.ron",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ],
+        &root(),
+    );
     assert!(o.status.success(), "{}", text(&o).1);
     let committed = crate::util::bundled();
-    let mut generated: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut generated: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     generated.sort();
-    assert_eq!(generated.len(), committed.len(), "every generated scenario is committed and vice versa");
+    assert_eq!(
+        generated.len(),
+        committed.len(),
+        "every generated scenario is committed and vice versa"
+    );
     for c in committed {
         let g = dir.path().join(c.file_name().unwrap());
-        assert!(fs::read(&g).unwrap() == fs::read(&c).unwrap(), "{} drifted from its generator; run `tbsim gen --suite content/suites/examples.ron --out content/scenarios`", c.display());
+        assert!(
+            fs::read(&g).unwrap() == fs::read(&c).unwrap(),
+            "{} drifted from its generator; run `tbsim gen --suite content/suites/examples.ron --out content/scenarios`",
+            c.display()
+        );
     }
     // A bad suite gets a positioned error.
     let bad = dir.path().join("bad-suite.ron");
     fs::write(&bad, "Suite(name: \"x\", seed: 1, scenarios: [ScenarioPlan(name: \"a\", date: \"2025-10-01\", tasks: [TaskPlan(id: \"t\", family: Unknown(()))])])").unwrap();
-    let o = tbsim(&["gen", "--suite", bad.to_str().unwrap(), "--out", dir.path().join("o").to_str().unwrap()], &root());
+    let o = tbsim(
+        &[
+            "gen",
+            "--suite",
+            bad.to_str().unwrap(),
+            "--out",
+            dir.path().join("o").to_str().unwrap(),
+        ],
+        &root(),
+    );
     assert_eq!(o.status.code(), Some(2));
     let (_, stderr) = text(&o);
-    assert!(stderr.contains("bad-suite.ron:1:") && stderr.contains("Unknown"), "{stderr}");
+    assert!(
+        stderr.contains("bad-suite.ron:1:") && stderr.contains("Unknown"),
+        "{stderr}"
+    );
 }

@@ -11,7 +11,11 @@ fn same_inputs_same_digest_and_bytes() {
         assert_eq!(a.digest, b.digest, "{}", path.display());
         assert_eq!(la, lb);
         assert_eq!(a, b);
-        assert!(la.iter().all(|l| !l.contains("/tmp") && !l.contains("/work")), "no host paths in trajectories");
+        assert!(
+            la.iter()
+                .all(|l| !l.contains("/tmp") && !l.contains("/work")),
+            "no host paths in trajectories"
+        );
     }
 }
 
@@ -31,10 +35,21 @@ fn shuffled_system_order_gives_the_same_digest() {
     use tbsim::sim::SimConfig;
     for name in ["busy-day", "meeting-check-sum"] {
         let loaded = crate::util::scenario(name);
-        let base = run(&loaded, &mut Oracle::new(&loaded.scenario), None).0.digest;
+        let base = run(&loaded, &mut Oracle::new(&loaded.scenario), None)
+            .0
+            .digest;
         for k in 0..6 {
-            let config = SimConfig { agent: "oracle".into(), shuffle: Some(k), ..SimConfig::default() };
-            let (r, _) = run_in_memory(&loaded, &mut Oracle::new(&loaded.scenario), config, &RunLimits::default());
+            let config = SimConfig {
+                agent: "oracle".into(),
+                shuffle: Some(k),
+                ..SimConfig::default()
+            };
+            let (r, _) = run_in_memory(
+                &loaded,
+                &mut Oracle::new(&loaded.scenario),
+                config,
+                &RunLimits::default(),
+            );
             assert_eq!(r.digest, base, "{name} with shuffle seed {k}");
         }
     }
@@ -45,11 +60,26 @@ fn bundled_scenarios_score_one_for_the_oracle_and_zero_for_idle() {
     for path in bundled() {
         let loaded = tbsim::scenario::load_file(&path).unwrap();
         let (o, _) = run(&loaded, &mut Oracle::new(&loaded.scenario), None);
-        assert_eq!((o.checkpoint_score, o.success_rate), (1.0, 1.0), "{}: {:#?}", path.display(), o.tasks);
-        assert!(o.errors.is_empty(), "the oracle makes no bad calls: {:?}", o.errors);
+        assert_eq!(
+            (o.checkpoint_score, o.success_rate),
+            (1.0, 1.0),
+            "{}: {:#?}",
+            path.display(),
+            o.tasks
+        );
+        assert!(
+            o.errors.is_empty(),
+            "the oracle makes no bad calls: {:?}",
+            o.errors
+        );
         let (i, _) = run(&loaded, &mut Idle::default(), None);
         assert_eq!(i.checkpoint_score, 0.0, "{}", path.display());
-        assert!(i.tasks.iter().flat_map(|t| &t.checkpoints).all(|c| !c.passed && c.feedback.is_some()));
+        assert!(
+            i.tasks
+                .iter()
+                .flat_map(|t| &t.checkpoints)
+                .all(|c| !c.passed && c.feedback.is_some())
+        );
     }
 }
 
@@ -59,8 +89,19 @@ fn in_process_replay_matches() {
     for name in ["busy-day", "transactions-none-abnormal"] {
         let loaded = crate::util::scenario(name);
         let out = dir.path().join(name);
-        let config = tbsim::sim::SimConfig { agent: "oracle".into(), hints: 2, ..Default::default() };
-        let r = tbsim::run::run_to_dir(&loaded, &mut Oracle::new(&loaded.scenario), config, &Default::default(), &out).unwrap();
+        let config = tbsim::sim::SimConfig {
+            agent: "oracle".into(),
+            hints: 2,
+            ..Default::default()
+        };
+        let r = tbsim::run::run_to_dir(
+            &loaded,
+            &mut Oracle::new(&loaded.scenario),
+            config,
+            &Default::default(),
+            &out,
+        )
+        .unwrap();
         let rep = tbsim::replay::replay(&out).unwrap();
         assert!(rep.identical(), "{name}: {:?}", rep.divergence);
         assert_eq!(rep.digest, r.digest);

@@ -3,7 +3,10 @@
 use std::path::Path;
 
 use tbsim::agent::{Idle, Oracle};
-use tbsim::generate::{Family, ScenarioPlan, Suite, TaskPlan, generate_suite, kb_fix, meeting_attend, transaction_review};
+use tbsim::generate::{
+    Family, ScenarioPlan, Suite, TaskPlan, generate_suite, kb_fix, meeting_attend,
+    transaction_review,
+};
 use tbsim::scenario::{LoadedScenario, parse_str, validate};
 
 const SEEDS: u64 = 100;
@@ -19,7 +22,13 @@ fn plan(seed: u64, family: Family) -> Suite {
             start: "09:00".into(),
             end: "18:00".into(),
             company_size: 40,
-            tasks: vec![TaskPlan { id: "t".into(), family, release: Default::default(), deadline: None, priority: Default::default() }],
+            tasks: vec![TaskPlan {
+                id: "t".into(),
+                family,
+                release: Default::default(),
+                deadline: None,
+                priority: Default::default(),
+            }],
         }],
     }
 }
@@ -28,7 +37,13 @@ fn load(text: &str) -> LoadedScenario {
     let path = Path::new("sweep.ron");
     let scenario = parse_str(text, path).expect("generated RON parses");
     validate(&scenario, path, None).expect("generated scenarios validate");
-    LoadedScenario { scenario, path: path.into(), source: text.into(), blake3: blake3::hash(text.as_bytes()).to_hex().to_string(), assets: Default::default() }
+    LoadedScenario {
+        scenario,
+        path: path.into(),
+        source: text.into(),
+        blake3: blake3::hash(text.as_bytes()).to_hex().to_string(),
+        assets: Default::default(),
+    }
 }
 
 fn sweep(family: impl Fn() -> Family) {
@@ -37,18 +52,36 @@ fn sweep(family: impl Fn() -> Family) {
     for seed in 0..SEEDS {
         let files = generate_suite(&plan(seed, family())).unwrap();
         let text = &files[0].1;
-        assert_eq!(&generate_suite(&plan(seed, family())).unwrap()[0].1, text, "seed {seed} regenerates identically");
+        assert_eq!(
+            &generate_suite(&plan(seed, family())).unwrap()[0].1,
+            text,
+            "seed {seed} regenerates identically"
+        );
         texts.insert(text.clone());
         let loaded = load(text);
         variants.extend(loaded.scenario.tasks.iter().map(|t| t.variant.clone()));
         let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
-        assert_eq!(o.checkpoint_score, 1.0, "seed {seed}: oracle failed: {:#?}", o.tasks);
+        assert_eq!(
+            o.checkpoint_score, 1.0,
+            "seed {seed}: oracle failed: {:#?}",
+            o.tasks
+        );
         assert!(o.errors.is_empty(), "seed {seed}: {:?}", o.errors);
         let (i, _) = crate::util::run(&loaded, &mut Idle::default(), None);
-        assert_eq!(i.checkpoint_score, 0.0, "seed {seed}: a checkpoint passed with no action");
+        assert_eq!(
+            i.checkpoint_score, 0.0,
+            "seed {seed}: a checkpoint passed with no action"
+        );
     }
-    assert_eq!(texts.len() as u64, SEEDS, "every seed gives a different world");
-    assert!(variants.len() >= 3, "seeds cover several variants: {variants:?}");
+    assert_eq!(
+        texts.len() as u64,
+        SEEDS,
+        "every seed gives a different world"
+    );
+    assert!(
+        variants.len() >= 3,
+        "seeds cover several variants: {variants:?}"
+    );
 }
 
 #[test]
@@ -72,22 +105,51 @@ fn trivially_wrong_answers_fail_the_answer_checkpoints() {
     use tbsim::tools::{LivePython, ToolCall};
     use tbsim::trajectory::Trajectory;
     let loaded = crate::util::scenario("transactions-two-abnormal");
-    let table = loaded.scenario.files.iter().find(|f| f.path.ends_with(".csv")).unwrap();
-    let tbsim::scenario::Content::Text(csv) = &table.content else { panic!() };
-    let all: std::collections::BTreeSet<&str> = csv.lines().skip(1).filter_map(|l| l.split(',').nth(2)).collect();
+    let table = loaded
+        .scenario
+        .files
+        .iter()
+        .find(|f| f.path.ends_with(".csv"))
+        .unwrap();
+    let tbsim::scenario::Content::Text(csv) = &table.content else {
+        panic!()
+    };
+    let all: std::collections::BTreeSet<&str> = csv
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').nth(2))
+        .collect();
     for (label, body) in [
         ("empty file", String::new()),
-        ("every supplier", serde_json::json!({"abnormal_suppliers": all}).to_string()),
+        (
+            "every supplier",
+            serde_json::json!({"abnormal_suppliers": all}).to_string(),
+        ),
         ("no supplier", r#"{"abnormal_suppliers": []}"#.to_owned()),
         ("copied input", csv.clone()),
     ] {
-        let mut sim = Sim::new(&loaded, SimConfig::default(), Trajectory::in_memory(), Box::new(LivePython::default()));
+        let mut sim = Sim::new(
+            &loaded,
+            SimConfig::default(),
+            Trajectory::in_memory(),
+            Box::new(LivePython::default()),
+        );
         sim.begin();
         let args = serde_json::json!({"path": "workspace/transaction_review_report.json", "content": body}).to_string();
-        sim.step(&Decision { calls: vec![ToolCall { id: "1".into(), name: "write_file".into(), arguments: args }] });
+        sim.step(&Decision {
+            calls: vec![ToolCall {
+                id: "1".into(),
+                name: "write_file".into(),
+                arguments: args,
+            }],
+        });
         sim.end(tbsim::world::EndReason::Finished);
         let r = sim.results();
-        let correct = r.tasks[0].checkpoints.iter().find(|c| c.key == "suppliers_correct").unwrap();
+        let correct = r.tasks[0]
+            .checkpoints
+            .iter()
+            .find(|c| c.key == "suppliers_correct")
+            .unwrap();
         assert!(!correct.passed, "{label} must not pass");
     }
 }

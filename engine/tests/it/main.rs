@@ -10,3 +10,6 @@ mod determinism;
 mod families;
 // Adversarial and malformed tool calls are refused, counted, and never panic.
 mod tools;
+// Engine behaviours through the tools: interrupts, deadlines, events, chat, calendar, files.
+mod engine;
+mod errors;

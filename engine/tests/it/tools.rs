@@ -10,19 +10,34 @@ use tbsim::trajectory::Trajectory;
 
 fn sim(name: &str) -> Sim {
     let loaded = crate::util::scenario(name);
-    let mut s = Sim::new(&loaded, SimConfig::default(), Trajectory::in_memory(), Box::new(LivePython::default()));
+    let mut s = Sim::new(
+        &loaded,
+        SimConfig::default(),
+        Trajectory::in_memory(),
+        Box::new(LivePython::default()),
+    );
     s.begin();
     s
 }
 
 fn call(sim: &mut Sim, name: &str, args: &str) -> ToolResult {
-    let obs = sim.step(&Decision { calls: vec![ToolCall { id: "c".into(), name: name.into(), arguments: args.into() }] });
+    let obs = sim.step(&Decision {
+        calls: vec![ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            arguments: args.into(),
+        }],
+    });
     obs.results.into_iter().next().expect("one result per call")
 }
 
 fn err_kind(r: &ToolResult) -> String {
     assert!(!r.ok, "expected an error, got {:?}", r.result);
-    serde_json::to_value(r.error.as_ref().unwrap().kind).unwrap().as_str().unwrap().to_owned()
+    serde_json::to_value(r.error.as_ref().unwrap().kind)
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 #[test]
@@ -31,13 +46,33 @@ fn adversarial_calls_are_refused_and_counted() {
     let cases: &[(&str, &str, &str)] = &[
         ("read_file", r#"{"path": "../../etc/passwd"}"#, "path"),
         ("read_file", r#"{"path": "/etc/passwd"}"#, "path"),
-        ("read_file", r#"{"path": "drive/../../content/scenarios/kb-fix-medium.ron"}"#, "path"),
+        (
+            "read_file",
+            r#"{"path": "drive/../../content/scenarios/kb-fix-medium.ron"}"#,
+            "path",
+        ),
         ("list_folder", r#"{"path": "workspace/.."}"#, "path"),
         ("read_file", r#"{"path": "scenario.ron"}"#, "path"),
-        ("copy_from_drive", r#"{"path": "drive/kb", "to": "workspace/../drive/x"}"#, "path"),
-        ("write_file", r#"{"path": "drive/kb/kb_fix_manual.md", "content": "x"}"#, "permission"),
-        ("send_message", r#"{"to": "npc/x", "text": "hi", "sender": "npc/someone"}"#, "impersonation"),
-        ("book_meeting", r#"{"title":"t","room":"Atlas Room","start":"15:00","end":"15:30","attendees":[],"organizer":"npc/x"}"#, "impersonation"),
+        (
+            "copy_from_drive",
+            r#"{"path": "drive/kb", "to": "workspace/../drive/x"}"#,
+            "path",
+        ),
+        (
+            "write_file",
+            r#"{"path": "drive/kb/kb_fix_manual.md", "content": "x"}"#,
+            "permission",
+        ),
+        (
+            "send_message",
+            r#"{"to": "npc/x", "text": "hi", "sender": "npc/someone"}"#,
+            "impersonation",
+        ),
+        (
+            "book_meeting",
+            r#"{"title":"t","room":"Atlas Room","start":"15:00","end":"15:30","attendees":[],"organizer":"npc/x"}"#,
+            "impersonation",
+        ),
         ("wait", r#"{"minutes": -5}"#, "schema"),
         ("wait", r#"{"minutes": 0}"#, "schema"),
         ("wait", r#"{"until": "08:00"}"#, "invalid"),
@@ -47,11 +82,27 @@ fn adversarial_calls_are_refused_and_counted() {
         ("read_file", "[1, 2]", "schema"),
         ("read_file", r#"{"path": 7}"#, "schema"),
         ("finish", r#"{"now": true}"#, "schema"),
-        ("send_message", r#"{"to": "Nobody Atall", "text": "hi"}"#, "not_found"),
-        ("send_message", r#"{"to": "agent/intern", "text": "hi"}"#, "invalid"),
-        ("send_message", r#"{"to": "Avery Smith", "text": "hi"}"#, "invalid"),
+        (
+            "send_message",
+            r#"{"to": "Nobody Atall", "text": "hi"}"#,
+            "not_found",
+        ),
+        (
+            "send_message",
+            r#"{"to": "agent/intern", "text": "hi"}"#,
+            "invalid",
+        ),
+        (
+            "send_message",
+            r#"{"to": "Avery Smith", "text": "hi"}"#,
+            "invalid",
+        ),
         ("calculator", r#"{"expression": "1/0"}"#, "invalid"),
-        ("join_meeting", r#"{"meeting": "meeting/nope"}"#, "not_found"),
+        (
+            "join_meeting",
+            r#"{"meeting": "meeting/nope"}"#,
+            "not_found",
+        ),
     ];
     let mut last_t = s.now();
     let mut expected: std::collections::BTreeMap<String, u64> = Default::default();
@@ -64,7 +115,12 @@ fn adversarial_calls_are_refused_and_counted() {
         *expected.entry((*kind).to_owned()).or_default() += 1;
     }
     // Tools with no arguments accept `{}` and an empty string.
-    for (tool, args) in [("list_colleagues", "{}"), ("my_calendar", ""), ("list_folder", "{}"), ("my_tasks", "{}")] {
+    for (tool, args) in [
+        ("list_colleagues", "{}"),
+        ("my_calendar", ""),
+        ("list_folder", "{}"),
+        ("my_tasks", "{}"),
+    ] {
         let r = call(&mut s, tool, args);
         assert!(r.ok, "{tool}: {:?}", r.error);
     }
@@ -87,7 +143,13 @@ fn crawl(s: &mut Sim) -> Vec<(String, String)> {
                 stack.push(path);
             } else {
                 let f = call(s, "read_file", &json!({"path": path}).to_string());
-                out.push((path, f.result.unwrap()["content"].as_str().unwrap_or_default().to_owned()));
+                out.push((
+                    path,
+                    f.result.unwrap()["content"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                ));
             }
         }
     }
@@ -104,7 +166,13 @@ fn no_tool_reaches_hidden_answers() {
         .people
         .iter()
         .flat_map(|p| &p.clues)
-        .flat_map(|c| c.response.split_whitespace().filter(|w| w.starts_with("NEW")).map(str::to_owned).collect::<Vec<_>>())
+        .flat_map(|c| {
+            c.response
+                .split_whitespace()
+                .filter(|w| w.starts_with("NEW"))
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
         .collect();
     assert!(!secrets.is_empty());
     let mut s = sim("busy-day");
@@ -112,7 +180,10 @@ fn no_tool_reaches_hidden_answers() {
     assert!(files.len() >= 8, "the crawl saw the drive: {}", files.len());
     for (path, content) in &files {
         for secret in &secrets {
-            assert!(!content.contains(secret.trim_end_matches(|c: char| !c.is_alphanumeric())), "{path} leaks {secret}");
+            assert!(
+                !content.contains(secret.trim_end_matches(|c: char| !c.is_alphanumeric())),
+                "{path} leaks {secret}"
+            );
         }
     }
     // Grader data: no reachable file equals an expected answer file.
@@ -122,24 +193,42 @@ fn no_tool_reaches_hidden_answers() {
             match c {
                 tbsim::scenario::Check::All(v) => checks.extend(v),
                 tbsim::scenario::Check::FileText { expected, .. } => {
-                    assert!(files.iter().all(|(_, f)| f.trim() != expected.trim()), "a fixed article is on the drive");
+                    assert!(
+                        files.iter().all(|(_, f)| f.trim() != expected.trim()),
+                        "a fixed article is on the drive"
+                    );
                 }
                 tbsim::scenario::Check::JsonStringSet { expected, .. } if !expected.is_empty() => {
                     let answer = serde_json::to_string(expected).unwrap();
-                    assert!(files.iter().all(|(_, f)| !f.contains(&answer)), "the answer list is on the drive");
+                    assert!(
+                        files.iter().all(|(_, f)| !f.contains(&answer)),
+                        "the answer list is on the drive"
+                    );
                 }
                 _ => {}
             }
         }
     }
     // Messages that do not name the right thing get the default reply, not the clue.
-    let owner = loaded.scenario.company.people.iter().find(|p| !p.clues.is_empty()).unwrap();
-    let sent = call(&mut s, "send_message", &json!({"to": owner.key, "text": "Hello! How is your day going?"}).to_string());
+    let owner = loaded
+        .scenario
+        .company
+        .people
+        .iter()
+        .find(|p| !p.clues.is_empty())
+        .unwrap();
+    let sent = call(
+        &mut s,
+        "send_message",
+        &json!({"to": owner.key, "text": "Hello! How is your day going?"}).to_string(),
+    );
     assert!(sent.ok, "{:?} at {}", sent.error, sent.time);
     let mut r = sent;
     let reply = loop {
         let found = r.notifications.iter().find_map(|n| match n {
-            tbsim::world::Notification::Message { from, text, .. } if *from == owner.key => Some(text.clone()),
+            tbsim::world::Notification::Message { from, text, .. } if *from == owner.key => {
+                Some(text.clone())
+            }
             _ => None,
         });
         if let Some(t) = found {
@@ -148,13 +237,19 @@ fn no_tool_reaches_hidden_answers() {
         assert!(!s.is_over(), "the colleague never replied");
         r = call(&mut s, "wait", "{}");
     };
-    assert!(!reply.contains("NEW"), "a vague message disclosed a clue: {reply}");
+    assert!(
+        !reply.contains("NEW"),
+        "a vague message disclosed a clue: {reply}"
+    );
 }
 
 fn python_ready() -> bool {
     let ok = tbsim::python::python_available() && tbsim::python::sandbox_available();
     if !ok {
-        assert!(std::env::var_os("CI").is_none(), "CI must provide python3 and bubblewrap (see .ci/run)");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must provide python3 and bubblewrap (see .ci/run)"
+        );
         eprintln!("skipping: python3 or bubblewrap is not available");
     }
     ok
@@ -179,7 +274,12 @@ print(len(rows))
     assert_eq!(v["exit_code"], 0, "{v}");
     assert_eq!(v["written"], json!(["workspace/counts.json"]));
     let f = call(&mut s, "read_file", r#"{"path": "workspace/counts.json"}"#);
-    assert!(f.result.unwrap()["content"].as_str().unwrap().contains("\"suppliers\": 7"));
+    assert!(
+        f.result.unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .contains("\"suppliers\": 7")
+    );
     // The scenario file (with every answer) is not reachable from the sandbox.
     let scen = crate::util::root().join("content/scenarios/transactions-two-abnormal.ron");
     let leak = format!("print(open({:?}).read()[:100])", scen.display().to_string());
@@ -195,12 +295,37 @@ fn arb_json() -> impl Strategy<Value = Value> {
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(|n| json!(n)),
         "[ -~]{0,12}".prop_map(Value::String),
-        prop::sample::select(vec!["drive", "workspace/x.md", "../x", "/etc", "drive/kb", "npc/none", "10:30", "2025-10-01T23:00", "{}", ""])
-            .prop_map(|s| Value::String(s.into())),
+        prop::sample::select(vec![
+            "drive",
+            "workspace/x.md",
+            "../x",
+            "/etc",
+            "drive/kb",
+            "npc/none",
+            "10:30",
+            "2025-10-01T23:00",
+            "{}",
+            ""
+        ])
+        .prop_map(|s| Value::String(s.into())),
     ];
     leaf.prop_recursive(2, 8, 4, |inner| {
         prop::collection::btree_map(
-            prop::sample::select(vec!["path", "to", "text", "content", "minutes", "until", "meeting", "members", "code", "expression", "with", "x"]).prop_map(str::to_owned),
+            prop::sample::select(vec![
+                "path",
+                "to",
+                "text",
+                "content",
+                "minutes",
+                "until",
+                "meeting",
+                "members",
+                "code",
+                "expression",
+                "with",
+                "x",
+            ])
+            .prop_map(str::to_owned),
             inner,
             0..4,
         )

@@ -11,7 +11,10 @@ use tbsim::sim::SimConfig;
 
 /// The repository root.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// The bundled scenario files, sorted.
@@ -31,17 +34,32 @@ pub fn scenario(name: &str) -> LoadedScenario {
 }
 
 /// Runs an agent in memory.
-pub fn run(loaded: &LoadedScenario, agent: &mut dyn Agent, seed: Option<u64>) -> (RunResult, Vec<String>) {
-    let config = SimConfig { seed, agent: agent.name(), ..SimConfig::default() };
+pub fn run(
+    loaded: &LoadedScenario,
+    agent: &mut dyn Agent,
+    seed: Option<u64>,
+) -> (RunResult, Vec<String>) {
+    let config = SimConfig {
+        seed,
+        agent: agent.name(),
+        ..SimConfig::default()
+    };
     run_in_memory(loaded, agent, config, &RunLimits::default())
 }
 
 /// Runs the real `tbsim` binary.
 pub fn tbsim(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tbsim")).args(args).current_dir(cwd).output().expect("the tbsim binary runs")
+    Command::new(env!("CARGO_BIN_EXE_tbsim"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("the tbsim binary runs")
 }
 
 /// stdout and stderr as text.
 pub fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }

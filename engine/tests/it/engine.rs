@@ -1,0 +1,359 @@
+//! Engine behaviours seen through the tools: interrupts, releases, deadlines,
+//! timed events, group chat, bookings and attachments.
+
+use serde_json::json;
+use tbsim::scenario::{Content, FileSpec, LoadedScenario, TimedEvent, WorldChange};
+use tbsim::sim::{Decision, Sim, SimConfig, ToolResult};
+use tbsim::tools::{LivePython, ToolCall};
+use tbsim::trajectory::Trajectory;
+use tbsim::world::Notification;
+
+fn start(loaded: &LoadedScenario) -> (Sim, Vec<Notification>) {
+    let mut s = Sim::new(
+        loaded,
+        SimConfig::default(),
+        Trajectory::in_memory(),
+        Box::new(LivePython::default()),
+    );
+    let obs = s.begin();
+    (s, obs.notifications)
+}
+
+fn call(sim: &mut Sim, name: &str, args: serde_json::Value) -> ToolResult {
+    let obs = sim.step(&Decision {
+        calls: vec![ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            arguments: args.to_string(),
+        }],
+    });
+    obs.results.into_iter().next().unwrap()
+}
+
+fn kinds(ns: &[Notification]) -> Vec<String> {
+    ns.iter()
+        .map(|n| {
+            serde_json::to_value(n).unwrap()["kind"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn meeting_interrupt_announces_a_task_only_to_those_present() {
+    let loaded = crate::util::scenario("meeting-check-sum");
+    // On time: the start interrupt wakes a waiting agent, joining hears the announcement.
+    let (mut s, first) = start(&loaded);
+    assert_eq!(
+        kinds(&first),
+        ["task_released"],
+        "only the attend task is known at the start"
+    );
+    let r = call(&mut s, "wait", json!({"until": "12:00"}));
+    assert_eq!(
+        kinds(&r.notifications),
+        ["meeting_starting"],
+        "the meeting interrupts the wait"
+    );
+    assert!(r.time.ends_with("09:30"));
+    let r = call(
+        &mut s,
+        "join_meeting",
+        json!({"meeting": "meeting/sync-sync"}),
+    );
+    assert!(r.ok);
+    assert!(
+        r.time.ends_with("10:30"),
+        "joining lasts until the meeting ends: {}",
+        r.time
+    );
+    assert_eq!(
+        kinds(&r.notifications),
+        ["announcement", "task_released", "meeting_ended"]
+    );
+
+    // Late: joining after the announcement misses the announced task.
+    let (mut s, _) = start(&loaded);
+    call(&mut s, "wait", json!({"until": "09:45"}));
+    call(&mut s, "wait", json!({"until": "09:45"}));
+    let r = call(
+        &mut s,
+        "join_meeting",
+        json!({"meeting": "meeting/sync-sync"}),
+    );
+    assert!(
+        r.ok && r.result.as_ref().unwrap().get("missed").is_some(),
+        "{:?}",
+        r.result
+    );
+    assert!(!kinds(&r.notifications).contains(&"task_released".to_owned()));
+    s.end(tbsim::world::EndReason::Finished);
+    let res = s.results();
+    assert!(!res.tasks[0].success, "late is not on time");
+    assert_eq!(
+        res.tasks[1].released_at, None,
+        "the announced task never reached a late agent"
+    );
+
+    // Early: the room is not open yet.
+    let (mut s, _) = start(&loaded);
+    let r = call(
+        &mut s,
+        "join_meeting",
+        json!({"meeting": "meeting/sync-sync"}),
+    );
+    assert_eq!(r.error.unwrap().kind, tbsim::tools::ErrorKind::Invalid);
+}
+
+#[test]
+fn deadlines_freeze_checkpoints() {
+    let loaded = crate::util::scenario("transactions-none-abnormal");
+    let (mut s, _) = start(&loaded);
+    call(
+        &mut s,
+        "read_file",
+        json!({"path": "drive/finance/review/transaction_review_manual.md"}),
+    );
+    let r = call(&mut s, "wait", json!({"until": "12:30"}));
+    assert!(
+        kinds(&r.notifications).contains(&"deadline_passed".to_owned()),
+        "{:?}",
+        r.notifications
+    );
+    call(
+        &mut s,
+        "write_file",
+        json!({"path": "workspace/transaction_review_report.json", "content": "{\"abnormal_suppliers\": []}"}),
+    );
+    s.end(tbsim::world::EndReason::Finished);
+    let res = s.results();
+    let passed: Vec<&str> = res.tasks[0]
+        .checkpoints
+        .iter()
+        .filter(|c| c.passed)
+        .map(|c| c.key.as_str())
+        .collect();
+    assert_eq!(
+        passed,
+        ["manual_consulted"],
+        "only work before the deadline counts"
+    );
+}
+
+#[test]
+fn timed_events_and_images_reach_the_agent() {
+    let mut loaded = crate::util::scenario("meeting-only");
+    let png = {
+        // A 1x1 PNG, written by hand: signature, IHDR, IDAT, IEND.
+        let mut v = b"\x89PNG\r\n\x1a\n".to_vec();
+        v.extend_from_slice(
+            b"\x00\x00\x00\x0dIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde",
+        );
+        v.extend_from_slice(b"\x00\x00\x00\x0cIDATx\x9cc\xf8\xcf\xc0\x00\x00\x03\x01\x01\x00\xc9\xfe\x92\xef\x00\x00\x00\x00IEND\xaeB`\x82");
+        v
+    };
+    loaded
+        .assets
+        .insert("drive/maps/office.png".into(), png.clone());
+    loaded.scenario.files.push(FileSpec {
+        path: "drive/maps/office.png".into(),
+        content: Content::Sidecar {
+            path: "office.png".into(),
+            blake3: blake3::hash(&png).to_hex().to_string(),
+        },
+    });
+    let boss = loaded.scenario.intern.manager.clone();
+    loaded.scenario.events.push(TimedEvent {
+        at: "2025-10-08T09:20".into(),
+        change: WorldChange::Message {
+            from: boss.clone(),
+            text: "Welcome aboard!".into(),
+        },
+    });
+    loaded.scenario.events.push(TimedEvent {
+        at: "2025-10-08T09:40".into(),
+        change: WorldChange::File(FileSpec {
+            path: "drive/news/today.md".into(),
+            content: Content::Text("Town hall at 4pm.".into()),
+        }),
+    });
+    tbsim::scenario::validate(&loaded.scenario, std::path::Path::new("x.ron"), None).unwrap();
+    let (mut s, _) = start(&loaded);
+    let r = call(&mut s, "wait", json!({}));
+    assert!(r.time.ends_with("09:20"));
+    match &r.notifications[0] {
+        Notification::Message { from, text, .. } => assert_eq!(
+            (from.as_str(), text.as_str()),
+            (boss.as_str(), "Welcome aboard!")
+        ),
+        other => panic!("{other:?}"),
+    }
+    let r = call(&mut s, "wait", json!({}));
+    assert_eq!(kinds(&r.notifications), ["file_added"]);
+    let r = call(&mut s, "read_file", json!({"path": "drive/news/today.md"}));
+    assert_eq!(r.result.unwrap()["content"], "Town hall at 4pm.");
+    let r = call(
+        &mut s,
+        "read_file",
+        json!({"path": "drive/maps/office.png"}),
+    );
+    assert_eq!(r.result.as_ref().unwrap()["kind"], "image");
+    assert_eq!(r.attachments.len(), 1);
+    assert_eq!(r.attachments[0].mime, "image/png");
+    let r = call(&mut s, "read_messages", json!({"with": boss}));
+    assert_eq!(r.result.unwrap()["messages"][0]["text"], "Welcome aboard!");
+}
+
+#[test]
+fn group_messages_get_replies_only_from_those_who_know() {
+    let loaded = crate::util::scenario("transactions-two-abnormal");
+    let finance: Vec<&str> = loaded
+        .scenario
+        .company
+        .people
+        .iter()
+        .filter(|p| p.department == "Finance")
+        .map(|p| p.key.as_str())
+        .collect();
+    let outsider = loaded
+        .scenario
+        .company
+        .people
+        .iter()
+        .find(|p| p.department == "Marketing")
+        .unwrap();
+    let (mut s, _) = start(&loaded);
+    let mut members: Vec<&str> = finance[..2].to_vec();
+    members.push(&outsider.key);
+    let r = call(
+        &mut s,
+        "create_group",
+        json!({"name": "review", "members": members}),
+    );
+    let group = r.result.unwrap()["group"].as_str().unwrap().to_owned();
+    let r = call(
+        &mut s,
+        "create_group",
+        json!({"name": "solo", "members": [finance[0]]}),
+    );
+    assert!(!r.ok, "a group needs two colleagues");
+    let mut r = call(
+        &mut s,
+        "send_group_message",
+        json!({"group": group, "text": "Where is the manual for the supplier transaction review?"}),
+    );
+    let mut replies = Vec::new();
+    loop {
+        for n in r.notifications {
+            if let Notification::Message { from, thread, .. } = n {
+                assert_eq!(thread, group);
+                replies.push(from);
+            }
+        }
+        assert!(!s.is_over());
+        if replies.len() >= 2 {
+            break;
+        }
+        r = call(&mut s, "wait", json!({"minutes": 30}));
+    }
+    call(&mut s, "wait", json!({"minutes": 60}));
+    replies.sort();
+    let mut want: Vec<String> = finance[..2].iter().map(|s| s.to_string()).collect();
+    want.sort();
+    assert_eq!(replies, want, "the marketing member has nothing to say");
+}
+
+#[test]
+fn bookings_check_rooms_people_and_ownership() {
+    let loaded = crate::util::scenario("meeting-check-sum");
+    let (mut s, _) = start(&loaded);
+    let busy_person = loaded.scenario.meetings[0].attendees[0].clone();
+    let free_person = loaded
+        .scenario
+        .company
+        .people
+        .iter()
+        .find(|p| p.department == "Engineering")
+        .unwrap()
+        .key
+        .clone();
+    let r = call(
+        &mut s,
+        "available_rooms",
+        json!({"start": "09:45", "end": "10:15"}),
+    );
+    let rooms = r.result.unwrap()["available"].as_array().unwrap().len();
+    assert_eq!(rooms, 5, "the sync holds one room");
+    let r = call(
+        &mut s,
+        "book_meeting",
+        json!({"title": "1:1", "room": "Dune Room", "start": "09:45", "end": "10:15", "attendees": [busy_person]}),
+    );
+    assert!(r.error.unwrap().message.contains("scheduling conflicts"));
+    let r = call(
+        &mut s,
+        "book_meeting",
+        json!({"title": "late", "room": "Dune Room", "start": "17:30", "end": "18:30", "attendees": [free_person]}),
+    );
+    assert!(r.error.unwrap().message.contains("office hours"));
+    let r = call(
+        &mut s,
+        "book_meeting",
+        json!({"title": "1:1", "room": "Dune Room", "start": "11:00", "end": "11:30", "attendees": [free_person]}),
+    );
+    let key = r.result.unwrap()["booked"].as_str().unwrap().to_owned();
+    let r = call(
+        &mut s,
+        "book_meeting",
+        json!({"title": "again", "room": "dune room", "start": "11:15", "end": "11:45", "attendees": []}),
+    );
+    assert!(r.error.unwrap().message.contains("taken"));
+    let r = call(
+        &mut s,
+        "cancel_booking",
+        json!({"meeting": "meeting/sync-sync"}),
+    );
+    assert_eq!(
+        r.error.unwrap().kind,
+        tbsim::tools::ErrorKind::Permission,
+        "only the organiser cancels"
+    );
+    let r = call(&mut s, "my_calendar", json!({}));
+    assert_eq!(r.result.unwrap()["meetings"].as_array().unwrap().len(), 2);
+    assert!(call(&mut s, "cancel_booking", json!({"meeting": key})).ok);
+    let r = call(&mut s, "my_calendar", json!({}));
+    assert_eq!(r.result.unwrap()["meetings"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn files_copy_list_and_confine() {
+    let loaded = crate::util::scenario("kb-fix-medium");
+    let (mut s, _) = start(&loaded);
+    let r = call(
+        &mut s,
+        "copy_from_drive",
+        json!({"path": "drive/kb/articles"}),
+    );
+    let copied = r.result.unwrap()["copied"].as_array().unwrap().len();
+    assert_eq!(copied, 3);
+    let t0 = s.now();
+    let r = call(&mut s, "list_folder", json!({"path": "workspace/articles"}));
+    assert_eq!(r.result.unwrap()["entries"].as_array().unwrap().len(), 3);
+    assert_eq!(s.now().0 - t0.0, 60, "listing costs a minute");
+    let r = call(
+        &mut s,
+        "write_file",
+        json!({"path": "workspace/articles", "content": "x"}),
+    );
+    assert!(!r.ok, "cannot overwrite a folder with a file");
+    let r = call(
+        &mut s,
+        "write_file",
+        json!({"path": "workspace/notes/today.md", "content": "plan"}),
+    );
+    assert!(r.ok);
+    let r = call(&mut s, "read_file", json!({"path": "workspace/notes"}));
+    assert!(r.error.unwrap().message.contains("folder"));
+}
