@@ -357,3 +357,35 @@ fn files_copy_list_and_confine() {
     let r = call(&mut s, "read_file", json!({"path": "workspace/notes"}));
     assert!(r.error.unwrap().message.contains("folder"));
 }
+
+#[test]
+fn the_trajectory_is_on_disk_while_the_run_is_in_flight() {
+    let loaded = crate::util::scenario("kb-fix-medium");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trajectory.jsonl");
+    let mut s = Sim::new(
+        &loaded,
+        SimConfig::default(),
+        Trajectory::to_file(&path).unwrap(),
+        Box::new(LivePython::default()),
+    );
+    s.begin();
+    call(&mut s, "list_folder", json!({"path": "drive"}));
+    // No end, no results: a crash here must still leave every completed step on disk.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let types: Vec<String> = text
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(types.first().map(String::as_str), Some("header"));
+    assert!(
+        types.contains(&"decision".to_owned())
+            && types.last().map(String::as_str) == Some("result"),
+        "{types:?}"
+    );
+}

@@ -153,3 +153,36 @@ fn trivially_wrong_answers_fail_the_answer_checkpoints() {
         assert!(!correct.passed, "{label} must not pass");
     }
 }
+
+#[test]
+fn adding_a_task_does_not_change_another_tasks_draws() {
+    let kb = || TaskPlan {
+        id: "kb".into(),
+        family: Family::KbFix(kb_fix::Params::default()),
+        release: Default::default(),
+        deadline: None,
+        priority: Default::default(),
+    };
+    let mut one = plan(7, Family::KbFix(kb_fix::Params::default()));
+    one.scenarios[0].tasks = vec![kb()];
+    let mut two = one.clone();
+    two.scenarios[0].tasks.insert(
+        0,
+        TaskPlan {
+            id: "tr".into(),
+            family: Family::TransactionReview(Default::default()),
+            release: Default::default(),
+            deadline: None,
+            priority: Default::default(),
+        },
+    );
+    let a = tbsim::generate::generate_scenario(7, &one.scenarios[0]).unwrap();
+    let b = tbsim::generate::generate_scenario(7, &two.scenarios[0]).unwrap();
+    let ka = a.tasks.iter().find(|t| t.key == "task/kb").unwrap();
+    let kb = b.tasks.iter().find(|t| t.key == "task/kb").unwrap();
+    assert_eq!(ka, kb);
+    assert_eq!(
+        a.company.people.iter().map(|p| &p.name).collect::<Vec<_>>(),
+        b.company.people.iter().map(|p| &p.name).collect::<Vec<_>>()
+    );
+}
