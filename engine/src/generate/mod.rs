@@ -158,15 +158,7 @@ pub fn load_suite(path: &Path) -> Result<Suite, GenError> {
         .map_err(|e| GenError::Suite(format!("{}: cannot read the suite: {e}", path.display())))?;
     ron::Options::default()
         .from_str::<Suite>(&text)
-        .map_err(|e| {
-            GenError::Suite(format!(
-                "{}:{}:{}: error[TB0001]: {}",
-                path.display(),
-                e.span.start.line,
-                e.span.start.col,
-                e.code
-            ))
-        })
+        .map_err(|e| GenError::Suite(crate::scenario::syntax_error(&text, path, &e).to_string()))
 }
 
 /// What one family generator contributes to a scenario.

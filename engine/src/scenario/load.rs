@@ -160,12 +160,48 @@ impl From<ScenarioError> for ScenarioErrors {
 pub fn parse_str(src: &str, file: &Path) -> Result<Scenario, ScenarioError> {
     ron::Options::default()
         .from_str::<Scenario>(src)
-        .map_err(|e| ScenarioError {
-            file: file.to_path_buf(),
-            code: ErrorCode::Syntax,
-            location: Location::LineCol(e.span.start.line, e.span.start.col),
-            message: e.code.to_string(),
-        })
+        .map_err(|e| syntax_error(src, file, &e))
+}
+
+/// Turns a RON error into a positioned error, pointing where a person would look.
+pub(crate) fn syntax_error(src: &str, file: &Path, e: &ron::error::SpannedError) -> ScenarioError {
+    let (mut line, mut col) = (e.span.start.line, e.span.start.col);
+    let mut message = e.code.to_string();
+    match &e.code {
+        // RON notices a missing comma at the next value; the comma belongs at the end
+        // of the previous non-blank line.
+        ron::Error::ExpectedComma => {
+            let lines: Vec<&str> = src.lines().collect();
+            if let Some((i, l)) = lines
+                .iter()
+                .enumerate()
+                .take(line.saturating_sub(1))
+                .rev()
+                .find(|(_, l)| !l.trim().is_empty())
+            {
+                line = i + 1;
+                col = l.trim_end().chars().count() + 1;
+            }
+            message = "expected a comma after this value".into();
+        }
+        ron::Error::IntegerOutOfBounds => {
+            // Point at the number's sign, if any, and say what fits.
+            if let Some(l) = src.lines().nth(line.saturating_sub(1)) {
+                let before: String = l.chars().take(col.saturating_sub(1)).collect();
+                if before.ends_with('-') {
+                    col -= 1;
+                }
+            }
+            message = "integer out of range: this field takes a whole number that is not negative and fits its type".into();
+        }
+        _ => {}
+    }
+    ScenarioError {
+        file: file.to_path_buf(),
+        code: ErrorCode::Syntax,
+        location: Location::LineCol(line, col),
+        message,
+    }
 }
 
 /// A scenario read from disk and validated.

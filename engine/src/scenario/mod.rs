@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) use load::syntax_error;
 pub use load::{
     ErrorCode, LoadedScenario, Location, ScenarioError, ScenarioErrors, load_file, parse_str,
 };

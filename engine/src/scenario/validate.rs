@@ -309,16 +309,36 @@ pub fn validate(
                     "a meeting must end after it starts",
                 );
             } else {
-                let same_day = Epoch::day_of(ms) == Epoch::day_of(SimTime(me.0 - 1));
-                let in_hours = open.is_none_or(|o| ms.0 % 86_400 >= o)
-                    && close.is_none_or(|c| me.0 - Epoch::day_of(ms) * 86_400 <= c);
-                if !same_day || !in_hours || ms < start || me > end {
+                let day = Epoch::day_of(ms) * 86_400;
+                let problem = if Epoch::day_of(ms) != Epoch::day_of(SimTime(me.0 - 1)) {
+                    Some("it spans midnight".to_owned())
+                } else if open.is_some_and(|o| ms.0 - day < o) {
+                    Some(format!(
+                        "it starts before the office opens at {}",
+                        s.clock.office_open
+                    ))
+                } else if close.is_some_and(|c| me.0 - day > c) {
+                    Some(format!(
+                        "it ends after the office closes at {}",
+                        s.clock.office_close
+                    ))
+                } else if ms < start {
+                    Some(format!(
+                        "it starts before the run starts ({})",
+                        s.clock.start
+                    ))
+                } else if me > end {
+                    Some(format!("it ends after the run ends ({})", s.clock.end))
+                } else {
+                    None
+                };
+                if let Some(problem) = problem {
                     cx.err(
                         ErrorCode::MeetingOutsideDay,
                         &at,
                         format!(
-                            "meeting {}..{} must lie within office hours {}..{} of one day and within the run {}..{}",
-                            m.start, m.end, s.clock.office_open, s.clock.office_close, s.clock.start, s.clock.end
+                            "meeting {}..{} is outside the working day: {problem}",
+                            m.start, m.end
                         ),
                     );
                 }
@@ -368,7 +388,7 @@ pub fn validate(
                     format!("{at}.deadline"),
                     format!(
                         "deadline {} is not after the release at {}",
-                        t.deadline,
+                        epoch.iso(d),
                         epoch.iso(r)
                     ),
                 );
@@ -405,7 +425,14 @@ pub fn validate(
                     "weights must be at least 1",
                 );
             }
-            check_check(&mut cx, &cat, &c.check, &meetings, &clues, &drive_files);
+            check_check(
+                &mut cx,
+                &format!("{cat}.check"),
+                &c.check,
+                &meetings,
+                &clues,
+                &drive_files,
+            );
         }
         for (j, step) in t.plan.iter().enumerate() {
             let pat = format!("{at}.plan[{j}]");
@@ -539,7 +566,7 @@ fn condition(
 
 fn check_check(
     cx: &mut Ctx<'_>,
-    cat: &str,
+    at: &str,
     check: &Check,
     meetings: &BTreeMap<&str, &super::MeetingSpec>,
     clues: &BTreeSet<&str>,
@@ -556,16 +583,16 @@ fn check_check(
             Ok(p) if p.is_workspace() => {}
             Ok(_) => cx.err(
                 ErrorCode::BadPath,
-                format!("{cat}.check"),
+                at.to_owned(),
                 format!("`{path}`: answers are checked in `workspace/`"),
             ),
-            Err(e) => cx.err(ErrorCode::BadPath, format!("{cat}.check"), e.to_string()),
+            Err(e) => cx.err(ErrorCode::BadPath, at.to_owned(), e.to_string()),
         },
         Check::Disclosed(keys) => {
             if keys.is_empty() {
                 cx.err(
                     ErrorCode::BadValue,
-                    format!("{cat}.check"),
+                    at.to_owned(),
                     "Disclosed needs at least one clue key",
                 );
             }
@@ -573,7 +600,7 @@ fn check_check(
                 if !clues.contains(k.as_str()) {
                     cx.err(
                         ErrorCode::UnknownClue,
-                        format!("{cat}.check"),
+                        at.to_owned(),
                         format!("no clue with key `{k}`"),
                     );
                 }
@@ -583,16 +610,19 @@ fn check_check(
             if !meetings.contains_key(m.as_str()) {
                 cx.err(
                     ErrorCode::UnknownMeeting,
-                    format!("{cat}.check"),
+                    at.to_owned(),
                     format!("no meeting with key `{m}`"),
                 );
             }
         }
         Check::Consulted(p) => {
-            if !drive_files.contains(p.as_str()) {
+            let normal = VPath::parse(p)
+                .map(|v| v.as_str().to_owned())
+                .unwrap_or_else(|_| p.clone());
+            if !drive_files.contains(&normal) {
                 cx.err(
                     ErrorCode::UnknownFile,
-                    format!("{cat}.check"),
+                    at.to_owned(),
                     format!("no drive file `{p}` in files"),
                 );
             }
@@ -601,14 +631,14 @@ fn check_check(
             if subs.is_empty() {
                 cx.err(
                     ErrorCode::BadValue,
-                    format!("{cat}.check"),
+                    at.to_owned(),
                     "All needs at least one check",
                 );
             }
             for (i, s) in subs.iter().enumerate() {
                 check_check(
                     cx,
-                    &format!("{cat}.check.All[{i}]"),
+                    &format!("{at}.All[{i}]"),
                     s,
                     meetings,
                     clues,
@@ -622,7 +652,7 @@ fn check_check(
     {
         cx.err(
             ErrorCode::BadValue,
-            format!("{cat}.check"),
+            at.to_owned(),
             "tolerance must be a finite number >= 0",
         );
     }

@@ -281,6 +281,14 @@ fn deliver(world: &mut World) {
     }
 }
 
+/// Scenario paths may be written loosely (`./drive//x.md`); the world keys them normalised.
+fn normalised(path: &str) -> std::borrow::Cow<'_, str> {
+    match crate::path::VPath::parse(path) {
+        Ok(p) if p.as_str() != path => std::borrow::Cow::Owned(p.as_str().to_owned()),
+        _ => std::borrow::Cow::Borrowed(path),
+    }
+}
+
 struct View<'w, 's, 'a> {
     index: &'a Index,
     history: &'a History,
@@ -290,14 +298,14 @@ struct View<'w, 's, 'a> {
 
 impl WorldView for View<'_, '_, '_> {
     fn file(&self, path: &str) -> Option<&[u8]> {
-        let e = self.index.files.get(path)?;
+        let e = self.index.files.get(normalised(path).as_ref())?;
         self.files.get(*e).ok().map(|f| f.bytes.as_slice())
     }
     fn disclosed(&self, clue: &str) -> bool {
         self.history.disclosed.contains_key(clue)
     }
     fn consulted(&self, path: &str) -> bool {
-        self.history.consulted.contains(path)
+        self.history.consulted.contains(normalised(path).as_ref())
     }
     fn attended_on_time(&self, meeting: &str) -> bool {
         self.index
