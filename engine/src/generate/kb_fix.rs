@@ -57,6 +57,26 @@ fn link_line(id: &str, owner: &str) -> String {
     format!("Chart: kb.internal/charts?id={id} (Chart owner: {owner})")
 }
 
+/// The variants: one per preset.
+pub fn variants() -> Vec<(String, Params)> {
+    [
+        ("easy", Level::Easy),
+        ("medium", Level::Medium),
+        ("hard", Level::Hard),
+    ]
+    .into_iter()
+    .map(|(k, l)| {
+        (
+            format!("kb_fix/{k}"),
+            Params {
+                difficulty: Some(l),
+                ..Params::default()
+            },
+        )
+    })
+    .collect()
+}
+
 /// Generates one instance.
 pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let mut rng = ctx.rng("kb");
@@ -138,8 +158,8 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             format!("# {}\n\n{}\n", a.title, body.join("\n\n"))
         };
         let (original, fixed) = (render(false), render(true));
-        let src = format!("drive/kb/articles/{}.md", a.stem);
-        let out = format!("workspace/{}_fixed.md", a.stem);
+        let src = format!("{}/{}.md", ctx.folder("drive/kb/articles"), a.stem);
+        let out = format!("workspace/{}{}_fixed.md", a.stem, ctx.suffix());
         files.push(FileSpec {
             path: src.clone(),
             content: Content::Text(original),

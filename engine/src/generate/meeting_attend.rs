@@ -54,6 +54,10 @@ pub struct Params {
 pub const RULES: &str = "drive/finance/procurement_rules.md";
 /// Where the summary goes.
 pub const SUMMARY: &str = "workspace/procurement_summary.json";
+
+fn summary_path(ctx: &Ctx<'_>) -> String {
+    format!("workspace/procurement_summary{}.json", ctx.suffix())
+}
 const MAX_QTY: u32 = 3;
 const MAX_UNIT: u32 = 600;
 const MAX_TOTAL: u32 = 1000;
@@ -72,9 +76,35 @@ fn add_minutes(hm: &str, minutes: u32) -> String {
     format!("{:02}:{:02}", total / 60, total % 60)
 }
 
+/// The variants: kind x level (level only matters where requests are filtered, but
+/// it changes what is said in the meeting for every kind but `None`).
+pub fn variants() -> Vec<(String, Params)> {
+    let mut v = Vec::new();
+    for (name, kind) in [
+        ("none", Kind::None),
+        ("write", Kind::Write),
+        ("sum", Kind::Sum),
+        ("check", Kind::Check),
+        ("check_sum", Kind::CheckSum),
+    ] {
+        for level in 1..=3u8 {
+            v.push((
+                format!("meeting_attend/{name}/l{level}"),
+                Params {
+                    kind: Some(kind),
+                    level: Some(level),
+                    ..Params::default()
+                },
+            ));
+        }
+    }
+    v
+}
+
 /// Generates one instance (one or two tasks).
 pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let mut rng = ctx.rng("meeting");
+    let summary = summary_path(ctx);
     let start = p
         .start
         .clone()
@@ -301,21 +331,21 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     if filtered {
         plan.push(step("read_file", json!({"path": RULES})));
     }
-    plan.push(step("write_file", json!({"path": SUMMARY, "content": serde_json::to_string_pretty(&answer).unwrap_or_default()})));
+    plan.push(step("write_file", json!({"path": summary, "content": serde_json::to_string_pretty(&answer).unwrap_or_default()})));
     let mut checkpoints = vec![
         CheckpointSpec {
             key: "summary_written".into(),
-            description: format!("`{SUMMARY}` holds a `requests` array"),
+            description: format!("`{summary}` holds a `requests` array"),
             weight: 1,
-            check: Check::JsonArray { path: SUMMARY.into(), pointer: "/requests".into() },
-            feedback: format!("`{SUMMARY}` is missing or is not JSON of the requested shape: {shape}"),
+            check: Check::JsonArray { path: summary.clone(), pointer: "/requests".into() },
+            feedback: format!("`{summary}` is missing or is not JSON of the requested shape: {shape}"),
         },
         CheckpointSpec {
             key: "requests_match".into(),
             description: "The requests listed are exactly the ones asked for, with the right quantities and prices".into(),
             weight: 1,
             check: Check::JsonRecords {
-                path: SUMMARY.into(),
+                path: summary.clone(),
                 pointer: "/requests".into(),
                 expected: kept
                     .iter()
@@ -345,7 +375,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             key: "total_correct".into(),
             description: "`statistics.total_cost` is the sum of the listed totals".into(),
             weight: 1,
-            check: Check::JsonNumber { path: SUMMARY.into(), pointer: "/statistics/total_cost".into(), expected: f64::from(total), tolerance: 0.5 },
+            check: Check::JsonNumber { path: summary.clone(), pointer: "/statistics/total_cost".into(), expected: f64::from(total), tolerance: 0.5 },
             feedback: "The grand total is wrong or missing. Each total is quantity x unit price; `statistics.total_cost` adds the totals of the listed requests (use the calculator).".into(),
         });
     }
@@ -377,7 +407,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         difficulty: difficulty(&plan, 0),
         title: "Summarise the purchase requests".into(),
         objective: format!(
-            "In the {dept} purchasing sync, {} asked you to summarise the purchase requests raised:\n{}\nWrite them to `{SUMMARY}` as {shape}.{filter_text}",
+            "In the {dept} purchasing sync, {} asked you to summarise the purchase requests raised:\n{}\nWrite them to `{summary}` as {shape}.{filter_text}",
             organizer.name,
             spoken.join("\n")
         ),
@@ -396,7 +426,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             if with_totals {
                 "Compute each total as quantity x unit price and add the listed totals for `statistics.total_cost`.".into()
             } else {
-                format!("Write valid JSON to `{SUMMARY}` with one object per request.")
+                format!("Write valid JSON to `{summary}` with one object per request.")
             },
         ],
         plan,

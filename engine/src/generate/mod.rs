@@ -119,7 +119,66 @@ pub enum Family {
     TransactionReview(transaction_review::Params),
 }
 
+/// The paper's four functional domains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Domain {
+    /// Information synthesis and analysis.
+    InformationSynthesis,
+    /// Time management and scheduling.
+    TimeManagement,
+    /// Proactive inquiry and monitoring.
+    ProactiveInquiry,
+    /// Strategic modelling and optimisation.
+    StrategicModelling,
+}
+
+/// A meta-task variant: a family with its categorical parameters fixed (numeric
+/// parameters stay drawn). The counting rule is explained in `content/README.md`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    /// Variant key, e.g. `kb_fix/hard`.
+    pub key: String,
+    /// The family with the variant's parameters.
+    pub family: Family,
+}
+
 impl Family {
+    /// Every variant of every family, in family order.
+    pub fn all_variants() -> Vec<Variant> {
+        let mut v = Vec::new();
+        v.extend(kb_fix::variants().into_iter().map(|(key, p)| Variant {
+            key,
+            family: Family::KbFix(p),
+        }));
+        v.extend(
+            meeting_attend::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::MeetingAttend(p),
+                }),
+        );
+        v.extend(
+            transaction_review::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::TransactionReview(p),
+                }),
+        );
+        v
+    }
+
+    /// The family's functional domain.
+    pub fn domain(&self) -> Domain {
+        match self {
+            Family::KbFix(_) => Domain::ProactiveInquiry,
+            Family::MeetingAttend(_) => Domain::TimeManagement,
+            Family::TransactionReview(_) => Domain::InformationSynthesis,
+        }
+    }
+
     /// The family's key.
     pub fn key(&self) -> &'static str {
         match self {
@@ -197,9 +256,28 @@ pub struct Ctx<'a> {
     pub rooms: &'a [Room],
     /// Suite seed.
     pub seed: u64,
+    /// Day of the scenario, from 1.
+    pub day: u32,
 }
 
 impl Ctx<'_> {
+    /// `""` on day 1, `"_d2"` on day 2, ...: appended to the names of files a family
+    /// writes, so the same family can recur on later days without collisions.
+    pub fn suffix(&self) -> String {
+        if self.day <= 1 {
+            String::new()
+        } else {
+            format!("_d{}", self.day)
+        }
+    }
+    /// A drive folder for this family: `base` on day 1, `base/day2` on day 2, ...
+    pub fn folder(&self, base: &str) -> String {
+        if self.day <= 1 {
+            base.to_owned()
+        } else {
+            format!("{base}/day{}", self.day)
+        }
+    }
     /// The stream for one purpose of this task.
     pub fn rng(&self, purpose: &str) -> StreamRng {
         stream(
@@ -364,6 +442,7 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
             priority: t.priority,
             rooms: &rooms,
             seed: suite_seed,
+            day: 1,
         };
         let parts = match &t.family {
             Family::KbFix(p) => kb_fix::generate(&ctx, p),

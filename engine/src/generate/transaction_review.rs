@@ -48,9 +48,27 @@ fn month_back(y: i32, m: u32, back: u32) -> (i32, u32) {
     (idx.div_euclid(12), idx.rem_euclid(12) as u32 + 1)
 }
 
+/// The variants: every (normal, abnormal) pair.
+pub fn variants() -> Vec<(String, Params)> {
+    let mut v = Vec::new();
+    for normal in 2..=5u8 {
+        for abnormal in 0..=2u8 {
+            v.push((
+                format!("transaction_review/n{normal}-a{abnormal}"),
+                Params {
+                    normal: Some(normal),
+                    abnormal: Some(abnormal),
+                },
+            ));
+        }
+    }
+    v
+}
+
 /// Generates one instance.
 pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let mut rng = ctx.rng("transactions");
+    let report = format!("workspace/transaction_review_report{}.json", ctx.suffix());
     let normal = p.normal.unwrap_or_else(|| rng.random_range(2..=5));
     let abnormal = p.abnormal.unwrap_or_else(|| rng.random_range(0..=2));
     if !(2..=5).contains(&normal) || abnormal > 2 {
@@ -225,7 +243,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         step("read_file", json!({"path": table})),
         step(
             "write_file",
-            json!({"path": REPORT, "content": json!({"abnormal_suppliers": abnormal_names}).to_string()}),
+            json!({"path": report, "content": json!({"abnormal_suppliers": abnormal_names}).to_string()}),
         ),
     ];
     let spec = TaskSpec {
@@ -235,7 +253,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         difficulty: difficulty(&plan, 1),
         title: "Review supplier transactions".into(),
         objective: format!(
-            "Please review the supplier transactions in `{table}` and find the suppliers whose payments look abnormal. Finance keeps a manual for this review; ask them for it. Save your findings as `{REPORT}`."
+            "Please review the supplier transactions in `{table}` and find the suppliers whose payments look abnormal. Finance keeps a manual for this review; ask them for it. Save your findings as `{report}`."
         ),
         assigned_by: ctx.company.mentor.clone(),
         release: ctx.release.clone(),
@@ -251,16 +269,16 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             },
             CheckpointSpec {
                 key: "report_valid".into(),
-                description: format!("`{REPORT}` holds an `abnormal_suppliers` list"),
+                description: format!("`{report}` holds an `abnormal_suppliers` list"),
                 weight: 1,
-                check: Check::JsonArray { path: REPORT.into(), pointer: "/abnormal_suppliers".into() },
-                feedback: format!("`{REPORT}` is missing or not of the form {{\"abnormal_suppliers\": [\"Supplier Name\", ...]}}."),
+                check: Check::JsonArray { path: report.clone(), pointer: "/abnormal_suppliers".into() },
+                feedback: format!("`{report}` is missing or not of the form {{\"abnormal_suppliers\": [\"Supplier Name\", ...]}}."),
             },
             CheckpointSpec {
                 key: "suppliers_correct".into(),
                 description: "Exactly the abnormal suppliers are listed".into(),
                 weight: 2,
-                check: Check::JsonStringSet { path: REPORT.into(), pointer: "/abnormal_suppliers".into(), expected: abnormal_names },
+                check: Check::JsonStringSet { path: report.clone(), pointer: "/abnormal_suppliers".into(), expected: abnormal_names },
                 feedback: "The list of abnormal suppliers is wrong: a supplier is abnormal only if it shows all four signs in the manual (no rating, short history, several payments a month, amounts just under the approval limit). Check every supplier against every sign; listing normal suppliers counts against you.".into(),
             },
         ],
