@@ -31,20 +31,23 @@
 //!    The clock never moves backwards: events are never scheduled before `now`, and
 //!    waiting for a past time is refused.
 //! 2. **A total order on events.** The queue pops by `(time, class, seq)`. At one
-//!    instant, classes pop in the order interrupt, release, delivery, agent,
+//!    instant, classes pop in the order day start, interrupt, release, delivery, agent,
 //!    deadline, day end ([`queue::EventClass`]); within a class, events pop in push
 //!    order (FIFO). Rescheduling an event gives it a fresh sequence number.
 //! 3. **Batches.** All events due at one instant form a batch; the tick runs once
 //!    per batch, then again for events the tick itself scheduled at that instant.
 //!    Checkpoints are evaluated before deadlines latch, so work done at the deadline
 //!    instant counts.
-//! 4. **Agent actions** are applied at the current instant after every event due at
+//! 4. **Days.** A scenario may span several working days. Between a day's end and the
+//!    next day's start nothing acts: the engine moves the clock straight to the next
+//!    morning, where the mentor's feedback on the previous day is delivered.
+//! 5. **Agent actions** are applied at the current instant after every event due at
 //!    that instant, each followed by a tick, then time advances by the tool's cost.
-//! 5. **Systems** run chained on the single-threaded executor with ambiguity
+//! 6. **Systems** run chained on the single-threaded executor with ambiguity
 //!    detection set to error; a test shuffles the schedule and compares digests.
-//! 6. **Randomness** comes from streams keyed by `(master seed, stable key)`
+//! 7. **Randomness** comes from streams keyed by `(master seed, stable key)`
 //!    ([`rng`]); adding an object never changes another object's draws.
-//! 7. **No hash-order output.** Everything observable is sorted by key or scenario
+//! 8. **No hash-order output.** Everything observable is sorted by key or scenario
 //!    order; `Entity` ids never leave the process.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

@@ -12,6 +12,7 @@ use tbsim::result::{RunResult, render_table};
 use tbsim::run::{RunLimits, run_to_dir};
 use tbsim::scenario::{LoadedScenario, load_file};
 use tbsim::sim::SimConfig;
+use tbsim::world::FeedbackPolicy;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -82,6 +83,26 @@ struct RunArgs {
     /// Simulated seconds charged per agent decision.
     #[arg(long)]
     turn_cost: Option<u32>,
+    /// Mentor feedback delivered each morning on the previous days' finished tasks.
+    #[arg(long, value_enum, default_value_t = Feedback::Detailed)]
+    feedback: Feedback,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+enum Feedback {
+    None,
+    Summary,
+    Detailed,
+}
+
+impl From<Feedback> for FeedbackPolicy {
+    fn from(f: Feedback) -> Self {
+        match f {
+            Feedback::None => FeedbackPolicy::None,
+            Feedback::Summary => FeedbackPolicy::Summary,
+            Feedback::Detailed => FeedbackPolicy::Detailed,
+        }
+    }
 }
 
 fn make_agent(name: &str, loaded: &LoadedScenario) -> Result<Box<dyn Agent>> {
@@ -159,6 +180,7 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
             hints: args.hints,
             turn_cost_secs: args.turn_cost,
             agent: agent_name.clone(),
+            feedback: args.feedback.into(),
             shuffle: None,
         };
         let r = run_to_dir(l, agent.as_mut(), config, &limits, &dir)

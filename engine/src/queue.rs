@@ -21,25 +21,28 @@ use crate::time::SimTime;
 
 /// The tie-break class of an event. At the same instant, events pop in this order.
 ///
-/// The order encodes the workplace's causality: a meeting interrupt is known before
+/// The order encodes the workplace's causality: a new day begins before anything
+/// else happens in it, a meeting interrupt is known before
 /// tasks released at the same minute, those before messages delivered, and all of
 /// them before the agent acts; deadlines and the end of the day come last, so an
 /// action taken exactly at a deadline still counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EventClass {
+    /// Start of a working day (the morning's mentor feedback).
+    DayStart = 0,
     /// Meeting starts, announcements and ends (preemptive interrupts).
-    Interrupt = 0,
+    Interrupt = 1,
     /// Task releases.
-    Release = 1,
+    Release = 2,
     /// Messages and world changes delivered to the agent.
-    Delivery = 2,
+    Delivery = 3,
     /// The agent's own tool calls.
-    Agent = 3,
+    Agent = 4,
     /// Task deadlines (checkpoints freeze).
-    Deadline = 4,
+    Deadline = 5,
     /// End of the working day.
-    DayEnd = 5,
+    DayEnd = 6,
 }
 
 /// A handle to a pending event, for cancelling or rescheduling it.
@@ -181,13 +184,14 @@ mod tests {
 
     fn class(i: u8) -> EventClass {
         [
+            EventClass::DayStart,
             EventClass::Interrupt,
             EventClass::Release,
             EventClass::Delivery,
             EventClass::Agent,
             EventClass::Deadline,
             EventClass::DayEnd,
-        ][usize::from(i % 6)]
+        ][usize::from(i % 7)]
     }
 
     #[test]
@@ -245,7 +249,7 @@ mod tests {
         /// and any subset rescheduled.
         #[test]
         fn pop_order_is_sorted_key_order(
-            ops in prop::collection::vec((0u64..50, 0u8..6, 0u8..4, 0u64..50), 0..200)
+            ops in prop::collection::vec((0u64..50, 0u8..7, 0u8..4, 0u64..50), 0..200)
         ) {
             let mut q = EventQueue::new();
             let mut model: Vec<(SimTime, EventClass, u64, usize)> = Vec::new();

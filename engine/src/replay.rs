@@ -122,6 +122,7 @@ pub fn replay(dir: &Path) -> Result<ReplayReport, ReplayError> {
         hints: header["hints"].as_u64().unwrap_or(0) as u8,
         turn_cost_secs: header["turn_cost_secs"].as_u64().map(|v| v as u32),
         agent: header["agent"].as_str().unwrap_or_default().to_owned(),
+        feedback: serde_json::from_value(header["feedback"].clone()).unwrap_or_default(),
         shuffle: None,
     };
     let mut sim = Sim::new(&loaded, config, Trajectory::in_memory(), Box::new(python));

@@ -46,6 +46,9 @@ pub struct TaskResult {
     pub difficulty: Difficulty,
     /// Priority.
     pub priority: Priority,
+    /// The working day it belongs to (its release day, or its deadline's day if it was
+    /// never released), from 1.
+    pub day: u32,
     /// When released, if it was.
     pub released_at: Option<String>,
     /// Deadline.
@@ -93,8 +96,29 @@ pub struct RunResult {
     pub sim_end: String,
     /// Trajectory digest (hex BLAKE3).
     pub digest: String,
+    /// Feedback policy between days.
+    pub feedback: crate::world::FeedbackPolicy,
+    /// Per working day.
+    pub days: Vec<DayResult>,
+    /// Checkpoint score of each day minus the previous day's (empty for one day).
+    pub day_gain: Vec<f64>,
     /// Per task.
     pub tasks: Vec<TaskResult>,
+}
+
+/// One working day's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DayResult {
+    /// Day number, from 1.
+    pub day: u32,
+    /// Its date, `YYYY-MM-DD`.
+    pub date: String,
+    /// Tasks of the day.
+    pub tasks: usize,
+    /// Mean task score of the day (0..1).
+    pub checkpoint_score: f64,
+    /// Share of the day's tasks fully solved (0..1).
+    pub success_rate: f64,
 }
 
 pub(crate) fn collect(
@@ -123,7 +147,14 @@ pub(crate) fn collect(
                 .sum();
             let passed = mine.iter().filter(|c| c.passed_at.is_some()).count();
             let success = passed == mine.len() && !mine.is_empty();
+            let anchor = t
+                .released_at
+                .unwrap_or_else(|| clock.epoch.parse(&t.spec.deadline).unwrap_or(clock.start));
+            let day = (crate::time::Epoch::day_of(anchor)
+                .saturating_sub(crate::time::Epoch::day_of(clock.start))
+                + 1) as u32;
             TaskResult {
+                day: day.min(clock.days.len().max(1) as u32),
                 key: t.spec.key.clone(),
                 title: t.spec.title.clone(),
                 family: t.spec.family.clone(),
@@ -164,7 +195,30 @@ pub(crate) fn collect(
         })
         .collect();
     let n = task_results.len().max(1) as f64;
+    let days: Vec<DayResult> = (1..=clock.days.len().max(1) as u32)
+        .map(|d| {
+            let mine: Vec<&TaskResult> = task_results.iter().filter(|t| t.day == d).collect();
+            let k = mine.len().max(1) as f64;
+            DayResult {
+                day: d,
+                date: clock
+                    .epoch
+                    .iso(clock.days.get(d as usize - 1).map_or(clock.start, |x| x.0))[..10]
+                    .to_owned(),
+                tasks: mine.len(),
+                checkpoint_score: mine.iter().map(|t| t.score).sum::<f64>() / k,
+                success_rate: mine.iter().filter(|t| t.success).count() as f64 / k,
+            }
+        })
+        .collect();
+    let day_gain = days
+        .windows(2)
+        .map(|w| w[1].checkpoint_score - w[0].checkpoint_score)
+        .collect();
     RunResult {
+        feedback: *world.resource::<crate::world::FeedbackPolicy>(),
+        days,
+        day_gain,
         scenario: scenario.to_owned(),
         agent: config.agent.clone(),
         seed: world.resource::<crate::world::Rngs>().0.master(),
@@ -228,8 +282,26 @@ pub fn render_table(results: &[RunResult]) -> String {
             r.tool_calls,
             errors,
             r.sim_start.replace('T', " "),
-            hm(&r.sim_end)
+            if r.sim_end[..10] == r.sim_start[..10] {
+                hm(&r.sim_end).to_owned()
+            } else {
+                r.sim_end.replace('T', " ")
+            }
         );
+        if r.days.len() > 1 {
+            for (i, d) in r.days.iter().enumerate() {
+                let gain = if i == 0 {
+                    String::new()
+                } else {
+                    format!(" | gain {:+.3}", r.day_gain[i - 1])
+                };
+                let _ = writeln!(
+                    out,
+                    "  day {} ({}): {} tasks | checkpoint score {:.3} | success rate {:.3}{gain}",
+                    d.day, d.date, d.tasks, d.checkpoint_score, d.success_rate
+                );
+            }
+        }
         let _ = writeln!(out);
     }
     if results.len() > 1 {

@@ -37,6 +37,9 @@ pub struct SimConfig {
     pub turn_cost_secs: Option<u32>,
     /// Agent name, recorded in the trajectory.
     pub agent: String,
+    /// Mentor feedback between days.
+    #[serde(default)]
+    pub feedback: crate::world::FeedbackPolicy,
     /// Shuffle seed for the tick schedule (tests; needs the `shuffle` feature).
     #[serde(skip)]
     pub shuffle: Option<u64>,
@@ -145,7 +148,14 @@ impl Sim {
         python: Box<dyn PythonBackend>,
     ) -> Sim {
         let seed = config.seed.unwrap_or(loaded.scenario.seed);
-        let world = build_world(loaded, seed, config.hints, config.turn_cost_secs, trace);
+        let world = build_world(
+            loaded,
+            seed,
+            config.hints,
+            config.turn_cost_secs,
+            config.feedback,
+            trace,
+        );
         let mut sim = Sim {
             world,
             schedule: tick_schedule(config.shuffle),
@@ -161,6 +171,7 @@ impl Sim {
             "type": "header", "format": FORMAT, "tbsim": env!("CARGO_PKG_VERSION"),
             "scenario": loaded.scenario.name, "scenario_blake3": loaded.blake3, "seed": seed,
             "agent": sim.config.agent, "hints": sim.config.hints, "turn_cost_secs": sim.config.turn_cost_secs,
+            "feedback": sim.config.feedback,
         });
         sim.trace().record(&header);
         sim
@@ -262,6 +273,14 @@ impl Sim {
         }
     }
 
+    /// After a working day ends (not the last), nothing happens until the next morning:
+    /// move straight there, delivering the start-of-day events.
+    fn sleep_through_the_night(&mut self) {
+        while let Some(wake) = self.world.resource_mut::<RunState>().asleep_until.take() {
+            self.run_until(wake, false);
+        }
+    }
+
     fn take_inbox(&mut self) -> Vec<Notification> {
         std::mem::take(&mut self.world.resource_mut::<Inbox>().0)
     }
@@ -316,6 +335,7 @@ impl Sim {
         let turn = self.world.resource::<Clock>().turn_cost;
         if turn > SimDuration(0) {
             self.run_until(t0.after(turn), false);
+            self.sleep_through_the_night();
         }
         let mut results = Vec::new();
         for call in &decision.calls {
@@ -366,6 +386,7 @@ impl Sim {
                 }
             }
         }
+        self.sleep_through_the_night();
         let notifications = self.take_inbox();
         let clock = self.world.resource::<Clock>();
         let (ok, result, error) = match exec.result {

@@ -260,7 +260,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             organizer.name, room.name
         ),
         assigned_by: organizer.key.clone(),
-        release: Release::Start,
+        release: ctx.day_start(),
         deadline: ctx.at(&end),
         priority: ctx.priority,
         checkpoints: vec![CheckpointSpec {

@@ -59,7 +59,30 @@ pub struct ScenarioPlan {
     #[serde(default = "forty")]
     pub company_size: usize,
     /// Tasks, each of a distinct family.
+    #[serde(default)]
     pub tasks: Vec<TaskPlan>,
+    /// Several working days, each with its own tasks (instead of `tasks`).
+    #[serde(default)]
+    pub days: Vec<DayPlan>,
+}
+
+/// One working day's tasks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DayPlan {
+    /// Tasks, each of a distinct family within the day.
+    pub tasks: Vec<TaskPlan>,
+}
+
+impl ScenarioPlan {
+    /// The plan's days (`tasks` is shorthand for a single day).
+    pub fn day_plans(&self) -> Vec<&[TaskPlan]> {
+        if self.days.is_empty() {
+            vec![self.tasks.as_slice()]
+        } else {
+            self.days.iter().map(|d| d.tasks.as_slice()).collect()
+        }
+    }
 }
 
 fn nine() -> String {
@@ -270,6 +293,14 @@ impl Ctx<'_> {
             format!("_d{}", self.day)
         }
     }
+    /// Release at the start of this task's day (`Start` on day 1).
+    pub fn day_start(&self) -> Release {
+        if self.day <= 1 {
+            Release::Start
+        } else {
+            Release::At(self.at(self.start))
+        }
+    }
     /// A drive folder for this family: `base` on day 1, `base/day2` on day 2, ...
     pub fn folder(&self, base: &str) -> String {
         if self.day <= 1 {
@@ -335,45 +366,60 @@ fn plan_err(scenario: &str, message: impl Into<String>) -> GenError {
 /// Builds one scenario from its plan.
 pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenario, GenError> {
     let name = plan.name.as_str();
-    if plan.tasks.is_empty() {
-        return Err(plan_err(name, "a scenario needs at least one task"));
+    if !plan.tasks.is_empty() && !plan.days.is_empty() {
+        return Err(plan_err(
+            name,
+            "give either `tasks` (one day) or `days`, not both",
+        ));
     }
-    let mut families = BTreeSet::new();
+    let days = plan.day_plans();
+    if days.iter().any(|d| d.is_empty()) {
+        return Err(plan_err(name, "every day needs at least one task"));
+    }
     let mut ids = BTreeSet::new();
-    for t in &plan.tasks {
-        if !families.insert(t.family.key()) {
-            return Err(plan_err(
-                name,
-                format!(
-                    "family `{}` appears twice; each family writes fixed file names, so use it once per scenario",
-                    t.family.key()
-                ),
-            ));
-        }
-        if !ids.insert(t.id.as_str())
-            || t.id.is_empty()
-            || !t
-                .id
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        {
-            return Err(plan_err(
-                name,
-                format!("task id `{}` must be unique and use a-z, 0-9 and '-'", t.id),
-            ));
+    for (d, tasks) in days.iter().enumerate() {
+        let mut families = BTreeSet::new();
+        for t in tasks.iter() {
+            if !families.insert(t.family.key()) {
+                return Err(plan_err(
+                    name,
+                    format!(
+                        "day {}: family `{}` appears twice; use each family once per day",
+                        d + 1,
+                        t.family.key()
+                    ),
+                ));
+            }
+            if !ids.insert(t.id.as_str())
+                || t.id.is_empty()
+                || !t
+                    .id
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            {
+                return Err(plan_err(
+                    name,
+                    format!(
+                        "task id `{}` must be unique in the scenario and use a-z, 0-9 and '-'",
+                        t.id
+                    ),
+                ));
+            }
         }
     }
     let roster = company::Roster::generate(suite_seed, name, plan.company_size)
         .map_err(|m| plan_err(name, m))?;
     let rooms = company::rooms();
-    let end_hm = plan.end.as_str();
     let default_deadline = {
-        let (h, m) = end_hm
+        let (h, m) = plan
+            .end
             .split_once(':')
             .ok_or_else(|| plan_err(name, "end must be HH:MM"))?;
         let h: u32 = h.parse().map_err(|_| plan_err(name, "end must be HH:MM"))?;
         format!("{:02}:{m}", h.saturating_sub(1))
     };
+    let epoch = crate::time::Epoch::from_timestamp(&format!("{}T00:00", plan.date))
+        .map_err(|e| plan_err(name, format!("date: {e}")))?;
 
     let mut scenario = Scenario {
         name: name.to_owned(),
@@ -386,6 +432,7 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
             office_close: "18:00".into(),
             costs: Default::default(),
             turn_cost_secs: 0,
+            days: days.len() as u32,
         },
         company: Company {
             name: corpus::COMPANY.to_owned(),
@@ -410,56 +457,64 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
         events: Vec::new(),
     };
 
-    for t in &plan.tasks {
-        let release = match &t.release {
-            ReleasePlan::Start => Release::Start,
-            ReleasePlan::At(hm) => Release::At(format!("{}T{hm}", plan.date)),
-            ReleasePlan::AfterCheckpoint { task, checkpoint } => {
-                if !plan.tasks.iter().any(|o| &o.id == task) {
-                    return Err(plan_err(
-                        name,
-                        format!("task `{}` waits on unknown task `{task}`", t.id),
-                    ));
+    for (d, tasks) in days.iter().enumerate() {
+        let date = epoch.iso(crate::time::SimTime(d as u64 * 86_400))[..10].to_owned();
+        for t in tasks.iter() {
+            let release = match &t.release {
+                ReleasePlan::Start => {
+                    if d == 0 {
+                        Release::Start
+                    } else {
+                        Release::At(format!("{date}T{}", plan.start))
+                    }
                 }
-                Release::AfterCheckpoint {
-                    task: format!("task/{task}"),
-                    checkpoint: checkpoint.clone(),
+                ReleasePlan::At(hm) => Release::At(format!("{date}T{hm}")),
+                ReleasePlan::AfterCheckpoint { task, checkpoint } => {
+                    if !tasks.iter().any(|o| &o.id == task) {
+                        return Err(plan_err(
+                            name,
+                            format!(
+                                "task `{}` waits on `{task}`, which is not a task of the same day",
+                                t.id
+                            ),
+                        ));
+                    }
+                    Release::AfterCheckpoint {
+                        task: format!("task/{task}"),
+                        checkpoint: checkpoint.clone(),
+                    }
+                }
+            };
+            let deadline = t
+                .deadline
+                .clone()
+                .unwrap_or_else(|| default_deadline.clone());
+            let ctx = Ctx {
+                scenario: name,
+                id: &t.id,
+                company: &roster,
+                date: &date,
+                start: &plan.start,
+                deadline: &deadline,
+                release,
+                priority: t.priority,
+                rooms: &rooms,
+                seed: suite_seed,
+                day: d as u32 + 1,
+            };
+            let parts = generate_parts(&ctx, &t.family)
+                .map_err(|m| plan_err(name, format!("task `{}`: {m}", t.id)))?;
+            for f in parts.files {
+                if !scenario.files.iter().any(|g| g.path == f.path) {
+                    scenario.files.push(f);
                 }
             }
-        };
-        let deadline = t
-            .deadline
-            .clone()
-            .unwrap_or_else(|| default_deadline.clone());
-        let ctx = Ctx {
-            scenario: name,
-            id: &t.id,
-            company: &roster,
-            date: &plan.date,
-            start: &plan.start,
-            deadline: &deadline,
-            release,
-            priority: t.priority,
-            rooms: &rooms,
-            seed: suite_seed,
-            day: 1,
-        };
-        let parts = match &t.family {
-            Family::KbFix(p) => kb_fix::generate(&ctx, p),
-            Family::MeetingAttend(p) => meeting_attend::generate(&ctx, p),
-            Family::TransactionReview(p) => transaction_review::generate(&ctx, p),
-        }
-        .map_err(|m| plan_err(name, format!("task `{}`: {m}", t.id)))?;
-        for f in parts.files {
-            if !scenario.files.iter().any(|g| g.path == f.path) {
-                scenario.files.push(f);
-            }
-        }
-        scenario.meetings.extend(parts.meetings);
-        scenario.tasks.extend(parts.tasks);
-        for (who, clue) in parts.clues {
-            if let Some(p) = scenario.company.people.iter_mut().find(|p| p.key == who) {
-                p.clues.push(clue);
+            scenario.meetings.extend(parts.meetings);
+            scenario.tasks.extend(parts.tasks);
+            for (who, clue) in parts.clues {
+                if let Some(p) = scenario.company.people.iter_mut().find(|p| p.key == who) {
+                    p.clues.push(clue);
+                }
             }
         }
     }
@@ -467,6 +522,15 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
     crate::scenario::validate(&scenario, Path::new(&format!("{name}.ron")), None)
         .map_err(|e| GenError::Invalid(name.to_owned(), e))?;
     Ok(scenario)
+}
+
+/// Runs the family's generator.
+fn generate_parts(ctx: &Ctx<'_>, family: &Family) -> Result<Parts, String> {
+    match family {
+        Family::KbFix(p) => kb_fix::generate(ctx, p),
+        Family::MeetingAttend(p) => meeting_attend::generate(ctx, p),
+        Family::TransactionReview(p) => transaction_review::generate(ctx, p),
+    }
 }
 
 /// Serialises a scenario as readable RON (multi-line strings kept verbatim).

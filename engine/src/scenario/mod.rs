@@ -75,6 +75,10 @@ pub struct ClockSpec {
     /// Simulated seconds charged for each agent decision ("thinking time").
     #[serde(default)]
     pub turn_cost_secs: u32,
+    /// Working days: day `k` runs from `start` to `end` shifted by `k - 1` days. The
+    /// company, its files and chat history persist; each day brings its own tasks.
+    #[serde(default = "one")]
+    pub days: u32,
 }
 
 fn default_open() -> String {

@@ -69,7 +69,26 @@ pub fn validate(
             format!("the day must end after it starts ({})", s.clock.start),
         );
     }
-    let end = end.unwrap_or(SimTime(u64::MAX));
+    if !(1..=366).contains(&s.clock.days) {
+        cx.err(
+            ErrorCode::BadValue,
+            "clock.days",
+            format!("expected 1 to 366 working days, found {}", s.clock.days),
+        );
+    }
+    if end.is_some_and(|e| e.0 - Epoch::day_of(e) * 86_400 > 86_400 - 1 || Epoch::day_of(e) != 0)
+        && s.clock.days > 1
+    {
+        cx.err(
+            ErrorCode::BadValue,
+            "clock.end",
+            "with several days, `end` must fall on the first day (each day repeats its hours)",
+        );
+    }
+    // The run ends at the last day's end.
+    let end = end.map_or(SimTime(u64::MAX), |e| {
+        SimTime(e.0 + u64::from(s.clock.days.saturating_sub(1)) * 86_400)
+    });
     let open = time(&mut cx, "clock.office_open", &s.clock.office_open).map(|t| t.0 % 86_400);
     let close = time(&mut cx, "clock.office_close", &s.clock.office_close).map(|t| t.0 % 86_400);
     if let (Some(o), Some(c)) = (open, close)

@@ -34,6 +34,7 @@ pub fn build_world(
     seed: u64,
     hints: u8,
     turn_cost: Option<u32>,
+    feedback: FeedbackPolicy,
     trace: Trajectory,
 ) -> World {
     let s = &loaded.scenario;
@@ -54,12 +55,22 @@ pub fn build_world(
         costs.insert(k.clone(), SimDuration::minutes(u64::from(*v)));
     }
     let start = t(&s.clock.start);
-    let end = t(&s.clock.end);
+    let first_end = t(&s.clock.end);
+    let days: Vec<(SimTime, SimTime)> = (0..u64::from(s.clock.days.max(1)))
+        .map(|d| {
+            (
+                SimTime(start.0 + d * 86_400),
+                SimTime(first_end.0 + d * 86_400),
+            )
+        })
+        .collect();
+    let end = days.last().map_or(first_end, |d| d.1);
     world.insert_resource(Clock {
         epoch,
         now: start,
         start,
         end,
+        days: days.clone(),
         office: (
             t(&s.clock.office_open).0 % 86_400,
             t(&s.clock.office_close).0 % 86_400,
@@ -83,6 +94,8 @@ pub fn build_world(
     world.insert_resource(Trace(trace));
     world.insert_resource(RunState::default());
     world.insert_resource(HintTier(hints));
+    world.insert_resource(feedback);
+    world.insert_resource(Mentor::default());
 
     let handbook = s
         .files
@@ -300,7 +313,13 @@ pub fn build_world(
         }
     }
     world.insert_resource(timed);
-    events.push((end, EventClass::DayEnd, SimEvent::DayEnd));
+    for (i, (day_start, day_end)) in days.iter().enumerate() {
+        let day = i as u32 + 1;
+        if day > 1 {
+            events.push((*day_start, EventClass::DayStart, SimEvent::DayStart { day }));
+        }
+        events.push((*day_end, EventClass::DayEnd, SimEvent::DayEnd { day }));
+    }
 
     // Push in a fixed order: the queue's sequence numbers then follow scenario order.
     let mut q = world.resource_mut::<Queue>();

@@ -214,8 +214,10 @@ pub struct Clock {
     pub now: SimTime,
     /// When the run starts.
     pub start: SimTime,
-    /// When the day (and the run) ends.
+    /// When the last day (and the run) ends.
     pub end: SimTime,
+    /// Each working day's (start, end).
+    pub days: Vec<(SimTime, SimTime)>,
     /// Office hours as seconds of the day.
     pub office: (u64, u64),
     /// Per-tool cost.
@@ -314,6 +316,8 @@ pub struct Trace(pub Trajectory);
 pub struct RunState {
     /// The end reason, once over.
     pub over: Option<EndReason>,
+    /// After a day ends (not the last), the next morning's start: nothing acts until then.
+    pub asleep_until: Option<SimTime>,
     /// Count of tool errors by kind.
     pub errors: BTreeMap<String, u64>,
 }
@@ -379,8 +383,16 @@ pub enum SimEvent {
         /// Task key.
         task: String,
     },
-    /// The working day ends.
-    DayEnd,
+    /// A working day starts (from the second day on).
+    DayStart {
+        /// Day number, from 1.
+        day: u32,
+    },
+    /// A working day ends.
+    DayEnd {
+        /// Day number, from 1.
+        day: u32,
+    },
 }
 
 /// What the agent is told between tool results.
@@ -465,11 +477,47 @@ pub enum Notification {
         /// Title.
         title: String,
     },
-    /// The working day is over.
+    /// A working day is over.
     DayEnded {
         /// When.
         at: String,
+        /// Day number, from 1.
+        day: u32,
+        /// Whether another day follows.
+        more_days: bool,
     },
+    /// A new working day starts, with the mentor's feedback on finished work.
+    DayStarted {
+        /// When.
+        at: String,
+        /// Day number, from 1.
+        day: u32,
+        /// Mentor feedback (empty under the `none` policy).
+        #[serde(skip_serializing_if = "Vec::is_empty", default)]
+        feedback: Vec<String>,
+    },
+}
+
+/// How much mentor feedback the agent gets between days.
+#[derive(Resource, Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FeedbackPolicy {
+    /// None.
+    None,
+    /// Per task: how many checkpoints passed.
+    Summary,
+    /// The summary plus, for each failed checkpoint, what was missed and how to find it.
+    #[default]
+    Detailed,
+}
+
+/// Mentor state: tasks already reviewed, feedback waiting for the next morning.
+#[derive(Resource, Debug, Default)]
+pub struct Mentor {
+    /// Task keys already reviewed.
+    pub reviewed: BTreeSet<String>,
+    /// Feedback to deliver at the next day start.
+    pub pending: Vec<String>,
 }
 
 /// Creates or replaces a file, creating its folders; bumps the revision.

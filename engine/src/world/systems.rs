@@ -1,8 +1,9 @@
 //! The tick: one chained schedule run after every batch of same-time events.
 //!
-//! Order (all systems chained, single-threaded): releases, interrupts, deliveries,
-//! checkpoint evaluation, deadline latching, end of day. Checkpoints are evaluated
-//! before deadlines latch, so work completed at the deadline instant counts.
+//! Order (all systems chained, single-threaded): start of day (mentor feedback),
+//! releases, interrupts, deliveries, checkpoint evaluation, deadline latching, end of
+//! day (the mentor's review). Checkpoints are evaluated before deadlines latch, so
+//! work completed at the deadline instant counts.
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::{LogLevel, ScheduleBuildSettings, SingleThreadedExecutor};
@@ -32,6 +33,7 @@ pub fn tick_schedule(shuffle_seed: Option<u64>) -> Schedule {
     schedule.set_build_settings(settings);
     schedule.add_systems(
         (
+            start_of_day,
             release_tasks,
             meeting_interrupts,
             deliver,
@@ -419,16 +421,104 @@ fn latch_deadlines(
     }
 }
 
+fn start_of_day(
+    batch: Res<Batch>,
+    clock: Res<Clock>,
+    mut mentor: ResMut<Mentor>,
+    mut inbox: ResMut<Inbox>,
+) {
+    for due in &batch.0 {
+        if let SimEvent::DayStart { day } = due.event {
+            inbox.0.push(Notification::DayStarted {
+                at: clock.epoch.display(clock.now),
+                day,
+                feedback: std::mem::take(&mut mentor.pending),
+            });
+        }
+    }
+}
+
+/// The mentor's review of tasks whose deadline has passed, once each. Feedback says
+/// what was missed and how to find it (the checkpoints' feedback texts), never values.
+fn review(policy: FeedbackPolicy, tasks: &[&Task], checkpoints: &[&Checkpoint]) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in tasks {
+        let mine: Vec<&&Checkpoint> = checkpoints
+            .iter()
+            .filter(|c| c.task == t.spec.key)
+            .collect();
+        let passed = mine.iter().filter(|c| c.passed_at.is_some()).count();
+        let line = match t.released_at {
+            None => format!(
+                "\"{}\": you never received this task; it was handed out while you were away.",
+                t.spec.title
+            ),
+            Some(_) if passed == mine.len() => format!(
+                "\"{}\": all {} checkpoints passed. Well done.",
+                t.spec.title,
+                mine.len()
+            ),
+            Some(_) => format!(
+                "\"{}\": {passed} of {} checkpoints passed.",
+                t.spec.title,
+                mine.len()
+            ),
+        };
+        out.push(line);
+        if policy == FeedbackPolicy::Detailed {
+            out.extend(
+                mine.iter()
+                    .filter(|c| c.passed_at.is_none())
+                    .map(|c| format!("  - {}", c.feedback)),
+            );
+        }
+    }
+    out
+}
+
 fn end_of_day(
     batch: Res<Batch>,
     clock: Res<Clock>,
+    policy: Res<FeedbackPolicy>,
+    tasks: Query<&Task>,
+    checkpoints: Query<&Checkpoint>,
+    mut mentor: ResMut<Mentor>,
     mut run: ResMut<RunState>,
     mut inbox: ResMut<Inbox>,
+    mut trace: ResMut<Trace>,
 ) {
-    if batch.0.iter().any(|d| matches!(d.event, SimEvent::DayEnd)) {
-        run.over.get_or_insert(EndReason::DayEnd);
+    for due in &batch.0 {
+        let SimEvent::DayEnd { day } = due.event else {
+            continue;
+        };
+        let last = day as usize >= clock.days.len();
         inbox.0.push(Notification::DayEnded {
             at: clock.epoch.display(clock.now),
+            day,
+            more_days: !last,
         });
+        if last {
+            run.over.get_or_insert(EndReason::DayEnd);
+            continue;
+        }
+        // Review every task whose deadline has passed and that was not reviewed yet.
+        let mut due_tasks: Vec<&Task> = tasks
+            .iter()
+            .filter(|t| t.state == TaskState::Closed && !mentor.reviewed.contains(&t.spec.key))
+            .collect();
+        due_tasks.sort_by_key(|t| t.order);
+        let mut cps: Vec<&Checkpoint> = checkpoints.iter().collect();
+        cps.sort_by_key(|c| c.order);
+        let feedback = if *policy == FeedbackPolicy::None {
+            Vec::new()
+        } else {
+            review(*policy, &due_tasks, &cps)
+        };
+        for t in &due_tasks {
+            mentor.reviewed.insert(t.spec.key.clone());
+        }
+        trace.0.record(&serde_json::json!({"type": "feedback", "t": clock.now.0, "day": day, "lines": feedback}));
+        mentor.pending = feedback;
+        run.asleep_until = clock.days.get(day as usize).map(|d| d.0);
     }
 }

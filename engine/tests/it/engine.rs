@@ -389,3 +389,108 @@ fn the_trajectory_is_on_disk_while_the_run_is_in_flight() {
         "{types:?}"
     );
 }
+
+#[test]
+fn days_persist_the_company_and_deliver_mentor_feedback_each_morning() {
+    use tbsim::world::FeedbackPolicy;
+    let loaded = crate::util::scenario("two-days");
+    for policy in [
+        FeedbackPolicy::None,
+        FeedbackPolicy::Summary,
+        FeedbackPolicy::Detailed,
+    ] {
+        let config = SimConfig {
+            feedback: policy,
+            ..SimConfig::default()
+        };
+        let mut s = Sim::new(
+            &loaded,
+            config,
+            Trajectory::in_memory(),
+            Box::new(LivePython::default()),
+        );
+        s.begin();
+        let boss = loaded.scenario.intern.manager.clone();
+        call(
+            &mut s,
+            "send_message",
+            json!({"to": boss, "text": "Good morning!"}),
+        );
+        // Wait through day 1: the night is skipped, the morning brings feedback.
+        let morning = loop {
+            let r = call(&mut s, "wait", json!({}));
+            if let Some(n) = r
+                .notifications
+                .iter()
+                .find(|n| matches!(n, Notification::DayStarted { .. }))
+            {
+                assert!(r.notifications.iter().any(|n| matches!(
+                    n,
+                    Notification::DayEnded {
+                        day: 1,
+                        more_days: true,
+                        ..
+                    }
+                )));
+                assert!(
+                    r.time.contains("2025-10-10 09:00"),
+                    "woken at the next day's start: {}",
+                    r.time
+                );
+                break n.clone();
+            }
+        };
+        let Notification::DayStarted { day, feedback, .. } = morning else {
+            unreachable!()
+        };
+        assert_eq!(day, 2);
+        match policy {
+            FeedbackPolicy::None => assert!(feedback.is_empty()),
+            FeedbackPolicy::Summary => {
+                assert_eq!(
+                    feedback.len(),
+                    2,
+                    "one line per task due on day 1: {feedback:?}"
+                );
+                assert!(
+                    feedback
+                        .iter()
+                        .all(|l| l.contains("0 of 3 checkpoints passed"))
+                );
+            }
+            FeedbackPolicy::Detailed => {
+                assert!(
+                    feedback.len() > 2 && feedback.iter().any(|l| l.contains("chart owner")),
+                    "{feedback:?}"
+                );
+                // Feedback explains how to find things, never the values.
+                let secrets: Vec<&str> = loaded
+                    .scenario
+                    .company
+                    .people
+                    .iter()
+                    .flat_map(|p| &p.clues)
+                    .flat_map(|c| c.response.split_whitespace())
+                    .filter(|w| w.starts_with("NEW"))
+                    .collect();
+                assert!(feedback.iter().all(|l| {
+                    secrets
+                        .iter()
+                        .all(|s| !l.contains(s.trim_end_matches(|c: char| !c.is_alphanumeric())))
+                }));
+            }
+        }
+        // Day 1's conversation is still there on day 2.
+        let r = call(
+            &mut s,
+            "read_messages",
+            json!({"with": loaded.scenario.intern.manager}),
+        );
+        assert_eq!(r.result.unwrap()["messages"][0]["text"], "Good morning!");
+        s.end(tbsim::world::EndReason::Finished);
+        let res = s.results();
+        assert_eq!(res.days.len(), 2);
+        assert_eq!((res.days[0].tasks, res.days[1].tasks), (2, 3));
+        assert_eq!(res.day_gain, vec![0.0]);
+    }
+}

@@ -29,6 +29,7 @@ fn plan(seed: u64, family: Family) -> Suite {
                 deadline: None,
                 priority: Default::default(),
             }],
+            days: vec![],
         }],
     }
 }
