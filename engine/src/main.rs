@@ -46,6 +46,17 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List every meta-task variant (family, variant, parameters, difficulty, domain).
+    Metatasks {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write suites.
+    Suite {
+        #[command(subcommand)]
+        command: SuiteCommand,
+    },
     /// Generate scenario files from a suite.
     Gen {
         /// The suite file (RON).
@@ -55,6 +66,49 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+}
+
+#[derive(Subcommand, Debug)]
+enum SuiteCommand {
+    /// Draw a new suite of composite scenarios and write it as RON.
+    New {
+        /// Number of scenarios.
+        #[arg(long)]
+        scenarios: usize,
+        /// Working days per scenario.
+        #[arg(long, default_value_t = 1)]
+        days: usize,
+        /// Seed (also the suite's generation seed).
+        #[arg(long)]
+        seed: u64,
+        /// Families to draw from (default: all), comma-separated keys.
+        #[arg(long, value_delimiter = ',')]
+        families: Vec<String>,
+        /// Stationary: every day repeats the first day's families; mutable: each day draws anew.
+        #[arg(long, value_enum, default_value_t = ModeArg::Stationary)]
+        mode: ModeArg,
+        /// Fewest tasks per day.
+        #[arg(long, default_value_t = 2)]
+        min_tasks: usize,
+        /// Most tasks per day.
+        #[arg(long, default_value_t = 6)]
+        max_tasks: usize,
+        /// Colleagues per scenario.
+        #[arg(long, default_value_t = 40)]
+        company_size: usize,
+        /// Suite name (default: the output file's stem).
+        #[arg(long)]
+        name: Option<String>,
+        /// Output suite file.
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+enum ModeArg {
+    Stationary,
+    Mutable,
 }
 
 #[derive(clap::Args, Debug)]
@@ -346,6 +400,91 @@ fn cmd_gen(suite: &Path, out: &Path) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn cmd_metatasks(json: bool) -> Result<ExitCode> {
+    let list = tbsim::generate::metatasks()?;
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        writeln!(stdout, "{}", serde_json::to_string_pretty(&list)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(
+        stdout,
+        "{:<22} {:<44} {:<22} {:<5}  params",
+        "family", "variant", "domain", "diff"
+    )?;
+    for m in &list {
+        let domain = serde_json::to_value(m.domain)?;
+        let diff = serde_json::to_value(m.difficulty)?;
+        writeln!(
+            stdout,
+            "{:<22} {:<44} {:<22} {:<5}  {}",
+            m.family,
+            m.variant,
+            domain.as_str().unwrap_or(""),
+            diff.as_str().unwrap_or(""),
+            m.params
+        )?;
+    }
+    let families: std::collections::BTreeSet<&str> = list.iter().map(|m| m.family).collect();
+    writeln!(
+        stdout,
+        "{} variants in {} families",
+        list.len(),
+        families.len()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_suite(cmd: SuiteCommand) -> Result<ExitCode> {
+    let SuiteCommand::New {
+        scenarios,
+        days,
+        seed,
+        families,
+        mode,
+        min_tasks,
+        max_tasks,
+        company_size,
+        name,
+        out,
+    } = cmd;
+    let name = name.unwrap_or_else(|| {
+        out.file_stem()
+            .map_or("suite".into(), |s| s.to_string_lossy().into_owned())
+    });
+    let req = tbsim::generate::suite::SuiteRequest {
+        name,
+        scenarios,
+        days,
+        seed,
+        families,
+        mode: match mode {
+            ModeArg::Stationary => tbsim::generate::suite::Mode::Stationary,
+            ModeArg::Mutable => tbsim::generate::suite::Mode::Mutable,
+        },
+        tasks: (min_tasks, max_tasks),
+        company_size,
+    };
+    let suite = tbsim::generate::suite::new_suite(&req).map_err(anyhow::Error::msg)?;
+    // Prove the suite generates before writing it.
+    tbsim::generate::generate_suite(&suite)?;
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create `{}`", dir.display()))?;
+    }
+    std::fs::write(&out, tbsim::generate::suite::suite_to_ron(&suite))
+        .with_context(|| format!("cannot write `{}`", out.display()))?;
+    writeln!(
+        std::io::stdout().lock(),
+        "wrote {} ({} scenarios x {} days); generate with `tbsim gen --suite {} --out <DIR>`",
+        out.display(),
+        scenarios,
+        days,
+        out.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let res = match cli.command {
@@ -354,6 +493,8 @@ fn main() -> ExitCode {
         Command::Validate { scenarios } => cmd_validate(&scenarios),
         Command::Tools { json } => cmd_tools(json),
         Command::Gen { suite, out } => cmd_gen(&suite, &out),
+        Command::Metatasks { json } => cmd_metatasks(json),
+        Command::Suite { command } => cmd_suite(command),
     };
     match res {
         Ok(code) => code,

@@ -4,7 +4,8 @@
 //! It reads the hidden plans (that is its privilege) but changes the world only
 //! through tool calls, and it acts only on tasks it has been told about. It makes one
 //! call per decision, choosing among ready steps: time-gated steps (meetings) first,
-//! then higher priority, then earlier deadline, then scenario order. When nothing is
+//! then the earliest deadline (EDF, optimal for meeting deadlines on one worker), then
+//! higher priority, then scenario order. When nothing is
 //! ready it waits for the next gate time or notification; when every plan is done it
 //! finishes.
 
@@ -83,7 +84,7 @@ impl Oracle {
     }
 
     fn next(&mut self, now: SimTime) -> ToolCall {
-        let mut ready: Vec<(u8, std::cmp::Reverse<Priority>, SimTime, usize, String)> = Vec::new();
+        let mut ready: Vec<(u8, SimTime, std::cmp::Reverse<Priority>, usize, String)> = Vec::new();
         let mut wake: Option<SimTime> = None;
         let mut remaining = false;
         for (key, p) in &self.plans {
@@ -113,8 +114,8 @@ impl Oracle {
             if let Some(u) = urgent {
                 ready.push((
                     u,
-                    std::cmp::Reverse(p.priority),
                     p.deadline,
+                    std::cmp::Reverse(p.priority),
                     p.order,
                     key.clone(),
                 ));

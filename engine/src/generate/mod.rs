@@ -12,6 +12,7 @@ pub mod company;
 pub mod corpus;
 pub mod kb_fix;
 pub mod meeting_attend;
+pub mod suite;
 pub mod transaction_review;
 
 use std::collections::BTreeSet;
@@ -191,6 +192,24 @@ impl Family {
                 }),
         );
         v
+    }
+
+    /// The same family with every parameter left to the generator.
+    pub fn unset(&self) -> Family {
+        match self {
+            Family::KbFix(_) => Family::KbFix(Default::default()),
+            Family::MeetingAttend(_) => Family::MeetingAttend(Default::default()),
+            Family::TransactionReview(_) => Family::TransactionReview(Default::default()),
+        }
+    }
+
+    /// The checkpoint of the family's main task that later tasks may wait on.
+    pub fn milestone(&self) -> &'static str {
+        match self {
+            Family::KbFix(_) => "links_fixed",
+            Family::MeetingAttend(_) => "attended_on_time",
+            Family::TransactionReview(_) => "report_valid",
+        }
     }
 
     /// The family's functional domain.
@@ -531,6 +550,61 @@ fn generate_parts(ctx: &Ctx<'_>, family: &Family) -> Result<Parts, String> {
         Family::MeetingAttend(p) => meeting_attend::generate(ctx, p),
         Family::TransactionReview(p) => transaction_review::generate(ctx, p),
     }
+}
+
+/// One listed variant with its properties (for `tbsim metatasks`).
+#[derive(Debug, Clone, Serialize)]
+pub struct MetaTask {
+    /// Family key.
+    pub family: &'static str,
+    /// Variant key.
+    pub variant: String,
+    /// The variant's fixed parameters (RON).
+    pub params: String,
+    /// Difficulty of a representative instance (seed 0), by the documented rule.
+    pub difficulty: Difficulty,
+    /// Functional domain.
+    pub domain: Domain,
+}
+
+/// Lists every variant, generating one instance each to label its difficulty.
+pub fn metatasks() -> Result<Vec<MetaTask>, GenError> {
+    Family::all_variants()
+        .into_iter()
+        .map(|v| {
+            let plan = ScenarioPlan {
+                name: "metatask".into(),
+                description: String::new(),
+                date: "2025-10-01".into(),
+                start: nine(),
+                end: six_pm(),
+                company_size: forty(),
+                tasks: vec![TaskPlan {
+                    id: "t".into(),
+                    family: v.family.clone(),
+                    release: ReleasePlan::Start,
+                    deadline: None,
+                    priority: Priority::Normal,
+                }],
+                days: Vec::new(),
+            };
+            let s = generate_scenario(0, &plan)?;
+            let params = ron::ser::to_string(&v.family).unwrap_or_default();
+            let difficulty = s
+                .tasks
+                .iter()
+                .map(|t| t.difficulty)
+                .max()
+                .unwrap_or(Difficulty::Easy);
+            Ok(MetaTask {
+                family: v.family.key(),
+                variant: v.key,
+                params,
+                difficulty,
+                domain: v.family.domain(),
+            })
+        })
+        .collect()
 }
 
 /// Serialises a scenario as readable RON (multi-line strings kept verbatim).

@@ -262,3 +262,119 @@ fn gen_regenerates_the_bundled_examples_byte_for_byte() {
         "{stderr}"
     );
 }
+
+#[test]
+fn suite_new_then_gen_then_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("mine.ron");
+    let o = tbsim(
+        &[
+            "suite",
+            "new",
+            "--scenarios",
+            "4",
+            "--days",
+            "2",
+            "--seed",
+            "11",
+            "--mode",
+            "mutable",
+            "--out",
+            suite.to_str().unwrap(),
+        ],
+        &root(),
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    let again = dir.path().join("again.ron");
+    let o = tbsim(
+        &[
+            "suite",
+            "new",
+            "--scenarios",
+            "4",
+            "--days",
+            "2",
+            "--seed",
+            "11",
+            "--mode",
+            "mutable",
+            "--name",
+            "mine",
+            "--out",
+            again.to_str().unwrap(),
+        ],
+        &root(),
+    );
+    assert!(o.status.success());
+    assert_eq!(
+        fs::read(&suite).unwrap(),
+        fs::read(&again).unwrap(),
+        "same seed, same suite"
+    );
+    let out = dir.path().join("scen");
+    assert!(
+        tbsim(
+            &[
+                "gen",
+                "--suite",
+                suite.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap()
+            ],
+            &root()
+        )
+        .status
+        .success()
+    );
+    let mut files: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 4);
+    let runs = dir.path().join("runs");
+    let mut args = vec!["run", "--json", "--out", runs.to_str().unwrap()];
+    args.extend(files.iter().map(String::as_str));
+    let o = tbsim(&args, &root());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for r in v.as_array().unwrap() {
+        assert_eq!(r["checkpoint_score"], 1.0);
+        assert_eq!(r["days"].as_array().unwrap().len(), 2);
+    }
+    let o = tbsim(
+        &[
+            "suite",
+            "new",
+            "--scenarios",
+            "1",
+            "--seed",
+            "1",
+            "--families",
+            "kb_fix,nonsense",
+            "--out",
+            dir.path().join("x.ron").to_str().unwrap(),
+        ],
+        &root(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("unknown family `nonsense`"));
+}
+
+#[test]
+fn metatasks_lists_every_variant() {
+    let o = tbsim(&["metatasks", "--json"], &root());
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let list = v.as_array().unwrap();
+    assert_eq!(list.len(), tbsim::generate::Family::all_variants().len());
+    for m in list {
+        for k in ["family", "variant", "params", "difficulty", "domain"] {
+            assert!(m.get(k).is_some(), "{k}");
+        }
+    }
+    let keys: std::collections::BTreeSet<&str> = list
+        .iter()
+        .map(|m| m["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys.len(), list.len(), "variant keys are unique");
+}

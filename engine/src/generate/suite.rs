@@ -1,0 +1,272 @@
+//! Writing suites: `tbsim suite new` draws scenario plans (task counts, families,
+//! staggered releases, deadlines, priorities, dependency-gated releases) from a seed.
+//!
+//! Modes follow the reference's two strategies: **stationary** repeats the same
+//! families every day (parameters are drawn anew at generation, so each day is a new
+//! instance), **mutable** draws the task count and families afresh each day.
+
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+
+use super::{DayPlan, Family, ReleasePlan, ScenarioPlan, Suite, TaskPlan, pick_distinct};
+use crate::rng::{StreamRng, stream};
+use crate::scenario::Priority;
+
+/// How later days relate to the first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Mode {
+    /// Same families every day, new parameters.
+    Stationary,
+    /// Task count and families drawn anew each day.
+    Mutable,
+}
+
+/// What `suite new` was asked for.
+#[derive(Debug, Clone)]
+pub struct SuiteRequest {
+    /// Suite name.
+    pub name: String,
+    /// Scenarios.
+    pub scenarios: usize,
+    /// Days per scenario.
+    pub days: usize,
+    /// Master seed (also the generation seed written into the suite).
+    pub seed: u64,
+    /// Family keys to draw from (all when empty).
+    pub families: Vec<String>,
+    /// Day mode.
+    pub mode: Mode,
+    /// Tasks per day, inclusive range (2..=6 by default; the top is capped at the
+    /// number of families).
+    pub tasks: (usize, usize),
+    /// Colleagues per scenario.
+    pub company_size: usize,
+}
+
+/// A family with every parameter left to the generator, by key.
+pub fn family_by_key(key: &str) -> Option<Family> {
+    Family::all_variants()
+        .into_iter()
+        .map(|v| v.family)
+        .find(|f| f.key() == key)
+        .map(|f| f.unset())
+}
+
+/// Every family key, in catalogue order.
+pub fn family_keys() -> Vec<&'static str> {
+    let mut keys: Vec<&'static str> = Vec::new();
+    for v in Family::all_variants() {
+        if !keys.contains(&v.family.key()) {
+            keys.push(v.family.key());
+        }
+    }
+    keys
+}
+
+fn hm(minutes: u32) -> String {
+    format!("{:02}:{:02}", minutes / 60, minutes % 60)
+}
+
+/// One day's tasks: staggered releases, distinct deadlines, mixed priorities, and
+/// sometimes a release gated on an earlier task's milestone checkpoint.
+fn day_tasks(
+    rng: &mut StreamRng,
+    families: &[&'static str],
+    day: usize,
+    used_ids: &mut Vec<String>,
+) -> Vec<TaskPlan> {
+    let n = families.len();
+    // Day 09:00-18:00: releases between 09:00 and 11:30, deadlines 13:00-17:30, 30 min apart.
+    let mut deadline_slots: Vec<u32> = (0..10).map(|i| 13 * 60 + 30 * i).collect();
+    let mut tasks: Vec<TaskPlan> = Vec::with_capacity(n);
+    for (i, key) in families.iter().enumerate() {
+        let id = {
+            let base = format!("d{day}-{}", key.replace('_', "-"));
+            let mut id = base.clone();
+            let mut k = 2;
+            while used_ids.contains(&id) {
+                id = format!("{base}-{k}");
+                k += 1;
+            }
+            used_ids.push(id.clone());
+            id
+        };
+        let release = if i == 0 {
+            ReleasePlan::Start
+        } else if i >= 2 && rng.random_bool(0.3) {
+            // Gate on an earlier, non-gated task's milestone.
+            let earlier: Vec<&TaskPlan> = tasks
+                .iter()
+                .filter(|t| !matches!(t.release, ReleasePlan::AfterCheckpoint { .. }))
+                .collect();
+            let dep = earlier[rng.random_range(0..earlier.len())];
+            ReleasePlan::AfterCheckpoint {
+                task: dep.id.clone(),
+                checkpoint: dep.family.milestone().to_owned(),
+            }
+        } else {
+            ReleasePlan::At(hm(9 * 60 + 15 * rng.random_range(1..=10u32)))
+        };
+        let slot = deadline_slots.swap_remove(rng.random_range(0..deadline_slots.len()));
+        let priority = [
+            Priority::Low,
+            Priority::Normal,
+            Priority::Normal,
+            Priority::High,
+            Priority::Urgent,
+        ][rng.random_range(0..5)];
+        let family = family_by_key(key).expect("known family");
+        tasks.push(TaskPlan {
+            id,
+            family,
+            release,
+            deadline: Some(hm(slot)),
+            priority,
+        });
+    }
+    tasks
+}
+
+/// Draws a suite.
+pub fn new_suite(req: &SuiteRequest) -> Result<Suite, String> {
+    let all = family_keys();
+    let pool: Vec<&'static str> = if req.families.is_empty() {
+        all.clone()
+    } else {
+        let mut p = Vec::new();
+        for f in &req.families {
+            let k = all
+                .iter()
+                .find(|k| **k == f.as_str())
+                .ok_or_else(|| format!("unknown family `{f}`; families: {}", all.join(", ")))?;
+            if !p.contains(k) {
+                p.push(*k);
+            }
+        }
+        p
+    };
+    // Families do not repeat within a day, so a day has at most one task per family.
+    let (lo, hi) = (req.tasks.0, req.tasks.1.min(pool.len()));
+    if lo == 0 || lo > hi {
+        return Err(format!(
+            "tasks per day must be a range within 1..={} (one task per family and day), found {}..={}",
+            pool.len(),
+            req.tasks.0,
+            req.tasks.1
+        ));
+    }
+    if req.scenarios == 0 || req.days == 0 {
+        return Err("a suite needs at least one scenario and one day".into());
+    }
+    let mut scenarios = Vec::with_capacity(req.scenarios);
+    for s in 0..req.scenarios {
+        let name = format!("{}-{:03}", req.name, s + 1);
+        let mut rng = stream(req.seed, &format!("suite/{name}"));
+        let mut used = Vec::new();
+        let draw = |rng: &mut StreamRng| -> Vec<&'static str> {
+            let n = rng.random_range(lo..=hi);
+            pick_distinct(rng, pool.len(), n)
+                .into_iter()
+                .map(|i| pool[i])
+                .collect()
+        };
+        let first = draw(&mut rng);
+        let mut days = Vec::with_capacity(req.days);
+        for d in 1..=req.days {
+            let fams = if d == 1 || req.mode == Mode::Stationary {
+                first.clone()
+            } else {
+                draw(&mut rng)
+            };
+            days.push(DayPlan {
+                tasks: day_tasks(&mut rng, &fams, d, &mut used),
+            });
+        }
+        scenarios.push(ScenarioPlan {
+            name,
+            description: String::new(),
+            date: "2025-10-01".into(),
+            start: "09:00".into(),
+            end: "18:00".into(),
+            company_size: req.company_size,
+            tasks: Vec::new(),
+            days,
+        });
+    }
+    Ok(Suite {
+        name: req.name.clone(),
+        seed: req.seed,
+        scenarios,
+    })
+}
+
+/// Serialises a suite as RON.
+pub fn suite_to_ron(s: &Suite) -> String {
+    let cfg = ron::ser::PrettyConfig::new()
+        .indentor("  ")
+        .struct_names(true);
+    let mut text = ron::ser::to_string_pretty(s, cfg).expect("suites serialise");
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(mode: Mode) -> SuiteRequest {
+        SuiteRequest {
+            name: "t".into(),
+            scenarios: 8,
+            days: 2,
+            seed: 5,
+            families: vec![],
+            mode,
+            tasks: (2, 3),
+            company_size: 40,
+        }
+    }
+
+    #[test]
+    fn stationary_repeats_families_mutable_redraws() {
+        let s = new_suite(&req(Mode::Stationary)).unwrap();
+        for sc in &s.scenarios {
+            let fam = |d: &DayPlan| d.tasks.iter().map(|t| t.family.key()).collect::<Vec<_>>();
+            assert_eq!(fam(&sc.days[0]), fam(&sc.days[1]));
+        }
+        let m = new_suite(&req(Mode::Mutable)).unwrap();
+        assert!(m.scenarios.iter().any(|sc| {
+            sc.days[0].tasks.len() != sc.days[1].tasks.len()
+                || sc.days[0]
+                    .tasks
+                    .iter()
+                    .zip(&sc.days[1].tasks)
+                    .any(|(a, b)| a.family.key() != b.family.key())
+        }));
+        assert_eq!(
+            suite_to_ron(&s),
+            suite_to_ron(&new_suite(&req(Mode::Stationary)).unwrap()),
+            "same seed, same suite"
+        );
+    }
+
+    #[test]
+    fn every_drawn_suite_generates() {
+        let s = new_suite(&SuiteRequest {
+            tasks: (1, family_keys().len()),
+            ..req(Mode::Mutable)
+        })
+        .unwrap();
+        for sc in &s.scenarios {
+            super::super::generate_scenario(s.seed, sc).unwrap_or_else(|e| panic!("{e}"));
+        }
+        assert!(
+            new_suite(&SuiteRequest {
+                families: vec!["nope".into()],
+                ..req(Mode::Mutable)
+            })
+            .unwrap_err()
+            .contains("unknown family")
+        );
+    }
+}
