@@ -57,11 +57,21 @@ enum Command {
         #[command(subcommand)]
         command: SuiteCommand,
     },
-    /// Generate scenario files from a suite.
+    /// Generate scenario files from a suite (or from the reference's benchmark config).
     Gen {
         /// The suite file (RON).
+        #[arg(
+            long,
+            required_unless_present = "from_evoenv",
+            conflicts_with = "from_evoenv"
+        )]
+        suite: Option<PathBuf>,
+        /// A reference (EvoEnv) benchmark config JSON to import instead of a suite.
         #[arg(long)]
-        suite: PathBuf,
+        from_evoenv: Option<PathBuf>,
+        /// Generation seed for an imported config.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
         /// Output directory.
         #[arg(long)]
         out: PathBuf,
@@ -390,8 +400,24 @@ fn cmd_tools(json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn cmd_gen(suite: &Path, out: &Path) -> Result<ExitCode> {
-    let s = tbsim::generate::load_suite(suite)?;
+fn cmd_gen(
+    suite: Option<&Path>,
+    from_evoenv: Option<&Path>,
+    seed: u64,
+    out: &Path,
+) -> Result<ExitCode> {
+    let s = match (suite, from_evoenv) {
+        (Some(p), _) => tbsim::generate::load_suite(p)?,
+        (None, Some(p)) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read `{}`", p.display()))?;
+            let v: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("`{}` is not JSON", p.display()))?;
+            tbsim::generate::evoenv::import(&v, seed)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
+        }
+        (None, None) => bail!("give --suite or --from-evoenv"),
+    };
     let written = tbsim::generate::write_suite(&s, out)?;
     let mut stdout = std::io::stdout().lock();
     for p in &written {
@@ -492,7 +518,12 @@ fn main() -> ExitCode {
         Command::Replay { run_dir } => cmd_replay(&run_dir),
         Command::Validate { scenarios } => cmd_validate(&scenarios),
         Command::Tools { json } => cmd_tools(json),
-        Command::Gen { suite, out } => cmd_gen(&suite, &out),
+        Command::Gen {
+            suite,
+            from_evoenv,
+            seed,
+            out,
+        } => cmd_gen(suite.as_deref(), from_evoenv.as_deref(), seed, &out),
         Command::Metatasks { json } => cmd_metatasks(json),
         Command::Suite { command } => cmd_suite(command),
     };

@@ -10,6 +10,7 @@
 
 pub mod company;
 pub mod corpus;
+pub mod evoenv;
 pub mod kb_fix;
 pub mod meeting_attend;
 pub mod suite;
