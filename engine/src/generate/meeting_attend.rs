@@ -334,13 +334,6 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     plan.push(step("write_file", json!({"path": summary, "content": serde_json::to_string_pretty(&answer).unwrap_or_default()})));
     let mut checkpoints = vec![
         CheckpointSpec {
-            key: "summary_written".into(),
-            description: format!("`{summary}` holds a `requests` array"),
-            weight: 1,
-            check: Check::JsonArray { path: summary.clone(), pointer: "/requests".into() },
-            feedback: format!("`{summary}` is missing or is not JSON of the requested shape: {shape}"),
-        },
-        CheckpointSpec {
             key: "requests_match".into(),
             description: "The requests listed are exactly the ones asked for, with the right quantities and prices".into(),
             weight: 1,
@@ -364,9 +357,9 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 tolerance: 0.5,
             },
             feedback: if filtered {
-                "The request list does not match. Apply each procurement rule (quantity, unit price and total) to every request, keep only the reasonable ones, and copy names, items and numbers exactly as said in the meeting.".into()
+                format!("The request list is missing or does not match. Write `{summary}` as {shape}. Apply each procurement rule (quantity, unit price and total) to every request, keep only the reasonable ones, and copy names, items and numbers exactly as said in the meeting.")
             } else {
-                "The request list does not match. Record every request raised in the meeting, with names, items and numbers exactly as said.".into()
+                format!("The request list is missing or does not match. Write `{summary}` as {shape}, recording every request raised in the meeting with names, items and numbers exactly as said.")
             },
         },
     ];
@@ -439,4 +432,45 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     }
     parts.tasks.push(summary);
     Ok(parts)
+}
+
+/// "Every candidate listed" answers for tests: every request said in the meeting,
+/// for the kinds that must filter them.
+pub fn wrong_answers(
+    task: &TaskSpec,
+    _scenario: &crate::scenario::Scenario,
+) -> Vec<(String, String)> {
+    let filtered = task.checkpoints.iter().any(|c| c.key == "rules_consulted");
+    let Some(path) = task.checkpoints.iter().find_map(|c| match &c.check {
+        Check::JsonRecords { path, .. } => Some(path.clone()),
+        _ => None,
+    }) else {
+        return Vec::new();
+    };
+    if !filtered {
+        return Vec::new();
+    }
+    // Requests are announced as "- Name: Q x Item at P each".
+    let all: Vec<serde_json::Value> = task
+        .objective
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.strip_prefix("- ")?.split_once(": ")?;
+            let (q, rest) = rest.split_once(" x ")?;
+            let (item, p) = rest.rsplit_once(" at ")?;
+            let (q, p): (u32, u32) = (q.parse().ok()?, p.strip_suffix(" each")?.parse().ok()?);
+            Some(
+                json!({"name": name, "item": item, "quantity": q, "unit_price": p, "total": q * p}),
+            )
+        })
+        .collect();
+    let total: u32 = all
+        .iter()
+        .filter_map(|r| r["total"].as_u64())
+        .map(|t| t as u32)
+        .sum();
+    vec![(
+        path,
+        json!({"requests": all, "statistics": {"total_cost": total}}).to_string(),
+    )]
 }

@@ -209,7 +209,7 @@ impl Family {
         match self {
             Family::KbFix(_) => "links_fixed",
             Family::MeetingAttend(_) => "attended_on_time",
-            Family::TransactionReview(_) => "report_valid",
+            Family::TransactionReview(_) => "suppliers_correct",
         }
     }
 

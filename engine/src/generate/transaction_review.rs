@@ -268,18 +268,11 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 feedback: "The review manual was not read. Finance knows where it is; ask someone in Finance about the transaction review manual.".into(),
             },
             CheckpointSpec {
-                key: "report_valid".into(),
-                description: format!("`{report}` holds an `abnormal_suppliers` list"),
-                weight: 1,
-                check: Check::JsonArray { path: report.clone(), pointer: "/abnormal_suppliers".into() },
-                feedback: format!("`{report}` is missing or not of the form {{\"abnormal_suppliers\": [\"Supplier Name\", ...]}}."),
-            },
-            CheckpointSpec {
                 key: "suppliers_correct".into(),
                 description: "Exactly the abnormal suppliers are listed".into(),
                 weight: 2,
                 check: Check::JsonStringSet { path: report.clone(), pointer: "/abnormal_suppliers".into(), expected: abnormal_names },
-                feedback: "The list of abnormal suppliers is wrong: a supplier is abnormal only if it shows all four signs in the manual (no rating, short history, several payments a month, amounts just under the approval limit). Check every supplier against every sign; listing normal suppliers counts against you.".into(),
+                feedback: format!("The list of abnormal suppliers is missing or wrong. Write `{report}` as {{\"abnormal_suppliers\": [\"Supplier Name\", ...]}}. A supplier is abnormal only if it shows all four signs in the manual (no rating, short history, several payments a month, amounts just under the approval limit); check every supplier against every sign, and do not list normal suppliers."),
             },
         ],
         hints: vec![
@@ -312,4 +305,43 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         meetings: Vec::new(),
         clues,
     })
+}
+
+/// "Every candidate listed" style answers for tests: every supplier, and (when some
+/// are abnormal) the empty list.
+pub fn wrong_answers(
+    task: &TaskSpec,
+    scenario: &crate::scenario::Scenario,
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for cp in &task.checkpoints {
+        if let Check::JsonStringSet { path, expected, .. } = &cp.check {
+            let mut all: Vec<String> = Vec::new();
+            for f in &scenario.files {
+                if let (true, Content::Text(csv)) = (
+                    f.path.ends_with(".csv")
+                        && f.path.contains(
+                            task.key
+                                .trim_start_matches("task/")
+                                .replace('-', "_")
+                                .as_str(),
+                        ),
+                    &f.content,
+                ) {
+                    for l in csv.lines().skip(1) {
+                        if let Some(s) = l.split(',').nth(2)
+                            && !all.iter().any(|a| a == s)
+                        {
+                            all.push(s.to_owned());
+                        }
+                    }
+                }
+            }
+            out.push((path.clone(), json!({"abnormal_suppliers": all}).to_string()));
+            if !expected.is_empty() {
+                out.push((path.clone(), json!({"abnormal_suppliers": []}).to_string()));
+            }
+        }
+    }
+    out
 }

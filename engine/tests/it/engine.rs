@@ -455,7 +455,7 @@ fn days_persist_the_company_and_deliver_mentor_feedback_each_morning() {
                 assert!(
                     feedback
                         .iter()
-                        .all(|l| l.contains("0 of 3 checkpoints passed"))
+                        .all(|l| l.contains(": 0 of ") && l.ends_with(" checkpoints passed."))
                 );
             }
             FeedbackPolicy::Detailed => {

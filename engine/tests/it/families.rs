@@ -9,7 +9,7 @@ use tbsim::generate::{
 };
 use tbsim::scenario::{LoadedScenario, parse_str, validate};
 
-const SEEDS: u64 = 100;
+const SEEDS: u64 = 200;
 
 fn plan(seed: u64, family: Family) -> Suite {
     Suite {
@@ -47,7 +47,149 @@ fn load(text: &str) -> LoadedScenario {
     }
 }
 
-fn sweep(family: impl Fn() -> Family) {
+type Wrong = fn(&tbsim::scenario::TaskSpec, &tbsim::scenario::Scenario) -> Vec<(String, String)>;
+
+/// Writes trivially wrong answers (an empty file, a copied input, every candidate)
+/// into each answer path and requires that no checkpoint passes.
+pub fn assert_trivially_wrong_fails(loaded: &LoadedScenario, wrong: Wrong) {
+    use tbsim::scenario::{Check, Content};
+    use tbsim::sim::{Decision, Sim, SimConfig};
+    use tbsim::tools::{LivePython, ToolCall};
+    fn paths(c: &Check, out: &mut Vec<String>) {
+        match c {
+            Check::FileExists { path }
+            | Check::FileText { path, .. }
+            | Check::FileContains { path, .. }
+            | Check::JsonStringSet { path, .. }
+            | Check::JsonRecords { path, .. }
+            | Check::JsonNumber { path, .. }
+            | Check::JsonArray { path, .. } => out.push(path.clone()),
+            Check::All(v) => v.iter().for_each(|c| paths(c, out)),
+            _ => {}
+        }
+    }
+    let s = &loaded.scenario;
+    let biggest_input = s
+        .files
+        .iter()
+        .filter_map(|f| match &f.content {
+            Content::Text(t) => Some(t.clone()),
+            _ => None,
+        })
+        .max_by_key(String::len)
+        .unwrap_or_default();
+    for task in &s.tasks {
+        // Gated tasks need other work first; their families are swept ungated.
+        if matches!(
+            task.release,
+            tbsim::scenario::Release::AfterCheckpoint { .. }
+        ) {
+            continue;
+        }
+        let mut targets = Vec::new();
+        task.checkpoints
+            .iter()
+            .for_each(|c| paths(&c.check, &mut targets));
+        targets.dedup();
+        let mut attempts: Vec<(String, String, &str)> = Vec::new();
+        for p in &targets {
+            attempts.push((p.clone(), String::new(), "an empty file"));
+            attempts.push((p.clone(), biggest_input.clone(), "a copied input"));
+        }
+        // Inputs the task names are the likeliest copies (e.g. an article copied unchanged).
+        for f in &s.files {
+            if let Content::Text(t) = &f.content
+                && task.objective.contains(&f.path)
+            {
+                for p in &targets {
+                    attempts.push((p.clone(), t.clone(), "a copied input"));
+                }
+            }
+        }
+        attempts.extend(
+            wrong(task, s)
+                .into_iter()
+                .map(|(p, c)| (p, c, "every candidate")),
+        );
+        for (path, content, label) in attempts {
+            let mut sim = Sim::new(
+                loaded,
+                SimConfig::default(),
+                tbsim::trajectory::Trajectory::digest_only(),
+                Box::new(LivePython::default()),
+            );
+            let mut obs = sim.begin();
+            // Wait for the task's release (joining meetings, where tasks are announced),
+            // then write the wrong answer.
+            for _ in 0..50 {
+                if sim
+                    .world()
+                    .resource::<tbsim::world::History>()
+                    .released
+                    .contains(&task.key)
+                    || sim.is_over()
+                {
+                    break;
+                }
+                for n in obs
+                    .notifications
+                    .iter()
+                    .chain(obs.results.iter().flat_map(|r| &r.notifications))
+                {
+                    if let tbsim::world::Notification::MeetingStarting { meeting, .. } = n {
+                        let args = serde_json::json!({"meeting": meeting}).to_string();
+                        sim.step(&Decision {
+                            calls: vec![ToolCall {
+                                id: "j".into(),
+                                name: "join_meeting".into(),
+                                arguments: args,
+                            }],
+                        });
+                    }
+                }
+                obs = sim.step(&Decision {
+                    calls: vec![ToolCall {
+                        id: "w".into(),
+                        name: "wait".into(),
+                        arguments: "{}".into(),
+                    }],
+                });
+            }
+            assert!(
+                sim.world()
+                    .resource::<tbsim::world::History>()
+                    .released
+                    .contains(&task.key),
+                "{} was never released",
+                task.key
+            );
+            let args = serde_json::json!({"path": path, "content": content}).to_string();
+            sim.step(&Decision {
+                calls: vec![ToolCall {
+                    id: "x".into(),
+                    name: "write_file".into(),
+                    arguments: args,
+                }],
+            });
+            sim.end(tbsim::world::EndReason::Finished);
+            let r = sim.results();
+            let t = r.tasks.iter().find(|t| t.key == task.key).unwrap();
+            let passed: Vec<&str> = t
+                .checkpoints
+                .iter()
+                .filter(|c| c.passed)
+                .map(|c| c.key.as_str())
+                .collect();
+            assert!(
+                passed.is_empty(),
+                "{}: {label} at {path} passed {passed:?}",
+                task.key
+            );
+        }
+    }
+}
+
+fn sweep(family: impl Fn() -> Family, wrong: Wrong) {
     let mut variants = std::collections::BTreeSet::new();
     let mut texts = std::collections::BTreeSet::new();
     for seed in 0..SEEDS {
@@ -73,6 +215,9 @@ fn sweep(family: impl Fn() -> Family) {
             i.checkpoint_score, 0.0,
             "seed {seed}: a checkpoint passed with no action"
         );
+        if seed % 20 == 0 {
+            assert_trivially_wrong_fails(&loaded, wrong);
+        }
     }
     assert_eq!(
         texts.len() as u64,
@@ -87,17 +232,26 @@ fn sweep(family: impl Fn() -> Family) {
 
 #[test]
 fn kb_fix_over_seeds() {
-    sweep(|| Family::KbFix(kb_fix::Params::default()));
+    sweep(
+        || Family::KbFix(kb_fix::Params::default()),
+        kb_fix::wrong_answers,
+    );
 }
 
 #[test]
 fn meeting_attend_over_seeds() {
-    sweep(|| Family::MeetingAttend(meeting_attend::Params::default()));
+    sweep(
+        || Family::MeetingAttend(meeting_attend::Params::default()),
+        meeting_attend::wrong_answers,
+    );
 }
 
 #[test]
 fn transaction_review_over_seeds() {
-    sweep(|| Family::TransactionReview(transaction_review::Params::default()));
+    sweep(
+        || Family::TransactionReview(transaction_review::Params::default()),
+        transaction_review::wrong_answers,
+    );
 }
 
 #[test]
@@ -186,4 +340,44 @@ fn adding_a_task_does_not_change_another_tasks_draws() {
         a.company.people.iter().map(|p| &p.name).collect::<Vec<_>>(),
         b.company.people.iter().map(|p| &p.name).collect::<Vec<_>>()
     );
+}
+
+#[test]
+fn every_listed_variant_is_solvable_and_idle_scores_zero() {
+    for (i, v) in Family::all_variants().into_iter().enumerate() {
+        let mut suite = plan(1000 + i as u64, v.family.clone());
+        suite.scenarios[0].name = format!("variant-{i}");
+        let text = &generate_suite(&suite).unwrap()[0].1;
+        let loaded = load(text);
+        assert!(
+            loaded.scenario.tasks.iter().all(|t| t.variant == v.key),
+            "{}",
+            v.key
+        );
+        let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
+        assert_eq!(o.checkpoint_score, 1.0, "{}: {:#?}", v.key, o.tasks);
+        let (idle, _) = crate::util::run(&loaded, &mut Idle::default(), None);
+        assert_eq!(idle.checkpoint_score, 0.0, "{}", v.key);
+    }
+}
+
+/// The family's own "every candidate" answers, by the task's family key.
+fn any_wrong(
+    task: &tbsim::scenario::TaskSpec,
+    s: &tbsim::scenario::Scenario,
+) -> Vec<(String, String)> {
+    match task.family.as_str() {
+        "kb_fix" => kb_fix::wrong_answers(task, s),
+        "meeting_attend" => meeting_attend::wrong_answers(task, s),
+        "transaction_review" => transaction_review::wrong_answers(task, s),
+        other => panic!("no wrong-answer generator for family `{other}`"),
+    }
+}
+
+#[test]
+fn bundled_scenarios_reject_trivially_wrong_answers() {
+    for path in crate::util::bundled() {
+        let loaded = tbsim::scenario::load_file(&path).unwrap();
+        assert_trivially_wrong_fails(&loaded, any_wrong);
+    }
 }
