@@ -12,6 +12,8 @@ pub mod company;
 pub mod corpus;
 pub mod kb_fix;
 pub mod meeting_attend;
+pub mod meeting_book;
+pub mod resume_select;
 pub mod transaction_review;
 
 use std::collections::BTreeSet;
@@ -117,6 +119,10 @@ pub enum Family {
     MeetingAttend(meeting_attend::Params),
     /// Find abnormal suppliers in a transactions table.
     TransactionReview(transaction_review::Params),
+    /// Book a meeting for exactly the colleagues who can attend, then attend it.
+    MeetingBook(meeting_book::Params),
+    /// Shortlist the resumes that meet every requirement.
+    ResumeSelect(resume_select::Params),
 }
 
 /// The paper's four functional domains.
@@ -167,6 +173,22 @@ impl Family {
                     family: Family::TransactionReview(p),
                 }),
         );
+        v.extend(
+            meeting_book::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::MeetingBook(p),
+                }),
+        );
+        v.extend(
+            resume_select::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::ResumeSelect(p),
+                }),
+        );
         v
     }
 
@@ -176,6 +198,8 @@ impl Family {
             Family::KbFix(_) => Domain::ProactiveInquiry,
             Family::MeetingAttend(_) => Domain::TimeManagement,
             Family::TransactionReview(_) => Domain::InformationSynthesis,
+            Family::MeetingBook(_) => Domain::TimeManagement,
+            Family::ResumeSelect(_) => Domain::InformationSynthesis,
         }
     }
 
@@ -185,6 +209,8 @@ impl Family {
             Family::KbFix(_) => "kb_fix",
             Family::MeetingAttend(_) => "meeting_attend",
             Family::TransactionReview(_) => "transaction_review",
+            Family::MeetingBook(_) => "meeting_book",
+            Family::ResumeSelect(_) => "resume_select",
         }
     }
 }
@@ -448,6 +474,8 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
             Family::KbFix(p) => kb_fix::generate(&ctx, p),
             Family::MeetingAttend(p) => meeting_attend::generate(&ctx, p),
             Family::TransactionReview(p) => transaction_review::generate(&ctx, p),
+            Family::MeetingBook(p) => meeting_book::generate(&ctx, p),
+            Family::ResumeSelect(p) => resume_select::generate(&ctx, p),
         }
         .map_err(|m| plan_err(name, format!("task `{}`: {m}", t.id)))?;
         for f in parts.files {
