@@ -18,14 +18,19 @@
 //! matched on simulated times, not on a serialised datetime that never matched);
 //! managers are found by department, not by title alone, and the departments
 //! involved are those whose managers fit one meeting room; the department is drawn
-//! among those that fit a room, not always Marketing; conflicts are meetings on the
-//! calendar, so the world agrees with what colleagues say; invitees are people,
+//! among those that fit a room, not always Marketing (in a company too large for
+//! any department to fit, one manager's team, listed on a team sheet on the drive,
+//! is invited instead); conflicts are meetings on the calendar, so the world agrees
+//! with what colleagues say and a booking attempt reveals them; invitees are people
 //! compared by key, so "A, B" formatting cannot lose anyone; inviting anyone extra
-//! fails the invitee checkpoint; joining on time has a lower bound (the meeting
-//! opens at its start); every NPC line is filled in (no raw placeholders); and the
-//! feedback for a missing booking talks about the booking, not about lateness.
+//! fails the invitee checkpoint; asking everyone is scored (the reference asked for
+//! it but never checked); joining on time has a lower bound (the meeting opens at
+//! its start); the task's deadline is the meeting's end; every NPC line is filled
+//! in (no raw placeholders); and the feedback for a missing booking talks about the
+//! booking, not about lateness.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
@@ -34,7 +39,8 @@ use serde_json::json;
 use super::{Ctx, Parts, company::slug, difficulty, pick_distinct, step};
 use crate::rng::StreamRng;
 use crate::scenario::{
-    Check, CheckpointSpec, Clue, Condition, Gate, MeetingSpec, Person, Scenario, TaskSpec,
+    Check, CheckpointSpec, Clue, Condition, Content, FileSpec, Gate, MeetingSpec, Person, Scenario,
+    TaskSpec,
 };
 
 const PHRASES: &str = include_str!("corpus/meeting_book/phrases.txt");
@@ -101,7 +107,17 @@ const ASK: &[&str] = &[
     "slot",
     "time",
     "invite",
+    "include",
+    "list",
+    "leave",
+    "exclude",
     "meeting",
+    "make",
+    "able",
+    "participate",
+    "work",
+    "okay",
+    "calendar",
 ];
 
 /// The variants: kind x number of conflicts.
@@ -259,24 +275,50 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     };
     // The invitees, the department manager who knows the team's schedule (department
     // variant), the departments named in the objective, and who sounds busy.
-    let (invited, lead, depts, unsure): (Vec<&Person>, Option<&Person>, Vec<&str>, Vec<usize>) =
-        match kind {
-            Kind::Department => {
-                let fits: Vec<&str> = departments
-                    .iter()
-                    .copied()
-                    .filter(|d| {
-                        let members = roster.department(d).len();
-                        roster.staff(d).len() >= UNSURE
-                            && !roster.managers(d).is_empty()
-                            && members - conflicts < max_seats
-                    })
-                    .collect();
-                if fits.is_empty() {
+    // `team`: the invitees are one manager's team, not a whole department.
+    type GuestList<'p> = (
+        Vec<&'p Person>,
+        Option<&'p Person>,
+        Vec<&'p str>,
+        Vec<usize>,
+        bool,
+    );
+    let (invited, lead, depts, unsure, team): GuestList<'_> = match kind {
+        Kind::Department => {
+            let fits: Vec<&str> = departments
+                .iter()
+                .copied()
+                .filter(|d| {
+                    let members = roster.department(d).len();
+                    roster.staff(d).len() >= UNSURE
+                        && !roster.managers(d).is_empty()
+                        && members - conflicts < max_seats
+                })
+                .collect();
+            if fits.is_empty() {
+                // In a large company no whole department fits a room: invite one
+                // manager's team instead, as listed in the department's team sheet.
+                let mut teams: Vec<(&str, Vec<&Person>)> = Vec::new();
+                for d in &departments {
+                    for t in teams_of(roster, d) {
+                        if t.len() > UNSURE && t.len() - conflicts < max_seats {
+                            teams.push((d, t));
+                        }
+                    }
+                }
+                if teams.is_empty() {
                     return Err(format!(
-                        "no department has a manager, at least {UNSURE} staff and few enough members for the largest room ({max_seats} seats); choose another company_size"
+                        "no department or team has a manager, at least {UNSURE} staff and few enough members for the largest room ({max_seats} seats); choose another company_size"
                     ));
                 }
+                let (d, members) = teams.swap_remove(people_rng.random_range(0..teams.len()));
+                let unsure: Vec<usize> = pick_distinct(&mut people_rng, members.len() - 1, UNSURE)
+                    .into_iter()
+                    .map(|i| i + 1)
+                    .collect();
+                let lead = members[0];
+                (members, Some(lead), vec![d], unsure, true)
+            } else {
                 let d = fits[people_rng.random_range(0..fits.len())];
                 let members = roster.department(d);
                 let lead = roster.managers(d)[0];
@@ -287,45 +329,45 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                     .into_iter()
                     .map(|i| staff[i])
                     .collect();
-                (members, Some(lead), vec![d], unsure)
+                (members, Some(lead), vec![d], unsure, false)
             }
-            Kind::Manager => {
-                let mut order: Vec<&str> = departments.clone();
-                let all: usize = order.iter().map(|d| roster.managers(d).len()).sum();
-                let chosen: Vec<&str> = if all - conflicts < max_seats {
-                    order
-                } else {
-                    // Too many managers for one room: take departments in a random
-                    // order while their managers still fit.
-                    let mut chosen = Vec::new();
-                    let mut n = 0;
-                    while !order.is_empty() {
-                        let d = order.remove(people_rng.random_range(0..order.len()));
-                        let m = roster.managers(d).len();
-                        if n + m - conflicts.min(n + m) < max_seats {
-                            n += m;
-                            chosen.push(d);
-                        }
+        }
+        Kind::Manager => {
+            let mut order: Vec<&str> = departments.clone();
+            let all: usize = order.iter().map(|d| roster.managers(d).len()).sum();
+            let chosen: Vec<&str> = if all - conflicts < max_seats {
+                order
+            } else {
+                // Too many managers for one room: take departments in a random
+                // order while their managers still fit.
+                let mut chosen = Vec::new();
+                let mut n = 0;
+                while !order.is_empty() {
+                    let d = order.remove(people_rng.random_range(0..order.len()));
+                    let m = roster.managers(d).len();
+                    if n + m - conflicts.min(n + m) < max_seats {
+                        n += m;
+                        chosen.push(d);
                     }
-                    // Keep the objective's department order stable.
-                    departments
-                        .iter()
-                        .copied()
-                        .filter(|d| chosen.contains(d))
-                        .collect()
-                };
-                let managers: Vec<&Person> =
-                    chosen.iter().flat_map(|d| roster.managers(d)).collect();
-                if managers.len() <= conflicts {
-                    return Err(format!(
-                        "only {} managers fit one room; meeting_book needs more than {conflicts}",
-                        managers.len()
-                    ));
                 }
-                let unsure = pick_distinct(&mut people_rng, managers.len(), conflicts);
-                (managers, None, chosen, unsure)
+                // Keep the objective's department order stable.
+                departments
+                    .iter()
+                    .copied()
+                    .filter(|d| chosen.contains(d))
+                    .collect()
+            };
+            let managers: Vec<&Person> = chosen.iter().flat_map(|d| roster.managers(d)).collect();
+            if managers.len() <= conflicts {
+                return Err(format!(
+                    "only {} managers fit one room; meeting_book needs more than {conflicts}",
+                    managers.len()
+                ));
             }
-        };
+            let unsure = pick_distinct(&mut people_rng, managers.len(), conflicts);
+            (managers, None, chosen, unsure, false)
+        }
+    };
     let mut outsiders: Vec<&Person> = roster
         .people
         .iter()
@@ -543,7 +585,11 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     // The oracle: ask everyone, read the replies, confirm the unsure with the
     // manager, book exactly those who can come, join at the start.
     let date = ctx.date;
+    let sheet = team_sheet_path(ctx, depts[0]);
     let mut plan = vec![step("list_colleagues", json!({}))];
+    if team {
+        plan.push(step("read_file", json!({"path": sheet})));
+    }
     for inv in &invitees {
         plan.push(step(
             "send_message",
@@ -596,20 +642,18 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         only_listed,
         joined_within_min,
     };
-    let (who, ask_whom) = match kind {
-        Kind::Department => (
-            format!("every member of the {} department", depts[0]),
-            format!(
-                "ask each member whether they can attend; if someone is unsure, {} keeps the team's schedule",
-                lead.map_or("their manager", |l| l.name.as_str())
-            ),
+    let who = match kind {
+        Kind::Department if team => format!(
+            "{}'s team in {} (every member listed under {} in `{sheet}`, {} included)",
+            lead.map_or("", |l| l.name.as_str()),
+            depts[0],
+            lead.map_or("", |l| first_name(l)),
+            lead.map_or("", |l| first_name(l)),
         ),
-        Kind::Manager => (
-            format!(
-                "every manager in {} (look them up by department)",
-                list(&depts)
-            ),
-            "ask each of them whether they can attend".to_owned(),
+        Kind::Department => format!("every member of the {} department", depts[0]),
+        Kind::Manager => format!(
+            "every manager in {} (look them up by department)",
+            list(&depts)
         ),
     };
     let checkpoints = vec![
@@ -655,7 +699,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         difficulty: difficulty(&plan, invitees.len()),
         title: format!("Book the {title}"),
         objective: format!(
-            "Please book a meeting titled \"{title}\" today ({date}) from {s_hm} to {e_hm} for {who}. Invite everyone in that group who can attend, and nobody else: {ask_whom}. Anyone who cannot make it stays off the invite. Then attend the meeting yourself, joining when it starts (not more than {LATE_MIN} minutes late)."
+            "Please book a meeting titled \"{title}\" today ({date}) from {s_hm} to {e_hm} for {who}. Before booking, ask each of them whether they can attend. Invite everyone who can and nobody else: anyone who cannot make it stays off the invite. Then attend the meeting yourself, joining when it starts (not more than {LATE_MIN} minutes late)."
         ),
         assigned_by: ctx.company.mentor.clone(),
         release: ctx.release.clone(),
@@ -677,10 +721,48 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     }
     Ok(Parts {
         tasks: vec![spec],
-        files: Vec::new(),
+        files: if team {
+            vec![FileSpec {
+                path: sheet,
+                content: Content::Text(team_sheet(roster, depts[0])),
+            }]
+        } else {
+            Vec::new()
+        },
         meetings,
         clues,
     })
+}
+
+/// A department's teams: each manager first, then the staff assigned to them in
+/// turn (the roster has no reporting lines, so this rule defines them).
+fn teams_of<'r>(roster: &'r super::company::Roster, dept: &str) -> Vec<Vec<&'r Person>> {
+    let managers = roster.managers(dept);
+    let mut teams: Vec<Vec<&Person>> = managers.iter().map(|m| vec![*m]).collect();
+    for (i, p) in roster.staff(dept).into_iter().enumerate() {
+        if let Some(t) = teams.get_mut(i % managers.len().max(1)) {
+            t.push(p);
+        }
+    }
+    teams
+}
+
+fn team_sheet_path(ctx: &Ctx<'_>, dept: &str) -> String {
+    format!("{}/{}_teams.md", ctx.folder("drive/org"), slug(dept))
+}
+
+/// The team sheet of a department (a pure function of the roster, so two tasks
+/// writing it write the same bytes).
+fn team_sheet(roster: &super::company::Roster, dept: &str) -> String {
+    let mut out =
+        format!("# {dept} teams\n\nEach manager leads the people listed under their name.\n");
+    for t in teams_of(roster, dept) {
+        let _ = write!(out, "\n## {} ({})\n\n", t[0].name, t[0].position);
+        for p in &t[1..] {
+            let _ = writeln!(out, "- {}, {}", p.name, p.position);
+        }
+    }
+    out
 }
 
 /// Meeting book has no answer file, so there is no file-shaped wrong answer.
@@ -867,6 +949,62 @@ mod tests {
     }
 
     #[test]
+    fn large_companies_invite_one_team_from_its_sheet() {
+        let roster = Roster::generate(5, "s", 200).unwrap();
+        let rooms = rooms();
+        let ctx = Ctx {
+            scenario: "s",
+            id: "mb",
+            company: &roster,
+            date: "2025-10-01",
+            start: "09:00",
+            deadline: "17:00",
+            release: Release::Start,
+            priority: Priority::Normal,
+            rooms: &rooms,
+            seed: 5,
+            day: 1,
+        };
+        let p = Params {
+            kind: Some(Kind::Department),
+            conflicts: Some(1),
+            ..Params::default()
+        };
+        let parts = generate(&ctx, &p).unwrap();
+        let [sheet] = &parts.files[..] else {
+            panic!("one team sheet")
+        };
+        let crate::scenario::Content::Text(text) = &sheet.content else {
+            panic!()
+        };
+        let (eligible, clashing) = booked_check(&parts.tasks[0], "attendees_right");
+        let everyone: Vec<&String> = eligible.iter().chain(&clashing).collect();
+        let lead = roster
+            .people
+            .iter()
+            .find(|p| {
+                parts.tasks[0]
+                    .objective
+                    .contains(&format!("{}'s team", p.name))
+            })
+            .unwrap();
+        // The team is the block under the lead's heading.
+        let block = text
+            .split("\n## ")
+            .find(|b| b.starts_with(&lead.name))
+            .unwrap();
+        for k in &everyone {
+            let p = roster.people.iter().find(|p| &&p.key == k).unwrap();
+            assert!(block.contains(&p.name), "{} is in the team", p.name);
+        }
+        assert_eq!(
+            block.lines().filter(|l| l.starts_with("- ")).count() + 1,
+            everyone.len()
+        );
+        assert!(everyone.len() < 12);
+    }
+
+    #[test]
     fn every_line_is_filled_in() {
         for seed in 0..20 {
             let parts = parts(seed, &Params::default()).unwrap();
@@ -875,6 +1013,68 @@ mod tests {
             }
             assert!(!parts.tasks[0].objective.contains('{'));
         }
+    }
+
+    #[test]
+    fn natural_questions_trigger_the_right_clues() {
+        use crate::npc::{Trigger, concepts};
+        let parts = parts(
+            4,
+            &Params {
+                kind: Some(Kind::Department),
+                ..Params::default()
+            },
+        )
+        .unwrap();
+        let t = &parts.tasks[0];
+        let title = t.title.trim_start_matches("Book the ");
+        let (_, avail) = parts
+            .clues
+            .iter()
+            .find(|(_, c)| c.key.ends_with("-availability"))
+            .unwrap();
+        let avail = Trigger::new(&avail.trigger);
+        for q in [
+            format!("Hi, are you free for the {title} tomorrow at 15:00?"),
+            format!("Can you make it to the {title}?"),
+            format!("Could you attend the {} meeting?", title.to_lowercase()),
+            format!("Hello all, quick check on availability for the {title}."),
+        ] {
+            assert!(avail.matches(&concepts(&q)), "{q}");
+        }
+        for q in [
+            "Are you free this afternoon?".to_owned(),
+            format!("What is the {title} about?"),
+        ] {
+            assert!(!avail.matches(&concepts(&q)), "{q}");
+        }
+        let (_, confirm) = parts
+            .clues
+            .iter()
+            .find(|(_, c)| c.key.ends_with("-confirmed"))
+            .unwrap();
+        let person = confirm
+            .key
+            .trim_end_matches("-confirmed")
+            .rsplit('/')
+            .next()
+            .unwrap();
+        let who = parts
+            .clues
+            .iter()
+            .find(|(_, c)| c.key.ends_with(&format!("{person}-availability")))
+            .map(|(k, _)| k.trim_start_matches("npc/").replace('-', " "))
+            .unwrap();
+        let first = who.split(' ').next().unwrap().to_owned();
+        let confirm = Trigger::new(&confirm.trigger);
+        for q in [
+            format!("{who} said they might be busy. Can they attend?"),
+            format!("Should I include {first} in the invite?"),
+            format!("Is {first} free then, or should I leave them off?"),
+        ] {
+            assert!(confirm.matches(&concepts(&q)), "{q}");
+        }
+        assert!(!confirm.matches(&concepts("Can they attend?")));
     }
 
     #[test]

@@ -786,6 +786,16 @@ mod tests {
     #[test]
     fn booked_checks_are_validated() {
         assert_eq!(with_check(booked()), Ok(()));
+        // Written by hand, the optional fields may be left out.
+        let short: Check = ron::from_str(
+            r#"Booked(window_start: "2025-10-08T13:00", window_end: "2025-10-08T15:00", min_minutes: 30)"#,
+        )
+        .expect("optional fields default");
+        assert!(matches!(
+            &short,
+            Check::Booked { title_contains: None, must_invite, only_listed: false, joined_within_min: None, .. } if must_invite.is_empty()
+        ));
+        assert_eq!(with_check(short), Ok(()));
         let bad = |f: fn(&mut Check)| {
             let mut c = booked();
             f(&mut c);
