@@ -280,3 +280,35 @@ fn the_booking_attempt_reveals_clashes_and_the_right_list_passes() {
         .collect();
     assert_eq!(passed, ["booked", "attendees_right"]);
 }
+
+#[test]
+fn both_families_compose_with_the_others_on_one_day() {
+    use tbsim::generate::{kb_fix, meeting_attend, resume_select, transaction_review};
+    let task = |id: &str, family: Family| TaskPlan {
+        id: id.into(),
+        family,
+        release: Default::default(),
+        deadline: None,
+        priority: Default::default(),
+    };
+    for seed in 0..6 {
+        let mut s = suite(seed, Default::default());
+        s.scenarios[0].tasks = vec![
+            task(
+                "ma",
+                Family::MeetingAttend(meeting_attend::Params::default()),
+            ),
+            task("mb", Family::MeetingBook(meeting_book::Params::default())),
+            task("rs", Family::ResumeSelect(resume_select::Params::default())),
+            task("kb", Family::KbFix(kb_fix::Params::default())),
+            task(
+                "tr",
+                Family::TransactionReview(transaction_review::Params::default()),
+            ),
+        ];
+        let loaded = load(&generate_suite(&s).unwrap()[0].1);
+        let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
+        assert_eq!(o.checkpoint_score, 1.0, "seed {seed}: {:#?}", o.tasks);
+        assert!(o.errors.is_empty(), "seed {seed}: {:?}", o.errors);
+    }
+}
