@@ -6,6 +6,22 @@
 use serde_json::Value;
 
 use crate::scenario::{Check, Record};
+use crate::time::SimTime;
+
+/// A meeting the intern booked, as a check sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BookedMeeting {
+    /// Title.
+    pub title: String,
+    /// Start.
+    pub start: SimTime,
+    /// End.
+    pub end: SimTime,
+    /// Invitee keys (the intern excluded).
+    pub attendees: Vec<String>,
+    /// When the intern joined it.
+    pub joined_at: Option<SimTime>,
+}
 
 /// What a check may look at.
 pub trait WorldView {
@@ -17,6 +33,14 @@ pub trait WorldView {
     fn consulted(&self, path: &str) -> bool;
     /// Whether the agent joined a meeting within its on-time window.
     fn attended_on_time(&self, meeting: &str) -> bool;
+    /// The meetings the intern organised and has not cancelled, in any order.
+    fn booked_meetings(&self) -> Vec<BookedMeeting> {
+        Vec::new()
+    }
+    /// A scenario timestamp (`YYYY-MM-DDTHH:MM` or `HH:MM`) as simulated time.
+    fn time(&self, _timestamp: &str) -> Option<SimTime> {
+        None
+    }
 }
 
 /// Normalises text for comparison: `\r\n` to `\n`, trailing spaces per line and
@@ -148,6 +172,34 @@ pub fn evaluate(check: &Check, view: &dyn WorldView) -> bool {
         Check::Disclosed(clues) => !clues.is_empty() && clues.iter().all(|c| view.disclosed(c)),
         Check::Attended(m) => view.attended_on_time(m),
         Check::Consulted(p) => view.consulted(p),
+        Check::Booked {
+            title_contains,
+            window_start,
+            window_end,
+            min_minutes,
+            must_invite,
+            must_not_invite,
+            only_listed,
+            joined_within_min,
+        } => {
+            let (Some(from), Some(to)) = (view.time(window_start), view.time(window_end)) else {
+                return false;
+            };
+            let title = title_contains.as_deref().map(fold);
+            view.booked_meetings().iter().any(|m| {
+                m.start >= from
+                    && m.end <= to
+                    && m.end.0.saturating_sub(m.start.0) >= u64::from(*min_minutes) * 60
+                    && title.as_ref().is_none_or(|t| fold(&m.title).contains(t))
+                    && must_invite.iter().all(|p| m.attendees.contains(p))
+                    && !must_not_invite.iter().any(|p| m.attendees.contains(p))
+                    && (!only_listed || m.attendees.iter().all(|a| must_invite.contains(a)))
+                    && joined_within_min.is_none_or(|n| {
+                        m.joined_at
+                            .is_some_and(|j| j >= m.start && j.0 <= m.start.0 + u64::from(n) * 60)
+                    })
+            })
+        }
     }
 }
 
@@ -282,5 +334,146 @@ mod tests {
         };
         assert!(evaluate(&n, &with("f", r#"{"x": 10.005}"#)));
         assert!(!evaluate(&n, &with("f", r#"{"x": "$10"}"#)));
+    }
+
+    /// A world with only booked meetings; times are minutes after 13:00 on day 0.
+    struct Calendar(Vec<BookedMeeting>);
+    impl WorldView for Calendar {
+        fn file(&self, _: &str) -> Option<&[u8]> {
+            None
+        }
+        fn disclosed(&self, _: &str) -> bool {
+            false
+        }
+        fn consulted(&self, _: &str) -> bool {
+            false
+        }
+        fn attended_on_time(&self, _: &str) -> bool {
+            false
+        }
+        fn booked_meetings(&self) -> Vec<BookedMeeting> {
+            self.0.clone()
+        }
+        fn time(&self, ts: &str) -> Option<SimTime> {
+            crate::time::Epoch::from_timestamp("2025-10-01T09:00")
+                .ok()?
+                .parse(ts)
+                .ok()
+        }
+    }
+
+    fn at(min: u64) -> SimTime {
+        SimTime(13 * 3600 + min * 60)
+    }
+
+    fn booked(title: &str, from: u64, to: u64, who: &[&str], joined: Option<u64>) -> BookedMeeting {
+        BookedMeeting {
+            title: title.into(),
+            start: at(from),
+            end: at(to),
+            attendees: who.iter().map(|s| s.to_string()).collect(),
+            joined_at: joined.map(at),
+        }
+    }
+
+    fn booking(invite: &[&str], avoid: &[&str], only: bool, join: Option<u32>) -> Check {
+        Check::Booked {
+            title_contains: Some("Roadmap  review".into()),
+            window_start: "2025-10-01T13:00".into(),
+            window_end: "2025-10-01T14:00".into(),
+            min_minutes: 60,
+            must_invite: invite.iter().map(|s| s.to_string()).collect(),
+            must_not_invite: avoid.iter().map(|s| s.to_string()).collect(),
+            only_listed: only,
+            joined_within_min: join,
+        }
+    }
+
+    #[test]
+    fn bookings_match_window_title_and_length() {
+        let c = booking(&[], &[], false, None);
+        let ok = booked("Q4 roadmap review", 0, 60, &[], None);
+        assert!(evaluate(&c, &Calendar(vec![ok.clone()])));
+        assert!(!evaluate(&c, &Calendar(vec![])), "nothing booked");
+        for (label, m) in [
+            ("too short", booked("Roadmap review", 0, 30, &[], None)),
+            ("starts early", booked("Roadmap review", 0, 60, &[], None)),
+            ("ends late", booked("Roadmap review", 30, 90, &[], None)),
+            ("wrong title", booked("Budget review", 0, 60, &[], None)),
+        ] {
+            let m = if label == "starts early" {
+                BookedMeeting {
+                    start: SimTime(at(0).0 - 1800),
+                    ..m
+                }
+            } else {
+                m
+            };
+            assert!(!evaluate(&c, &Calendar(vec![m])), "{label}");
+        }
+        assert!(
+            evaluate(&c, &Calendar(vec![booked("Other", 0, 30, &[], None), ok])),
+            "any matching booking counts"
+        );
+        // A window wider than the minimum length admits any slot inside it.
+        let loose = Check::Booked {
+            title_contains: None,
+            window_start: "13:00".into(),
+            window_end: "15:00".into(),
+            min_minutes: 30,
+            must_invite: vec![],
+            must_not_invite: vec![],
+            only_listed: false,
+            joined_within_min: None,
+        };
+        assert!(evaluate(
+            &loose,
+            &Calendar(vec![booked("x", 45, 75, &[], None)])
+        ));
+        let mut broken = loose;
+        if let Check::Booked { window_start, .. } = &mut broken {
+            *window_start = "not a time".into();
+        }
+        assert!(!evaluate(
+            &broken,
+            &Calendar(vec![booked("x", 45, 75, &[], None)])
+        ));
+    }
+
+    #[test]
+    fn bookings_check_who_was_invited() {
+        let team = ["npc/a", "npc/b"];
+        let m = |who: &[&str]| Calendar(vec![booked("Roadmap review", 0, 60, who, None)]);
+        let must = booking(&team, &["npc/x"], false, None);
+        assert!(evaluate(&must, &m(&["npc/b", "npc/a"])));
+        assert!(
+            evaluate(&must, &m(&["npc/b", "npc/a", "npc/c"])),
+            "extras allowed"
+        );
+        assert!(!evaluate(&must, &m(&["npc/a"])), "missing one");
+        assert!(
+            !evaluate(&must, &m(&["npc/a", "npc/b", "npc/x"])),
+            "a conflict invited"
+        );
+        let exact = booking(&team, &["npc/x"], true, None);
+        assert!(evaluate(&exact, &m(&["npc/a", "npc/b"])));
+        assert!(
+            !evaluate(&exact, &m(&["npc/a", "npc/b", "npc/c"])),
+            "an outsider"
+        );
+        let nobody = booking(&[], &[], true, None);
+        assert!(evaluate(&nobody, &m(&[])));
+        assert!(!evaluate(&nobody, &m(&["npc/a"])));
+    }
+
+    #[test]
+    fn bookings_check_joining_on_time() {
+        let c = booking(&[], &[], false, Some(5));
+        let joined = |j: Option<u64>| Calendar(vec![booked("Roadmap review", 0, 60, &[], j)]);
+        assert!(evaluate(&c, &joined(Some(0))));
+        assert!(evaluate(&c, &joined(Some(5))));
+        assert!(!evaluate(&c, &joined(Some(6))), "late");
+        assert!(!evaluate(&c, &joined(None)), "never joined");
+        assert!(evaluate(&booking(&[], &[], false, None), &joined(None)));
     }
 }

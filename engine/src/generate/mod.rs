@@ -13,6 +13,8 @@ pub mod corpus;
 pub mod evoenv;
 pub mod kb_fix;
 pub mod meeting_attend;
+pub mod meeting_book;
+pub mod resume_select;
 pub mod suite;
 pub mod transaction_review;
 
@@ -142,6 +144,10 @@ pub enum Family {
     MeetingAttend(meeting_attend::Params),
     /// Find abnormal suppliers in a transactions table.
     TransactionReview(transaction_review::Params),
+    /// Book a meeting for exactly the colleagues who can attend, then attend it.
+    MeetingBook(meeting_book::Params),
+    /// Shortlist the resumes that meet every requirement.
+    ResumeSelect(resume_select::Params),
 }
 
 /// The paper's four functional domains.
@@ -192,6 +198,22 @@ impl Family {
                     family: Family::TransactionReview(p),
                 }),
         );
+        v.extend(
+            meeting_book::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::MeetingBook(p),
+                }),
+        );
+        v.extend(
+            resume_select::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::ResumeSelect(p),
+                }),
+        );
         v
     }
 
@@ -201,6 +223,8 @@ impl Family {
             Family::KbFix(_) => Family::KbFix(Default::default()),
             Family::MeetingAttend(_) => Family::MeetingAttend(Default::default()),
             Family::TransactionReview(_) => Family::TransactionReview(Default::default()),
+            Family::MeetingBook(_) => Family::MeetingBook(Default::default()),
+            Family::ResumeSelect(_) => Family::ResumeSelect(Default::default()),
         }
     }
 
@@ -210,6 +234,8 @@ impl Family {
             Family::KbFix(_) => "links_fixed",
             Family::MeetingAttend(_) => "attended_on_time",
             Family::TransactionReview(_) => "suppliers_correct",
+            Family::MeetingBook(_) => "booked",
+            Family::ResumeSelect(_) => "shortlist_correct",
         }
     }
 
@@ -219,6 +245,8 @@ impl Family {
             Family::KbFix(_) => Domain::ProactiveInquiry,
             Family::MeetingAttend(_) => Domain::TimeManagement,
             Family::TransactionReview(_) => Domain::InformationSynthesis,
+            Family::MeetingBook(_) => Domain::TimeManagement,
+            Family::ResumeSelect(_) => Domain::InformationSynthesis,
         }
     }
 
@@ -228,6 +256,8 @@ impl Family {
             Family::KbFix(_) => "kb_fix",
             Family::MeetingAttend(_) => "meeting_attend",
             Family::TransactionReview(_) => "transaction_review",
+            Family::MeetingBook(_) => "meeting_book",
+            Family::ResumeSelect(_) => "resume_select",
         }
     }
 }
@@ -550,6 +580,8 @@ fn generate_parts(ctx: &Ctx<'_>, family: &Family) -> Result<Parts, String> {
         Family::KbFix(p) => kb_fix::generate(ctx, p),
         Family::MeetingAttend(p) => meeting_attend::generate(ctx, p),
         Family::TransactionReview(p) => transaction_review::generate(ctx, p),
+        Family::MeetingBook(p) => meeting_book::generate(ctx, p),
+        Family::ResumeSelect(p) => resume_select::generate(ctx, p),
     }
 }
 

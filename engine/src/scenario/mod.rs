@@ -422,6 +422,35 @@ pub enum Check {
     Attended(String),
     /// The agent read or copied this drive file.
     Consulted(String),
+    /// Some meeting the intern booked (organised, not cancelled) meets every
+    /// condition: it lies within the window and lasts at least `min_minutes`, and the
+    /// optional title, invitation and attendance conditions hold. Invitees are
+    /// compared by person key, so however the agent named them, only who was
+    /// invited counts.
+    Booked {
+        /// Text the title must contain (case-insensitive), if any.
+        #[serde(default)]
+        title_contains: Option<String>,
+        /// The meeting starts no earlier than this.
+        window_start: String,
+        /// The meeting ends no later than this.
+        window_end: String,
+        /// The meeting lasts at least this long.
+        min_minutes: u32,
+        /// People (keys) who must all be invited.
+        #[serde(default)]
+        must_invite: Vec<String>,
+        /// People (keys) none of whom may be invited.
+        #[serde(default)]
+        must_not_invite: Vec<String>,
+        /// When true, nobody outside `must_invite` may be invited.
+        #[serde(default)]
+        only_listed: bool,
+        /// When set, the intern joined the meeting no later than this many minutes
+        /// after its start.
+        #[serde(default)]
+        joined_within_min: Option<u32>,
+    },
     /// Every sub-check passes (and there is at least one).
     All(Vec<Check>),
 }

@@ -448,9 +448,13 @@ pub fn validate(
                 &mut cx,
                 &format!("{cat}.check"),
                 &c.check,
-                &meetings,
-                &clues,
-                &drive_files,
+                &Refs {
+                    epoch: &epoch,
+                    people: &people,
+                    meetings: &meetings,
+                    clues: &clues,
+                    drive_files: &drive_files,
+                },
             );
         }
         for (j, step) in t.plan.iter().enumerate() {
@@ -583,14 +587,22 @@ fn condition(
     }
 }
 
-fn check_check(
-    cx: &mut Ctx<'_>,
-    at: &str,
-    check: &Check,
-    meetings: &BTreeMap<&str, &super::MeetingSpec>,
-    clues: &BTreeSet<&str>,
-    drive_files: &BTreeSet<String>,
-) {
+/// What checks may refer to.
+struct Refs<'a> {
+    epoch: &'a Epoch,
+    people: &'a BTreeSet<&'a str>,
+    meetings: &'a BTreeMap<&'a str, &'a super::MeetingSpec>,
+    clues: &'a BTreeSet<&'a str>,
+    drive_files: &'a BTreeSet<String>,
+}
+
+fn check_check(cx: &mut Ctx<'_>, at: &str, check: &Check, refs: &Refs<'_>) {
+    let Refs {
+        meetings,
+        clues,
+        drive_files,
+        ..
+    } = refs;
     match check {
         Check::FileExists { path }
         | Check::FileText { path, .. }
@@ -655,16 +667,10 @@ fn check_check(
                 );
             }
             for (i, s) in subs.iter().enumerate() {
-                check_check(
-                    cx,
-                    &format!("{at}.All[{i}]"),
-                    s,
-                    meetings,
-                    clues,
-                    drive_files,
-                );
+                check_check(cx, &format!("{at}.All[{i}]"), s, refs);
             }
         }
+        Check::Booked { .. } => check_booked(cx, at, check, refs),
     }
     if let Check::JsonRecords { tolerance, .. } | Check::JsonNumber { tolerance, .. } = check
         && !(tolerance.is_finite() && *tolerance >= 0.0)
@@ -674,5 +680,184 @@ fn check_check(
             at.to_owned(),
             "tolerance must be a finite number >= 0",
         );
+    }
+}
+
+fn check_booked(cx: &mut Ctx<'_>, at: &str, check: &Check, refs: &Refs<'_>) {
+    let Check::Booked {
+        title_contains,
+        window_start,
+        window_end,
+        min_minutes,
+        must_invite,
+        must_not_invite,
+        only_listed: _,
+        joined_within_min,
+    } = check
+    else {
+        return;
+    };
+    let mut time = |field: &str, v: &str| match refs.epoch.parse(v) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            cx.err(ErrorCode::BadTime, format!("{at}.{field}"), e.to_string());
+            None
+        }
+    };
+    let (from, to) = (
+        time("window_start", window_start),
+        time("window_end", window_end),
+    );
+    if let (Some(from), Some(to)) = (from, to) {
+        if to <= from {
+            cx.err(
+                ErrorCode::BadValue,
+                format!("{at}.window_end"),
+                "the window must end after it starts",
+            );
+        } else if *min_minutes == 0 || u64::from(*min_minutes) * 60 > to.0 - from.0 {
+            cx.err(
+                ErrorCode::BadValue,
+                format!("{at}.min_minutes"),
+                format!(
+                    "min_minutes must be between 1 and the window's length ({} minutes), found {min_minutes}",
+                    (to.0 - from.0) / 60
+                ),
+            );
+        }
+    }
+    if title_contains.as_ref().is_some_and(|t| t.trim().is_empty()) {
+        cx.err(
+            ErrorCode::BadValue,
+            format!("{at}.title_contains"),
+            "title_contains must not be empty (leave it out to accept any title)",
+        );
+    }
+    if joined_within_min.is_some_and(|n| n > 24 * 60) {
+        cx.err(
+            ErrorCode::BadValue,
+            format!("{at}.joined_within_min"),
+            "joined_within_min must be at most a day (1440 minutes)",
+        );
+    }
+    for (field, list) in [
+        ("must_invite", must_invite),
+        ("must_not_invite", must_not_invite),
+    ] {
+        for (i, k) in list.iter().enumerate() {
+            if !refs.people.contains(k.as_str()) {
+                cx.err(
+                    ErrorCode::UnknownPerson,
+                    format!("{at}.{field}[{i}]"),
+                    format!("no person with key `{k}` in company.people"),
+                );
+            }
+        }
+    }
+    for k in must_invite {
+        if must_not_invite.contains(k) {
+            cx.err(
+                ErrorCode::BadValue,
+                format!("{at}.must_not_invite"),
+                format!("`{k}` is both in must_invite and in must_not_invite"),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{CheckpointSpec, parse_str};
+
+    fn with_check(check: Check) -> Result<(), String> {
+        let file = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../content/scenarios/meeting-only.ron"
+        ));
+        let text = std::fs::read_to_string(file).expect("bundled scenario");
+        let mut s = parse_str(&text, file).expect("parses");
+        s.tasks[0].checkpoints.push(CheckpointSpec {
+            key: "booked".into(),
+            description: String::new(),
+            weight: 1,
+            check,
+            feedback: String::new(),
+        });
+        validate(&s, file, None)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    fn booked() -> Check {
+        Check::Booked {
+            title_contains: Some("review".into()),
+            window_start: "2025-10-08T13:00".into(),
+            window_end: "2025-10-08T14:00".into(),
+            min_minutes: 60,
+            must_invite: vec!["npc/ugo-xu".into()],
+            must_not_invite: vec!["npc/nadia-jensen".into()],
+            only_listed: true,
+            joined_within_min: Some(5),
+        }
+    }
+
+    #[test]
+    fn booked_checks_are_validated() {
+        assert_eq!(with_check(booked()), Ok(()));
+        // Written by hand, the optional fields may be left out.
+        let short: Check = ron::from_str(
+            r#"Booked(window_start: "2025-10-08T13:00", window_end: "2025-10-08T15:00", min_minutes: 30)"#,
+        )
+        .expect("optional fields default");
+        assert!(matches!(
+            &short,
+            Check::Booked { title_contains: None, must_invite, only_listed: false, joined_within_min: None, .. } if must_invite.is_empty()
+        ));
+        assert_eq!(with_check(short), Ok(()));
+        let bad = |f: fn(&mut Check)| {
+            let mut c = booked();
+            f(&mut c);
+            with_check(c).unwrap_err()
+        };
+        let e = bad(|c| {
+            if let Check::Booked { window_start, .. } = c {
+                *window_start = "1pm".into();
+            }
+        });
+        assert!(e.contains("window_start"), "{e}");
+        let e = bad(|c| {
+            if let Check::Booked { window_end, .. } = c {
+                *window_end = "2025-10-08T12:00".into();
+            }
+        });
+        assert!(e.contains("must end after it starts"), "{e}");
+        let e = bad(|c| {
+            if let Check::Booked { min_minutes, .. } = c {
+                *min_minutes = 61;
+            }
+        });
+        assert!(e.contains("min_minutes"), "{e}");
+        let e = bad(|c| {
+            if let Check::Booked { must_invite, .. } = c {
+                must_invite.push("npc/nobody".into());
+            }
+        });
+        assert!(e.contains("npc/nobody"), "{e}");
+        let e = bad(|c| {
+            if let Check::Booked {
+                must_not_invite, ..
+            } = c
+            {
+                must_not_invite.push("npc/ugo-xu".into());
+            }
+        });
+        assert!(e.contains("both in must_invite"), "{e}");
+        let e = bad(|c| {
+            if let Check::Booked { title_contains, .. } = c {
+                *title_contains = Some(" ".into());
+            }
+        });
+        assert!(e.contains("title_contains"), "{e}");
     }
 }

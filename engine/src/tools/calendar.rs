@@ -203,19 +203,29 @@ pub(super) fn book_meeting(
     )
 }
 
-fn meeting_entity(world: &World, key: &str) -> Result<Entity, ToolError> {
-    world
-        .resource::<Index>()
-        .keys
-        .get(key.trim())
-        .copied()
-        .filter(|e| world.get::<Meeting>(*e).is_some())
-        .ok_or_else(|| {
-            ToolError::new(
-                ErrorKind::NotFound,
-                format!("no meeting `{key}`; my_calendar lists yours"),
-            )
-        })
+/// A meeting by key, or by its title (case-insensitive) among meetings that are not
+/// cancelled and have not ended; a title shared by several of those is ambiguous.
+fn meeting_entity(world: &mut World, key: &str) -> Result<Entity, ToolError> {
+    let key = key.trim();
+    if let Some(e) = world.resource::<Index>().keys.get(key).copied().filter(|e| world.get::<Meeting>(*e).is_some()) {
+        return Ok(e);
+    }
+    let now = world.resource::<Clock>().now;
+    let mut q = world.query::<(Entity, &Key, &Meeting)>();
+    let mut hits: Vec<(String, Entity)> = q
+        .iter(world)
+        .filter(|(_, _, m)| !m.cancelled && m.end > now && m.title.eq_ignore_ascii_case(key))
+        .map(|(e, k, _)| (k.0.clone(), e))
+        .collect();
+    hits.sort();
+    match hits.len() {
+        1 => Ok(hits[0].1),
+        0 => Err(ToolError::new(ErrorKind::NotFound, format!("no meeting `{key}` (by key or title); my_calendar lists yours"))),
+        _ => Err(ToolError::new(
+            ErrorKind::Invalid,
+            format!("several meetings are titled `{key}`: {}; use the key", hits.iter().map(|h| h.0.as_str()).collect::<Vec<_>>().join(", ")),
+        )),
+    }
 }
 
 pub(super) fn cancel_booking(world: &mut World, key: &str) -> ToolResultT {

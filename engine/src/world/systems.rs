@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::build::{HintTier, TimedFiles};
 use super::*;
-use crate::check::{WorldView, evaluate};
+use crate::check::{BookedMeeting, WorldView, evaluate};
 use crate::queue::EventClass;
 
 /// Builds the tick schedule. `shuffle_seed` (with the `shuffle` feature) randomises the
@@ -292,6 +292,8 @@ fn normalised(path: &str) -> std::borrow::Cow<'_, str> {
 }
 
 struct View<'w, 's, 'a> {
+    epoch: crate::time::Epoch,
+    intern: &'a str,
     index: &'a Index,
     history: &'a History,
     files: &'a Query<'w, 's, &'static File>,
@@ -319,12 +321,29 @@ impl WorldView for View<'_, '_, '_> {
                     .is_some_and(|j| j >= m.open_at && j <= m.on_time_until)
             })
     }
+    fn booked_meetings(&self) -> Vec<BookedMeeting> {
+        self.meetings
+            .iter()
+            .filter(|m| m.organizer == self.intern && !m.cancelled)
+            .map(|m| BookedMeeting {
+                title: m.title.clone(),
+                start: m.start,
+                end: m.end,
+                attendees: m.attendees.clone(),
+                joined_at: m.joined_at,
+            })
+            .collect()
+    }
+    fn time(&self, timestamp: &str) -> Option<SimTime> {
+        self.epoch.parse(timestamp).ok()
+    }
 }
 
 fn evaluate_checkpoints(
     mut last: Local<u64>,
     clock: Res<Clock>,
     index: Res<Index>,
+    intern: Res<Intern>,
     revision: Res<Revision>,
     tasks: Query<&Task>,
     files: Query<&'static File>,
@@ -341,6 +360,8 @@ fn evaluate_checkpoints(
     let mut passed: Vec<((usize, usize), String, String)> = Vec::new();
     {
         let view = View {
+            epoch: clock.epoch,
+            intern: &intern.key,
             index: &index,
             history: &history,
             files: &files,

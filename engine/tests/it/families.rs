@@ -370,6 +370,8 @@ fn any_wrong(
         "kb_fix" => kb_fix::wrong_answers(task, s),
         "meeting_attend" => meeting_attend::wrong_answers(task, s),
         "transaction_review" => transaction_review::wrong_answers(task, s),
+        "meeting_book" => tbsim::generate::meeting_book::wrong_answers(task, s),
+        "resume_select" => tbsim::generate::resume_select::wrong_answers(task, s),
         other => panic!("no wrong-answer generator for family `{other}`"),
     }
 }

@@ -13,3 +13,7 @@ mod tools;
 // Engine behaviours through the tools: interrupts, deadlines, events, chat, calendar, files.
 mod engine;
 mod errors;
+// Meeting book: seeds, variants, wrong guest lists.
+mod family_meeting_book;
+// Resume select: seeds, variants, trivially wrong shortlists.
+mod family_resume_select;

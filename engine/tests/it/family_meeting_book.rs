@@ -1,0 +1,314 @@
+//! Meeting book over many seeds, and wrong guest lists that must not pass.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use tbsim::agent::{Idle, Oracle};
+use tbsim::generate::{Family, ScenarioPlan, Suite, TaskPlan, generate_suite, meeting_book};
+use tbsim::scenario::{Check, LoadedScenario, Scenario, parse_str, validate};
+use tbsim::sim::{Decision, Sim, SimConfig};
+use tbsim::tools::{LivePython, ToolCall};
+use tbsim::trajectory::Trajectory;
+
+const SEEDS: u64 = 200;
+
+fn suite(seed: u64, params: meeting_book::Params) -> Suite {
+    Suite {
+        name: "meeting-book".into(),
+        seed,
+        scenarios: vec![ScenarioPlan {
+            name: format!("mb-{seed}"),
+            description: String::new(),
+            date: "2025-10-01".into(),
+            start: "09:00".into(),
+            end: "18:00".into(),
+            company_size: 40,
+            tasks: vec![TaskPlan {
+                id: "mb".into(),
+                family: Family::MeetingBook(params),
+                release: Default::default(),
+                deadline: None,
+                priority: Default::default(),
+            }],
+        }],
+    }
+}
+
+fn load(text: &str) -> LoadedScenario {
+    let path = Path::new("mb.ron");
+    let scenario = parse_str(text, path).expect("generated RON parses");
+    validate(&scenario, path, None).expect("generated scenarios validate");
+    LoadedScenario {
+        scenario,
+        path: path.into(),
+        source: text.into(),
+        blake3: blake3::hash(text.as_bytes()).to_hex().to_string(),
+        assets: Default::default(),
+    }
+}
+
+/// Generates, round-trips and runs one instance; returns its text and variant.
+fn check_instance(seed: u64, params: &meeting_book::Params) -> (String, String) {
+    let text = generate_suite(&suite(seed, params.clone())).unwrap()[0]
+        .1
+        .clone();
+    assert_eq!(
+        generate_suite(&suite(seed, params.clone())).unwrap()[0].1,
+        text,
+        "seed {seed} regenerates identically"
+    );
+    let loaded = load(&text);
+    let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
+    assert_eq!(
+        o.checkpoint_score, 1.0,
+        "seed {seed}: oracle failed: {:#?}",
+        o.tasks
+    );
+    assert!(o.errors.is_empty(), "seed {seed}: {:?}", o.errors);
+    let (i, _) = crate::util::run(&loaded, &mut Idle::default(), None);
+    assert_eq!(
+        i.checkpoint_score, 0.0,
+        "seed {seed}: a checkpoint passed with no action"
+    );
+    (text, loaded.scenario.tasks[0].variant.clone())
+}
+
+#[test]
+fn meeting_book_over_seeds_and_every_variant() {
+    let mut texts = BTreeSet::new();
+    let mut variants = BTreeSet::new();
+    for seed in 0..SEEDS {
+        let (text, variant) = check_instance(seed, &meeting_book::Params::default());
+        texts.insert(text);
+        variants.insert(variant);
+    }
+    assert_eq!(
+        texts.len() as u64,
+        SEEDS,
+        "every seed gives a different world"
+    );
+    let all = meeting_book::variants();
+    assert_eq!(all.len(), 6);
+    for (key, params) in all {
+        let (_, variant) = check_instance(1000, &params);
+        assert_eq!(variant, key);
+        variants.insert(variant);
+    }
+    assert_eq!(variants.len(), 6, "{variants:?}");
+}
+
+fn call(id: &str, name: &str, args: serde_json::Value) -> Decision {
+    Decision {
+        calls: vec![ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: args.to_string(),
+        }],
+    }
+}
+
+/// A free room for `seats` people during the window, else the largest free one.
+fn room_for(s: &Scenario, from: &str, to: &str, seats: usize) -> String {
+    let mut free: Vec<_> = s
+        .rooms
+        .iter()
+        .filter(|r| {
+            !s.meetings
+                .iter()
+                .any(|m| m.room == r.key && m.start.as_str() < to && m.end.as_str() > from)
+        })
+        .collect();
+    free.sort_by_key(|r| r.capacity);
+    free.iter()
+        .find(|r| r.capacity as usize >= seats)
+        .or(free.last())
+        .map(|r| r.key.clone())
+        .unwrap()
+}
+
+#[test]
+fn wrong_guest_lists_fail_the_invitee_checkpoint() {
+    let mut tried = BTreeSet::new();
+    for seed in 0..24 {
+        let text = generate_suite(&suite(seed, Default::default())).unwrap()[0]
+            .1
+            .clone();
+        let loaded = load(&text);
+        let task = &loaded.scenario.tasks[0];
+        let Check::Booked {
+            window_start,
+            window_end,
+            ..
+        } = &task.checkpoints[1].check
+        else {
+            panic!("the second checkpoint is the booking")
+        };
+        let title = task.title.trim_start_matches("Book the ").to_owned();
+        for (label, guests) in meeting_book::wrong_bookings(task, &loaded.scenario) {
+            tried.insert(label.clone());
+            let mut sim = Sim::new(
+                &loaded,
+                SimConfig::default(),
+                Trajectory::in_memory(),
+                Box::new(LivePython::default()),
+            );
+            sim.begin();
+            let room = room_for(&loaded.scenario, window_start, window_end, guests.len() + 1);
+            let obs = sim.step(&call(
+                "1",
+                "book_meeting",
+                serde_json::json!({"title": title, "room": room, "start": window_start,
+                                   "end": window_end, "attendees": guests}),
+            ));
+            let booked = obs.results[0].ok;
+            if label == "every candidate" {
+                assert!(
+                    !booked,
+                    "seed {seed}: colleagues in other meetings cannot be booked"
+                );
+            }
+            if booked {
+                sim.step(&call(
+                    "2",
+                    "wait",
+                    serde_json::json!({"until": window_start}),
+                ));
+                let joined = sim.step(&call(
+                    "3",
+                    "join_meeting",
+                    serde_json::json!({"meeting": "meeting/booked-001"}),
+                ));
+                assert!(joined.results[0].ok, "seed {seed}: {:?}", joined.results[0]);
+            }
+            sim.end(tbsim::world::EndReason::Finished);
+            let r = sim.results();
+            let cp = |k: &str| {
+                r.tasks[0]
+                    .checkpoints
+                    .iter()
+                    .find(|c| c.key == k)
+                    .unwrap()
+                    .passed
+            };
+            assert!(!cp("attendees_right"), "seed {seed}: {label} must not pass");
+            assert!(!cp("availability_confirmed"), "nobody was asked");
+            if booked {
+                assert!(
+                    cp("booked") && cp("attended_on_time"),
+                    "seed {seed}: {label}"
+                );
+            }
+        }
+    }
+    assert_eq!(tried.len(), 4, "{tried:?}");
+    let loaded = load(&generate_suite(&suite(0, Default::default())).unwrap()[0].1);
+    assert!(
+        meeting_book::wrong_answers(&loaded.scenario.tasks[0], &loaded.scenario).is_empty(),
+        "no answer file, so no file-shaped wrong answers"
+    );
+}
+
+#[test]
+fn the_booking_attempt_reveals_clashes_and_the_right_list_passes() {
+    let text = generate_suite(&suite(
+        3,
+        meeting_book::Params {
+            kind: Some(meeting_book::Kind::Department),
+            conflicts: Some(1),
+            ..Default::default()
+        },
+    ))
+    .unwrap()[0]
+        .1
+        .clone();
+    let loaded = load(&text);
+    let task = &loaded.scenario.tasks[0];
+    let Check::Booked {
+        window_start,
+        window_end,
+        must_invite,
+        must_not_invite,
+        ..
+    } = &task.checkpoints[2].check
+    else {
+        panic!()
+    };
+    let mut sim = Sim::new(
+        &loaded,
+        SimConfig::default(),
+        Trajectory::in_memory(),
+        Box::new(LivePython::default()),
+    );
+    sim.begin();
+    let room = room_for(
+        &loaded.scenario,
+        window_start,
+        window_end,
+        must_invite.len() + 2,
+    );
+    let mut everyone = must_invite.clone();
+    everyone.extend(must_not_invite.iter().cloned());
+    let obs = sim.step(&call(
+        "1",
+        "book_meeting",
+        serde_json::json!({"title": "x", "room": room, "start": window_start, "end": window_end, "attendees": everyone}),
+    ));
+    let err = obs.results[0].error.as_ref().unwrap().message.clone();
+    assert!(err.contains("scheduling conflicts"), "{err}");
+    let clash = loaded
+        .scenario
+        .company
+        .people
+        .iter()
+        .find(|p| p.key == must_not_invite[0])
+        .unwrap();
+    assert!(err.contains(&clash.name), "{err}");
+    let obs = sim.step(&call(
+        "2",
+        "book_meeting",
+        serde_json::json!({"title": task.title.trim_start_matches("Book the "), "room": room,
+                           "start": window_start, "end": window_end, "attendees": must_invite}),
+    ));
+    assert!(obs.results[0].ok, "{:?}", obs.results[0]);
+    sim.end(tbsim::world::EndReason::Finished);
+    let r = sim.results();
+    let passed: Vec<&str> = r.tasks[0]
+        .checkpoints
+        .iter()
+        .filter(|c| c.passed)
+        .map(|c| c.key.as_str())
+        .collect();
+    assert_eq!(passed, ["booked", "attendees_right"]);
+}
+
+#[test]
+fn both_families_compose_with_the_others_on_one_day() {
+    use tbsim::generate::{kb_fix, meeting_attend, resume_select, transaction_review};
+    let task = |id: &str, family: Family| TaskPlan {
+        id: id.into(),
+        family,
+        release: Default::default(),
+        deadline: None,
+        priority: Default::default(),
+    };
+    for seed in 0..6 {
+        let mut s = suite(seed, Default::default());
+        s.scenarios[0].tasks = vec![
+            task(
+                "ma",
+                Family::MeetingAttend(meeting_attend::Params::default()),
+            ),
+            task("mb", Family::MeetingBook(meeting_book::Params::default())),
+            task("rs", Family::ResumeSelect(resume_select::Params::default())),
+            task("kb", Family::KbFix(kb_fix::Params::default())),
+            task(
+                "tr",
+                Family::TransactionReview(transaction_review::Params::default()),
+            ),
+        ];
+        let loaded = load(&generate_suite(&s).unwrap()[0].1);
+        let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
+        assert_eq!(o.checkpoint_score, 1.0, "seed {seed}: {:#?}", o.tasks);
+        assert!(o.errors.is_empty(), "seed {seed}: {:?}", o.errors);
+    }
+}
