@@ -207,7 +207,13 @@ pub(super) fn book_meeting(
 /// cancelled and have not ended; a title shared by several of those is ambiguous.
 fn meeting_entity(world: &mut World, key: &str) -> Result<Entity, ToolError> {
     let key = key.trim();
-    if let Some(e) = world.resource::<Index>().keys.get(key).copied().filter(|e| world.get::<Meeting>(*e).is_some()) {
+    if let Some(e) = world
+        .resource::<Index>()
+        .keys
+        .get(key)
+        .copied()
+        .filter(|e| world.get::<Meeting>(*e).is_some())
+    {
         return Ok(e);
     }
     let now = world.resource::<Clock>().now;
@@ -220,10 +226,19 @@ fn meeting_entity(world: &mut World, key: &str) -> Result<Entity, ToolError> {
     hits.sort();
     match hits.len() {
         1 => Ok(hits[0].1),
-        0 => Err(ToolError::new(ErrorKind::NotFound, format!("no meeting `{key}` (by key or title); my_calendar lists yours"))),
+        0 => Err(ToolError::new(
+            ErrorKind::NotFound,
+            format!("no meeting `{key}` (by key or title); my_calendar lists yours"),
+        )),
         _ => Err(ToolError::new(
             ErrorKind::Invalid,
-            format!("several meetings are titled `{key}`: {}; use the key", hits.iter().map(|h| h.0.as_str()).collect::<Vec<_>>().join(", ")),
+            format!(
+                "several meetings are titled `{key}`: {}; use the key",
+                hits.iter()
+                    .map(|h| h.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         )),
     }
 }

@@ -165,14 +165,20 @@ pub fn catalogue() -> Vec<ToolSpec> {
             name: "cancel_booking",
             family: "calendar",
             description: "Cancel a meeting you booked, before it starts.",
-            parameters: obj(json!({"meeting": s("Meeting key (or its title).")}), &["meeting"]),
+            parameters: obj(
+                json!({"meeting": s("Meeting key (or its title).")}),
+                &["meeting"],
+            ),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "join_meeting",
             family: "calendar",
             description: "Join a meeting you are invited to and stay until it ends. Joining opens shortly before the start; arrive on time to hear the announcements.",
-            parameters: obj(json!({"meeting": s("Meeting key (or its title).")}), &["meeting"]),
+            parameters: obj(
+                json!({"meeting": s("Meeting key (or its title).")}),
+                &["meeting"],
+            ),
             cost_minutes: 0,
         },
         ToolSpec {

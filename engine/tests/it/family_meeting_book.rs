@@ -30,6 +30,7 @@ fn suite(seed: u64, params: meeting_book::Params) -> Suite {
                 deadline: None,
                 priority: Default::default(),
             }],
+            days: Vec::new(),
         }],
     }
 }

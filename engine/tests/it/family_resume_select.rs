@@ -30,6 +30,7 @@ fn suite(seed: u64, params: resume_select::Params) -> Suite {
                 deadline: None,
                 priority: Default::default(),
             }],
+            days: Vec::new(),
         }],
     }
 }
