@@ -6,13 +6,16 @@
 //! so the same suite always yields byte-identical scenario files, and adding a task
 //! never changes the others. Generated files are validated before they are written.
 //!
-//! Families here: [`kb_fix`], [`meeting_attend`], [`transaction_review`].
+//! Families here: [`kb_fix`], [`meeting_attend`], [`transaction_review`], [`sales`],
+//! [`website_monitor`].
 
 pub mod company;
 pub mod corpus;
 pub mod kb_fix;
 pub mod meeting_attend;
+pub mod sales;
 pub mod transaction_review;
+pub mod website_monitor;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -117,6 +120,10 @@ pub enum Family {
     MeetingAttend(meeting_attend::Params),
     /// Find abnormal suppliers in a transactions table.
     TransactionReview(transaction_review::Params),
+    /// Quarterly sales figures from the sales teams' order exports.
+    Sales(sales::Params),
+    /// Find why the website is slow and get it fixed through its owner.
+    WebsiteMonitor(website_monitor::Params),
 }
 
 /// The paper's four functional domains.
@@ -167,6 +174,18 @@ impl Family {
                     family: Family::TransactionReview(p),
                 }),
         );
+        v.extend(sales::variants().into_iter().map(|(key, p)| Variant {
+            key,
+            family: Family::Sales(p),
+        }));
+        v.extend(
+            website_monitor::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::WebsiteMonitor(p),
+                }),
+        );
         v
     }
 
@@ -176,6 +195,8 @@ impl Family {
             Family::KbFix(_) => Domain::ProactiveInquiry,
             Family::MeetingAttend(_) => Domain::TimeManagement,
             Family::TransactionReview(_) => Domain::InformationSynthesis,
+            Family::Sales(_) => Domain::InformationSynthesis,
+            Family::WebsiteMonitor(_) => Domain::ProactiveInquiry,
         }
     }
 
@@ -185,6 +206,8 @@ impl Family {
             Family::KbFix(_) => "kb_fix",
             Family::MeetingAttend(_) => "meeting_attend",
             Family::TransactionReview(_) => "transaction_review",
+            Family::Sales(_) => "sales",
+            Family::WebsiteMonitor(_) => "website_monitor",
         }
     }
 }
@@ -408,6 +431,7 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
         meetings: Vec::new(),
         tasks: Vec::new(),
         events: Vec::new(),
+        services: Vec::new(),
     };
 
     for t in &plan.tasks {
@@ -448,6 +472,14 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
             Family::KbFix(p) => kb_fix::generate(&ctx, p),
             Family::MeetingAttend(p) => meeting_attend::generate(&ctx, p),
             Family::TransactionReview(p) => transaction_review::generate(&ctx, p),
+            Family::Sales(p) => sales::generate(&ctx, p),
+            // The website family also contributes the monitored services.
+            Family::WebsiteMonitor(p) => {
+                website_monitor::generate_with_services(&ctx, p).map(|(parts, services)| {
+                    scenario.services.extend(services);
+                    parts
+                })
+            }
         }
         .map_err(|m| plan_err(name, format!("task `{}`: {m}", t.id)))?;
         for f in parts.files {
