@@ -431,7 +431,11 @@ pub fn totals(rows: &[Row]) -> Vec<Total> {
             .cents += r.cents;
     }
     let mut v: Vec<Total> = by.into_values().collect();
-    v.sort_by(|a, b| b.cents.cmp(&a.cents).then(a.employee_id.cmp(&b.employee_id)));
+    v.sort_by(|a, b| {
+        b.cents
+            .cmp(&a.cents)
+            .then(a.employee_id.cmp(&b.employee_id))
+    });
     v
 }
 
@@ -441,7 +445,10 @@ fn extreme(t: &[Total], mode: Mode) -> Vec<Total> {
         Mode::Top => t.iter().map(|x| x.cents).max(),
         Mode::Bottom => t.iter().map(|x| x.cents).min(),
     };
-    t.iter().filter(|x| Some(x.cents) == best).cloned().collect()
+    t.iter()
+        .filter(|x| Some(x.cents) == best)
+        .cloned()
+        .collect()
 }
 
 /// An expected answer.
@@ -509,7 +516,11 @@ pub fn solve(q: &Question, sheets: &[Vec<Vec<Row>>]) -> Answer {
         }
         Kind::CrossDeptsExtremeEmployee | Kind::CrossDeptsTopN => {
             let mut all: Vec<Total> = q.teams.iter().flat_map(|&d| t(d, qi)).collect();
-            all.sort_by(|a, b| b.cents.cmp(&a.cents).then(a.employee_id.cmp(&b.employee_id)));
+            all.sort_by(|a, b| {
+                b.cents
+                    .cmp(&a.cents)
+                    .then(a.employee_id.cmp(&b.employee_id))
+            });
             if q.kind == Kind::CrossDeptsTopN {
                 all.truncate(q.n);
                 Answer::People(all)
@@ -548,7 +559,11 @@ pub fn solve(q: &Question, sheets: &[Vec<Vec<Row>>]) -> Answer {
                 .collect();
             let mut members: Vec<String> = t(q.teams[0], qi)
                 .into_iter()
-                .filter(|x| before.get(&x.employee_id).is_some_and(|b| grew(*b, x.cents)))
+                .filter(|x| {
+                    before
+                        .get(&x.employee_id)
+                        .is_some_and(|b| grew(*b, x.cents))
+                })
                 .map(|x| x.employee_id)
                 .collect();
             members.sort();
@@ -739,9 +754,7 @@ fn resolve(rng: &mut StreamRng, p: &Params) -> Result<Question, String> {
         (0..TEAMS.len()).collect()
     };
     let lowest = if kind.directed() { 2 } else { 1 };
-    let quarter = p
-        .quarter
-        .unwrap_or_else(|| rng.random_range(lowest..=4u8));
+    let quarter = p.quarter.unwrap_or_else(|| rng.random_range(lowest..=4u8));
     if !(lowest..=4).contains(&quarter) {
         return Err(format!(
             "sales: quarter {quarter} is out of range for `{}` ({lowest}-4)",
@@ -820,39 +833,63 @@ fn ask(q: &Question, year: i32) -> (String, String) {
     };
     match q.kind {
         Kind::TopSalesEmployee => (
-            format!("Find the top seller of the {one} team in Q{qq} {year} (list everyone tied for first)."),
+            format!(
+                "Find the top seller of the {one} team in Q{qq} {year} (list everyone tied for first)."
+            ),
             format!("[{person}]"),
         ),
         Kind::SalesStatistics => (
-            format!("Work out the {one} team's Q{qq} {year} figures: how many representatives were active, the team's total sales and its average sales per active representative."),
-            format!(r#"{{"team": "{one}", "employees": 0, "total_sales": 0.0, "avg_sales_per_person": 0.0}}"#),
+            format!(
+                "Work out the {one} team's Q{qq} {year} figures: how many representatives were active, the team's total sales and its average sales per active representative."
+            ),
+            format!(
+                r#"{{"team": "{one}", "employees": 0, "total_sales": 0.0, "avg_sales_per_person": 0.0}}"#
+            ),
         ),
         Kind::CrossDeptsExtremeEmployee => (
-            format!("Find the {mode} seller of Q{qq} {year} across the {many} teams taken together (list everyone tied)."),
+            format!(
+                "Find the {mode} seller of Q{qq} {year} across the {many} teams taken together (list everyone tied)."
+            ),
             format!("[{person}]"),
         ),
         Kind::PerDeptExtremeEmployee => (
-            format!("For each of the {many} teams, find its {mode} seller of Q{qq} {year} (list everyone tied)."),
+            format!(
+                "For each of the {many} teams, find its {mode} seller of Q{qq} {year} (list everyone tied)."
+            ),
             per_team(&format!("[{person}]")),
         ),
         Kind::PerDeptAvgSales => (
-            format!("For each of the {many} teams, work out its average Q{qq} {year} sales per active representative."),
+            format!(
+                "For each of the {many} teams, work out its average Q{qq} {year} sales per active representative."
+            ),
             per_team("0.0"),
         ),
         Kind::PerDeptTopN => (
-            format!("For each of the {many} teams, list its top {} sellers of Q{qq} {year}, highest first.", q.n),
+            format!(
+                "For each of the {many} teams, list its top {} sellers of Q{qq} {year}, highest first.",
+                q.n
+            ),
             per_team(&format!("[{person}, ...]")),
         ),
         Kind::CrossDeptsTopN => (
-            format!("List the top {} sellers of Q{qq} {year} across the {many} teams taken together, highest first.", q.n),
+            format!(
+                "List the top {} sellers of Q{qq} {year} across the {many} teams taken together, highest first.",
+                q.n
+            ),
             format!("[{person}, ...]"),
         ),
         Kind::DeptPersonQoqCount => (
-            format!("Count the {one} team's representatives whose sales went {dir} from Q{} to Q{qq} {year}, and list their IDs.", qq - 1),
+            format!(
+                "Count the {one} team's representatives whose sales went {dir} from Q{} to Q{qq} {year}, and list their IDs.",
+                qq - 1
+            ),
             r#"{"count": 0, "employee_ids": ["SR-0000"]}"#.to_owned(),
         ),
         Kind::AllDeptsQoqCount => (
-            format!("Count the sales teams whose total sales went {dir} from Q{} to Q{qq} {year}, and name them.", qq - 1),
+            format!(
+                "Count the sales teams whose total sales went {dir} from Q{} to Q{qq} {year}, and name them.",
+                qq - 1
+            ),
             r#"{"count": 0, "teams": ["North"]}"#.to_owned(),
         ),
     }
@@ -913,7 +950,8 @@ fn checkpoints(answer: &Answer, out: &str) -> Vec<CheckpointSpec> {
             });
             cps.push(CheckpointSpec {
                 key: "correct".into(),
-                description: "Each team has exactly the right people, with their quarter totals".into(),
+                description: "Each team has exactly the right people, with their quarter totals"
+                    .into(),
                 weight: 2,
                 check: Check::All(
                     v.iter()
@@ -1190,7 +1228,10 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
 /// content): every active person of the asked teams listed (list types), or the
 /// figures computed over every row with cancelled orders included (statistics and
 /// averages), or every candidate counted (quarter-over-quarter types).
-pub fn wrong_answers(task: &TaskSpec, scenario: &crate::scenario::Scenario) -> Vec<(String, String)> {
+pub fn wrong_answers(
+    task: &TaskSpec,
+    scenario: &crate::scenario::Scenario,
+) -> Vec<(String, String)> {
     let arg = |s: &crate::scenario::PlanStep, k: &str| -> Option<String> {
         serde_json::from_str::<Value>(&s.args).ok()?[k]
             .as_str()
@@ -1236,7 +1277,13 @@ pub fn wrong_answers(task: &TaskSpec, scenario: &crate::scenario::Scenario) -> V
     let kind = task.variant.split('/').nth(1).unwrap_or("");
     let body = match kind {
         "top_sales_employee" | "cross_depts_extreme_employee" | "cross_depts_top_n" => {
-            Value::Array(teams.iter().flat_map(|t| everyone(t)).map(|x| person_json(&x)).collect())
+            Value::Array(
+                teams
+                    .iter()
+                    .flat_map(|t| everyone(t))
+                    .map(|x| person_json(&x))
+                    .collect(),
+            )
         }
         "per_dept_extreme_employee" | "per_dept_top_n" => Value::Object(
             teams
@@ -1342,7 +1389,10 @@ mod tests {
     #[test]
     fn totals_follow_the_handbook() {
         let t = totals(&sheets()[0][1]);
-        let got: Vec<(&str, u64)> = t.iter().map(|x| (x.employee_id.as_str(), x.cents)).collect();
+        let got: Vec<(&str, u64)> = t
+            .iter()
+            .map(|x| (x.employee_id.as_str(), x.cents))
+            .collect();
         // Cancelled orders dropped; c (only cancelled) is not active.
         assert_eq!(got, [("a", 15_000), ("b", 12_000), ("d", 3_000)]);
     }
@@ -1359,11 +1409,17 @@ mod tests {
                 cents: 30_000
             }
         );
-        assert_eq!(ids(&solve(&q(Kind::CrossDeptsExtremeEmployee, &[0, 1]), &s)), ["e"]);
+        assert_eq!(
+            ids(&solve(&q(Kind::CrossDeptsExtremeEmployee, &[0, 1]), &s)),
+            ["e"]
+        );
         let mut bottom = q(Kind::CrossDeptsExtremeEmployee, &[0, 1]);
         bottom.mode = Mode::Bottom;
         assert_eq!(ids(&solve(&bottom, &s)), ["f"]);
-        assert_eq!(ids(&solve(&q(Kind::CrossDeptsTopN, &[0, 1]), &s)), ["e", "a"]);
+        assert_eq!(
+            ids(&solve(&q(Kind::CrossDeptsTopN, &[0, 1]), &s)),
+            ["e", "a"]
+        );
         match solve(&q(Kind::PerDeptTopN, &[0, 1]), &s) {
             Answer::PerTeam(v) => {
                 assert_eq!(v[0].0, "North");
@@ -1410,7 +1466,11 @@ mod tests {
 
     #[test]
     fn ties_are_all_reported() {
-        let rows = vec![row("x", 500, false), row("y", 500, false), row("z", 100, false)];
+        let rows = vec![
+            row("x", 500, false),
+            row("y", 500, false),
+            row("z", 100, false),
+        ];
         assert_eq!(extreme(&totals(&rows), Mode::Top).len(), 2);
         assert_eq!(extreme(&totals(&rows), Mode::Bottom).len(), 1);
     }

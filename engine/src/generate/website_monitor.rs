@@ -34,10 +34,10 @@ use serde_json::json;
 use super::{Ctx, Parts, company::slug, corpus, difficulty, pick_distinct, step};
 use crate::rng::StreamRng;
 use crate::scenario::{
-    Check, CheckpointSpec, Clue, Condition, Content, FileSpec, Gate, LogLevel, LogLine,
-    MetricSpec, PageSpec, Point, ServiceSpec, TaskSpec, WindowSeries,
+    Check, CheckpointSpec, Clue, Condition, Content, FileSpec, Gate, LogLevel, LogLine, MetricSpec,
+    PageSpec, Point, ServiceSpec, TaskSpec, WindowSeries,
 };
-use crate::time::Epoch;
+use crate::time::{Epoch, SimTime};
 
 /// The incident runbook's drive path.
 pub const RUNBOOK: &str = "drive/engineering/incident_runbook.md";
@@ -240,75 +240,327 @@ fn minutes(hm: &str) -> Result<u64, String> {
     Ok(h * 60 + m)
 }
 
-/// Renders times (seconds after the day's midnight, possibly past it) as scenario
-/// timestamps.
-struct Stamp(Epoch);
+/// Units and `(warning, critical)` thresholds of the metrics the services report.
+fn metric_info(name: &str) -> (&'static str, (f64, f64)) {
+    match name {
+        "cpu_pct" => ("%", (75.0, 90.0)),
+        "disk_used_pct" => ("%", (80.0, 90.0)),
+        "connection_pool_used_pct" => ("%", (80.0, 95.0)),
+        "memory_used_pct" => ("%", (85.0, 97.0)),
+        // Lower is worse.
+        "hit_rate_pct" => ("%", (90.0, 70.0)),
+        "evictions_per_min" => ("", (500.0, 2000.0)),
+        "queue_depth" => ("", (50.0, 200.0)),
+        "p95_query_ms" => ("ms", (400.0, 1000.0)),
+        "error_rate_pct" => ("%", (2.0, 5.0)),
+        _ => ("", (f64::MAX / 2.0, f64::MAX)),
+    }
+}
 
-impl Stamp {
+/// The draws of one instance. Times are seconds after the day's midnight (and may
+/// run past the next midnight).
+struct Draw<'a> {
+    rng: &'a mut StreamRng,
+    epoch: Epoch,
+    /// Start of work.
+    start: u64,
+}
+
+impl Draw<'_> {
+    fn u(&mut self, lo: f64, hi: f64) -> f64 {
+        self.rng.random_range(lo..hi)
+    }
+    fn int(&mut self, lo: u32, hi: u32) -> u32 {
+        self.rng.random_range(lo..=hi)
+    }
+    /// Whole minutes in `lo..=hi`, as seconds.
+    fn mins(&mut self, lo: u64, hi: u64) -> u64 {
+        self.rng.random_range(lo..=hi) * 60
+    }
     fn at(&self, secs: u64) -> String {
-        let iso = self.0.iso(crate::time::SimTime(secs - secs % 60));
+        let iso = self.epoch.iso(SimTime(secs - secs % 60));
         iso[..16].to_owned()
     }
-}
-
-fn point(st: &Stamp, secs: u64, value: f64) -> Point {
-    Point {
-        at: st.at(secs),
-        value: (value * 10.0).round() / 10.0,
+    fn point(&self, secs: u64, value: f64) -> Point {
+        Point {
+            at: self.at(secs),
+            value: (value * 10.0).round() / 10.0,
+        }
     }
-}
-
-fn u(rng: &mut StreamRng, lo: f64, hi: f64) -> f64 {
-    rng.random_range(lo..hi)
-}
-
-/// A metric that wanders a little through the day around a base drawn from
-/// `base` (a range, or one value when both ends are equal).
-fn steady(
-    rng: &mut StreamRng,
-    st: &Stamp,
-    start: u64,
-    name: &str,
-    unit: &str,
-    base: (f64, f64),
-    spread: f64,
-    thresholds: (f64, f64),
-) -> MetricSpec {
-    let base = if base.1 > base.0 {
-        u(rng, base.0, base.1)
-    } else {
-        base.0
-    };
-    let times = [0, start, start + 3 * 3600, start + 8 * 3600];
-    MetricSpec {
-        name: name.into(),
-        unit: unit.into(),
-        points: times
+    fn log(&self, secs: u64, level: LogLevel, text: String) -> LogLine {
+        LogLine {
+            at: self.at(secs),
+            level,
+            text,
+        }
+    }
+    /// A metric given by `(time, value)` points.
+    fn shaped(&self, name: &str, points: &[(u64, f64)]) -> MetricSpec {
+        let (unit, thresholds) = metric_info(name);
+        MetricSpec {
+            name: name.into(),
+            unit: unit.into(),
+            points: points.iter().map(|(t, v)| self.point(*t, *v)).collect(),
+            thresholds: Some(thresholds),
+        }
+    }
+    /// A metric wandering by up to `spread` through the day around a base drawn
+    /// from `base` (a range, or one value when both ends are equal).
+    fn steady(&mut self, name: &str, base: (f64, f64), spread: f64) -> MetricSpec {
+        let base = if base.1 > base.0 {
+            self.u(base.0, base.1)
+        } else {
+            base.0
+        };
+        let s = self.start;
+        let points: Vec<(u64, f64)> = [0, s, s + 3 * 3600, s + 8 * 3600]
+            .into_iter()
+            .map(|t| (t, (base + self.u(-spread, spread)).max(0.0)))
+            .collect();
+        self.shaped(name, &points)
+    }
+    /// Routine overnight lines, one in each two-hour slot from 01:00.
+    fn routine(&mut self, texts: &[String]) -> Vec<LogLine> {
+        texts
             .iter()
-            .map(|t| point(st, *t, (base + u(rng, -spread, spread)).max(0.0)))
-            .collect(),
-        thresholds: Some(thresholds),
+            .enumerate()
+            .map(|(k, text)| {
+                let at = 3600 * (1 + 2 * k as u64) + self.mins(0, 59);
+                self.log(at.min(self.start - 60), LogLevel::Info, text.clone())
+            })
+            .collect()
     }
 }
 
-/// A metric given by explicit points.
-fn shaped(name: &str, unit: &str, points: Vec<Point>, thresholds: (f64, f64)) -> MetricSpec {
-    MetricSpec {
-        name: name.into(),
-        unit: unit.into(),
+/// Three messages taking turns over the given times; the second is an error.
+fn alternate(d: &Draw<'_>, times: &[u64], texts: &[String; 3]) -> Vec<LogLine> {
+    times
+        .iter()
+        .enumerate()
+        .map(|(k, &at)| {
+            let level = if k % 3 == 1 {
+                LogLevel::Error
+            } else {
+                LogLevel::Warn
+            };
+            d.log(at, level, texts[k % 3].clone())
+        })
+        .collect()
+}
+
+/// The failing backend's metrics and the log lines that explain them. Each has
+/// been degrading since before midnight (warning) and went critical in the early
+/// morning; a disk keeps filling through the day.
+fn failing(d: &mut Draw<'_>, cause: Cause) -> (Vec<MetricSpec>, Vec<LogLine>) {
+    let s = d.start;
+    match cause {
+        Cause::DiskFull => {
+            let v0 = d.u(93.0, 96.0);
+            let rate = d.u(0.5, 1.2); // points per hour
+            let disk_at = |t: u64| (v0 + rate * (t as f64 - s as f64) / 3600.0).clamp(0.0, 100.0);
+            let full_at = s + ((100.0 - v0) / rate * 3600.0) as u64;
+            let stall = d.u(1.5, 4.0);
+            let metrics = vec![
+                d.steady("cpu_pct", (58.0, 58.0), 6.0),
+                d.shaped(
+                    "disk_used_pct",
+                    &[(0, disk_at(0)), (s, v0), (full_at, 100.0)],
+                ),
+                d.steady("connection_pool_used_pct", (45.0, 45.0), 10.0),
+            ];
+            let times = [s - 5 * 3600, s - 3 * 3600, s - 1800, s + 3600, s + 3 * 3600];
+            let logs = times
+                .iter()
+                .enumerate()
+                .map(|(k, &at)| match k % 3 {
+                    0 => d.log(
+                        at,
+                        LogLevel::Warn,
+                        format!("data volume at {:.1}% of capacity", disk_at(at)),
+                    ),
+                    1 => d.log(
+                        at,
+                        LogLevel::Error,
+                        format!(
+                            "write stalled for {:.1} s waiting for free space on the data volume",
+                            stall + k as f64 * 0.7
+                        ),
+                    ),
+                    _ => d.log(
+                        at,
+                        LogLevel::Warn,
+                        "autovacuum skipped: not enough free space on the data volume".into(),
+                    ),
+                })
+                .collect();
+            (metrics, logs)
+        }
+        Cause::ConnectionPoolExhausted => {
+            let full = s - d.mins(40, 150);
+            let (p0, p1) = (d.u(80.5, 84.0), d.u(86.0, 92.0));
+            let metrics = vec![
+                d.steady("cpu_pct", (66.0, 66.0), 5.0),
+                d.steady("disk_used_pct", (40.0, 70.0), 2.0),
+                d.shaped(
+                    "connection_pool_used_pct",
+                    &[(0, p0), (full - 3600, p1), (full, 100.0)],
+                ),
+            ];
+            let size = [100, 150, 200, 250][d.rng.random_range(0..4)];
+            let texts = [
+                format!("connection pool at {}/{size} in use", size - d.int(0, 4)),
+                format!("timed out after 5 s waiting for a free connection (pool size {size})"),
+                format!("{} clients queued for a connection", d.int(20, 90)),
+            ];
+            let logs = alternate(
+                d,
+                &[full - 1800, full, full + 1200, s + 1800, s + 7200],
+                &texts,
+            );
+            (metrics, logs)
+        }
+        Cause::MemoryExhausted => {
+            let since = s - d.mins(60, 240);
+            let end = s + 9 * 3600;
+            let hit = d.u(38.0, 62.0);
+            let (m0, m1, h0, e0, e1) = (
+                d.u(88.0, 94.0),
+                d.u(99.2, 99.9),
+                d.u(80.0, 88.0),
+                d.u(600.0, 1200.0),
+                d.u(2500.0, 6000.0),
+            );
+            let metrics = vec![
+                d.shaped("memory_used_pct", &[(0, m0), (since, m1)]),
+                d.shaped("hit_rate_pct", &[(0, h0), (since, hit + 8.0), (end, hit)]),
+                d.shaped("evictions_per_min", &[(0, e0), (since, e1)]),
+            ];
+            let texts = [
+                "memory limit reached; evicting least recently used keys".to_owned(),
+                "write rejected: used memory is above the configured limit".to_owned(),
+                format!("hit rate fell to {:.0}%", hit + d.u(0.0, 8.0)),
+            ];
+            let logs = alternate(
+                d,
+                &[since, since + 900, s - 600, s + 2400, s + 6000],
+                &texts,
+            );
+            (metrics, logs)
+        }
+        Cause::CpuSaturated => {
+            let since = s - d.mins(60, 240);
+            let end = s + 9 * 3600;
+            let (c0, c1) = (d.u(78.0, 86.0), d.u(96.0, 99.5));
+            let (q0, q1, q2) = (d.u(60.0, 120.0), d.u(220.0, 320.0), d.u(500.0, 900.0));
+            let (l0, l1) = (d.u(450.0, 800.0), d.u(1800.0, 4000.0));
+            let metrics = vec![
+                d.shaped("cpu_pct", &[(0, c0), (since, c1)]),
+                d.shaped("queue_depth", &[(0, q0), (since, q1), (end, q2)]),
+                d.shaped("p95_query_ms", &[(0, l0), (since, l1)]),
+            ];
+            let texts = [
+                format!(
+                    "search queue depth {}; requests are waiting",
+                    d.int(200, 800)
+                ),
+                "query rejected: search thread pool saturated".to_owned(),
+                format!("slow query took {} ms", d.int(1500, 5200)),
+            ];
+            let logs = alternate(
+                d,
+                &[since, since + 1200, s - 900, s + 1800, s + 5400],
+                &texts,
+            );
+            (metrics, logs)
+        }
+    }
+}
+
+/// A healthy backend's metrics; a decoy has one metric in warning (never
+/// critical) and a log line about it.
+fn healthy(d: &mut Draw<'_>, kind: Kind, decoy: bool) -> (Vec<MetricSpec>, Vec<LogLine>) {
+    let when = d.start - d.mins(30, 200);
+    match kind {
+        Kind::Db => {
+            let disk = if decoy {
+                d.u(81.5, 86.5)
+            } else {
+                d.u(35.0, 72.0)
+            };
+            let metrics = vec![
+                d.steady("cpu_pct", (15.0, 45.0), 5.0),
+                d.steady("disk_used_pct", (disk, disk), 0.4),
+                d.steady("connection_pool_used_pct", (20.0, 60.0), 8.0),
+            ];
+            let text =
+                format!("data volume at {disk:.1}% of capacity; schedule a cleanup this quarter");
+            (
+                metrics,
+                decoy
+                    .then(|| d.log(when, LogLevel::Warn, text))
+                    .into_iter()
+                    .collect(),
+            )
+        }
+        Kind::Cache => {
+            let hit = if decoy {
+                d.u(84.5, 88.5)
+            } else {
+                d.u(94.5, 99.0)
+            };
+            let metrics = vec![
+                d.steady("memory_used_pct", (40.0, 75.0), 4.0),
+                d.steady("hit_rate_pct", (hit, hit), 0.5),
+                d.steady("evictions_per_min", (5.0, 40.0), 5.0),
+            ];
+            let text = format!("hit rate {hit:.0}% after the morning key rotation; warming up");
+            (
+                metrics,
+                decoy
+                    .then(|| d.log(when, LogLevel::Warn, text))
+                    .into_iter()
+                    .collect(),
+            )
+        }
+        Kind::Search => {
+            let cpu = if decoy {
+                d.u(77.0, 85.0)
+            } else {
+                d.u(15.0, 50.0)
+            };
+            let metrics = vec![
+                d.steady("cpu_pct", (cpu, cpu), 2.0),
+                d.steady("queue_depth", (1.0, 8.0), 1.0),
+                d.steady("p95_query_ms", (60.0, 180.0), 15.0),
+            ];
+            let text =
+                format!("CPU at {cpu:.0}% while the index is rebuilt; rebuild finishes tonight");
+            (
+                metrics,
+                decoy
+                    .then(|| d.log(when, LogLevel::Warn, text))
+                    .into_iter()
+                    .collect(),
+            )
+        }
+    }
+}
+
+/// Mean load times of one page per window.
+fn page(path: &str, hour: Vec<Point>, day: Vec<Point>, week: Vec<Point>) -> PageSpec {
+    let w = |window: &str, points| WindowSeries {
+        window: window.into(),
         points,
-        thresholds: Some(thresholds),
+    };
+    PageSpec {
+        path: path.into(),
+        load_ms: vec![
+            w("last_hour", hour),
+            w("last_24_hours", day),
+            w("last_7_days", week),
+        ],
     }
 }
-
-const CPU: (f64, f64) = (75.0, 90.0);
-const DISK: (f64, f64) = (80.0, 90.0);
-const POOL: (f64, f64) = (80.0, 95.0);
-const CACHE_MEM: (f64, f64) = (85.0, 97.0);
-const HIT_RATE: (f64, f64) = (90.0, 70.0);
-const EVICTIONS: (f64, f64) = (500.0, 2000.0);
-const QUEUE: (f64, f64) = (50.0, 200.0);
-const P95: (f64, f64) = (400.0, 1000.0);
 
 /// What one generated instance looks like, for the task and for tests.
 struct Incident {
@@ -319,7 +571,6 @@ struct Incident {
     web: String,
 }
 
-#[allow(clippy::too_many_lines)]
 fn build_services(
     ctx: &Ctx<'_>,
     rng: &mut StreamRng,
@@ -327,408 +578,63 @@ fn build_services(
     slow: usize,
     others: &[usize],
 ) -> Result<Incident, String> {
-    let epoch = Epoch::from_timestamp(&ctx.at("00:00")).map_err(|e| e.to_string())?;
-    let st = Stamp(epoch);
     let start = minutes(ctx.start)? * 60;
-    // Two-digit instance numbers: the first digit is the day, so services of a
-    // later day's incident never share a name with today's.
-    let day_digit = u64::from(ctx.day.saturating_sub(1) % 10);
-    let number = |rng: &mut StreamRng| format!("{day_digit}{}", rng.random_range(1..=9u8));
-    let web = format!("web-{}", number(rng));
+    if !(6 * 3600..=12 * 3600).contains(&start) {
+        return Err(format!(
+            "website_monitor needs the day to start between 06:00 and 12:00 (its overnight history), not at {}",
+            ctx.start
+        ));
+    }
+    let mut d = Draw {
+        rng,
+        epoch: Epoch::from_timestamp(&ctx.at("00:00")).map_err(|e| e.to_string())?,
+        start,
+    };
+    let end = start + 9 * 3600;
+    // Two-digit instance numbers whose first digit is the day, so a later day's
+    // incident never reuses a service name of today's.
+    let day_digit = ctx.day.saturating_sub(1) % 10;
+    let number = |d: &mut Draw<'_>| format!("{day_digit}{}", d.int(1, 9));
+    let web = format!("web-{}", number(&mut d));
+    // Pages in table order, so the slow one is not always listed first.
     let mut chosen: Vec<usize> = vec![slow];
     chosen.extend_from_slice(others);
-    // Pages in a fixed (table) order so the slow one is not always listed first.
     chosen.sort_unstable();
     let names: Vec<String> = chosen
         .iter()
-        .map(|&i| format!("{}-{}", PAGES[i].backend, number(rng)))
+        .map(|&i| format!("{}-{}", PAGES[i].backend, number(&mut d)))
         .collect();
-    let failing = names[chosen.iter().position(|&i| i == slow).unwrap_or(0)].clone();
-    // A harmless warning on another backend, and an earlier slow spell on another page.
-    let decoy_service = rng
+    let failing_name = names[chosen.iter().position(|&i| i == slow).unwrap_or(0)].clone();
+    // Decoys: a harmless warning on another backend, an earlier slow spell on another page.
+    let decoy_service = d
+        .rng
         .random_bool(0.7)
-        .then(|| others[rng.random_range(0..others.len())]);
-    let decoy_page = rng
+        .then(|| others[d.rng.random_range(0..others.len())]);
+    let decoy_page = d
+        .rng
         .random_bool(0.5)
-        .then(|| others[rng.random_range(0..others.len())]);
+        .then(|| others[d.rng.random_range(0..others.len())]);
 
-    let mut logs_web: Vec<LogLine> = Vec::new();
-    let log = |st: &Stamp, secs: u64, level: LogLevel, text: String| LogLine {
-        at: st.at(secs),
-        level,
-        text,
-    };
     let mut services = Vec::new();
-    let end = start + 9 * 3600;
-    for (pos, &i) in chosen.iter().enumerate() {
-        let def = &PAGES[i];
-        let name = &names[pos];
-        let is_failing = i == slow;
-        let is_decoy = decoy_service == Some(i);
-        let mut metrics = Vec::new();
-        let mut logs = Vec::new();
-        // Routine lines every service writes overnight.
+    for (&i, name) in chosen.iter().zip(&names) {
         let routine = [
-            format!("nightly backup finished in {} min", rng.random_range(4..=19u32)),
+            format!("nightly backup finished in {} min", d.int(4, 19)),
             "configuration reloaded".to_owned(),
-            format!("health check passed ({} ms)", rng.random_range(2..=15u32)),
+            format!("health check passed ({} ms)", d.int(2, 15)),
             "statistics refreshed".to_owned(),
         ];
-        for (k, text) in routine.iter().enumerate() {
-            let at = 3600 * (1 + 2 * k as u64) + rng.random_range(0..3600u64);
-            logs.push(log(&st, at.min(start - 60), LogLevel::Info, text.clone()));
-        }
-        match (def.kind, is_failing) {
-            (Kind::Db, true) if cause == Cause::DiskFull => {
-                let v0 = u(rng, 93.0, 96.0);
-                let rate = u(rng, 0.5, 1.2); // points per hour
-                let full_at = start + ((100.0 - v0) / rate * 3600.0) as u64;
-                let disk_at = |t: u64| {
-                    (v0 + rate * (t as f64 - start as f64) / 3600.0).clamp(0.0, 100.0)
-                };
-                metrics.push(steady(rng, &st, start, "cpu_pct", "%", (58.0, 58.0), 6.0, CPU));
-                metrics.push(shaped(
-                    "disk_used_pct",
-                    "%",
-                    vec![
-                        point(&st, 0, disk_at(0)),
-                        point(&st, start, v0),
-                        point(&st, full_at, 100.0),
-                    ],
-                    DISK,
-                ));
-                metrics.push(steady(
-                    rng,
-                    &st,
-                    start,
-                    "connection_pool_used_pct",
-                    "%",
-                    (45.0, 45.0),
-                    10.0,
-                    POOL,
-                ));
-                for (k, at) in [
-                    start - 5 * 3600,
-                    start - 3 * 3600,
-                    start - 1800,
-                    start + 3600,
-                    start + 3 * 3600,
-                ]
-                .into_iter()
-                .enumerate()
-                {
-                    let text = match k % 3 {
-                        0 => format!("data volume at {:.1}% of capacity", disk_at(at)),
-                        1 => "autovacuum skipped: not enough free space on the data volume"
-                            .to_owned(),
-                        _ => format!(
-                            "write stalled for {:.1} s waiting for free space on the data volume",
-                            u(rng, 1.5, 6.0)
-                        ),
-                    };
-                    let level = if k % 3 == 2 {
-                        LogLevel::Error
-                    } else {
-                        LogLevel::Warn
-                    };
-                    logs.push(log(&st, at, level, text));
-                }
-            }
-            (Kind::Db, true) => {
-                metrics.push(steady(rng, &st, start, "cpu_pct", "%", (66.0, 66.0), 5.0, CPU));
-                metrics.push(steady(
-                    rng,
-                    &st,
-                    start,
-                    "disk_used_pct",
-                    "%",
-                    (40.0, 70.0),
-                    2.0,
-                    DISK,
-                ));
-                let full = start - rng.random_range(40..=150u64) * 60;
-                metrics.push(shaped(
-                    "connection_pool_used_pct",
-                    "%",
-                    vec![
-                        point(&st, 0, u(rng, 40.0, 60.0)),
-                        point(&st, full - 3600, u(rng, 82.0, 90.0)),
-                        point(&st, full, 100.0),
-                    ],
-                    POOL,
-                ));
-                let size = [100, 150, 200, 250][rng.random_range(0..4)];
-                for (k, at) in [full - 1800, full, full + 1200, start + 1800, start + 7200]
-                    .into_iter()
-                    .enumerate()
-                {
-                    let (level, text) = match k % 3 {
-                        0 => (
-                            LogLevel::Warn,
-                            format!(
-                                "connection pool at {}/{size} in use",
-                                size - rng.random_range(0..=4u32)
-                            ),
-                        ),
-                        1 => (
-                            LogLevel::Error,
-                            format!(
-                                "timed out after 5 s waiting for a free connection (pool size {size})"
-                            ),
-                        ),
-                        _ => (
-                            LogLevel::Warn,
-                            format!(
-                                "{} clients queued for a connection",
-                                rng.random_range(20..=90u32)
-                            ),
-                        ),
-                    };
-                    logs.push(log(&st, at, level, text));
-                }
-            }
-            (Kind::Cache, true) => {
-                let since = start - rng.random_range(60..=240u64) * 60;
-                metrics.push(shaped(
-                    "memory_used_pct",
-                    "%",
-                    vec![
-                        point(&st, 0, u(rng, 70.0, 80.0)),
-                        point(&st, since, u(rng, 99.2, 99.9)),
-                    ],
-                    CACHE_MEM,
-                ));
-                let hit = u(rng, 38.0, 62.0);
-                metrics.push(shaped(
-                    "hit_rate_pct",
-                    "%",
-                    vec![
-                        point(&st, 0, u(rng, 95.0, 99.0)),
-                        point(&st, since, hit + 8.0),
-                        point(&st, end, hit),
-                    ],
-                    HIT_RATE,
-                ));
-                metrics.push(shaped(
-                    "evictions_per_min",
-                    "",
-                    vec![
-                        point(&st, 0, u(rng, 0.0, 20.0)),
-                        point(&st, since, u(rng, 2500.0, 6000.0)),
-                    ],
-                    EVICTIONS,
-                ));
-                for (k, at) in [since, since + 900, start - 600, start + 2400, start + 6000]
-                    .into_iter()
-                    .enumerate()
-                {
-                    let (level, text) = match k % 3 {
-                        0 => (
-                            LogLevel::Warn,
-                            "memory limit reached; evicting least recently used keys".to_owned(),
-                        ),
-                        1 => (
-                            LogLevel::Error,
-                            "write rejected: used memory is above the configured limit".to_owned(),
-                        ),
-                        _ => (
-                            LogLevel::Warn,
-                            format!("hit rate fell to {:.0}%", hit + u(rng, 0.0, 8.0)),
-                        ),
-                    };
-                    logs.push(log(&st, at, level, text));
-                }
-            }
-            (Kind::Search, true) => {
-                let since = start - rng.random_range(60..=240u64) * 60;
-                metrics.push(shaped(
-                    "cpu_pct",
-                    "%",
-                    vec![
-                        point(&st, 0, u(rng, 25.0, 45.0)),
-                        point(&st, since, u(rng, 96.0, 99.5)),
-                    ],
-                    CPU,
-                ));
-                metrics.push(shaped(
-                    "queue_depth",
-                    "",
-                    vec![
-                        point(&st, 0, u(rng, 0.0, 5.0)),
-                        point(&st, since, u(rng, 220.0, 320.0)),
-                        point(&st, end, u(rng, 500.0, 900.0)),
-                    ],
-                    QUEUE,
-                ));
-                metrics.push(shaped(
-                    "p95_query_ms",
-                    "ms",
-                    vec![
-                        point(&st, 0, u(rng, 60.0, 160.0)),
-                        point(&st, since, u(rng, 1800.0, 4000.0)),
-                    ],
-                    P95,
-                ));
-                for (k, at) in [since, since + 1200, start - 900, start + 1800, start + 5400]
-                    .into_iter()
-                    .enumerate()
-                {
-                    let (level, text) = match k % 3 {
-                        0 => (
-                            LogLevel::Warn,
-                            format!(
-                                "search queue depth {}; requests are waiting",
-                                rng.random_range(200..=800u32)
-                            ),
-                        ),
-                        1 => (
-                            LogLevel::Error,
-                            "query rejected: search thread pool saturated".to_owned(),
-                        ),
-                        _ => (
-                            LogLevel::Warn,
-                            format!("slow query took {} ms", rng.random_range(1500..=5200u32)),
-                        ),
-                    };
-                    logs.push(log(&st, at, level, text));
-                }
-            }
-            (Kind::Db, false) => {
-                metrics.push(steady(
-                    rng,
-                    &st,
-                    start,
-                    "cpu_pct",
-                    "%",
-                    (15.0, 45.0),
-                    5.0,
-                    CPU,
-                ));
-                let disk = if is_decoy {
-                    u(rng, 81.5, 86.5)
-                } else {
-                    u(rng, 35.0, 72.0)
-                };
-                metrics.push(steady(
-                    rng,
-                    &st,
-                    start,
-                    "disk_used_pct",
-                    "%",
-                    (disk, disk),
-                    0.4,
-                    DISK,
-                ));
-                metrics.push(steady(
-                    rng,
-                    &st,
-                    start,
-                    "connection_pool_used_pct",
-                    "%",
-                    (20.0, 60.0),
-                    8.0,
-                    POOL,
-                ));
-                if is_decoy {
-                    logs.push(log(
-                        &st,
-                        start - rng.random_range(30..=200u64) * 60,
-                        LogLevel::Warn,
-                        format!(
-                            "data volume at {disk:.1}% of capacity; schedule a cleanup this quarter"
-                        ),
-                    ));
-                }
-            }
-            (Kind::Cache, false) => {
-                metrics.push(steady(
-                    rng,
-                    &st,
-                    start,
-                    "memory_used_pct",
-                    "%",
-                    (40.0, 75.0),
-                    4.0,
-                    CACHE_MEM,
-                ));
-                let hit = if is_decoy {
-                    u(rng, 84.5, 88.5)
-                } else {
-                    u(rng, 94.5, 99.0)
-                };
-                metrics.push(steady(
-                    rng,
-                    &st,
-                    start,
-                    "hit_rate_pct",
-                    "%",
-                    (hit, hit),
-                    0.5,
-                    HIT_RATE,
-                ));
-                metrics.push(steady(
-                    rng,
-                    &st,
-                    start,
-                    "evictions_per_min",
-                    "",
-                    (5.0, 40.0),
-                    5.0,
-                    EVICTIONS,
-                ));
-                if is_decoy {
-                    logs.push(log(
-                        &st,
-                        start - rng.random_range(30..=200u64) * 60,
-                        LogLevel::Warn,
-                        format!("hit rate {hit:.0}% after the morning key rotation; warming up"),
-                    ));
-                }
-            }
-            (Kind::Search, false) => {
-                let cpu = if is_decoy {
-                    u(rng, 77.0, 85.0)
-                } else {
-                    u(rng, 15.0, 50.0)
-                };
-                metrics.push(steady(rng, &st, start, "cpu_pct", "%", (cpu, cpu), 2.0, CPU));
-                metrics.push(steady(
-                    rng,
-                    &st,
-                    start,
-                    "queue_depth",
-                    "",
-                    (1.0, 8.0),
-                    1.0,
-                    QUEUE,
-                ));
-                metrics.push(steady(
-                    rng,
-                    &st,
-                    start,
-                    "p95_query_ms",
-                    "ms",
-                    (60.0, 180.0),
-                    15.0,
-                    P95,
-                ));
-                if is_decoy {
-                    logs.push(log(
-                        &st,
-                        start - rng.random_range(30..=200u64) * 60,
-                        LogLevel::Warn,
-                        format!(
-                            "CPU at {cpu:.0}% while the index is rebuilt; rebuild finishes tonight"
-                        ),
-                    ));
-                }
-            }
-        }
+        let mut logs = d.routine(&routine);
+        let (metrics, more) = if i == slow {
+            failing(&mut d, cause)
+        } else {
+            healthy(&mut d, PAGES[i].kind, decoy_service == Some(i))
+        };
+        logs.extend(more);
         logs.sort_by(|a, b| a.at.cmp(&b.at));
         services.push(ServiceSpec {
             key: format!("service/{name}"),
             name: name.clone(),
-            role: def.role.to_owned(),
+            role: PAGES[i].role.to_owned(),
             metrics,
             pages: Vec::new(),
             logs,
@@ -736,81 +642,63 @@ fn build_services(
     }
 
     // Page load times. Healthy pages sit near their base; the slow page is several
-    // times slower than any other page in every window, and worsening.
-    let bases: Vec<f64> = chosen.iter().map(|_| u(rng, 180.0, 650.0)).collect();
-    let mut week_max: f64 = 0.0;
-    let mut day_max: f64 = 0.0;
-    let mut page_specs = Vec::new();
-    for (pos, &i) in chosen.iter().enumerate() {
-        let base = bases[pos];
+    // times slower than any other page in every window, and getting worse.
+    let mut pages = Vec::new();
+    let (mut week_max, mut day_max, mut hour_max): (f64, f64, f64) = (0.0, 0.0, 0.0);
+    let mut slow_base = 0.0;
+    for &i in &chosen {
+        let base = d.u(180.0, 650.0);
         if i == slow {
+            slow_base = base;
+            pages.push(None);
             continue;
         }
-        let week = if decoy_page == Some(i) {
-            base * u(rng, 1.5, 1.8)
+        let spell = if decoy_page == Some(i) {
+            d.u(1.5, 1.8)
         } else {
-            base * u(rng, 0.95, 1.08)
+            d.u(0.95, 1.08)
         };
-        let day = base * u(rng, 0.95, 1.08);
-        week_max = week_max.max(week);
-        day_max = day_max.max(day);
-        let hour: Vec<Point> = [0, start, start + 4 * 3600, end]
-            .iter()
-            .map(|t| point(&st, *t, base * u(rng, 0.9, 1.12)))
+        let (week, day) = (base * spell, base * d.u(0.95, 1.08));
+        let hour: Vec<(u64, f64)> = [0, start, start + 4 * 3600, end]
+            .into_iter()
+            .map(|t| (t, base * d.u(0.9, 1.12)))
             .collect();
-        page_specs.push((
-            pos,
-            PageSpec {
-                path: PAGES[i].path.to_owned(),
-                load_ms: vec![
-                    WindowSeries {
-                        window: "last_hour".into(),
-                        points: hour,
-                    },
-                    WindowSeries {
-                        window: "last_24_hours".into(),
-                        points: vec![point(&st, start, day), point(&st, end, day * 1.01)],
-                    },
-                    WindowSeries {
-                        window: "last_7_days".into(),
-                        points: vec![point(&st, start, week)],
-                    },
-                ],
-            },
-        ));
+        week_max = week_max.max(week);
+        day_max = day_max.max(day * 1.01);
+        hour_max = hour.iter().fold(hour_max, |m, p| m.max(p.1));
+        pages.push(Some(page(
+            PAGES[i].path,
+            hour.iter().map(|(t, v)| d.point(*t, *v)).collect(),
+            vec![d.point(start, day), d.point(end, day * 1.01)],
+            vec![d.point(start, week)],
+        )));
     }
-    let hour_max = day_max * 1.12 / 0.95;
-    let pos = chosen.iter().position(|&i| i == slow).unwrap_or(0);
-    let base = bases[pos];
-    let week = (base * u(rng, 2.2, 3.0)).max(week_max * u(rng, 1.4, 1.7));
-    let day = (base * u(rng, 3.5, 5.0)).max(1500.0).max(day_max * 2.5);
-    let hour_start = (day * u(rng, 1.1, 1.3)).max(hour_max * 2.5);
-    page_specs.push((
-        pos,
-        PageSpec {
-            path: PAGES[slow].path.to_owned(),
-            load_ms: vec![
-                WindowSeries {
-                    window: "last_hour".into(),
-                    points: vec![
-                        point(&st, start, hour_start),
-                        point(&st, end, hour_start * u(rng, 1.2, 1.5)),
-                    ],
-                },
-                WindowSeries {
-                    window: "last_24_hours".into(),
-                    points: vec![point(&st, start, day), point(&st, end, day * 1.15)],
-                },
-                WindowSeries {
-                    window: "last_7_days".into(),
-                    points: vec![point(&st, start, week), point(&st, end, week * 1.05)],
-                },
-            ],
-        },
-    ));
-    page_specs.sort_by_key(|p| p.0);
+    let week = (slow_base * d.u(2.2, 3.0)).max(week_max * d.u(1.4, 1.7));
+    let day = (slow_base * d.u(3.5, 5.0)).max(1500.0).max(day_max * 2.5);
+    let hour = (day * d.u(1.1, 1.3)).max(hour_max * 2.5);
+    let worse = d.u(1.2, 1.5);
+    let slow_spec = page(
+        PAGES[slow].path,
+        vec![d.point(start, hour), d.point(end, hour * worse)],
+        vec![d.point(start, day), d.point(end, day * 1.15)],
+        vec![d.point(start, week), d.point(end, week * 1.05)],
+    );
+    let pages: Vec<PageSpec> = pages
+        .into_iter()
+        .map(|p| p.unwrap_or_else(|| slow_spec.clone()))
+        .collect();
 
     // The front end's logs name the slow page and the upstream that kept it waiting.
+    let path = PAGES[slow].path;
+    let served: Vec<String> = (0..3)
+        .map(|_| {
+            format!(
+                "served {} requests in the last 10 minutes",
+                d.int(900, 4000)
+            )
+        })
+        .collect();
+    let mut web_logs = d.routine(&served);
     for (k, at) in [
         start - 4 * 3600,
         start - 2 * 3600,
@@ -821,75 +709,42 @@ fn build_services(
     .into_iter()
     .enumerate()
     {
-        let (level, text) = if k % 2 == 0 {
-            (
+        let line = if k % 2 == 0 {
+            let secs = d.u(2.5, 6.0);
+            d.log(
+                at,
                 LogLevel::Warn,
                 format!(
-                    "upstream {failing} answered after {:.1} s while rendering {}",
-                    u(rng, 2.5, 6.0),
-                    PAGES[slow].path
+                    "upstream {failing_name} answered after {secs:.1} s while rendering {path}"
                 ),
             )
         } else {
-            (
+            d.log(
+                at,
                 LogLevel::Error,
-                format!(
-                    "504 for {}: upstream {failing} did not answer within 8 s",
-                    PAGES[slow].path
-                ),
+                format!("504 for {path}: upstream {failing_name} did not answer within 8 s"),
             )
         };
-        logs_web.push(log(&st, at, level, text));
+        web_logs.push(line);
     }
-    for k in 0..3u64 {
-        let at = 3600 * (1 + 2 * k) + rng.random_range(0..3600u64);
-        logs_web.push(log(
-            &st,
-            at.min(start - 60),
-            LogLevel::Info,
-            format!(
-                "served {} requests in the last 10 minutes",
-                rng.random_range(900..=4000u32)
-            ),
-        ));
-    }
-    logs_web.sort_by(|a, b| a.at.cmp(&b.at));
-    let web_spec = ServiceSpec {
+    web_logs.sort_by(|a, b| a.at.cmp(&b.at));
+    services.push(ServiceSpec {
         key: format!("service/{web}"),
         name: web.clone(),
         role: "web front end; renders every page of the public website".into(),
         metrics: vec![
-            steady(rng, &st, start, "cpu_pct", "%", (20.0, 45.0), 5.0, CPU),
-            steady(
-                rng,
-                &st,
-                start,
-                "memory_used_pct",
-                "%",
-                (35.0, 60.0),
-                4.0,
-                (85.0, 95.0),
-            ),
-            steady(
-                rng,
-                &st,
-                start,
-                "error_rate_pct",
-                "%",
-                (0.6, 1.2),
-                0.2,
-                (2.0, 5.0),
-            ),
+            d.steady("cpu_pct", (20.0, 45.0), 5.0),
+            d.steady("memory_used_pct", (35.0, 60.0), 4.0),
+            d.steady("error_rate_pct", (0.6, 1.2), 0.2),
         ],
-        pages: page_specs.into_iter().map(|(_, p)| p).collect(),
-        logs: logs_web,
-    };
-    services.insert(0, web_spec);
+        pages,
+        logs: web_logs,
+    });
     services.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(Incident {
         services,
-        slow_page: PAGES[slow].path.to_owned(),
-        failing,
+        slow_page: path.to_owned(),
+        failing: failing_name,
         failing_stem: PAGES[slow].backend,
         web,
     })
@@ -1265,7 +1120,10 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
 
 /// "Every candidate" answers for the report: every page, service, cause and
 /// engineer listed.
-pub fn wrong_answers(task: &TaskSpec, scenario: &crate::scenario::Scenario) -> Vec<(String, String)> {
+pub fn wrong_answers(
+    task: &TaskSpec,
+    scenario: &crate::scenario::Scenario,
+) -> Vec<(String, String)> {
     let Some(path) = task.checkpoints.iter().find_map(|c| match &c.check {
         Check::JsonStringSet { path, .. } => Some(path.clone()),
         _ => None,
@@ -1402,6 +1260,13 @@ mod tests {
         }
     }
 
+    /// The oracle's report, from the plan's last step.
+    fn answer(parts: &Parts) -> serde_json::Value {
+        let args: serde_json::Value =
+            serde_json::from_str(&parts.tasks[0].plan.last().unwrap().args).unwrap();
+        serde_json::from_str(args["content"].as_str().unwrap()).unwrap()
+    }
+
     #[test]
     fn every_cause_and_page_is_reachable_and_bad_params_are_refused() {
         let mut causes = BTreeSet::new();
@@ -1409,14 +1274,7 @@ mod tests {
         for seed in 0..200 {
             with_ctx(seed, |ctx| {
                 let (parts, _) = generate_with_services(ctx, &Params::default()).unwrap();
-                let a: serde_json::Value = serde_json::from_str(
-                    &serde_json::from_str::<serde_json::Value>(&parts.tasks[0].plan.last().unwrap().args)
-                        .unwrap()["content"]
-                        .as_str()
-                        .unwrap()
-                        .to_owned(),
-                )
-                .unwrap();
+                let a = answer(&parts);
                 causes.insert(a["causes"][0].as_str().unwrap().to_owned());
                 pages.insert(a["slow_pages"][0].as_str().unwrap().to_owned());
             });
@@ -1425,20 +1283,39 @@ mod tests {
         assert_eq!(pages.len(), PAGES.len(), "{pages:?}");
         with_ctx(1, |ctx| {
             let bad = |p: Params| generate(ctx, &p).unwrap_err();
-            assert!(bad(Params { pages: Some(9), ..Params::default() }).contains("4-8"));
-            assert!(bad(Params { slow_page: Some("/nope".into()), ..Params::default() }).contains("unknown slow_page"));
-            assert!(bad(Params {
-                slow_page: Some("/blog".into()),
-                cause: Some(Cause::MemoryExhausted),
-                ..Params::default()
-            })
-            .contains("cannot fail"));
-            assert!(generate(ctx, &Params {
-                slow_page: Some("/blog".into()),
-                cause: Some(Cause::ConnectionPoolExhausted),
-                pages: Some(4),
-            })
-            .is_ok());
+            assert!(
+                bad(Params {
+                    pages: Some(9),
+                    ..Params::default()
+                })
+                .contains("4-8")
+            );
+            assert!(
+                bad(Params {
+                    slow_page: Some("/nope".into()),
+                    ..Params::default()
+                })
+                .contains("unknown slow_page")
+            );
+            assert!(
+                bad(Params {
+                    slow_page: Some("/blog".into()),
+                    cause: Some(Cause::MemoryExhausted),
+                    ..Params::default()
+                })
+                .contains("cannot fail")
+            );
+            assert!(
+                generate(
+                    ctx,
+                    &Params {
+                        slow_page: Some("/blog".into()),
+                        cause: Some(Cause::ConnectionPoolExhausted),
+                        pages: Some(4),
+                    }
+                )
+                .is_ok()
+            );
         });
     }
 
@@ -1454,7 +1331,10 @@ mod tests {
                     .filter(|s| s.tool == "send_message")
                     .map(|s| {
                         let v: serde_json::Value = serde_json::from_str(&s.args).unwrap();
-                        (v["to"].as_str().unwrap().to_owned(), v["text"].as_str().unwrap().to_owned())
+                        (
+                            v["to"].as_str().unwrap().to_owned(),
+                            v["text"].as_str().unwrap().to_owned(),
+                        )
                     })
                     .collect();
                 assert_eq!(sends.len(), 4);
@@ -1463,7 +1343,9 @@ mod tests {
                     parts
                         .clues
                         .iter()
-                        .filter(|(who, c)| who == to && Trigger::new(&c.trigger).matches(&concepts(text)))
+                        .filter(|(who, c)| {
+                            who == to && Trigger::new(&c.trigger).matches(&concepts(text))
+                        })
                         .map(|(_, c)| c.key.rsplit('/').next().unwrap().to_owned())
                         .collect()
                 };

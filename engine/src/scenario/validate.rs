@@ -334,10 +334,18 @@ pub fn validate(
                 cx.err(
                     ErrorCode::BadValue,
                     format!("{mat}.name"),
-                    format!("metric names must be non-empty and unique in the service, found `{}`", m.name),
+                    format!(
+                        "metric names must be non-empty and unique in the service, found `{}`",
+                        m.name
+                    ),
                 );
             }
-            series(&mut cx, &format!("{mat}.points"), &m.points, f64::NEG_INFINITY);
+            series(
+                &mut cx,
+                &format!("{mat}.points"),
+                &m.points,
+                f64::NEG_INFINITY,
+            );
             if let Some((w, c)) = m.thresholds
                 && (!w.is_finite() || !c.is_finite() || w == c)
             {
@@ -355,7 +363,10 @@ pub fn validate(
                 cx.err(
                     ErrorCode::BadValue,
                     format!("{pat}.path"),
-                    format!("page paths start with `/` and are unique in the service, found `{}`", p.path),
+                    format!(
+                        "page paths start with `/` and are unique in the service, found `{}`",
+                        p.path
+                    ),
                 );
             }
             let mut windows = BTreeSet::new();
@@ -373,13 +384,21 @@ pub fn validate(
                         ),
                     );
                 }
-                series(&mut cx, &format!("{pat}.load_ms[{k}].points"), &w.points, 0.0);
+                series(
+                    &mut cx,
+                    &format!("{pat}.load_ms[{k}].points"),
+                    &w.points,
+                    0.0,
+                );
             }
             if windows.len() != super::PAGE_WINDOWS.len() {
                 cx.err(
                     ErrorCode::BadValue,
                     format!("{pat}.load_ms"),
-                    format!("every page needs each window: {}", super::PAGE_WINDOWS.join(", ")),
+                    format!(
+                        "every page needs each window: {}",
+                        super::PAGE_WINDOWS.join(", ")
+                    ),
                 );
             }
         }

@@ -53,16 +53,14 @@ fn find(list: &[(String, Service)], which: &str) -> Result<Service, ToolError> {
         .ok_or_else(|| {
             ToolError::new(
                 ErrorKind::NotFound,
-                format!(
-                    "no monitored service `{w}`; services: {}",
-                    names(list)
-                ),
+                format!("no monitored service `{w}`; services: {}", names(list)),
             )
         })
 }
 
 fn round1(v: f64) -> f64 {
-    (v * 10.0).round() / 10.0
+    // `+ 0.0` turns a negative zero into zero, so "-0.0" never reaches the agent.
+    (v * 10.0).round() / 10.0 + 0.0
 }
 
 fn metric_json(m: &Metric, t: SimTime) -> Value {

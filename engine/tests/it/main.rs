@@ -13,3 +13,7 @@ mod tools;
 // Engine behaviours through the tools: interrupts, deadlines, events, chat, calendar, files.
 mod engine;
 mod errors;
+// The sales analysis family (and sweep helpers shared by the families below).
+mod family_sales;
+// The website monitor family, its trap and its monitoring tools.
+mod family_website_monitor;
