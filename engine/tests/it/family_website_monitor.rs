@@ -229,3 +229,61 @@ fn monitoring_tools_accept_empty_arguments_and_follow_simulated_time() {
         2
     );
 }
+
+#[test]
+fn services_are_validated() {
+    use tbsim::scenario::{Check, Point, validate};
+    let good = incident(2).scenario;
+    assert!(tbsim::generate::to_ron(&good).contains("services: ["));
+    let errors = |f: &dyn Fn(&mut tbsim::scenario::Scenario)| -> String {
+        let mut s = good.clone();
+        f(&mut s);
+        validate(&s, std::path::Path::new("x.ron"), None)
+            .expect_err("invalid")
+            .to_string()
+    };
+    let e = errors(&|s| {
+        let mut twin = s.services[0].clone();
+        twin.key = "service/twin".into();
+        s.services.push(twin);
+    });
+    assert!(e.contains("is used twice"), "{e}");
+    let e = errors(&|s| s.services[0].key = "svc/x".into());
+    assert!(e.contains("must look like `service/<name>`"), "{e}");
+    let e = errors(&|s| {
+        let m = &mut s.services[0].metrics[0];
+        m.points = vec![
+            Point {
+                at: "2025-10-01T10:00".into(),
+                value: 1.0,
+            },
+            Point {
+                at: "2025-10-01T09:00".into(),
+                value: 2.0,
+            },
+        ];
+        m.thresholds = Some((5.0, 5.0));
+    });
+    assert!(e.contains("time order") && e.contains("thresholds"), "{e}");
+    let e = errors(&|s| {
+        let web = s.services.iter_mut().find(|v| !v.pages.is_empty()).unwrap();
+        web.pages[0].load_ms[0].window = "last_year".into();
+    });
+    assert!(e.contains("unknown or repeated window `last_year`"), "{e}");
+    let e = errors(&|s| {
+        let web = s.services.iter_mut().find(|v| !v.pages.is_empty()).unwrap();
+        web.pages[0].load_ms.pop();
+        web.pages[1].path = "blog".into();
+    });
+    assert!(
+        e.contains("each window") && e.contains("start with `/`"),
+        "{e}"
+    );
+    let e = errors(&|s| {
+        s.tasks[0].checkpoints[0].check = Check::ToolCalled {
+            tool: "hack".into(),
+            called: false,
+        }
+    });
+    assert!(e.contains("unknown tool `hack`"), "{e}");
+}
