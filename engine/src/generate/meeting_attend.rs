@@ -278,6 +278,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         plan: attend_plan,
     };
     let mut parts = Parts {
+        services: Vec::new(),
         tasks: vec![attend],
         files: Vec::new(),
         meetings: vec![meeting],

@@ -720,6 +720,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         return Err("the meeting ends before the day starts".into());
     }
     Ok(Parts {
+        services: Vec::new(),
         tasks: vec![spec],
         files: if team {
             vec![FileSpec {

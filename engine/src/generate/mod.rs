@@ -6,7 +6,8 @@
 //! so the same suite always yields byte-identical scenario files, and adding a task
 //! never changes the others. Generated files are validated before they are written.
 //!
-//! Families here: [`kb_fix`], [`meeting_attend`], [`transaction_review`].
+//! Families here: [`kb_fix`], [`meeting_attend`], [`transaction_review`], [`sales`],
+//! [`website_monitor`].
 
 pub mod company;
 pub mod corpus;
@@ -15,8 +16,10 @@ pub mod kb_fix;
 pub mod meeting_attend;
 pub mod meeting_book;
 pub mod resume_select;
+pub mod sales;
 pub mod suite;
 pub mod transaction_review;
+pub mod website_monitor;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -148,6 +151,10 @@ pub enum Family {
     MeetingBook(meeting_book::Params),
     /// Shortlist the resumes that meet every requirement.
     ResumeSelect(resume_select::Params),
+    /// Quarterly sales figures from the sales teams' order exports.
+    Sales(sales::Params),
+    /// Find why the website is slow and get it fixed through its owner.
+    WebsiteMonitor(website_monitor::Params),
 }
 
 /// The paper's four functional domains.
@@ -214,6 +221,18 @@ impl Family {
                     family: Family::ResumeSelect(p),
                 }),
         );
+        v.extend(sales::variants().into_iter().map(|(key, p)| Variant {
+            key,
+            family: Family::Sales(p),
+        }));
+        v.extend(
+            website_monitor::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::WebsiteMonitor(p),
+                }),
+        );
         v
     }
 
@@ -225,6 +244,8 @@ impl Family {
             Family::TransactionReview(_) => Family::TransactionReview(Default::default()),
             Family::MeetingBook(_) => Family::MeetingBook(Default::default()),
             Family::ResumeSelect(_) => Family::ResumeSelect(Default::default()),
+            Family::Sales(_) => Family::Sales(Default::default()),
+            Family::WebsiteMonitor(_) => Family::WebsiteMonitor(Default::default()),
         }
     }
 
@@ -236,6 +257,8 @@ impl Family {
             Family::TransactionReview(_) => "suppliers_correct",
             Family::MeetingBook(_) => "booked",
             Family::ResumeSelect(_) => "shortlist_correct",
+            Family::Sales(_) => "handbook_consulted",
+            Family::WebsiteMonitor(_) => "root_cause",
         }
     }
 
@@ -247,6 +270,8 @@ impl Family {
             Family::TransactionReview(_) => Domain::InformationSynthesis,
             Family::MeetingBook(_) => Domain::TimeManagement,
             Family::ResumeSelect(_) => Domain::InformationSynthesis,
+            Family::Sales(_) => Domain::InformationSynthesis,
+            Family::WebsiteMonitor(_) => Domain::ProactiveInquiry,
         }
     }
 
@@ -258,6 +283,8 @@ impl Family {
             Family::TransactionReview(_) => "transaction_review",
             Family::MeetingBook(_) => "meeting_book",
             Family::ResumeSelect(_) => "resume_select",
+            Family::Sales(_) => "sales",
+            Family::WebsiteMonitor(_) => "website_monitor",
         }
     }
 }
@@ -304,6 +331,8 @@ pub struct Parts {
     pub meetings: Vec<MeetingSpec>,
     /// Clues, by person key.
     pub clues: Vec<(String, Clue)>,
+    /// Monitored services (website family).
+    pub services: Vec<crate::scenario::ServiceSpec>,
 }
 
 /// Shared inputs for a family generator.
@@ -505,6 +534,7 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
         meetings: Vec::new(),
         tasks: Vec::new(),
         events: Vec::new(),
+        services: Vec::new(),
     };
 
     for (d, tasks) in days.iter().enumerate() {
@@ -561,6 +591,7 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
             }
             scenario.meetings.extend(parts.meetings);
             scenario.tasks.extend(parts.tasks);
+            scenario.services.extend(parts.services);
             for (who, clue) in parts.clues {
                 if let Some(p) = scenario.company.people.iter_mut().find(|p| p.key == who) {
                     p.clues.push(clue);
@@ -582,6 +613,14 @@ fn generate_parts(ctx: &Ctx<'_>, family: &Family) -> Result<Parts, String> {
         Family::TransactionReview(p) => transaction_review::generate(ctx, p),
         Family::MeetingBook(p) => meeting_book::generate(ctx, p),
         Family::ResumeSelect(p) => resume_select::generate(ctx, p),
+        Family::Sales(p) => sales::generate(ctx, p),
+        // The website family also contributes the monitored services.
+        Family::WebsiteMonitor(p) => {
+            website_monitor::generate_with_services(ctx, p).map(|(mut parts, services)| {
+                parts.services = services;
+                parts
+            })
+        }
     }
 }
 

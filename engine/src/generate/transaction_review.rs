@@ -300,6 +300,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         },
     ];
     Ok(Parts {
+        services: Vec::new(),
         tasks: vec![spec],
         files,
         meetings: Vec::new(),

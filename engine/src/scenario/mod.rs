@@ -53,6 +53,10 @@ pub struct Scenario {
     /// Scheduled world changes.
     #[serde(default)]
     pub events: Vec<TimedEvent>,
+    /// Monitored production services, reached through the monitoring tools. Omitted
+    /// from files that have none, so scenarios without services keep their bytes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<ServiceSpec>,
 }
 
 /// Clock settings.
@@ -453,6 +457,16 @@ pub enum Check {
     },
     /// Every sub-check passes (and there is at least one).
     All(Vec<Check>),
+    /// Whether the agent has called a tool (with well-formed arguments; refused calls
+    /// count): with `called: true` it passes once it has, with `called: false` while it
+    /// never has. A `called: false` check passes for an idle agent, so pair it with a
+    /// positive check in an `All`.
+    ToolCalled {
+        /// Tool name.
+        tool: String,
+        /// Whether the call is required (`true`) or forbidden (`false`).
+        called: bool,
+    },
 }
 
 /// An expected JSON record.
@@ -514,4 +528,116 @@ pub enum WorldChange {
     },
     /// A file appears (or is replaced).
     File(FileSpec),
+}
+
+/// Names of the windows `page_load_times` reports, shortest first.
+pub const PAGE_WINDOWS: [&str; 3] = ["last_hour", "last_24_hours", "last_7_days"];
+
+/// A monitored production service, as the monitoring tools report it.
+///
+/// Everything here is a function of simulated time: a metric's value follows its
+/// points, a page's load time per window follows its points, and a log line becomes
+/// visible at its time. Nothing reads the wall clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceSpec {
+    /// Stable key, `service/<name>`.
+    pub key: String,
+    /// The name the tools use (e.g. `content-db-02`), unique in the scenario.
+    pub name: String,
+    /// What the service does, in words.
+    pub role: String,
+    /// Health metrics.
+    #[serde(default)]
+    pub metrics: Vec<MetricSpec>,
+    /// Pages this service serves (front ends), with their load times.
+    #[serde(default)]
+    pub pages: Vec<PageSpec>,
+    /// Log lines; each becomes visible at its time.
+    #[serde(default)]
+    pub logs: Vec<LogLine>,
+}
+
+/// A health metric of a service.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricSpec {
+    /// Name (e.g. `disk_used_pct`), unique within the service.
+    pub name: String,
+    /// Unit shown with the value (e.g. `%`, `ms`).
+    #[serde(default)]
+    pub unit: String,
+    /// The value over time: linear between points (in time order), flat before the
+    /// first and after the last.
+    pub points: Vec<Point>,
+    /// `(warning, critical)` thresholds. With warning < critical, higher is worse
+    /// (a value at or above a threshold reaches that status); with warning >
+    /// critical, lower is worse (at or below). No thresholds: always `ok`.
+    #[serde(default)]
+    pub thresholds: Option<(f64, f64)>,
+}
+
+/// A value at a time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Point {
+    /// When.
+    pub at: String,
+    /// The value.
+    pub value: f64,
+}
+
+/// A page and its mean load times.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageSpec {
+    /// URL path, starting with `/`.
+    pub path: String,
+    /// Mean load time in milliseconds over each window ending now; every window of
+    /// [`PAGE_WINDOWS`] appears exactly once.
+    pub load_ms: Vec<WindowSeries>,
+}
+
+/// How a page's mean load time over one window moves with time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WindowSeries {
+    /// One of [`PAGE_WINDOWS`].
+    pub window: String,
+    /// The mean over the window ending at each time (interpolated like a metric).
+    pub points: Vec<Point>,
+}
+
+/// One log line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogLine {
+    /// When it was written (visible from then on).
+    pub at: String,
+    /// Severity.
+    pub level: LogLevel,
+    /// The message.
+    pub text: String,
+}
+
+/// Log severity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum LogLevel {
+    /// Routine.
+    Info,
+    /// Worth a look.
+    Warn,
+    /// Something failed.
+    Error,
+}
+
+impl LogLevel {
+    /// Upper-case label used in log output.
+    pub fn label(self) -> &'static str {
+        match self {
+            LogLevel::Info => "INFO",
+            LogLevel::Warn => "WARN",
+            LogLevel::Error => "ERROR",
+        }
+    }
 }

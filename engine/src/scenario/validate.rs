@@ -146,6 +146,9 @@ pub fn validate(
     for (i, t) in s.tasks.iter().enumerate() {
         key(&mut cx, format!("tasks[{i}].key"), &t.key, "task/");
     }
+    for (i, sv) in s.services.iter().enumerate() {
+        key(&mut cx, format!("services[{i}].key"), &sv.key, "service/");
+    }
     for (i, p) in s.company.people.iter().enumerate() {
         for (j, c) in p.clues.iter().enumerate() {
             key(
@@ -296,6 +299,136 @@ pub fn validate(
             }
             for (k, cond) in c.after.iter().enumerate() {
                 condition(&mut cx, &format!("{at}.after[{k}]"), cond, &tasks, &clues);
+            }
+        }
+    }
+
+    // Monitored services.
+    let series = |cx: &mut Ctx<'_>, at: &str, points: &[super::Point], min: f64| {
+        if points.is_empty() {
+            cx.err(ErrorCode::BadValue, at, "a series needs at least one point");
+        }
+        let mut last: Option<SimTime> = None;
+        for (k, p) in points.iter().enumerate() {
+            if let Some(t) = time(cx, &format!("{at}[{k}].at"), &p.at) {
+                if last.is_some_and(|l| t < l) {
+                    cx.err(
+                        ErrorCode::BadValue,
+                        format!("{at}[{k}].at"),
+                        "points must be in time order",
+                    );
+                }
+                last = Some(t);
+            }
+            if !p.value.is_finite() || p.value < min {
+                cx.err(
+                    ErrorCode::BadValue,
+                    format!("{at}[{k}].value"),
+                    format!("expected a finite number >= {min}, found {}", p.value),
+                );
+            }
+        }
+    };
+    let mut service_names = BTreeSet::new();
+    for (i, sv) in s.services.iter().enumerate() {
+        let at = format!("services[{i}]");
+        let name = sv.name.trim();
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            cx.err(
+                ErrorCode::BadValue,
+                format!("{at}.name"),
+                "a service name must be one non-empty word (e.g. `content-db-02`)",
+            );
+        } else if !service_names.insert(name.to_lowercase()) {
+            cx.err(
+                ErrorCode::DuplicateKey,
+                format!("{at}.name"),
+                format!("service name `{name}` is used twice"),
+            );
+        }
+        let mut metric_names = BTreeSet::new();
+        for (j, m) in sv.metrics.iter().enumerate() {
+            let mat = format!("{at}.metrics[{j}]");
+            if m.name.trim().is_empty() || !metric_names.insert(m.name.as_str()) {
+                cx.err(
+                    ErrorCode::BadValue,
+                    format!("{mat}.name"),
+                    format!(
+                        "metric names must be non-empty and unique in the service, found `{}`",
+                        m.name
+                    ),
+                );
+            }
+            series(
+                &mut cx,
+                &format!("{mat}.points"),
+                &m.points,
+                f64::NEG_INFINITY,
+            );
+            if let Some((w, c)) = m.thresholds
+                && (!w.is_finite() || !c.is_finite() || w == c)
+            {
+                cx.err(
+                    ErrorCode::BadValue,
+                    format!("{mat}.thresholds"),
+                    "thresholds are (warning, critical), finite and different",
+                );
+            }
+        }
+        let mut paths = BTreeSet::new();
+        for (j, p) in sv.pages.iter().enumerate() {
+            let pat = format!("{at}.pages[{j}]");
+            if !p.path.starts_with('/') || !paths.insert(p.path.as_str()) {
+                cx.err(
+                    ErrorCode::BadValue,
+                    format!("{pat}.path"),
+                    format!(
+                        "page paths start with `/` and are unique in the service, found `{}`",
+                        p.path
+                    ),
+                );
+            }
+            let mut windows = BTreeSet::new();
+            for (k, w) in p.load_ms.iter().enumerate() {
+                if !super::PAGE_WINDOWS.contains(&w.window.as_str())
+                    || !windows.insert(w.window.as_str())
+                {
+                    cx.err(
+                        ErrorCode::BadValue,
+                        format!("{pat}.load_ms[{k}].window"),
+                        format!(
+                            "unknown or repeated window `{}`; expected each of {} once",
+                            w.window,
+                            super::PAGE_WINDOWS.join(", ")
+                        ),
+                    );
+                }
+                series(
+                    &mut cx,
+                    &format!("{pat}.load_ms[{k}].points"),
+                    &w.points,
+                    0.0,
+                );
+            }
+            if windows.len() != super::PAGE_WINDOWS.len() {
+                cx.err(
+                    ErrorCode::BadValue,
+                    format!("{pat}.load_ms"),
+                    format!(
+                        "every page needs each window: {}",
+                        super::PAGE_WINDOWS.join(", ")
+                    ),
+                );
+            }
+        }
+        for (j, l) in sv.logs.iter().enumerate() {
+            time(&mut cx, &format!("{at}.logs[{j}].at"), &l.at);
+            if l.text.trim().is_empty() {
+                cx.err(
+                    ErrorCode::BadValue,
+                    format!("{at}.logs[{j}].text"),
+                    "a log line needs text",
+                );
             }
         }
     }
@@ -655,6 +788,18 @@ fn check_check(cx: &mut Ctx<'_>, at: &str, check: &Check, refs: &Refs<'_>) {
                     ErrorCode::UnknownFile,
                     at.to_owned(),
                     format!("no drive file `{p}` in files"),
+                );
+            }
+        }
+        Check::ToolCalled { tool, .. } => {
+            if !crate::tools::TOOL_NAMES.contains(&tool.as_str()) {
+                cx.err(
+                    ErrorCode::BadValue,
+                    at.to_owned(),
+                    format!(
+                        "unknown tool `{tool}`; expected one of: {}",
+                        crate::tools::TOOL_NAMES.join(", ")
+                    ),
                 );
             }
         }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 pub struct ToolSpec {
     /// Name.
     pub name: &'static str,
-    /// Family (chat, files, calendar, compute, time).
+    /// Family (chat, files, calendar, compute, monitor, time).
     pub family: &'static str,
     /// What it does.
     pub description: &'static str,
@@ -40,6 +40,11 @@ pub const TOOL_NAMES: &[&str] = &[
     "my_tasks",
     "calculator",
     "run_python",
+    "list_services",
+    "service_health",
+    "page_load_times",
+    "error_logs",
+    "reboot_server",
     "wait",
     "finish",
 ];
@@ -210,6 +215,53 @@ pub fn catalogue() -> Vec<ToolSpec> {
             family: "compute",
             description: "Run a Python 3 script over a copy of your workspace (cwd = workspace root; no network, no subprocesses, time and memory limited). Files it writes come back into your workspace.",
             parameters: obj(json!({"code": s("The script.")}), &["code"]),
+            cost_minutes: 1,
+        },
+        ToolSpec {
+            name: "list_services",
+            family: "monitor",
+            description: "List the production services the monitoring system watches: name, role, metrics and the pages each serves.",
+            parameters: obj(json!({}), &[]),
+            cost_minutes: 1,
+        },
+        ToolSpec {
+            name: "service_health",
+            family: "monitor",
+            description: "Live health of one service or (without `service`) all of them: status (ok, warning, critical) and each metric's value, status and change over the last hour.",
+            parameters: obj(
+                json!({"service": s("Service name from list_services.")}),
+                &[],
+            ),
+            cost_minutes: 1,
+        },
+        ToolSpec {
+            name: "page_load_times",
+            family: "monitor",
+            description: "Mean page load times (ms) over a window ending now, for every page or one page.",
+            parameters: obj(
+                json!({"window": s("`last_hour`, `last_24_hours` (default) or `last_7_days`."), "page": s("A page path, e.g. `/pricing`.")}),
+                &[],
+            ),
+            cost_minutes: 1,
+        },
+        ToolSpec {
+            name: "error_logs",
+            family: "monitor",
+            description: "The most recent log lines of a service, oldest first.",
+            parameters: obj(
+                json!({"service": s("Service name from list_services."), "lines": {"type": "integer", "minimum": 1, "description": "How many lines (default 20, at most 200)."}}),
+                &["service"],
+            ),
+            cost_minutes: 1,
+        },
+        ToolSpec {
+            name: "reboot_server",
+            family: "monitor",
+            description: "Reboot a production server. Needs production change rights.",
+            parameters: obj(
+                json!({"service": s("Service name from list_services.")}),
+                &["service"],
+            ),
             cost_minutes: 1,
         },
         ToolSpec {

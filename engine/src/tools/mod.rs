@@ -10,6 +10,7 @@ mod catalogue;
 mod chat;
 mod compute;
 mod files;
+mod website;
 
 use bevy_ecs::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -19,7 +20,7 @@ pub use catalogue::{TOOL_NAMES, ToolSpec, catalogue, check_args};
 pub use compute::{LivePython, PythonBackend, RecordedPython, outcome_from_record};
 
 use crate::time::{Epoch, SimDuration, SimTime};
-use crate::world::{Clock, Index, Intern, Npc, Task, TaskState};
+use crate::world::{Clock, History, Index, Intern, Npc, Revision, Task, TaskState};
 
 /// A tool call as an agent makes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -217,6 +218,7 @@ pub fn execute(world: &mut World, call: &ToolCall, ctx: &mut CallContext<'_>) ->
             format!("{}: {m}", spec.name),
         ));
     }
+    record_call(world, spec.name);
     let cost = world
         .resource::<Clock>()
         .costs
@@ -271,6 +273,19 @@ pub fn execute(world: &mut World, call: &ToolCall, ctx: &mut CallContext<'_>) ->
             record: Some(rec),
             ..Exec::ok(v, cost)
         }),
+        "list_services" => website::list_services(world).map(|v| Exec::ok(v, cost)),
+        "service_health" => {
+            website::service_health(world, a.opt("service")).map(|v| Exec::ok(v, cost))
+        }
+        "page_load_times" => website::page_load_times(world, a.opt("window"), a.opt("page"))
+            .map(|v| Exec::ok(v, cost)),
+        "error_logs" => website::error_logs(
+            world,
+            a.str("service"),
+            args.get("lines").and_then(Value::as_f64).map(|f| f as u64),
+        )
+        .map(|v| Exec::ok(v, cost)),
+        "reboot_server" => website::reboot_server().map(|v| Exec::ok(v, cost)),
         "wait" => wait(
             world,
             a.opt("until"),
@@ -286,6 +301,18 @@ pub fn execute(world: &mut World, call: &ToolCall, ctx: &mut CallContext<'_>) ->
         )),
     };
     out.unwrap_or_else(Exec::from_error)
+}
+
+/// Remembers the first well-formed call of each tool, for `Check::ToolCalled`. Only
+/// the first call changes what a check can see, so only it bumps the revision.
+fn record_call(world: &mut World, tool: &str) {
+    let now = world.resource::<Clock>().now;
+    let mut history = world.resource_mut::<History>();
+    if history.tools_called.contains_key(tool) {
+        return;
+    }
+    history.tools_called.insert(tool.to_owned(), now);
+    world.resource_mut::<Revision>().0 += 1;
 }
 
 /// Per-call context from the simulation.

@@ -150,6 +150,55 @@ pub fn build_world(
         }
     }
 
+    // Monitored services: their state is a function of time, so no events are needed.
+    let series = |points: &[crate::scenario::Point]| -> Series {
+        let mut v: Series = points.iter().map(|p| (t(&p.at), p.value)).collect();
+        // Stable: points at the same instant keep their written order (a step).
+        v.sort_by_key(|p| p.0);
+        v
+    };
+    for sv in &s.services {
+        let mut logs: Vec<Log> = sv
+            .logs
+            .iter()
+            .map(|l| Log {
+                at: t(&l.at),
+                level: l.level,
+                text: l.text.clone(),
+            })
+            .collect();
+        logs.sort_by_key(|l| l.at);
+        let service = Service {
+            name: sv.name.clone(),
+            role: sv.role.clone(),
+            metrics: sv
+                .metrics
+                .iter()
+                .map(|m| Metric {
+                    name: m.name.clone(),
+                    unit: m.unit.clone(),
+                    points: series(&m.points),
+                    thresholds: m.thresholds,
+                })
+                .collect(),
+            pages: sv
+                .pages
+                .iter()
+                .map(|p| Page {
+                    path: p.path.clone(),
+                    windows: p
+                        .load_ms
+                        .iter()
+                        .map(|w| (w.window.clone(), series(&w.points)))
+                        .collect(),
+                })
+                .collect(),
+            logs,
+        };
+        let e = world.spawn((Key(sv.key.clone()), service)).id();
+        world.resource_mut::<Index>().keys.insert(sv.key.clone(), e);
+    }
+
     let mut events: Vec<(SimTime, EventClass, SimEvent)> = Vec::new();
     for m in &s.meetings {
         let (ms, me) = (t(&m.start), t(&m.end));

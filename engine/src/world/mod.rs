@@ -6,6 +6,7 @@
 //! resources. `Entity` ids never leave the process: everything observable is keyed.
 
 mod build;
+mod service;
 pub(crate) mod systems;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,6 +23,7 @@ use crate::time::{Epoch, SimDuration, SimTime};
 use crate::trajectory::Trajectory;
 
 pub use build::build_world;
+pub use service::{Health, Log, Metric, Page, Series, Service, series_at};
 pub use systems::tick_schedule;
 
 /// The stable content key of an entity (`npc/dana-li`, `task/kb-fix-1`, ...).
@@ -271,6 +273,9 @@ pub struct History {
     pub released: BTreeSet<String>,
     /// Passed (task, checkpoint).
     pub passed: BTreeSet<(String, String)>,
+    /// Tool name -> when the agent first called it with well-formed arguments
+    /// (refused calls included), for `Check::ToolCalled`.
+    pub tools_called: BTreeMap<String, SimTime>,
 }
 
 impl History {

@@ -311,6 +311,9 @@ impl WorldView for View<'_, '_, '_> {
     fn consulted(&self, path: &str) -> bool {
         self.history.consulted.contains(normalised(path).as_ref())
     }
+    fn tool_called(&self, tool: &str) -> bool {
+        self.history.tools_called.contains_key(tool)
+    }
     fn attended_on_time(&self, meeting: &str) -> bool {
         self.index
             .keys

@@ -372,6 +372,8 @@ fn any_wrong(
         "transaction_review" => transaction_review::wrong_answers(task, s),
         "meeting_book" => tbsim::generate::meeting_book::wrong_answers(task, s),
         "resume_select" => tbsim::generate::resume_select::wrong_answers(task, s),
+        "sales" => tbsim::generate::sales::wrong_answers(task, s),
+        "website_monitor" => tbsim::generate::website_monitor::wrong_answers(task, s),
         other => panic!("no wrong-answer generator for family `{other}`"),
     }
 }

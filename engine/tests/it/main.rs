@@ -17,3 +17,7 @@ mod errors;
 mod family_meeting_book;
 // Resume select: seeds, variants, trivially wrong shortlists.
 mod family_resume_select;
+// The sales analysis family (and sweep helpers shared by the families below).
+mod family_sales;
+// The website monitor family, its trap and its monitoring tools.
+mod family_website_monitor;
