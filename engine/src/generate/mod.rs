@@ -8,8 +8,10 @@
 //!
 //! Families here: [`kb_fix`], [`meeting_attend`], [`transaction_review`].
 
+pub mod attendance;
 pub mod company;
 pub mod corpus;
+pub mod data_completion;
 pub mod kb_fix;
 pub mod meeting_attend;
 pub mod transaction_review;
@@ -117,6 +119,10 @@ pub enum Family {
     MeetingAttend(meeting_attend::Params),
     /// Find abnormal suppliers in a transactions table.
     TransactionReview(transaction_review::Params),
+    /// Compute attendance statistics from a month of punches under the rules.
+    Attendance(attendance::Params),
+    /// Fill the missing cells of a table from the relations between its columns.
+    DataCompletion(data_completion::Params),
 }
 
 /// The paper's four functional domains.
@@ -167,6 +173,18 @@ impl Family {
                     family: Family::TransactionReview(p),
                 }),
         );
+        v.extend(attendance::variants().into_iter().map(|(key, p)| Variant {
+            key,
+            family: Family::Attendance(p),
+        }));
+        v.extend(
+            data_completion::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::DataCompletion(p),
+                }),
+        );
         v
     }
 
@@ -176,6 +194,8 @@ impl Family {
             Family::KbFix(_) => Domain::ProactiveInquiry,
             Family::MeetingAttend(_) => Domain::TimeManagement,
             Family::TransactionReview(_) => Domain::InformationSynthesis,
+            Family::Attendance(_) => Domain::InformationSynthesis,
+            Family::DataCompletion(_) => Domain::InformationSynthesis,
         }
     }
 
@@ -185,6 +205,8 @@ impl Family {
             Family::KbFix(_) => "kb_fix",
             Family::MeetingAttend(_) => "meeting_attend",
             Family::TransactionReview(_) => "transaction_review",
+            Family::Attendance(_) => "attendance",
+            Family::DataCompletion(_) => "data_completion",
         }
     }
 }
@@ -448,6 +470,8 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
             Family::KbFix(p) => kb_fix::generate(&ctx, p),
             Family::MeetingAttend(p) => meeting_attend::generate(&ctx, p),
             Family::TransactionReview(p) => transaction_review::generate(&ctx, p),
+            Family::Attendance(p) => attendance::generate(&ctx, p),
+            Family::DataCompletion(p) => data_completion::generate(&ctx, p),
         }
         .map_err(|m| plan_err(name, format!("task `{}`: {m}", t.id)))?;
         for f in parts.files {

@@ -13,3 +13,5 @@ mod tools;
 // Engine behaviours through the tools: interrupts, deadlines, events, chat, calendar, files.
 mod engine;
 mod errors;
+// Attendance statistics: seeds, variants, wrong answers.
+mod family_attendance;
