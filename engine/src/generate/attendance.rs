@@ -523,10 +523,12 @@ fn previous_month(date: &str) -> Result<(i32, u32), String> {
     Ok(if m == 1 { (y - 1, 12) } else { (y, m - 1) })
 }
 
-/// A normal-ish draw (Irwin-Hall: twelve uniforms), rounded and clamped; only
-/// additions, so the same on every platform.
+/// A bell-shaped draw (Irwin-Hall: the sum of four uniforms, scaled to unit
+/// variance), rounded and clamped. Only additions and multiplications, so the
+/// same on every platform.
 fn normal(rng: &mut StreamRng, mean: f64, sd: f64, lo: i64, hi: i64) -> i64 {
-    let z: f64 = (0..12).map(|_| rng.random_range(0.0..1.0)).sum::<f64>() - 6.0;
+    let sum: f64 = (0..4).map(|_| rng.random_range(0.0..1.0)).sum();
+    let z = (sum - 2.0) * 3f64.sqrt();
     ((mean + sd * z).round() as i64).clamp(lo, hi)
 }
 
@@ -1422,12 +1424,20 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             .map(|a| (a, roster[a.emp].id.as_str()))
             .collect();
         list.sort_by_key(|(a, id)| (a.day, a.minute, *id));
-        let mut req = pick_distinct(&mut rng, 90_000, list.len()).into_iter();
+        let mut seen = BTreeSet::new();
+        let mut req = std::iter::from_fn(|| {
+            loop {
+                let id = rng.random_range(10_000..100_000u32);
+                if seen.insert(id) {
+                    return Some(id);
+                }
+            }
+        });
         let items: Vec<serde_json::Value> = list
             .iter()
             .map(|(a, id)| {
                 json!({
-                    "request_id": format!("MK-{}", req.next().unwrap_or(0) + 10_000),
+                    "request_id": format!("MK-{}", req.next().unwrap_or(0)),
                     "employee_id": id,
                     "date": format!("{month_key}-{:02}", a.day),
                     "io": a.io.name(),
@@ -1471,7 +1481,9 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 key: format!("clue/{}/{}", ctx.id, slug(&p.name)),
                 task: Some(task.clone()),
                 trigger: vec![
-                    vec!["attendance".into(), "punctuality".into(), "late".into(), "overtime".into(), "absence".into()],
+                    // Attendance words only (not "late"), so questions about other
+                    // tasks' manuals never trigger this clue.
+                    vec!["attendance".into(), "punctuality".into(), "overtime".into(), "absence".into(), "punch".into(), "badge".into()],
                     vec!["rule".into(), "manual".into(), "where".into()],
                 ],
                 after: vec![Condition::Released(task.clone())],

@@ -241,3 +241,43 @@ fn attendance_trivially_wrong_answers_fail() {
         }
     }
 }
+
+#[test]
+fn attendance_parameters_are_checked() {
+    let err = |p: attendance::Params| {
+        generate_scenario(1, &plan(1, p, "2025-10-01"))
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(attendance::Params {
+        department: Some("Legal".into()),
+        ..Default::default()
+    });
+    assert!(e.contains("`Legal` is not one of: all, Engineering"), "{e}");
+    let e = err(attendance::Params {
+        task_type: Some(attendance::StatType::TotalAbsenceDays),
+        mode: Some(attendance::Mode::MostLate),
+        ..Default::default()
+    });
+    assert!(
+        e.contains("`mode` applies only to LateEarlyEmployee"),
+        "{e}"
+    );
+    let e = err(attendance::Params {
+        task_type: Some(attendance::StatType::TopPercentEmployees),
+        percent: Some(30),
+        ..Default::default()
+    });
+    assert!(
+        e.contains("`percent` must be 5, 10, 15 or 20, found 30"),
+        "{e}"
+    );
+    let e = err(attendance::Params {
+        task_type: Some(attendance::StatType::HasLateOrEarly),
+        metric: Some(attendance::Metric::Late),
+        ..Default::default()
+    });
+    assert!(e.contains("apply only to TopPercentEmployees"), "{e}");
+    let typo = "Params(task_typ: Some(HasLateOrEarly))";
+    assert!(ron::from_str::<attendance::Params>(typo).is_err());
+}

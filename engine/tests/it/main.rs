@@ -15,3 +15,5 @@ mod engine;
 mod errors;
 // Attendance statistics: seeds, variants, wrong answers.
 mod family_attendance;
+// Data completion: seeds, variants, solvability, wrong answers.
+mod family_data_completion;
