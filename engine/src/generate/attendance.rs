@@ -1172,15 +1172,84 @@ fn file_suffix(q: &Question) -> String {
     }
 }
 
+/// The staff roster: `headcount[d]` people per department, with unique names that
+/// no chat colleague (nor the intern) has, and distinct random IDs.
+fn make_roster(ctx: &Ctx<'_>, headcount: &[usize]) -> Result<Vec<Employee>, String> {
+    let mut rng = ctx.rng("attendance/roster");
+    let taken: BTreeSet<&str> = ctx
+        .company
+        .people
+        .iter()
+        .map(|p| p.name.as_str())
+        .chain([super::company::INTERN_NAME])
+        .collect();
+    let combos = corpus::GIVEN_NAMES.len() * corpus::FAMILY_NAMES.len();
+    let mut names = pick_distinct(&mut rng, combos, combos.min(400))
+        .into_iter()
+        .map(|i| {
+            format!(
+                "{} {}",
+                corpus::GIVEN_NAMES[i / corpus::FAMILY_NAMES.len()],
+                corpus::FAMILY_NAMES[i % corpus::FAMILY_NAMES.len()]
+            )
+        })
+        .filter(|n| !taken.contains(n.as_str()));
+    let total: usize = headcount.iter().sum();
+    let ids: Vec<u32> = pick_distinct(&mut rng, 9000, total)
+        .into_iter()
+        .map(|i| i as u32 + 1000)
+        .collect();
+    let mut roster = Vec::with_capacity(total);
+    for (d, &n) in headcount.iter().enumerate() {
+        for _ in 0..n {
+            let u: f64 = rng.random_range(0.0..1.0);
+            roster.push(Employee {
+                id: format!("E{}", ids[roster.len()]),
+                name: names.next().ok_or("ran out of employee names")?,
+                dept: d,
+                employment: if u < 0.75 {
+                    "full_time"
+                } else if u < 0.9 {
+                    "intern"
+                } else {
+                    "contract"
+                },
+            });
+        }
+    }
+    Ok(roster)
+}
+
+/// The punch export, in time order.
+fn export_csv(punches: &[Punch], roster: &[Employee], month_key: &str) -> String {
+    let mut csv = String::from("employee_id,timestamp,io,source,tags\n");
+    let mut rows: Vec<(u32, u32, &str, &Punch)> = punches
+        .iter()
+        .map(|p| (p.day, p.minute, roster[p.emp].id.as_str(), p))
+        .collect();
+    rows.sort_by(|a, b| (a.0, a.1, a.2, a.3.io).cmp(&(b.0, b.1, b.2, b.3.io)));
+    for (day, minute, id, p) in rows {
+        let _ = writeln!(
+            csv,
+            "{id},{month_key}-{day:02} {},{},{},{}",
+            hm(minute),
+            p.io.name(),
+            if p.remote { "app" } else { "badge" },
+            if p.remote { "remote" } else { "" }
+        );
+    }
+    csv
+}
+
 const ATTEMPTS: usize = 60;
 
-/// Generates one instance.
-pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
-    let mut rng = ctx.rng("attendance");
-    let depts = departments(ctx);
-    if depts.is_empty() {
-        return Err("the company has no departments".into());
-    }
+/// Draws the unset parameters and checks the set ones: (question, department or
+/// `all`, level).
+fn draw(
+    p: &Params,
+    depts: &[String],
+    rng: &mut StreamRng,
+) -> Result<(Question, String, Level), String> {
     let task_type = p
         .task_type
         .unwrap_or_else(|| StatType::ALL[rng.random_range(0..StatType::ALL.len())]);
@@ -1237,6 +1306,18 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         percent,
         metric,
     };
+    Ok((q, department, level))
+}
+
+/// Generates one instance.
+pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
+    let mut rng = ctx.rng("attendance");
+    let depts = departments(ctx);
+    if depts.is_empty() {
+        return Err("the company has no departments".into());
+    }
+    let (q, department, level) = draw(p, &depts, &mut rng)?;
+    let task_type = q.task_type;
     // has_late_or_early is a yes/no question: make "no" as likely as "yes".
     let want_clean = task_type == StatType::HasLateOrEarly && rng.random_bool(0.5);
 
@@ -1260,27 +1341,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         .map(|d| if overrides.contains(&d) { 0.3 } else { 0.2 })
         .collect();
 
-    // The roster: unique names, none shared with a chat colleague.
-    let mut roster_rng = ctx.rng("attendance/roster");
-    let taken: BTreeSet<&str> = ctx
-        .company
-        .people
-        .iter()
-        .map(|p| p.name.as_str())
-        .chain([super::company::INTERN_NAME])
-        .collect();
-    let combos = corpus::GIVEN_NAMES.len() * corpus::FAMILY_NAMES.len();
-    let mut names = pick_distinct(&mut roster_rng, combos, combos.min(400))
-        .into_iter()
-        .map(|i| {
-            format!(
-                "{} {}",
-                corpus::GIVEN_NAMES[i / corpus::FAMILY_NAMES.len()],
-                corpus::FAMILY_NAMES[i % corpus::FAMILY_NAMES.len()]
-            )
-        })
-        .filter(|n| !taken.contains(n.as_str()));
-    let total: usize = (0..depts.len())
+    let headcount: Vec<usize> = (0..depts.len())
         .map(|d| {
             if overrides.contains(&d) {
                 OVERRIDE_HEADCOUNT
@@ -1288,34 +1349,8 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 HEADCOUNT
             }
         })
-        .sum();
-    let ids: Vec<u32> = pick_distinct(&mut roster_rng, 9000, total)
-        .into_iter()
-        .map(|i| i as u32 + 1000)
         .collect();
-    let mut roster = Vec::with_capacity(total);
-    for d in 0..depts.len() {
-        let n = if overrides.contains(&d) {
-            OVERRIDE_HEADCOUNT
-        } else {
-            HEADCOUNT
-        };
-        for _ in 0..n {
-            let u: f64 = roster_rng.random_range(0.0..1.0);
-            roster.push(Employee {
-                id: format!("E{}", ids[roster.len()]),
-                name: names.next().ok_or("ran out of employee names")?,
-                dept: d,
-                employment: if u < 0.75 {
-                    "full_time"
-                } else if u < 0.9 {
-                    "intern"
-                } else {
-                    "contract"
-                },
-            });
-        }
-    }
+    let roster = make_roster(ctx, &headcount)?;
     let policies: Vec<&Policy> = roster.iter().map(|e| &dept_policy[e.dept]).collect();
     let scope: Vec<usize> = (0..roster.len())
         .filter(|&e| department == "all" || depts[roster[e].dept] == department)
@@ -1367,23 +1402,6 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let roster_path = format!("{folder}/staff_roster.json");
     let approvals_path = format!("{folder}/approvals.json");
     let manual = format!("{}/attendance_rules.md", ctx.folder("drive/hr/policies"));
-    let mut csv = String::from("employee_id,timestamp,io,source,tags\n");
-    let mut rows: Vec<(u32, u32, &str, &Punch)> = world
-        .punches
-        .iter()
-        .map(|p| (p.day, p.minute, roster[p.emp].id.as_str(), p))
-        .collect();
-    rows.sort_by(|a, b| (a.0, a.1, a.2, a.3.io).cmp(&(b.0, b.1, b.2, b.3.io)));
-    for (day, minute, id, p) in rows {
-        let _ = writeln!(
-            csv,
-            "{id},{month_key}-{day:02} {},{},{},{}",
-            hm(minute),
-            p.io.name(),
-            if p.remote { "app" } else { "badge" },
-            if p.remote { "remote" } else { "" }
-        );
-    }
     let roster_json: Vec<serde_json::Value> = roster
         .iter()
         .map(|e| json!({"employee_id": e.id, "name": e.name, "department": depts[e.dept], "employment": e.employment}))
@@ -1396,7 +1414,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let mut files = vec![
         FileSpec {
             path: csv_path.clone(),
-            content: Content::Text(csv),
+            content: Content::Text(export_csv(&world.punches, &roster, &month_key)),
         },
         FileSpec {
             path: roster_path.clone(),
