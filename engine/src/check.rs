@@ -97,6 +97,102 @@ fn record_matches(expected: &Record, got: &Value, tol: f64) -> bool {
     })
 }
 
+/// Parses CSV text (RFC 4180: quoted fields, `""` escapes, `\n` or `\r\n` line
+/// ends; a leading byte-order mark is dropped). Empty lines are skipped, as CSV
+/// readers commonly do. `None` when a quoted field is never closed.
+pub fn parse_csv(text: &str) -> Option<Vec<Vec<String>>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut rows = Vec::new();
+    let mut row: Vec<String> = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    // Whether the current line has any content yet (so empty lines can be skipped).
+    let mut started = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if quoted {
+            match c {
+                '"' if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    field.push('"');
+                }
+                '"' => quoted = false,
+                _ => field.push(c),
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                quoted = true;
+                started = true;
+            }
+            ',' => {
+                row.push(std::mem::take(&mut field));
+                started = true;
+            }
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' => {
+                if started {
+                    row.push(std::mem::take(&mut field));
+                    rows.push(std::mem::take(&mut row));
+                }
+                started = false;
+            }
+            _ => {
+                field.push(c);
+                started = true;
+            }
+        }
+    }
+    if quoted {
+        return None;
+    }
+    if started {
+        row.push(field);
+        rows.push(row);
+    }
+    Some(rows)
+}
+
+fn cell_matches(want: &str, got: &str, tol: f64) -> bool {
+    let (want, got) = (want.trim(), got.trim());
+    let num = |s: &str| s.parse::<f64>().ok().filter(|f| f.is_finite());
+    match (num(want), num(got)) {
+        (Some(w), Some(g)) => (w - g).abs() <= tol,
+        _ => want == got,
+    }
+}
+
+fn csv_table(got: &str, expected: &str, columns: &[String], tol: f64) -> bool {
+    let (Some(got), Some(want)) = (parse_csv(got), parse_csv(expected)) else {
+        return false;
+    };
+    let (Some(gh), Some(wh)) = (got.first(), want.first()) else {
+        return false;
+    };
+    let header = |h: &[String]| h.iter().map(|c| c.trim().to_owned()).collect::<Vec<_>>();
+    if header(gh) != header(wh) || got.len() != want.len() || columns.is_empty() {
+        return false;
+    }
+    let Some(idx) = columns
+        .iter()
+        .map(|c| wh.iter().position(|h| h.trim() == c.trim()))
+        .collect::<Option<Vec<usize>>>()
+    else {
+        return false;
+    };
+    got.iter().zip(&want).skip(1).all(|(g, w)| {
+        g.len() == wh.len()
+            && idx.iter().all(|&i| {
+                cell_matches(
+                    w.get(i).map_or("", String::as_str),
+                    g.get(i).map_or("", String::as_str),
+                    tol,
+                )
+            })
+    })
+}
+
 /// Whether a check passes now.
 pub fn evaluate(check: &Check, view: &dyn WorldView) -> bool {
     match check {
@@ -172,6 +268,12 @@ pub fn evaluate(check: &Check, view: &dyn WorldView) -> bool {
         Check::JsonArray { path, pointer } => {
             matches!(json_at(view, path, pointer), Some(Value::Array(a)) if a.iter().all(|v| v.is_string() || v.is_object()))
         }
+        Check::CsvTable {
+            path,
+            expected,
+            columns,
+            tolerance,
+        } => text(view, path).is_some_and(|t| csv_table(t, expected, columns, *tolerance)),
         Check::All(checks) => !checks.is_empty() && checks.iter().all(|c| evaluate(c, view)),
         Check::Disclosed(clues) => !clues.is_empty() && clues.iter().all(|c| view.disclosed(c)),
         Check::Attended(m) => view.attended_on_time(m),
@@ -311,6 +413,85 @@ mod tests {
                 "w",
                 r#"{"r":[{"name":"a","quantity":3},{"name":"A","quantity":2}]}"#
             )
+        ));
+    }
+
+    #[test]
+    fn csv_parsing_handles_quotes_line_ends_and_blank_lines() {
+        let rows = parse_csv("\u{feff}a,b\r\n\"x, y\",\"say \"\"hi\"\"\"\n\n1,\n").unwrap();
+        assert_eq!(
+            rows,
+            vec![
+                vec!["a".to_string(), "b".into()],
+                vec!["x, y".into(), "say \"hi\"".into()],
+                vec!["1".into(), "".into()],
+            ]
+        );
+        assert_eq!(parse_csv("a,b").unwrap().len(), 1, "no final newline");
+        assert!(parse_csv("a,\"b\n").is_none(), "unclosed quote");
+        assert!(parse_csv("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn csv_tables_compare_listed_columns_with_tolerance() {
+        let expected = "id,name,amount,rate\n1,North,120.50,0.25\n2,South,99,\n";
+        let table = |columns: &[&str], tolerance: f64| Check::CsvTable {
+            path: "w.csv".into(),
+            expected: expected.into(),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            tolerance,
+        };
+        let amount = table(&["amount"], 0.01);
+        let others = table(&["id", "name", "rate"], 0.0);
+        let pass = |c: &Check, body: &str| evaluate(c, &with("w.csv", body));
+        // Reformatted numbers, quoting and CRLF are fine.
+        let good = "id,name,amount,rate\r\n1,\"North\",120.5,0.250\r\n2,South,99.004,\r\n";
+        assert!(pass(&amount, good) && pass(&others, good));
+        // A number outside the tolerance, a changed text cell, a filled blank.
+        assert!(!pass(
+            &amount,
+            "id,name,amount,rate\n1,North,120.52,0.25\n2,South,99,\n"
+        ));
+        assert!(!pass(
+            &others,
+            "id,name,amount,rate\n1,north,120.5,0.25\n2,South,99,\n"
+        ));
+        assert!(!pass(
+            &others,
+            "id,name,amount,rate\n1,North,120.5,0.25\n2,South,99,0\n"
+        ));
+        assert!(pass(
+            &amount,
+            "id,name,amount,rate\n1,North,120.5,0.25\n2,South,99,0\n"
+        ));
+        // A blank where a number is expected fails whatever the tolerance.
+        assert!(!pass(
+            &table(&["amount"], 1e15),
+            "id,name,amount,rate\n1,North,,0.25\n2,South,99,\n"
+        ));
+        assert!(pass(
+            &table(&["amount"], 1e15),
+            "id,name,amount,rate\n1,North,0,0.25\n2,South,7,\n"
+        ));
+        // Structure: header, row count, ragged rows, unknown columns, junk.
+        assert!(!pass(
+            &amount,
+            "id,name,amt,rate\n1,North,120.5,0.25\n2,South,99,\n"
+        ));
+        assert!(!pass(&amount, "id,name,amount,rate\n1,North,120.5,0.25\n"));
+        assert!(!pass(
+            &amount,
+            "id,name,amount,rate\n1,North,120.5\n2,South,99,\n"
+        ));
+        assert!(!pass(&table(&["total"], 1.0), good));
+        assert!(!pass(&table(&[], 1.0), good));
+        assert!(!pass(&amount, ""));
+        assert!(!pass(&amount, "{\"not\": \"csv\"}"));
+        assert!(!evaluate(&amount, &V::default()), "missing file");
+        // NaN is not a number here, so it cannot stand in for a value.
+        assert!(!pass(
+            &amount,
+            "id,name,amount,rate\n1,North,NaN,0.25\n2,South,99,\n"
         ));
     }
 

@@ -278,11 +278,11 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         plan: attend_plan,
     };
     let mut parts = Parts {
-        services: Vec::new(),
         tasks: vec![attend],
         files: Vec::new(),
         meetings: vec![meeting],
         clues: Vec::new(),
+        ..Default::default()
     };
     if kind == Kind::None {
         return Ok(parts);

@@ -720,7 +720,6 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         return Err("the meeting ends before the day starts".into());
     }
     Ok(Parts {
-        services: Vec::new(),
         tasks: vec![spec],
         files: if team {
             vec![FileSpec {
@@ -732,6 +731,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         },
         meetings,
         clues,
+        ..Default::default()
     })
 }
 

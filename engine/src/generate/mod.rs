@@ -9,8 +9,10 @@
 //! Families here: [`kb_fix`], [`meeting_attend`], [`transaction_review`], [`sales`],
 //! [`website_monitor`].
 
+pub mod attendance;
 pub mod company;
 pub mod corpus;
+pub mod data_completion;
 pub mod evoenv;
 pub mod kb_fix;
 pub mod meeting_attend;
@@ -155,6 +157,10 @@ pub enum Family {
     Sales(sales::Params),
     /// Find why the website is slow and get it fixed through its owner.
     WebsiteMonitor(website_monitor::Params),
+    /// Compute attendance statistics from a month of punches under the rules.
+    Attendance(attendance::Params),
+    /// Fill the missing cells of a table from the relations between its columns.
+    DataCompletion(data_completion::Params),
 }
 
 /// The paper's four functional domains.
@@ -233,6 +239,18 @@ impl Family {
                     family: Family::WebsiteMonitor(p),
                 }),
         );
+        v.extend(attendance::variants().into_iter().map(|(key, p)| Variant {
+            key,
+            family: Family::Attendance(p),
+        }));
+        v.extend(
+            data_completion::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::DataCompletion(p),
+                }),
+        );
         v
     }
 
@@ -246,6 +264,8 @@ impl Family {
             Family::ResumeSelect(_) => Family::ResumeSelect(Default::default()),
             Family::Sales(_) => Family::Sales(Default::default()),
             Family::WebsiteMonitor(_) => Family::WebsiteMonitor(Default::default()),
+            Family::Attendance(_) => Family::Attendance(Default::default()),
+            Family::DataCompletion(_) => Family::DataCompletion(Default::default()),
         }
     }
 
@@ -259,6 +279,8 @@ impl Family {
             Family::ResumeSelect(_) => "shortlist_correct",
             Family::Sales(_) => "handbook_consulted",
             Family::WebsiteMonitor(_) => "root_cause",
+            Family::Attendance(_) => "rules_consulted",
+            Family::DataCompletion(_) => "values_correct",
         }
     }
 
@@ -272,6 +294,8 @@ impl Family {
             Family::ResumeSelect(_) => Domain::InformationSynthesis,
             Family::Sales(_) => Domain::InformationSynthesis,
             Family::WebsiteMonitor(_) => Domain::ProactiveInquiry,
+            Family::Attendance(_) => Domain::InformationSynthesis,
+            Family::DataCompletion(_) => Domain::InformationSynthesis,
         }
     }
 
@@ -285,6 +309,8 @@ impl Family {
             Family::ResumeSelect(_) => "resume_select",
             Family::Sales(_) => "sales",
             Family::WebsiteMonitor(_) => "website_monitor",
+            Family::Attendance(_) => "attendance",
+            Family::DataCompletion(_) => "data_completion",
         }
     }
 }
@@ -614,6 +640,8 @@ fn generate_parts(ctx: &Ctx<'_>, family: &Family) -> Result<Parts, String> {
         Family::MeetingBook(p) => meeting_book::generate(ctx, p),
         Family::ResumeSelect(p) => resume_select::generate(ctx, p),
         Family::Sales(p) => sales::generate(ctx, p),
+        Family::Attendance(p) => attendance::generate(ctx, p),
+        Family::DataCompletion(p) => data_completion::generate(ctx, p),
         // The website family also contributes the monitored services.
         Family::WebsiteMonitor(p) => {
             website_monitor::generate_with_services(ctx, p).map(|(mut parts, services)| {

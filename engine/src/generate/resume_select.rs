@@ -710,11 +710,11 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         plan,
     };
     Ok(Parts {
-        services: Vec::new(),
         tasks: vec![spec],
         files,
         meetings: Vec::new(),
         clues: Vec::new(),
+        ..Default::default()
     })
 }
 

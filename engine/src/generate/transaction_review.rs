@@ -300,11 +300,11 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         },
     ];
     Ok(Parts {
-        services: Vec::new(),
         tasks: vec![spec],
         files,
         meetings: Vec::new(),
         clues,
+        ..Default::default()
     })
 }
 

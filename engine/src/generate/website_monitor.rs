@@ -1103,11 +1103,11 @@ pub fn generate_with_services(
     }];
     Ok((
         Parts {
-            services: Vec::new(),
             tasks: vec![spec],
             files,
             meetings: Vec::new(),
             clues,
+            ..Default::default()
         },
         w.services,
     ))

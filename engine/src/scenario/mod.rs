@@ -420,6 +420,20 @@ pub enum Check {
         /// JSON pointer.
         pointer: String,
     },
+    /// A CSV file has the `expected` table's header and number of rows, and in each
+    /// listed column every cell matches the expected cell by position: where both
+    /// cells parse as finite numbers, within `tolerance`; otherwise as trimmed text
+    /// (so a blank expected cell must stay blank). Fields may be quoted (RFC 4180).
+    CsvTable {
+        /// Workspace path.
+        path: String,
+        /// The expected table as CSV text, header first.
+        expected: String,
+        /// Columns compared cell by cell (names from the expected header).
+        columns: Vec<String>,
+        /// Absolute tolerance for numeric cells.
+        tolerance: f64,
+    },
     /// Every listed clue has been disclosed to the agent.
     Disclosed(Vec<String>),
     /// The agent joined the meeting within its tolerance window.

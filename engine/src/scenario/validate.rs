@@ -743,7 +743,8 @@ fn check_check(cx: &mut Ctx<'_>, at: &str, check: &Check, refs: &Refs<'_>) {
         | Check::JsonStringSet { path, .. }
         | Check::JsonRecords { path, .. }
         | Check::JsonNumber { path, .. }
-        | Check::JsonArray { path, .. } => match VPath::parse(path) {
+        | Check::JsonArray { path, .. }
+        | Check::CsvTable { path, .. } => match VPath::parse(path) {
             Ok(p) if p.is_workspace() => {}
             Ok(_) => cx.err(
                 ErrorCode::BadPath,
@@ -817,7 +818,54 @@ fn check_check(cx: &mut Ctx<'_>, at: &str, check: &Check, refs: &Refs<'_>) {
         }
         Check::Booked { .. } => check_booked(cx, at, check, refs),
     }
-    if let Check::JsonRecords { tolerance, .. } | Check::JsonNumber { tolerance, .. } = check
+    if let Check::CsvTable {
+        expected, columns, ..
+    } = check
+    {
+        match crate::check::parse_csv(expected) {
+            Some(rows) if !rows.is_empty() => {
+                let header: Vec<&str> = rows[0].iter().map(|h| h.trim()).collect();
+                if columns.is_empty() {
+                    cx.err(
+                        ErrorCode::BadValue,
+                        at.to_owned(),
+                        "CsvTable needs at least one column to compare",
+                    );
+                }
+                for c in columns {
+                    if !header.contains(&c.trim()) {
+                        cx.err(
+                            ErrorCode::BadValue,
+                            at.to_owned(),
+                            format!(
+                                "column `{c}` is not in the expected header ({})",
+                                header.join(", ")
+                            ),
+                        );
+                    }
+                }
+                if let Some(i) = rows.iter().position(|r| r.len() != header.len()) {
+                    cx.err(
+                        ErrorCode::BadValue,
+                        at.to_owned(),
+                        format!(
+                            "expected table row {i} has {} cells; the header has {}",
+                            rows[i].len(),
+                            header.len()
+                        ),
+                    );
+                }
+            }
+            _ => cx.err(
+                ErrorCode::BadValue,
+                at.to_owned(),
+                "CsvTable `expected` must be CSV text with a header row",
+            ),
+        }
+    }
+    if let Check::JsonRecords { tolerance, .. }
+    | Check::JsonNumber { tolerance, .. }
+    | Check::CsvTable { tolerance, .. } = check
         && !(tolerance.is_finite() && *tolerance >= 0.0)
     {
         cx.err(
@@ -1004,5 +1052,89 @@ mod tests {
             }
         });
         assert!(e.contains("title_contains"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod csv_table_tests {
+    use super::*;
+    use crate::generate::{Family, ScenarioPlan, TaskPlan, generate_scenario};
+
+    fn base() -> Scenario {
+        let plan = ScenarioPlan {
+            name: "v".into(),
+            description: String::new(),
+            date: "2025-10-01".into(),
+            start: "09:00".into(),
+            end: "18:00".into(),
+            company_size: 40,
+            tasks: vec![TaskPlan {
+                id: "t".into(),
+                family: Family::KbFix(Default::default()),
+                release: Default::default(),
+                deadline: None,
+                priority: Default::default(),
+            }],
+            days: Vec::new(),
+        };
+        generate_scenario(1, &plan).unwrap()
+    }
+
+    fn errors_with(check: Check) -> Vec<String> {
+        let mut s = base();
+        s.tasks[0].checkpoints[0].check = check;
+        match validate(&s, Path::new("v.ron"), None) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.0.into_iter().map(|e| e.message).collect(),
+        }
+    }
+
+    fn table(path: &str, expected: &str, columns: &[&str], tolerance: f64) -> Check {
+        Check::CsvTable {
+            path: path.into(),
+            expected: expected.into(),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            tolerance,
+        }
+    }
+
+    #[test]
+    fn csv_tables_are_validated() {
+        let ok = table("workspace/a.csv", "x,y\n1,2\n", &["y"], 0.01);
+        assert!(errors_with(ok).is_empty());
+        let cases = [
+            (
+                table("drive/a.csv", "x,y\n1,2\n", &["y"], 0.0),
+                "answers are checked",
+            ),
+            (
+                table("workspace/a.csv", "x,y\n1,2\n", &["z"], 0.0),
+                "column `z`",
+            ),
+            (
+                table("workspace/a.csv", "x,y\n1,2\n", &[], 0.0),
+                "at least one column",
+            ),
+            (
+                table("workspace/a.csv", "x,y\n1\n", &["y"], 0.0),
+                "has 1 cells",
+            ),
+            (table("workspace/a.csv", "", &["y"], 0.0), "header row"),
+            (
+                table("workspace/a.csv", "x,\"y\n", &["y"], 0.0),
+                "header row",
+            ),
+            (
+                table("workspace/a.csv", "x,y\n1,2\n", &["y"], f64::NAN),
+                "tolerance",
+            ),
+        ];
+        for (check, want) in cases {
+            let errs = errors_with(check);
+            assert!(
+                errs.iter().any(|e| e.contains(want)),
+                "expected `{want}` in {errs:?}"
+            );
+        }
     }
 }

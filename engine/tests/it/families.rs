@@ -373,6 +373,8 @@ fn any_wrong(
         "meeting_book" => tbsim::generate::meeting_book::wrong_answers(task, s),
         "resume_select" => tbsim::generate::resume_select::wrong_answers(task, s),
         "sales" => tbsim::generate::sales::wrong_answers(task, s),
+        "attendance" => tbsim::generate::attendance::wrong_answers(task, s),
+        "data_completion" => tbsim::generate::data_completion::wrong_answers(task, s),
         "website_monitor" => tbsim::generate::website_monitor::wrong_answers(task, s),
         other => panic!("no wrong-answer generator for family `{other}`"),
     }

@@ -21,3 +21,7 @@ mod family_resume_select;
 mod family_sales;
 // The website monitor family, its trap and its monitoring tools.
 mod family_website_monitor;
+// Attendance statistics: seeds, variants, wrong answers.
+mod family_attendance;
+// Data completion: seeds, variants, solvability, wrong answers.
+mod family_data_completion;

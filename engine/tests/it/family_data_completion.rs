@@ -1,0 +1,261 @@
+//! Data completion over many seeds and every variant, through the RON round trip.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use tbsim::agent::{Idle, Oracle};
+use tbsim::generate::{Family, ScenarioPlan, TaskPlan, data_completion, generate_scenario, to_ron};
+use tbsim::scenario::{Check, Content, LoadedScenario, Scenario, parse_str, validate};
+use tbsim::sim::{Decision, Sim, SimConfig};
+use tbsim::tools::{LivePython, ToolCall};
+use tbsim::trajectory::Trajectory;
+
+const SEEDS: u64 = 200;
+
+fn plan(seed: u64, p: data_completion::Params) -> ScenarioPlan {
+    ScenarioPlan {
+        name: format!("dc-{seed}"),
+        description: String::new(),
+        date: "2025-10-01".into(),
+        start: "09:00".into(),
+        end: "18:00".into(),
+        company_size: 40,
+        tasks: vec![TaskPlan {
+            id: "dc".into(),
+            family: Family::DataCompletion(p),
+            release: Default::default(),
+            deadline: None,
+            priority: Default::default(),
+        }],
+        days: Vec::new(),
+    }
+}
+
+fn load(text: &str) -> LoadedScenario {
+    let path = Path::new("dc.ron");
+    let scenario = parse_str(text, path).expect("generated RON parses");
+    validate(&scenario, path, None).expect("generated scenarios validate");
+    LoadedScenario {
+        scenario,
+        path: path.into(),
+        source: text.into(),
+        blake3: blake3::hash(text.as_bytes()).to_hex().to_string(),
+        assets: Default::default(),
+    }
+}
+
+fn check_one(seed: u64, p: data_completion::Params) -> (String, Scenario) {
+    let s = generate_scenario(seed, &plan(seed, p.clone())).unwrap();
+    let text = to_ron(&s);
+    let again = to_ron(&generate_scenario(seed, &plan(seed, p)).unwrap());
+    assert_eq!(text, again, "seed {seed} regenerates identically");
+    let loaded = load(&text);
+    assert_eq!(loaded.scenario, s, "seed {seed}: RON round trip");
+    let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
+    assert_eq!(
+        o.checkpoint_score, 1.0,
+        "seed {seed}: oracle failed: {:#?}",
+        o.tasks
+    );
+    assert!(o.errors.is_empty(), "seed {seed}: {:?}", o.errors);
+    let (i, _) = crate::util::run(&loaded, &mut Idle::default(), None);
+    assert_eq!(
+        i.checkpoint_score, 0.0,
+        "seed {seed}: a checkpoint passed with no action"
+    );
+    (text, s)
+}
+
+fn dataset(s: &Scenario) -> &str {
+    let f = s
+        .files
+        .iter()
+        .find(|f| f.path.starts_with("drive/data_completion/") && f.path.ends_with(".csv"))
+        .unwrap();
+    match &f.content {
+        Content::Text(t) => t,
+        Content::Sidecar { .. } => panic!("text expected"),
+    }
+}
+
+#[test]
+fn data_completion_over_seeds() {
+    let mut texts = BTreeSet::new();
+    let mut variants = BTreeSet::new();
+    for seed in 0..SEEDS {
+        let (text, s) = check_one(seed, data_completion::Params::default());
+        variants.insert(s.tasks[0].variant.clone());
+        texts.insert(text);
+    }
+    assert_eq!(
+        texts.len() as u64,
+        SEEDS,
+        "every seed gives a different world"
+    );
+    assert!(
+        variants.len() >= 45,
+        "seeds cover most variants: {variants:?}"
+    );
+}
+
+#[test]
+fn data_completion_every_variant_with_varying_data() {
+    for (i, (key, p)) in data_completion::variants().into_iter().enumerate() {
+        let (_, a) = check_one(2000 + i as u64, p.clone());
+        assert_eq!(a.tasks[0].variant, key);
+        // Unlike the reference's 60 fixed datasets, the data follows the seed.
+        let b = generate_scenario(3000 + i as u64, &plan(3000 + i as u64, p)).unwrap();
+        assert_ne!(dataset(&a), dataset(&b), "{key}: data varies by seed");
+    }
+}
+
+#[test]
+fn data_completion_resources_stay_behind_their_owners() {
+    for seed in 0..60 {
+        let s = generate_scenario(seed, &plan(seed, data_completion::Params::default())).unwrap();
+        let task = &s.tasks[0];
+        let holders: BTreeSet<&str> = s
+            .company
+            .people
+            .iter()
+            .filter(|p| !p.clues.is_empty())
+            .map(|p| p.department.as_str())
+            .collect();
+        let needs = if task.variant.contains("/tax_fee/") {
+            Some(("Finance", "fee_rates.csv"))
+        } else if task.variant.contains("/eta_distance_sla/") {
+            Some(("Sales", "carrier_sla.csv"))
+        } else {
+            None
+        };
+        match needs {
+            Some((dept, file)) => {
+                assert_eq!(holders, BTreeSet::from([dept]));
+                let path = s.files.iter().find(|f| f.path.ends_with(file)).unwrap();
+                assert!(!path.path.starts_with("drive/data_completion/"));
+                assert!(
+                    !task.objective.contains(file) && !task.hints.iter().any(|h| h.contains(file))
+                );
+                assert!(
+                    task.checkpoints
+                        .iter()
+                        .any(|c| c.key == "resource_consulted")
+                );
+            }
+            None => {
+                assert!(holders.is_empty());
+                assert!(
+                    !task
+                        .checkpoints
+                        .iter()
+                        .any(|c| c.key == "resource_consulted")
+                );
+            }
+        }
+    }
+}
+
+fn write_and_score(loaded: &LoadedScenario, path: &str, body: &str) -> Vec<(String, bool)> {
+    let mut sim = Sim::new(
+        loaded,
+        SimConfig::default(),
+        Trajectory::in_memory(),
+        Box::new(LivePython::default()),
+    );
+    sim.begin();
+    let args = serde_json::json!({"path": path, "content": body}).to_string();
+    sim.step(&Decision {
+        calls: vec![ToolCall {
+            id: "1".into(),
+            name: "write_file".into(),
+            arguments: args,
+        }],
+    });
+    sim.end(tbsim::world::EndReason::Finished);
+    sim.results().tasks[0]
+        .checkpoints
+        .iter()
+        .map(|c| (c.key.clone(), c.passed))
+        .collect()
+}
+
+#[test]
+fn data_completion_trivially_wrong_answers_fail() {
+    for (i, (_, p)) in data_completion::variants().into_iter().enumerate() {
+        let seed = 4000 + i as u64;
+        let s = generate_scenario(seed, &plan(seed, p)).unwrap();
+        let loaded = load(&to_ron(&s));
+        let task = &loaded.scenario.tasks[0];
+        let answer = task
+            .checkpoints
+            .iter()
+            .find_map(|c| match &c.check {
+                Check::CsvTable { path, .. } => Some(path.clone()),
+                _ => None,
+            })
+            .unwrap();
+        let mut bodies = vec![
+            ("empty file".to_string(), String::new()),
+            ("copied input".into(), dataset(&loaded.scenario).to_owned()),
+        ];
+        let wrong = data_completion::wrong_answers(task, &loaded.scenario);
+        assert_eq!(wrong.len(), 2);
+        for (path, body) in wrong {
+            assert_eq!(path, answer);
+            bodies.push(("constant fill".into(), body));
+        }
+        for (label, body) in bodies {
+            for (key, passed) in write_and_score(&loaded, &answer, &body) {
+                assert!(
+                    key.ends_with("_consulted") || !passed,
+                    "{}: {label} passed `{key}`",
+                    task.variant
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn data_completion_parameters_are_checked() {
+    use data_completion::{DataDomain, TaskType};
+    let err =
+        |p: data_completion::Params| generate_scenario(1, &plan(1, p)).unwrap_err().to_string();
+    let e = err(data_completion::Params {
+        domain: Some(DataDomain::Web),
+        task_type: Some(TaskType::TaxFee),
+        ..Default::default()
+    });
+    assert!(
+        e.contains("`tax_fee` belongs to domain `transactions`, not `web`"),
+        "{e}"
+    );
+    let e = err(data_completion::Params {
+        rows: Some(5),
+        ..Default::default()
+    });
+    assert!(
+        e.contains("`rows` must be between 12 and 400, found 5"),
+        "{e}"
+    );
+    // A type alone implies its domain; a row count overrides the preset.
+    let s = generate_scenario(
+        1,
+        &plan(
+            1,
+            data_completion::Params {
+                task_type: Some(TaskType::Funnel),
+                rows: Some(40),
+                ..Default::default()
+            },
+        ),
+    )
+    .unwrap();
+    assert!(
+        s.tasks[0]
+            .variant
+            .starts_with("data_completion/web/funnel/")
+    );
+    assert_eq!(dataset(&s).lines().count(), 41);
+    assert!(ron::from_str::<data_completion::Params>("Params(domian: Some(Web))").is_err());
+}
