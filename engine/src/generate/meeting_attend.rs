@@ -282,6 +282,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         files: Vec::new(),
         meetings: vec![meeting],
         clues: Vec::new(),
+        events: Vec::new(),
     };
     if kind == Kind::None {
         return Ok(parts);

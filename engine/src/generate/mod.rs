@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::rng::{StreamRng, stream};
 use crate::scenario::{
     ClockSpec, Clue, Company, Content, Difficulty, FileSpec, Intern, MeetingSpec, PlanStep,
-    Priority, Release, Room, Scenario, TaskSpec,
+    Priority, Release, Room, Scenario, TaskSpec, TimedEvent,
 };
 
 /// A suite of scenarios to generate.
@@ -231,6 +231,8 @@ pub struct Parts {
     pub meetings: Vec<MeetingSpec>,
     /// Clues, by person key.
     pub clues: Vec<(String, Clue)>,
+    /// Timed world changes (e.g. a colleague's message at a set time).
+    pub events: Vec<TimedEvent>,
 }
 
 /// Shared inputs for a family generator.
@@ -457,6 +459,7 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
         }
         scenario.meetings.extend(parts.meetings);
         scenario.tasks.extend(parts.tasks);
+        scenario.events.extend(parts.events);
         for (who, clue) in parts.clues {
             if let Some(p) = scenario.company.people.iter_mut().find(|p| p.key == who) {
                 p.clues.push(clue);

@@ -311,5 +311,6 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         files,
         meetings: Vec::new(),
         clues,
+        events: Vec::new(),
     })
 }

@@ -294,6 +294,9 @@ struct View<'w, 's, 'a> {
     history: &'a History,
     files: &'a Query<'w, 's, &'static File>,
     meetings: &'a Query<'w, 's, &'static Meeting>,
+    threads: &'a Query<'w, 's, &'static Thread>,
+    intern: &'a str,
+    epoch: crate::time::Epoch,
 }
 
 impl WorldView for View<'_, '_, '_> {
@@ -317,6 +320,27 @@ impl WorldView for View<'_, '_, '_> {
                     .is_some_and(|j| j >= m.open_at && j <= m.on_time_until)
             })
     }
+    fn sent_to(&self, person: &str, since: Option<&str>) -> Vec<&str> {
+        let since = match since.map(|s| self.epoch.parse(s)) {
+            None => SimTime(0),
+            Some(Ok(t)) => t,
+            Some(Err(_)) => return Vec::new(),
+        };
+        // The DM thread key mirrors the chat tools' naming.
+        let key = format!("thread/dm/{}", person.trim_start_matches("npc/"));
+        self.index
+            .keys
+            .get(&key)
+            .and_then(|e| self.threads.get(*e).ok())
+            .map(|t| {
+                t.messages
+                    .iter()
+                    .filter(|m| m.from == self.intern && m.t >= since)
+                    .map(|m| m.text.as_str())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
 }
 
 fn evaluate_checkpoints(
@@ -327,6 +351,8 @@ fn evaluate_checkpoints(
     tasks: Query<&Task>,
     files: Query<&'static File>,
     meetings: Query<&'static Meeting>,
+    threads: Query<&'static Thread>,
+    intern: Res<Intern>,
     mut checkpoints: Query<&mut Checkpoint>,
     mut history: ResMut<History>,
     mut queue: ResMut<Queue>,
@@ -343,6 +369,9 @@ fn evaluate_checkpoints(
             history: &history,
             files: &files,
             meetings: &meetings,
+            threads: &threads,
+            intern: &intern.key,
+            epoch: clock.epoch,
         };
         for mut cp in &mut checkpoints {
             if cp.passed_at.is_some() || cp.frozen {
