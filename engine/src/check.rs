@@ -87,8 +87,7 @@ fn mentions(hay: &str, needle: &str) -> bool {
         let end = start + needle.len();
         let before = hay[..start].chars().next_back();
         let after = hay[end..].chars().next();
-        if !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
-        {
+        if !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric) {
             return true;
         }
         from = start + hay[start..].chars().next().map_or(1, char::len_utf8);
@@ -226,7 +225,10 @@ mod tests {
     use super::*;
 
     #[derive(Default)]
-    struct V(BTreeMap<String, Vec<u8>>, Vec<(&'static str, &'static str, &'static str)>);
+    struct V(
+        BTreeMap<String, Vec<u8>>,
+        Vec<(&'static str, &'static str, &'static str)>,
+    );
     impl WorldView for V {
         fn file(&self, path: &str) -> Option<&[u8]> {
             self.0.get(path).map(Vec::as_slice)
@@ -414,7 +416,10 @@ mod tests {
             ),
             "a wrong figure sent as well"
         );
-        assert!(!evaluate(&sent(&[], &[], None), &said(&[("npc/boss", "10:05", "hi")])));
+        assert!(!evaluate(
+            &sent(&[], &[], None),
+            &said(&[("npc/boss", "10:05", "hi")])
+        ));
         let two = sent(&["CTR-4821-KV", "Heron"], &[], None);
         assert!(evaluate(
             &two,

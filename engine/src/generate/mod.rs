@@ -6,13 +6,17 @@
 //! so the same suite always yields byte-identical scenario files, and adding a task
 //! never changes the others. Generated files are validated before they are written.
 //!
-//! Families here: [`kb_fix`], [`meeting_attend`], [`transaction_review`].
+//! Families here: [`kb_fix`], [`meeting_attend`], [`transaction_review`],
+//! [`urgent_interrupt`], [`changed_requirement`], [`handoff_chain`].
 
+pub mod changed_requirement;
 pub mod company;
 pub mod corpus;
+pub mod handoff_chain;
 pub mod kb_fix;
 pub mod meeting_attend;
 pub mod transaction_review;
+pub mod urgent_interrupt;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -117,6 +121,12 @@ pub enum Family {
     MeetingAttend(meeting_attend::Params),
     /// Find abnormal suppliers in a transactions table.
     TransactionReview(transaction_review::Params),
+    /// A manager's urgent message interrupts a routine task.
+    UrgentInterrupt(urgent_interrupt::Params),
+    /// A colleague changes a parameter of a running task.
+    ChangedRequirement(changed_requirement::Params),
+    /// Each task's output is the next task's input.
+    HandoffChain(handoff_chain::Params),
 }
 
 /// The paper's four functional domains.
@@ -167,6 +177,30 @@ impl Family {
                     family: Family::TransactionReview(p),
                 }),
         );
+        v.extend(
+            urgent_interrupt::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::UrgentInterrupt(p),
+                }),
+        );
+        v.extend(
+            changed_requirement::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::ChangedRequirement(p),
+                }),
+        );
+        v.extend(
+            handoff_chain::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::HandoffChain(p),
+                }),
+        );
         v
     }
 
@@ -176,6 +210,9 @@ impl Family {
             Family::KbFix(_) => Domain::ProactiveInquiry,
             Family::MeetingAttend(_) => Domain::TimeManagement,
             Family::TransactionReview(_) => Domain::InformationSynthesis,
+            Family::UrgentInterrupt(_) => Domain::TimeManagement,
+            Family::ChangedRequirement(_) => Domain::ProactiveInquiry,
+            Family::HandoffChain(_) => Domain::InformationSynthesis,
         }
     }
 
@@ -185,6 +222,9 @@ impl Family {
             Family::KbFix(_) => "kb_fix",
             Family::MeetingAttend(_) => "meeting_attend",
             Family::TransactionReview(_) => "transaction_review",
+            Family::UrgentInterrupt(_) => "urgent_interrupt",
+            Family::ChangedRequirement(_) => "changed_requirement",
+            Family::HandoffChain(_) => "handoff_chain",
         }
     }
 }
@@ -450,6 +490,9 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
             Family::KbFix(p) => kb_fix::generate(&ctx, p),
             Family::MeetingAttend(p) => meeting_attend::generate(&ctx, p),
             Family::TransactionReview(p) => transaction_review::generate(&ctx, p),
+            Family::UrgentInterrupt(p) => urgent_interrupt::generate(&ctx, p),
+            Family::ChangedRequirement(p) => changed_requirement::generate(&ctx, p),
+            Family::HandoffChain(p) => handoff_chain::generate(&ctx, p),
         }
         .map_err(|m| plan_err(name, format!("task `{}`: {m}", t.id)))?;
         for f in parts.files {

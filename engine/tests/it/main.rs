@@ -12,4 +12,8 @@ mod families;
 mod tools;
 // Engine behaviours through the tools: interrupts, deadlines, events, chat, calendar, files.
 mod engine;
+// The discrete-event families: interrupts, changed requirements, handoff chains.
 mod errors;
+mod family_changed_requirement;
+mod family_handoff_chain;
+mod family_urgent_interrupt;

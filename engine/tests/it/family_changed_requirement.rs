@@ -1,0 +1,106 @@
+//! Changed requirement over many seeds.
+
+use tbsim::generate::{Family, changed_requirement, generate_suite};
+use tbsim::scenario::Gate;
+
+use crate::family_urgent_interrupt::{assert_wrong_fail, load, oracle, suite, sweep, with_plan};
+
+fn variants() -> Vec<(String, Family)> {
+    changed_requirement::variants()
+        .into_iter()
+        .map(|(k, p)| (k, Family::ChangedRequirement(p)))
+        .collect()
+}
+
+#[test]
+fn changed_requirement_over_seeds() {
+    let sample = sweep(
+        "changed_requirement",
+        Family::ChangedRequirement(Default::default()),
+        variants(),
+    );
+    for loaded in &sample {
+        for task in &loaded.scenario.tasks {
+            assert_wrong_fail(
+                loaded,
+                task,
+                &changed_requirement::wrong_answers(task, &loaded.scenario),
+                &changed_requirement::wrong_messages(task),
+            );
+        }
+    }
+}
+
+/// The oracle's plan does the original work first; cut it at the change and the
+/// checkpoints the change touched must fail, while the untouched one passes.
+#[test]
+fn work_done_to_the_original_spec_fails_what_the_change_touched() {
+    for (i, (key, family)) in variants().into_iter().enumerate() {
+        for seed in 0..6 {
+            let text = generate_suite(&suite(100 * i as u64 + seed, family.clone())).unwrap()[0]
+                .1
+                .clone();
+            let loaded = load(&text);
+            let task = &loaded.scenario.tasks[0];
+            let stale = with_plan(&loaded, &task.key, |plan| {
+                let cut = plan
+                    .iter()
+                    .position(|s| matches!(s.gate, Gate::NotBefore(_)))
+                    .unwrap();
+                plan.truncate(cut);
+            });
+            let r = oracle(&stale);
+            let cps = &r.tasks[0].checkpoints;
+            let passed = |k: &str| cps.iter().find(|c| c.key == k).unwrap().passed;
+            let change = key.split('/').nth(1).unwrap();
+            assert_eq!(
+                passed("list_correct"),
+                change == "recipient",
+                "{key} seed {seed}"
+            );
+            assert_eq!(
+                passed("total_sent"),
+                change == "format",
+                "{key} seed {seed}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_change_arrives_before_or_after_the_midpoint() {
+    let epoch =
+        |s: &tbsim::scenario::Scenario| tbsim::time::Epoch::from_timestamp(&s.clock.start).unwrap();
+    for (key, family) in variants() {
+        for seed in 0..10 {
+            let s =
+                tbsim::generate::generate_scenario(seed, &suite(seed, family.clone()).scenarios[0])
+                    .unwrap();
+            let e = epoch(&s);
+            let (rel, dl) = (
+                e.parse(&s.clock.start).unwrap().0,
+                e.parse(&s.tasks[0].deadline).unwrap().0,
+            );
+            let at = e.parse(&s.events[0].at).unwrap().0;
+            let mid = (rel + dl) / 2;
+            assert!(rel < at && at + 45 * 60 <= dl, "{key}");
+            assert_eq!(at < mid, key.ends_with("/early"), "{key} seed {seed}");
+            // The change is only in the message.
+            let tbsim::scenario::WorldChange::Message { text, .. } = &s.events[0].change else {
+                panic!()
+            };
+            assert!(!s.tasks[0].objective.contains(text.as_str()));
+        }
+    }
+}
+
+#[test]
+fn releases_without_a_known_time_are_refused() {
+    let mut plan = suite(3, Family::ChangedRequirement(Default::default()));
+    plan.scenarios[0].tasks[0].release = tbsim::generate::ReleasePlan::AfterCheckpoint {
+        task: "t".into(),
+        checkpoint: "x".into(),
+    };
+    let err = generate_suite(&plan).unwrap_err().to_string();
+    assert!(err.contains("Start or At"), "{err}");
+}
