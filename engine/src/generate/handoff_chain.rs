@@ -916,8 +916,10 @@ fn restock(ctx: &Ctx<'_>, rng: &mut StreamRng, length: u8) -> Result<Built, Stri
     }
 
     let folder = ctx.folder("drive/warehouse/stationery");
-    let opening_path = format!("{folder}/opening_stock.csv");
-    let moves_path = format!("{folder}/movements_{}.csv", ctx.date.replace('-', "_"));
+    // The store closed yesterday; today starts from yesterday's movements.
+    let day = super::urgent_interrupt::shift_date(ctx.date, -1)?;
+    let opening_path = format!("{folder}/opening_stock_{}.csv", day.replace('-', "_"));
+    let moves_path = format!("{folder}/movements_{}.csv", day.replace('-', "_"));
     let levels_path = format!("{folder}/reorder_levels.csv");
     let prices_path = format!("{folder}/supplier_prices.csv");
     let sfx = ctx.suffix();
@@ -987,14 +989,14 @@ fn restock(ctx: &Ctx<'_>, rng: &mut StreamRng, length: u8) -> Result<Built, Stri
     let a2 = json!({"orders": orders.iter().map(|(s, q)| json!({"sku": s, "quantity": q})).collect::<Vec<_>>()});
     let mut stages = vec![
         Stage {
-            title: "Work out today's closing stock".into(),
+            title: "Work out the stationery closing stock".into(),
             objective: format!(
-                "{} runs the stationery store. Apply today's movements in `{moves_path}` to the opening stock in `{opening_path}` (`in` adds, `out` removes) and save the closing stock as `{out1}`: {{\"stock\": [{{\"sku\": ..., \"closing\": ...}}]}}, one entry per SKU. Others will build on your file.",
+                "{} runs the stationery store. Apply the movements of {day} in `{moves_path}` to that morning's opening stock in `{opening_path}` (`in` adds, `out` removes) and save the closing stock as `{out1}`: {{\"stock\": [{{\"sku\": ..., \"closing\": ...}}]}}, one entry per SKU. Others will build on your file.",
                 who[0].name
             ),
             assigned_by: who[0].key.clone(),
             checkpoints: vec![
-                consulted(&[&opening_path, &moves_path], "the opening stock and today's movements"),
+                consulted(&[&opening_path, &moves_path], "the opening stock and the day's movements"),
                 answer_checkpoint(
                     format!("`{out1}` has the right closing stock for every SKU"),
                     Check::JsonRecords {
@@ -1258,7 +1260,17 @@ pub fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, Strin
         }
         // Movements ignored.
         "/stock" => {
-            let rows = csv_rows(text_of(scenario, "opening_stock.csv").unwrap_or(""));
+            let rows = csv_rows(
+                scenario
+                    .files
+                    .iter()
+                    .find(|f| f.path.contains("/opening_stock_"))
+                    .and_then(|f| match &f.content {
+                        Content::Text(t) => Some(t.as_str()),
+                        Content::Sidecar { .. } => None,
+                    })
+                    .unwrap_or(""),
+            );
             json!({"stock": rows.iter().map(|r| json!({"sku": r[0], "closing": r[2].parse::<i64>().unwrap_or(0)})).collect::<Vec<_>>()})
         }
         // Every SKU ordered up to target, reorder points ignored.
