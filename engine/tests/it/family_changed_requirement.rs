@@ -104,3 +104,28 @@ fn releases_without_a_known_time_are_refused() {
     let err = generate_suite(&plan).unwrap_err().to_string();
     assert!(err.contains("Start or At"), "{err}");
 }
+
+#[test]
+fn out_of_range_parameters_are_clear_errors() {
+    for (p, needle) in [
+        (
+            changed_requirement::Params {
+                rows: Some(5),
+                ..Default::default()
+            },
+            "rows",
+        ),
+        (
+            changed_requirement::Params {
+                at: Some("17:30".into()),
+                ..Default::default()
+            },
+            "`at`",
+        ),
+    ] {
+        let err = generate_suite(&suite(1, Family::ChangedRequirement(p)))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(needle), "{err}");
+    }
+}

@@ -81,3 +81,17 @@ fn a_wrong_first_output_blocks_the_rest_of_the_chain() {
         }
     }
 }
+
+#[test]
+fn out_of_range_parameters_are_clear_errors() {
+    let err = generate_suite(&suite(
+        1,
+        Family::HandoffChain(handoff_chain::Params {
+            length: Some(4),
+            ..Default::default()
+        }),
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("length 4 (2-3)"), "{err}");
+}

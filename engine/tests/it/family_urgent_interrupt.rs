@@ -402,3 +402,66 @@ fn out_of_range_parameters_are_clear_errors() {
         assert!(err.contains(needle), "{err}");
     }
 }
+
+/// `MessageSent` through the real world: only the agent's own direct messages to
+/// that person count, from the given time on, and a colleague quoting the value
+/// (here, in a timed message) never passes it.
+#[test]
+fn message_checks_count_only_the_agents_own_messages() {
+    let src = r#"Scenario(
+  name: "msg",
+  seed: 1,
+  clock: ClockSpec(start: "2025-10-08T09:00", end: "2025-10-08T18:00"),
+  company: Company(name: "Acme", people: [
+    Person(key: "npc/ann", name: "Ann Lee", department: "Ops", position: "Manager"),
+    Person(key: "npc/bob", name: "Bob Ray", department: "Ops", position: "Analyst"),
+  ]),
+  intern: Intern(key: "agent/intern", name: "Avery Smith", department: "Ops", manager: "npc/ann"),
+  tasks: [TaskSpec(
+    key: "task/t", family: "demo", variant: "demo/easy", difficulty: easy,
+    title: "T", objective: "O", assigned_by: "npc/ann", release: Start,
+    deadline: "2025-10-08T17:00",
+    checkpoints: [CheckpointSpec(key: "c", description: "d",
+      check: MessageSent(to: "npc/ann", contains: ["4210"], absent: ["3980"], after: Some("2025-10-08T10:00")),
+      feedback: "f")],
+  )],
+  events: [TimedEvent(at: "2025-10-08T09:30", change: Message(from: "npc/ann", text: "Is it 4210?"))],
+)"#;
+    let loaded = load(src);
+    let run = |msgs: &[(&str, &str, Option<&str>)]| -> bool {
+        let mut sim = Sim::new(
+            &loaded,
+            SimConfig::default(),
+            Trajectory::in_memory(),
+            Box::new(LivePython::default()),
+        );
+        sim.begin();
+        for (to, text, at) in msgs {
+            if let Some(at) = at {
+                wait_until(&mut sim, &loaded, at);
+            }
+            call(
+                &mut sim,
+                "send_message",
+                serde_json::json!({"to": to, "text": text}),
+            );
+        }
+        wait_until(&mut sim, &loaded, "2025-10-08T11:00");
+        sim.results().tasks[0].checkpoints[0].passed
+    };
+    assert!(!run(&[]), "the colleague's own message does not count");
+    assert!(run(&[(
+        "npc/ann",
+        "It is 4,210.",
+        Some("2025-10-08T10:00")
+    )]));
+    assert!(!run(&[("npc/ann", "It is 4210.", None)]), "sent too early");
+    assert!(
+        !run(&[("npc/bob", "It is 4210.", Some("2025-10-08T10:00"))]),
+        "sent to someone else"
+    );
+    assert!(
+        !run(&[("npc/ann", "4210 or 3980", Some("2025-10-08T10:00"))]),
+        "a forbidden candidate"
+    );
+}
