@@ -287,7 +287,6 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         ));
     }
     let cname = CHANGES.iter().find(|c| c.0 == change).map_or("", |c| c.1);
-    let tname = TIMINGS.iter().find(|c| c.0 == timing).map_or("", |c| c.1);
 
     let mut rng = ctx.rng("data");
     let theme = &THEMES[rng.random_range(0..THEMES.len())];
@@ -454,6 +453,16 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             rel + when.random_range(lo..=hi.max(lo))
         }
     };
+    // The label follows the actual time, so a pinned `at` cannot mislabel a variant.
+    let early = at - rel < window / 2;
+    if p.timing.is_some_and(|t| (t == Timing::Early) != early) {
+        return Err(format!(
+            "`at` {} falls in the {} half of the window, which contradicts `timing`",
+            hm(at),
+            if early { "first" } else { "second" }
+        ));
+    }
+    let tname = if early { "early" } else { "late" };
     let at_ts = ctx.at(&hm(at));
 
     let task = ctx.task_key();
@@ -532,7 +541,10 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     if old_total != new_total {
         absent.push(old_total.to_string());
     }
-    absent.push(grand.to_string());
+    // Every row at once: the "list everything" answer, whenever it is wrong.
+    if grand != new_total {
+        absent.push(grand.to_string());
+    }
     let message_changed = matches!(
         change,
         Change::Threshold | Change::Range | Change::Recipient

@@ -785,7 +785,6 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         ));
     }
     let kname = KINDS.iter().find(|k| k.0 == kind).map_or("", |k| k.1);
-    let pname = PACES.iter().find(|k| k.0 == pace).map_or("", |k| k.1);
 
     // People: the manager asks; `other` is the colleague to forward to or to ask;
     // the hosts run the workshops. All distinct.
@@ -848,6 +847,16 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             "deadline_min {minutes} is too tight for a {kname} request (it needs {tool_min} minutes of tool time plus slack)"
         ));
     }
+    // The label follows the actual slack (tight below 35 minutes), so a pinned
+    // `deadline_min` cannot mislabel a variant.
+    let tight = minutes - tool_min < 35;
+    if p.pace.is_some_and(|x| (x == Pace::Tight) != tight) {
+        return Err(format!(
+            "deadline_min {minutes} leaves {} minutes of slack, which contradicts `pace` (tight means under 35)",
+            minutes - tool_min
+        ));
+    }
+    let pname = if tight { "tight" } else { "relaxed" };
     let gap = timing.random_range(6..=12);
     let base = release_minute(ctx, "urgent_interrupt")?;
     let day_deadline = to_min(ctx.deadline).ok_or("bad deadline")?;
