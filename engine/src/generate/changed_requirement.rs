@@ -32,7 +32,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::urgent_interrupt::{release_minute, shift_date, year_month};
+use super::urgent_interrupt::{hm, release_minute, shift_date, to_min, year_month};
 use super::{Ctx, Parts, corpus, difficulty, step};
 use crate::rng::StreamRng;
 use crate::scenario::{
@@ -244,16 +244,6 @@ pub fn variants() -> Vec<(String, Params)> {
         }
     }
     v
-}
-
-fn to_min(hm: &str) -> Option<u32> {
-    let (h, m) = hm.trim().split_once(':')?;
-    let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
-    (h < 24 && m < 60).then_some(h * 60 + m)
-}
-
-fn hm(min: u32) -> String {
-    format!("{:02}:{:02}", min / 60, min % 60)
 }
 
 fn ordinal(d: u32) -> String {
@@ -468,7 +458,10 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let task = ctx.task_key();
     let data = format!(
         "{}/{}_{}.csv",
-        ctx.folder(&format!("drive/{}/monthly", slug_dept(theme.dept))),
+        ctx.folder(&format!(
+            "drive/{}/monthly",
+            super::company::slug(theme.dept)
+        )),
         theme.stem,
         month_prefix.replace('-', "_")
     );
@@ -658,10 +651,6 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             },
         }],
     })
-}
-
-fn slug_dept(d: &str) -> String {
-    super::company::slug(d)
 }
 
 /// Trivially wrong workspace answers: an empty file, the copied table, and every

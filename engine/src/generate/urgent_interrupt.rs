@@ -192,13 +192,14 @@ const PROJECTS: &[&str] = &[
 ];
 
 /// Minutes since midnight of `HH:MM`.
-fn to_min(hm: &str) -> Option<u32> {
+pub(crate) fn to_min(hm: &str) -> Option<u32> {
     let (h, m) = hm.trim().split_once(':')?;
     let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
     (h < 24 && m < 60).then_some(h * 60 + m)
 }
 
-fn hm(min: u32) -> String {
+/// `HH:MM` of minutes since midnight.
+pub(crate) fn hm(min: u32) -> String {
     format!("{:02}:{:02}", min / 60, min % 60)
 }
 
