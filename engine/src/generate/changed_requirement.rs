@@ -550,37 +550,33 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
 
     let mut check_msgs = step("read_messages", json!({"with": assigner.key}));
     check_msgs.gate = Gate::NotBefore(at_ts.clone());
+    // The oracle does the original selection first, then rereads the colleague's
+    // messages at the change and redoes what it touched. It sends the total only
+    // after the change: in a busy day an earlier send could slip past the change
+    // and quote an outdated figure.
     let mut plan = vec![
         step("read_file", json!({"path": data})),
         step(
             "write_file",
             json!({"path": out, "content": ids_json(&old_sel)}),
         ),
-        step(
-            "send_message",
-            json!({"to": assigner.key, "text": total_msg(old_sel.len(), old_total)}),
-        ),
         check_msgs,
     ];
     match change {
-        Change::Threshold | Change::Range => {
-            plan.push(step(
-                "write_file",
-                json!({"path": out, "content": ids_json(&new_sel)}),
-            ));
-        }
+        Change::Threshold | Change::Range => plan.push(step(
+            "write_file",
+            json!({"path": out, "content": ids_json(&new_sel)}),
+        )),
         Change::Format => plan.push(step(
             "write_file",
             json!({"path": out, "content": items_json(&new_sel)}),
         )),
         Change::Recipient => {}
     }
-    if message_changed {
-        plan.push(step(
-            "send_message",
-            json!({"to": recipient.key, "text": total_msg(new_sel.len(), new_total)}),
-        ));
-    }
+    plan.push(step(
+        "send_message",
+        json!({"to": recipient.key, "text": total_msg(new_sel.len(), new_total)}),
+    ));
 
     let spec = TaskSpec {
         key: task.clone(),

@@ -1,7 +1,7 @@
 //! Changed requirement over many seeds.
 
 use tbsim::generate::{Family, changed_requirement, generate_suite};
-use tbsim::scenario::Gate;
+use tbsim::scenario::{Gate, PlanStep};
 
 use crate::family_urgent_interrupt::{assert_wrong_fail, load, oracle, suite, sweep, with_plan};
 
@@ -31,8 +31,9 @@ fn changed_requirement_over_seeds() {
     }
 }
 
-/// The oracle's plan does the original work first; cut it at the change and the
-/// checkpoints the change touched must fail, while the untouched one passes.
+/// Work done to the original specification (the oracle's first file, and the total
+/// of that selection sent to the colleague before the change) fails whatever the
+/// change touched, while the untouched part passes.
 #[test]
 fn work_done_to_the_original_spec_fails_what_the_change_touched() {
     for (i, (key, family)) in variants().into_iter().enumerate() {
@@ -42,12 +43,48 @@ fn work_done_to_the_original_spec_fails_what_the_change_touched() {
                 .clone();
             let loaded = load(&text);
             let task = &loaded.scenario.tasks[0];
+            // The original selection is what the plan writes first; its total comes
+            // from the table.
+            let first: serde_json::Value = serde_json::from_str(&task.plan[1].args).unwrap();
+            let ids: serde_json::Value =
+                serde_json::from_str(first["content"].as_str().unwrap()).unwrap();
+            let ids: Vec<&str> = ids["ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            let table = loaded
+                .scenario
+                .files
+                .iter()
+                .find(|f| task.objective.contains(&f.path))
+                .unwrap();
+            let tbsim::scenario::Content::Text(csv) = &table.content else {
+                panic!()
+            };
+            let old_total: u64 = csv
+                .lines()
+                .filter_map(|l| {
+                    let f: Vec<&str> = l.split(',').collect();
+                    ids.contains(&f[0]).then(|| f[3].parse::<u64>().unwrap())
+                })
+                .sum();
             let stale = with_plan(&loaded, &task.key, |plan| {
                 let cut = plan
                     .iter()
                     .position(|s| matches!(s.gate, Gate::NotBefore(_)))
                     .unwrap();
                 plan.truncate(cut);
+                plan.insert(
+                    1,
+                    PlanStep {
+                        gate: Gate::Ready,
+                        tool: "send_message".into(),
+                        args: serde_json::json!({"to": task.assigned_by, "text": format!("The total is {old_total} EUR.")})
+                            .to_string(),
+                    },
+                );
             });
             let r = oracle(&stale);
             let cps = &r.tasks[0].checkpoints;
