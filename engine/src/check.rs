@@ -45,6 +45,12 @@ pub trait WorldView {
     fn tool_called(&self, _tool: &str) -> bool {
         false
     }
+    /// The texts the agent itself sent in its direct conversation with `person`, in
+    /// order, keeping those sent at or after `since` (a scenario timestamp; an
+    /// unparsable one keeps nothing).
+    fn sent_to(&self, _person: &str, _since: Option<&str>) -> Vec<&str> {
+        Vec::new()
+    }
 }
 
 /// Normalises text for comparison: `\r\n` to `\n`, trailing spaces per line and
@@ -71,6 +77,52 @@ fn fold(s: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
         .to_lowercase()
+}
+
+/// Message text folded for matching: lower case, single spaces, and no thousands
+/// separators (a `,`, no-break or narrow no-break space between two digits).
+fn fold_message(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    let mut space = false;
+    for (i, &c) in chars.iter().enumerate() {
+        let between_digits = i > 0
+            && chars[i - 1].is_ascii_digit()
+            && chars.get(i + 1).is_some_and(char::is_ascii_digit);
+        if matches!(c, ',' | '\u{a0}' | '\u{202f}') && between_digits {
+            continue;
+        }
+        if c.is_whitespace() {
+            space = true;
+            continue;
+        }
+        if space && !out.is_empty() {
+            out.push(' ');
+        }
+        space = false;
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+/// Whether folded `needle` occurs in folded `hay` with no letter or digit touching
+/// it on either side.
+fn mentions(hay: &str, needle: &str) -> bool {
+    if needle.is_empty() {
+        return false;
+    }
+    let mut from = 0;
+    while let Some(i) = hay[from..].find(needle) {
+        let start = from + i;
+        let end = start + needle.len();
+        let before = hay[..start].chars().next_back();
+        let after = hay[end..].chars().next();
+        if !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric) {
+            return true;
+        }
+        from = start + hay[start..].chars().next().map_or(1, char::len_utf8);
+    }
+    false
 }
 
 fn number(v: &Value) -> Option<f64> {
@@ -307,6 +359,23 @@ pub fn evaluate(check: &Check, view: &dyn WorldView) -> bool {
             })
         }
         Check::ToolCalled { tool, called } => view.tool_called(tool) == *called,
+        Check::MessageSent {
+            to,
+            contains,
+            absent,
+            after,
+        } => {
+            let sent: Vec<String> = view
+                .sent_to(to, after.as_deref())
+                .into_iter()
+                .map(fold_message)
+                .collect();
+            let want: Vec<String> = contains.iter().map(|c| fold_message(c)).collect();
+            let avoid: Vec<String> = absent.iter().map(|a| fold_message(a)).collect();
+            !want.is_empty()
+                && want.iter().all(|w| sent.iter().any(|m| mentions(m, w)))
+                && !avoid.iter().any(|a| sent.iter().any(|m| mentions(m, a)))
+        }
     }
 }
 
@@ -317,7 +386,10 @@ mod tests {
     use super::*;
 
     #[derive(Default)]
-    struct V(BTreeMap<String, Vec<u8>>);
+    struct V(
+        BTreeMap<String, Vec<u8>>,
+        Vec<(&'static str, &'static str, &'static str)>,
+    );
     impl WorldView for V {
         fn file(&self, path: &str) -> Option<&[u8]> {
             self.0.get(path).map(Vec::as_slice)
@@ -694,5 +766,231 @@ mod tests {
             called("service_health", false),
         ]);
         assert!(!evaluate(&idle, &v));
+    }
+}
+
+#[cfg(test)]
+mod message_sent_tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    #[derive(Default)]
+    struct V(
+        BTreeMap<String, Vec<u8>>,
+        Vec<(&'static str, &'static str, &'static str)>,
+    );
+    impl WorldView for V {
+        fn file(&self, path: &str) -> Option<&[u8]> {
+            self.0.get(path).map(Vec::as_slice)
+        }
+        fn disclosed(&self, c: &str) -> bool {
+            c == "clue/yes"
+        }
+        fn consulted(&self, _: &str) -> bool {
+            false
+        }
+        fn attended_on_time(&self, _: &str) -> bool {
+            false
+        }
+        // (person, "HH:MM", text); times compare as strings, which is enough here.
+        fn sent_to(&self, person: &str, since: Option<&str>) -> Vec<&str> {
+            self.1
+                .iter()
+                .filter(|(p, t, _)| *p == person && since.is_none_or(|s| *t >= s))
+                .map(|(_, _, text)| *text)
+                .collect()
+        }
+    }
+
+    fn with(path: &str, content: &str) -> V {
+        let mut v = V::default();
+        v.0.insert(path.into(), content.as_bytes().to_vec());
+        v
+    }
+
+    #[test]
+    fn string_sets_are_exact_but_forgiving_on_case_and_space() {
+        let c = Check::JsonStringSet {
+            path: "workspace/r.json".into(),
+            pointer: "/s".into(),
+            expected: vec!["Acme  Parts".into(), "Bolt Co".into()],
+        };
+        assert!(evaluate(
+            &c,
+            &with(
+                "workspace/r.json",
+                r#"{"s": ["bolt co", "ACME PARTS", "Bolt Co"]}"#
+            )
+        ));
+        assert!(
+            !evaluate(&c, &with("workspace/r.json", r#"{"s": ["bolt co"]}"#)),
+            "missing one"
+        );
+        assert!(
+            !evaluate(
+                &c,
+                &with(
+                    "workspace/r.json",
+                    r#"{"s": ["bolt co", "acme parts", "Other"]}"#
+                )
+            ),
+            "false positive"
+        );
+        assert!(
+            !evaluate(&c, &with("workspace/r.json", r#"{"s": "bolt co"}"#)),
+            "not an array"
+        );
+        assert!(!evaluate(&c, &with("workspace/r.json", "")), "empty file");
+        assert!(!evaluate(&c, &V::default()), "missing file");
+        let none = Check::JsonStringSet {
+            path: "workspace/r.json".into(),
+            pointer: "/s".into(),
+            expected: vec![],
+        };
+        assert!(evaluate(&none, &with("workspace/r.json", r#"{"s": []}"#)));
+    }
+
+    #[test]
+    fn records_match_as_a_multiset_with_tolerance() {
+        let rec = |n: &str, q: f64| Record {
+            text: [("name".to_string(), n.to_string())].into(),
+            numbers: [("quantity".to_string(), q)].into(),
+        };
+        let c = Check::JsonRecords {
+            path: "w".into(),
+            pointer: "/r".into(),
+            expected: vec![rec("A", 2.0), rec("A", 2.0)],
+            tolerance: 0.5,
+        };
+        assert!(evaluate(
+            &c,
+            &with(
+                "w",
+                r#"{"r":[{"name":"a","quantity":2.2},{"name":"A","quantity":"2"}]}"#
+            )
+        ));
+        assert!(!evaluate(
+            &c,
+            &with("w", r#"{"r":[{"name":"a","quantity":2.2}]}"#)
+        ));
+        assert!(!evaluate(
+            &c,
+            &with(
+                "w",
+                r#"{"r":[{"name":"a","quantity":3},{"name":"A","quantity":2}]}"#
+            )
+        ));
+    }
+
+    #[test]
+    fn text_and_contains() {
+        let t = Check::FileText {
+            path: "f".into(),
+            expected: "a\nb\n".into(),
+        };
+        assert!(evaluate(&t, &with("f", "a  \r\nb")));
+        assert!(!evaluate(&t, &with("f", "a\nc")));
+        let c = Check::FileContains {
+            path: "f".into(),
+            present: vec!["NEW1".into()],
+            absent: vec!["OLD1".into()],
+        };
+        assert!(evaluate(&c, &with("f", "x NEW1 y")));
+        assert!(!evaluate(&c, &with("f", "NEW1 OLD1")));
+        assert!(evaluate(
+            &Check::Disclosed(vec!["clue/yes".into()]),
+            &V::default()
+        ));
+        assert!(!evaluate(&Check::Disclosed(vec![]), &V::default()));
+        let n = Check::JsonNumber {
+            path: "f".into(),
+            pointer: "/x".into(),
+            expected: 10.0,
+            tolerance: 0.01,
+        };
+        assert!(evaluate(&n, &with("f", r#"{"x": 10.005}"#)));
+        assert!(!evaluate(&n, &with("f", r#"{"x": "$10"}"#)));
+    }
+
+    fn said(msgs: &[(&'static str, &'static str, &'static str)]) -> V {
+        V(BTreeMap::new(), msgs.to_vec())
+    }
+
+    fn sent(contains: &[&str], absent: &[&str], after: Option<&str>) -> Check {
+        Check::MessageSent {
+            to: "npc/boss".into(),
+            contains: contains.iter().map(|s| s.to_string()).collect(),
+            absent: absent.iter().map(|s| s.to_string()).collect(),
+            after: after.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn message_sent_needs_the_value_in_the_agents_own_messages() {
+        let c = sent(&["4210"], &["3980", "5120"], Some("10:00"));
+        assert!(!evaluate(&c, &V::default()), "nothing sent");
+        assert!(evaluate(
+            &c,
+            &said(&[("npc/boss", "10:05", "Q3 North revenue was  4,210 k.")])
+        ));
+        assert!(evaluate(
+            &c,
+            &said(&[("npc/boss", "10:05", "It's EUR 4210.00")])
+        ));
+        assert!(
+            !evaluate(&c, &said(&[("npc/boss", "09:55", "4210")])),
+            "sent before the request"
+        );
+        assert!(
+            !evaluate(&c, &said(&[("npc/other", "10:05", "4210")])),
+            "sent to someone else"
+        );
+        assert!(
+            !evaluate(&c, &said(&[("npc/boss", "10:05", "14210 or 42101")])),
+            "inside another number"
+        );
+        assert!(
+            !evaluate(
+                &c,
+                &said(&[("npc/boss", "10:05", "4210, 3980 or 5120, not sure")])
+            ),
+            "every candidate"
+        );
+        assert!(
+            !evaluate(
+                &c,
+                &said(&[
+                    ("npc/boss", "10:05", "It is 5,120"),
+                    ("npc/boss", "10:06", "Sorry, 4210")
+                ])
+            ),
+            "a wrong figure sent as well"
+        );
+        assert!(!evaluate(
+            &sent(&[], &[], None),
+            &said(&[("npc/boss", "10:05", "hi")])
+        ));
+        let two = sent(&["CTR-4821-KV", "Heron"], &[], None);
+        assert!(evaluate(
+            &two,
+            &said(&[
+                ("npc/boss", "10:05", "The reference is ctr-4821-kv."),
+                ("npc/boss", "10:06", "(for heron)")
+            ])
+        ));
+        assert!(!evaluate(
+            &two,
+            &said(&[("npc/boss", "10:05", "The reference is ctr-4821-kv.")])
+        ));
+    }
+
+    #[test]
+    fn message_folding_drops_only_thousands_separators() {
+        assert_eq!(fold_message("A  1,234\n5, 6"), "a 1234 5, 6");
+        assert!(mentions("total: 1234.", "1234"));
+        assert!(!mentions("x1234", "1234"));
+        assert!(mentions("é 12 é", "12"));
+        assert!(!mentions("", "1"));
     }
 }

@@ -6,14 +6,16 @@
 //! so the same suite always yields byte-identical scenario files, and adding a task
 //! never changes the others. Generated files are validated before they are written.
 //!
-//! Families here: [`kb_fix`], [`meeting_attend`], [`transaction_review`], [`sales`],
-//! [`website_monitor`].
+//! Families: see `Family` (each family module documents its model and its
+//! deliberate differences from the reference).
 
 pub mod attendance;
+pub mod changed_requirement;
 pub mod company;
 pub mod corpus;
 pub mod data_completion;
 pub mod evoenv;
+pub mod handoff_chain;
 pub mod kb_fix;
 pub mod meeting_attend;
 pub mod meeting_book;
@@ -21,6 +23,7 @@ pub mod resume_select;
 pub mod sales;
 pub mod suite;
 pub mod transaction_review;
+pub mod urgent_interrupt;
 pub mod website_monitor;
 
 use std::collections::BTreeSet;
@@ -32,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use crate::rng::{StreamRng, stream};
 use crate::scenario::{
     ClockSpec, Clue, Company, Content, Difficulty, FileSpec, Intern, MeetingSpec, PlanStep,
-    Priority, Release, Room, Scenario, TaskSpec,
+    Priority, Release, Room, Scenario, TaskSpec, TimedEvent,
 };
 
 /// A suite of scenarios to generate.
@@ -161,6 +164,12 @@ pub enum Family {
     Attendance(attendance::Params),
     /// Fill the missing cells of a table from the relations between its columns.
     DataCompletion(data_completion::Params),
+    /// A manager's urgent message interrupts a routine task.
+    UrgentInterrupt(urgent_interrupt::Params),
+    /// A colleague changes a parameter of a running task.
+    ChangedRequirement(changed_requirement::Params),
+    /// Each task's output is the next task's input.
+    HandoffChain(handoff_chain::Params),
 }
 
 /// The paper's four functional domains.
@@ -251,6 +260,30 @@ impl Family {
                     family: Family::DataCompletion(p),
                 }),
         );
+        v.extend(
+            urgent_interrupt::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::UrgentInterrupt(p),
+                }),
+        );
+        v.extend(
+            changed_requirement::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::ChangedRequirement(p),
+                }),
+        );
+        v.extend(
+            handoff_chain::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::HandoffChain(p),
+                }),
+        );
         v
     }
 
@@ -266,12 +299,16 @@ impl Family {
             Family::WebsiteMonitor(_) => Family::WebsiteMonitor(Default::default()),
             Family::Attendance(_) => Family::Attendance(Default::default()),
             Family::DataCompletion(_) => Family::DataCompletion(Default::default()),
+            Family::UrgentInterrupt(_) => Family::UrgentInterrupt(Default::default()),
+            Family::ChangedRequirement(_) => Family::ChangedRequirement(Default::default()),
+            Family::HandoffChain(_) => Family::HandoffChain(Default::default()),
         }
     }
 
-    /// The checkpoint of the family's main task that later tasks may wait on.
-    pub fn milestone(&self) -> &'static str {
-        match self {
+    /// The checkpoint of the family's main task that later tasks may wait on, if
+    /// every variant has one (the urgent interrupt's task varies by kind).
+    pub fn milestone(&self) -> Option<&'static str> {
+        Some(match self {
             Family::KbFix(_) => "links_fixed",
             Family::MeetingAttend(_) => "attended_on_time",
             Family::TransactionReview(_) => "suppliers_correct",
@@ -281,7 +318,29 @@ impl Family {
             Family::WebsiteMonitor(_) => "root_cause",
             Family::Attendance(_) => "rules_consulted",
             Family::DataCompletion(_) => "values_correct",
+            Family::ChangedRequirement(_) => "list_correct",
+            Family::HandoffChain(_) => "output_correct",
+            Family::UrgentInterrupt(_) => return None,
+        })
+    }
+
+    /// Minutes a composite day must leave between the family's release and its
+    /// deadline (its oracle plan, its interrupts and their slack).
+    pub fn min_window_minutes(&self) -> u32 {
+        match self {
+            Family::UrgentInterrupt(_) => 5 * 60,
+            Family::ChangedRequirement(_) | Family::HandoffChain(_) => 3 * 60,
+            _ => 2 * 60,
         }
+    }
+
+    /// Whether the family's task may be released on another task's checkpoint (the
+    /// interrupt and the changed requirement are timed by the family itself).
+    pub fn gateable(&self) -> bool {
+        !matches!(
+            self,
+            Family::UrgentInterrupt(_) | Family::ChangedRequirement(_)
+        )
     }
 
     /// The family's functional domain.
@@ -296,6 +355,9 @@ impl Family {
             Family::WebsiteMonitor(_) => Domain::ProactiveInquiry,
             Family::Attendance(_) => Domain::InformationSynthesis,
             Family::DataCompletion(_) => Domain::InformationSynthesis,
+            Family::UrgentInterrupt(_) => Domain::TimeManagement,
+            Family::ChangedRequirement(_) => Domain::ProactiveInquiry,
+            Family::HandoffChain(_) => Domain::InformationSynthesis,
         }
     }
 
@@ -311,6 +373,9 @@ impl Family {
             Family::WebsiteMonitor(_) => "website_monitor",
             Family::Attendance(_) => "attendance",
             Family::DataCompletion(_) => "data_completion",
+            Family::UrgentInterrupt(_) => "urgent_interrupt",
+            Family::ChangedRequirement(_) => "changed_requirement",
+            Family::HandoffChain(_) => "handoff_chain",
         }
     }
 }
@@ -359,6 +424,8 @@ pub struct Parts {
     pub clues: Vec<(String, Clue)>,
     /// Monitored services (website family).
     pub services: Vec<crate::scenario::ServiceSpec>,
+    /// Timed world changes (e.g. a colleague's message at a set time).
+    pub events: Vec<TimedEvent>,
 }
 
 /// Shared inputs for a family generator.
@@ -618,6 +685,7 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
             scenario.meetings.extend(parts.meetings);
             scenario.tasks.extend(parts.tasks);
             scenario.services.extend(parts.services);
+            scenario.events.extend(parts.events);
             for (who, clue) in parts.clues {
                 if let Some(p) = scenario.company.people.iter_mut().find(|p| p.key == who) {
                     p.clues.push(clue);
@@ -642,6 +710,9 @@ fn generate_parts(ctx: &Ctx<'_>, family: &Family) -> Result<Parts, String> {
         Family::Sales(p) => sales::generate(ctx, p),
         Family::Attendance(p) => attendance::generate(ctx, p),
         Family::DataCompletion(p) => data_completion::generate(ctx, p),
+        Family::UrgentInterrupt(p) => urgent_interrupt::generate(ctx, p),
+        Family::ChangedRequirement(p) => changed_requirement::generate(ctx, p),
+        Family::HandoffChain(p) => handoff_chain::generate(ctx, p),
         // The website family also contributes the monitored services.
         Family::WebsiteMonitor(p) => {
             website_monitor::generate_with_services(ctx, p).map(|(mut parts, services)| {

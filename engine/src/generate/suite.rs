@@ -63,6 +63,11 @@ pub fn family_keys() -> Vec<&'static str> {
     keys
 }
 
+fn to_minutes(hm: &str) -> u32 {
+    let (h, m) = hm.split_once(':').unwrap_or(("9", "0"));
+    h.parse::<u32>().unwrap_or(9) * 60 + m.parse::<u32>().unwrap_or(0)
+}
+
 fn hm(minutes: u32) -> String {
     format!("{:02}:{:02}", minutes / 60, minutes % 60)
 }
@@ -76,8 +81,8 @@ fn day_tasks(
     used_ids: &mut Vec<String>,
 ) -> Vec<TaskPlan> {
     let n = families.len();
-    // Day 09:00-18:00: releases between 09:00 and 11:30, deadlines 13:00-17:30, 30 min apart.
-    let mut deadline_slots: Vec<u32> = (0..10).map(|i| 13 * 60 + 30 * i).collect();
+    // Day 09:00-18:00: releases between 09:15 and 11:30; deadlines 12:00-17:45, 15 min apart.
+    let mut deadline_slots: Vec<u32> = (0..24).map(|i| 12 * 60 + 15 * i).collect();
     let mut tasks: Vec<TaskPlan> = Vec::with_capacity(n);
     for (i, key) in families.iter().enumerate() {
         let id = {
@@ -93,21 +98,57 @@ fn day_tasks(
         };
         let release = if i == 0 {
             ReleasePlan::Start
-        } else if i >= 2 && rng.random_bool(0.3) {
-            // Gate on an earlier, non-gated task's milestone.
-            let earlier: Vec<&TaskPlan> = tasks
-                .iter()
-                .filter(|t| !matches!(t.release, ReleasePlan::AfterCheckpoint { .. }))
-                .collect();
-            let dep = earlier[rng.random_range(0..earlier.len())];
+        } else if let Some((dep, milestone)) =
+            (i >= 2 && rng.random_bool(0.3) && family_by_key(key).is_some_and(|f| f.gateable()))
+                .then(|| {
+                    // Gate on an earlier, non-gated task that has a milestone.
+                    let earlier: Vec<(&TaskPlan, &'static str)> = tasks
+                        .iter()
+                        .filter(|t| !matches!(t.release, ReleasePlan::AfterCheckpoint { .. }))
+                        .filter_map(|t| t.family.milestone().map(|m| (t, m)))
+                        .collect();
+                    (!earlier.is_empty()).then(|| earlier[rng.random_range(0..earlier.len())])
+                })
+                .flatten()
+        {
             ReleasePlan::AfterCheckpoint {
                 task: dep.id.clone(),
-                checkpoint: dep.family.milestone().to_owned(),
+                checkpoint: milestone.to_owned(),
             }
         } else {
             ReleasePlan::At(hm(9 * 60 + 15 * rng.random_range(1..=10u32)))
         };
-        let slot = deadline_slots.swap_remove(rng.random_range(0..deadline_slots.len()));
+        // The deadline leaves the family the time it needs after its release; a gated
+        // task's release time is unknown, so it gets an afternoon deadline.
+        let family = family_by_key(key).expect("known family");
+        let released = match &release {
+            ReleasePlan::Start => 9 * 60,
+            ReleasePlan::At(t) => to_minutes(t),
+            ReleasePlan::AfterCheckpoint { .. } => 12 * 60 + 30,
+        };
+        let earliest = released + family.min_window_minutes();
+        let fits: Vec<usize> = (0..deadline_slots.len())
+            .filter(|&k| deadline_slots[k] >= earliest)
+            .collect();
+        let (slot, release) = if fits.is_empty() {
+            // No slot is late enough: release at the start and take the latest slot.
+            let k = (0..deadline_slots.len())
+                .max_by_key(|&k| deadline_slots[k])
+                .expect("slots left");
+            (
+                deadline_slots.swap_remove(k),
+                if i == 0 {
+                    ReleasePlan::Start
+                } else {
+                    ReleasePlan::At(hm(9 * 60 + 15))
+                },
+            )
+        } else {
+            (
+                deadline_slots.swap_remove(fits[rng.random_range(0..fits.len())]),
+                release,
+            )
+        };
         let priority = [
             Priority::Low,
             Priority::Normal,
@@ -115,7 +156,6 @@ fn day_tasks(
             Priority::High,
             Priority::Urgent,
         ][rng.random_range(0..5)];
-        let family = family_by_key(key).expect("known family");
         tasks.push(TaskPlan {
             id,
             family,
@@ -165,10 +205,20 @@ pub fn new_suite(req: &SuiteRequest) -> Result<Suite, String> {
         let mut used = Vec::new();
         let draw = |rng: &mut StreamRng| -> Vec<&'static str> {
             let n = rng.random_range(lo..=hi);
-            pick_distinct(rng, pool.len(), n)
-                .into_iter()
-                .map(|i| pool[i])
-                .collect()
+            loop {
+                let f: Vec<&'static str> = pick_distinct(rng, pool.len(), n)
+                    .into_iter()
+                    .map(|i| pool[i])
+                    .collect();
+                // An interrupt landing while the intern sits in a long meeting cannot be
+                // answered in time; keep those apart (redraw, deterministically).
+                let meeting = |k: &&str| *k == "meeting_attend" || *k == "meeting_book";
+                let clash = f.contains(&"urgent_interrupt") && f.iter().any(meeting);
+                let room = pool.iter().filter(|k| !meeting(k)).count() >= n;
+                if !clash || !room {
+                    return f;
+                }
+            }
         };
         let first = draw(&mut rng);
         let mut days = Vec::with_capacity(req.days);

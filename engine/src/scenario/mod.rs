@@ -469,6 +469,24 @@ pub enum Check {
         #[serde(default)]
         joined_within_min: Option<u32>,
     },
+    /// The agent's own messages in its direct conversation with `to`, sent at or
+    /// after `after`, together mention every `contains` string, and none of them
+    /// mentions an `absent` string (so listing every candidate fails). Matching
+    /// ignores case, runs of whitespace and thousands separators (`4,210` matches
+    /// `4210`) and respects word boundaries (`421` does not match inside `4210`).
+    /// Only the agent's messages count, never the colleague's.
+    MessageSent {
+        /// Person key.
+        to: String,
+        /// Strings that must be mentioned (at least one).
+        contains: Vec<String>,
+        /// Strings no counted message may mention.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        absent: Vec<String>,
+        /// Only messages sent at or after this time count.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<String>,
+    },
     /// Every sub-check passes (and there is at least one).
     All(Vec<Check>),
     /// Whether the agent has called a tool (with well-formed arguments; refused calls

@@ -804,6 +804,50 @@ fn check_check(cx: &mut Ctx<'_>, at: &str, check: &Check, refs: &Refs<'_>) {
                 );
             }
         }
+        Check::MessageSent {
+            to,
+            contains,
+            absent,
+            after,
+        } => {
+            if !refs.people.contains(to.as_str()) {
+                cx.err(
+                    ErrorCode::UnknownPerson,
+                    at.to_owned(),
+                    format!("no person with key `{to}` in company.people"),
+                );
+            }
+            if contains.is_empty() {
+                cx.err(
+                    ErrorCode::BadValue,
+                    at.to_owned(),
+                    "MessageSent needs at least one string in `contains`",
+                );
+            }
+            if contains.iter().chain(absent).any(|c| c.trim().is_empty()) {
+                cx.err(
+                    ErrorCode::BadValue,
+                    at.to_owned(),
+                    "MessageSent strings must not be empty",
+                );
+            }
+            if let Some(c) = contains.iter().find(|c| {
+                absent
+                    .iter()
+                    .any(|a| a.trim().eq_ignore_ascii_case(c.trim()))
+            }) {
+                cx.err(
+                    ErrorCode::BadValue,
+                    at.to_owned(),
+                    format!("`{c}` is both required and forbidden, so the check can never pass"),
+                );
+            }
+            if let Some(t) = after
+                && let Err(e) = refs.epoch.parse(t)
+            {
+                cx.err(ErrorCode::BadTime, format!("{at}.after"), e.to_string());
+            }
+        }
         Check::All(subs) => {
             if subs.is_empty() {
                 cx.err(
@@ -1136,5 +1180,73 @@ mod csv_table_tests {
                 "expected `{want}` in {errs:?}"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod message_sent_tests {
+    use super::*;
+
+    fn scenario_with(check: &str) -> Scenario {
+        let src = format!(
+            r#"Scenario(
+  name: "v",
+  seed: 1,
+  clock: ClockSpec(start: "2025-10-08T09:00", end: "2025-10-08T18:00"),
+  company: Company(name: "Acme", people: [
+    Person(key: "npc/ann", name: "Ann Lee", department: "Ops", position: "Manager"),
+  ]),
+  intern: Intern(key: "agent/intern", name: "Avery Smith", department: "Ops", manager: "npc/ann"),
+  tasks: [TaskSpec(
+    key: "task/t", family: "demo", variant: "demo/easy", difficulty: easy,
+    title: "T", objective: "O", assigned_by: "npc/ann", release: Start,
+    deadline: "2025-10-08T17:00",
+    checkpoints: [CheckpointSpec(key: "c", description: "d", check: {check}, feedback: "f")],
+  )],
+)"#
+        );
+        super::super::parse_str(&src, Path::new("v.ron")).expect("parses")
+    }
+
+    fn codes(check: &str) -> Vec<ErrorCode> {
+        match validate(&scenario_with(check), Path::new("v.ron"), None) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.0.iter().map(|e| e.code).collect(),
+        }
+    }
+
+    #[test]
+    fn message_sent_is_checked() {
+        assert!(codes(r#"MessageSent(to: "npc/ann", contains: ["4210"])"#).is_empty());
+        assert!(
+            codes(
+                r#"MessageSent(to: "npc/ann", contains: ["4210"], absent: ["3980"], after: Some("2025-10-08T10:00"))"#
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            codes(r#"MessageSent(to: "npc/bob", contains: ["4210"])"#),
+            [ErrorCode::UnknownPerson]
+        );
+        assert_eq!(
+            codes(r#"MessageSent(to: "npc/ann", contains: [])"#),
+            [ErrorCode::BadValue]
+        );
+        assert_eq!(
+            codes(r#"MessageSent(to: "npc/ann", contains: ["x", " "])"#),
+            [ErrorCode::BadValue]
+        );
+        assert_eq!(
+            codes(r#"MessageSent(to: "npc/ann", contains: ["A1"], absent: ["a1"])"#),
+            [ErrorCode::BadValue]
+        );
+        assert_eq!(
+            codes(r#"MessageSent(to: "npc/ann", contains: ["x"], after: Some("noon"))"#),
+            [ErrorCode::BadTime]
+        );
+        assert_eq!(
+            codes(r#"All([MessageSent(to: "npc/zed", contains: ["x"])])"#),
+            [ErrorCode::UnknownPerson]
+        );
     }
 }

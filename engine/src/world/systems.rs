@@ -298,6 +298,7 @@ struct View<'w, 's, 'a> {
     history: &'a History,
     files: &'a Query<'w, 's, &'static File>,
     meetings: &'a Query<'w, 's, &'static Meeting>,
+    threads: &'a Query<'w, 's, &'static Thread>,
 }
 
 impl WorldView for View<'_, '_, '_> {
@@ -340,6 +341,27 @@ impl WorldView for View<'_, '_, '_> {
     fn time(&self, timestamp: &str) -> Option<SimTime> {
         self.epoch.parse(timestamp).ok()
     }
+    fn sent_to(&self, person: &str, since: Option<&str>) -> Vec<&str> {
+        let since = match since.map(|s| self.epoch.parse(s)) {
+            None => SimTime(0),
+            Some(Ok(t)) => t,
+            Some(Err(_)) => return Vec::new(),
+        };
+        // The DM thread key mirrors the chat tools' naming.
+        let key = format!("thread/dm/{}", person.trim_start_matches("npc/"));
+        self.index
+            .keys
+            .get(&key)
+            .and_then(|e| self.threads.get(*e).ok())
+            .map(|t| {
+                t.messages
+                    .iter()
+                    .filter(|m| m.from == self.intern && m.t >= since)
+                    .map(|m| m.text.as_str())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
 }
 
 fn evaluate_checkpoints(
@@ -351,6 +373,7 @@ fn evaluate_checkpoints(
     tasks: Query<&Task>,
     files: Query<&'static File>,
     meetings: Query<&'static Meeting>,
+    threads: Query<&'static Thread>,
     mut checkpoints: Query<&mut Checkpoint>,
     mut history: ResMut<History>,
     mut queue: ResMut<Queue>,
@@ -369,6 +392,7 @@ fn evaluate_checkpoints(
             history: &history,
             files: &files,
             meetings: &meetings,
+            threads: &threads,
         };
         for mut cp in &mut checkpoints {
             if cp.passed_at.is_some() || cp.frozen {

@@ -375,6 +375,9 @@ fn any_wrong(
         "sales" => tbsim::generate::sales::wrong_answers(task, s),
         "attendance" => tbsim::generate::attendance::wrong_answers(task, s),
         "data_completion" => tbsim::generate::data_completion::wrong_answers(task, s),
+        "urgent_interrupt" => tbsim::generate::urgent_interrupt::wrong_answers(task, s),
+        "changed_requirement" => tbsim::generate::changed_requirement::wrong_answers(task, s),
+        "handoff_chain" => tbsim::generate::handoff_chain::wrong_answers(task, s),
         "website_monitor" => tbsim::generate::website_monitor::wrong_answers(task, s),
         other => panic!("no wrong-answer generator for family `{other}`"),
     }

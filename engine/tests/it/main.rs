@@ -12,6 +12,7 @@ mod families;
 mod tools;
 // Engine behaviours through the tools: interrupts, deadlines, events, chat, calendar, files.
 mod engine;
+// The discrete-event families: interrupts, changed requirements, handoff chains.
 mod errors;
 // Meeting book: seeds, variants, wrong guest lists.
 mod family_meeting_book;
@@ -24,4 +25,7 @@ mod family_website_monitor;
 // Attendance statistics: seeds, variants, wrong answers.
 mod family_attendance;
 // Data completion: seeds, variants, solvability, wrong answers.
+mod family_changed_requirement;
 mod family_data_completion;
+mod family_handoff_chain;
+mod family_urgent_interrupt;
