@@ -57,6 +57,7 @@ pub mod npc;
 pub mod path;
 pub mod python;
 pub mod queue;
+pub mod render;
 pub mod replay;
 pub mod result;
 pub mod rng;

@@ -203,6 +203,41 @@ pub enum Content {
         /// Lowercase hex BLAKE3 of the bytes.
         blake3: String,
     },
+    /// A raster image drawn from a recipe and rendered to PNG bytes when the world
+    /// is built ([`crate::render`]); the same recipe always gives the same bytes.
+    Drawing(Drawing),
+}
+
+/// A raster image as a readable recipe: a canvas, a background colour and shapes
+/// painted in order (later shapes cover earlier ones). Coordinates are pixels from
+/// the top-left corner; colours are `#rrggbb`. Shapes are tuples so that a picture
+/// of hundreds of cells stays one line per shape in RON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Drawing {
+    /// Width in pixels (1-2048).
+    pub width: u32,
+    /// Height in pixels (1-2048).
+    pub height: u32,
+    /// Background colour, `#rrggbb`.
+    pub background: String,
+    /// Shapes, painted in order.
+    #[serde(default)]
+    pub shapes: Vec<Shape>,
+}
+
+/// One painted shape. Parts outside the canvas are clipped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Shape {
+    /// A filled rectangle: `Rect(left, top, width, height, fill)`.
+    Rect(i32, i32, u32, u32, String),
+    /// A straight line with square ends: `Line(x1, y1, x2, y2, thickness, colour)`.
+    Line(i32, i32, i32, i32, u32, String),
+    /// A filled disc: `Disc(centre x, centre y, radius, fill)`.
+    Disc(i32, i32, u32, String),
+    /// Text in the built-in 5x7 font (letters are drawn upper-case), each font pixel
+    /// `scale` pixels wide: `Text(left, top, scale, colour, text)`.
+    Text(i32, i32, u32, String, String),
 }
 
 /// A meeting.

@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::load::{ErrorCode, Location, ScenarioError, ScenarioErrors};
-use super::{Check, Condition, Content, FileSpec, Gate, Release, Scenario, WorldChange};
+use super::{
+    Check, Condition, Content, Drawing, FileSpec, Gate, Release, Scenario, Shape, WorldChange,
+};
 use crate::path::VPath;
 use crate::time::{Epoch, SimTime};
 
@@ -186,6 +188,9 @@ pub fn validate(
                     }
                 }
                 Err(e) => cx.err(ErrorCode::BadPath, format!("{path}.path"), e.to_string()),
+            }
+            if let Content::Drawing(d) = &f.content {
+                check_drawing(cx, &format!("{path}.content"), d);
             }
             if let Content::Sidecar {
                 path: rel,
@@ -654,6 +659,116 @@ fn check_check(
             ErrorCode::BadValue,
             at.to_owned(),
             "tolerance must be a finite number >= 0",
+        );
+    }
+}
+
+/// Most shapes in one drawing.
+const MAX_SHAPES: usize = 20_000;
+/// Coordinates and sizes beyond this are certainly mistakes.
+const MAX_COORD: i64 = 16_384;
+/// Longest text shape, in characters.
+const MAX_TEXT_CHARS: usize = 200;
+
+/// Drawings are rendered at load time, so their cost and validity are bounded here:
+/// canvas sides, shape count, coordinates, colours (`#rrggbb`, at most 256 distinct),
+/// thickness and scale, and text the built-in font can draw.
+fn check_drawing(cx: &mut Ctx<'_>, at: &str, d: &Drawing) {
+    use crate::render::{MAX_COLOURS, MAX_SIDE, font_supports, parse_colour};
+    for (name, v) in [("width", d.width), ("height", d.height)] {
+        if !(1..=MAX_SIDE).contains(&v) {
+            cx.err(
+                ErrorCode::BadValue,
+                format!("{at}.{name}"),
+                format!("a drawing's {name} must be 1-{MAX_SIDE} pixels, found {v}"),
+            );
+        }
+    }
+    if d.shapes.len() > MAX_SHAPES {
+        cx.err(
+            ErrorCode::BadValue,
+            format!("{at}.shapes"),
+            format!(
+                "a drawing may have at most {MAX_SHAPES} shapes, found {}",
+                d.shapes.len()
+            ),
+        );
+    }
+    let mut colours: BTreeSet<[u8; 3]> = BTreeSet::new();
+    let mut colour = |cx: &mut Ctx<'_>, path: String, c: &str| match parse_colour(c) {
+        Some(rgb) => {
+            colours.insert(rgb);
+        }
+        None => cx.err(
+            ErrorCode::BadValue,
+            path,
+            format!("`{c}` is not a colour; write `#rrggbb` in hex, like `#d7301f`"),
+        ),
+    };
+    colour(cx, format!("{at}.background"), &d.background);
+    for (i, s) in d.shapes.iter().enumerate() {
+        let sat = format!("{at}.shapes[{i}]");
+        let (coords, sizes, c): (Vec<i32>, Vec<u32>, &str) = match s {
+            Shape::Rect(x, y, w, h, fill) => (vec![*x, *y], vec![*w, *h], fill),
+            Shape::Line(x1, y1, x2, y2, t, col) => {
+                if !(1..=32).contains(t) {
+                    cx.err(
+                        ErrorCode::BadValue,
+                        &sat,
+                        format!("line thickness must be 1-32 pixels, found {t}"),
+                    );
+                }
+                (vec![*x1, *y1, *x2, *y2], vec![], col)
+            }
+            Shape::Disc(x, y, r, fill) => (vec![*x, *y], vec![*r], fill),
+            Shape::Text(x, y, scale, col, text) => {
+                if !(1..=8).contains(scale) {
+                    cx.err(
+                        ErrorCode::BadValue,
+                        &sat,
+                        format!("text scale must be 1-8, found {scale}"),
+                    );
+                }
+                let bad: BTreeSet<char> = text.chars().filter(|c| !font_supports(*c)).collect();
+                if !bad.is_empty() {
+                    cx.err(
+                        ErrorCode::BadValue,
+                        &sat,
+                        format!(
+                            "the built-in font cannot draw {}; it has space, letters, digits and the punctuation !\"#$%&'()*+,-./:;<=>?@[\\]^_",
+                            bad.iter().map(|c| format!("{c:?}")).collect::<Vec<_>>().join(", ")
+                        ),
+                    );
+                }
+                if text.chars().count() > MAX_TEXT_CHARS {
+                    cx.err(
+                        ErrorCode::BadValue,
+                        &sat,
+                        format!("text is longer than {MAX_TEXT_CHARS} characters"),
+                    );
+                }
+                (vec![*x, *y], vec![], col)
+            }
+        };
+        if coords.iter().any(|v| i64::from(*v).abs() > MAX_COORD)
+            || sizes.iter().any(|v| i64::from(*v) > MAX_COORD)
+        {
+            cx.err(
+                ErrorCode::BadValue,
+                &sat,
+                format!("coordinates and sizes must lie within +-{MAX_COORD} pixels"),
+            );
+        }
+        colour(cx, sat, c);
+    }
+    if colours.len() > MAX_COLOURS {
+        cx.err(
+            ErrorCode::BadValue,
+            format!("{at}.shapes"),
+            format!(
+                "a drawing may use at most {MAX_COLOURS} distinct colours, found {}",
+                colours.len()
+            ),
         );
     }
 }
