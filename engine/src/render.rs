@@ -351,11 +351,12 @@ const LEN_EXTRA: [u8; 29] = [
     0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0,
 ];
 const DIST_BASE: [u16; 30] = [
-    1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049,
-    3073, 4097, 6145, 8193, 12289, 16385, 24577,
+    1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537,
+    2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577,
 ];
 const DIST_EXTRA: [u8; 30] = [
-    0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13,
+    0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13,
+    13,
 ];
 
 /// A literal/length symbol in the fixed Huffman code (RFC 1951 §3.2.6).
@@ -602,7 +603,11 @@ mod tests {
         let at = |x: usize, y: usize| px[y * w as usize + x];
         assert_eq!(at(0, 0), [0xff, 0xff, 0xff], "background");
         assert_eq!(at(40, 25), [0xfd, 0xe0, 0xc5], "rect");
-        assert_eq!(at(95, 5), [0xd7, 0x30, 0x1f], "rect clipped at the top and right");
+        assert_eq!(
+            at(95, 5),
+            [0xd7, 0x30, 0x1f],
+            "rect clipped at the top and right"
+        );
         assert_eq!(at(70, 45), [0x38, 0xa1, 0x69], "disc centre");
         assert_eq!(at(79, 45), [0x38, 0xa1, 0x69], "disc rim");
         assert_eq!(at(79, 54), [0xff, 0xff, 0xff], "outside the disc");
@@ -634,7 +639,13 @@ mod tests {
             shapes: (0..18)
                 .flat_map(|i| {
                     (0..18).map(move |j| {
-                        Shape::Rect(60 + i * 40, 20 + j * 36, 40, 36, format!("#ff{:02x}00", i * 10))
+                        Shape::Rect(
+                            60 + i * 40,
+                            20 + j * 36,
+                            40,
+                            36,
+                            format!("#ff{:02x}00", i * 10),
+                        )
                     })
                 })
                 .collect(),
