@@ -8,8 +8,8 @@
 //! same recipe gives the same bytes on every platform and in every version that
 //! keeps the test pinning a reference drawing's BLAKE3.
 //!
-//! The image is 8-bit indexed colour (at most 256 colours, enforced by scenario
-//! validation). The compressor only looks for two kinds of repeats, the previous
+//! The image is indexed colour (at most 256 colours, enforced by scenario
+//! validation), packed at the smallest bit depth the palette allows (1, 2, 4 or 8). The compressor only looks for two kinds of repeats, the previous
 //! pixel (distance 1) and the pixel above (distance = row length), which is what
 //! flat-coloured charts consist of; it keeps images to a few kilobytes.
 //!
@@ -156,10 +156,12 @@ impl Canvas {
     fn fill(&mut self, x0: i64, y0: i64, x1: i64, y1: i64, c: u8) {
         let (x0, x1) = (x0.max(0), x1.min(self.w));
         let (y0, y1) = (y0.max(0), y1.min(self.h));
+        if x0 >= x1 {
+            return;
+        }
         for y in y0..y1 {
-            for x in x0..x1 {
-                self.px[(y * self.w + x) as usize] = c;
-            }
+            let row = (y * self.w) as usize;
+            self.px[row + x0 as usize..row + x1 as usize].fill(c);
         }
     }
 
@@ -262,19 +264,40 @@ fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
     out.extend_from_slice(&crc.to_be_bytes());
 }
 
-/// PNG bytes for an 8-bit indexed image (`px` holds `w * h` palette indices).
+/// PNG bytes for an indexed image (`px` holds `w * h` palette indices), packed at the
+/// smallest bit depth the palette allows (1, 2, 4 or 8 bits per pixel).
 fn encode_indexed(w: u32, h: u32, palette: &[[u8; 3]], px: &[u8]) -> Vec<u8> {
-    let stride = w as usize + 1;
-    let mut raw = Vec::with_capacity(stride * h as usize);
-    for row in px.chunks(w as usize) {
-        raw.push(0); // filter type None
-        raw.extend_from_slice(row);
+    let depth: usize = match palette.len() {
+        0..=2 => 1,
+        3..=4 => 2,
+        5..=16 => 4,
+        _ => 8,
+    };
+    let per_byte = 8 / depth;
+    let row_bytes = (w as usize).div_ceil(per_byte);
+    let stride = row_bytes + 1;
+    let mut raw = vec![0u8; stride * h as usize];
+    let w = w as usize;
+    for y in 0..h as usize {
+        // Byte 0 of each row is the filter type, None (0).
+        let (src, dst) = (
+            &px[y * w..(y + 1) * w],
+            &mut raw[y * stride + 1..(y + 1) * stride],
+        );
+        if depth == 8 {
+            dst.copy_from_slice(src);
+            continue;
+        }
+        // The leftmost pixel goes in the most significant bits.
+        for x in 0..w {
+            dst[x / per_byte] |= src[x] << (8 - depth * (x % per_byte + 1));
+        }
     }
     let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
     let mut ihdr = Vec::with_capacity(13);
-    ihdr.extend_from_slice(&w.to_be_bytes());
+    ihdr.extend_from_slice(&(w as u32).to_be_bytes());
     ihdr.extend_from_slice(&h.to_be_bytes());
-    ihdr.extend_from_slice(&[8, 3, 0, 0, 0]); // depth 8, indexed, deflate, filter 0, no interlace
+    ihdr.extend_from_slice(&[depth as u8, 3, 0, 0, 0]); // indexed, deflate, filter 0, no interlace
     chunk(&mut out, b"IHDR", &ihdr);
     let plte: Vec<u8> = palette.iter().flatten().copied().collect();
     chunk(&mut out, b"PLTE", &plte);
@@ -283,34 +306,65 @@ fn encode_indexed(w: u32, h: u32, palette: &[[u8; 3]], px: &[u8]) -> Vec<u8> {
     out
 }
 
-/// CRC-32 (ISO-HDLC, as PNG uses), bitwise: images are small and this runs once per load.
+/// The CRC-32 lookup table, built at compile time.
+const CRC_TABLE: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let mut n = 0;
+    while n < 256 {
+        let mut c = n as u32;
+        let mut k = 0;
+        while k < 8 {
+            c = if c & 1 != 0 {
+                (c >> 1) ^ 0xEDB8_8320
+            } else {
+                c >> 1
+            };
+            k += 1;
+        }
+        t[n] = c;
+        n += 1;
+    }
+    t
+};
+
+/// CRC-32 (ISO-HDLC, as PNG uses).
 pub fn crc32(data: &[u8]) -> u32 {
     let mut crc = 0xFFFF_FFFFu32;
     for &b in data {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
-        }
+        crc = CRC_TABLE[((crc ^ u32::from(b)) & 0xFF) as usize] ^ (crc >> 8);
     }
     !crc
 }
 
 /// Adler-32, as zlib uses.
 pub fn adler32(data: &[u8]) -> u32 {
-    let (mut a, mut b) = (1u32, 0u32);
-    for chunk in data.chunks(5552) {
-        for &x in chunk {
-            a += u32::from(x);
-            b += a;
+    adler32_rows(data, data.len().max(1))
+}
+
+/// Adler-32 of `data` read as rows of `stride` bytes. A row equal to the one before
+/// reuses that row's sums, which makes flat images cheap to checksum.
+fn adler32_rows(data: &[u8], stride: usize) -> u32 {
+    const M: u64 = 65_521;
+    let (mut a, mut b) = (1u64, 0u64);
+    // The previous row's (sum of bytes, sum of bytes weighted by distance to its end).
+    let mut sums = (0u64, 0u64);
+    let mut prev: &[u8] = &[];
+    for row in data.chunks(stride) {
+        if row != prev {
+            let n = row.len() as u64;
+            let (mut s1, mut s2) = (0u64, 0u64);
+            for (k, &x) in row.iter().enumerate() {
+                s1 += u64::from(x);
+                s2 += (n - k as u64) * u64::from(x);
+            }
+            sums = (s1 % M, s2 % M);
+            prev = row;
         }
-        a %= 65_521;
-        b %= 65_521;
+        // Feeding a row of n bytes to (a, b): a += s1, b += n * a + s2.
+        b = (b + row.len() as u64 % M * a + sums.1) % M;
+        a = (a + sums.0) % M;
     }
-    (b << 16) | a
+    ((b << 16) | a) as u32
 }
 
 /// Writes bits least-significant first, as deflate requires.
@@ -374,6 +428,21 @@ fn bucket(base: &[u16], v: usize) -> usize {
     base.iter().rposition(|&b| usize::from(b) <= v).unwrap_or(0)
 }
 
+/// Length code index for every match length 0..=258 (entries below 3 unused).
+const LEN_INDEX: [u8; 259] = {
+    let mut t = [0u8; 259];
+    let mut len = 3;
+    while len <= 258 {
+        let mut i = 28;
+        while LEN_BASE[i] as usize > len {
+            i -= 1;
+        }
+        t[len] = i as u8;
+        len += 1;
+    }
+    t
+};
+
 /// Deflate with one fixed-Huffman block; matches only at distance 1 and `stride`.
 fn deflate(data: &[u8], stride: usize) -> Vec<u8> {
     let mut bits = Bits {
@@ -388,22 +457,43 @@ fn deflate(data: &[u8], stride: usize) -> Vec<u8> {
             return 0;
         }
         let max = (data.len() - i).min(258);
-        (0..max)
-            .take_while(|&k| data[i + k] == data[i + k - dist])
-            .count()
+        let (a, b) = (&data[i..i + max], &data[i - dist..i - dist + max]);
+        if a[0] != b[0] {
+            return 0;
+        }
+        if a == b {
+            return max;
+        }
+        // Longest equal prefix by bisection over slice comparisons (memcmp), which
+        // keeps debug builds fast; lo is always a matching length, hi never is.
+        let (mut lo, mut hi) = (1, max);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if a[..mid] == b[..mid] {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     };
+    // Only two distances occur, so their codes are looked up once.
+    let (d1, ds) = (
+        bucket(&DIST_BASE, 1),
+        bucket(&DIST_BASE, stride.min(32_768)),
+    );
     let mut i = 0;
     while i < data.len() {
         let (l1, ls) = (run(i, 1), run(i, stride));
         let (len, dist) = if ls > l1 { (ls, stride) } else { (l1, 1) };
         if len >= 3 {
-            let li = bucket(&LEN_BASE, len);
+            let li = usize::from(LEN_INDEX[len]);
             symbol(&mut bits, 257 + li as u32);
             bits.put(
                 (len - usize::from(LEN_BASE[li])) as u32,
                 u32::from(LEN_EXTRA[li]),
             );
-            let di = bucket(&DIST_BASE, dist);
+            let di = if dist == 1 { d1 } else { ds };
             bits.code(di as u32, 5);
             bits.put(
                 (dist - usize::from(DIST_BASE[di])) as u32,
@@ -423,7 +513,7 @@ fn zlib(data: &[u8], stride: usize) -> Vec<u8> {
     // CMF 0x78: deflate with a 32 KiB window; FLG 0x01 makes CMF*256+FLG a multiple of 31.
     let mut out = vec![0x78, 0x01];
     out.extend(deflate(data, stride));
-    out.extend_from_slice(&adler32(data).to_be_bytes());
+    out.extend_from_slice(&adler32_rows(data, stride).to_be_bytes());
     out
 }
 
@@ -530,7 +620,8 @@ mod tests {
         let ihdr = &cs[0].1;
         let w = u32::from_be_bytes(ihdr[0..4].try_into().unwrap());
         let h = u32::from_be_bytes(ihdr[4..8].try_into().unwrap());
-        assert_eq!(&ihdr[8..], &[8, 3, 0, 0, 0]);
+        let depth = usize::from(ihdr[8]);
+        assert_eq!(&ihdr[9..], &[3, 0, 0, 0]);
         let pal: Vec<[u8; 3]> = cs[1].1.chunks(3).map(|c| [c[0], c[1], c[2]]).collect();
         let z = &cs[2].1;
         assert_eq!((u16::from(z[0]) << 8 | u16::from(z[1])) % 31, 0);
@@ -540,11 +631,16 @@ mod tests {
             z[z.len() - 4..],
             "zlib checksum"
         );
-        assert_eq!(raw.len(), (w as usize + 1) * h as usize);
+        let row_bytes = (w as usize * depth).div_ceil(8);
+        assert_eq!(raw.len(), (row_bytes + 1) * h as usize);
         let mut px = Vec::new();
-        for row in raw.chunks(w as usize + 1) {
+        for row in raw.chunks(row_bytes + 1) {
             assert_eq!(row[0], 0, "filter byte");
-            px.extend(row[1..].iter().map(|&i| pal[usize::from(i)]));
+            for x in 0..w as usize {
+                let bit = x * depth;
+                let v = (row[1 + bit / 8] >> (8 - depth - bit % 8)) & ((1u16 << depth) - 1) as u8;
+                px.push(pal[usize::from(v)]);
+            }
         }
         (w, h, px)
     }
@@ -567,6 +663,18 @@ mod tests {
 
     #[test]
     fn checksums_match_their_standards() {
+        let data: Vec<u8> = (0..50_000u32)
+            .map(|i| (i % 7 * 37 + i / 1000) as u8)
+            .collect();
+        for stride in [1, 3, 100, 7_000, 60_000] {
+            assert_eq!(
+                adler32_rows(&data, stride),
+                adler32(&data),
+                "stride {stride}"
+            );
+        }
+        let flat = vec![200u8; 30_000];
+        assert_eq!(adler32_rows(&flat, 301), adler32_rows(&flat, 30_000));
         assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
         assert_eq!(crc32(b""), 0);
         assert_eq!(adler32(b"Wikipedia"), 0x11E6_0398);
@@ -625,9 +733,45 @@ mod tests {
         assert_eq!(bytes, png(&reference()), "same recipe, same bytes");
         assert_eq!(
             blake3::hash(&bytes).to_hex().to_string(),
-            "2a96c0eb126753f60d0e38184c5fa41e09a60c16d097a60108f552d09f7068a7",
+            "ec7049830daf37f169442080a57b621b94ec07f23305ddedda8e885789c5f154",
             "the renderer's output changed; if on purpose, update the pin"
         );
+    }
+
+    #[test]
+    fn every_bit_depth_decodes_at_odd_widths() {
+        for colours in [1usize, 2, 3, 4, 5, 16, 17, 200] {
+            let d = Drawing {
+                width: 13,
+                height: 5,
+                background: "#000000".into(),
+                shapes: (1..colours)
+                    .map(|c| {
+                        Shape::Rect(
+                            (c % 13) as i32,
+                            (c / 13 % 5) as i32,
+                            1,
+                            1,
+                            format!("#{:06x}", c * 3),
+                        )
+                    })
+                    .collect(),
+            };
+            let (w, h, px) = decode(&png(&d));
+            assert_eq!((w, h), (13, 5));
+            // Later rects overwrite earlier ones at the same pixel (every 65).
+            for c in colours.saturating_sub(65).max(1)..colours {
+                let v = (c * 3) as u32;
+                assert_eq!(
+                    px[(c / 13 % 5) * 13 + c % 13],
+                    [(v >> 16) as u8, (v >> 8) as u8, v as u8],
+                    "{colours} colours, pixel {c}"
+                );
+            }
+            if colours <= 65 {
+                assert_eq!(px[0], [0, 0, 0], "background");
+            }
+        }
     }
 
     #[test]

@@ -8,8 +8,10 @@
 //!
 //! Families here: [`kb_fix`], [`meeting_attend`], [`transaction_review`].
 
+pub mod ads_strategy;
 pub mod company;
 pub mod corpus;
+pub mod event_planning;
 pub mod kb_fix;
 pub mod meeting_attend;
 pub mod transaction_review;
@@ -117,6 +119,10 @@ pub enum Family {
     MeetingAttend(meeting_attend::Params),
     /// Find abnormal suppliers in a transactions table.
     TransactionReview(transaction_review::Params),
+    /// Choose advertising channels within a budget (images carry the densities).
+    AdsStrategy(ads_strategy::Params),
+    /// Plan a team-building outing: common date, itinerary and its metrics.
+    EventPlanning(event_planning::Params),
 }
 
 /// The paper's four functional domains.
@@ -167,6 +173,22 @@ impl Family {
                     family: Family::TransactionReview(p),
                 }),
         );
+        v.extend(
+            ads_strategy::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::AdsStrategy(p),
+                }),
+        );
+        v.extend(
+            event_planning::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::EventPlanning(p),
+                }),
+        );
         v
     }
 
@@ -176,6 +198,8 @@ impl Family {
             Family::KbFix(_) => Domain::ProactiveInquiry,
             Family::MeetingAttend(_) => Domain::TimeManagement,
             Family::TransactionReview(_) => Domain::InformationSynthesis,
+            Family::AdsStrategy(_) => Domain::StrategicModelling,
+            Family::EventPlanning(_) => Domain::TimeManagement,
         }
     }
 
@@ -185,6 +209,8 @@ impl Family {
             Family::KbFix(_) => "kb_fix",
             Family::MeetingAttend(_) => "meeting_attend",
             Family::TransactionReview(_) => "transaction_review",
+            Family::AdsStrategy(_) => "ads_strategy",
+            Family::EventPlanning(_) => "event_planning",
         }
     }
 }
@@ -448,6 +474,8 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
             Family::KbFix(p) => kb_fix::generate(&ctx, p),
             Family::MeetingAttend(p) => meeting_attend::generate(&ctx, p),
             Family::TransactionReview(p) => transaction_review::generate(&ctx, p),
+            Family::AdsStrategy(p) => ads_strategy::generate(&ctx, p),
+            Family::EventPlanning(p) => event_planning::generate(&ctx, p),
         }
         .map_err(|m| plan_err(name, format!("task `{}`: {m}", t.id)))?;
         for f in parts.files {

@@ -12,9 +12,14 @@ use super::{
 use crate::path::VPath;
 use crate::time::{Epoch, SimTime};
 
+/// A knapsack already solved: capacity, items, best value in hundredths.
+type BudgetMemo = (u64, Vec<(String, u64, f64)>, i64);
+
 struct Ctx<'a> {
     file: &'a Path,
     errors: Vec<ScenarioError>,
+    /// Knapsack optima already computed: checkpoints of one task share their items.
+    budget_memo: Vec<BudgetMemo>,
 }
 
 impl Ctx<'_> {
@@ -38,6 +43,7 @@ pub fn validate(
     let mut cx = Ctx {
         file,
         errors: Vec::new(),
+        budget_memo: Vec::new(),
     };
     let mut assets = BTreeMap::new();
 
@@ -848,7 +854,16 @@ fn check_domain(cx: &mut Ctx<'_>, at: &str, d: &DomainCheck) {
                     ),
                 );
             } else {
-                let (best, _) = budget_best(&b.items, b.capacity);
+                let memo = cx
+                    .budget_memo
+                    .iter()
+                    .find(|(c, items, _)| *c == b.capacity && *items == b.items)
+                    .map(|m| m.2);
+                let best = memo.unwrap_or_else(|| {
+                    let (best, _) = budget_best(&b.items, b.capacity);
+                    cx.budget_memo.push((b.capacity, b.items.clone(), best));
+                    best
+                });
                 if (best as f64 / 100.0 - b.best).abs() > 0.004 {
                     cx.err(
                         ErrorCode::BadValue,
@@ -951,6 +966,7 @@ mod tests {
         let mut cx = Ctx {
             file: Path::new("t.ron"),
             errors: Vec::new(),
+            budget_memo: Vec::new(),
         };
         f(&mut cx);
         cx.errors
