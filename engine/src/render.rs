@@ -280,14 +280,17 @@ fn encode_indexed(w: u32, h: u32, palette: &[[u8; 3]], px: &[u8]) -> Vec<u8> {
     let w = w as usize;
     for y in 0..h as usize {
         // Byte 0 of each row is the filter type, None (0).
-        let (src, dst) = (
-            &px[y * w..(y + 1) * w],
-            &mut raw[y * stride + 1..(y + 1) * stride],
-        );
+        let src = &px[y * w..(y + 1) * w];
         if depth == 8 {
-            dst.copy_from_slice(src);
+            raw[y * stride + 1..(y + 1) * stride].copy_from_slice(src);
             continue;
         }
+        // A row equal to the one above packs the same: copy it (most rows of a chart).
+        if y > 0 && src == &px[(y - 1) * w..y * w] {
+            raw.copy_within((y - 1) * stride..y * stride, y * stride);
+            continue;
+        }
+        let dst = &mut raw[y * stride + 1..(y + 1) * stride];
         // The leftmost pixel goes in the most significant bits.
         for x in 0..w {
             dst[x / per_byte] |= src[x] << (8 - depth * (x % per_byte + 1));
@@ -464,18 +467,16 @@ fn deflate(data: &[u8], stride: usize) -> Vec<u8> {
         if a == b {
             return max;
         }
-        // Longest equal prefix by bisection over slice comparisons (memcmp), which
-        // keeps debug builds fast; lo is always a matching length, hi never is.
-        let (mut lo, mut hi) = (1, max);
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            if a[..mid] == b[..mid] {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
+        // Longest equal prefix: 16-byte slice comparisons (memcmp, fast even in
+        // debug builds), then byte by byte inside the first differing block.
+        let mut k = 0;
+        while k + 16 <= max && a[k..k + 16] == b[k..k + 16] {
+            k += 16;
         }
-        lo
+        while k < max && a[k] == b[k] {
+            k += 1;
+        }
+        k
     };
     // Only two distances occur, so their codes are looked up once.
     let (d1, ds) = (
