@@ -203,15 +203,18 @@ impl Canvas {
                 let (cx, cy, r) = (i64::from(*cx), i64::from(*cy), i64::from(*r));
                 // r^2 + r rounds the rim: small discs look round, not diamond-shaped.
                 let lim = r * r + r;
-                for dy in -r..=r {
-                    let y = cy + dy;
-                    if y < 0 || y >= self.h {
-                        continue;
+                // Only rows on the canvas are visited; each row's half-width is the
+                // exact integer square root, so the cost is bounded by the canvas.
+                for y in (cy - r).max(0)..=(cy + r).min(self.h - 1) {
+                    let rest = lim - (y - cy) * (y - cy);
+                    let mut half = (rest as f64).sqrt() as i64;
+                    while half * half > rest {
+                        half -= 1;
                     }
-                    let half = (0..=r).take_while(|dx| dx * dx + dy * dy <= lim).last();
-                    if let Some(half) = half {
-                        self.fill(cx - half, y, cx + half + 1, y + 1, c);
+                    while (half + 1) * (half + 1) <= rest {
+                        half += 1;
                     }
+                    self.fill(cx - half, y, cx + half + 1, y + 1, c);
                 }
             }
             Shape::Text(x, y, scale, colour, text) => {
@@ -773,6 +776,24 @@ mod tests {
                 assert_eq!(px[0], [0, 0, 0], "background");
             }
         }
+    }
+
+    #[test]
+    fn huge_shapes_are_clipped_cheaply() {
+        let d = Drawing {
+            width: 20,
+            height: 10,
+            background: "#ffffff".into(),
+            shapes: vec![
+                Shape::Disc(5, 5, 16_384, "#ff0000".into()),
+                Shape::Line(-16_384, 3, 16_384, 3, 1, "#00ff00".into()),
+                Shape::Rect(-16_384, 8, 40_000, 40_000, "#0000ff".into()),
+            ],
+        };
+        let (_, _, px) = decode(&png(&d));
+        assert_eq!(px[0], [0xff, 0, 0]);
+        assert_eq!(px[3 * 20 + 19], [0, 0xff, 0]);
+        assert_eq!(px[9 * 20 + 10], [0, 0, 0xff]);
     }
 
     #[test]

@@ -51,19 +51,30 @@ const GUIDELINES: &str = include_str!("corpus/event_planning/guidelines.md");
 
 /// The level: A (itinerary given), B (own itinerary), C (best itinerary), 1-4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[allow(missing_docs)]
 pub enum Level {
+    /// Given itinerary; 1-2 of interest, cost, distance.
     A1,
+    /// Given itinerary; 2-3 of interest, cost, distance.
     A2,
+    /// Given itinerary; all four metrics.
     A3,
+    /// Given itinerary; all four metrics, return time and whether it is back in time.
     A4,
+    /// Own itinerary; 1-2 of interest, cost, distance.
     B1,
+    /// Own itinerary; 2-3 of interest, cost, distance.
     B2,
+    /// Own itinerary; all four metrics.
     B3,
+    /// Own itinerary; all four metrics, return time and whether it is back in time.
     B4,
+    /// The itinerary with the highest interest.
     C1,
+    /// The cheapest itinerary.
     C2,
+    /// The shortest itinerary.
     C3,
+    /// The itinerary with the highest overall score.
     C4,
 }
 
