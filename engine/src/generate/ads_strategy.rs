@@ -346,6 +346,32 @@ fn exposure_cents(effect: u32, density: u8, fit: u32) -> i64 {
     (i64::from(effect) * (5 + i64::from(density)) * i64::from(fit) + 5) / 10
 }
 
+fn dist2(dx: f64, dy: f64) -> f64 {
+    dx * dx + dy * dy
+}
+
+/// `e^-t` for `t >= 0` from basic arithmetic only (range reduction by ln 2 and a
+/// Taylor series), so heatmaps do not depend on the platform's `exp`: IEEE `+ - * /`
+/// round the same everywhere, library transcendental functions need not.
+fn exp_neg(t: f64) -> f64 {
+    const LN2: f64 = std::f64::consts::LN_2;
+    if t.is_nan() || t <= 0.0 {
+        return 1.0;
+    }
+    if t > 700.0 {
+        return 0.0;
+    }
+    let n = (t / LN2).floor();
+    let r = t - n * LN2;
+    let (mut term, mut sum) = (1.0f64, 1.0f64);
+    for k in 1..=24 {
+        term *= -r / f64::from(k);
+        sum += term;
+    }
+    // 2^-n exactly, from the exponent bits.
+    sum * f64::from_bits(((1023 - n as i64) as u64) << 52)
+}
+
 /// A heatmap: `grid[j][i]` (row `j` counted from the bottom), values 0-5.
 fn heatmap(
     rng: &mut crate::rng::StreamRng,
@@ -365,7 +391,7 @@ fn heatmap(
             );
             if spots
                 .iter()
-                .all(|(x, y, _)| ((x - spot.0).powi(2) + (y - spot.1).powi(2)).sqrt() >= min_dist)
+                .all(|(x, y, _)| dist2(*x - spot.0, *y - spot.1).sqrt() >= min_dist)
             {
                 break;
             }
@@ -384,8 +410,8 @@ fn heatmap(
                     spots
                         .iter()
                         .map(|(x, y, sg)| {
-                            let d2 = (f64::from(i) - x).powi(2) + (f64::from(j) - y).powi(2);
-                            (-d2 / (2.0 * sg * sg)).exp()
+                            let d2 = dist2(f64::from(i) - x, f64::from(j) - y);
+                            exp_neg(d2 / (2.0 * sg * sg))
                         })
                         .sum()
                 })
@@ -1004,6 +1030,15 @@ mod tests {
         assert_eq!(exposure_cents(333, 2, 50), 11_655);
         // 11 * 0.5 * 0.45 = 2.475 -> 2.48
         assert_eq!(exposure_cents(11, 0, 45), 248);
+    }
+
+    #[test]
+    fn the_portable_exponential_is_accurate() {
+        for t in [0.0, 1e-9, 0.3, 0.69, 1.0, 2.5, 10.0, 40.0, 300.0] {
+            let (a, b) = (exp_neg(t), (-t).exp());
+            assert!((a - b).abs() <= 1e-12 * b.max(1e-300), "{t}: {a} vs {b}");
+        }
+        assert_eq!(exp_neg(800.0), 0.0);
     }
 
     #[test]

@@ -443,7 +443,8 @@ fn r2(v: f64) -> f64 {
 fn spanning_tree(points: &[(f64, f64)]) -> Vec<(usize, usize)> {
     let n = points.len();
     let d = |a: usize, b: usize| {
-        ((points[a].0 - points[b].0).powi(2) + (points[a].1 - points[b].1).powi(2)).sqrt()
+        let (dx, dy) = (points[a].0 - points[b].0, points[a].1 - points[b].1);
+        (dx * dx + dy * dy).sqrt()
     };
     let mut inside = vec![false; n];
     let mut best: Vec<(f64, usize)> = (0..n).map(|i| (d(0, i), 0)).collect();
@@ -633,13 +634,21 @@ fn draw_map(
         |rng: &mut crate::rng::StreamRng, cx: f64, cy: f64, r_max: f64, r_min: f64| {
             let mut pt = (cx, cy);
             for _ in 0..200 {
-                let r = r_max * rng.random_range((r_min / r_max).powi(2)..=1.0f64).sqrt();
-                let a = rng.random_range(0.0..std::f64::consts::TAU);
-                pt = (r2(cx + r * a.cos()), r2(cy + r * a.sin()));
-                if points
-                    .iter()
-                    .all(|q| ((q.0 - pt.0).powi(2) + (q.1 - pt.1).powi(2)).sqrt() >= 1.5)
-                {
+                // Uniform in the ring by rejection: no trigonometry, so no dependence
+                // on the platform's libm.
+                let (dx, dy) = (
+                    rng.random_range(-r_max..=r_max),
+                    rng.random_range(-r_max..=r_max),
+                );
+                let d = dx * dx + dy * dy;
+                if d > r_max * r_max || d < r_min * r_min {
+                    continue;
+                }
+                pt = (r2(cx + dx), r2(cy + dy));
+                if points.iter().all(|q| {
+                    let (ex, ey) = (q.0 - pt.0, q.1 - pt.1);
+                    (ex * ex + ey * ey).sqrt() >= 1.5
+                }) {
                     break;
                 }
             }
@@ -700,7 +709,8 @@ fn draw_map(
     let roads = spanning_tree(&pts)
         .into_iter()
         .map(|(a, b)| {
-            let straight = ((pts[a].0 - pts[b].0).powi(2) + (pts[a].1 - pts[b].1).powi(2)).sqrt();
+            let (dx, dy) = (pts[a].0 - pts[b].0, pts[a].1 - pts[b].1);
+            let straight = (dx * dx + dy * dy).sqrt();
             (a, b, r2(straight * mrng.random_range(1.05..=1.35)).max(0.1))
         })
         .collect();

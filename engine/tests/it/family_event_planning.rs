@@ -40,3 +40,40 @@ fn event_planning_trivially_wrong_answers_fail() {
         );
     }
 }
+
+#[test]
+fn both_image_families_share_a_day_with_the_others() {
+    use tbsim::agent::{Idle, Oracle};
+    use tbsim::generate::{TaskPlan, ads_strategy};
+    let task = |id: &str, family: Family| TaskPlan {
+        id: id.into(),
+        family,
+        release: Default::default(),
+        deadline: None,
+        priority: Default::default(),
+    };
+    for seed in 0..8 {
+        let mut s = suite(seed, unset());
+        let sc = &mut s.scenarios[0];
+        sc.tasks = vec![
+            task("event", unset()),
+            task(
+                "ads",
+                Family::AdsStrategy(ads_strategy::Params {
+                    target_group: Some(ads_strategy::Group::Seniors),
+                    ..Default::default()
+                }),
+            ),
+            task("kb", Family::KbFix(Default::default())),
+            task("tr", Family::TransactionReview(Default::default())),
+            task("meet", Family::MeetingAttend(Default::default())),
+        ];
+        let text = generate_suite(&s).unwrap().remove(0).1;
+        let loaded = load(&text);
+        let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
+        assert_eq!(o.checkpoint_score, 1.0, "seed {seed}: {:#?}", o.tasks);
+        assert!(o.errors.is_empty(), "seed {seed}: {:?}", o.errors);
+        let (i, _) = crate::util::run(&loaded, &mut Idle::default(), None);
+        assert_eq!(i.checkpoint_score, 0.0, "seed {seed}");
+    }
+}
