@@ -273,3 +273,84 @@ fn ads_strategy_heatmaps_are_images_and_the_city_matters() {
             .map(|s| &s[..6])
     );
 }
+
+#[test]
+fn ads_strategy_explicit_parameters_are_honoured_and_checked() {
+    let p = ads_strategy::Params {
+        difficulty: Some(ads_strategy::Level::Hard),
+        city: Some("nanjing".into()),
+        budget: Some(9_000),
+        num_channels: Some(12),
+        channel_mix: Some(ads_strategy::ChannelMix::CampusHeavy),
+        heatmap_size: Some(20),
+        heatmap_centers: Some(3),
+        heatmap_min_center_distance: Some(3.0),
+        heatmap_sigma: Some((2.0, 3.0)),
+        cost_range: Some((1_000, 2_000)),
+        effect_range: Some((500, 900)),
+        budget_tolerance: Some(0.1),
+        target_group: Some(ads_strategy::Group::YoungProfessionals),
+    };
+    let text = check_one(3, || Family::AdsStrategy(p.clone()));
+    let s = load(&text).scenario;
+    let t = &s.tasks[0];
+    assert_eq!(t.variant, "ads_strategy/hard");
+    assert!(t.objective.contains("Nanjing") && t.objective.contains("young professionals"));
+    assert!(t.objective.contains("9000 CNY") && t.objective.contains("9900 CNY in all"));
+    let csv = s
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("channels_nanjing.csv"))
+        .unwrap();
+    let Content::Text(csv) = &csv.content else {
+        panic!()
+    };
+    assert_eq!(csv.lines().count(), 13);
+    assert!(csv.lines().skip(1).all(|l| {
+        let cost: u64 = l.split(',').nth(5).unwrap().parse().unwrap();
+        (940..=1_900).contains(&cost)
+    }));
+    for (bad, want) in [
+        (
+            ads_strategy::Params {
+                city: Some("Atlantis".into()),
+                ..Default::default()
+            },
+            "unknown city `Atlantis`",
+        ),
+        (
+            ads_strategy::Params {
+                num_channels: Some(2),
+                ..Default::default()
+            },
+            "num_channels 2 (4-60)",
+        ),
+        (
+            ads_strategy::Params {
+                heatmap_sigma: Some((5.0, 1.0)),
+                ..Default::default()
+            },
+            "heatmap_sigma",
+        ),
+        (
+            ads_strategy::Params {
+                budget_tolerance: Some(0.5),
+                ..Default::default()
+            },
+            "budget_tolerance 0.5",
+        ),
+        (
+            ads_strategy::Params {
+                budget: Some(100_000),
+                num_channels: Some(4),
+                ..Default::default()
+            },
+            "covers all 4 channels",
+        ),
+    ] {
+        let err = generate_suite(&suite(1, Family::AdsStrategy(bad)))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(want), "{err}");
+    }
+}

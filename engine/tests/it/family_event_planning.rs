@@ -77,3 +77,122 @@ fn both_image_families_share_a_day_with_the_others() {
         assert_eq!(i.checkpoint_score, 0.0, "seed {seed}");
     }
 }
+
+#[test]
+fn event_planning_explicit_parameters_are_honoured_and_checked() {
+    use event_planning::{Level, Mode, Params, PlanPick};
+    use tbsim::scenario::OutingMetric;
+    let small = Params {
+        level: Some(Level::A4),
+        department: Some("human resources".into()),
+        n_loc: Some(3),
+        n_res: Some(1),
+        plan: Some(PlanPick {
+            morning: 3,
+            lunch: 1,
+            afternoon: 1,
+        }),
+        end_time: Some("16:45".into()),
+        ..Default::default()
+    };
+    let text = crate::family_ads_strategy::check_one(2, || Family::EventPlanning(small.clone()));
+    let s = load(&text).scenario;
+    let t = &s.tasks[0];
+    assert_eq!(t.variant, "event_planning/a4");
+    assert!(t.objective.contains("Human Resources") && t.objective.contains("by 16:45"));
+    assert!(t.checkpoints.iter().any(|c| c.key == "on_time"));
+    let chosen = Params {
+        level: Some(Level::B1),
+        metrics: Some(vec![OutingMetric::Distance]),
+        ..Default::default()
+    };
+    let text = crate::family_ads_strategy::check_one(2, || Family::EventPlanning(chosen.clone()));
+    let keys: Vec<String> = load(&text).scenario.tasks[0]
+        .checkpoints
+        .iter()
+        .map(|c| c.key.clone())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "materials_read",
+            "availability_asked",
+            "event_date",
+            "plan",
+            "metric_distance"
+        ]
+    );
+    // Unset level: drawn among the levels the other parameters allow.
+    let text = generate_suite(&suite(
+        9,
+        Family::EventPlanning(Params {
+            mode: Some(Mode::LowestCost),
+            ..Default::default()
+        }),
+    ))
+    .unwrap()
+    .remove(0)
+    .1;
+    assert_eq!(load(&text).scenario.tasks[0].variant, "event_planning/c2");
+    for (bad, want) in [
+        (
+            Params {
+                level: Some(Level::B2),
+                plan: Some(PlanPick {
+                    morning: 1,
+                    lunch: 1,
+                    afternoon: 2,
+                }),
+                ..Default::default()
+            },
+            "`plan` is only for A levels",
+        ),
+        (
+            Params {
+                level: Some(Level::A1),
+                metrics: Some(vec![OutingMetric::Score]),
+                ..Default::default()
+            },
+            "A1 takes 1-2 distinct metrics",
+        ),
+        (
+            Params {
+                level: Some(Level::A2),
+                plan: Some(PlanPick {
+                    morning: 2,
+                    lunch: 1,
+                    afternoon: 2,
+                }),
+                ..Default::default()
+            },
+            "is not an itinerary",
+        ),
+        (
+            Params {
+                department: Some("Legal".into()),
+                ..Default::default()
+            },
+            "unknown department `Legal`",
+        ),
+        (
+            Params {
+                n_loc: Some(2),
+                ..Default::default()
+            },
+            "n_loc 2 (3-12)",
+        ),
+        (
+            Params {
+                level: Some(Level::A4),
+                end_time: Some("late".into()),
+                ..Default::default()
+            },
+            "end_time `late` is not HH:MM",
+        ),
+    ] {
+        let err = generate_suite(&suite(1, Family::EventPlanning(bad)))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(want), "{err}");
+    }
+}
