@@ -10,7 +10,9 @@
 //!
 //! * A [`scenario`] file (RON) is the whole truth: company, files, rooms, meetings,
 //!   tasks with checkpoints, clues, hints, feedback and an oracle plan, and timed
-//!   events. [`generate`] writes scenarios from suites of meta-task rules.
+//!   events. [`generate`] writes scenarios from suites of meta-task rules. Pictures
+//!   are stored as drawing recipes and rendered to PNG by [`render`] when the world
+//!   is built.
 //! * The [`world`] is a bevy_ecs `World`: people, files, folders, rooms, meetings,
 //!   tasks, deadlines, checkpoints and chat threads are entities with stable keys;
 //!   the clock, event [`queue`], RNG streams and trajectory are resources.
@@ -60,6 +62,7 @@ pub mod npc;
 pub mod path;
 pub mod python;
 pub mod queue;
+pub mod render;
 pub mod replay;
 pub mod result;
 pub mod rng;

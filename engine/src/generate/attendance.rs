@@ -1621,7 +1621,7 @@ pub fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, Strin
         .find(|f| f.path == format!("{folder}/staff_roster.json"))
         .and_then(|f| match &f.content {
             Content::Text(t) => serde_json::from_str(t).ok(),
-            Content::Sidecar { .. } => None,
+            Content::Sidecar { .. } | Content::Drawing(_) => None,
         })
         .unwrap_or_default();
     let scope: Vec<&serde_json::Value> = roster

@@ -1076,7 +1076,7 @@ pub fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, Strin
         .find(|f| f.path == dataset)
         .and_then(|f| match &f.content {
             Content::Text(t) => crate::check::parse_csv(t),
-            Content::Sidecar { .. } => None,
+            Content::Sidecar { .. } | Content::Drawing(_) => None,
         })
     else {
         return Vec::new();

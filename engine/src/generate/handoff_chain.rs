@@ -1228,7 +1228,7 @@ pub fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, Strin
             .find(|f| f.path.contains("/expense_claims_"))
             .and_then(|f| match &f.content {
                 Content::Text(t) => Some(csv_rows(t)),
-                Content::Sidecar { .. } => None,
+                Content::Sidecar { .. } | Content::Drawing(_) => None,
             })
             .unwrap_or_default()
     };
@@ -1268,7 +1268,7 @@ pub fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, Strin
                     .find(|f| f.path.contains("/opening_stock_"))
                     .and_then(|f| match &f.content {
                         Content::Text(t) => Some(t.as_str()),
-                        Content::Sidecar { .. } => None,
+                        Content::Sidecar { .. } | Content::Drawing(_) => None,
                     })
                     .unwrap_or(""),
             );

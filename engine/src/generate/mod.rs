@@ -9,11 +9,13 @@
 //! Families: see `Family` (each family module documents its model and its
 //! deliberate differences from the reference).
 
+pub mod ads_strategy;
 pub mod attendance;
 pub mod changed_requirement;
 pub mod company;
 pub mod corpus;
 pub mod data_completion;
+pub mod event_planning;
 pub mod evoenv;
 pub mod handoff_chain;
 pub mod kb_fix;
@@ -170,6 +172,10 @@ pub enum Family {
     ChangedRequirement(changed_requirement::Params),
     /// Each task's output is the next task's input.
     HandoffChain(handoff_chain::Params),
+    /// Choose advertising channels within a budget (images carry the densities).
+    AdsStrategy(ads_strategy::Params),
+    /// Plan a team-building outing: common date, itinerary and its metrics.
+    EventPlanning(event_planning::Params),
 }
 
 /// The paper's four functional domains.
@@ -284,6 +290,22 @@ impl Family {
                     family: Family::HandoffChain(p),
                 }),
         );
+        v.extend(
+            ads_strategy::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::AdsStrategy(p),
+                }),
+        );
+        v.extend(
+            event_planning::variants()
+                .into_iter()
+                .map(|(key, p)| Variant {
+                    key,
+                    family: Family::EventPlanning(p),
+                }),
+        );
         v
     }
 
@@ -302,6 +324,8 @@ impl Family {
             Family::UrgentInterrupt(_) => Family::UrgentInterrupt(Default::default()),
             Family::ChangedRequirement(_) => Family::ChangedRequirement(Default::default()),
             Family::HandoffChain(_) => Family::HandoffChain(Default::default()),
+            Family::AdsStrategy(_) => Family::AdsStrategy(Default::default()),
+            Family::EventPlanning(_) => Family::EventPlanning(Default::default()),
         }
     }
 
@@ -320,6 +344,8 @@ impl Family {
             Family::DataCompletion(_) => "values_correct",
             Family::ChangedRequirement(_) => "list_correct",
             Family::HandoffChain(_) => "output_correct",
+            Family::AdsStrategy(_) => "optimal",
+            Family::EventPlanning(_) => "event_date",
             Family::UrgentInterrupt(_) => return None,
         })
     }
@@ -358,6 +384,8 @@ impl Family {
             Family::UrgentInterrupt(_) => Domain::TimeManagement,
             Family::ChangedRequirement(_) => Domain::ProactiveInquiry,
             Family::HandoffChain(_) => Domain::InformationSynthesis,
+            Family::AdsStrategy(_) => Domain::StrategicModelling,
+            Family::EventPlanning(_) => Domain::TimeManagement,
         }
     }
 
@@ -376,6 +404,8 @@ impl Family {
             Family::UrgentInterrupt(_) => "urgent_interrupt",
             Family::ChangedRequirement(_) => "changed_requirement",
             Family::HandoffChain(_) => "handoff_chain",
+            Family::AdsStrategy(_) => "ads_strategy",
+            Family::EventPlanning(_) => "event_planning",
         }
     }
 }
@@ -713,6 +743,8 @@ fn generate_parts(ctx: &Ctx<'_>, family: &Family) -> Result<Parts, String> {
         Family::UrgentInterrupt(p) => urgent_interrupt::generate(ctx, p),
         Family::ChangedRequirement(p) => changed_requirement::generate(ctx, p),
         Family::HandoffChain(p) => handoff_chain::generate(ctx, p),
+        Family::AdsStrategy(p) => ads_strategy::generate(ctx, p),
+        Family::EventPlanning(p) => event_planning::generate(ctx, p),
         // The website family also contributes the monitored services.
         Family::WebsiteMonitor(p) => {
             website_monitor::generate_with_services(ctx, p).map(|(mut parts, services)| {

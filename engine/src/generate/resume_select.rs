@@ -746,7 +746,7 @@ pub fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, Strin
         .filter(|f| resumes.contains(f.path.as_str()))
         .filter_map(|f| match &f.content {
             Content::Text(t) => Some(t.as_str()),
-            Content::Sidecar { .. } => None,
+            Content::Sidecar { .. } | Content::Drawing(_) => None,
         })
         .collect();
     let names: Vec<&str> = texts

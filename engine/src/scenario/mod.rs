@@ -211,6 +211,41 @@ pub enum Content {
         /// Lowercase hex BLAKE3 of the bytes.
         blake3: String,
     },
+    /// A raster image drawn from a recipe and rendered to PNG bytes when the world
+    /// is built ([`crate::render`]); the same recipe always gives the same bytes.
+    Drawing(Drawing),
+}
+
+/// A raster image as a readable recipe: a canvas, a background colour and shapes
+/// painted in order (later shapes cover earlier ones). Coordinates are pixels from
+/// the top-left corner; colours are `#rrggbb`. Shapes are tuples so that a picture
+/// of hundreds of cells stays one line per shape in RON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Drawing {
+    /// Width in pixels (1-2048).
+    pub width: u32,
+    /// Height in pixels (1-2048).
+    pub height: u32,
+    /// Background colour, `#rrggbb`.
+    pub background: String,
+    /// Shapes, painted in order.
+    #[serde(default)]
+    pub shapes: Vec<Shape>,
+}
+
+/// One painted shape. Parts outside the canvas are clipped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Shape {
+    /// A filled rectangle: `Rect(left, top, width, height, fill)`.
+    Rect(i32, i32, u32, u32, String),
+    /// A straight line with square ends: `Line(x1, y1, x2, y2, thickness, colour)`.
+    Line(i32, i32, i32, i32, u32, String),
+    /// A filled disc: `Disc(centre x, centre y, radius, fill)`.
+    Disc(i32, i32, u32, String),
+    /// Text in the built-in 5x7 font (letters are drawn upper-case), each font pixel
+    /// `scale` pixels wide: `Text(left, top, scale, colour, text)`.
+    Text(i32, i32, u32, String, String),
 }
 
 /// A meeting.
@@ -499,6 +534,167 @@ pub enum Check {
         /// Whether the call is required (`true`) or forbidden (`false`).
         called: bool,
     },
+    /// An answer judged against the task's own data by a domain checker, for
+    /// optimisation tasks whose right answers cannot all be listed (any optimal
+    /// selection, any feasible outing).
+    Domain(Box<DomainCheck>),
+}
+
+/// The registry of domain checkers (DESIGN.md §3). Each is a total function of the
+/// answer file and the data stored here; nothing is read from the drive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum DomainCheck {
+    /// A selection of items under a spending limit (ADs strategy).
+    Budget(BudgetCheck),
+    /// A one-day outing: morning site, lunch, afternoon site (event planning).
+    Outing(OutingCheck),
+    /// The string at `pointer` is a `YYYY-MM-DD` date from `first` to `last` inclusive.
+    DateIn {
+        /// Workspace JSON file.
+        path: String,
+        /// JSON pointer to the date.
+        pointer: String,
+        /// First acceptable date.
+        first: String,
+        /// Last acceptable date.
+        last: String,
+    },
+}
+
+/// A budgeted selection: the JSON at `path` lists item ids at `selection`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetCheck {
+    /// Workspace JSON file.
+    pub path: String,
+    /// JSON pointer to the array of selected ids.
+    pub selection: String,
+    /// What this checkpoint requires.
+    pub aspect: BudgetAspect,
+    /// Spending limit, inclusive.
+    pub capacity: u64,
+    /// The best total value within the limit; validation recomputes it exactly.
+    pub best: f64,
+    /// The items: `(id, cost, value)`, values with at most two decimals.
+    pub items: Vec<(String, u64, f64)>,
+}
+
+/// What a [`BudgetCheck`] requires; each aspect includes the ones before it except
+/// that `Valid` is the only one that allows overspending.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum BudgetAspect {
+    /// A non-empty list of distinct known ids (case-insensitive).
+    Valid,
+    /// Valid, and the selection's total cost is within the limit.
+    WithinCapacity,
+    /// Within the limit, and the number at `pointer` is the selection's total cost
+    /// within `relative` of it.
+    Cost {
+        /// JSON pointer to the reported total cost.
+        pointer: String,
+        /// Relative tolerance, e.g. 0.01.
+        relative: f64,
+    },
+    /// Within the limit, and the number at `pointer` is the selection's total value
+    /// within `relative` of it.
+    Value {
+        /// JSON pointer to the reported total value.
+        pointer: String,
+        /// Relative tolerance, e.g. 0.05.
+        relative: f64,
+    },
+    /// Within the limit, and the selection's total value is at least `best - tolerance`
+    /// (any optimal selection passes).
+    Optimal {
+        /// Absolute tolerance on the total value.
+        tolerance: f64,
+    },
+}
+
+/// A one-day outing from a base: depart, travel to a morning site, stay, travel to a
+/// restaurant, stay, travel to a different afternoon site, stay, travel back. The
+/// answer file holds `plan` (`{"morning", "lunch", "afternoon"}`, names), `metrics`
+/// (`{"interest", "cost", "distance", "score"}`), `end_time` (`HH:MM`) and
+/// `can_complete_on_time` (boolean), as the aspect needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutingCheck {
+    /// Workspace JSON file.
+    pub path: String,
+    /// What this checkpoint requires.
+    pub aspect: OutingAspect,
+    /// The outing judged: this one `(morning, lunch, afternoon)` when the task gives
+    /// it, else the one the answer names at `/plan`.
+    #[serde(default)]
+    pub given: Option<(String, String, String)>,
+    /// The places, roads and timetable.
+    pub map: OutingMap,
+}
+
+/// Everything an outing's metrics depend on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutingMap {
+    /// Where every outing starts and ends.
+    pub base: String,
+    /// Sites: `(name, ticket price on the day, interest)`.
+    pub sites: Vec<(String, u32, f64)>,
+    /// Restaurants: `(name, price per person, interest)`.
+    pub restaurants: Vec<(String, u32, f64)>,
+    /// Roads: `(one end, other end, km)`; legs follow shortest paths.
+    pub roads: Vec<(String, String, f64)>,
+    /// Departure, `HH:MM`.
+    pub depart: String,
+    /// Travel speed; a leg of `km` takes `ceil(km / speed * 60)` minutes.
+    pub speed_kmh: u32,
+    /// Minutes at the morning site, the restaurant and the afternoon site.
+    pub stays: (u32, u32, u32),
+}
+
+/// What an [`OutingCheck`] requires. Every aspect needs the judged outing to be
+/// feasible (known names, two different sites).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum OutingAspect {
+    /// `/plan` names a feasible outing, and the given one when there is one.
+    Plan,
+    /// `/metrics/<metric>` is the outing's value within `tolerance`.
+    Metric {
+        /// Which metric.
+        metric: OutingMetric,
+        /// Absolute tolerance.
+        tolerance: f64,
+    },
+    /// `/end_time` is the outing's return time within `minutes`.
+    EndTime {
+        /// Tolerance in minutes.
+        minutes: u32,
+    },
+    /// `/can_complete_on_time` says whether the outing is back by `limit` (`HH:MM`).
+    OnTime {
+        /// The latest acceptable return.
+        limit: String,
+    },
+    /// The outing is among the best of all feasible outings for `metric` (ties pass).
+    Optimal {
+        /// Which metric.
+        metric: OutingMetric,
+    },
+}
+
+/// An outing's metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutingMetric {
+    /// Sum of the three places' interest ratings (higher is better).
+    Interest,
+    /// Two tickets and the meal (lower is better).
+    Cost,
+    /// Kilometres on the four legs (lower is better).
+    Distance,
+    /// `0.4 (1 - cost') + 0.4 interest' + 0.2 (1 - distance')`, each primed value
+    /// min-max normalised over every feasible outing (0.5 when all are equal);
+    /// higher is better.
+    Score,
 }
 
 /// An expected JSON record.

@@ -5,13 +5,21 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::load::{ErrorCode, Location, ScenarioError, ScenarioErrors};
-use super::{Check, Condition, Content, FileSpec, Gate, Release, Scenario, WorldChange};
+use super::{
+    BudgetAspect, Check, Condition, Content, DomainCheck, Drawing, FileSpec, Gate, OutingAspect,
+    Release, Scenario, Shape, WorldChange,
+};
 use crate::path::VPath;
 use crate::time::{Epoch, SimTime};
+
+/// A knapsack already solved: capacity, items, best value in hundredths.
+type BudgetMemo = (u64, Vec<(String, u64, f64)>, i64);
 
 struct Ctx<'a> {
     file: &'a Path,
     errors: Vec<ScenarioError>,
+    /// Knapsack optima already computed: checkpoints of one task share their items.
+    budget_memo: Vec<BudgetMemo>,
 }
 
 impl Ctx<'_> {
@@ -35,6 +43,7 @@ pub fn validate(
     let mut cx = Ctx {
         file,
         errors: Vec::new(),
+        budget_memo: Vec::new(),
     };
     let mut assets = BTreeMap::new();
 
@@ -208,6 +217,9 @@ pub fn validate(
                     }
                 }
                 Err(e) => cx.err(ErrorCode::BadPath, format!("{path}.path"), e.to_string()),
+            }
+            if let Content::Drawing(d) = &f.content {
+                check_drawing(cx, &format!("{path}.content"), d);
             }
             if let Content::Sidecar {
                 path: rel,
@@ -848,6 +860,7 @@ fn check_check(cx: &mut Ctx<'_>, at: &str, check: &Check, refs: &Refs<'_>) {
                 cx.err(ErrorCode::BadTime, format!("{at}.after"), e.to_string());
             }
         }
+        Check::Domain(d) => check_domain(cx, &format!("{at}.Domain"), d),
         Check::All(subs) => {
             if subs.is_empty() {
                 cx.err(
@@ -998,6 +1011,292 @@ fn check_booked(cx: &mut Ctx<'_>, at: &str, check: &Check, refs: &Refs<'_>) {
                 format!("{at}.must_not_invite"),
                 format!("`{k}` is both in must_invite and in must_not_invite"),
             );
+        }
+    }
+}
+
+/// Most shapes in one drawing.
+const MAX_SHAPES: usize = 20_000;
+/// Coordinates and sizes beyond this are certainly mistakes.
+const MAX_COORD: i64 = 16_384;
+/// Longest text shape, in characters.
+const MAX_TEXT_CHARS: usize = 200;
+
+/// Drawings are rendered at load time, so their cost and validity are bounded here:
+/// canvas sides, shape count, coordinates, colours (`#rrggbb`, at most 256 distinct),
+/// thickness and scale, and text the built-in font can draw.
+fn check_drawing(cx: &mut Ctx<'_>, at: &str, d: &Drawing) {
+    use crate::render::{MAX_COLOURS, MAX_SIDE, font_supports, parse_colour};
+    for (name, v) in [("width", d.width), ("height", d.height)] {
+        if !(1..=MAX_SIDE).contains(&v) {
+            cx.err(
+                ErrorCode::BadValue,
+                format!("{at}.{name}"),
+                format!("a drawing's {name} must be 1-{MAX_SIDE} pixels, found {v}"),
+            );
+        }
+    }
+    if d.shapes.len() > MAX_SHAPES {
+        cx.err(
+            ErrorCode::BadValue,
+            format!("{at}.shapes"),
+            format!(
+                "a drawing may have at most {MAX_SHAPES} shapes, found {}",
+                d.shapes.len()
+            ),
+        );
+    }
+    let mut colours: BTreeSet<[u8; 3]> = BTreeSet::new();
+    let mut colour = |cx: &mut Ctx<'_>, path: String, c: &str| match parse_colour(c) {
+        Some(rgb) => {
+            colours.insert(rgb);
+        }
+        None => cx.err(
+            ErrorCode::BadValue,
+            path,
+            format!("`{c}` is not a colour; write `#rrggbb` in hex, like `#d7301f`"),
+        ),
+    };
+    colour(cx, format!("{at}.background"), &d.background);
+    for (i, s) in d.shapes.iter().enumerate() {
+        let sat = format!("{at}.shapes[{i}]");
+        let (coords, sizes, c): (Vec<i32>, Vec<u32>, &str) = match s {
+            Shape::Rect(x, y, w, h, fill) => (vec![*x, *y], vec![*w, *h], fill),
+            Shape::Line(x1, y1, x2, y2, t, col) => {
+                if !(1..=32).contains(t) {
+                    cx.err(
+                        ErrorCode::BadValue,
+                        &sat,
+                        format!("line thickness must be 1-32 pixels, found {t}"),
+                    );
+                }
+                (vec![*x1, *y1, *x2, *y2], vec![], col)
+            }
+            Shape::Disc(x, y, r, fill) => (vec![*x, *y], vec![*r], fill),
+            Shape::Text(x, y, scale, col, text) => {
+                if !(1..=8).contains(scale) {
+                    cx.err(
+                        ErrorCode::BadValue,
+                        &sat,
+                        format!("text scale must be 1-8, found {scale}"),
+                    );
+                }
+                let bad: BTreeSet<char> = text.chars().filter(|c| !font_supports(*c)).collect();
+                if !bad.is_empty() {
+                    cx.err(
+                        ErrorCode::BadValue,
+                        &sat,
+                        format!(
+                            "the built-in font cannot draw {}; it has space, letters, digits and the punctuation !\"#$%&'()*+,-./:;<=>?@[\\]^_",
+                            bad.iter().map(|c| format!("{c:?}")).collect::<Vec<_>>().join(", ")
+                        ),
+                    );
+                }
+                if text.chars().count() > MAX_TEXT_CHARS {
+                    cx.err(
+                        ErrorCode::BadValue,
+                        &sat,
+                        format!("text is longer than {MAX_TEXT_CHARS} characters"),
+                    );
+                }
+                (vec![*x, *y], vec![], col)
+            }
+        };
+        if coords.iter().any(|v| i64::from(*v).abs() > MAX_COORD)
+            || sizes.iter().any(|v| i64::from(*v) > MAX_COORD)
+        {
+            cx.err(
+                ErrorCode::BadValue,
+                &sat,
+                format!("coordinates and sizes must lie within +-{MAX_COORD} pixels"),
+            );
+        }
+        colour(cx, sat, c);
+    }
+    if colours.len() > MAX_COLOURS {
+        cx.err(
+            ErrorCode::BadValue,
+            format!("{at}.shapes"),
+            format!(
+                "a drawing may use at most {MAX_COLOURS} distinct colours, found {}",
+                colours.len()
+            ),
+        );
+    }
+}
+
+/// Largest knapsack table a budget check may need (items x capacity).
+const MAX_BUDGET_CELLS: u64 = 20_000_000;
+/// Most outings a map may allow.
+const MAX_OUTINGS: usize = 20_000;
+
+fn workspace_path(cx: &mut Ctx<'_>, at: &str, path: &str) {
+    match VPath::parse(path) {
+        Ok(p) if p.is_workspace() => {}
+        Ok(_) => cx.err(
+            ErrorCode::BadPath,
+            at.to_owned(),
+            format!("`{path}`: answers are checked in `workspace/`"),
+        ),
+        Err(e) => cx.err(ErrorCode::BadPath, at.to_owned(), e.to_string()),
+    }
+}
+
+fn tolerance_ok(cx: &mut Ctx<'_>, at: &str, v: f64) {
+    if !(v.is_finite() && v >= 0.0) {
+        cx.err(
+            ErrorCode::BadValue,
+            at.to_owned(),
+            "tolerance must be a finite number >= 0",
+        );
+    }
+}
+
+/// Domain checks carry the instance data, so validation proves it consistent: the
+/// stored best budget value is the exact optimum, outing maps are connected and
+/// named uniquely, given outings and dates exist.
+fn check_domain(cx: &mut Ctx<'_>, at: &str, d: &DomainCheck) {
+    use crate::check::{budget_best, outings, parse_date, parse_hhmm};
+    match d {
+        DomainCheck::Budget(b) => {
+            workspace_path(cx, at, &b.path);
+            let mut ids = BTreeSet::new();
+            for (i, (id, cost, value)) in b.items.iter().enumerate() {
+                let key = id
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .to_lowercase();
+                if key.is_empty() || !ids.insert(key) {
+                    cx.err(
+                        ErrorCode::DuplicateKey,
+                        format!("{at}.items[{i}]"),
+                        format!("item id `{id}` is empty or used twice"),
+                    );
+                }
+                if *cost == 0 || !(value.is_finite() && *value >= 0.0) {
+                    cx.err(
+                        ErrorCode::BadValue,
+                        format!("{at}.items[{i}]"),
+                        "costs must be at least 1 and values finite and >= 0",
+                    );
+                } else if ((value * 100.0).round() - value * 100.0).abs() > 1e-6 {
+                    cx.err(
+                        ErrorCode::BadValue,
+                        format!("{at}.items[{i}]"),
+                        format!("value {value} has more than two decimals"),
+                    );
+                }
+            }
+            let cells = (b.items.len() as u64).saturating_mul(b.capacity.saturating_add(1));
+            if b.items.is_empty() || b.capacity == 0 || cells > MAX_BUDGET_CELLS {
+                cx.err(
+                    ErrorCode::BadValue,
+                    at.to_owned(),
+                    format!(
+                        "a budget check needs items, a capacity of at least 1, and items x capacity <= {MAX_BUDGET_CELLS}"
+                    ),
+                );
+            } else {
+                let memo = cx
+                    .budget_memo
+                    .iter()
+                    .find(|(c, items, _)| *c == b.capacity && *items == b.items)
+                    .map(|m| m.2);
+                let best = memo.unwrap_or_else(|| {
+                    let (best, _) = budget_best(&b.items, b.capacity);
+                    cx.budget_memo.push((b.capacity, b.items.clone(), best));
+                    best
+                });
+                if (best as f64 / 100.0 - b.best).abs() > 0.004 {
+                    cx.err(
+                        ErrorCode::BadValue,
+                        format!("{at}.best"),
+                        format!(
+                            "best is {}, but the best selection within {} is worth {:.2}",
+                            b.best,
+                            b.capacity,
+                            best as f64 / 100.0
+                        ),
+                    );
+                }
+            }
+            match &b.aspect {
+                BudgetAspect::Valid | BudgetAspect::WithinCapacity => {}
+                BudgetAspect::Cost { relative, .. } | BudgetAspect::Value { relative, .. } => {
+                    tolerance_ok(cx, at, *relative)
+                }
+                BudgetAspect::Optimal { tolerance } => tolerance_ok(cx, at, *tolerance),
+            }
+        }
+        DomainCheck::Outing(o) => {
+            workspace_path(cx, at, &o.path);
+            let (s1, s2, s3) = o.map.stays;
+            if o.map.sites.len() > 40 || o.map.restaurants.len() > 40 || s1 + s2 + s3 > 24 * 60 {
+                cx.err(
+                    ErrorCode::BadValue,
+                    format!("{at}.map"),
+                    "a map has at most 40 sites and 40 restaurants, and stays add up to at most a day",
+                );
+                return;
+            }
+            match outings(&o.map) {
+                Err(e) => cx.err(ErrorCode::BadValue, format!("{at}.map"), e),
+                Ok(all) => {
+                    if all.len() > MAX_OUTINGS {
+                        cx.err(
+                            ErrorCode::BadValue,
+                            format!("{at}.map"),
+                            format!(
+                                "the map allows {} outings; at most {MAX_OUTINGS}",
+                                all.len()
+                            ),
+                        );
+                    }
+                    if let Some((m, l, a)) = &o.given {
+                        let fold = |s: &str| {
+                            s.split_whitespace()
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                                .to_lowercase()
+                        };
+                        let found = all.iter().any(|x| {
+                            fold(&o.map.sites[x.morning].0) == fold(m)
+                                && fold(&o.map.restaurants[x.lunch].0) == fold(l)
+                                && fold(&o.map.sites[x.afternoon].0) == fold(a)
+                        });
+                        if !found {
+                            cx.err(
+                                ErrorCode::BadValue,
+                                format!("{at}.given"),
+                                format!("({m}, {l}, {a}) is not a feasible outing on this map"),
+                            );
+                        }
+                    }
+                }
+            }
+            match &o.aspect {
+                OutingAspect::Metric { tolerance, .. } => tolerance_ok(cx, at, *tolerance),
+                OutingAspect::OnTime { limit } if parse_hhmm(limit).is_none() => cx.err(
+                    ErrorCode::BadTime,
+                    format!("{at}.aspect"),
+                    format!("`{limit}` is not HH:MM"),
+                ),
+                _ => {}
+            }
+        }
+        DomainCheck::DateIn {
+            path, first, last, ..
+        } => {
+            workspace_path(cx, at, path);
+            match (parse_date(first), parse_date(last)) {
+                (Some(f), Some(l)) if f <= l => {}
+                _ => cx.err(
+                    ErrorCode::BadValue,
+                    at.to_owned(),
+                    format!("`{first}`..`{last}` is not a range of YYYY-MM-DD dates"),
+                ),
+            }
         }
     }
 }
@@ -1248,5 +1547,146 @@ mod message_sent_tests {
             codes(r#"All([MessageSent(to: "npc/zed", contains: ["x"])])"#),
             [ErrorCode::UnknownPerson]
         );
+    }
+}
+
+#[cfg(test)]
+mod drawing_tests {
+    use super::*;
+    use crate::scenario::{BudgetCheck, OutingCheck, OutingMap};
+
+    fn problems(f: impl FnOnce(&mut Ctx<'_>)) -> Vec<String> {
+        let mut cx = Ctx {
+            file: Path::new("t.ron"),
+            errors: Vec::new(),
+            budget_memo: Vec::new(),
+        };
+        f(&mut cx);
+        cx.errors
+            .iter()
+            .map(|e| format!("{:?}: {}", e.location, e.message))
+            .collect()
+    }
+
+    #[test]
+    fn drawings_are_bounded_and_their_colours_valid() {
+        let ok = Drawing {
+            width: 10,
+            height: 10,
+            background: "#ffffff".into(),
+            shapes: vec![
+                Shape::Rect(0, 0, 5, 5, "#000000".into()),
+                Shape::Text(0, 0, 1, "#ff0000".into(), "Grid 0-9".into()),
+            ],
+        };
+        assert!(problems(|cx| check_drawing(cx, "d", &ok)).is_empty());
+        let bad = Drawing {
+            width: 0,
+            height: 4096,
+            background: "white".into(),
+            shapes: vec![
+                Shape::Line(0, 0, 99_999, 0, 0, "#12345".into()),
+                Shape::Text(0, 0, 9, "#000000".into(), "caf\u{e9} {x}".into()),
+                Shape::Disc(0, 0, 3, "#00ff00".into()),
+            ],
+        };
+        let p = problems(|cx| check_drawing(cx, "d", &bad)).join("\n");
+        for want in [
+            "width must be 1-2048",
+            "height must be 1-2048",
+            "`white` is not a colour",
+            "thickness must be 1-32",
+            "`#12345` is not a colour",
+            "within +-16384",
+            "scale must be 1-8",
+            "cannot draw '{', '}', '\u{e9}'",
+        ] {
+            assert!(p.contains(want), "{want} in:\n{p}");
+        }
+        let many = Drawing {
+            width: 10,
+            height: 10,
+            background: "#ffffff".into(),
+            shapes: (0..300)
+                .map(|i| Shape::Rect(0, 0, 1, 1, format!("#0000{:02x}", i % 256)).clone())
+                .chain((0..2).map(|i| Shape::Rect(0, 0, 1, 1, format!("#01{i:02x}00"))))
+                .collect(),
+        };
+        let p = problems(|cx| check_drawing(cx, "d", &many)).join("\n");
+        assert!(p.contains("at most 256 distinct colours, found 259"), "{p}");
+    }
+
+    #[test]
+    fn domain_checks_must_carry_consistent_data() {
+        let mut b = BudgetCheck {
+            path: "workspace/plan.json".into(),
+            selection: "/selected".into(),
+            aspect: BudgetAspect::Optimal { tolerance: 0.05 },
+            capacity: 700,
+            best: 1720.5,
+            items: vec![
+                ("A".into(), 400, 1000.5),
+                ("B".into(), 300, 700.25),
+                ("C".into(), 300, 720.0),
+            ],
+        };
+        let run = |d: DomainCheck| problems(|cx| check_domain(cx, "c", &d)).join("\n");
+        assert_eq!(run(DomainCheck::Budget(b.clone())), "");
+        b.best = 1800.0;
+        b.items.push(("a".into(), 0, 0.0));
+        b.items.push(("D".into(), 5000, 1.234));
+        b.path = "drive/plan.json".into();
+        let p = run(DomainCheck::Budget(b));
+        for want in [
+            "answers are checked in `workspace/`",
+            "`a` is empty or used twice",
+            "costs must be at least 1",
+            "value 1.234 has more than two decimals",
+            "best is 1800, but the best selection within 700 is worth 1720.50",
+        ] {
+            assert!(p.contains(want), "{want} in:\n{p}");
+        }
+        let map = OutingMap {
+            base: "Office".into(),
+            sites: vec![("A".into(), 20, 4.0), ("B".into(), 0, 3.5)],
+            restaurants: vec![("R".into(), 60, 4.5)],
+            roads: vec![
+                ("Office".into(), "A".into(), 10.0),
+                ("A".into(), "R".into(), 5.0),
+                ("R".into(), "B".into(), 4.0),
+            ],
+            depart: "09:00".into(),
+            speed_kmh: 30,
+            stays: (120, 90, 120),
+        };
+        let mut o = OutingCheck {
+            path: "workspace/o.json".into(),
+            aspect: OutingAspect::OnTime {
+                limit: "17:30".into(),
+            },
+            given: Some(("A".into(), "R".into(), "B".into())),
+            map: map.clone(),
+        };
+        assert_eq!(run(DomainCheck::Outing(o.clone())), "");
+        o.given = Some(("A".into(), "R".into(), "A".into()));
+        o.aspect = OutingAspect::OnTime {
+            limit: "5pm".into(),
+        };
+        o.map.roads.pop();
+        let p = run(DomainCheck::Outing(o.clone()));
+        assert!(p.contains("do not connect"), "{p}");
+        assert!(p.contains("`5pm` is not HH:MM"), "{p}");
+        o.map = map;
+        let p = run(DomainCheck::Outing(o));
+        assert!(p.contains("(A, R, A) is not a feasible outing"), "{p}");
+        let date = |first: &str, last: &str| DomainCheck::DateIn {
+            path: "workspace/o.json".into(),
+            pointer: "/d".into(),
+            first: first.into(),
+            last: last.into(),
+        };
+        assert_eq!(run(date("2025-11-02", "2025-11-02")), "");
+        assert!(run(date("2025-11-03", "2025-11-02")).contains("not a range"));
+        assert!(run(date("2025-11-31", "2025-12-02")).contains("not a range"));
     }
 }

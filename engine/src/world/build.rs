@@ -22,6 +22,7 @@ fn bytes_of(loaded: &LoadedScenario, path: &str, c: &Content) -> Vec<u8> {
     match c {
         Content::Text(t) => t.as_bytes().to_vec(),
         Content::Sidecar { .. } => loaded.assets.get(path).cloned().unwrap_or_default(),
+        Content::Drawing(d) => crate::render::png(d),
     }
 }
 

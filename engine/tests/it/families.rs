@@ -378,6 +378,8 @@ fn any_wrong(
         "urgent_interrupt" => tbsim::generate::urgent_interrupt::wrong_answers(task, s),
         "changed_requirement" => tbsim::generate::changed_requirement::wrong_answers(task, s),
         "handoff_chain" => tbsim::generate::handoff_chain::wrong_answers(task, s),
+        "ads_strategy" => tbsim::generate::ads_strategy::wrong_answers(task, s),
+        "event_planning" => tbsim::generate::event_planning::wrong_answers(task, s),
         "website_monitor" => tbsim::generate::website_monitor::wrong_answers(task, s),
         other => panic!("no wrong-answer generator for family `{other}`"),
     }

@@ -221,7 +221,7 @@ fn attendance_trivially_wrong_answers_fail() {
             .filter(|f| f.path.starts_with("drive/hr/"))
             .map(|f| match &f.content {
                 Content::Text(t) => t.clone(),
-                Content::Sidecar { .. } => String::new(),
+                Content::Sidecar { .. } | Content::Drawing(_) => String::new(),
             });
         let mut bodies: Vec<(String, String)> = vec![("empty file".into(), String::new())];
         bodies.extend(copied.map(|c| ("copied input".to_string(), c)));

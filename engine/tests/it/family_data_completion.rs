@@ -74,7 +74,7 @@ fn dataset(s: &Scenario) -> &str {
         .unwrap();
     match &f.content {
         Content::Text(t) => t,
-        Content::Sidecar { .. } => panic!("text expected"),
+        Content::Sidecar { .. } | Content::Drawing(_) => panic!("text expected"),
     }
 }
 

@@ -8,6 +8,10 @@ mod cli;
 mod determinism;
 // Every family over many seeds: oracle 1.0, idle 0, through a RON round trip.
 mod families;
+// ADs strategy: heatmap images, budget checker, wrong answers.
+mod family_ads_strategy;
+// Event planning: own map per instance, date ranges, itineraries.
+mod family_event_planning;
 // Adversarial and malformed tool calls are refused, counted, and never panic.
 mod tools;
 // Engine behaviours through the tools: interrupts, deadlines, events, chat, calendar, files.

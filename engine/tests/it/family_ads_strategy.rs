@@ -1,0 +1,357 @@
+//! ADs strategy over many seeds, every variant, and trivially wrong answers.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use tbsim::agent::{Idle, Oracle};
+use tbsim::generate::{Family, ScenarioPlan, Suite, TaskPlan, ads_strategy, generate_suite};
+use tbsim::scenario::{Check, Content, LoadedScenario, Scenario, TaskSpec, parse_str, validate};
+
+/// A one-task suite for `family` at `seed`.
+pub(crate) fn suite(seed: u64, family: Family) -> Suite {
+    Suite {
+        name: "sweep".into(),
+        seed,
+        scenarios: vec![ScenarioPlan {
+            name: format!("sweep-{seed}"),
+            description: String::new(),
+            date: "2025-10-01".into(),
+            start: "09:00".into(),
+            end: "18:00".into(),
+            company_size: 40,
+            tasks: vec![TaskPlan {
+                id: "t".into(),
+                family,
+                release: Default::default(),
+                deadline: None,
+                priority: Default::default(),
+            }],
+            days: Vec::new(),
+        }],
+    }
+}
+
+/// Parses and validates generated RON as the CLI would.
+pub(crate) fn load(text: &str) -> LoadedScenario {
+    let path = Path::new("sweep.ron");
+    let scenario = parse_str(text, path).expect("generated RON parses");
+    validate(&scenario, path, None).expect("generated scenarios validate");
+    LoadedScenario {
+        scenario,
+        path: path.into(),
+        source: text.into(),
+        blake3: blake3::hash(text.as_bytes()).to_hex().to_string(),
+        assets: Default::default(),
+    }
+}
+
+/// Generates, round-trips and runs one scenario: the oracle scores 1 with no tool
+/// errors, the idle agent 0, and regeneration gives the same bytes. Returns the text.
+pub(crate) fn check_one(seed: u64, family: impl Fn() -> Family) -> String {
+    let text = generate_suite(&suite(seed, family())).unwrap().remove(0).1;
+    assert_eq!(
+        generate_suite(&suite(seed, family())).unwrap()[0].1,
+        text,
+        "seed {seed} regenerates identically"
+    );
+    let loaded = load(&text);
+    let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
+    assert_eq!(
+        o.checkpoint_score, 1.0,
+        "seed {seed}: oracle failed: {:#?}",
+        o.tasks
+    );
+    assert!(o.errors.is_empty(), "seed {seed}: {:?}", o.errors);
+    let (i, _) = crate::util::run(&loaded, &mut Idle::default(), None);
+    assert_eq!(
+        i.checkpoint_score, 0.0,
+        "seed {seed}: a checkpoint passed with no action"
+    );
+    text
+}
+
+/// 200 seeds with unset parameters, then every variant once.
+pub(crate) fn sweep(
+    unset: impl Fn() -> Family,
+    variants: Vec<(String, Family)>,
+) -> BTreeSet<String> {
+    let mut texts = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    for seed in 0..200 {
+        let text = check_one(seed, &unset);
+        let s = parse_str(&text, Path::new("x.ron")).unwrap();
+        seen.extend(s.tasks.iter().map(|t| t.variant.clone()));
+        texts.insert(text);
+    }
+    assert_eq!(texts.len(), 200, "every seed gives a different world");
+    for (i, (key, family)) in variants.iter().enumerate() {
+        let text = check_one(10_000 + i as u64, || family.clone());
+        let s = parse_str(&text, Path::new("x.ron")).unwrap();
+        assert_eq!(&s.tasks[0].variant, key);
+    }
+    seen
+}
+
+/// Writes `body` to `path` and ends the day; returns (checkpoint key, passed).
+pub(crate) fn score_answer(loaded: &LoadedScenario, path: &str, body: &str) -> Vec<(String, bool)> {
+    use tbsim::sim::{Decision, Sim, SimConfig};
+    use tbsim::tools::{LivePython, ToolCall};
+    use tbsim::trajectory::Trajectory;
+    let mut sim = Sim::new(
+        loaded,
+        SimConfig::default(),
+        Trajectory::in_memory(),
+        Box::new(LivePython::default()),
+    );
+    sim.begin();
+    let args = serde_json::json!({"path": path, "content": body}).to_string();
+    sim.step(&Decision {
+        calls: vec![ToolCall {
+            id: "1".into(),
+            name: "write_file".into(),
+            arguments: args,
+        }],
+    });
+    sim.end(tbsim::world::EndReason::Finished);
+    sim.results().tasks[0]
+        .checkpoints
+        .iter()
+        .map(|c| (c.key.clone(), c.passed))
+        .collect()
+}
+
+/// The answer file of a task: the path of its first domain check.
+pub(crate) fn answer_path(task: &TaskSpec) -> String {
+    task.checkpoints
+        .iter()
+        .find_map(|c| match &c.check {
+            Check::Domain(d) => Some(match d.as_ref() {
+                tbsim::scenario::DomainCheck::Budget(b) => b.path.clone(),
+                tbsim::scenario::DomainCheck::Outing(o) => o.path.clone(),
+                tbsim::scenario::DomainCheck::DateIn { path, .. } => path.clone(),
+            }),
+            _ => None,
+        })
+        .expect("an answer check")
+}
+
+/// A family's `wrong_answers` function.
+pub(crate) type WrongAnswers = fn(&TaskSpec, &Scenario) -> Vec<(String, String)>;
+
+/// Empty file, copied input and the family's "every candidate" answers leave every
+/// answer checkpoint (all but `process`) unpassed; `format` checkpoints may pass only
+/// for the "every candidate" answers.
+pub(crate) fn wrong_answers_fail(
+    loaded: &LoadedScenario,
+    input: &str,
+    wrong: WrongAnswers,
+    process: &[&str],
+    format: &[&str],
+) {
+    let task = &loaded.scenario.tasks[0];
+    let path = answer_path(task);
+    let input = loaded
+        .scenario
+        .files
+        .iter()
+        .find(|f| f.path == input)
+        .map(|f| match &f.content {
+            Content::Text(t) => t.clone(),
+            _ => panic!("text input"),
+        })
+        .expect("input file");
+    let mut answers = vec![
+        ("empty file".to_owned(), path.clone(), String::new(), false),
+        ("copied input".to_owned(), path.clone(), input, false),
+    ];
+    let candidates = wrong(task, &loaded.scenario);
+    assert!(!candidates.is_empty());
+    for (p, body) in candidates {
+        answers.push(("every candidate".to_owned(), p, body, true));
+    }
+    for (label, p, body, lenient) in answers {
+        for (key, passed) in score_answer(loaded, &p, &body) {
+            if process.contains(&key.as_str()) || (lenient && format.contains(&key.as_str())) {
+                continue;
+            }
+            assert!(!passed, "{label}: checkpoint `{key}` must not pass");
+        }
+    }
+}
+
+fn unset() -> Family {
+    Family::AdsStrategy(ads_strategy::Params::default())
+}
+
+#[test]
+fn ads_strategy_over_seeds_and_variants() {
+    let variants = ads_strategy::variants()
+        .into_iter()
+        .map(|(k, p)| (k, Family::AdsStrategy(p)))
+        .collect();
+    let seen = sweep(unset, variants);
+    assert_eq!(seen.len(), 5, "200 seeds cover every preset: {seen:?}");
+}
+
+#[test]
+fn ads_strategy_trivially_wrong_answers_fail() {
+    for seed in (0..200).step_by(20) {
+        let text = generate_suite(&suite(seed, unset())).unwrap().remove(0).1;
+        let loaded = load(&text);
+        let csv = loaded
+            .scenario
+            .files
+            .iter()
+            .find(|f| f.path.ends_with(".csv"))
+            .unwrap()
+            .path
+            .clone();
+        wrong_answers_fail(
+            &loaded,
+            &csv,
+            ads_strategy::wrong_answers,
+            &["handbook_read", "heatmap_viewed"],
+            &["plan_valid"],
+        );
+    }
+}
+
+#[test]
+fn ads_strategy_heatmaps_are_images_and_the_city_matters() {
+    let with = |city: &str| {
+        Family::AdsStrategy(ads_strategy::Params {
+            city: Some(city.into()),
+            difficulty: Some(ads_strategy::Level::VeryHard),
+            ..Default::default()
+        })
+    };
+    let a = generate_suite(&suite(5, with("Shanghai")))
+        .unwrap()
+        .remove(0)
+        .1;
+    let b = generate_suite(&suite(5, with("XiAn"))).unwrap().remove(0).1;
+    let (sa, sb) = (load(&a).scenario, load(&b).scenario);
+    let images = |s: &Scenario| -> Vec<(String, tbsim::scenario::Drawing)> {
+        s.files
+            .iter()
+            .filter_map(|f| match &f.content {
+                Content::Drawing(d) => Some((f.path.clone(), d.clone())),
+                _ => None,
+            })
+            .collect()
+    };
+    let (ia, ib) = (images(&sa), images(&sb));
+    assert_eq!(ia.len(), 3, "one heatmap per audience group");
+    assert!(ia.iter().all(|(p, _)| p.ends_with("_shanghai.png")));
+    assert!(ib.iter().all(|(p, _)| p.ends_with("_xi_an.png")));
+    assert_ne!(ia[0].1, ib[0].1, "another city draws other maps");
+    // Rendered PNGs are deterministic and compact.
+    for (_, d) in &ia {
+        let png = tbsim::render::png(d);
+        assert!(png.starts_with(b"\x89PNG"));
+        assert!(png.len() < 100_000, "{} bytes", png.len());
+        assert_eq!(png, tbsim::render::png(d));
+    }
+    // The densities are nowhere in the text files the agent can read.
+    let csv = sa.files.iter().find(|f| f.path.ends_with(".csv")).unwrap();
+    let Content::Text(csv) = &csv.content else {
+        panic!()
+    };
+    assert!(!csv.to_lowercase().contains("density"));
+    assert!(sa.tasks[0].objective.contains("Shanghai"));
+    assert!(sb.tasks[0].objective.contains("Xi'an"));
+    // The budget scales with the city's price level.
+    assert_ne!(
+        sa.tasks[0]
+            .objective
+            .split("budget is ")
+            .nth(1)
+            .map(|s| &s[..6]),
+        sb.tasks[0]
+            .objective
+            .split("budget is ")
+            .nth(1)
+            .map(|s| &s[..6])
+    );
+}
+
+#[test]
+fn ads_strategy_explicit_parameters_are_honoured_and_checked() {
+    let p = ads_strategy::Params {
+        difficulty: Some(ads_strategy::Level::Hard),
+        city: Some("nanjing".into()),
+        budget: Some(9_000),
+        num_channels: Some(12),
+        channel_mix: Some(ads_strategy::ChannelMix::CampusHeavy),
+        heatmap_size: Some(20),
+        heatmap_centers: Some(3),
+        heatmap_min_center_distance: Some(3.0),
+        heatmap_sigma: Some((2.0, 3.0)),
+        cost_range: Some((1_000, 2_000)),
+        effect_range: Some((500, 900)),
+        budget_tolerance: Some(0.1),
+        target_group: Some(ads_strategy::Group::YoungProfessionals),
+    };
+    let text = check_one(3, || Family::AdsStrategy(p.clone()));
+    let s = load(&text).scenario;
+    let t = &s.tasks[0];
+    assert_eq!(t.variant, "ads_strategy/hard");
+    assert!(t.objective.contains("Nanjing") && t.objective.contains("young professionals"));
+    assert!(t.objective.contains("9000 CNY") && t.objective.contains("9900 CNY in all"));
+    let csv = s
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("channels_nanjing.csv"))
+        .unwrap();
+    let Content::Text(csv) = &csv.content else {
+        panic!()
+    };
+    assert_eq!(csv.lines().count(), 13);
+    assert!(csv.lines().skip(1).all(|l| {
+        let cost: u64 = l.split(',').nth(5).unwrap().parse().unwrap();
+        (940..=1_900).contains(&cost)
+    }));
+    for (bad, want) in [
+        (
+            ads_strategy::Params {
+                city: Some("Atlantis".into()),
+                ..Default::default()
+            },
+            "unknown city `Atlantis`",
+        ),
+        (
+            ads_strategy::Params {
+                num_channels: Some(2),
+                ..Default::default()
+            },
+            "num_channels 2 (4-60)",
+        ),
+        (
+            ads_strategy::Params {
+                heatmap_sigma: Some((5.0, 1.0)),
+                ..Default::default()
+            },
+            "heatmap_sigma",
+        ),
+        (
+            ads_strategy::Params {
+                budget_tolerance: Some(0.5),
+                ..Default::default()
+            },
+            "budget_tolerance 0.5",
+        ),
+        (
+            ads_strategy::Params {
+                budget: Some(100_000),
+                num_channels: Some(4),
+                ..Default::default()
+            },
+            "covers all 4 channels",
+        ),
+    ] {
+        let err = generate_suite(&suite(1, Family::AdsStrategy(bad)))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(want), "{err}");
+    }
+}
