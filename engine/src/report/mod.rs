@@ -600,7 +600,10 @@ impl Report {
             .iter()
             .filter_map(|r| r.stratum.parse().ok())
             .collect();
-        let labels: Vec<String> = groups.iter().map(|k| format!("{k} tasks")).collect();
+        let labels: Vec<String> = groups
+            .iter()
+            .map(|k| format!("{k} task{}", if *k == 1 { "" } else { "s" }))
+            .collect();
         let series = self
             .models
             .iter()

@@ -1,8 +1,8 @@
 //! Rendering a [`Report`] as tables: Markdown for people, CSV for tools.
 //!
 //! Every section is first turned into a [`Table`] of typed cells, so Markdown and CSV
-//! show the same rows and columns. Markdown rounds numbers for reading; CSV keeps
-//! them at full precision (Rust's shortest round-trip form), like the JSON.
+//! show the same rows and columns. Markdown rounds numbers for reading (3 decimals
+//! for scores); CSV rounds to 6 decimals; the JSON keeps full precision.
 
 use std::fmt::Write as _;
 
@@ -39,7 +39,13 @@ impl Cell {
             }
             Cell::Text(s) => s.clone(),
             Cell::Int(n) => n.to_string(),
-            Cell::Num(x, _) => x.to_string(),
+            Cell::Num(x, _) => {
+                // Six decimals, trailing zeros dropped: spreadsheet-friendly and free of
+                // binary noise (0.15750000000000003); report.json keeps full precision.
+                let s = format!("{x:.6}");
+                let s = s.trim_end_matches('0').trim_end_matches('.');
+                if s == "-0" { "0".into() } else { s.to_owned() }
+            }
             Cell::Empty => String::new(),
         }
     }
@@ -367,6 +373,10 @@ mod tests {
         assert_eq!(Cell::Text("say \"hi\"".into()).csv(), "\"say \"\"hi\"\"\"");
         assert_eq!(Cell::Text("plain".into()).csv(), "plain");
         assert_eq!(Cell::Num(0.5, 3).csv(), "0.5");
+        assert_eq!(Cell::Num(0.157_500_000_000_000_03, 4).csv(), "0.1575");
+        assert_eq!(Cell::Num(2.0, 1).csv(), "2");
+        assert_eq!(Cell::Num(0.0, 1).csv(), "0");
+        assert_eq!(Cell::Num(-1e-9, 1).csv(), "0");
         assert_eq!(Cell::Empty.csv(), "");
     }
 

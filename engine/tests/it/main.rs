@@ -12,4 +12,6 @@ mod families;
 mod tools;
 // Engine behaviours through the tools: interrupts, deadlines, events, chat, calendar, files.
 mod engine;
+// Batch runs (concurrency, trials, async agents) and `tbsim report`.
+mod batch;
 mod errors;
