@@ -213,6 +213,9 @@ pub struct NoProgress;
 
 impl Progress for NoProgress {}
 
+/// A job's result, or why there is none.
+pub type JobResult = Result<RunResult, BatchError>;
+
 /// A job and how it went.
 #[derive(Debug)]
 pub struct JobOutcome {
@@ -240,7 +243,7 @@ pub async fn run_jobs(
     let n = jobs.len();
     let jobs = Arc::new(jobs);
     let next = Arc::new(AtomicUsize::new(0));
-    let slots: Arc<Mutex<Vec<Option<Result<RunResult, BatchError>>>>> =
+    let slots: Arc<Mutex<Vec<Option<JobResult>>>> =
         Arc::new(Mutex::new((0..n).map(|_| None).collect()));
     let spec = Arc::new(spec.clone());
     let mut workers = tokio::task::JoinSet::new();
@@ -452,5 +455,73 @@ impl BatchSummary {
         }
         s.push('\n');
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(name: &str) -> Arc<LoadedScenario> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../content/scenarios")
+            .join(format!("{name}.ron"));
+        Arc::new(crate::scenario::load_file(&path).expect("bundled scenario loads"))
+    }
+
+    #[test]
+    fn layout_keeps_single_runs_where_they_were() {
+        let (a, b) = (scenario("meeting-only"), scenario("busy-day"));
+        let out = Path::new("o");
+        let one = plan(std::slice::from_ref(&a), 1, None, out).unwrap();
+        assert_eq!(one[0].dir, out);
+        assert_eq!(one[0].recorded_trial(), None);
+        let two = plan(&[a.clone(), b.clone()], 1, None, out).unwrap();
+        assert_eq!(two[1].dir, out.join("busy-day"));
+        let trials = plan(&[a.clone(), b], 3, Some(u64::MAX - 1), out).unwrap();
+        let got: Vec<(usize, &str, u32, u64, PathBuf)> = trials
+            .iter()
+            .map(|j| (j.index, j.name(), j.trial, j.seed, j.dir.clone()))
+            .collect();
+        assert_eq!(got.len(), 6);
+        assert_eq!(
+            got[..3],
+            [
+                (
+                    0,
+                    "meeting-only",
+                    0,
+                    u64::MAX - 1,
+                    out.join("meeting-only/trial-0")
+                ),
+                (
+                    1,
+                    "meeting-only",
+                    1,
+                    u64::MAX,
+                    out.join("meeting-only/trial-1")
+                ),
+                // Seeds wrap rather than overflow.
+                (2, "meeting-only", 2, 0, out.join("meeting-only/trial-2")),
+            ]
+        );
+        assert_eq!(got[3].4, out.join("busy-day/trial-0"));
+        assert_eq!(trials[4].recorded_trial(), Some(1));
+        // Without a seed, each scenario's own is the base.
+        let own = plan(std::slice::from_ref(&a), 2, None, out).unwrap();
+        assert_eq!(own[1].seed, a.scenario.seed + 1);
+    }
+
+    #[test]
+    fn plans_refuse_collisions_and_zero() {
+        let a = scenario("meeting-only");
+        assert!(matches!(
+            plan(&[a.clone(), a.clone()], 1, None, Path::new("o")),
+            Err(BatchError::DuplicateScenario(n)) if n == "meeting-only"
+        ));
+        assert!(matches!(
+            plan(&[a], 0, None, Path::new("o")),
+            Err(BatchError::Zero(_))
+        ));
     }
 }

@@ -160,9 +160,9 @@ mod tests {
         assert!(svg.starts_with("<svg ") && svg.ends_with("</svg>\n"));
         assert!(svg.contains("a&lt;b") && !svg.contains("a<b"));
         // Full height for 1.0, half for 0.5, none for the missing value.
-        assert!(svg.contains(r#"height="220.0" fill="#0072B2""#), "{svg}");
-        assert!(svg.contains(r#"height="110.0" fill="#0072B2""#), "{svg}");
-        assert_eq!(svg.matches(r#"fill="#E69F00"><title>"#).count(), 1);
+        assert!(svg.contains(r##"height="220.0" fill="#0072B2""##), "{svg}");
+        assert!(svg.contains(r##"height="110.0" fill="#0072B2""##), "{svg}");
+        assert_eq!(svg.matches(r##"fill="#E69F00"><title>"##).count(), 1);
         assert_eq!(
             svg,
             grouped_bars(

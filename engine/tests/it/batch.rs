@@ -352,7 +352,7 @@ fn report_on_a_real_batch() {
     // Hand computation straight from the result.json files.
     let mut results = Vec::new();
     for base in [&full, &short, &idle] {
-        for p in tbsim::report::find_named(&[base.clone()], "result.json").unwrap() {
+        for p in tbsim::report::find_named(std::slice::from_ref(base), "result.json").unwrap() {
             results.push(json_file(&p));
         }
     }
@@ -408,7 +408,7 @@ fn report_on_a_real_batch() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|r| r["agent"] == "oracle" && r["stratum"] == most.to_string())
+        .find(|r| r["agent"] == "oracle" && r["stratum"].as_str() == Some(&*most.to_string()))
         .unwrap();
     assert_eq!(row["runs"], biggest.len());
     assert!(close(f(&row["checkpoint_score"]), mean(biggest.clone())));
