@@ -109,8 +109,8 @@ fn batch(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("batch");
     group.warm_up_time(Duration::from_secs(1));
-    group.measurement_time(Duration::from_secs(6));
-    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(10));
+    group.sample_size(10);
     group.throughput(Throughput::Elements(scenarios.len() as u64));
     for n in CONCURRENCY {
         let out = scratch.0.join(format!("c{n}"));
