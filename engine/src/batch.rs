@@ -228,8 +228,10 @@ pub struct JobOutcome {
 /// Runs `jobs` on the current tokio runtime, `spec.concurrency` worlds at a time, and
 /// returns their outcomes in plan order. A failed job does not stop the others.
 ///
-/// Must be called from within a multi-thread runtime (it uses `spawn_blocking` and
-/// `Handle::block_on` on the blocking threads; see the module docs).
+/// Must be called from within a tokio runtime: worlds run on its blocking pool and
+/// await their agents through its handle (see the module docs). Either flavour works;
+/// on a current-thread runtime, all agents' I/O is driven by the thread awaiting this
+/// future, which is why [`run_jobs_blocking`] builds a multi-thread one.
 pub async fn run_jobs(
     jobs: Vec<Job>,
     spec: &BatchSpec,

@@ -267,7 +267,7 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         let bar = indicatif::ProgressBar::new(jobs.len() as u64);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs, eta {eta} {msg}",
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs, eta {eta} {wide_msg}",
             )
             .expect("the progress template is valid"),
         );
@@ -347,12 +347,22 @@ impl Progress for ProgressBar {
 fn cmd_report(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<ExitCode> {
     let runs = tbsim::report::load_runs(dirs)?;
     let report = tbsim::report::Report::new(&runs);
-    let out = out.unwrap_or_else(|| dirs[0].join("report"));
+    let out = out.unwrap_or_else(|| {
+        // A result.json given directly puts the report beside it.
+        let first = &dirs[0];
+        let base = if first.is_file() {
+            first.parent().unwrap_or(Path::new("."))
+        } else {
+            first.as_path()
+        };
+        base.join("report")
+    });
     let written = report.write(&out)?;
     write!(std::io::stdout().lock(), "{}", report.markdown())?;
     eprintln!(
-        "report of {} runs written to {} ({} files)",
+        "report of {} run{} written to {} ({} files)",
         report.runs,
+        if report.runs == 1 { "" } else { "s" },
         out.display(),
         written.len()
     );
