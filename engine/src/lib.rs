@@ -24,6 +24,9 @@
 //!   idle agent.
 //! * Each run writes a [`trajectory`]; [`replay`] re-drives a fresh world from it and
 //!   must reproduce every line and the digest.
+//! * [`batch`] runs many scenarios and trials as independent worlds, a bounded number
+//!   at a time, with identical outputs whatever the concurrency; [`report`] turns
+//!   their `result.json` files into the paper's tables and charts.
 //!
 //! ## Ordering guarantees
 //!
@@ -55,6 +58,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod batch;
 pub mod calculator;
 pub mod check;
 pub mod generate;
@@ -64,6 +68,7 @@ pub mod python;
 pub mod queue;
 pub mod render;
 pub mod replay;
+pub mod report;
 pub mod result;
 pub mod rng;
 pub mod run;

@@ -1,15 +1,17 @@
 //! The `tbsim` command line.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
-use tbsim::agent::{Agent, Idle, Oracle};
+use tbsim::agent::{Agent, AgentError, Idle, Oracle};
+use tbsim::batch::{BatchError, BatchSpec, BatchSummary, Job, Progress};
 use tbsim::result::{RunResult, render_table};
-use tbsim::run::{RunLimits, run_to_dir};
+use tbsim::run::RunLimits;
 use tbsim::scenario::{LoadedScenario, load_file};
 use tbsim::sim::SimConfig;
 use tbsim::world::FeedbackPolicy;
@@ -31,8 +33,19 @@ enum Command {
     Run(RunArgs),
     /// Re-drive a recorded run and check it reproduces exactly.
     Replay {
-        /// A run directory (or a directory of run directories).
+        /// A run directory (or a directory holding run directories at any depth).
         run_dir: PathBuf,
+    },
+    /// Tables and charts from run results: per model, by number of tasks, difficulty,
+    /// family and day, pass^k, tool-call errors, tokens and cost.
+    Report {
+        /// Run directories (searched at any depth for result.json).
+        #[arg(required = true)]
+        run_dirs: Vec<PathBuf>,
+        /// Where to write report.md, report.json, the CSVs and the SVG charts
+        /// (default: `<first run dir>/report`).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Parse and check scenario files.
     Validate {
@@ -150,6 +163,13 @@ struct RunArgs {
     /// Mentor feedback delivered each morning on the previous days' finished tasks.
     #[arg(long, value_enum, default_value_t = Feedback::Detailed)]
     feedback: Feedback,
+    /// Runs (independent worlds) in flight at once; results do not depend on it.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    concurrency: u32,
+    /// Independent runs per scenario; trial t uses seed base + t (base: --seed or the
+    /// scenario's) and goes to `<out>/<scenario>/trial-<t>/`.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    trials: u32,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy)]
@@ -211,15 +231,7 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     if bad > 0 {
         bail!("{bad} scenario file(s) are invalid; nothing was run");
     }
-    let mut names = std::collections::BTreeSet::new();
-    for l in &loaded {
-        if !names.insert(l.scenario.name.clone()) {
-            bail!(
-                "two scenarios are named `{}`; run directories would collide",
-                l.scenario.name
-            );
-        }
-    }
+    let loaded: Vec<Arc<LoadedScenario>> = loaded.into_iter().map(Arc::new).collect();
     let out = args.out.clone().unwrap_or_else(|| {
         let label = if loaded.len() == 1 {
             loaded[0].scenario.name.clone()
@@ -228,32 +240,55 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         };
         PathBuf::from("runs").join(format!("{label}-{agent_name}"))
     });
-    let limits = RunLimits {
-        max_steps: args.max_steps,
-    };
-    let mut results: Vec<RunResult> = Vec::new();
-    for l in &loaded {
-        let dir = if loaded.len() == 1 {
-            out.clone()
-        } else {
-            out.join(&l.scenario.name)
-        };
-        let mut agent = make_agent(&agent_name, l)?;
-        let config = SimConfig {
-            seed: args.seed,
+    let jobs = tbsim::batch::plan(&loaded, args.trials, args.seed, &out)?;
+    let spec = BatchSpec {
+        concurrency: args.concurrency as usize,
+        limits: RunLimits {
+            max_steps: args.max_steps,
+        },
+        config: SimConfig {
+            seed: None,
             hints: args.hints,
             turn_cost_secs: args.turn_cost,
             agent: agent_name.clone(),
             feedback: args.feedback.into(),
             shuffle: None,
-        };
-        let r = run_to_dir(l, agent.as_mut(), config, &limits, &dir)
-            .with_context(|| format!("running `{}`", l.path.display()))?;
-        results.push(r);
+        },
+    };
+    let name = agent_name.clone();
+    let agents = Arc::new(move |job: &Job| {
+        make_agent(&name, &job.scenario).map_err(|e| AgentError(format!("{e:#}")))
+    });
+    // The bar draws on stderr only for a person watching: never into a pipe or a log,
+    // and not alongside machine-readable output.
+    let bar = if args.json || !std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let bar = indicatif::ProgressBar::new(jobs.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs, eta {eta} {wide_msg}",
+            )
+            .expect("the progress template is valid"),
+        );
+        bar
+    };
+    let started = std::time::Instant::now();
+    let outcomes =
+        tbsim::batch::run_jobs_blocking(jobs, &spec, agents, Arc::new(ProgressBar(bar.clone())))?;
+    bar.finish_and_clear();
+    let summary = BatchSummary::new(&outcomes);
+    let mut results: Vec<RunResult> = Vec::new();
+    let mut failures = Vec::new();
+    for o in outcomes {
+        match o.result {
+            Ok(r) => results.push(r),
+            Err(e) => failures.push(e),
+        }
     }
     let mut stdout = std::io::stdout().lock();
     if args.json {
-        let text = if results.len() == 1 {
+        let text = if results.len() == 1 && failures.is_empty() {
             serde_json::to_string_pretty(&results[0])?
         } else {
             serde_json::to_string_pretty(&results)?
@@ -261,26 +296,86 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         writeln!(stdout, "{text}")?;
     } else {
         write!(stdout, "{}", render_table(&results))?;
+        if summary.runs > 1 {
+            write!(stdout, "{}", summary.render())?;
+        }
         writeln!(
             stdout,
-            "run written to {} (replay with `tbsim replay {}`)",
+            "run written to {} (replay with `tbsim replay {}`; tables with `tbsim report {}`)",
+            out.display(),
             out.display(),
             out.display()
         )?;
     }
+    if summary.runs > 1 {
+        eprintln!(
+            "{} runs in {:.1} s of wall time at concurrency {}",
+            summary.runs,
+            started.elapsed().as_secs_f64(),
+            args.concurrency
+        );
+    }
+    if !failures.is_empty() {
+        for e in &failures {
+            eprintln!("error: {e}");
+        }
+        bail!("{} of {} runs failed", failures.len(), summary.runs);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The progress bar, fed by the batch runner's world threads.
+struct ProgressBar(indicatif::ProgressBar);
+
+impl Progress for ProgressBar {
+    fn finished(&self, job: &Job, outcome: &Result<RunResult, BatchError>) {
+        let label = if job.trials > 1 {
+            format!("{} trial {}", job.name(), job.trial)
+        } else {
+            job.name().to_owned()
+        };
+        match outcome {
+            Ok(r) => self
+                .0
+                .set_message(format!("{label}: score {:.3}", r.checkpoint_score)),
+            Err(e) => self.0.println(format!("failed: {e}")),
+        }
+        self.0.inc(1);
+    }
+}
+
+fn cmd_report(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<ExitCode> {
+    let runs = tbsim::report::load_runs(dirs)?;
+    let report = tbsim::report::Report::new(&runs);
+    let out = out.unwrap_or_else(|| {
+        // A result.json given directly puts the report beside it.
+        let first = &dirs[0];
+        let base = if first.is_file() {
+            first.parent().unwrap_or(Path::new("."))
+        } else {
+            first.as_path()
+        };
+        base.join("report")
+    });
+    let written = report.write(&out)?;
+    write!(std::io::stdout().lock(), "{}", report.markdown())?;
+    eprintln!(
+        "report of {} run{} written to {} ({} files)",
+        report.runs,
+        if report.runs == 1 { "" } else { "s" },
+        out.display(),
+        written.len()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
 fn run_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
-    if dir.join("trajectory.jsonl").is_file() {
-        return Ok(vec![dir.to_path_buf()]);
-    }
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+    // At any depth, so a batch with trials (`<out>/<scenario>/trial-<t>/`) replays too.
+    let dirs: Vec<PathBuf> = tbsim::report::find_named(&[dir.to_path_buf()], "trajectory.jsonl")
         .with_context(|| format!("cannot read `{}`", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("trajectory.jsonl").is_file())
+        .into_iter()
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
         .collect();
-    dirs.sort();
     if dirs.is_empty() {
         bail!(
             "`{}` holds no trajectory.jsonl (nor do its subdirectories); pass a run directory written by `tbsim run`",
@@ -516,6 +611,7 @@ fn main() -> ExitCode {
     let res = match cli.command {
         Command::Run(args) => cmd_run(args),
         Command::Replay { run_dir } => cmd_replay(&run_dir),
+        Command::Report { run_dirs, out } => cmd_report(&run_dirs, out),
         Command::Validate { scenarios } => cmd_validate(&scenarios),
         Command::Tools { json } => cmd_tools(json),
         Command::Gen {

@@ -76,6 +76,10 @@ pub struct RunResult {
     pub agent: String,
     /// Master seed used.
     pub seed: u64,
+    /// Trial index, for batch runs with several trials per scenario (trial `t` runs
+    /// with seed `base + t`); absent for a single run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial: Option<u32>,
     /// Hint tier.
     pub hints: u8,
     /// Mean task score (0..1).
@@ -222,6 +226,7 @@ pub(crate) fn collect(
         scenario: scenario.to_owned(),
         agent: config.agent.clone(),
         seed: world.resource::<crate::world::Rngs>().0.master(),
+        trial: None,
         hints: config.hints,
         checkpoint_score: task_results.iter().map(|t| t.score).sum::<f64>() / n,
         success_rate: task_results.iter().filter(|t| t.success).count() as f64 / n,

@@ -50,15 +50,27 @@ impl Default for RunLimits {
     }
 }
 
-/// Drives `agent` on `sim` until the run ends.
+/// Drives `agent` on `sim` until the run ends, blocking the current thread while the
+/// agent decides (see [`drive_async`]).
 pub fn drive(sim: &mut Sim, agent: &mut dyn Agent, limits: &RunLimits) -> RunResult {
+    block_on(drive_async(sim, agent, limits))
+}
+
+/// Drives `agent` on `sim` until the run ends.
+///
+/// The only await point is the agent's decision: the simulation itself is stepped
+/// synchronously in between, so the future is runtime-agnostic. The batch runner
+/// (`crate::batch`) polls it on a blocking thread inside a tokio runtime, so an agent
+/// whose decision awaits network I/O finds a reactor, and a slow simulation step (a
+/// sandboxed Python call) never stalls other worlds' I/O.
+pub async fn drive_async(sim: &mut Sim, agent: &mut dyn Agent, limits: &RunLimits) -> RunResult {
     let mut obs = sim.begin();
     while !sim.is_over() {
         if sim.steps() >= limits.max_steps {
             sim.end(EndReason::MaxSteps);
             break;
         }
-        match block_on(agent.decide(&obs)) {
+        match agent.decide(&obs).await {
             Ok(decision) => obs = sim.step(&decision),
             Err(_) => {
                 sim.end(EndReason::AgentError);
@@ -108,6 +120,20 @@ pub fn run_to_dir(
     limits: &RunLimits,
     out: &Path,
 ) -> Result<RunResult, RunError> {
+    block_on(run_to_dir_async(loaded, agent, config, limits, out, None))
+}
+
+/// Runs and writes the run directory `out`, awaiting the agent's decisions (see
+/// [`drive_async`]). `trial` is recorded in `result.json` when given (batch runs with
+/// several trials per scenario).
+pub async fn run_to_dir_async(
+    loaded: &LoadedScenario,
+    agent: &mut dyn Agent,
+    config: SimConfig,
+    limits: &RunLimits,
+    out: &Path,
+    trial: Option<u32>,
+) -> Result<RunResult, RunError> {
     std::fs::create_dir_all(out).map_err(io(out))?;
     let scen = out.join("scenario.ron");
     std::fs::write(&scen, &loaded.source).map_err(io(&scen))?;
@@ -125,10 +151,11 @@ pub fn run_to_dir(
     let traj_path = out.join("trajectory.jsonl");
     let trace = Trajectory::to_file(&traj_path).map_err(io(&traj_path))?;
     let mut sim = Sim::new(loaded, config, trace, Box::new(LivePython::default()));
-    let result = drive(&mut sim, agent, limits);
+    let mut result = drive_async(&mut sim, agent, limits).await;
     if let Some(e) = sim.trajectory().io_error() {
         return Err(RunError::Trajectory(traj_path, e.to_owned()));
     }
+    result.trial = trial;
     let res_path = out.join("result.json");
     let mut text = serde_json::to_string_pretty(&result).expect("results serialise");
     text.push('\n');

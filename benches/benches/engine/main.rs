@@ -4,7 +4,8 @@
 
 use criterion::criterion_main;
 
+mod batch;
 mod day;
 mod queue;
 
-criterion_main!(queue::benches, day::benches);
+criterion_main!(queue::benches, day::benches, batch::benches);

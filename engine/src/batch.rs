@@ -1,0 +1,529 @@
+//! Batch runs: many scenarios, several trials each, a bounded number at a time.
+//!
+//! A batch is a list of [`Job`]s, one per (scenario, trial), planned up front by
+//! [`plan`] so that every job's seed and run directory are known before anything runs.
+//! Each job is an independent world: its own [`Sim`](crate::sim::Sim), agent,
+//! trajectory file and `result.json`. Nothing is shared between worlds, so a job's
+//! output is a pure function of (scenario, seed, agent decisions) and the bytes
+//! written do not depend on `concurrency` or on which job finishes first; outcomes are
+//! returned in plan order.
+//!
+//! ## Seeds and directories
+//!
+//! Trial `t` (from 0) of a scenario runs with seed `base + t` (wrapping), where `base`
+//! is the seed given for the batch or else the scenario's own. With one trial the
+//! layout is the one `tbsim run` always had: `<out>` for a single scenario, else
+//! `<out>/<scenario>/`. With `k > 1` trials each run goes to
+//! `<out>/<scenario>/trial-<t>/` and `result.json` records `trial`.
+//!
+//! ## Threads and tokio
+//!
+//! The simulation is synchronous and single-threaded per world; only an agent's
+//! decision may await (a model behind HTTP). The runner therefore uses a multi-thread
+//! tokio runtime for I/O and timers, and runs each world on a *blocking* thread
+//! (`spawn_blocking`), polling the run future there with `Handle::block_on`:
+//!
+//! * a simulation step may block for seconds (a sandboxed `run_python` call waits on a
+//!   subprocess); on a blocking thread that never delays another world's HTTP
+//!   responses or fires its request timeouts late, as it would on a runtime worker;
+//! * while a world awaits its model, its thread parks and the runtime's workers (a
+//!   few, since they only move bytes) drive the sockets of every world;
+//! * `concurrency` is exactly the number of world threads: `N` workers each take the
+//!   next unstarted job in plan order. Parked threads are cheap, so hundreds of
+//!   worlds waiting on slow models fit in one process.
+//!
+//! The blocking pool is sized above `concurrency` because HTTP clients also use it
+//! (reqwest resolves host names on it); were every blocking thread a world waiting
+//! on a name lookup, the batch would deadlock. The runner never reads the wall clock.
+
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::agent::{Agent, AgentError};
+use crate::result::RunResult;
+use crate::run::{RunError, RunLimits, run_to_dir_async};
+use crate::scenario::LoadedScenario;
+use crate::sim::SimConfig;
+
+/// Extra blocking threads beyond the world threads, for HTTP clients' own blocking
+/// work (name resolution).
+const SPARE_BLOCKING_THREADS: usize = 32;
+
+/// Runtime workers: they only drive sockets and timers, so a few are plenty.
+const MAX_IO_WORKERS: usize = 4;
+
+/// A failed batch or batch job.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// Two scenarios share a name, so their run directories would collide.
+    #[error("two scenarios are named `{0}`; run directories would collide")]
+    DuplicateScenario(String),
+    /// `trials` or `concurrency` was zero.
+    #[error("{0} must be at least 1")]
+    Zero(&'static str),
+    /// The agent could not be created for a job.
+    #[error("cannot create the agent for `{scenario}` trial {trial}: {source}")]
+    Agent {
+        /// Scenario name.
+        scenario: String,
+        /// Trial index.
+        trial: u32,
+        /// The cause.
+        source: AgentError,
+    },
+    /// The run directory could not be written.
+    #[error("run `{scenario}` trial {trial}: {source}")]
+    Run {
+        /// Scenario name.
+        scenario: String,
+        /// Trial index.
+        trial: u32,
+        /// The cause.
+        source: RunError,
+    },
+    /// The run panicked (a bug); the other jobs go on.
+    #[error("run `{scenario}` trial {trial} panicked: {message}")]
+    Panicked {
+        /// Scenario name.
+        scenario: String,
+        /// Trial index.
+        trial: u32,
+        /// The panic payload, if it was text.
+        message: String,
+    },
+    /// The tokio runtime could not be started.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// One (scenario, trial) to run.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Position in the plan; outcomes come back in this order.
+    pub index: usize,
+    /// The scenario.
+    pub scenario: Arc<LoadedScenario>,
+    /// Trial index, from 0.
+    pub trial: u32,
+    /// Number of trials of this scenario in the batch.
+    pub trials: u32,
+    /// Master seed: the base seed plus `trial`.
+    pub seed: u64,
+    /// Run directory.
+    pub dir: PathBuf,
+}
+
+impl Job {
+    /// The scenario's name.
+    pub fn name(&self) -> &str {
+        &self.scenario.scenario.name
+    }
+
+    /// The trial recorded in `result.json`: only when there are several.
+    pub fn recorded_trial(&self) -> Option<u32> {
+        (self.trials > 1).then_some(self.trial)
+    }
+}
+
+/// Plans one job per (scenario, trial), in scenario order then trial order.
+///
+/// `seed` overrides every scenario's own base seed. Fails before anything runs if two
+/// scenarios share a name or `trials` is zero.
+pub fn plan(
+    scenarios: &[Arc<LoadedScenario>],
+    trials: u32,
+    seed: Option<u64>,
+    out: &Path,
+) -> Result<Vec<Job>, BatchError> {
+    if trials == 0 {
+        return Err(BatchError::Zero("the number of trials"));
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for s in scenarios {
+        if !names.insert(s.scenario.name.as_str()) {
+            return Err(BatchError::DuplicateScenario(s.scenario.name.clone()));
+        }
+    }
+    let mut jobs = Vec::with_capacity(scenarios.len() * trials as usize);
+    for s in scenarios {
+        let base = seed.unwrap_or(s.scenario.seed);
+        for t in 0..trials {
+            let dir = match (scenarios.len(), trials) {
+                (1, 1) => out.to_path_buf(),
+                (_, 1) => out.join(&s.scenario.name),
+                _ => out.join(&s.scenario.name).join(format!("trial-{t}")),
+            };
+            jobs.push(Job {
+                index: jobs.len(),
+                scenario: Arc::clone(s),
+                trial: t,
+                trials,
+                seed: base.wrapping_add(u64::from(t)),
+                dir,
+            });
+        }
+    }
+    Ok(jobs)
+}
+
+/// Settings shared by every job of a batch.
+#[derive(Debug, Clone)]
+pub struct BatchSpec {
+    /// Worlds running at once (at least 1).
+    pub concurrency: usize,
+    /// Limits on each run.
+    pub limits: RunLimits,
+    /// Simulation settings; each job's seed replaces `seed`.
+    pub config: SimConfig,
+}
+
+/// Makes a fresh agent for each job (agents keep per-run state).
+pub trait AgentFactory: Send + Sync {
+    /// The agent for `job`.
+    fn make(&self, job: &Job) -> Result<Box<dyn Agent>, AgentError>;
+}
+
+impl<F> AgentFactory for F
+where
+    F: Fn(&Job) -> Result<Box<dyn Agent>, AgentError> + Send + Sync,
+{
+    fn make(&self, job: &Job) -> Result<Box<dyn Agent>, AgentError> {
+        self(job)
+    }
+}
+
+/// Hears about jobs as they start and finish (a progress bar). Called from the world
+/// threads, in no particular order across jobs.
+pub trait Progress: Send + Sync {
+    /// `job` is about to run.
+    fn started(&self, job: &Job) {
+        let _ = job;
+    }
+    /// `job` is done.
+    fn finished(&self, job: &Job, outcome: &Result<RunResult, BatchError>) {
+        let _ = (job, outcome);
+    }
+}
+
+/// Progress that reports nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {}
+
+/// A job's result, or why there is none.
+pub type JobResult = Result<RunResult, BatchError>;
+
+/// A job and how it went.
+#[derive(Debug)]
+pub struct JobOutcome {
+    /// The job.
+    pub job: Job,
+    /// Its result, or why there is none.
+    pub result: Result<RunResult, BatchError>,
+}
+
+/// Runs `jobs` on the current tokio runtime, `spec.concurrency` worlds at a time, and
+/// returns their outcomes in plan order. A failed job does not stop the others.
+///
+/// Must be called from within a tokio runtime: worlds run on its blocking pool and
+/// await their agents through its handle (see the module docs). Either flavour works;
+/// on a current-thread runtime, all agents' I/O is driven by the thread awaiting this
+/// future, which is why [`run_jobs_blocking`] builds a multi-thread one.
+pub async fn run_jobs(
+    jobs: Vec<Job>,
+    spec: &BatchSpec,
+    agents: Arc<dyn AgentFactory>,
+    progress: Arc<dyn Progress>,
+) -> Result<Vec<JobOutcome>, BatchError> {
+    if spec.concurrency == 0 {
+        return Err(BatchError::Zero("concurrency"));
+    }
+    let handle = tokio::runtime::Handle::current();
+    let n = jobs.len();
+    let jobs = Arc::new(jobs);
+    let next = Arc::new(AtomicUsize::new(0));
+    let slots: Arc<Mutex<Vec<Option<JobResult>>>> =
+        Arc::new(Mutex::new((0..n).map(|_| None).collect()));
+    let spec = Arc::new(spec.clone());
+    let mut workers = tokio::task::JoinSet::new();
+    for _ in 0..spec.concurrency.min(n) {
+        let (handle, jobs, next, slots, spec, agents, progress) = (
+            handle.clone(),
+            Arc::clone(&jobs),
+            Arc::clone(&next),
+            Arc::clone(&slots),
+            Arc::clone(&spec),
+            Arc::clone(&agents),
+            Arc::clone(&progress),
+        );
+        workers.spawn_blocking(move || {
+            // Jobs start in plan order; the counter is the only coordination.
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { break };
+                progress.started(job);
+                let result = run_one(&handle, job, &spec, agents.as_ref());
+                progress.finished(job, &result);
+                lock(&slots)[i] = Some(result);
+            }
+        });
+    }
+    while let Some(joined) = workers.join_next().await {
+        if let Err(e) = joined
+            && e.is_panic()
+        {
+            // Runs are caught in `run_one`; a panic here came from a progress
+            // callback, which is the caller's bug: pass it on.
+            std::panic::resume_unwind(e.into_panic());
+        }
+    }
+    let mut slots = std::mem::take(&mut *lock(&slots));
+    let jobs = Arc::try_unwrap(jobs).unwrap_or_else(|a| (*a).clone());
+    Ok(jobs
+        .into_iter()
+        .zip(slots.iter_mut())
+        .map(|(job, slot)| {
+            let result = slot.take().unwrap_or_else(|| {
+                Err(BatchError::Panicked {
+                    scenario: job.name().to_owned(),
+                    trial: job.trial,
+                    message: "the job never ran".into(),
+                })
+            });
+            JobOutcome { job, result }
+        })
+        .collect())
+}
+
+/// Starts a runtime sized for `spec` and runs `jobs` on it (see [`run_jobs`]).
+pub fn run_jobs_blocking(
+    jobs: Vec<Job>,
+    spec: &BatchSpec,
+    agents: Arc<dyn AgentFactory>,
+    progress: Arc<dyn Progress>,
+) -> Result<Vec<JobOutcome>, BatchError> {
+    let io_workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, MAX_IO_WORKERS);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(io_workers)
+        .max_blocking_threads(spec.concurrency.max(1) + SPARE_BLOCKING_THREADS)
+        .thread_name("tbsim-batch")
+        .enable_all()
+        .build()
+        .map_err(BatchError::Runtime)?;
+    runtime.block_on(run_jobs(jobs, spec, agents, progress))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A poisoned slot table only means another worker panicked between two plain
+    // stores; the data is still consistent.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn run_one(
+    handle: &tokio::runtime::Handle,
+    job: &Job,
+    spec: &BatchSpec,
+    agents: &dyn AgentFactory,
+) -> Result<RunResult, BatchError> {
+    let scenario = || job.name().to_owned();
+    let attempt = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let mut agent = agents.make(job).map_err(|source| BatchError::Agent {
+            scenario: scenario(),
+            trial: job.trial,
+            source,
+        })?;
+        let config = SimConfig {
+            seed: Some(job.seed),
+            ..spec.config.clone()
+        };
+        handle
+            .block_on(run_to_dir_async(
+                &job.scenario,
+                agent.as_mut(),
+                config,
+                &spec.limits,
+                &job.dir,
+                job.recorded_trial(),
+            ))
+            .map_err(|source| BatchError::Run {
+                scenario: scenario(),
+                trial: job.trial,
+                source,
+            })
+    }));
+    attempt.unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "non-text panic payload".into());
+        Err(BatchError::Panicked {
+            scenario: scenario(),
+            trial: job.trial,
+            message,
+        })
+    })
+}
+
+/// Totals over a finished batch, for the summary printed at the end.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct BatchSummary {
+    /// Jobs planned.
+    pub runs: usize,
+    /// Jobs that produced a result.
+    pub completed: usize,
+    /// Jobs that failed (no result).
+    pub failed: usize,
+    /// Distinct scenarios.
+    pub scenarios: usize,
+    /// Trials per scenario.
+    pub trials: u32,
+    /// Mean checkpoint score over completed runs.
+    pub checkpoint_score: f64,
+    /// Mean success rate over completed runs.
+    pub success_rate: f64,
+    /// Share of completed runs that solved every task.
+    pub solved: f64,
+    /// pass^k with `k` = trials, when there are several trials (see
+    /// [`crate::report::pass_hat_k`]).
+    pub pass_k: Option<f64>,
+}
+
+impl BatchSummary {
+    /// Sums up `outcomes`.
+    pub fn new(outcomes: &[JobOutcome]) -> Self {
+        let done: Vec<&RunResult> = outcomes
+            .iter()
+            .filter_map(|o| o.result.as_ref().ok())
+            .collect();
+        let mean = |f: &dyn Fn(&RunResult) -> f64| {
+            if done.is_empty() {
+                0.0
+            } else {
+                done.iter().map(|r| f(r)).sum::<f64>() / done.len() as f64
+            }
+        };
+        let trials = outcomes.iter().map(|o| o.job.trials).max().unwrap_or(1);
+        let mut per_scenario: std::collections::BTreeMap<&str, (usize, usize)> =
+            std::collections::BTreeMap::new();
+        for o in outcomes {
+            let e = per_scenario.entry(o.job.name()).or_default();
+            e.0 += 1;
+            if o.result
+                .as_ref()
+                .is_ok_and(|r| crate::report::is_solved(r.success_rate))
+            {
+                e.1 += 1;
+            }
+        }
+        let counts: Vec<(usize, usize)> = per_scenario.values().copied().collect();
+        BatchSummary {
+            runs: outcomes.len(),
+            completed: done.len(),
+            failed: outcomes.len() - done.len(),
+            scenarios: per_scenario.len(),
+            trials,
+            checkpoint_score: mean(&|r| r.checkpoint_score),
+            success_rate: mean(&|r| r.success_rate),
+            solved: mean(&|r| f64::from(u8::from(crate::report::is_solved(r.success_rate)))),
+            pass_k: (trials > 1)
+                .then(|| crate::report::pass_hat_k(&counts, trials as usize))
+                .flatten(),
+        }
+    }
+
+    /// One or two lines of text.
+    pub fn render(&self) -> String {
+        let mut s = format!(
+            "batch: {} runs ({} scenario{} x {} trial{}), {} completed, {} failed | mean checkpoint score {:.3} | mean success rate {:.3} | solved {:.3}",
+            self.runs,
+            self.scenarios,
+            if self.scenarios == 1 { "" } else { "s" },
+            self.trials,
+            if self.trials == 1 { "" } else { "s" },
+            self.completed,
+            self.failed,
+            self.checkpoint_score,
+            self.success_rate,
+            self.solved
+        );
+        if let Some(p) = self.pass_k {
+            s.push_str(&format!(" | pass^{} {p:.3}", self.trials));
+        }
+        s.push('\n');
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(name: &str) -> Arc<LoadedScenario> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../content/scenarios")
+            .join(format!("{name}.ron"));
+        Arc::new(crate::scenario::load_file(&path).expect("bundled scenario loads"))
+    }
+
+    #[test]
+    fn layout_keeps_single_runs_where_they_were() {
+        let (a, b) = (scenario("meeting-only"), scenario("busy-day"));
+        let out = Path::new("o");
+        let one = plan(std::slice::from_ref(&a), 1, None, out).unwrap();
+        assert_eq!(one[0].dir, out);
+        assert_eq!(one[0].recorded_trial(), None);
+        let two = plan(&[a.clone(), b.clone()], 1, None, out).unwrap();
+        assert_eq!(two[1].dir, out.join("busy-day"));
+        let trials = plan(&[a.clone(), b], 3, Some(u64::MAX - 1), out).unwrap();
+        let got: Vec<(usize, &str, u32, u64, PathBuf)> = trials
+            .iter()
+            .map(|j| (j.index, j.name(), j.trial, j.seed, j.dir.clone()))
+            .collect();
+        assert_eq!(got.len(), 6);
+        assert_eq!(
+            got[..3],
+            [
+                (
+                    0,
+                    "meeting-only",
+                    0,
+                    u64::MAX - 1,
+                    out.join("meeting-only/trial-0")
+                ),
+                (
+                    1,
+                    "meeting-only",
+                    1,
+                    u64::MAX,
+                    out.join("meeting-only/trial-1")
+                ),
+                // Seeds wrap rather than overflow.
+                (2, "meeting-only", 2, 0, out.join("meeting-only/trial-2")),
+            ]
+        );
+        assert_eq!(got[3].4, out.join("busy-day/trial-0"));
+        assert_eq!(trials[4].recorded_trial(), Some(1));
+        // Without a seed, each scenario's own is the base.
+        let own = plan(std::slice::from_ref(&a), 2, None, out).unwrap();
+        assert_eq!(own[1].seed, a.scenario.seed + 1);
+    }
+
+    #[test]
+    fn plans_refuse_collisions_and_zero() {
+        let a = scenario("meeting-only");
+        assert!(matches!(
+            plan(&[a.clone(), a.clone()], 1, None, Path::new("o")),
+            Err(BatchError::DuplicateScenario(n)) if n == "meeting-only"
+        ));
+        assert!(matches!(
+            plan(&[a], 0, None, Path::new("o")),
+            Err(BatchError::Zero(_))
+        ));
+    }
+}
