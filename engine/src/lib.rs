@@ -56,6 +56,7 @@ pub mod agent;
 pub mod calculator;
 pub mod check;
 pub mod generate;
+pub mod llm;
 pub mod npc;
 pub mod path;
 pub mod python;

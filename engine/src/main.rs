@@ -7,11 +7,22 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use tbsim::agent::llm::{LlmAgent, Memory};
 use tbsim::agent::{Agent, Idle, Oracle};
+use tbsim::llm::config::locate;
+use tbsim::llm::history::SummaryPolicy;
+use tbsim::llm::npc::{LlmNpc, ReplyCache};
+use tbsim::llm::prompt::Templates;
+use tbsim::llm::{ApiConfig, HttpModel};
+use tbsim::npc::{NpcEngine, Scripted};
 use tbsim::result::{RunResult, render_table};
-use tbsim::run::{RunLimits, run_to_dir};
+use tbsim::run::{RunLimits, run_to_dir_with};
 use tbsim::scenario::{LoadedScenario, load_file};
 use tbsim::sim::SimConfig;
+use tbsim::time::SimDuration;
 use tbsim::world::FeedbackPolicy;
 
 #[derive(Parser, Debug)]
@@ -124,11 +135,41 @@ enum ModeArg {
 #[derive(clap::Args, Debug)]
 struct RunArgs {
     /// Scenario files.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "resume")]
     scenarios: Vec<PathBuf>,
-    /// Agent: `oracle` or `idle`.
+    /// Continue the interrupted run in this directory (its options come from its `run.json`).
+    #[arg(long, conflicts_with_all = ["scenarios", "out"])]
+    resume: Option<PathBuf>,
+    /// Agent: `oracle`, `idle` or `llm:<alias>` (default: the `default` alias if configured, else `oracle`).
     #[arg(long)]
     agent: Option<String>,
+    /// Colleagues: `scripted` (rule-following) or `llm:<alias>`.
+    #[arg(long, default_value = "scripted")]
+    npc: String,
+    /// Model configuration (default: $TBSIM_API_CONFIG, else ./api_config.json).
+    #[arg(long)]
+    api_config: Option<PathBuf>,
+    /// Where model-played colleagues' replies are cached.
+    #[arg(long, default_value = "runs/.npc-cache")]
+    npc_cache: PathBuf,
+    /// A directory of prompt templates replacing the built-in ones (`system.md`, `task.md`, ...).
+    #[arg(long)]
+    prompts: Option<PathBuf>,
+    /// What a model-backed agent carries between days.
+    #[arg(long, value_enum, default_value_t = MemoryArg::None)]
+    memory: MemoryArg,
+    /// Estimated tokens (characters / 4) above which the agent's history is summarised.
+    #[arg(long, default_value_t = 60_000)]
+    history_tokens: usize,
+    /// Simulated seconds charged per 1000 output tokens of a model turn (on top of --turn-cost).
+    #[arg(long)]
+    token_cost: Option<u32>,
+    /// End the run once the agent has used this many model tokens (input + output).
+    #[arg(long)]
+    token_budget: Option<u64>,
+    /// End the run once this many simulated minutes have passed since its start.
+    #[arg(long)]
+    time_budget: Option<u64>,
     /// Master seed (default: each scenario's own).
     #[arg(long)]
     seed: Option<u64>,
@@ -152,6 +193,13 @@ struct RunArgs {
     feedback: Feedback,
 }
 
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum MemoryArg {
+    None,
+    Notes,
+}
+
 #[derive(clap::ValueEnum, Debug, Clone, Copy)]
 enum Feedback {
     None,
@@ -169,33 +217,210 @@ impl From<Feedback> for FeedbackPolicy {
     }
 }
 
-fn make_agent(name: &str, loaded: &LoadedScenario) -> Result<Box<dyn Agent>> {
-    Ok(match name {
-        "oracle" => Box::new(Oracle::new(&loaded.scenario)),
-        "idle" => Box::new(Idle::default()),
-        other => bail!(
-            "unknown agent `{other}`; available: {}",
-            tbsim::agent::BUILTIN.join(", ")
-        ),
-    })
+/// The options of a run, kept in its directory as `run.json` so `--resume` can
+/// rebuild the same agent. Never holds a key: only the config file's path.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct RunOptions {
+    agent: String,
+    npc: String,
+    api_config: Option<PathBuf>,
+    npc_cache: PathBuf,
+    prompts: Option<PathBuf>,
+    memory: MemoryArg,
+    history_tokens: usize,
+    max_steps: u64,
+    token_budget: Option<u64>,
+    time_budget_minutes: Option<u64>,
+}
+
+impl RunOptions {
+    fn limits(&self) -> RunLimits {
+        RunLimits {
+            max_steps: self.max_steps,
+            token_budget: self.token_budget,
+            time_budget: self.time_budget_minutes.map(SimDuration::minutes),
+        }
+    }
+}
+
+/// What model-backed parts of a run share: the runtime their requests run on,
+/// the config and the templates.
+struct Models {
+    runtime: Option<tokio::runtime::Runtime>,
+    config: Option<ApiConfig>,
+    prompts: Arc<Templates>,
+}
+
+impl Models {
+    fn new(opts: &RunOptions) -> Result<Models> {
+        let prompts = Arc::new(Templates::load(opts.prompts.as_deref())?);
+        Ok(Models {
+            runtime: None,
+            config: None,
+            prompts,
+        })
+    }
+
+    fn caller(&mut self, opts: &RunOptions, alias: &str, seed: u64) -> Result<Arc<HttpModel>> {
+        if self.config.is_none() {
+            let (path, _) = locate(opts.api_config.as_deref());
+            self.config = Some(ApiConfig::load(&path)?);
+        }
+        let cfg = self.config.as_ref().expect("loaded").model(alias)?;
+        if self.runtime.is_none() {
+            // One worker is plenty: requests wait on the network, and the simulation
+            // itself runs on this thread.
+            self.runtime = Some(
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(1)
+                    .enable_all()
+                    .build()
+                    .context("cannot start the async runtime")?,
+            );
+        }
+        let handle = self.runtime.as_ref().expect("built").handle().clone();
+        Ok(Arc::new(HttpModel::new(cfg, handle, seed)?))
+    }
+
+    fn agent(&mut self, opts: &RunOptions, loaded: &LoadedScenario, seed: u64) -> Result<Box<dyn Agent>> {
+        Ok(match opts.agent.as_str() {
+            "oracle" => Box::new(Oracle::new(&loaded.scenario)),
+            "idle" => Box::new(Idle::default()),
+            spec => match spec.strip_prefix("llm:") {
+                Some(alias) if !alias.is_empty() => {
+                    let caller = self.caller(opts, alias, seed)?;
+                    let history = SummaryPolicy {
+                        threshold: opts.history_tokens,
+                        ..SummaryPolicy::default()
+                    };
+                    let memory = match opts.memory {
+                        MemoryArg::None => Memory::None,
+                        MemoryArg::Notes => Memory::Notes,
+                    };
+                    Box::new(LlmAgent::new(
+                        spec,
+                        caller,
+                        self.prompts.clone(),
+                        Box::new(history),
+                        memory,
+                    ))
+                }
+                _ => bail!(
+                    "unknown agent `{spec}`; available: {}, llm:<alias>",
+                    tbsim::agent::BUILTIN.join(", ")
+                ),
+            },
+        })
+    }
+
+    fn npc(&mut self, opts: &RunOptions, seed: u64) -> Result<Box<dyn NpcEngine>> {
+        Ok(match opts.npc.as_str() {
+            "scripted" => Box::new(Scripted),
+            spec => match spec.strip_prefix("llm:") {
+                Some(alias) if !alias.is_empty() => {
+                    let caller = self.caller(opts, alias, seed)?;
+                    Box::new(LlmNpc::new(
+                        caller,
+                        self.prompts.clone(),
+                        ReplyCache::new(&opts.npc_cache),
+                    ))
+                }
+                _ => bail!("unknown colleagues engine `{spec}`; available: scripted, llm:<alias>"),
+            },
+        })
+    }
+}
+
+/// The agent when `--agent` is absent: the `default` model alias if one is
+/// configured, else the oracle. Says which on stderr.
+fn default_agent(api_config: Option<&Path>) -> Result<String> {
+    let (path, explicit) = locate(api_config);
+    if explicit || path.is_file() {
+        let cfg = ApiConfig::load(&path)?;
+        if cfg.has("default") {
+            eprintln!(
+                "note: no --agent given; using the model alias `default` from {}",
+                path.display()
+            );
+            return Ok("llm:default".into());
+        }
+    }
+    eprintln!("note: no --agent given and no model is configured; using the built-in `oracle` agent");
+    Ok("oracle".into())
+}
+
+fn print_results(results: &[RunResult], json: bool, out: &Path) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        let text = if results.len() == 1 {
+            serde_json::to_string_pretty(&results[0])?
+        } else {
+            serde_json::to_string_pretty(&results)?
+        };
+        writeln!(stdout, "{text}")?;
+    } else {
+        write!(stdout, "{}", render_table(results))?;
+        writeln!(
+            stdout,
+            "run written to {} (replay with `tbsim replay {}`)",
+            out.display(),
+            out.display()
+        )?;
+    }
+    Ok(())
+}
+
+fn cmd_resume(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
+    let opts_path = dir.join("run.json");
+    let text = std::fs::read_to_string(&opts_path).with_context(|| {
+        format!(
+            "cannot read `{}`; only runs written by `tbsim run` can be resumed",
+            opts_path.display()
+        )
+    })?;
+    let mut opts: RunOptions = serde_json::from_str(&text)
+        .with_context(|| format!("`{}` is not a run description", opts_path.display()))?;
+    // Keys may live elsewhere now; everything else stays as the run began.
+    if args.api_config.is_some() {
+        opts.api_config = args.api_config.clone();
+    }
+    let loaded = load_file(&dir.join("scenario.ron"))?;
+    let seed = args.seed.unwrap_or(loaded.scenario.seed);
+    let header: serde_json::Value = std::fs::read_to_string(dir.join("trajectory.jsonl"))
+        .ok()
+        .and_then(|t| t.lines().next().and_then(|l| serde_json::from_str(l).ok()))
+        .unwrap_or_default();
+    let seed = header["seed"].as_u64().unwrap_or(seed);
+    let mut models = Models::new(&opts)?;
+    let mut agent = models.agent(&opts, &loaded, seed)?;
+    let npc = models.npc(&opts, seed)?;
+    let r = tbsim::run::resume_dir(dir, agent.as_mut(), &opts.limits(), npc)
+        .with_context(|| format!("resuming `{}`", dir.display()))?;
+    print_results(&[r], args.json, dir)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn cmd_run(args: RunArgs) -> Result<ExitCode> {
+    if let Some(dir) = &args.resume {
+        return cmd_resume(dir, &args);
+    }
     let agent_name = match &args.agent {
         Some(a) => a.clone(),
-        None => {
-            eprintln!(
-                "note: no --agent given and no model is configured; using the built-in `oracle` agent"
-            );
-            "oracle".into()
-        }
+        None => default_agent(args.api_config.as_deref())?,
     };
-    if !tbsim::agent::BUILTIN.contains(&agent_name.as_str()) {
-        bail!(
-            "unknown agent `{agent_name}`; available: {}",
-            tbsim::agent::BUILTIN.join(", ")
-        );
-    }
+    let opts = RunOptions {
+        agent: agent_name.clone(),
+        npc: args.npc.clone(),
+        api_config: args.api_config.clone(),
+        npc_cache: args.npc_cache.clone(),
+        prompts: args.prompts.clone(),
+        memory: args.memory,
+        history_tokens: args.history_tokens,
+        max_steps: args.max_steps,
+        token_budget: args.token_budget,
+        time_budget_minutes: args.time_budget,
+    };
+    let mut models = Models::new(&opts)?;
     // Load everything first, so a bad file fails before any run starts.
     let mut loaded = Vec::new();
     let mut bad = 0;
@@ -226,11 +451,9 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         } else {
             "batch".into()
         };
-        PathBuf::from("runs").join(format!("{label}-{agent_name}"))
+        PathBuf::from("runs").join(format!("{label}-{}", agent_name.replace(':', "-")))
     });
-    let limits = RunLimits {
-        max_steps: args.max_steps,
-    };
+    let limits = opts.limits();
     let mut results: Vec<RunResult> = Vec::new();
     for l in &loaded {
         let dir = if loaded.len() == 1 {
@@ -238,38 +461,31 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         } else {
             out.join(&l.scenario.name)
         };
-        let mut agent = make_agent(&agent_name, l)?;
+        let seed = args.seed.unwrap_or(l.scenario.seed);
+        let mut agent = models.agent(&opts, l, seed)?;
+        let npc = models.npc(&opts, seed)?;
         let config = SimConfig {
             seed: args.seed,
             hints: args.hints,
             turn_cost_secs: args.turn_cost,
+            token_cost_secs: args.token_cost,
             agent: agent_name.clone(),
             feedback: args.feedback.into(),
             shuffle: None,
         };
-        let r = run_to_dir(l, agent.as_mut(), config, &limits, &dir)
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create `{}`", dir.display()))?;
+        let opts_path = dir.join("run.json");
+        std::fs::write(&opts_path, serde_json::to_string_pretty(&opts)? + "\n")
+            .with_context(|| format!("cannot write `{}`", opts_path.display()))?;
+        let r = run_to_dir_with(l, agent.as_mut(), config, &limits, &dir, npc)
             .with_context(|| format!("running `{}`", l.path.display()))?;
         results.push(r);
     }
-    let mut stdout = std::io::stdout().lock();
-    if args.json {
-        let text = if results.len() == 1 {
-            serde_json::to_string_pretty(&results[0])?
-        } else {
-            serde_json::to_string_pretty(&results)?
-        };
-        writeln!(stdout, "{text}")?;
-    } else {
-        write!(stdout, "{}", render_table(&results))?;
-        writeln!(
-            stdout,
-            "run written to {} (replay with `tbsim replay {}`)",
-            out.display(),
-            out.display()
-        )?;
-    }
+    print_results(&results, args.json, &out)?;
     Ok(ExitCode::SUCCESS)
 }
+
 
 fn run_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
     if dir.join("trajectory.jsonl").is_file() {
