@@ -23,7 +23,7 @@ use tbsim::run::{RunLimits, run_to_dir_with};
 use tbsim::scenario::{LoadedScenario, load_file};
 use tbsim::sim::SimConfig;
 use tbsim::time::SimDuration;
-use tbsim::world::FeedbackPolicy;
+use tbsim::world::{EndReason, FeedbackPolicy};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -396,8 +396,24 @@ fn cmd_resume(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
     let npc = models.npc(&opts, seed)?;
     let r = tbsim::run::resume_dir(dir, agent.as_mut(), &opts.limits(), npc)
         .with_context(|| format!("resuming `{}`", dir.display()))?;
-    print_results(&[r], args.json, dir)?;
-    Ok(ExitCode::SUCCESS)
+    print_results(std::slice::from_ref(&r), args.json, dir)?;
+    Ok(exit_code(&[r]))
+}
+
+/// 3 when a run ended by an infrastructure failure (it can be resumed), else 0.
+fn exit_code(results: &[RunResult]) -> ExitCode {
+    let infra: Vec<&RunResult> = results
+        .iter()
+        .filter(|r| r.end_reason == Some(EndReason::InfraError))
+        .collect();
+    if infra.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!(
+        "error: {} run(s) ended by an infrastructure failure, not by the agent; continue with `tbsim run --resume <RUN_DIR>`",
+        infra.len()
+    );
+    ExitCode::from(3)
 }
 
 fn cmd_run(args: RunArgs) -> Result<ExitCode> {
@@ -483,7 +499,7 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         results.push(r);
     }
     print_results(&results, args.json, &out)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(exit_code(&results))
 }
 
 

@@ -380,3 +380,277 @@ impl Agent for LlmAgent {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::agent::block_on;
+    use crate::llm::client::{CallFuture, usage_with_prices};
+    use crate::llm::history::SummaryPolicy;
+    use crate::llm::prompt::Templates;
+    use crate::result::ModelUsage;
+    use crate::time::SimTime;
+    use crate::tools::Attachment;
+
+    /// Answers from a queue and keeps every request.
+    #[derive(Default)]
+    struct Mock {
+        replies: Mutex<VecDeque<Value>>,
+        bodies: Mutex<Vec<Value>>,
+    }
+
+    impl ModelCaller for Mock {
+        fn model(&self) -> &str {
+            "mock"
+        }
+        fn body(&self, messages: &[Message], tools: Option<&[Value]>, _t: Option<f64>) -> Value {
+            let mut b = json!({"model": "mock", "messages": messages});
+            if let Some(t) = tools {
+                b["tools"] = json!(t);
+            }
+            b
+        }
+        fn call(&self, body: Value, _ordinal: u64) -> CallFuture {
+            self.bodies.lock().unwrap().push(body);
+            let r = self.replies.lock().unwrap().pop_front();
+            Box::pin(async move {
+                CallOutcome {
+                    response: r.ok_or(crate::llm::LlmError::Exhausted {
+                        attempts: 1,
+                        last: "no reply queued".into(),
+                    }),
+                    failures: Vec::new(),
+                }
+            })
+        }
+        fn usage(&self, raw: &Value) -> ModelUsage {
+            usage_with_prices(raw, None, None)
+        }
+    }
+
+    fn reply(content: &str, calls: &[(&str, &str, &str)]) -> Value {
+        let tc: Vec<Value> = calls
+            .iter()
+            .map(|(id, name, args)| {
+                json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}})
+            })
+            .collect();
+        json!({"choices": [{"message": {"role": "assistant", "content": content, "tool_calls": tc}}],
+               "usage": {"prompt_tokens": 100, "completion_tokens": 7}})
+    }
+
+    fn text_reply(content: &str) -> Value {
+        json!({"choices": [{"message": {"role": "assistant", "content": content}}],
+               "usage": {"prompt_tokens": 50, "completion_tokens": 5}})
+    }
+
+    fn briefing() -> Briefing {
+        Briefing {
+            you: "Alex Kim".into(),
+            key: "agent/alex-kim".into(),
+            department: "Finance".into(),
+            manager: "Dana Li".into(),
+            company: "Acme".into(),
+            day_starts: "2024-03-04T09:00:00".into(),
+            day_ends: "2024-03-04T17:00:00".into(),
+        }
+    }
+
+    fn obs(step: u64, results: Vec<ToolResult>, notifications: Vec<Notification>) -> Observation {
+        Observation {
+            step,
+            time: format!("Mon 2024-03-04 09:{step:02}"),
+            t: SimTime(step),
+            briefing: (step == 0).then(briefing),
+            results,
+            notifications,
+            over: false,
+        }
+    }
+
+    fn result(id: &str, tool: &str, notes: Vec<Notification>, images: usize) -> ToolResult {
+        ToolResult {
+            call_id: id.into(),
+            tool: tool.into(),
+            ok: true,
+            time: "Mon 09:01".into(),
+            t: SimTime(60),
+            result: Some(json!({"fine": true})),
+            error: None,
+            attachments: (0..images)
+                .map(|_| Attachment {
+                    mime: "image/png".into(),
+                    data: "iVBORw0K".into(),
+                })
+                .collect(),
+            notifications: notes,
+        }
+    }
+
+    fn message(text: &str) -> Notification {
+        Notification::Message {
+            at: "Mon 09:03".into(),
+            thread: "thread/dm/dana-li".into(),
+            from: "npc/dana-li".into(),
+            from_name: "Dana Li".into(),
+            text: text.into(),
+        }
+    }
+
+    fn agent(mock: Arc<Mock>, threshold: usize, memory: Memory) -> LlmAgent {
+        LlmAgent::new(
+            "llm:mock",
+            mock,
+            Arc::new(Templates::builtin()),
+            Box::new(SummaryPolicy {
+                threshold,
+                keep_turns: 1,
+                head: 2,
+            }),
+            memory,
+        )
+    }
+
+    fn roles(body: &Value) -> Vec<String> {
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn parallel_calls_ids_images_and_notifications_follow_the_protocol() {
+        let mock = Arc::new(Mock::default());
+        mock.replies.lock().unwrap().extend([
+            reply("plan", &[("a", "read_file", r#"{"path":"drive/x.png"}"#), ("", "my_tasks", "{}")]),
+            reply("no tools this time", &[]),
+            reply("", &[("z", "finish", "{}")]),
+        ]);
+        let mut a = agent(mock.clone(), usize::MAX, Memory::None);
+        let d = block_on(a.decide(&obs(0, vec![], vec![message("welcome")]))).unwrap();
+        let ids: Vec<&str> = d.calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["a", "call_1_1"], "one decision holds every call");
+        let log = a.take_log();
+        assert_eq!(log.records.len(), 1);
+        assert_eq!(log.usage.output_tokens, 7);
+
+        let results = vec![
+            result("a", "read_file", vec![], 1),
+            result("call_1_1", "my_tasks", vec![message("reply from Dana")], 0),
+        ];
+        let d = block_on(a.decide(&obs(1, results, vec![]))).unwrap();
+        assert!(d.calls.is_empty());
+        let body = mock.bodies.lock().unwrap()[1].clone();
+        assert_eq!(
+            roles(&body),
+            ["system", "user", "assistant", "tool", "tool", "user"],
+            "tool results come right after the calls, then one user message"
+        );
+        let m = &body["messages"];
+        assert_eq!(m[3]["tool_call_id"], "a");
+        assert_eq!(m[4]["tool_call_id"], "call_1_1");
+        assert_eq!(m[2]["tool_calls"][1]["id"], "call_1_1");
+        let last = &m[5]["content"];
+        assert!(last[0]["text"].as_str().unwrap().contains("step 1"));
+        assert!(last[0]["text"].as_str().unwrap().contains("reply from Dana"));
+        assert_eq!(last[1]["image_url"]["url"], "data:image/png;base64,iVBORw0K");
+        assert!(body["tools"].as_array().unwrap().len() > 10);
+
+        // A turn without calls is answered with the status and a nudge.
+        let d = block_on(a.decide(&obs(2, vec![], vec![]))).unwrap();
+        assert_eq!(d.calls[0].name, "finish");
+        let body = mock.bodies.lock().unwrap()[2].clone();
+        assert_eq!(roles(&body).last().unwrap(), "user");
+        let nudge = Templates::builtin().nudge();
+        assert!(body["messages"][7]["content"].as_str().unwrap().contains(&nudge));
+    }
+
+    #[test]
+    fn history_is_summarised_without_splitting_calls_from_results() {
+        let mock = Arc::new(Mock::default());
+        mock.replies.lock().unwrap().extend([
+            reply("", &[("a", "my_tasks", "{}")]),
+            reply("", &[("b", "my_tasks", "{}")]),
+            text_reply("SUMMARY-TEXT"),
+            reply("", &[("c", "finish", "{}")]),
+        ]);
+        // A threshold just above the opening messages: the third turn compresses.
+        let mut a = agent(mock.clone(), 1, Memory::None);
+        a.history = Box::new(SummaryPolicy {
+            threshold: 1,
+            keep_turns: 1,
+            head: 2,
+        });
+        block_on(a.decide(&obs(0, vec![], vec![]))).unwrap();
+        block_on(a.decide(&obs(1, vec![result("a", "my_tasks", vec![], 0)], vec![]))).unwrap();
+        let log = a.take_log();
+        let purposes: Vec<&str> = log.records.iter().map(|r| r["purpose"].as_str().unwrap()).collect();
+        assert_eq!(purposes, ["turn", "turn"], "one assistant turn is kept: nothing to cut yet");
+        block_on(a.decide(&obs(2, vec![result("b", "my_tasks", vec![], 0)], vec![]))).unwrap();
+        let log = a.take_log();
+        let purposes: Vec<&str> = log.records.iter().map(|r| r["purpose"].as_str().unwrap()).collect();
+        assert_eq!(purposes, ["summary", "turn"]);
+        let body = &log.records[1]["request"];
+        assert_eq!(roles(body), ["system", "user", "user", "assistant", "tool", "user"]);
+        assert!(body["messages"][2]["content"].as_str().unwrap().contains("SUMMARY-TEXT"));
+        assert_eq!(body["messages"][3]["tool_calls"][0]["id"], "b");
+        assert_eq!(body["messages"][4]["tool_call_id"], "b");
+    }
+
+    #[test]
+    fn notes_are_written_between_days_and_restored_on_resume() {
+        let mock = Arc::new(Mock::default());
+        mock.replies.lock().unwrap().extend([
+            reply("", &[("a", "wait", "{}")]),
+            text_reply("NOTE: ask Dana first."),
+            reply("", &[("b", "my_tasks", "{}")]),
+        ]);
+        let mut a = agent(mock.clone(), usize::MAX, Memory::Notes);
+        let o0 = obs(0, vec![], vec![]);
+        let d0 = block_on(a.decide(&o0)).unwrap();
+        let r0 = a.take_log().records;
+        let day2 = Notification::DayStarted {
+            at: "Tue 09:00".into(),
+            day: 2,
+            feedback: vec!["Task X: 1/2 checkpoints.".into()],
+        };
+        let o1 = obs(1, vec![result("a", "wait", vec![day2], 0)], vec![]);
+        let d1 = block_on(a.decide(&o1)).unwrap();
+        let r1 = a.take_log().records;
+        assert_eq!(r1[0]["purpose"], "reflection");
+        let reflection = r1[0]["request"]["messages"][0]["content"].as_str().unwrap().to_owned();
+        assert!(reflection.contains("Task X: 1/2") && reflection.contains("YOU CALLED wait"));
+        let opening = r1[1]["request"]["messages"][1]["content"].as_str().unwrap().to_owned();
+        assert!(opening.contains("day 2") && opening.contains("NOTE: ask Dana first."), "{opening}");
+        assert_eq!(roles(&r1[1]["request"]), ["system", "user"], "a new day starts a new conversation");
+
+        let mut b = agent(Arc::new(Mock::default()), usize::MAX, Memory::Notes);
+        let past = vec![
+            PastStep {
+                observation: o0,
+                records: r0.iter().map(|r| with_step(r, 1)).collect(),
+                decision: d0,
+            },
+            PastStep {
+                observation: o1,
+                records: r1.iter().map(|r| with_step(r, 2)).collect(),
+                decision: d1,
+            },
+        ];
+        b.resume(&past).unwrap();
+        assert_eq!(b.messages(), a.messages());
+        assert_eq!(b.notes(), a.notes());
+        assert_eq!(b.pending, a.pending);
+    }
+
+    fn with_step(r: &Value, step: u64) -> Value {
+        let mut r = r.clone();
+        r["step"] = json!(step);
+        r
+    }
+}

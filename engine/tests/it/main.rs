@@ -13,3 +13,5 @@ mod tools;
 // Engine behaviours through the tools: interrupts, deadlines, events, chat, calendar, files.
 mod engine;
 mod errors;
+// The model-backed agent and colleagues over HTTP against tools/fake-llm.
+mod llm;
