@@ -268,21 +268,20 @@ impl Models {
         }
         let cfg = self.config.as_ref().expect("loaded").model(alias)?;
         if self.runtime.is_none() {
-            // One worker is plenty: requests wait on the network, and the simulation
-            // itself runs on this thread.
             self.runtime = Some(
-                tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .enable_all()
-                    .build()
-                    .context("cannot start the async runtime")?,
+                tbsim::llm::client::runtime().context("cannot start the async runtime")?,
             );
         }
         let handle = self.runtime.as_ref().expect("built").handle().clone();
         Ok(Arc::new(HttpModel::new(cfg, handle, seed)?))
     }
 
-    fn agent(&mut self, opts: &RunOptions, loaded: &LoadedScenario, seed: u64) -> Result<Box<dyn Agent>> {
+    fn agent(
+        &mut self,
+        opts: &RunOptions,
+        loaded: &LoadedScenario,
+        seed: u64,
+    ) -> Result<Box<dyn Agent>> {
         Ok(match opts.agent.as_str() {
             "oracle" => Box::new(Oracle::new(&loaded.scenario)),
             "idle" => Box::new(Idle::default()),
@@ -345,7 +344,9 @@ fn default_agent(api_config: Option<&Path>) -> Result<String> {
             return Ok("llm:default".into());
         }
     }
-    eprintln!("note: no --agent given and no model is configured; using the built-in `oracle` agent");
+    eprintln!(
+        "note: no --agent given and no model is configured; using the built-in `oracle` agent"
+    );
     Ok("oracle".into())
 }
 
@@ -501,7 +502,6 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     print_results(&results, args.json, &out)?;
     Ok(exit_code(&results))
 }
-
 
 fn run_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
     if dir.join("trajectory.jsonl").is_file() {

@@ -498,7 +498,10 @@ mod tests {
     #[test]
     fn ids_must_all_appear() {
         let r = "OLD760110 is now NEW877056 (in \"Data retention policy\")";
-        assert!(appears_in(r, "Sure: the old chart OLD760110 maps to NEW877056."));
+        assert!(appears_in(
+            r,
+            "Sure: the old chart OLD760110 maps to NEW877056."
+        ));
         assert!(!appears_in(r, "It maps to NEW877056."));
         assert!(!appears_in(r, "OLD760110 maps to NEW87705."));
         assert!(appears_in(

@@ -334,7 +334,10 @@ pub fn render_table(results: &[RunResult]) -> String {
             }
         );
         if let Some(m) = &r.model {
-            let cost = m.cost.map(|c| format!(" | cost {c:.4}")).unwrap_or_default();
+            let cost = m
+                .cost
+                .map(|c| format!(" | cost {c:.4}"))
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
                 "  model: {} calls | {} input + {} output tokens{cost}",

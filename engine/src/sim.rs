@@ -395,7 +395,8 @@ impl Sim {
         self.step += 1;
         let step = self.step;
         let t0 = self.now();
-        let mut line = json!({"type": "decision", "step": step, "t": t0.0, "calls": decision.calls});
+        let mut line =
+            json!({"type": "decision", "step": step, "t": t0.0, "calls": decision.calls});
         if tokens_out > 0 {
             line["tokens_out"] = json!(tokens_out);
         }

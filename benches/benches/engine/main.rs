@@ -5,6 +5,7 @@
 use criterion::criterion_main;
 
 mod day;
+mod llm_turn;
 mod queue;
 
-criterion_main!(queue::benches, day::benches);
+criterion_main!(queue::benches, day::benches, llm_turn::benches);

@@ -34,7 +34,9 @@ use serde_json::{Value, json};
 use super::{Agent, AgentError, AgentFuture, PastStep, TurnLog};
 use crate::llm::client::{CallOutcome, ModelCaller};
 use crate::llm::history::{HistoryPolicy, transcript};
-use crate::llm::message::{Content, ImageUrl, Message, Part, Role, assistant_from, response_text, tool_schemas};
+use crate::llm::message::{
+    Content, ImageUrl, Message, Part, Role, assistant_from, response_text, tool_schemas,
+};
 use crate::llm::prompt::{PromptBuilder, render_notifications, status_line};
 use crate::sim::{Briefing, Decision, Observation, ToolResult};
 use crate::world::Notification;
@@ -211,11 +213,10 @@ impl LlmAgent {
         }
         // Every pending call gets its answer, in call order, before anything else.
         for id in std::mem::take(&mut self.pending) {
-            let content = obs
-                .results
-                .iter()
-                .find(|r| r.call_id == id)
-                .map_or_else(|| json!({"ok": false, "error": "not executed"}).to_string(), tool_content);
+            let content = obs.results.iter().find(|r| r.call_id == id).map_or_else(
+                || json!({"ok": false, "error": "not executed"}).to_string(),
+                tool_content,
+            );
             self.messages.push(Message::tool(&id, content));
         }
         let notes = all_notifications(obs);
@@ -241,13 +242,16 @@ impl LlmAgent {
         if self.memory == Memory::Notes {
             // The day's record includes its last results, so reflect after adding them.
             self.messages.push(Self::user_message(
-                format!("{status}\n\n{}", render_notifications(notes.iter().copied())),
+                format!(
+                    "{status}\n\n{}",
+                    render_notifications(notes.iter().copied())
+                ),
                 Vec::new(),
             ));
             let record = transcript(&self.messages, 600, 40_000);
-            let prompt = self
-                .prompts
-                .reflection(self.day, &record, &feedback, self.notes.as_deref());
+            let prompt =
+                self.prompts
+                    .reflection(self.day, &record, &feedback, self.notes.as_deref());
             let body = self
                 .caller
                 .body(&[Message::text(Role::User, prompt)], None, None);
@@ -259,7 +263,9 @@ impl LlmAgent {
         }
         self.day = day;
         let Some(b) = self.briefing.clone() else {
-            return Err(AgentError::Agent("a new day began before any briefing".into()));
+            return Err(AgentError::Agent(
+                "a new day began before any briefing".into(),
+            ));
         };
         let rest = render_notifications(
             notes
@@ -269,11 +275,13 @@ impl LlmAgent {
         );
         let opening = format!(
             "{status}\n\n{}",
-            self.prompts.day(day, &feedback, &rest, self.notes.as_deref())
+            self.prompts
+                .day(day, &feedback, &rest, self.notes.as_deref())
         );
         self.start_conversation(&b, opening);
         if !images.is_empty() {
-            self.messages.push(Self::user_message(String::new(), images));
+            self.messages
+                .push(Self::user_message(String::new(), images));
         }
         Ok(())
     }
@@ -282,9 +290,9 @@ impl LlmAgent {
         let Some(span) = self.history.compress(&self.messages) else {
             return Ok(());
         };
-        let prompt = self
-            .prompts
-            .summary(&transcript(&self.messages[span.clone()], 2_000, 200_000));
+        let prompt =
+            self.prompts
+                .summary(&transcript(&self.messages[span.clone()], 2_000, 200_000));
         let body = self
             .caller
             .body(&[Message::text(Role::User, prompt)], None, None);
@@ -303,9 +311,7 @@ impl LlmAgent {
     async fn turn(&mut self, obs: &Observation) -> Result<Decision, AgentError> {
         self.absorb(obs).await?;
         self.compress().await?;
-        let body = self
-            .caller
-            .body(&self.messages, Some(&self.tools), None);
+        let body = self.caller.body(&self.messages, Some(&self.tools), None);
         let raw = self.call("turn", body).await?;
         let (assistant, calls) = assistant_from(&raw, obs.step + 1);
         self.pending = calls.iter().map(|c| c.id.clone()).collect();
@@ -527,7 +533,13 @@ mod tests {
     fn parallel_calls_ids_images_and_notifications_follow_the_protocol() {
         let mock = Arc::new(Mock::default());
         mock.replies.lock().unwrap().extend([
-            reply("plan", &[("a", "read_file", r#"{"path":"drive/x.png"}"#), ("", "my_tasks", "{}")]),
+            reply(
+                "plan",
+                &[
+                    ("a", "read_file", r#"{"path":"drive/x.png"}"#),
+                    ("", "my_tasks", "{}"),
+                ],
+            ),
             reply("no tools this time", &[]),
             reply("", &[("z", "finish", "{}")]),
         ]);
@@ -557,8 +569,16 @@ mod tests {
         assert_eq!(m[2]["tool_calls"][1]["id"], "call_1_1");
         let last = &m[5]["content"];
         assert!(last[0]["text"].as_str().unwrap().contains("step 1"));
-        assert!(last[0]["text"].as_str().unwrap().contains("reply from Dana"));
-        assert_eq!(last[1]["image_url"]["url"], "data:image/png;base64,iVBORw0K");
+        assert!(
+            last[0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("reply from Dana")
+        );
+        assert_eq!(
+            last[1]["image_url"]["url"],
+            "data:image/png;base64,iVBORw0K"
+        );
         assert!(body["tools"].as_array().unwrap().len() > 10);
 
         // A turn without calls is answered with the status and a nudge.
@@ -567,7 +587,12 @@ mod tests {
         let body = mock.bodies.lock().unwrap()[2].clone();
         assert_eq!(roles(&body).last().unwrap(), "user");
         let nudge = Templates::builtin().nudge();
-        assert!(body["messages"][7]["content"].as_str().unwrap().contains(&nudge));
+        assert!(
+            body["messages"][7]["content"]
+                .as_str()
+                .unwrap()
+                .contains(&nudge)
+        );
     }
 
     #[test]
@@ -589,15 +614,35 @@ mod tests {
         block_on(a.decide(&obs(0, vec![], vec![]))).unwrap();
         block_on(a.decide(&obs(1, vec![result("a", "my_tasks", vec![], 0)], vec![]))).unwrap();
         let log = a.take_log();
-        let purposes: Vec<&str> = log.records.iter().map(|r| r["purpose"].as_str().unwrap()).collect();
-        assert_eq!(purposes, ["turn", "turn"], "one assistant turn is kept: nothing to cut yet");
+        let purposes: Vec<&str> = log
+            .records
+            .iter()
+            .map(|r| r["purpose"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            purposes,
+            ["turn", "turn"],
+            "one assistant turn is kept: nothing to cut yet"
+        );
         block_on(a.decide(&obs(2, vec![result("b", "my_tasks", vec![], 0)], vec![]))).unwrap();
         let log = a.take_log();
-        let purposes: Vec<&str> = log.records.iter().map(|r| r["purpose"].as_str().unwrap()).collect();
+        let purposes: Vec<&str> = log
+            .records
+            .iter()
+            .map(|r| r["purpose"].as_str().unwrap())
+            .collect();
         assert_eq!(purposes, ["summary", "turn"]);
         let body = &log.records[1]["request"];
-        assert_eq!(roles(body), ["system", "user", "user", "assistant", "tool", "user"]);
-        assert!(body["messages"][2]["content"].as_str().unwrap().contains("SUMMARY-TEXT"));
+        assert_eq!(
+            roles(body),
+            ["system", "user", "user", "assistant", "tool", "user"]
+        );
+        assert!(
+            body["messages"][2]["content"]
+                .as_str()
+                .unwrap()
+                .contains("SUMMARY-TEXT")
+        );
         assert_eq!(body["messages"][3]["tool_calls"][0]["id"], "b");
         assert_eq!(body["messages"][4]["tool_call_id"], "b");
     }
@@ -623,11 +668,24 @@ mod tests {
         let d1 = block_on(a.decide(&o1)).unwrap();
         let r1 = a.take_log().records;
         assert_eq!(r1[0]["purpose"], "reflection");
-        let reflection = r1[0]["request"]["messages"][0]["content"].as_str().unwrap().to_owned();
+        let reflection = r1[0]["request"]["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned();
         assert!(reflection.contains("Task X: 1/2") && reflection.contains("YOU CALLED wait"));
-        let opening = r1[1]["request"]["messages"][1]["content"].as_str().unwrap().to_owned();
-        assert!(opening.contains("day 2") && opening.contains("NOTE: ask Dana first."), "{opening}");
-        assert_eq!(roles(&r1[1]["request"]), ["system", "user"], "a new day starts a new conversation");
+        let opening = r1[1]["request"]["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            opening.contains("day 2") && opening.contains("NOTE: ask Dana first."),
+            "{opening}"
+        );
+        assert_eq!(
+            roles(&r1[1]["request"]),
+            ["system", "user"],
+            "a new day starts a new conversation"
+        );
 
         let mut b = agent(Arc::new(Mock::default()), usize::MAX, Memory::Notes);
         let past = vec![

@@ -67,8 +67,12 @@ pub trait ModelCaller: Send + Sync {
     fn model(&self) -> &str;
     /// The request body for `messages` (and `tools`, if any). `temperature` is used
     /// when the configuration sets none.
-    fn body(&self, messages: &[Message], tools: Option<&[Value]>, temperature: Option<f64>)
-    -> Value;
+    fn body(
+        &self,
+        messages: &[Message],
+        tools: Option<&[Value]>,
+        temperature: Option<f64>,
+    ) -> Value;
     /// Sends one request; `ordinal` numbers the caller's requests (it seeds jitter).
     fn call(&self, body: Value, ordinal: u64) -> CallFuture;
     /// Tokens and cost of a response.
@@ -101,10 +105,11 @@ impl HttpModel {
     /// A caller for `cfg`, running its requests on `handle`'s runtime. `seed` seeds
     /// the retry jitter.
     pub fn new(cfg: ModelConfig, handle: Handle, seed: u64) -> Result<HttpModel, LlmError> {
-        let mut b = reqwest::Client::builder().user_agent(concat!("tbsim/", env!("CARGO_PKG_VERSION")));
+        let mut b =
+            reqwest::Client::builder().user_agent(concat!("tbsim/", env!("CARGO_PKG_VERSION")));
         if let Some(p) = &cfg.proxy_url {
-            let proxy = reqwest::Proxy::all(p)
-                .map_err(|e| LlmError::Setup(format!("proxy `{p}`: {e}")))?;
+            let proxy =
+                reqwest::Proxy::all(p).map_err(|e| LlmError::Setup(format!("proxy `{p}`: {e}")))?;
             b = b.proxy(proxy);
         }
         let http = b.build().map_err(|e| LlmError::Setup(e.to_string()))?;
@@ -120,13 +125,32 @@ impl HttpModel {
     }
 }
 
+/// A runtime for model requests: one worker thread is plenty, since requests wait
+/// on the network and simulations run on their own (non-runtime) threads, where
+/// [`crate::agent::block_on`] waits for the spawned requests.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("tbsim-llm")
+        .enable_all()
+        .build()
+}
+
 /// The wait before retry `attempt` (from 0).
-pub fn backoff(policy: &RetryPolicy, seed: u64, ordinal: u64, attempt: u32, retry_after: Option<Duration>) -> Duration {
+pub fn backoff(
+    policy: &RetryPolicy,
+    seed: u64,
+    ordinal: u64,
+    attempt: u32,
+    retry_after: Option<Duration>,
+) -> Duration {
     let exp = policy
         .base
         .saturating_mul(1u32.checked_shl(attempt.min(20)).unwrap_or(u32::MAX))
         .min(policy.max);
-    let mix = seed ^ ordinal.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(attempt).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    let mix = seed
+        ^ ordinal.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ u64::from(attempt).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
     let jitter: f64 = Xoshiro256PlusPlus::seed_from_u64(mix).random_range(0.5..1.0);
     let wait = exp.mul_f64(jitter);
     match retry_after {
@@ -179,7 +203,11 @@ async fn attempt(inner: &Inner, body: &Value) -> Attempt {
     let text = match resp.text().await {
         Ok(t) => t,
         Err(e) => {
-            let what = if e.is_timeout() { "timed out" } else { "body failed" };
+            let what = if e.is_timeout() {
+                "timed out"
+            } else {
+                "body failed"
+            };
             return Attempt::Retry(format!("HTTP {status}, {what}: {e}"), after);
         }
     };
@@ -187,7 +215,10 @@ async fn attempt(inner: &Inner, body: &Value) -> Attempt {
     if status.is_success() {
         return match serde_json::from_str::<Value>(&text) {
             Ok(v) if v["choices"][0]["message"].is_object() => Attempt::Done(v),
-            _ => Attempt::Retry(format!("HTTP {status} but not a chat completion: {snippet}"), after),
+            _ => Attempt::Retry(
+                format!("HTTP {status} but not a chat completion: {snippet}"),
+                after,
+            ),
         };
     }
     let code = status.as_u16();
@@ -239,7 +270,12 @@ impl ModelCaller for HttpModel {
         &self.inner.cfg.model_name
     }
 
-    fn body(&self, messages: &[Message], tools: Option<&[Value]>, temperature: Option<f64>) -> Value {
+    fn body(
+        &self,
+        messages: &[Message],
+        tools: Option<&[Value]>,
+        temperature: Option<f64>,
+    ) -> Value {
         let cfg = &self.inner.cfg;
         let mut b = json!({"model": cfg.model_name, "messages": messages});
         if let Some(t) = tools {
@@ -278,9 +314,9 @@ pub fn usage_with_prices(raw: &Value, price_in: Option<f64>, price_out: Option<f
     let output = raw["usage"]["completion_tokens"].as_u64().unwrap_or(0);
     let cost = match (price_in, price_out) {
         (None, None) => None,
-        (a, b) => Some(
-            (input as f64 * a.unwrap_or(0.0) + output as f64 * b.unwrap_or(0.0)) / 1_000_000.0,
-        ),
+        (a, b) => {
+            Some((input as f64 * a.unwrap_or(0.0) + output as f64 * b.unwrap_or(0.0)) / 1_000_000.0)
+        }
     };
     ModelUsage {
         calls: 1,
@@ -308,7 +344,11 @@ mod tests {
             let full = Duration::from_millis((100u64 << n).min(1000));
             assert!(*d >= full / 2 && *d < full, "{n}: {d:?}");
         }
-        assert_ne!(backoff(&p, 8, 3, 0, None), a[0], "another seed, another jitter");
+        assert_ne!(
+            backoff(&p, 8, 3, 0, None),
+            a[0],
+            "another seed, another jitter"
+        );
         let r = backoff(&p, 7, 3, 0, Some(Duration::from_secs(2)));
         assert_eq!(r, Duration::from_secs(2));
         let capped = backoff(&p, 7, 3, 0, Some(Duration::from_secs(100_000)));

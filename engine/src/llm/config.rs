@@ -295,7 +295,8 @@ impl ApiConfig {
                 });
             }
         };
-        let invalid = |m: &str| ConfigError::Invalid(self.path.clone(), format!("alias `{name}`: {m}"));
+        let invalid =
+            |m: &str| ConfigError::Invalid(self.path.clone(), format!("alias `{name}`: {m}"));
         if !(e.base_url.starts_with("http://") || e.base_url.starts_with("https://")) {
             return Err(invalid("`base_url` must start with http:// or https://"));
         }
@@ -350,7 +351,10 @@ mod tests {
         assert_eq!(m.retry.max_retries, 2);
         assert_eq!(m.retry.base, Duration::from_millis(10));
         assert_eq!(m.proxy_url, None);
-        assert!(!format!("{m:?}").contains("sk-from-env"), "Debug hides the key");
+        assert!(
+            !format!("{m:?}").contains("sk-from-env"),
+            "Debug hides the key"
+        );
     }
 
     #[test]
@@ -359,17 +363,29 @@ mod tests {
         assert_eq!(m.model_name, "m-r");
         assert_eq!(m.key.expose(), "sk-literal-key");
         assert_eq!(m.proxy_url.as_deref(), Some("http://proxy:8080"));
-        assert_eq!(m.key.redact("bad key sk-literal-key!"), "bad key [redacted]!");
+        assert_eq!(
+            m.key.redact("bad key sk-literal-key!"),
+            "bad key [redacted]!"
+        );
     }
 
     #[test]
     fn errors_name_what_to_set() {
         let e = cfg().model_with_env("a", |_| None).unwrap_err().to_string();
         assert!(e.contains("KEY_A") && e.contains("export"), "{e}");
-        let e = cfg().model_with_env("nokey", |_| None).unwrap_err().to_string();
+        let e = cfg()
+            .model_with_env("nokey", |_| None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("api_key_env"), "{e}");
-        let e = cfg().model_with_env("zzz", |_| None).unwrap_err().to_string();
-        assert!(e.contains("no model alias `zzz`") && e.contains("a, default"), "{e}");
+        let e = cfg()
+            .model_with_env("zzz", |_| None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no model alias `zzz`") && e.contains("a, default"),
+            "{e}"
+        );
         let e = ApiConfig::load(Path::new("/nonexistent/api.json"))
             .unwrap_err()
             .to_string();

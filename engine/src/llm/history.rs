@@ -154,8 +154,14 @@ mod tests {
 
     #[test]
     fn estimate_is_chars_over_four() {
-        assert_eq!(message_tokens(&Message::text(Role::User, "abcdefgh")), 2 + 4);
-        assert_eq!(message_tokens(&Message::text(Role::User, "abcdefghi")), 3 + 4);
+        assert_eq!(
+            message_tokens(&Message::text(Role::User, "abcdefgh")),
+            2 + 4
+        );
+        assert_eq!(
+            message_tokens(&Message::text(Role::User, "abcdefghi")),
+            3 + 4
+        );
     }
 
     #[test]

@@ -173,13 +173,21 @@ pub fn assistant_from(raw: &Value, step: u64) -> (Message, Vec<ToolCall>) {
     let mut seen = std::collections::BTreeSet::new();
     let mut calls = Vec::new();
     let mut wire = Vec::new();
-    for (i, tc) in msg["tool_calls"].as_array().into_iter().flatten().enumerate() {
+    for (i, tc) in msg["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let id = match tc["id"].as_str() {
             Some(id) if !id.is_empty() && !seen.contains(id) => id.to_owned(),
             _ => format!("call_{step}_{i}"),
         };
         seen.insert(id.clone());
-        let name = tc["function"]["name"].as_str().unwrap_or_default().to_owned();
+        let name = tc["function"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         let arguments = match &tc["function"]["arguments"] {
             Value::String(s) => s.clone(),
             Value::Null => "{}".to_owned(),

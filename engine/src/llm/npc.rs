@@ -47,7 +47,9 @@ impl ReplyCache {
     /// The key of a request body.
     pub fn key(body: &Value) -> String {
         // serde_json writes object keys in a fixed order, so equal bodies hash equally.
-        blake3::hash(body.to_string().as_bytes()).to_hex().to_string()
+        blake3::hash(body.to_string().as_bytes())
+            .to_hex()
+            .to_string()
     }
 
     /// The cached response for a key.
@@ -63,9 +65,7 @@ impl ReplyCache {
             return;
         }
         let path = self.dir.join(format!("{key}.json"));
-        let tmp = self
-            .dir
-            .join(format!("{key}.{}.tmp", std::process::id()));
+        let tmp = self.dir.join(format!("{key}.{}.tmp", std::process::id()));
         let text = json!({"request": body, "response": response}).to_string();
         // Write then rename, so a reader never sees half a file.
         if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, &path).is_err() {
@@ -94,7 +94,11 @@ impl std::fmt::Debug for LlmNpc {
 
 impl LlmNpc {
     /// An engine calling `caller`, caching in `cache`.
-    pub fn new(caller: Arc<dyn ModelCaller>, prompts: Arc<dyn PromptBuilder>, cache: ReplyCache) -> LlmNpc {
+    pub fn new(
+        caller: Arc<dyn ModelCaller>,
+        prompts: Arc<dyn PromptBuilder>,
+        cache: ReplyCache,
+    ) -> LlmNpc {
         LlmNpc {
             caller,
             prompts,

@@ -22,7 +22,14 @@ use crate::world::Notification;
 pub const TEMPLATES: &[(&str, &[&str])] = &[
     (
         "system",
-        &["name", "company", "department", "manager", "day_starts", "day_ends"],
+        &[
+            "name",
+            "company",
+            "department",
+            "manager",
+            "day_starts",
+            "day_ends",
+        ],
     ),
     ("task", &["name", "company", "notifications", "notes"]),
     ("day", &["day", "feedback", "notifications", "notes"]),
@@ -50,7 +57,10 @@ const BUILTIN: &[(&str, &str)] = &[
     ("task", include_str!("../../../content/prompts/task.md")),
     ("day", include_str!("../../../content/prompts/day.md")),
     ("nudge", include_str!("../../../content/prompts/nudge.md")),
-    ("summary", include_str!("../../../content/prompts/summary.md")),
+    (
+        "summary",
+        include_str!("../../../content/prompts/summary.md"),
+    ),
     (
         "reflection",
         include_str!("../../../content/prompts/reflection.md"),
@@ -65,7 +75,9 @@ pub enum PromptError {
     #[error("cannot read prompt template `{0}`: {1}")]
     Io(PathBuf, std::io::Error),
     /// A template names a value it does not get.
-    #[error("prompt template `{file}` uses `{{{name}}}`, which is not available; it may use: {allowed}")]
+    #[error(
+        "prompt template `{file}` uses `{{{name}}}`, which is not available; it may use: {allowed}"
+    )]
     Unknown {
         /// Template file.
         file: String,
@@ -95,7 +107,8 @@ pub trait PromptBuilder: Send + Sync {
     /// The request to summarise part of the history.
     fn summary(&self, transcript: &str) -> String;
     /// The end-of-day reflection request.
-    fn reflection(&self, day: u32, transcript: &str, feedback: &str, notes: Option<&str>) -> String;
+    fn reflection(&self, day: u32, transcript: &str, feedback: &str, notes: Option<&str>)
+    -> String;
     /// The system prompt of a model-played colleague.
     fn npc(&self, q: &NpcQuery<'_>) -> String;
 }
@@ -184,7 +197,8 @@ impl Templates {
                 .unwrap_or_default();
             let (file, text) = match dir.map(|d| d.join(format!("{name}.md"))) {
                 Some(p) if p.is_file() => {
-                    let t = std::fs::read_to_string(&p).map_err(|e| PromptError::Io(p.clone(), e))?;
+                    let t =
+                        std::fs::read_to_string(&p).map_err(|e| PromptError::Io(p.clone(), e))?;
                     (p.display().to_string(), t)
                 }
                 _ => (format!("{name}.md (built in)"), builtin.to_owned()),
@@ -263,14 +277,25 @@ impl PromptBuilder for Templates {
         self.render("summary", &[("transcript", transcript)])
     }
 
-    fn reflection(&self, day: u32, transcript: &str, feedback: &str, notes: Option<&str>) -> String {
+    fn reflection(
+        &self,
+        day: u32,
+        transcript: &str,
+        feedback: &str,
+        notes: Option<&str>,
+    ) -> String {
         self.render(
             "reflection",
             &[
                 ("day", &day.to_string()),
                 ("transcript", transcript),
                 ("feedback", feedback),
-                ("notes", notes.filter(|n| !n.trim().is_empty()).unwrap_or("(none yet)")),
+                (
+                    "notes",
+                    notes
+                        .filter(|n| !n.trim().is_empty())
+                        .unwrap_or("(none yet)"),
+                ),
             ],
         )
     }
@@ -368,16 +393,14 @@ pub fn render_notification(n: &Notification) -> String {
         Notification::Announcement { at, meeting, text } => {
             format!("[{at}] Said in the meeting {meeting}:\n{text}")
         }
-        Notification::MeetingEnded { at, meeting } => format!("[{at}] The meeting {meeting} ended."),
+        Notification::MeetingEnded { at, meeting } => {
+            format!("[{at}] The meeting {meeting} ended.")
+        }
         Notification::FileAdded { at, path } => format!("[{at}] A new file appeared: {path}"),
         Notification::DeadlinePassed { at, task, title } => {
             format!("[{at}] The deadline of {task} (\"{title}\") has passed.")
         }
-        Notification::DayEnded {
-            at,
-            day,
-            more_days,
-        } => {
+        Notification::DayEnded { at, day, more_days } => {
             if *more_days {
                 format!("[{at}] Working day {day} is over.")
             } else {

@@ -135,7 +135,8 @@ fn ask(
         clues,
     };
     let now = world.resource::<Clock>().now;
-    let head = json!({"type": "npc", "step": ctx.step, "call": ctx.call_id, "npc": npc_key, "t": now.0});
+    let head =
+        json!({"type": "npc", "step": ctx.step, "call": ctx.call_id, "npc": npc_key, "t": now.0});
     let (reply, record, failure) = match ctx.npc.reply(&q) {
         Ok(a) => (a.reply, a.record, None),
         Err(e) => (None, e.record.clone(), Some(e)),

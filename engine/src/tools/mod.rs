@@ -232,10 +232,8 @@ pub fn execute(world: &mut World, call: &ToolCall, ctx: &mut CallContext<'_>) ->
         "create_group" => {
             chat::create_group(world, a.str("name"), &a.strs("members")).map(|v| Exec::ok(v, cost))
         }
-        "send_group_message" => {
-            chat::send_group_message(world, a.str("group"), a.str("text"), ctx)
-                .map(|v| Exec::ok(v, cost))
-        }
+        "send_group_message" => chat::send_group_message(world, a.str("group"), a.str("text"), ctx)
+            .map(|v| Exec::ok(v, cost)),
         "read_messages" => chat::read_messages(world, a.opt("with")).map(|v| Exec::ok(v, cost)),
         "list_folder" => files::list_folder(world, a.opt("path")).map(|v| Exec::ok(v, cost)),
         "read_file" => files::read_file(world, a.str("path")).map(|(v, att)| Exec {

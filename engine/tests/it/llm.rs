@@ -146,8 +146,16 @@ fn llm_run_scores_like_the_oracle_replays_offline_and_never_writes_the_key() {
     assert_eq!(r["model"]["calls"], turns);
     assert!(r["model"]["input_tokens"].as_u64().unwrap() > 0);
     assert!(r["model"]["cost"].as_f64().unwrap() > 0.0);
-    assert_eq!(s.stats().unauthorised, 0, "the key is sent as a bearer token");
-    assert_eq!(count(&out, "model") as u64, turns, "every request is recorded");
+    assert_eq!(
+        s.stats().unauthorised,
+        0,
+        "the key is sent as a bearer token"
+    );
+    assert_eq!(
+        count(&out, "model") as u64,
+        turns,
+        "every request is recorded"
+    );
     // Several calls per decision: the oracle's plan in a third as many decisions.
     assert!(r["steps"].as_u64().unwrap() * 2 < r["tool_calls"].as_u64().unwrap());
     drop(s);
@@ -188,7 +196,12 @@ fn rate_limits_server_errors_slow_replies_and_dropped_connections_are_retried() 
     let tmp = tempfile::tempdir().unwrap();
     let s = server("kb-fix-medium", |c| {
         c.faults = vec![
-            FaultRule::at(0, Fault::RateLimit { retry_after_secs: 1 }),
+            FaultRule::at(
+                0,
+                Fault::RateLimit {
+                    retry_after_secs: 1,
+                },
+            ),
             FaultRule::at(2, Fault::ServerError),
             FaultRule::at(4, Fault::Drop),
             FaultRule::at(6, Fault::Slow { ms: 1500 }),
@@ -206,11 +219,18 @@ fn rate_limits_server_errors_slow_replies_and_dropped_connections_are_retried() 
         &run_args(o, c, sc.to_str().unwrap(), &["--agent", "llm:fake"]),
         tmp.path(),
     ));
-    assert!(t0.elapsed() >= Duration::from_secs(1), "Retry-After is honoured");
+    assert!(
+        t0.elapsed() >= Duration::from_secs(1),
+        "Retry-After is honoured"
+    );
     let r = result(&out);
     assert_eq!(r["checkpoint_score"], 1.0, "{r}");
     let st = s.stats();
-    assert_eq!(st.agent_requests, st.turns + 4, "four failed attempts, each retried");
+    assert_eq!(
+        st.agent_requests,
+        st.turns + 4,
+        "four failed attempts, each retried"
+    );
     let failures: Vec<String> = lines(&out)
         .iter()
         .filter(|v| v["type"] == "model")
@@ -250,10 +270,19 @@ fn retry_exhaustion_ends_as_an_infra_failure_that_can_be_resumed() {
     assert!(stdout.contains("INFRASTRUCTURE FAILURE"), "{stdout}");
     let r = result(&out);
     assert_eq!(r["end_reason"], "infra_error");
-    assert!(r["infra_error"].as_str().unwrap().contains("failed 3 times"), "{r}");
+    assert!(
+        r["infra_error"]
+            .as_str()
+            .unwrap()
+            .contains("failed 3 times"),
+        "{r}"
+    );
     assert_eq!(s.stats().agent_requests, 2 + 3);
     // The failed attempts are on record, and replay reproduces the run offline.
-    let last = lines(&out).into_iter().rfind(|v| v["type"] == "model").unwrap();
+    let last = lines(&out)
+        .into_iter()
+        .rfind(|v| v["type"] == "model")
+        .unwrap();
     assert!(last["error"].is_string() && last["failures"].as_array().unwrap().len() == 3);
     ok(&tbsim(&["replay", o], tmp.path()));
     // Once the API is back, the run continues where it stopped.
@@ -297,7 +326,10 @@ fn a_killed_run_resumes_to_the_same_result_without_repeating_calls() {
         if n >= 2 {
             break n;
         }
-        assert!(t0.elapsed() < Duration::from_secs(20), "the run never got going");
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the run never got going"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     child.kill().unwrap();
@@ -313,7 +345,10 @@ fn a_killed_run_resumes_to_the_same_result_without_repeating_calls() {
     );
     let (a, b) = (result(&whole), result(&cut));
     assert_eq!(a["checkpoint_score"], b["checkpoint_score"]);
-    assert_eq!(a["digest"], b["digest"], "the same trajectory, byte for byte");
+    assert_eq!(
+        a["digest"], b["digest"],
+        "the same trajectory, byte for byte"
+    );
     assert_eq!(a["model"], b["model"]);
     drop(s);
     ok(&tbsim(&["replay", o], tmp.path()));
@@ -333,21 +368,38 @@ fn model_played_colleagues_are_cached_replayed_and_disclose() {
     );
     let extra = ["--agent", "llm:fake", "--npc", "llm:npc", "--npc-cache", ca];
     let first = tmp.path().join("first");
-    ok(&tbsim(&run_args(first.to_str().unwrap(), c, sc, &extra), tmp.path()));
+    ok(&tbsim(
+        &run_args(first.to_str().unwrap(), c, sc, &extra),
+        tmp.path(),
+    ));
     let asked = s.stats().npc_requests;
     assert!(asked >= 3, "colleagues were asked: {asked}");
     let r = result(&first);
     assert_eq!(r["checkpoint_score"], 1.0, "{r}");
     assert_eq!(r["npc_model"]["calls"], asked);
     let npc_lines = count(&first, "npc");
-    assert_eq!(npc_lines as u64, asked, "every colleague request is recorded");
+    assert_eq!(
+        npc_lines as u64, asked,
+        "every colleague request is recorded"
+    );
     assert!(count(&first, "disclosure") >= 3, "disclosures are recorded");
 
     let second = tmp.path().join("second");
-    ok(&tbsim(&run_args(second.to_str().unwrap(), c, sc, &extra), tmp.path()));
-    assert_eq!(s.stats().npc_requests, asked, "the re-run is served from the cache");
+    ok(&tbsim(
+        &run_args(second.to_str().unwrap(), c, sc, &extra),
+        tmp.path(),
+    ));
+    assert_eq!(
+        s.stats().npc_requests,
+        asked,
+        "the re-run is served from the cache"
+    );
     assert_eq!(result(&second)["npc_model"]["calls"], 0);
-    assert_eq!(result(&first)["digest"], result(&second)["digest"], "and is exact");
+    assert_eq!(
+        result(&first)["digest"],
+        result(&second)["digest"],
+        "and is exact"
+    );
     drop(s);
     let o = tbsim(&["replay", first.to_str().unwrap()], tmp.path());
     assert!(ok(&o).contains(": identical"));
@@ -370,12 +422,22 @@ fn notes_between_days_history_summaries_and_budgets() {
         "--history-tokens",
         "6000",
     ];
-    ok(&tbsim(&run_args(mem.to_str().unwrap(), c, sc, &extra), tmp.path()));
+    ok(&tbsim(
+        &run_args(mem.to_str().unwrap(), c, sc, &extra),
+        tmp.path(),
+    ));
     let r = result(&mem);
     assert_eq!(r["checkpoint_score"], 1.0, "{r}");
-    let models: Vec<Value> = lines(&mem).into_iter().filter(|v| v["type"] == "model").collect();
+    let models: Vec<Value> = lines(&mem)
+        .into_iter()
+        .filter(|v| v["type"] == "model")
+        .collect();
     let purpose = |p: &str| models.iter().filter(|m| m["purpose"] == p).count();
-    assert_eq!(purpose("reflection"), 1, "one reflection between the two days");
+    assert_eq!(
+        purpose("reflection"),
+        1,
+        "one reflection between the two days"
+    );
     assert!(purpose("summary") >= 1, "the history was summarised");
     let notes = Config::default().text_reply;
     let day2 = models
@@ -387,13 +449,23 @@ fn notes_between_days_history_summaries_and_budgets() {
                     .is_some_and(|t| t.contains("(day 2)"))
         })
         .expect("a turn opening day 2");
-    assert!(day2["request"]["messages"][1]["content"].as_str().unwrap().contains(&notes));
+    assert!(
+        day2["request"]["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains(&notes)
+    );
     ok(&tbsim(&["replay", mem.to_str().unwrap()], tmp.path()));
 
     // A token budget and a simulated-time budget end the run cleanly, with the reason.
     let tok = tmp.path().join("tok");
     ok(&tbsim(
-        &run_args(tok.to_str().unwrap(), c, sc, &["--agent", "llm:fake", "--token-budget", "3000"]),
+        &run_args(
+            tok.to_str().unwrap(),
+            c,
+            sc,
+            &["--agent", "llm:fake", "--token-budget", "3000"],
+        ),
         tmp.path(),
     ));
     assert_eq!(result(&tok)["end_reason"], "token_budget");
@@ -403,7 +475,14 @@ fn notes_between_days_history_summaries_and_budgets() {
             time.to_str().unwrap(),
             c,
             sc,
-            &["--agent", "llm:fake", "--time-budget", "30", "--token-cost", "600"],
+            &[
+                "--agent",
+                "llm:fake",
+                "--time-budget",
+                "30",
+                "--token-cost",
+                "600",
+            ],
         ),
         tmp.path(),
     ));
@@ -411,7 +490,10 @@ fn notes_between_days_history_summaries_and_budgets() {
     assert_eq!(r["end_reason"], "time_budget", "{r}");
     let ls = lines(&time);
     assert_eq!(ls[0]["token_cost_secs"], 600);
-    assert!(ls.iter().any(|v| v["type"] == "decision" && v["tokens_out"].as_u64() > Some(0)));
+    assert!(
+        ls.iter()
+            .any(|v| v["type"] == "decision" && v["tokens_out"].as_u64() > Some(0))
+    );
     ok(&tbsim(&["replay", time.to_str().unwrap()], tmp.path()));
 }
 
@@ -429,7 +511,10 @@ fn configuration_errors_say_what_to_set() {
     );
     let (_, err) = crate::util::text(&o);
     assert!(!o.status.success());
-    assert!(err.contains("no model alias `nope`") && err.contains("fake"), "{err}");
+    assert!(
+        err.contains("no model alias `nope`") && err.contains("fake"),
+        "{err}"
+    );
     let o = command(
         &run_args(out.to_str().unwrap(), c, sc, &["--agent", "llm:fake"]),
         tmp.path(),
@@ -444,5 +529,8 @@ fn configuration_errors_say_what_to_set() {
         .output()
         .unwrap();
     let (_, err) = crate::util::text(&o);
-    assert!(err.contains("missing.json") && err.contains("--api-config"), "{err}");
+    assert!(
+        err.contains("missing.json") && err.contains("--api-config"),
+        "{err}"
+    );
 }

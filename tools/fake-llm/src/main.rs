@@ -30,7 +30,9 @@ fn run() -> Result<(), String> {
             }
             "--from-trajectory" => trajectory = Some(value()?),
             "--npc-model" => cfg.npc_model = value()?,
-            "--delay-ms" => cfg.delay_ms = value()?.parse().map_err(|e| format!("--delay-ms: {e}"))?,
+            "--delay-ms" => {
+                cfg.delay_ms = value()?.parse().map_err(|e| format!("--delay-ms: {e}"))?
+            }
             "-h" | "--help" => {
                 println!(
                     "fake-llm [--port N] [--script FILE | --from-trajectory FILE] [--per-turn K] [--npc-model NAME] [--delay-ms MS]"
