@@ -137,8 +137,9 @@ struct RunArgs {
     /// Scenario files.
     #[arg(required_unless_present = "resume")]
     scenarios: Vec<PathBuf>,
-    /// Continue the interrupted run in this directory (its options come from its `run.json`).
-    #[arg(long, conflicts_with_all = ["scenarios", "out"])]
+    /// Continue the interrupted run in this directory (its options come from its `run.json`;
+    /// only --api-config may be given anew).
+    #[arg(long, conflicts_with_all = ["scenarios", "out", "agent", "npc", "prompts", "memory"])]
     resume: Option<PathBuf>,
     /// Agent: `oracle`, `idle` or `llm:<alias>` (default: the `default` alias if configured, else `oracle`).
     #[arg(long)]
@@ -268,9 +269,8 @@ impl Models {
         }
         let cfg = self.config.as_ref().expect("loaded").model(alias)?;
         if self.runtime.is_none() {
-            self.runtime = Some(
-                tbsim::llm::client::runtime().context("cannot start the async runtime")?,
-            );
+            self.runtime =
+                Some(tbsim::llm::client::runtime().context("cannot start the async runtime")?);
         }
         let handle = self.runtime.as_ref().expect("built").handle().clone();
         Ok(Arc::new(HttpModel::new(cfg, handle, seed)?))

@@ -190,10 +190,10 @@ impl LlmAgent {
         }
     }
 
-    fn start_conversation(&mut self, b: &Briefing, opening: String) {
+    fn start_conversation(&mut self, b: &Briefing, opening: String, images: Vec<Part>) {
         self.messages = vec![
             Message::text(Role::System, self.prompts.system(b)),
-            Message::text(Role::User, opening),
+            Self::user_message(opening, images),
         ];
         self.pending.clear();
     }
@@ -208,7 +208,7 @@ impl LlmAgent {
                 "{status}\n\n{}",
                 self.prompts.task(b, &notes, self.notes.as_deref())
             );
-            self.start_conversation(b, opening);
+            self.start_conversation(b, opening, Vec::new());
             return Ok(());
         }
         // Every pending call gets its answer, in call order, before anything else.
@@ -278,11 +278,7 @@ impl LlmAgent {
             self.prompts
                 .day(day, &feedback, &rest, self.notes.as_deref())
         );
-        self.start_conversation(&b, opening);
-        if !images.is_empty() {
-            self.messages
-                .push(Self::user_message(String::new(), images));
-        }
+        self.start_conversation(&b, opening, images);
         Ok(())
     }
 

@@ -49,7 +49,7 @@ pub const DEFAULT_FILE: &str = "api_config.json";
 pub enum ConfigError {
     /// The file is not there.
     #[error(
-        "no model configuration at `{0}`: create it (see docs in `tbsim::llm::config`), or point `--api-config <PATH>` or ${CONFIG_ENV} at one"
+        "no model configuration at `{0}`: create it (the format is in README.md, section Models), or point `--api-config <PATH>` or ${CONFIG_ENV} at one"
     )]
     Missing(PathBuf),
     /// The file cannot be read.
