@@ -45,7 +45,7 @@ fn api_config(dir: &Path, s: &FakeServer, extra: &str) -> PathBuf {
     let text = format!(
         r#"{{
   "fake": {{"model_name": "fake-agent", "api_key_env": "{KEY_VAR}", "base_url": "{base}", "proxy_url": "",
-            "retry_base_ms": 20, "retry_max_ms": 200, "timeout_secs": 5, "price_in": 1.0, "price_out": 2.0 {extra}}},
+            "retry_base_ms": 20, "retry_max_ms": 200, "price_in": 1.0, "price_out": 2.0 {extra}}},
   "npc": {{"model_name": "fake-npc", "api_key_env": "{KEY_VAR}", "base_url": "{base}", "retry_base_ms": 20}},
   "default": "fake"
 }}"#
@@ -204,10 +204,11 @@ fn rate_limits_server_errors_slow_replies_and_dropped_connections_are_retried() 
             ),
             FaultRule::at(2, Fault::ServerError),
             FaultRule::at(4, Fault::Drop),
-            FaultRule::at(6, Fault::Slow { ms: 1500 }),
+            FaultRule::at(6, Fault::Slow { ms: 2500 }),
         ];
     });
-    let cfg = api_config(tmp.path(), &s, r#", "timeout_secs": 0.5"#);
+    // Long enough that a loaded CI machine never times out an ordinary reply.
+    let cfg = api_config(tmp.path(), &s, r#", "timeout_secs": 1.0"#);
     let out = tmp.path().join("run");
     let (o, c, sc) = (
         out.to_str().unwrap(),
