@@ -183,6 +183,11 @@ pub struct BatchSpec {
 pub trait AgentFactory: Send + Sync {
     /// The agent for `job`.
     fn make(&self, job: &Job) -> Result<Box<dyn Agent>, AgentError>;
+    /// The colleagues' engine for `job` (rule-following by default).
+    fn npc(&self, job: &Job) -> Result<Box<dyn crate::npc::NpcEngine>, AgentError> {
+        let _ = job;
+        Ok(Box::new(crate::npc::Scripted))
+    }
 }
 
 impl<F> AgentFactory for F
@@ -337,6 +342,11 @@ fn run_one(
             trial: job.trial,
             source,
         })?;
+        let npc = agents.npc(job).map_err(|source| BatchError::Agent {
+            scenario: scenario(),
+            trial: job.trial,
+            source,
+        })?;
         let config = SimConfig {
             seed: Some(job.seed),
             ..spec.config.clone()
@@ -349,6 +359,7 @@ fn run_one(
                 &spec.limits,
                 &job.dir,
                 job.recorded_trial(),
+                npc,
             ))
             .map_err(|source| BatchError::Run {
                 scenario: scenario(),

@@ -20,8 +20,11 @@
 //!   events one chained schedule of systems runs (releases, interrupts, deliveries,
 //!   checkpoint evaluation, deadline latching, end of day).
 //! * An [`agent::Agent`] sees observations and returns tool calls; [`tools`] are its
-//!   only way to reach the world. Built-in agents: the plan-following oracle and the
-//!   idle agent.
+//!   only way to reach the world. Built-in agents: the plan-following oracle, the
+//!   idle agent, and a model-backed agent over OpenAI-compatible APIs ([`llm`]).
+//! * Colleagues answer through an [`npc::NpcEngine`]: scripted from their clue
+//!   rules, or played by a model through a reply cache. Model calls happen outside
+//!   the simulated clock and are recorded, so replay needs no network.
 //! * Each run writes a [`trajectory`]; [`replay`] re-drives a fresh world from it and
 //!   must reproduce every line and the digest.
 //! * [`batch`] runs many scenarios and trials as independent worlds, a bounded number
@@ -62,6 +65,7 @@ pub mod batch;
 pub mod calculator;
 pub mod check;
 pub mod generate;
+pub mod llm;
 pub mod npc;
 pub mod path;
 pub mod python;

@@ -1,20 +1,30 @@
 //! The `tbsim` command line.
 
-use std::io::{IsTerminal as _, Write as _};
+use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use tbsim::agent::llm::{LlmAgent, Memory};
 use tbsim::agent::{Agent, AgentError, Idle, Oracle};
-use tbsim::batch::{BatchError, BatchSpec, BatchSummary, Job, Progress};
+use tbsim::batch::{AgentFactory, BatchError, BatchSpec, BatchSummary, Job, Progress};
+use tbsim::llm::config::locate;
+use tbsim::llm::history::SummaryPolicy;
+use tbsim::llm::npc::{LlmNpc, ReplyCache};
+use tbsim::llm::prompt::Templates;
+use tbsim::llm::{ApiConfig, HttpModel};
+use tbsim::npc::{NpcEngine, Scripted};
 use tbsim::result::{RunResult, render_table};
 use tbsim::run::RunLimits;
 use tbsim::scenario::{LoadedScenario, load_file};
 use tbsim::sim::SimConfig;
-use tbsim::world::FeedbackPolicy;
+use tbsim::time::SimDuration;
+use tbsim::world::{EndReason, FeedbackPolicy};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -33,11 +43,10 @@ enum Command {
     Run(RunArgs),
     /// Re-drive a recorded run and check it reproduces exactly.
     Replay {
-        /// A run directory (or a directory holding run directories at any depth).
+        /// A run directory (or a directory of run directories).
         run_dir: PathBuf,
     },
-    /// Tables and charts from run results: per model, by number of tasks, difficulty,
-    /// family and day, pass^k, tool-call errors, tokens and cost.
+    /// Tables and charts from finished runs (Markdown, JSON, CSV, SVG).
     Report {
         /// Run directories (searched at any depth for result.json).
         #[arg(required = true)]
@@ -137,11 +146,42 @@ enum ModeArg {
 #[derive(clap::Args, Debug)]
 struct RunArgs {
     /// Scenario files.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "resume")]
     scenarios: Vec<PathBuf>,
-    /// Agent: `oracle` or `idle`.
+    /// Continue the interrupted run in this directory (its options come from its `run.json`;
+    /// only --api-config may be given anew).
+    #[arg(long, conflicts_with_all = ["scenarios", "out", "agent", "npc", "prompts", "memory"])]
+    resume: Option<PathBuf>,
+    /// Agent: `oracle`, `idle` or `llm:<alias>` (default: the `default` alias if configured, else `oracle`).
     #[arg(long)]
     agent: Option<String>,
+    /// Colleagues: `scripted` (rule-following) or `llm:<alias>`.
+    #[arg(long, default_value = "scripted")]
+    npc: String,
+    /// Model configuration (default: $TBSIM_API_CONFIG, else ./api_config.json).
+    #[arg(long)]
+    api_config: Option<PathBuf>,
+    /// Where model-played colleagues' replies are cached.
+    #[arg(long, default_value = "runs/.npc-cache")]
+    npc_cache: PathBuf,
+    /// A directory of prompt templates replacing the built-in ones (`system.md`, `task.md`, ...).
+    #[arg(long)]
+    prompts: Option<PathBuf>,
+    /// What a model-backed agent carries between days.
+    #[arg(long, value_enum, default_value_t = MemoryArg::None)]
+    memory: MemoryArg,
+    /// Estimated tokens (characters / 4) above which the agent's history is summarised.
+    #[arg(long, default_value_t = 60_000)]
+    history_tokens: usize,
+    /// Simulated seconds charged per 1000 output tokens of a model turn (on top of --turn-cost).
+    #[arg(long)]
+    token_cost: Option<u32>,
+    /// End the run once the agent has used this many model tokens (input + output).
+    #[arg(long)]
+    token_budget: Option<u64>,
+    /// End the run once this many simulated minutes have passed since its start.
+    #[arg(long)]
+    time_budget: Option<u64>,
     /// Master seed (default: each scenario's own).
     #[arg(long)]
     seed: Option<u64>,
@@ -172,6 +212,13 @@ struct RunArgs {
     trials: u32,
 }
 
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum MemoryArg {
+    None,
+    Notes,
+}
+
 #[derive(clap::ValueEnum, Debug, Clone, Copy)]
 enum Feedback {
     None,
@@ -189,33 +236,229 @@ impl From<Feedback> for FeedbackPolicy {
     }
 }
 
-fn make_agent(name: &str, loaded: &LoadedScenario) -> Result<Box<dyn Agent>> {
-    Ok(match name {
-        "oracle" => Box::new(Oracle::new(&loaded.scenario)),
-        "idle" => Box::new(Idle::default()),
-        other => bail!(
-            "unknown agent `{other}`; available: {}",
-            tbsim::agent::BUILTIN.join(", ")
-        ),
-    })
+/// The options of a run, kept in its directory as `run.json` so `--resume` can
+/// rebuild the same agent. Never holds a key: only the config file's path.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct RunOptions {
+    agent: String,
+    npc: String,
+    api_config: Option<PathBuf>,
+    npc_cache: PathBuf,
+    prompts: Option<PathBuf>,
+    memory: MemoryArg,
+    history_tokens: usize,
+    max_steps: u64,
+    token_budget: Option<u64>,
+    time_budget_minutes: Option<u64>,
+}
+
+impl RunOptions {
+    fn limits(&self) -> RunLimits {
+        RunLimits {
+            max_steps: self.max_steps,
+            token_budget: self.token_budget,
+            time_budget: self.time_budget_minutes.map(SimDuration::minutes),
+        }
+    }
+}
+
+/// What model-backed parts of a run share: the runtime their requests run on,
+/// the config and the templates.
+struct Models {
+    runtime: Option<tokio::runtime::Runtime>,
+    config: Option<ApiConfig>,
+    prompts: Arc<Templates>,
+}
+
+impl Models {
+    fn new(opts: &RunOptions) -> Result<Models> {
+        let prompts = Arc::new(Templates::load(opts.prompts.as_deref())?);
+        Ok(Models {
+            runtime: None,
+            config: None,
+            prompts,
+        })
+    }
+
+    fn caller(&mut self, opts: &RunOptions, alias: &str, seed: u64) -> Result<Arc<HttpModel>> {
+        if self.config.is_none() {
+            let (path, _) = locate(opts.api_config.as_deref());
+            self.config = Some(ApiConfig::load(&path)?);
+        }
+        let cfg = self.config.as_ref().expect("loaded").model(alias)?;
+        if self.runtime.is_none() {
+            self.runtime =
+                Some(tbsim::llm::client::runtime().context("cannot start the async runtime")?);
+        }
+        let handle = self.runtime.as_ref().expect("built").handle().clone();
+        Ok(Arc::new(HttpModel::new(cfg, handle, seed)?))
+    }
+
+    fn agent(
+        &mut self,
+        opts: &RunOptions,
+        loaded: &LoadedScenario,
+        seed: u64,
+    ) -> Result<Box<dyn Agent>> {
+        Ok(match opts.agent.as_str() {
+            "oracle" => Box::new(Oracle::new(&loaded.scenario)),
+            "idle" => Box::new(Idle::default()),
+            spec => match spec.strip_prefix("llm:") {
+                Some(alias) if !alias.is_empty() => {
+                    let caller = self.caller(opts, alias, seed)?;
+                    let history = SummaryPolicy {
+                        threshold: opts.history_tokens,
+                        ..SummaryPolicy::default()
+                    };
+                    let memory = match opts.memory {
+                        MemoryArg::None => Memory::None,
+                        MemoryArg::Notes => Memory::Notes,
+                    };
+                    Box::new(LlmAgent::new(
+                        spec,
+                        caller,
+                        self.prompts.clone(),
+                        Box::new(history),
+                        memory,
+                    ))
+                }
+                _ => bail!(
+                    "unknown agent `{spec}`; available: {}, llm:<alias>",
+                    tbsim::agent::BUILTIN.join(", ")
+                ),
+            },
+        })
+    }
+
+    fn npc(&mut self, opts: &RunOptions, seed: u64) -> Result<Box<dyn NpcEngine>> {
+        Ok(match opts.npc.as_str() {
+            "scripted" => Box::new(Scripted),
+            spec => match spec.strip_prefix("llm:") {
+                Some(alias) if !alias.is_empty() => {
+                    let caller = self.caller(opts, alias, seed)?;
+                    Box::new(LlmNpc::new(
+                        caller,
+                        self.prompts.clone(),
+                        ReplyCache::new(&opts.npc_cache),
+                    ))
+                }
+                _ => bail!("unknown colleagues engine `{spec}`; available: scripted, llm:<alias>"),
+            },
+        })
+    }
+}
+
+/// The agent when `--agent` is absent: the `default` model alias if one is
+/// configured, else the oracle. Says which on stderr.
+fn default_agent(api_config: Option<&Path>) -> Result<String> {
+    let (path, explicit) = locate(api_config);
+    if explicit || path.is_file() {
+        let cfg = ApiConfig::load(&path)?;
+        if cfg.has("default") {
+            eprintln!(
+                "note: no --agent given; using the model alias `default` from {}",
+                path.display()
+            );
+            return Ok("llm:default".into());
+        }
+    }
+    eprintln!(
+        "note: no --agent given and no model is configured; using the built-in `oracle` agent"
+    );
+    Ok("oracle".into())
+}
+
+fn print_results(results: &[RunResult], json: bool, out: &Path) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        let text = if results.len() == 1 {
+            serde_json::to_string_pretty(&results[0])?
+        } else {
+            serde_json::to_string_pretty(&results)?
+        };
+        writeln!(stdout, "{text}")?;
+    } else {
+        write!(stdout, "{}", render_table(results))?;
+        writeln!(
+            stdout,
+            "run written to {} (replay with `tbsim replay {}`)",
+            out.display(),
+            out.display()
+        )?;
+    }
+    Ok(())
+}
+
+fn cmd_resume(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
+    let opts_path = dir.join("run.json");
+    let text = std::fs::read_to_string(&opts_path).with_context(|| {
+        format!(
+            "cannot read `{}`; only runs written by `tbsim run` can be resumed",
+            opts_path.display()
+        )
+    })?;
+    let mut opts: RunOptions = serde_json::from_str(&text)
+        .with_context(|| format!("`{}` is not a run description", opts_path.display()))?;
+    // Keys may live elsewhere now; everything else stays as the run began.
+    if args.api_config.is_some() {
+        opts.api_config = args.api_config.clone();
+    }
+    let loaded = load_file(&dir.join("scenario.ron"))?;
+    let seed = args.seed.unwrap_or(loaded.scenario.seed);
+    let header: serde_json::Value = std::fs::read_to_string(dir.join("trajectory.jsonl"))
+        .ok()
+        .and_then(|t| t.lines().next().and_then(|l| serde_json::from_str(l).ok()))
+        .unwrap_or_default();
+    let seed = header["seed"].as_u64().unwrap_or(seed);
+    let mut models = Models::new(&opts)?;
+    let mut agent = models.agent(&opts, &loaded, seed)?;
+    let npc = models.npc(&opts, seed)?;
+    let r = tbsim::run::resume_dir(dir, agent.as_mut(), &opts.limits(), npc)
+        .with_context(|| format!("resuming `{}`", dir.display()))?;
+    print_results(std::slice::from_ref(&r), args.json, dir)?;
+    Ok(exit_code(&[r]))
+}
+
+/// 3 when a run ended by an infrastructure failure (it can be resumed), else 0.
+fn exit_code(results: &[RunResult]) -> ExitCode {
+    let infra: Vec<&RunResult> = results
+        .iter()
+        .filter(|r| r.end_reason == Some(EndReason::InfraError))
+        .collect();
+    if infra.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!(
+        "error: {} run(s) ended by an infrastructure failure, not by the agent; continue with `tbsim run --resume <RUN_DIR>`",
+        infra.len()
+    );
+    ExitCode::from(3)
 }
 
 fn cmd_run(args: RunArgs) -> Result<ExitCode> {
+    if let Some(dir) = &args.resume {
+        return cmd_resume(dir, &args);
+    }
     let agent_name = match &args.agent {
         Some(a) => a.clone(),
-        None => {
-            eprintln!(
-                "note: no --agent given and no model is configured; using the built-in `oracle` agent"
-            );
-            "oracle".into()
-        }
+        None => default_agent(args.api_config.as_deref())?,
     };
-    if !tbsim::agent::BUILTIN.contains(&agent_name.as_str()) {
-        bail!(
-            "unknown agent `{agent_name}`; available: {}",
-            tbsim::agent::BUILTIN.join(", ")
-        );
-    }
+    let opts = RunOptions {
+        agent: agent_name.clone(),
+        npc: args.npc.clone(),
+        api_config: args.api_config.clone(),
+        npc_cache: args.npc_cache.clone(),
+        prompts: args.prompts.clone(),
+        memory: args.memory,
+        history_tokens: args.history_tokens,
+        max_steps: args.max_steps,
+        token_budget: args.token_budget,
+        time_budget_minutes: args.time_budget,
+    };
+    let factory = Arc::new(Factory {
+        opts: opts.clone(),
+        models: Mutex::new(Models::new(&opts)?),
+    });
     // Load everything first, so a bad file fails before any run starts.
     let mut loaded = Vec::new();
     let mut bad = 0;
@@ -231,6 +474,12 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     if bad > 0 {
         bail!("{bad} scenario file(s) are invalid; nothing was run");
     }
+    // Bad agent or colleague settings fail here, before any world starts.
+    if let Some(first) = loaded.first() {
+        let mut models = factory.models.lock().expect("not poisoned");
+        models.agent(&opts, first, first.scenario.seed)?;
+        models.npc(&opts, first.scenario.seed)?;
+    }
     let loaded: Vec<Arc<LoadedScenario>> = loaded.into_iter().map(Arc::new).collect();
     let out = args.out.clone().unwrap_or_else(|| {
         let label = if loaded.len() == 1 {
@@ -238,27 +487,31 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         } else {
             "batch".into()
         };
-        PathBuf::from("runs").join(format!("{label}-{agent_name}"))
+        PathBuf::from("runs").join(format!("{label}-{}", agent_name.replace(':', "-")))
     });
     let jobs = tbsim::batch::plan(&loaded, args.trials, args.seed, &out)?;
+    // Each run directory records its options, so `--resume` rebuilds the same agent.
+    let opts_text = serde_json::to_string_pretty(&opts)? + "\n";
+    for job in &jobs {
+        std::fs::create_dir_all(&job.dir)
+            .with_context(|| format!("cannot create `{}`", job.dir.display()))?;
+        let p = job.dir.join("run.json");
+        std::fs::write(&p, &opts_text)
+            .with_context(|| format!("cannot write `{}`", p.display()))?;
+    }
     let spec = BatchSpec {
         concurrency: args.concurrency as usize,
-        limits: RunLimits {
-            max_steps: args.max_steps,
-        },
+        limits: opts.limits(),
         config: SimConfig {
             seed: None,
             hints: args.hints,
             turn_cost_secs: args.turn_cost,
+            token_cost_secs: args.token_cost,
             agent: agent_name.clone(),
             feedback: args.feedback.into(),
             shuffle: None,
         },
     };
-    let name = agent_name.clone();
-    let agents = Arc::new(move |job: &Job| {
-        make_agent(&name, &job.scenario).map_err(|e| AgentError(format!("{e:#}")))
-    });
     // The bar draws on stderr only for a person watching: never into a pipe or a log,
     // and not alongside machine-readable output.
     let bar = if args.json || !std::io::stderr().is_terminal() {
@@ -274,8 +527,14 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         bar
     };
     let started = std::time::Instant::now();
-    let outcomes =
-        tbsim::batch::run_jobs_blocking(jobs, &spec, agents, Arc::new(ProgressBar(bar.clone())))?;
+    // A clone stays here: the model runtime inside must be dropped on this thread,
+    // never from within the batch runtime.
+    let outcomes = tbsim::batch::run_jobs_blocking(
+        jobs,
+        &spec,
+        factory.clone(),
+        Arc::new(ProgressBar(bar.clone())),
+    )?;
     bar.finish_and_clear();
     let summary = BatchSummary::new(&outcomes);
     let mut results: Vec<RunResult> = Vec::new();
@@ -307,6 +566,7 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
             out.display()
         )?;
     }
+    drop(stdout);
     if summary.runs > 1 {
         eprintln!(
             "{} runs in {:.1} s of wall time at concurrency {}",
@@ -321,7 +581,36 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         }
         bail!("{} of {} runs failed", failures.len(), summary.runs);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(exit_code(&results))
+}
+
+/// Makes each job's agent and colleagues' engine from the run options; model
+/// configuration and the request runtime are built once and shared.
+struct Factory {
+    opts: RunOptions,
+    models: Mutex<Models>,
+}
+
+impl AgentFactory for Factory {
+    fn make(&self, job: &Job) -> Result<Box<dyn Agent>, AgentError> {
+        let mut models = self
+            .models
+            .lock()
+            .map_err(|_| AgentError::Agent("model setup panicked".into()))?;
+        models
+            .agent(&self.opts, &job.scenario, job.seed)
+            .map_err(|e| AgentError::Agent(format!("{e:#}")))
+    }
+
+    fn npc(&self, job: &Job) -> Result<Box<dyn NpcEngine>, AgentError> {
+        let mut models = self
+            .models
+            .lock()
+            .map_err(|_| AgentError::Agent("model setup panicked".into()))?;
+        models
+            .npc(&self.opts, job.seed)
+            .map_err(|e| AgentError::Agent(format!("{e:#}")))
+    }
 }
 
 /// The progress bar, fed by the batch runner's world threads.

@@ -1,4 +1,13 @@
-//! The scripted NPC engine: deciding what a colleague says to a message.
+//! NPC engines: deciding what a colleague says to a message.
+//!
+//! The tools ask an [`NpcEngine`] for each reply through an [`NpcQuery`] that holds
+//! everything the engine may use: the person, the conversation, and the clue rules
+//! whose conditions hold now (the engine never sees a clue it may not reveal). The
+//! [`Scripted`] engine answers from the rules alone; `llm::npc` plays the colleague
+//! with a model; [`RecordedNpc`] returns what a trajectory recorded, so replay needs
+//! no network. An engine's `record` goes into the trajectory as an `npc` line.
+//!
+//! ## Scripted matching
 //!
 //! A clue's trigger is a list of groups of alternatives; a message triggers the clue
 //! when it mentions at least one alternative from every group. Matching is generous
@@ -8,7 +17,9 @@
 //! concepts (`graph` ~ `chart`, `vendor` ~ `supplier`). A multi-word alternative
 //! needs all of its words. Identifiers such as `OLD123456` match exactly.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
 
 /// Synonym concepts. The first word of a group is its canonical form.
 const SYNONYMS: &[&[&str]] = &[
@@ -246,9 +257,270 @@ impl Trigger {
     }
 }
 
+/// A clue rule whose conditions hold, as an engine sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActiveClue {
+    /// Clue key.
+    pub key: String,
+    /// The trigger as written: every group must be mentioned, any alternative of a group.
+    pub topics: Vec<Vec<String>>,
+    /// What may be said.
+    pub response: String,
+    /// Whether the scripted trigger matches the message.
+    pub triggered: bool,
+}
+
+/// One message of the conversation so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// Sender key (the intern's or a colleague's).
+    pub from: String,
+    /// Sender name.
+    pub name: String,
+    /// Whether the colleague being asked wrote it.
+    pub mine: bool,
+    /// Text.
+    pub text: String,
+}
+
+/// Everything an engine may use to answer one message.
+#[derive(Debug, Clone)]
+pub struct NpcQuery<'a> {
+    /// Decision step of the call that sent the message.
+    pub step: u64,
+    /// Call id.
+    pub call_id: &'a str,
+    /// The colleague's key.
+    pub npc: &'a str,
+    /// Name.
+    pub name: &'a str,
+    /// Department.
+    pub department: &'a str,
+    /// Job title.
+    pub position: &'a str,
+    /// Persona text.
+    pub persona: &'a str,
+    /// What the colleague says when they know nothing relevant.
+    pub default_reply: &'a str,
+    /// The intern's name.
+    pub intern: &'a str,
+    /// Company name.
+    pub company: &'a str,
+    /// Thread key.
+    pub thread: &'a str,
+    /// A direct message always gets an answer; in a group, a colleague with nothing
+    /// relevant to say stays silent.
+    pub direct: bool,
+    /// The thread so far, ending with the message being answered.
+    pub conversation: Vec<Line>,
+    /// The clue rules whose conditions hold, in scenario order.
+    pub clues: Vec<ActiveClue>,
+}
+
+/// An engine's answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NpcAnswer {
+    /// The reply text and the clue keys it discloses; `None` for silence.
+    pub reply: Option<(String, Vec<String>)>,
+    /// Fields for the trajectory's `npc` line (`None`: no line).
+    pub record: Option<Value>,
+}
+
+/// An engine could not answer (a model API gave up): the run ends as an
+/// infrastructure failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("colleague `{npc}` could not answer: {message}")]
+pub struct NpcError {
+    /// Who.
+    pub npc: String,
+    /// Why.
+    pub message: String,
+    /// Fields for the trajectory's `npc` line.
+    pub record: Option<Value>,
+}
+
+/// Decides what colleagues say. Engines run inside the synchronous simulation, so a
+/// model-backed engine blocks on its network call.
+pub trait NpcEngine: Send {
+    /// Answers the last message of `q.conversation`.
+    fn reply(&mut self, q: &NpcQuery<'_>) -> Result<NpcAnswer, NpcError>;
+    /// Model usage so far (model-backed engines).
+    fn usage(&self) -> Option<crate::result::ModelUsage> {
+        None
+    }
+}
+
+/// The rule-following engine: every triggered clue's response, or the default reply.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Scripted;
+
+impl NpcEngine for Scripted {
+    fn reply(&mut self, q: &NpcQuery<'_>) -> Result<NpcAnswer, NpcError> {
+        let hit: Vec<&ActiveClue> = q.clues.iter().filter(|c| c.triggered).collect();
+        let reply = if hit.is_empty() {
+            q.direct.then(|| (q.default_reply.to_owned(), Vec::new()))
+        } else {
+            let text: Vec<&str> = hit.iter().map(|c| c.response.as_str()).collect();
+            Some((
+                text.join("\n\n"),
+                hit.iter().map(|c| c.key.clone()).collect(),
+            ))
+        };
+        Ok(NpcAnswer {
+            reply,
+            record: None,
+        })
+    }
+}
+
+/// Fields of an `npc` trajectory line added by the tools, not by the engine.
+pub const NPC_LINE_KEYS: &[&str] = &["type", "step", "call", "npc", "t"];
+
+/// Replays `npc` lines of a trajectory by (step, call id, colleague); anything not
+/// recorded goes to `fallback` (a live engine when resuming, or none in replay).
+pub struct RecordedNpc {
+    lines: BTreeMap<(u64, String, String), Value>,
+    fallback: Option<Box<dyn NpcEngine>>,
+}
+
+impl std::fmt::Debug for RecordedNpc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordedNpc")
+            .field("lines", &self.lines.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RecordedNpc {
+    /// An engine over recorded `npc` lines.
+    pub fn new(fallback: Option<Box<dyn NpcEngine>>) -> Self {
+        RecordedNpc {
+            lines: BTreeMap::new(),
+            fallback,
+        }
+    }
+
+    /// Adds a recorded `npc` line.
+    pub fn insert(&mut self, line: &Value) {
+        let step = line["step"].as_u64().unwrap_or(0);
+        let call = line["call"].as_str().unwrap_or_default().to_owned();
+        let npc = line["npc"].as_str().unwrap_or_default().to_owned();
+        self.lines.insert((step, call, npc), line.clone());
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+}
+
+impl NpcEngine for RecordedNpc {
+    fn reply(&mut self, q: &NpcQuery<'_>) -> Result<NpcAnswer, NpcError> {
+        let key = (q.step, q.call_id.to_owned(), q.npc.to_owned());
+        let Some(line) = self.lines.get(&key) else {
+            return match &mut self.fallback {
+                Some(f) => f.reply(q),
+                // A run recorded with the scripted engine has no npc lines: the rules
+                // give the same answer again.
+                None => Scripted.reply(q),
+            };
+        };
+        let mut record = line.clone();
+        if let Some(m) = record.as_object_mut() {
+            for k in NPC_LINE_KEYS {
+                m.remove(*k);
+            }
+        }
+        if let Some(e) = line.get("error").and_then(Value::as_str) {
+            return Err(NpcError {
+                npc: q.npc.to_owned(),
+                message: e.to_owned(),
+                record: Some(record),
+            });
+        }
+        let reply = line["reply"].as_str().map(|t| {
+            let clues = line["clues"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c.as_str().map(str::to_owned))
+                .collect();
+            (t.to_owned(), clues)
+        });
+        Ok(NpcAnswer {
+            reply,
+            record: Some(record),
+        })
+    }
+
+    fn usage(&self) -> Option<crate::result::ModelUsage> {
+        self.fallback.as_ref().and_then(|f| f.usage())
+    }
+}
+
+/// Lower-cased tokens that carry an identifier or a number (they contain a digit).
+/// Separators inside them (`INV-2024-7`, `3.5`, `a_b`) are kept; trailing ones dropped.
+fn id_tokens(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        .map(|t| t.trim_matches(|c: char| matches!(c, '-' | '_' | '.')))
+        .filter(|t| t.chars().any(|c| c.is_ascii_digit()))
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Whether a clue's response content appears in a free-text reply (how disclosures
+/// by model-played colleagues are recorded).
+///
+/// * If the response holds identifier or number tokens (any token with a digit,
+///   such as `NEW877056`, `2024-03-01` or `12.5`), **every** one of them must occur
+///   as a token of the reply: a fact of this kind is useless unless exact.
+/// * Otherwise at least 60% of the response's meaning-bearing words (its
+///   [`concepts`]: stop words dropped, stemmed, synonyms folded) must occur among
+///   the reply's.
+pub fn appears_in(response: &str, reply: &str) -> bool {
+    let ids = id_tokens(response);
+    if !ids.is_empty() {
+        return ids.is_subset(&id_tokens(reply));
+    }
+    let want = concepts(response);
+    if want.is_empty() {
+        return false;
+    }
+    let got = concepts(reply);
+    let hit = want.intersection(&got).count();
+    hit * 10 >= want.len() * 6
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_must_all_appear() {
+        let r = "OLD760110 is now NEW877056 (in \"Data retention policy\")";
+        assert!(appears_in(
+            r,
+            "Sure: the old chart OLD760110 maps to NEW877056."
+        ));
+        assert!(!appears_in(r, "It maps to NEW877056."));
+        assert!(!appears_in(r, "OLD760110 maps to NEW87705."));
+        assert!(appears_in(
+            "The limit is 12.5 thousand, see INV-2024-7.",
+            "Invoice inv-2024-7: limit 12.5k? No: 12.5 thousand."
+        ));
+    }
+
+    #[test]
+    fn words_need_sixty_percent() {
+        let r = "Ask the procurement team about approval before buying anything.";
+        // procurement, team, approval, before, buying(->procurement), anything, ask
+        assert!(appears_in(
+            r,
+            "You should ask the purchasing team for approval before anything."
+        ));
+        assert!(!appears_in(r, "I have no idea, sorry."));
+        assert!(!appears_in("", "anything"));
+    }
 
     fn t(groups: &[&[&str]]) -> Trigger {
         Trigger::new(

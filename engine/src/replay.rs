@@ -1,19 +1,19 @@
 //! Replaying a run directory: re-driving a fresh world with the recorded decisions.
 //!
-//! Replay needs no agent and no network. `run_python` outcomes come from the
-//! trajectory. Every regenerated line must equal the recorded one; the first line
-//! that differs is reported with its step.
+//! Replay needs no agent and no network. `run_python` outcomes, colleagues' replies
+//! (`npc` lines) and the agent's model requests and responses (`model` lines) come
+//! from the trajectory. Every regenerated line must equal the recorded one; the first
+//! line that differs is reported with its step.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::npc::RecordedNpc;
 use crate::scenario::{ScenarioErrors, load_file};
-use crate::sim::{Decision, Sim, SimConfig};
-use crate::tools::{RecordedPython, ToolCall};
+use crate::sim::{Sim, SimConfig};
 use crate::trajectory::{Trajectory, digest_lines};
-use crate::world::EndReason;
 
 /// Why a replay could not start.
 #[derive(Debug, thiserror::Error)]
@@ -69,25 +69,26 @@ impl ReplayReport {
     }
 }
 
+/// The simulation settings recorded in a trajectory header.
+pub fn config_from_header(header: &Value) -> SimConfig {
+    SimConfig {
+        seed: header["seed"].as_u64(),
+        hints: header["hints"].as_u64().unwrap_or(0) as u8,
+        turn_cost_secs: header["turn_cost_secs"].as_u64().map(|v| v as u32),
+        token_cost_secs: header["token_cost_secs"].as_u64().map(|v| v as u32),
+        agent: header["agent"].as_str().unwrap_or_default().to_owned(),
+        feedback: serde_json::from_value(header["feedback"].clone()).unwrap_or_default(),
+        shuffle: None,
+    }
+}
+
 /// Replays the run in `dir`.
 pub fn replay(dir: &Path) -> Result<ReplayReport, ReplayError> {
     let traj = dir.join("trajectory.jsonl");
-    let text = std::fs::read_to_string(&traj).map_err(|e| ReplayError::Io(traj.clone(), e))?;
-    let recorded: Vec<&str> = text.lines().collect();
-    let fmt = |line: usize, m: &str| ReplayError::Format(traj.clone(), line, m.to_owned());
-    let parsed: Vec<Value> = recorded
-        .iter()
-        .enumerate()
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| fmt(i + 1, &e.to_string())))
-        .collect::<Result<_, _>>()?;
-    let header = parsed
-        .first()
-        .filter(|h| h["type"] == "header")
-        .ok_or_else(|| fmt(1, "expected a header line"))?;
-
+    let rec = crate::run::read_recorded(&traj)?;
     let scen_path = dir.join("scenario.ron");
     let loaded = load_file(&scen_path).map_err(ReplayError::Scenario)?;
-    let want = header["scenario_blake3"].as_str().unwrap_or_default();
+    let want = rec.header["scenario_blake3"].as_str().unwrap_or_default();
     if loaded.blake3 != want {
         return Err(ReplayError::ScenarioChanged(
             scen_path,
@@ -95,50 +96,37 @@ pub fn replay(dir: &Path) -> Result<ReplayReport, ReplayError> {
             want.to_owned(),
         ));
     }
-
-    let mut decisions = Vec::new();
-    let mut python = RecordedPython::default();
-    let mut end_reason = None;
-    for (i, v) in parsed.iter().enumerate() {
-        match v["type"].as_str() {
-            Some("decision") => {
-                let calls: Vec<ToolCall> = serde_json::from_value(v["calls"].clone())
-                    .map_err(|e| fmt(i + 1, &e.to_string()))?;
-                decisions.push(Decision { calls });
-            }
-            Some("result") if v["result"]["tool"] == "run_python" && !v["record"].is_null() => {
-                let step = v["step"].as_u64().unwrap_or(0);
-                let call = v["call"].as_str().unwrap_or_default().to_owned();
-                python.outcomes.insert((step, call), v["record"].clone());
-            }
-            Some("end") => {
-                end_reason = serde_json::from_value::<EndReason>(v["reason"].clone()).ok()
-            }
-            _ => {}
-        }
+    let config = config_from_header(&rec.header);
+    let mut sim = Sim::new(
+        &loaded,
+        config,
+        Trajectory::in_memory(),
+        Box::new(rec.python.clone()),
+    );
+    let mut npc = RecordedNpc::new(None);
+    for l in &rec.npc_lines {
+        npc.insert(l);
     }
-    let config = SimConfig {
-        seed: header["seed"].as_u64(),
-        hints: header["hints"].as_u64().unwrap_or(0) as u8,
-        turn_cost_secs: header["turn_cost_secs"].as_u64().map(|v| v as u32),
-        agent: header["agent"].as_str().unwrap_or_default().to_owned(),
-        feedback: serde_json::from_value(header["feedback"].clone()).unwrap_or_default(),
-        shuffle: None,
-    };
-    let mut sim = Sim::new(&loaded, config, Trajectory::in_memory(), Box::new(python));
+    sim.set_npc_engine(Box::new(npc));
     sim.begin();
-    for d in &decisions {
+    for s in &rec.steps {
         if sim.is_over() {
             break;
         }
-        sim.step(d);
+        for r in &s.records {
+            sim.record_line(r);
+        }
+        sim.step_with(&s.decision, s.tokens_out);
     }
-    if let Some(r) = end_reason {
+    for r in &rec.trailing {
+        sim.record_line(r);
+    }
+    if let Some(r) = rec.end {
         sim.end(r);
     }
     let result = sim.results();
     let got = sim.trajectory().lines();
-
+    let recorded: Vec<&str> = rec.lines.iter().map(String::as_str).collect();
     let divergence = first_divergence(&recorded, got);
     let recorded_digest = std::fs::read_to_string(dir.join("result.json"))
         .ok()

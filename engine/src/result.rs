@@ -108,6 +108,48 @@ pub struct RunResult {
     pub day_gain: Vec<f64>,
     /// Per task.
     pub tasks: Vec<TaskResult>,
+    /// The agent's model calls, tokens and cost (model-backed agents only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelUsage>,
+    /// Model calls made for colleagues (model-played colleagues only; cache hits are free).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub npc_model: Option<ModelUsage>,
+    /// What failed when the run ended as an infrastructure failure (`end_reason` is
+    /// `infra_error`): the scores then say nothing about the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub infra_error: Option<String>,
+}
+
+/// Model calls, tokens and cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelUsage {
+    /// Completed model calls (turns, summaries, reflections; for colleagues, live calls).
+    pub calls: u64,
+    /// Prompt tokens, as the API reported them.
+    pub input_tokens: u64,
+    /// Completion tokens, as the API reported them.
+    pub output_tokens: u64,
+    /// Cost in the configured currency (from `price_in`/`price_out` per million tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+}
+
+impl ModelUsage {
+    /// Adds another usage.
+    pub fn add(&mut self, o: &ModelUsage) {
+        self.calls += o.calls;
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.cost = match (self.cost, o.cost) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+    }
+
+    /// Input plus output tokens.
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
 }
 
 /// One working day's outcome.
@@ -238,6 +280,9 @@ pub(crate) fn collect(
         sim_end: iso(clock.now),
         digest: String::new(),
         tasks: task_results,
+        model: None,
+        npc_model: None,
+        infra_error: run.infra_error.clone(),
     }
 }
 
@@ -293,6 +338,23 @@ pub fn render_table(results: &[RunResult]) -> String {
                 r.sim_end.replace('T', " ")
             }
         );
+        if let Some(m) = &r.model {
+            let cost = m
+                .cost
+                .map(|c| format!(" | cost {c:.4}"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  model: {} calls | {} input + {} output tokens{cost}",
+                m.calls, m.input_tokens, m.output_tokens
+            );
+        }
+        if let Some(e) = &r.infra_error {
+            let _ = writeln!(
+                out,
+                "  INFRASTRUCTURE FAILURE (not scored as an agent failure): {e}"
+            );
+        }
         if r.days.len() > 1 {
             for (i, d) in r.days.iter().enumerate() {
                 let gain = if i == 0 {

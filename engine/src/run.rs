@@ -3,14 +3,32 @@
 //! A run directory holds `scenario.ron` (the exact scenario bytes, plus any sidecar
 //! assets), `trajectory.jsonl` (written and flushed line by line) and `result.json`.
 //! Everything `tbsim replay` needs is in it.
+//!
+//! A run ends when the agent finishes, the day ends, or a limit is reached: the step
+//! limit, the token budget (checked before each decision, so the decision that
+//! crosses it is still applied), or the simulated-time budget (likewise: time is
+//! checked between decisions, never by cutting a tool call short). A model API that
+//! gives up ends the run as an infrastructure failure.
+//!
+//! [`resume_dir`] continues an interrupted run: it replays the recorded decisions
+//! into a fresh world (recorded model lines, `run_python` outcomes and colleagues'
+//! replies are reused, nothing is asked again), checks that the regenerated lines
+//! equal the recorded ones, restores the agent, and goes on live.
 
 use std::path::{Path, PathBuf};
 
-use crate::agent::{Agent, block_on};
-use crate::result::RunResult;
-use crate::scenario::{Content, LoadedScenario};
-use crate::sim::{Sim, SimConfig};
-use crate::tools::{LivePython, PythonBackend};
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::agent::{Agent, AgentError, PastStep, block_on};
+use crate::npc::{NpcEngine, RecordedNpc, Scripted};
+use crate::replay::{ReplayError, config_from_header};
+use crate::result::{ModelUsage, RunResult};
+use crate::scenario::{Content, LoadedScenario, load_file};
+use crate::sim::{Decision, Observation, Sim, SimConfig};
+use crate::time::SimDuration;
+use crate::tools::{LivePython, PythonBackend, RecordedPython, ToolCall};
 use crate::trajectory::Trajectory;
 use crate::world::EndReason;
 
@@ -28,6 +46,17 @@ pub enum RunError {
     /// The trajectory could not be written completely.
     #[error("the trajectory in `{0}` is incomplete: {1}")]
     Trajectory(PathBuf, String),
+    /// The run to resume cannot be read.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    /// The recorded decisions no longer lead to the recorded lines.
+    #[error(
+        "cannot resume `{0}`: replaying its decisions does not reproduce its trajectory (the scenario, the engine or its options changed)"
+    )]
+    Diverged(PathBuf),
+    /// The agent cannot be brought back to its recorded state.
+    #[error("cannot resume `{0}`: {1}")]
+    Agent(PathBuf, AgentError),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
@@ -42,11 +71,37 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
 pub struct RunLimits {
     /// Maximum agent decisions.
     pub max_steps: u64,
+    /// Maximum model tokens (input plus output) the agent may spend.
+    pub token_budget: Option<u64>,
+    /// Maximum simulated time from the start of the run.
+    pub time_budget: Option<SimDuration>,
 }
 
 impl Default for RunLimits {
     fn default() -> Self {
-        RunLimits { max_steps: 400 }
+        RunLimits {
+            max_steps: 400,
+            token_budget: None,
+            time_budget: None,
+        }
+    }
+}
+
+impl RunLimits {
+    fn reached(&self, sim: &Sim, usage: &ModelUsage) -> Option<EndReason> {
+        if sim.steps() >= self.max_steps {
+            return Some(EndReason::MaxSteps);
+        }
+        if self.token_budget.is_some_and(|b| usage.tokens() >= b) {
+            return Some(EndReason::TokenBudget);
+        }
+        if self
+            .time_budget
+            .is_some_and(|b| sim.now().since(sim.started_at()) >= b)
+        {
+            return Some(EndReason::TimeBudget);
+        }
+        None
     }
 }
 
@@ -62,23 +117,49 @@ pub fn drive(sim: &mut Sim, agent: &mut dyn Agent, limits: &RunLimits) -> RunRes
 /// synchronously in between, so the future is runtime-agnostic. The batch runner
 /// (`crate::batch`) polls it on a blocking thread inside a tokio runtime, so an agent
 /// whose decision awaits network I/O finds a reactor, and a slow simulation step (a
-/// sandboxed Python call) never stalls other worlds' I/O.
+/// sandboxed Python call, a model-played colleague) never stalls other worlds' I/O.
 pub async fn drive_async(sim: &mut Sim, agent: &mut dyn Agent, limits: &RunLimits) -> RunResult {
-    let mut obs = sim.begin();
+    let obs = sim.begin();
+    drive_from(sim, agent, limits, obs, ModelUsage::default()).await
+}
+
+/// Drives from an observation, with `usage` already spent.
+async fn drive_from(
+    sim: &mut Sim,
+    agent: &mut dyn Agent,
+    limits: &RunLimits,
+    mut obs: Observation,
+    mut usage: ModelUsage,
+) -> RunResult {
     while !sim.is_over() {
-        if sim.steps() >= limits.max_steps {
-            sim.end(EndReason::MaxSteps);
+        if let Some(reason) = limits.reached(sim, &usage) {
+            sim.end(reason);
             break;
         }
-        match agent.decide(&obs).await {
-            Ok(decision) => obs = sim.step(&decision),
-            Err(_) => {
+        let decided = agent.decide(&obs).await;
+        let log = agent.take_log();
+        for r in &log.records {
+            sim.record_agent(r);
+        }
+        usage.add(&log.usage);
+        match decided {
+            Ok(decision) => obs = sim.step_with(&decision, log.usage.output_tokens),
+            Err(AgentError::Infra(m)) => {
+                sim.end_infra(&m);
+                break;
+            }
+            Err(AgentError::Agent(_)) => {
                 sim.end(EndReason::AgentError);
                 break;
             }
         }
     }
-    sim.results()
+    let mut r = sim.results();
+    if agent.uses_model() {
+        r.model = Some(usage);
+    }
+    r.npc_model = sim.npc_usage();
+    r
 }
 
 /// Runs in memory: the result and the trajectory lines.
@@ -120,7 +201,21 @@ pub fn run_to_dir(
     limits: &RunLimits,
     out: &Path,
 ) -> Result<RunResult, RunError> {
-    block_on(run_to_dir_async(loaded, agent, config, limits, out, None))
+    run_to_dir_with(loaded, agent, config, limits, out, Box::new(Scripted))
+}
+
+/// Runs with a given colleagues' engine and writes the run directory `out`.
+pub fn run_to_dir_with(
+    loaded: &LoadedScenario,
+    agent: &mut dyn Agent,
+    config: SimConfig,
+    limits: &RunLimits,
+    out: &Path,
+    npc: Box<dyn NpcEngine>,
+) -> Result<RunResult, RunError> {
+    block_on(run_to_dir_async(
+        loaded, agent, config, limits, out, None, npc,
+    ))
 }
 
 /// Runs and writes the run directory `out`, awaiting the agent's decisions (see
@@ -133,6 +228,7 @@ pub async fn run_to_dir_async(
     limits: &RunLimits,
     out: &Path,
     trial: Option<u32>,
+    npc: Box<dyn NpcEngine>,
 ) -> Result<RunResult, RunError> {
     std::fs::create_dir_all(out).map_err(io(out))?;
     let scen = out.join("scenario.ron");
@@ -151,14 +247,202 @@ pub async fn run_to_dir_async(
     let traj_path = out.join("trajectory.jsonl");
     let trace = Trajectory::to_file(&traj_path).map_err(io(&traj_path))?;
     let mut sim = Sim::new(loaded, config, trace, Box::new(LivePython::default()));
+    sim.set_npc_engine(npc);
     let mut result = drive_async(&mut sim, agent, limits).await;
-    if let Some(e) = sim.trajectory().io_error() {
-        return Err(RunError::Trajectory(traj_path, e.to_owned()));
-    }
     result.trial = trial;
+    finish_dir(&sim, &result, out, traj_path)?;
+    Ok(result)
+}
+
+fn finish_dir(sim: &Sim, result: &RunResult, out: &Path, traj: PathBuf) -> Result<(), RunError> {
+    if let Some(e) = sim.trajectory().io_error() {
+        return Err(RunError::Trajectory(traj, e.to_owned()));
+    }
     let res_path = out.join("result.json");
-    let mut text = serde_json::to_string_pretty(&result).expect("results serialise");
+    let mut text = serde_json::to_string_pretty(result).expect("results serialise");
     text.push('\n');
     std::fs::write(&res_path, text).map_err(io(&res_path))?;
+    Ok(())
+}
+
+/// `run_python` outcomes from the interrupted run first, then the live sandbox.
+#[derive(Debug, Default)]
+struct ResumePython {
+    recorded: RecordedPython,
+    live: LivePython,
+}
+
+impl PythonBackend for ResumePython {
+    fn run(
+        &mut self,
+        step: u64,
+        call_id: &str,
+        code: &str,
+        files: &BTreeMap<String, Vec<u8>>,
+    ) -> Value {
+        if self
+            .recorded
+            .outcomes
+            .contains_key(&(step, call_id.to_owned()))
+        {
+            self.recorded.run(step, call_id, code, files)
+        } else {
+            self.live.run(step, call_id, code, files)
+        }
+    }
+}
+
+/// A recorded decision with the model lines before it.
+#[derive(Debug, Clone)]
+pub(crate) struct RecordedStep {
+    pub records: Vec<Value>,
+    pub decision: Decision,
+    pub tokens_out: u64,
+}
+
+/// What a trajectory holds for re-driving it.
+#[derive(Debug)]
+pub(crate) struct Recorded {
+    pub header: Value,
+    pub steps: Vec<RecordedStep>,
+    /// Model lines after the last decision (a failed or interrupted turn).
+    pub trailing: Vec<Value>,
+    pub python: RecordedPython,
+    pub npc_lines: Vec<Value>,
+    pub end: Option<EndReason>,
+    /// The lines, unparsed (a torn last line dropped).
+    pub lines: Vec<String>,
+}
+
+/// Reads a trajectory. A torn last line (a crash mid-write) is dropped.
+pub(crate) fn read_recorded(traj: &Path) -> Result<Recorded, ReplayError> {
+    let text = std::fs::read_to_string(traj).map_err(|e| ReplayError::Io(traj.to_owned(), e))?;
+    let fmt = |line: usize, m: &str| ReplayError::Format(traj.to_owned(), line, m.to_owned());
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let mut parsed = Vec::with_capacity(lines.len());
+    for (i, l) in lines.iter().enumerate() {
+        match serde_json::from_str::<Value>(l) {
+            Ok(v) => parsed.push(v),
+            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => break,
+            Err(e) => return Err(fmt(i + 1, &e.to_string())),
+        }
+    }
+    lines.truncate(parsed.len());
+    let header = parsed
+        .first()
+        .filter(|h| h["type"] == "header")
+        .cloned()
+        .ok_or_else(|| fmt(1, "expected a header line"))?;
+    let mut steps = Vec::new();
+    let mut pending = Vec::new();
+    let mut python = RecordedPython::default();
+    let mut npc_lines = Vec::new();
+    let mut end = None;
+    for (i, v) in parsed.iter().enumerate() {
+        match v["type"].as_str() {
+            Some("model") => pending.push(v.clone()),
+            Some("decision") => {
+                let calls: Vec<ToolCall> = serde_json::from_value(v["calls"].clone())
+                    .map_err(|e| fmt(i + 1, &e.to_string()))?;
+                steps.push(RecordedStep {
+                    records: std::mem::take(&mut pending),
+                    decision: Decision { calls },
+                    tokens_out: v["tokens_out"].as_u64().unwrap_or(0),
+                });
+            }
+            Some("result") if v["result"]["tool"] == "run_python" && !v["record"].is_null() => {
+                let step = v["step"].as_u64().unwrap_or(0);
+                let call = v["call"].as_str().unwrap_or_default().to_owned();
+                python.outcomes.insert((step, call), v["record"].clone());
+            }
+            Some("npc") => npc_lines.push(v.clone()),
+            Some("end") => end = serde_json::from_value::<EndReason>(v["reason"].clone()).ok(),
+            _ => {}
+        }
+    }
+    Ok(Recorded {
+        header,
+        steps,
+        trailing: pending,
+        python,
+        npc_lines,
+        end,
+        lines,
+    })
+}
+
+/// Continues the interrupted run in `dir` with `agent`, asking `npc` (wrapped so
+/// recorded replies are reused) for colleagues' new replies. A run that already
+/// ended (other than by an infrastructure failure) is returned as recorded.
+pub fn resume_dir(
+    dir: &Path,
+    agent: &mut dyn Agent,
+    limits: &RunLimits,
+    npc: Box<dyn NpcEngine>,
+) -> Result<RunResult, RunError> {
+    let traj_path = dir.join("trajectory.jsonl");
+    let rec = read_recorded(&traj_path)?;
+    let res_path = dir.join("result.json");
+    if rec.end.is_some_and(|r| r != EndReason::InfraError)
+        && let Ok(text) = std::fs::read_to_string(&res_path)
+        && let Ok(r) = serde_json::from_str::<RunResult>(&text)
+    {
+        return Ok(r);
+    }
+    let scen_path = dir.join("scenario.ron");
+    let loaded = load_file(&scen_path).map_err(|e| RunError::Replay(ReplayError::Scenario(e)))?;
+    let want = rec.header["scenario_blake3"].as_str().unwrap_or_default();
+    if loaded.blake3 != want {
+        return Err(ReplayError::ScenarioChanged(scen_path, loaded.blake3, want.to_owned()).into());
+    }
+    let config = config_from_header(&rec.header);
+    // Regenerate into a side file and swap it in only once the recorded part is
+    // reproduced, so a crash while resuming loses nothing.
+    let tmp = dir.join("trajectory.resume.jsonl");
+    let trace = Trajectory::to_file(&tmp).map_err(io(&tmp))?;
+    let python = ResumePython {
+        recorded: rec.python.clone(),
+        live: LivePython::default(),
+    };
+    let mut sim = Sim::new(&loaded, config, trace, Box::new(python));
+    let mut recorded_npc = RecordedNpc::new(Some(npc));
+    for l in &rec.npc_lines {
+        recorded_npc.insert(l);
+    }
+    sim.set_npc_engine(Box::new(recorded_npc));
+    let mut obs = sim.begin();
+    let mut past = Vec::with_capacity(rec.steps.len());
+    let mut usage = ModelUsage::default();
+    for s in &rec.steps {
+        if sim.is_over() {
+            break;
+        }
+        for r in &s.records {
+            sim.record_line(r);
+            if let Ok(u) = serde_json::from_value::<ModelUsage>(r["usage"].clone()) {
+                usage.add(&u);
+            }
+        }
+        let next = sim.step_with(&s.decision, s.tokens_out);
+        past.push(PastStep {
+            observation: std::mem::replace(&mut obs, next),
+            records: s.records.clone(),
+            decision: s.decision.clone(),
+        });
+    }
+    // Every line written so far is flushed: compare it with the recorded one. A step
+    // cut short by the interruption may now have more lines than were recorded.
+    let again = std::fs::read_to_string(&tmp).map_err(io(&tmp))?;
+    let same = again.lines().zip(&rec.lines).all(|(a, b)| a == b);
+    if !same || sim.trajectory().io_error().is_some() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(RunError::Diverged(dir.to_owned()));
+    }
+    std::fs::rename(&tmp, &traj_path).map_err(io(&traj_path))?;
+    agent
+        .resume(&past)
+        .map_err(|e| RunError::Agent(dir.to_owned(), e))?;
+    let result = block_on(drive_from(&mut sim, agent, limits, obs, usage));
+    finish_dir(&sim, &result, dir, traj_path)?;
     Ok(result)
 }

@@ -7,13 +7,19 @@
 //! the next batch at the same instant. The clock never moves backwards.
 //!
 //! An agent decision is applied at the current instant, after every event due then:
-//! a thinking cost first (if configured), then each tool call in order, each followed
-//! by a tick (so checkpoints see the change) and by its time advance.
+//! a thinking cost first (if configured: a fixed cost per decision plus, optionally,
+//! a cost per thousand output tokens the model spent on it), then each tool call in
+//! order, each followed by a tick (so checkpoints see the change) and by its time
+//! advance.
+//!
+//! A model-backed agent's requests and responses are recorded before the decision
+//! they led to ([`Sim::record_agent`]); replay copies them back from the trajectory.
 
 use bevy_ecs::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::npc::{NpcEngine, Scripted};
 use crate::queue::Due;
 use crate::scenario::LoadedScenario;
 use crate::time::{SimDuration, SimTime};
@@ -35,6 +41,9 @@ pub struct SimConfig {
     pub hints: u8,
     /// Thinking seconds per decision (default: the scenario's).
     pub turn_cost_secs: Option<u32>,
+    /// Further thinking seconds per 1000 output tokens of a decision's model calls.
+    #[serde(default)]
+    pub token_cost_secs: Option<u32>,
     /// Agent name, recorded in the trajectory.
     pub agent: String,
     /// Mentor feedback between days.
@@ -122,6 +131,7 @@ pub struct Sim {
     world: World,
     schedule: Schedule,
     python: Box<dyn PythonBackend>,
+    npc: Box<dyn NpcEngine>,
     step: u64,
     tool_calls: u64,
     finished_scores: bool,
@@ -160,6 +170,7 @@ impl Sim {
             world,
             schedule: tick_schedule(config.shuffle),
             python,
+            npc: Box::new(Scripted),
             step: 0,
             tool_calls: 0,
             finished_scores: false,
@@ -167,14 +178,62 @@ impl Sim {
             scenario: loaded.scenario.name.clone(),
             config,
         };
-        let header = json!({
+        let mut header = json!({
             "type": "header", "format": FORMAT, "tbsim": env!("CARGO_PKG_VERSION"),
             "scenario": loaded.scenario.name, "scenario_blake3": loaded.blake3, "seed": seed,
             "agent": sim.config.agent, "hints": sim.config.hints, "turn_cost_secs": sim.config.turn_cost_secs,
             "feedback": sim.config.feedback,
         });
+        // Only when set, so runs without it keep their header bytes.
+        if let Some(c) = sim.config.token_cost_secs {
+            header["token_cost_secs"] = json!(c);
+        }
         sim.trace().record(&header);
         sim
+    }
+
+    /// Replaces the engine that answers messages to colleagues (default: [`Scripted`]).
+    pub fn set_npc_engine(&mut self, engine: Box<dyn NpcEngine>) {
+        self.npc = engine;
+    }
+
+    /// Model usage of the colleagues' engine, if it is model-backed.
+    pub fn npc_usage(&self) -> Option<crate::result::ModelUsage> {
+        self.npc.usage()
+    }
+
+    /// The master seed.
+    pub fn seed(&self) -> u64 {
+        self.world.resource::<crate::world::Rngs>().0.master()
+    }
+
+    /// When the run started (the first day's start).
+    pub fn started_at(&self) -> SimTime {
+        self.world.resource::<Clock>().start
+    }
+
+    /// Records one of the agent's model calls (fields of `record` are kept, after
+    /// `type`, `step` — the decision it leads to — and `t`).
+    pub fn record_agent(&mut self, record: &Value) {
+        let mut line = json!({"type": "model", "step": self.step + 1, "t": self.now().0});
+        if let (Some(l), Some(r)) = (line.as_object_mut(), record.as_object()) {
+            for (k, v) in r {
+                l.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        self.trace().record(&line);
+    }
+
+    /// Records a line exactly as given (replay and resume copy recorded agent lines).
+    pub fn record_line(&mut self, line: &Value) {
+        self.trace().record(line);
+    }
+
+    /// Ends the run as an infrastructure failure (a model API gave up).
+    pub fn end_infra(&mut self, message: &str) {
+        let mut run = self.world.resource_mut::<RunState>();
+        run.infra_error.get_or_insert_with(|| message.to_owned());
+        run.over.get_or_insert(EndReason::InfraError);
     }
 
     fn trace(&mut self) -> &mut Trajectory {
@@ -324,15 +383,28 @@ impl Sim {
 
     /// Applies a decision and returns what the agent observes next.
     pub fn step(&mut self, decision: &Decision) -> Observation {
+        self.step_with(decision, 0)
+    }
+
+    /// Applies a decision whose model calls produced `tokens_out` output tokens (they
+    /// are charged as thinking time when a per-token cost is configured).
+    pub fn step_with(&mut self, decision: &Decision, tokens_out: u64) -> Observation {
         if self.is_over() {
             return self.observation(Vec::new(), Vec::new(), None);
         }
         self.step += 1;
         let step = self.step;
         let t0 = self.now();
-        self.trace()
-            .record(&json!({"type": "decision", "step": step, "t": t0.0, "calls": decision.calls}));
-        let turn = self.world.resource::<Clock>().turn_cost;
+        let mut line =
+            json!({"type": "decision", "step": step, "t": t0.0, "calls": decision.calls});
+        if tokens_out > 0 {
+            line["tokens_out"] = json!(tokens_out);
+        }
+        self.trace().record(&line);
+        let per_k = u64::from(self.config.token_cost_secs.unwrap_or(0));
+        // Rounded to the nearest second: the clock is in whole seconds.
+        let by_tokens = SimDuration((tokens_out * per_k + 500) / 1000);
+        let turn = SimDuration(self.world.resource::<Clock>().turn_cost.0 + by_tokens.0);
         if turn > SimDuration(0) {
             self.run_until(t0.after(turn), false);
             self.sleep_through_the_night();
@@ -356,6 +428,7 @@ impl Sim {
             self.tool_calls += 1;
             let mut ctx = CallContext {
                 python: self.python.as_mut(),
+                npc: self.npc.as_mut(),
                 step,
                 call_id: &call.id,
             };

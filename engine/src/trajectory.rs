@@ -3,8 +3,13 @@
 //! The first line is a header (format, versions, scenario hash, seed, agent). Then
 //! come events as they pop, agent decisions, tool results (with the data replay
 //! needs, such as `run_python` outputs), clue disclosures, checkpoint passes, the end
-//! of the run and the final scores. Lines carry simulated time only, never wall-clock
-//! time or host paths, so the same run always writes the same bytes. Each line is
+//! of the run and the final scores. A model-backed agent's requests and responses
+//! (`model` lines, before the decision they led to) and model-played colleagues'
+//! requests and replies (`npc` lines, within the call that asked) are recorded too,
+//! without keys. Lines carry simulated time only, never wall-clock time or host
+//! paths, so the same run always writes the same bytes; the one exception is what a
+//! model provider puts in its own response (e.g. a `created` timestamp), which is
+//! kept verbatim because replay and resume copy it rather than regenerate it. Each line is
 //! flushed as it is written: a crash loses at most the step in flight.
 //!
 //! The digest is the BLAKE3 hash of all lines, each followed by `\n`.

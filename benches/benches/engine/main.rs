@@ -6,6 +6,12 @@ use criterion::criterion_main;
 
 mod batch;
 mod day;
+mod llm_turn;
 mod queue;
 
-criterion_main!(queue::benches, day::benches, batch::benches);
+criterion_main!(
+    queue::benches,
+    day::benches,
+    batch::benches,
+    llm_turn::benches
+);

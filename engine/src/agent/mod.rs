@@ -4,8 +4,16 @@
 //! at once (the built-in oracle and idle agents), a model behind an HTTP API, or an
 //! external agent driven over a protocol. The simulation itself never awaits: the
 //! runner drives one decision at a time, and the clock only moves inside the engine.
+//!
+//! After each decision the runner collects the agent's [`TurnLog`] (the model
+//! requests and responses behind it, and their token usage) and records it in the
+//! trajectory before the decision. To continue an interrupted run, the runner replays
+//! the recorded decisions into a fresh world and hands the agent what happened
+//! ([`Agent::resume`]); a model-backed agent restores its conversation from the
+//! recorded requests instead of calling the model again.
 
 mod idle;
+pub mod llm;
 mod oracle;
 
 use std::future::Future;
@@ -16,15 +24,45 @@ use std::task::{Context, Poll, Wake, Waker};
 pub use idle::Idle;
 pub use oracle::Oracle;
 
+use serde_json::Value;
+
+use crate::result::ModelUsage;
 use crate::sim::{Decision, Observation};
 
 /// A future returned by an agent.
 pub type AgentFuture<'a> = Pin<Box<dyn Future<Output = Result<Decision, AgentError>> + Send + 'a>>;
 
-/// An agent that failed to decide (e.g. a model API gave up).
+/// An agent that failed to decide.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("agent error: {0}")]
-pub struct AgentError(pub String);
+pub enum AgentError {
+    /// The agent itself failed (it cannot go on).
+    #[error("agent error: {0}")]
+    Agent(String),
+    /// The infrastructure failed (a model API gave up after its retry budget): the
+    /// run ends without judging the agent.
+    #[error("infrastructure error: {0}")]
+    Infra(String),
+}
+
+/// What an agent reports about its latest decision besides the calls.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnLog {
+    /// Model calls behind the decision, as trajectory records (keys never included).
+    pub records: Vec<Value>,
+    /// Their usage.
+    pub usage: ModelUsage,
+}
+
+/// One recorded step of an interrupted run, for [`Agent::resume`].
+#[derive(Debug, Clone)]
+pub struct PastStep {
+    /// What the agent observed before deciding.
+    pub observation: Observation,
+    /// The model records that led to the decision.
+    pub records: Vec<Value>,
+    /// The decision it made.
+    pub decision: Decision,
+}
 
 /// Decides tool calls from observations.
 pub trait Agent: Send {
@@ -32,6 +70,31 @@ pub trait Agent: Send {
     fn name(&self) -> String;
     /// The next decision.
     fn decide<'a>(&'a mut self, obs: &'a Observation) -> AgentFuture<'a>;
+    /// Model calls and usage since the last call of this method (none by default).
+    fn take_log(&mut self) -> TurnLog {
+        TurnLog::default()
+    }
+    /// Whether the agent is backed by a model (its usage goes into the results).
+    fn uses_model(&self) -> bool {
+        false
+    }
+    /// Brings the agent to the state it had after `past` (an interrupted run's steps),
+    /// without calling any model. The default re-runs `decide` on each observation,
+    /// which suits agents that decide for free and deterministically, and checks that
+    /// they decide as recorded.
+    fn resume(&mut self, past: &[PastStep]) -> Result<(), AgentError> {
+        for (i, p) in past.iter().enumerate() {
+            let d = block_on(self.decide(&p.observation))?;
+            if d != p.decision {
+                return Err(AgentError::Agent(format!(
+                    "cannot resume: at step {} the agent decides differently than recorded",
+                    i + 1
+                )));
+            }
+        }
+        self.take_log();
+        Ok(())
+    }
 }
 
 struct ThreadWaker(std::thread::Thread);
@@ -55,5 +118,5 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
     }
 }
 
-/// The built-in agents by name.
+/// The built-in agents by name (besides `llm:<alias>`).
 pub const BUILTIN: &[&str] = &["oracle", "idle"];

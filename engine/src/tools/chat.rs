@@ -4,12 +4,13 @@ use bevy_ecs::prelude::*;
 use rand::RngExt;
 use serde_json::{Value, json};
 
-use super::{ErrorKind, ToolError, ToolResultT, display_name, resolve_person};
-use crate::npc::concepts;
+use super::{CallContext, ErrorKind, ToolError, ToolResultT, display_name, resolve_person};
+use crate::npc::{ActiveClue, Line, NpcQuery, concepts};
 use crate::queue::EventClass;
 use crate::time::SimDuration;
 use crate::world::{
-    ChatMessage, Clock, History, Index, Intern, Key, Npc, Queue, Revision, Rngs, SimEvent, Thread,
+    ChatMessage, Clock, Company, EndReason, History, Index, Intern, Key, Npc, Queue, Revision,
+    Rngs, RunState, SimEvent, Thread, Trace,
 };
 
 const MAX_TEXT: usize = 4000;
@@ -74,29 +75,87 @@ fn post(world: &mut World, thread: Entity, text: &str) {
     world.resource_mut::<Revision>().0 += 1;
 }
 
-/// What `npc` says to `text` now: matched clue responses, or the default reply when
-/// `always` (direct messages get an answer; group members may stay silent).
-fn compose_reply(
-    world: &World,
+/// What `npc` says to the message just posted in `thread`: the engine decides from
+/// the clue rules whose conditions hold now. `direct` messages always get an answer;
+/// group members may stay silent. An engine failure ends the run as an
+/// infrastructure failure (the message itself was sent).
+fn ask(
+    world: &mut World,
+    ctx: &mut CallContext<'_>,
+    npc_key: &str,
     npc: Entity,
-    text: &str,
-    always: bool,
+    thread: Entity,
+    direct: bool,
 ) -> Option<(String, Vec<String>)> {
-    let n = world.get::<Npc>(npc)?;
+    let n = world.get::<Npc>(npc)?.clone();
+    let thread_key = world.get::<Key>(thread).map(|k| k.0.clone())?;
+    let messages = world
+        .get::<Thread>(thread)
+        .map(|t| t.messages.clone())
+        .unwrap_or_default();
+    let text = messages.last().map(|m| m.text.clone()).unwrap_or_default();
+    let words = concepts(&text);
     let history = world.resource::<History>();
-    let words = concepts(text);
-    let mut parts = Vec::new();
-    let mut clues = Vec::new();
-    for c in &n.clues {
-        if c.trigger.matches(&words) && c.after.iter().all(|cond| history.holds(cond)) {
-            parts.push(c.response.clone());
-            clues.push(c.key.clone());
+    let clues: Vec<ActiveClue> = n
+        .clues
+        .iter()
+        .filter(|c| c.after.iter().all(|cond| history.holds(cond)))
+        .map(|c| ActiveClue {
+            key: c.key.clone(),
+            topics: c.topics.clone(),
+            response: c.response.clone(),
+            triggered: c.trigger.matches(&words),
+        })
+        .collect();
+    let conversation: Vec<Line> = messages
+        .iter()
+        .map(|m| Line {
+            from: m.from.clone(),
+            name: display_name(world, &m.from),
+            mine: m.from == npc_key,
+            text: m.text.clone(),
+        })
+        .collect();
+    let intern = world.resource::<Intern>().name.clone();
+    let company = world.resource::<Company>().0.clone();
+    let q = NpcQuery {
+        step: ctx.step,
+        call_id: ctx.call_id,
+        npc: npc_key,
+        name: &n.name,
+        department: &n.department,
+        position: &n.position,
+        persona: &n.persona,
+        default_reply: &n.default_reply,
+        intern: &intern,
+        company: &company,
+        thread: &thread_key,
+        direct,
+        conversation,
+        clues,
+    };
+    let now = world.resource::<Clock>().now;
+    let head =
+        json!({"type": "npc", "step": ctx.step, "call": ctx.call_id, "npc": npc_key, "t": now.0});
+    let (reply, record, failure) = match ctx.npc.reply(&q) {
+        Ok(a) => (a.reply, a.record, None),
+        Err(e) => (None, e.record.clone(), Some(e)),
+    };
+    if let Some(rec) = record {
+        let mut line = head;
+        if let (Some(l), Some(r)) = (line.as_object_mut(), rec.as_object()) {
+            for (k, v) in r {
+                l.insert(k.clone(), v.clone());
+            }
         }
+        world.resource_mut::<Trace>().0.record(&line);
     }
-    if parts.is_empty() {
-        return always.then(|| (n.default_reply.clone(), Vec::new()));
+    if let Some(e) = failure {
+        let mut run = world.resource_mut::<RunState>();
+        run.infra_error.get_or_insert(e.to_string());
+        run.over.get_or_insert(EndReason::InfraError);
     }
-    Some((parts.join("\n\n"), clues))
+    reply
 }
 
 /// Schedules a reply with the person's seeded delay, never overtaking their earlier replies.
@@ -137,7 +196,12 @@ fn schedule_reply(
     at.since(now).as_minutes()
 }
 
-pub(super) fn send_message(world: &mut World, to: &str, text: &str) -> ToolResultT {
+pub(super) fn send_message(
+    world: &mut World,
+    to: &str,
+    text: &str,
+    ctx: &mut CallContext<'_>,
+) -> ToolResultT {
     let (key, npc) = resolve_person(world, to)?;
     check_text(text)?;
     let thread = dm_thread(world, &key);
@@ -146,7 +210,7 @@ pub(super) fn send_message(world: &mut World, to: &str, text: &str) -> ToolResul
         .get::<Key>(thread)
         .map(|k| k.0.clone())
         .unwrap_or_default();
-    if let Some(reply) = compose_reply(world, npc, text, true) {
+    if let Some(reply) = ask(world, ctx, &key, npc, thread, true) {
         schedule_reply(world, &key, npc, &thread_key, reply);
     }
     Ok(
@@ -193,7 +257,12 @@ pub(super) fn create_group(world: &mut World, name: &str, members: &[&str]) -> T
     Ok(json!({"group": key, "name": name.trim(), "members": names}))
 }
 
-pub(super) fn send_group_message(world: &mut World, group: &str, text: &str) -> ToolResultT {
+pub(super) fn send_group_message(
+    world: &mut World,
+    group: &str,
+    text: &str,
+    ctx: &mut CallContext<'_>,
+) -> ToolResultT {
     check_text(text)?;
     let e = world
         .resource::<Index>()
@@ -212,7 +281,7 @@ pub(super) fn send_group_message(world: &mut World, group: &str, text: &str) -> 
         let Some(npc) = world.resource::<Index>().keys.get(m).copied() else {
             continue;
         };
-        if let Some(reply) = compose_reply(world, npc, text, false) {
+        if let Some(reply) = ask(world, ctx, m, npc, e, false) {
             schedule_reply(world, m, npc, group.trim(), reply);
             replying.push(m.clone());
         }

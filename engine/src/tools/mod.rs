@@ -229,12 +229,12 @@ pub fn execute(world: &mut World, call: &ToolCall, ctx: &mut CallContext<'_>) ->
     let out = match spec.name {
         "list_colleagues" => chat::list_colleagues(world).map(|v| Exec::ok(v, cost)),
         "send_message" => {
-            chat::send_message(world, a.str("to"), a.str("text")).map(|v| Exec::ok(v, cost))
+            chat::send_message(world, a.str("to"), a.str("text"), ctx).map(|v| Exec::ok(v, cost))
         }
         "create_group" => {
             chat::create_group(world, a.str("name"), &a.strs("members")).map(|v| Exec::ok(v, cost))
         }
-        "send_group_message" => chat::send_group_message(world, a.str("group"), a.str("text"))
+        "send_group_message" => chat::send_group_message(world, a.str("group"), a.str("text"), ctx)
             .map(|v| Exec::ok(v, cost)),
         "read_messages" => chat::read_messages(world, a.opt("with")).map(|v| Exec::ok(v, cost)),
         "list_folder" => files::list_folder(world, a.opt("path")).map(|v| Exec::ok(v, cost)),
@@ -319,6 +319,8 @@ fn record_call(world: &mut World, tool: &str) {
 pub struct CallContext<'a> {
     /// Where `run_python` goes.
     pub python: &'a mut dyn PythonBackend,
+    /// Who answers messages to colleagues.
+    pub npc: &'a mut dyn crate::npc::NpcEngine,
     /// Decision step number.
     pub step: u64,
     /// Call id.

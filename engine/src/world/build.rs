@@ -85,6 +85,7 @@ pub fn build_world(
         department: s.intern.department.clone(),
         manager: s.intern.manager.clone(),
     });
+    world.insert_resource(Company(s.company.name.clone()));
     world.insert_resource(Index::default());
     world.insert_resource(History::default());
     world.insert_resource(Revision::default());
@@ -124,6 +125,7 @@ pub fn build_world(
                     trigger: Trigger::new(&c.trigger),
                     after: c.after.clone(),
                     response: c.response.clone(),
+                    topics: c.trigger.clone(),
                 })
                 .collect(),
             busy_until: SimTime(0),

@@ -64,6 +64,8 @@ pub struct ClueRule {
     pub after: Vec<Condition>,
     /// What is said.
     pub response: String,
+    /// The trigger as written in the scenario (groups of alternatives), for prompts.
+    pub topics: Vec<Vec<String>>,
 }
 
 /// A file.
@@ -228,6 +230,10 @@ pub struct Clock {
     pub turn_cost: SimDuration,
 }
 
+/// The company's display name.
+#[derive(Resource, Debug, Clone)]
+pub struct Company(pub String);
+
 /// Keyed lookups.
 #[derive(Resource, Debug, Default)]
 pub struct Index {
@@ -325,6 +331,8 @@ pub struct RunState {
     pub asleep_until: Option<SimTime>,
     /// Count of tool errors by kind.
     pub errors: BTreeMap<String, u64>,
+    /// What failed, when the run ended on an infrastructure failure.
+    pub infra_error: Option<String>,
 }
 
 /// Why a run ended.
@@ -337,8 +345,15 @@ pub enum EndReason {
     DayEnd,
     /// The step limit was reached.
     MaxSteps,
-    /// The agent failed (e.g. a model error).
+    /// The agent failed (e.g. it produced something unusable).
     AgentError,
+    /// A model API stayed unavailable past the retry budget: the infrastructure
+    /// failed, not the agent, so the run says nothing about the agent's ability.
+    InfraError,
+    /// The run's model-token budget was spent.
+    TokenBudget,
+    /// The run's simulated-time budget was spent.
+    TimeBudget,
 }
 
 /// Something that happens at a time.

@@ -26,5 +26,7 @@ mod family_resume_select;
 mod family_sales;
 mod family_urgent_interrupt;
 mod family_website_monitor;
+// The model-backed agent and colleagues over HTTP against tools/fake-llm.
+mod llm;
 // Adversarial and malformed tool calls are refused, counted, and never panic.
 mod tools;

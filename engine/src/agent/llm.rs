@@ -1,0 +1,710 @@
+//! The built-in model-backed agent.
+//!
+//! The conversation follows the chat-completions protocol strictly, so any
+//! OpenAI-compatible server accepts it:
+//!
+//! 1. `system`: the system prompt; `user`: the opening message (status line,
+//!    briefing, first notifications, notes).
+//! 2. Each turn, the model answers with text and tool calls. All calls of one
+//!    assistant message become one [`Decision`] (parallel tool calls), run in order.
+//! 3. Each call is answered by a `tool` message with the same id, holding the result
+//!    as JSON. Then one `user` message carries the status line, every notification
+//!    that arrived meanwhile, and any images the results returned (as `image_url`
+//!    data-URL parts). Images and notifications never sit between tool messages, and
+//!    there are no system messages after the first.
+//! 4. A turn without tool calls is answered by the status message and a nudge.
+//!
+//! When a new working day starts, the conversation starts afresh (system prompt and
+//! a new-day message with the mentor's feedback). With `--memory notes`, one
+//! reflection call first writes the agent's notes from a transcript of the day and
+//! the feedback; the notes open every later day.
+//!
+//! Before each turn the [`HistoryPolicy`] may pick a span to compress; the model
+//! summarises it and the summary replaces it. Every call (turn, summary, reflection)
+//! is reported in the [`TurnLog`] for the trajectory.
+//!
+//! To resume an interrupted run, the agent restores its conversation from the last
+//! recorded turn's request plus its response, and its notes from the last recorded
+//! reflection: nothing is asked again.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::{Agent, AgentError, AgentFuture, PastStep, TurnLog};
+use crate::llm::client::{CallOutcome, ModelCaller};
+use crate::llm::history::{HistoryPolicy, transcript};
+use crate::llm::message::{
+    Content, ImageUrl, Message, Part, Role, assistant_from, response_text, tool_schemas,
+};
+use crate::llm::prompt::{PromptBuilder, render_notifications, status_line};
+use crate::sim::{Briefing, Decision, Observation, ToolResult};
+use crate::world::Notification;
+
+/// What the agent carries from one day to the next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Memory {
+    /// Nothing: each day starts with the mentor's feedback only.
+    #[default]
+    None,
+    /// Notes written by a reflection call at the end of each day.
+    Notes,
+}
+
+/// The model-backed agent.
+pub struct LlmAgent {
+    name: String,
+    caller: Arc<dyn ModelCaller>,
+    prompts: Arc<dyn PromptBuilder>,
+    history: Box<dyn HistoryPolicy>,
+    memory: Memory,
+    tools: Vec<Value>,
+    briefing: Option<Briefing>,
+    messages: Vec<Message>,
+    /// Ids of the last assistant message's calls, awaiting results.
+    pending: Vec<String>,
+    notes: Option<String>,
+    day: u32,
+    requests: u64,
+    log: TurnLog,
+}
+
+impl std::fmt::Debug for LlmAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmAgent")
+            .field("name", &self.name)
+            .field("messages", &self.messages.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn all_notifications(obs: &Observation) -> Vec<&Notification> {
+    obs.results
+        .iter()
+        .flat_map(|r| r.notifications.iter())
+        .chain(obs.notifications.iter())
+        .collect()
+}
+
+fn tool_content(r: &ToolResult) -> String {
+    let mut v = json!({"ok": r.ok, "time": r.time});
+    match (&r.result, &r.error) {
+        (Some(res), _) => v["result"] = res.clone(),
+        (None, Some(e)) => v["error"] = json!({"kind": e.kind, "message": e.message}),
+        _ => {}
+    }
+    if !r.attachments.is_empty() {
+        v["attachments"] = json!(format!(
+            "{} attachment(s), shown in the next message",
+            r.attachments.len()
+        ));
+    }
+    v.to_string()
+}
+
+impl LlmAgent {
+    /// An agent named `name` (e.g. `llm:gpt`).
+    pub fn new(
+        name: impl Into<String>,
+        caller: Arc<dyn ModelCaller>,
+        prompts: Arc<dyn PromptBuilder>,
+        history: Box<dyn HistoryPolicy>,
+        memory: Memory,
+    ) -> LlmAgent {
+        LlmAgent {
+            name: name.into(),
+            caller,
+            prompts,
+            history,
+            memory,
+            tools: tool_schemas(),
+            briefing: None,
+            messages: Vec::new(),
+            pending: Vec::new(),
+            notes: None,
+            day: 1,
+            requests: 0,
+            log: TurnLog::default(),
+        }
+    }
+
+    /// The conversation as it stands.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// The notes carried between days.
+    pub fn notes(&self) -> Option<&str> {
+        self.notes.as_deref()
+    }
+
+    /// Sends one request and logs it. `Ok` holds the raw response.
+    async fn call(&mut self, purpose: &str, body: Value) -> Result<Value, AgentError> {
+        self.requests += 1;
+        let CallOutcome { response, failures } =
+            self.caller.call(body.clone(), self.requests).await;
+        let mut rec = json!({"purpose": purpose, "model": self.caller.model(), "request": body});
+        if !failures.is_empty() {
+            rec["failures"] = json!(failures);
+        }
+        let out = match response {
+            Ok(raw) => {
+                let usage = self.caller.usage(&raw);
+                rec["response"] = raw.clone();
+                rec["usage"] = json!(usage);
+                self.log.usage.add(&usage);
+                Ok(raw)
+            }
+            Err(e) => {
+                rec["response"] = Value::Null;
+                rec["error"] = json!(e.to_string());
+                Err(AgentError::Infra(format!("{purpose} call: {e}")))
+            }
+        };
+        self.log.records.push(rec);
+        out
+    }
+
+    fn image_parts(results: &[ToolResult]) -> Vec<Part> {
+        results
+            .iter()
+            .flat_map(|r| r.attachments.iter())
+            .filter(|a| a.mime.starts_with("image/"))
+            .map(|a| Part::ImageUrl {
+                image_url: ImageUrl {
+                    url: format!("data:{};base64,{}", a.mime, a.data),
+                },
+            })
+            .collect()
+    }
+
+    fn user_message(text: String, images: Vec<Part>) -> Message {
+        if images.is_empty() {
+            return Message::text(Role::User, text);
+        }
+        let mut parts = vec![Part::Text { text }];
+        parts.extend(images);
+        Message {
+            content: Some(Content::Parts(parts)),
+            ..Message::text(Role::User, "")
+        }
+    }
+
+    fn start_conversation(&mut self, b: &Briefing, opening: String, images: Vec<Part>) {
+        self.messages = vec![
+            Message::text(Role::System, self.prompts.system(b)),
+            Self::user_message(opening, images),
+        ];
+        self.pending.clear();
+    }
+
+    /// Turns an observation into messages (and, on a new day, a reflection call).
+    async fn absorb(&mut self, obs: &Observation) -> Result<(), AgentError> {
+        let status = status_line(&obs.time, obs.step);
+        if let Some(b) = &obs.briefing {
+            self.briefing = Some(b.clone());
+            let notes = render_notifications(obs.notifications.iter());
+            let opening = format!(
+                "{status}\n\n{}",
+                self.prompts.task(b, &notes, self.notes.as_deref())
+            );
+            self.start_conversation(b, opening, Vec::new());
+            return Ok(());
+        }
+        // Every pending call gets its answer, in call order, before anything else.
+        for id in std::mem::take(&mut self.pending) {
+            let content = obs.results.iter().find(|r| r.call_id == id).map_or_else(
+                || json!({"ok": false, "error": "not executed"}).to_string(),
+                tool_content,
+            );
+            self.messages.push(Message::tool(&id, content));
+        }
+        let notes = all_notifications(obs);
+        let new_day = notes.iter().find_map(|n| match n {
+            Notification::DayStarted { day, feedback, .. } => Some((*day, feedback.clone())),
+            _ => None,
+        });
+        let images = Self::image_parts(&obs.results);
+        let Some((day, feedback)) = new_day else {
+            let mut text = format!("{status}\n\n{}", render_notifications(notes));
+            if obs.results.is_empty() {
+                text.push_str("\n\n");
+                text.push_str(&self.prompts.nudge());
+            }
+            self.messages.push(Self::user_message(text, images));
+            return Ok(());
+        };
+        let feedback = if feedback.is_empty() {
+            "(none)".to_owned()
+        } else {
+            feedback.join("\n")
+        };
+        if self.memory == Memory::Notes {
+            // The day's record includes its last results, so reflect after adding them.
+            self.messages.push(Self::user_message(
+                format!(
+                    "{status}\n\n{}",
+                    render_notifications(notes.iter().copied())
+                ),
+                Vec::new(),
+            ));
+            let record = transcript(&self.messages, 600, 40_000);
+            let prompt =
+                self.prompts
+                    .reflection(self.day, &record, &feedback, self.notes.as_deref());
+            let body = self
+                .caller
+                .body(&[Message::text(Role::User, prompt)], None, None);
+            let raw = self.call("reflection", body).await?;
+            let text = response_text(&raw).trim().to_owned();
+            if !text.is_empty() {
+                self.notes = Some(text);
+            }
+        }
+        self.day = day;
+        let Some(b) = self.briefing.clone() else {
+            return Err(AgentError::Agent(
+                "a new day began before any briefing".into(),
+            ));
+        };
+        let rest = render_notifications(
+            notes
+                .iter()
+                .copied()
+                .filter(|n| !matches!(n, Notification::DayStarted { .. })),
+        );
+        let opening = format!(
+            "{status}\n\n{}",
+            self.prompts
+                .day(day, &feedback, &rest, self.notes.as_deref())
+        );
+        self.start_conversation(&b, opening, images);
+        Ok(())
+    }
+
+    async fn compress(&mut self) -> Result<(), AgentError> {
+        let Some(span) = self.history.compress(&self.messages) else {
+            return Ok(());
+        };
+        let prompt =
+            self.prompts
+                .summary(&transcript(&self.messages[span.clone()], 2_000, 200_000));
+        let body = self
+            .caller
+            .body(&[Message::text(Role::User, prompt)], None, None);
+        let raw = self.call("summary", body).await?;
+        let summary = Message::text(
+            Role::User,
+            format!(
+                "Summary of your earlier work (the full log was condensed):\n{}",
+                response_text(&raw).trim()
+            ),
+        );
+        self.messages.splice(span, [summary]);
+        Ok(())
+    }
+
+    async fn turn(&mut self, obs: &Observation) -> Result<Decision, AgentError> {
+        self.absorb(obs).await?;
+        self.compress().await?;
+        let body = self.caller.body(&self.messages, Some(&self.tools), None);
+        let raw = self.call("turn", body).await?;
+        let (assistant, calls) = assistant_from(&raw, obs.step + 1);
+        self.pending = calls.iter().map(|c| c.id.clone()).collect();
+        self.messages.push(assistant);
+        Ok(Decision { calls })
+    }
+}
+
+impl Agent for LlmAgent {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn decide<'a>(&'a mut self, obs: &'a Observation) -> AgentFuture<'a> {
+        Box::pin(self.turn(obs))
+    }
+
+    fn take_log(&mut self) -> TurnLog {
+        std::mem::take(&mut self.log)
+    }
+
+    fn uses_model(&self) -> bool {
+        true
+    }
+
+    fn resume(&mut self, past: &[PastStep]) -> Result<(), AgentError> {
+        let Some(first) = past.first() else {
+            return Ok(());
+        };
+        self.briefing = first.observation.briefing.clone();
+        for p in past {
+            for n in all_notifications(&p.observation) {
+                if let Notification::DayStarted { day, .. } = n {
+                    self.day = *day;
+                }
+            }
+        }
+        let records: Vec<&Value> = past.iter().flat_map(|p| p.records.iter()).collect();
+        self.requests = records.len() as u64;
+        if let Some(r) = records
+            .iter()
+            .rev()
+            .find(|r| r["purpose"] == "reflection" && r["response"].is_object())
+        {
+            let text = response_text(&r["response"]).trim().to_owned();
+            self.notes = (!text.is_empty()).then_some(text);
+        }
+        let last = past.last().expect("not empty");
+        let turn = last
+            .records
+            .iter()
+            .rev()
+            .find(|r| r["purpose"] == "turn" && r["response"].is_object())
+            .ok_or_else(|| {
+                AgentError::Agent(format!(
+                    "step {} has no recorded model turn to continue from",
+                    past.len()
+                ))
+            })?;
+        let messages: Vec<Message> = serde_json::from_value(turn["request"]["messages"].clone())
+            .map_err(|e| AgentError::Agent(format!("the recorded request is unreadable: {e}")))?;
+        let step = turn["step"].as_u64().unwrap_or(past.len() as u64);
+        let (assistant, calls) = assistant_from(&turn["response"], step);
+        if calls != last.decision.calls {
+            return Err(AgentError::Agent(
+                "the last recorded response does not match the last recorded decision".into(),
+            ));
+        }
+        self.messages = messages;
+        self.pending = calls.iter().map(|c| c.id.clone()).collect();
+        self.messages.push(assistant);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::agent::block_on;
+    use crate::llm::client::{CallFuture, usage_with_prices};
+    use crate::llm::history::SummaryPolicy;
+    use crate::llm::prompt::Templates;
+    use crate::result::ModelUsage;
+    use crate::time::SimTime;
+    use crate::tools::Attachment;
+
+    /// Answers from a queue and keeps every request.
+    #[derive(Default)]
+    struct Mock {
+        replies: Mutex<VecDeque<Value>>,
+        bodies: Mutex<Vec<Value>>,
+    }
+
+    impl ModelCaller for Mock {
+        fn model(&self) -> &str {
+            "mock"
+        }
+        fn body(&self, messages: &[Message], tools: Option<&[Value]>, _t: Option<f64>) -> Value {
+            let mut b = json!({"model": "mock", "messages": messages});
+            if let Some(t) = tools {
+                b["tools"] = json!(t);
+            }
+            b
+        }
+        fn call(&self, body: Value, _ordinal: u64) -> CallFuture {
+            self.bodies.lock().unwrap().push(body);
+            let r = self.replies.lock().unwrap().pop_front();
+            Box::pin(async move {
+                CallOutcome {
+                    response: r.ok_or(crate::llm::LlmError::Exhausted {
+                        attempts: 1,
+                        last: "no reply queued".into(),
+                    }),
+                    failures: Vec::new(),
+                }
+            })
+        }
+        fn usage(&self, raw: &Value) -> ModelUsage {
+            usage_with_prices(raw, None, None)
+        }
+    }
+
+    fn reply(content: &str, calls: &[(&str, &str, &str)]) -> Value {
+        let tc: Vec<Value> = calls
+            .iter()
+            .map(|(id, name, args)| {
+                json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}})
+            })
+            .collect();
+        json!({"choices": [{"message": {"role": "assistant", "content": content, "tool_calls": tc}}],
+               "usage": {"prompt_tokens": 100, "completion_tokens": 7}})
+    }
+
+    fn text_reply(content: &str) -> Value {
+        json!({"choices": [{"message": {"role": "assistant", "content": content}}],
+               "usage": {"prompt_tokens": 50, "completion_tokens": 5}})
+    }
+
+    fn briefing() -> Briefing {
+        Briefing {
+            you: "Alex Kim".into(),
+            key: "agent/alex-kim".into(),
+            department: "Finance".into(),
+            manager: "Dana Li".into(),
+            company: "Acme".into(),
+            day_starts: "2024-03-04T09:00:00".into(),
+            day_ends: "2024-03-04T17:00:00".into(),
+        }
+    }
+
+    fn obs(step: u64, results: Vec<ToolResult>, notifications: Vec<Notification>) -> Observation {
+        Observation {
+            step,
+            time: format!("Mon 2024-03-04 09:{step:02}"),
+            t: SimTime(step),
+            briefing: (step == 0).then(briefing),
+            results,
+            notifications,
+            over: false,
+        }
+    }
+
+    fn result(id: &str, tool: &str, notes: Vec<Notification>, images: usize) -> ToolResult {
+        ToolResult {
+            call_id: id.into(),
+            tool: tool.into(),
+            ok: true,
+            time: "Mon 09:01".into(),
+            t: SimTime(60),
+            result: Some(json!({"fine": true})),
+            error: None,
+            attachments: (0..images)
+                .map(|_| Attachment {
+                    mime: "image/png".into(),
+                    data: "iVBORw0K".into(),
+                })
+                .collect(),
+            notifications: notes,
+        }
+    }
+
+    fn message(text: &str) -> Notification {
+        Notification::Message {
+            at: "Mon 09:03".into(),
+            thread: "thread/dm/dana-li".into(),
+            from: "npc/dana-li".into(),
+            from_name: "Dana Li".into(),
+            text: text.into(),
+        }
+    }
+
+    fn agent(mock: Arc<Mock>, threshold: usize, memory: Memory) -> LlmAgent {
+        LlmAgent::new(
+            "llm:mock",
+            mock,
+            Arc::new(Templates::builtin()),
+            Box::new(SummaryPolicy {
+                threshold,
+                keep_turns: 1,
+                head: 2,
+            }),
+            memory,
+        )
+    }
+
+    fn roles(body: &Value) -> Vec<String> {
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn parallel_calls_ids_images_and_notifications_follow_the_protocol() {
+        let mock = Arc::new(Mock::default());
+        mock.replies.lock().unwrap().extend([
+            reply(
+                "plan",
+                &[
+                    ("a", "read_file", r#"{"path":"drive/x.png"}"#),
+                    ("", "my_tasks", "{}"),
+                ],
+            ),
+            reply("no tools this time", &[]),
+            reply("", &[("z", "finish", "{}")]),
+        ]);
+        let mut a = agent(mock.clone(), usize::MAX, Memory::None);
+        let d = block_on(a.decide(&obs(0, vec![], vec![message("welcome")]))).unwrap();
+        let ids: Vec<&str> = d.calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["a", "call_1_1"], "one decision holds every call");
+        let log = a.take_log();
+        assert_eq!(log.records.len(), 1);
+        assert_eq!(log.usage.output_tokens, 7);
+
+        let results = vec![
+            result("a", "read_file", vec![], 1),
+            result("call_1_1", "my_tasks", vec![message("reply from Dana")], 0),
+        ];
+        let d = block_on(a.decide(&obs(1, results, vec![]))).unwrap();
+        assert!(d.calls.is_empty());
+        let body = mock.bodies.lock().unwrap()[1].clone();
+        assert_eq!(
+            roles(&body),
+            ["system", "user", "assistant", "tool", "tool", "user"],
+            "tool results come right after the calls, then one user message"
+        );
+        let m = &body["messages"];
+        assert_eq!(m[3]["tool_call_id"], "a");
+        assert_eq!(m[4]["tool_call_id"], "call_1_1");
+        assert_eq!(m[2]["tool_calls"][1]["id"], "call_1_1");
+        let last = &m[5]["content"];
+        assert!(last[0]["text"].as_str().unwrap().contains("step 1"));
+        assert!(
+            last[0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("reply from Dana")
+        );
+        assert_eq!(
+            last[1]["image_url"]["url"],
+            "data:image/png;base64,iVBORw0K"
+        );
+        assert!(body["tools"].as_array().unwrap().len() > 10);
+
+        // A turn without calls is answered with the status and a nudge.
+        let d = block_on(a.decide(&obs(2, vec![], vec![]))).unwrap();
+        assert_eq!(d.calls[0].name, "finish");
+        let body = mock.bodies.lock().unwrap()[2].clone();
+        assert_eq!(roles(&body).last().unwrap(), "user");
+        let nudge = Templates::builtin().nudge();
+        assert!(
+            body["messages"][7]["content"]
+                .as_str()
+                .unwrap()
+                .contains(&nudge)
+        );
+    }
+
+    #[test]
+    fn history_is_summarised_without_splitting_calls_from_results() {
+        let mock = Arc::new(Mock::default());
+        mock.replies.lock().unwrap().extend([
+            reply("", &[("a", "my_tasks", "{}")]),
+            reply("", &[("b", "my_tasks", "{}")]),
+            text_reply("SUMMARY-TEXT"),
+            reply("", &[("c", "finish", "{}")]),
+        ]);
+        // A threshold just above the opening messages: the third turn compresses.
+        let mut a = agent(mock.clone(), 1, Memory::None);
+        a.history = Box::new(SummaryPolicy {
+            threshold: 1,
+            keep_turns: 1,
+            head: 2,
+        });
+        block_on(a.decide(&obs(0, vec![], vec![]))).unwrap();
+        block_on(a.decide(&obs(1, vec![result("a", "my_tasks", vec![], 0)], vec![]))).unwrap();
+        let log = a.take_log();
+        let purposes: Vec<&str> = log
+            .records
+            .iter()
+            .map(|r| r["purpose"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            purposes,
+            ["turn", "turn"],
+            "one assistant turn is kept: nothing to cut yet"
+        );
+        block_on(a.decide(&obs(2, vec![result("b", "my_tasks", vec![], 0)], vec![]))).unwrap();
+        let log = a.take_log();
+        let purposes: Vec<&str> = log
+            .records
+            .iter()
+            .map(|r| r["purpose"].as_str().unwrap())
+            .collect();
+        assert_eq!(purposes, ["summary", "turn"]);
+        let body = &log.records[1]["request"];
+        assert_eq!(
+            roles(body),
+            ["system", "user", "user", "assistant", "tool", "user"]
+        );
+        assert!(
+            body["messages"][2]["content"]
+                .as_str()
+                .unwrap()
+                .contains("SUMMARY-TEXT")
+        );
+        assert_eq!(body["messages"][3]["tool_calls"][0]["id"], "b");
+        assert_eq!(body["messages"][4]["tool_call_id"], "b");
+    }
+
+    #[test]
+    fn notes_are_written_between_days_and_restored_on_resume() {
+        let mock = Arc::new(Mock::default());
+        mock.replies.lock().unwrap().extend([
+            reply("", &[("a", "wait", "{}")]),
+            text_reply("NOTE: ask Dana first."),
+            reply("", &[("b", "my_tasks", "{}")]),
+        ]);
+        let mut a = agent(mock.clone(), usize::MAX, Memory::Notes);
+        let o0 = obs(0, vec![], vec![]);
+        let d0 = block_on(a.decide(&o0)).unwrap();
+        let r0 = a.take_log().records;
+        let day2 = Notification::DayStarted {
+            at: "Tue 09:00".into(),
+            day: 2,
+            feedback: vec!["Task X: 1/2 checkpoints.".into()],
+        };
+        let o1 = obs(1, vec![result("a", "wait", vec![day2], 0)], vec![]);
+        let d1 = block_on(a.decide(&o1)).unwrap();
+        let r1 = a.take_log().records;
+        assert_eq!(r1[0]["purpose"], "reflection");
+        let reflection = r1[0]["request"]["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(reflection.contains("Task X: 1/2") && reflection.contains("YOU CALLED wait"));
+        let opening = r1[1]["request"]["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            opening.contains("day 2") && opening.contains("NOTE: ask Dana first."),
+            "{opening}"
+        );
+        assert_eq!(
+            roles(&r1[1]["request"]),
+            ["system", "user"],
+            "a new day starts a new conversation"
+        );
+
+        let mut b = agent(Arc::new(Mock::default()), usize::MAX, Memory::Notes);
+        let past = vec![
+            PastStep {
+                observation: o0,
+                records: r0.iter().map(|r| with_step(r, 1)).collect(),
+                decision: d0,
+            },
+            PastStep {
+                observation: o1,
+                records: r1.iter().map(|r| with_step(r, 2)).collect(),
+                decision: d1,
+            },
+        ];
+        b.resume(&past).unwrap();
+        assert_eq!(b.messages(), a.messages());
+        assert_eq!(b.notes(), a.notes());
+        assert_eq!(b.pending, a.pending);
+    }
+
+    fn with_step(r: &Value, step: u64) -> Value {
+        let mut r = r.clone();
+        r["step"] = json!(step);
+        r
+    }
+}

@@ -1,0 +1,537 @@
+//! The model-backed agent and colleagues over real HTTP, against the fake
+//! OpenAI-compatible server in `tools/fake-llm`, driving the real `tbsim` binary.
+//!
+//! The server replays the oracle's plan (computed here, in process), three calls per
+//! turn, so a model-backed run must score what the oracle scores.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use fake_llm::{Config, FakeServer, Fault, FaultRule, script_from_trajectory};
+use serde_json::Value;
+use tbsim::agent::Oracle;
+
+use crate::util::{root, scenario};
+
+const KEY: &str = "sk-test-5f0c1d2e3a4b-never-write-me";
+const KEY_VAR: &str = "TBSIM_TEST_FAKE_KEY";
+
+fn scen_path(name: &str) -> PathBuf {
+    root().join(format!("content/scenarios/{name}.ron"))
+}
+
+/// The oracle's calls on a scenario, three per turn.
+fn oracle_script(name: &str) -> Vec<Vec<fake_llm::ScriptCall>> {
+    let l = scenario(name);
+    let (_, lines) = crate::util::run(&l, &mut Oracle::new(&l.scenario), None);
+    script_from_trajectory(&lines.join("\n"), 3)
+}
+
+fn server(name: &str, f: impl FnOnce(&mut Config)) -> FakeServer {
+    let mut cfg = Config {
+        script: oracle_script(name),
+        key: Some(KEY.into()),
+        ..Config::default()
+    };
+    f(&mut cfg);
+    FakeServer::start(cfg).unwrap()
+}
+
+/// Writes `api_config.json` for the server: aliases `fake` (agent), `npc` and `default`.
+fn api_config(dir: &Path, s: &FakeServer, extra: &str) -> PathBuf {
+    let p = dir.join("api_config.json");
+    let base = s.base_url();
+    let text = format!(
+        r#"{{
+  "fake": {{"model_name": "fake-agent", "api_key_env": "{KEY_VAR}", "base_url": "{base}", "proxy_url": "",
+            "retry_base_ms": 20, "retry_max_ms": 200, "price_in": 1.0, "price_out": 2.0 {extra}}},
+  "npc": {{"model_name": "fake-npc", "api_key_env": "{KEY_VAR}", "base_url": "{base}", "retry_base_ms": 20}},
+  "default": "fake"
+}}"#
+    );
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn command(args: &[&str], cwd: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tbsim"));
+    c.args(args)
+        .current_dir(cwd)
+        .env(KEY_VAR, KEY)
+        .env_remove("TBSIM_API_CONFIG");
+    c
+}
+
+fn tbsim(args: &[&str], cwd: &Path) -> Output {
+    command(args, cwd).output().unwrap()
+}
+
+fn ok(o: &Output) -> String {
+    let (out, err) = crate::util::text(o);
+    assert!(o.status.success(), "tbsim failed: {out}\n{err}");
+    out + &err
+}
+
+fn result(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap()
+}
+
+fn lines(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("trajectory.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn count(dir: &Path, kind: &str) -> usize {
+    lines(dir).iter().filter(|v| v["type"] == kind).count()
+}
+
+/// No file under `dir` and no output holds the key.
+fn assert_no_key(dir: &Path, outputs: &[&str]) {
+    for o in outputs {
+        assert!(!o.contains(KEY), "the key leaked into output");
+    }
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                let hit = bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes());
+                assert!(!hit, "the key leaked into {}", p.display());
+            }
+        }
+    }
+}
+
+fn run_args<'a>(out: &'a str, cfg: &'a str, scen: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["run", "--api-config", cfg, "--out", out];
+    v.extend_from_slice(extra);
+    v.push(scen);
+    v
+}
+
+#[test]
+fn llm_run_scores_like_the_oracle_replays_offline_and_never_writes_the_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server("kb-fix-medium", |_| {});
+    // Found as ./api_config.json in the working directory.
+    api_config(tmp.path(), &s, "");
+    let out = tmp.path().join("run");
+    let scen = scen_path("kb-fix-medium");
+    // No --agent: the configured `default` alias is used, and the choice is announced.
+    let o = tbsim(
+        &[
+            "run",
+            "--out",
+            out.to_str().unwrap(),
+            "--npc-cache",
+            tmp.path().join("cache").to_str().unwrap(),
+            scen.to_str().unwrap(),
+        ],
+        tmp.path(),
+    );
+    let text = ok(&o);
+    assert!(text.contains("using the model alias `default`"), "{text}");
+    let r = result(&out);
+    assert_eq!(r["checkpoint_score"], 1.0, "{r}");
+    assert_eq!(r["end_reason"], "finished");
+    assert_eq!(r["agent"], "llm:default");
+    let turns = s.stats().turns;
+    assert_eq!(r["model"]["calls"], turns);
+    assert!(r["model"]["input_tokens"].as_u64().unwrap() > 0);
+    assert!(r["model"]["cost"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        s.stats().unauthorised,
+        0,
+        "the key is sent as a bearer token"
+    );
+    assert_eq!(
+        count(&out, "model") as u64,
+        turns,
+        "every request is recorded"
+    );
+    // Several calls per decision: the oracle's plan in a third as many decisions.
+    assert!(r["steps"].as_u64().unwrap() * 2 < r["tool_calls"].as_u64().unwrap());
+    drop(s);
+    let o = tbsim(&["replay", out.to_str().unwrap()], tmp.path());
+    let replay = ok(&o);
+    assert!(replay.contains(": identical"), "{replay}");
+    assert_no_key(tmp.path(), &[&text, &replay]);
+}
+
+#[test]
+fn malformed_and_unknown_calls_are_counted_not_fatal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server("kb-fix-medium", |c| {
+        c.faults = vec![
+            FaultRule::at(1, Fault::MalformedArgs),
+            FaultRule::at(2, Fault::UnknownTool),
+        ];
+    });
+    let cfg = api_config(tmp.path(), &s, "");
+    let out = tmp.path().join("run");
+    let (o, c, sc) = (
+        out.to_str().unwrap(),
+        cfg.to_str().unwrap(),
+        scen_path("kb-fix-medium"),
+    );
+    ok(&tbsim(
+        &run_args(o, c, sc.to_str().unwrap(), &["--agent", "llm:fake"]),
+        tmp.path(),
+    ));
+    let r = result(&out);
+    assert_eq!(r["errors"]["malformed_json"], 1, "{r}");
+    assert_eq!(r["errors"]["unknown_tool"], 1, "{r}");
+    assert_eq!(r["end_reason"], "finished");
+}
+
+#[test]
+fn rate_limits_server_errors_slow_replies_and_dropped_connections_are_retried() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server("kb-fix-medium", |c| {
+        c.faults = vec![
+            FaultRule::at(
+                0,
+                Fault::RateLimit {
+                    retry_after_secs: 1,
+                },
+            ),
+            FaultRule::at(2, Fault::ServerError),
+            FaultRule::at(4, Fault::Drop),
+            FaultRule::at(6, Fault::Slow { ms: 2500 }),
+        ];
+    });
+    // Long enough that a loaded CI machine never times out an ordinary reply.
+    let cfg = api_config(tmp.path(), &s, r#", "timeout_secs": 1.0"#);
+    let out = tmp.path().join("run");
+    let (o, c, sc) = (
+        out.to_str().unwrap(),
+        cfg.to_str().unwrap(),
+        scen_path("kb-fix-medium"),
+    );
+    let t0 = Instant::now();
+    ok(&tbsim(
+        &run_args(o, c, sc.to_str().unwrap(), &["--agent", "llm:fake"]),
+        tmp.path(),
+    ));
+    assert!(
+        t0.elapsed() >= Duration::from_secs(1),
+        "Retry-After is honoured"
+    );
+    let r = result(&out);
+    assert_eq!(r["checkpoint_score"], 1.0, "{r}");
+    let st = s.stats();
+    assert_eq!(
+        st.agent_requests,
+        st.turns + 4,
+        "four failed attempts, each retried"
+    );
+    let failures: Vec<String> = lines(&out)
+        .iter()
+        .filter(|v| v["type"] == "model")
+        .flat_map(|v| v["failures"].as_array().cloned().unwrap_or_default())
+        .map(|f| f.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(failures.len(), 4, "{failures:?}");
+    assert!(failures[0].contains("429"), "{failures:?}");
+    assert!(failures[1].contains("500"), "{failures:?}");
+    assert!(failures[3].contains("timed out"), "{failures:?}");
+}
+
+#[test]
+fn retry_exhaustion_ends_as_an_infra_failure_that_can_be_resumed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server("kb-fix-medium", |c| {
+        c.faults = vec![FaultRule {
+            from: 2,
+            to: 1_000,
+            fault: Fault::ServerError,
+        }];
+    });
+    let cfg = api_config(tmp.path(), &s, r#", "max_retries": 2"#);
+    let out = tmp.path().join("run");
+    let (o, c, sc) = (
+        out.to_str().unwrap(),
+        cfg.to_str().unwrap(),
+        scen_path("kb-fix-medium"),
+    );
+    let res = tbsim(
+        &run_args(o, c, sc.to_str().unwrap(), &["--agent", "llm:fake"]),
+        tmp.path(),
+    );
+    let (stdout, stderr) = crate::util::text(&res);
+    assert_eq!(res.status.code(), Some(3), "{stdout}{stderr}");
+    assert!(stderr.contains("infrastructure failure"), "{stderr}");
+    assert!(stdout.contains("INFRASTRUCTURE FAILURE"), "{stdout}");
+    let r = result(&out);
+    assert_eq!(r["end_reason"], "infra_error");
+    assert!(
+        r["infra_error"]
+            .as_str()
+            .unwrap()
+            .contains("failed 3 times"),
+        "{r}"
+    );
+    assert_eq!(s.stats().agent_requests, 2 + 3);
+    // The failed attempts are on record, and replay reproduces the run offline.
+    let last = lines(&out)
+        .into_iter()
+        .rfind(|v| v["type"] == "model")
+        .unwrap();
+    assert!(last["error"].is_string() && last["failures"].as_array().unwrap().len() == 3);
+    ok(&tbsim(&["replay", o], tmp.path()));
+    // Once the API is back, the run continues where it stopped.
+    s.configure(|c| c.faults.clear());
+    let before = s.stats().agent_requests;
+    ok(&tbsim(&["run", "--resume", o], tmp.path()));
+    let r = result(&out);
+    assert_eq!(r["checkpoint_score"], 1.0, "{r}");
+    assert_eq!(r["end_reason"], "finished");
+    assert_eq!(s.stats().turns, (s.stats().agent_requests - before) + 2);
+    ok(&tbsim(&["replay", o], tmp.path()));
+}
+
+#[test]
+fn a_killed_run_resumes_to_the_same_result_without_repeating_calls() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server("kb-fix-medium", |_| {});
+    let cfg = api_config(tmp.path(), &s, "");
+    let scen = scen_path("kb-fix-medium");
+    let (c, sc) = (cfg.to_str().unwrap(), scen.to_str().unwrap());
+    let whole = tmp.path().join("whole");
+    ok(&tbsim(
+        &run_args(whole.to_str().unwrap(), c, sc, &["--agent", "llm:fake"]),
+        tmp.path(),
+    ));
+    let total_turns = s.stats().turns;
+
+    s.configure(|c| c.delay_ms = 300);
+    let cut = tmp.path().join("cut");
+    let o = cut.to_str().unwrap();
+    let mut child = command(&run_args(o, c, sc, &["--agent", "llm:fake"]), tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let decided = loop {
+        let n = std::fs::read_to_string(cut.join("trajectory.jsonl"))
+            .map(|t| t.matches(r#""type":"decision""#).count())
+            .unwrap_or(0);
+        if n >= 2 {
+            break n;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the run never got going"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!cut.join("result.json").exists(), "killed before the end");
+    s.configure(|c| c.delay_ms = 0);
+    let before = s.stats().agent_requests;
+    ok(&tbsim(&["run", "--resume", o], tmp.path()));
+    let asked = s.stats().agent_requests - before;
+    assert!(
+        asked <= total_turns - decided as u64 + 1,
+        "{asked} requests after {decided} of {total_turns} decisions"
+    );
+    let (a, b) = (result(&whole), result(&cut));
+    assert_eq!(a["checkpoint_score"], b["checkpoint_score"]);
+    assert_eq!(
+        a["digest"], b["digest"],
+        "the same trajectory, byte for byte"
+    );
+    assert_eq!(a["model"], b["model"]);
+    drop(s);
+    ok(&tbsim(&["replay", o], tmp.path()));
+}
+
+#[test]
+fn model_played_colleagues_are_cached_replayed_and_disclose() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server("kb-fix-medium", |_| {});
+    let cfg = api_config(tmp.path(), &s, "");
+    let scen = scen_path("kb-fix-medium");
+    let cache = tmp.path().join("npc-cache");
+    let (c, sc, ca) = (
+        cfg.to_str().unwrap(),
+        scen.to_str().unwrap(),
+        cache.to_str().unwrap(),
+    );
+    let extra = ["--agent", "llm:fake", "--npc", "llm:npc", "--npc-cache", ca];
+    let first = tmp.path().join("first");
+    ok(&tbsim(
+        &run_args(first.to_str().unwrap(), c, sc, &extra),
+        tmp.path(),
+    ));
+    let asked = s.stats().npc_requests;
+    assert!(asked >= 3, "colleagues were asked: {asked}");
+    let r = result(&first);
+    assert_eq!(r["checkpoint_score"], 1.0, "{r}");
+    assert_eq!(r["npc_model"]["calls"], asked);
+    let npc_lines = count(&first, "npc");
+    assert_eq!(
+        npc_lines as u64, asked,
+        "every colleague request is recorded"
+    );
+    assert!(count(&first, "disclosure") >= 3, "disclosures are recorded");
+
+    let second = tmp.path().join("second");
+    ok(&tbsim(
+        &run_args(second.to_str().unwrap(), c, sc, &extra),
+        tmp.path(),
+    ));
+    assert_eq!(
+        s.stats().npc_requests,
+        asked,
+        "the re-run is served from the cache"
+    );
+    assert_eq!(result(&second)["npc_model"]["calls"], 0);
+    assert_eq!(
+        result(&first)["digest"],
+        result(&second)["digest"],
+        "and is exact"
+    );
+    drop(s);
+    let o = tbsim(&["replay", first.to_str().unwrap()], tmp.path());
+    assert!(ok(&o).contains(": identical"));
+    assert_no_key(tmp.path(), &[]);
+}
+
+#[test]
+fn notes_between_days_history_summaries_and_budgets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server("two-days", |_| {});
+    let cfg = api_config(tmp.path(), &s, "");
+    let scen = scen_path("two-days");
+    let (c, sc) = (cfg.to_str().unwrap(), scen.to_str().unwrap());
+    let mem = tmp.path().join("mem");
+    let extra = [
+        "--agent",
+        "llm:fake",
+        "--memory",
+        "notes",
+        "--history-tokens",
+        "6000",
+    ];
+    ok(&tbsim(
+        &run_args(mem.to_str().unwrap(), c, sc, &extra),
+        tmp.path(),
+    ));
+    let r = result(&mem);
+    assert_eq!(r["checkpoint_score"], 1.0, "{r}");
+    let models: Vec<Value> = lines(&mem)
+        .into_iter()
+        .filter(|v| v["type"] == "model")
+        .collect();
+    let purpose = |p: &str| models.iter().filter(|m| m["purpose"] == p).count();
+    assert_eq!(
+        purpose("reflection"),
+        1,
+        "one reflection between the two days"
+    );
+    assert!(purpose("summary") >= 1, "the history was summarised");
+    let notes = Config::default().text_reply;
+    let day2 = models
+        .iter()
+        .find(|m| {
+            m["purpose"] == "turn"
+                && m["request"]["messages"][1]["content"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("(day 2)"))
+        })
+        .expect("a turn opening day 2");
+    assert!(
+        day2["request"]["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains(&notes)
+    );
+    ok(&tbsim(&["replay", mem.to_str().unwrap()], tmp.path()));
+
+    // A token budget and a simulated-time budget end the run cleanly, with the reason.
+    let tok = tmp.path().join("tok");
+    ok(&tbsim(
+        &run_args(
+            tok.to_str().unwrap(),
+            c,
+            sc,
+            &["--agent", "llm:fake", "--token-budget", "3000"],
+        ),
+        tmp.path(),
+    ));
+    assert_eq!(result(&tok)["end_reason"], "token_budget");
+    let time = tmp.path().join("time");
+    ok(&tbsim(
+        &run_args(
+            time.to_str().unwrap(),
+            c,
+            sc,
+            &[
+                "--agent",
+                "llm:fake",
+                "--time-budget",
+                "30",
+                "--token-cost",
+                "600",
+            ],
+        ),
+        tmp.path(),
+    ));
+    let r = result(&time);
+    assert_eq!(r["end_reason"], "time_budget", "{r}");
+    let ls = lines(&time);
+    assert_eq!(ls[0]["token_cost_secs"], 600);
+    assert!(
+        ls.iter()
+            .any(|v| v["type"] == "decision" && v["tokens_out"].as_u64() > Some(0))
+    );
+    ok(&tbsim(&["replay", time.to_str().unwrap()], tmp.path()));
+}
+
+#[test]
+fn configuration_errors_say_what_to_set() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server("meeting-only", |_| {});
+    let cfg = api_config(tmp.path(), &s, "");
+    let scen = scen_path("meeting-only");
+    let (c, sc) = (cfg.to_str().unwrap(), scen.to_str().unwrap());
+    let out = tmp.path().join("x");
+    let o = tbsim(
+        &run_args(out.to_str().unwrap(), c, sc, &["--agent", "llm:nope"]),
+        tmp.path(),
+    );
+    let (_, err) = crate::util::text(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("no model alias `nope`") && err.contains("fake"),
+        "{err}"
+    );
+    let o = command(
+        &run_args(out.to_str().unwrap(), c, sc, &["--agent", "llm:fake"]),
+        tmp.path(),
+    )
+    .env_remove(KEY_VAR)
+    .output()
+    .unwrap();
+    let (_, err) = crate::util::text(&o);
+    assert!(err.contains(&format!("export {KEY_VAR}")), "{err}");
+    let o = command(&["run", "--agent", "llm:fake", sc], tmp.path())
+        .env("TBSIM_API_CONFIG", tmp.path().join("missing.json"))
+        .output()
+        .unwrap();
+    let (_, err) = crate::util::text(&o);
+    assert!(
+        err.contains("missing.json") && err.contains("--api-config"),
+        "{err}"
+    );
+}

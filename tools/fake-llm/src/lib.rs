@@ -1,0 +1,528 @@
+//! An OpenAI-compatible chat-completions server for tests, on 127.0.0.1.
+//!
+//! It serves `POST /v1/chat/completions` (HTTP/1.1, one request per connection) and
+//! answers from a script instead of a model:
+//!
+//! * **Agent turns** (requests that offer `tools`): the reply holds the tool calls of
+//!   script turn `n`, where `n` is read from the last user message's status line
+//!   (`... · step <n>`, the number of decisions made so far). Deriving the turn from
+//!   the request rather than from a counter makes replies a pure function of the
+//!   conversation, so a resumed run or a retried request gets the same answer. Past
+//!   the script's end the reply is a `finish` call. Call ids are `call-<n>-<i>`.
+//! * **Other agent requests** (summaries, reflections): a fixed text.
+//! * **Colleague requests** (the model named [`Config::npc_model`]): every
+//!   `<fact ...>...</fact>` block of the system prompt, joined; or an apology.
+//!
+//! Faults are injected by the ordinal of agent requests (every attempt counts, from
+//! 0): 429 with `Retry-After`, 500, a slow reply, a dropped connection, or a reply
+//! that adds a call with malformed arguments or to an unknown tool.
+//! [`script_from_trajectory`] turns a tbsim trajectory's decisions into a script.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// One scripted tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScriptCall {
+    /// Tool name.
+    pub name: String,
+    /// Arguments as JSON text.
+    pub arguments: String,
+}
+
+/// Something to go wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Fault {
+    /// HTTP 429 with this `Retry-After` (seconds).
+    RateLimit {
+        /// Seconds.
+        retry_after_secs: u64,
+    },
+    /// HTTP 500.
+    ServerError,
+    /// The normal reply, after this delay.
+    Slow {
+        /// Milliseconds.
+        ms: u64,
+    },
+    /// Close the connection without answering.
+    Drop,
+    /// The normal reply plus a first call whose arguments are not JSON.
+    MalformedArgs,
+    /// The normal reply plus a first call to a tool that does not exist.
+    UnknownTool,
+}
+
+/// A fault for agent requests `from..to` (ordinals from 0).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultRule {
+    /// First ordinal.
+    pub from: u64,
+    /// One past the last ordinal.
+    pub to: u64,
+    /// What happens.
+    pub fault: Fault,
+}
+
+impl FaultRule {
+    /// A fault for one request.
+    pub fn at(ordinal: u64, fault: Fault) -> FaultRule {
+        FaultRule {
+            from: ordinal,
+            to: ordinal + 1,
+            fault,
+        }
+    }
+}
+
+/// Server settings.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Config {
+    /// Tool calls per agent turn.
+    pub script: Vec<Vec<ScriptCall>>,
+    /// Requests for this model are colleagues'.
+    pub npc_model: String,
+    /// The bearer token expected (any is accepted when `None`).
+    pub key: Option<String>,
+    /// Injected faults.
+    pub faults: Vec<FaultRule>,
+    /// Delay before every agent reply.
+    pub delay_ms: u64,
+    /// The reply to agent requests without tools (summaries, reflections).
+    pub text_reply: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            script: Vec::new(),
+            npc_model: "fake-npc".into(),
+            key: None,
+            faults: Vec::new(),
+            delay_ms: 0,
+            text_reply: "Notes: look on the drive first, ask the owner early, and check deadlines before starting. (fake model)".into(),
+        }
+    }
+}
+
+/// What the server has seen.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    /// Agent requests received (all attempts).
+    pub agent_requests: u64,
+    /// Colleague requests received.
+    pub npc_requests: u64,
+    /// Agent turns answered with tool calls.
+    pub turns: u64,
+    /// Faults injected.
+    pub faults: u64,
+    /// Requests with a wrong bearer token.
+    pub unauthorised: u64,
+    /// Every request body, in arrival order.
+    pub bodies: Vec<Value>,
+}
+
+struct State {
+    config: Mutex<Config>,
+    stats: Mutex<Stats>,
+}
+
+/// A running server; stops when dropped.
+#[derive(Debug)]
+pub struct FakeServer {
+    addr: SocketAddr,
+    state: Arc<State>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("State")
+    }
+}
+
+impl FakeServer {
+    /// Starts a server on an ephemeral port of 127.0.0.1, on its own thread.
+    pub fn start(config: Config) -> std::io::Result<FakeServer> {
+        FakeServer::start_on(config, 0)
+    }
+
+    /// Starts a server on `port` (0: ephemeral).
+    pub fn start_on(config: Config, port: u16) -> std::io::Result<FakeServer> {
+        let std_listener = std::net::TcpListener::bind(("127.0.0.1", port))?;
+        std_listener.set_nonblocking(true)?;
+        let addr = std_listener.local_addr()?;
+        let state = Arc::new(State {
+            config: Mutex::new(config),
+            stats: Mutex::new(Stats::default()),
+        });
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let st = state.clone();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        let thread = std::thread::spawn(move || {
+            rt.block_on(async move {
+                let Ok(listener) = TcpListener::from_std(std_listener) else {
+                    return;
+                };
+                loop {
+                    tokio::select! {
+                        _ = &mut stopped => break,
+                        acc = listener.accept() => {
+                            if let Ok((sock, _)) = acc {
+                                tokio::spawn(serve(sock, st.clone()));
+                            }
+                        }
+                    }
+                }
+            });
+            rt.shutdown_timeout(Duration::from_millis(100));
+        });
+        Ok(FakeServer {
+            addr,
+            state,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    /// `http://127.0.0.1:<port>/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// A copy of the statistics.
+    pub fn stats(&self) -> Stats {
+        self.state.stats.lock().expect("not poisoned").clone()
+    }
+
+    /// Changes the settings (e.g. faults between runs).
+    pub fn configure(&self, f: impl FnOnce(&mut Config)) {
+        f(&mut self.state.config.lock().expect("not poisoned"));
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The decisions of a tbsim trajectory as a script, `per_turn` calls per turn (with
+/// no thinking cost, grouping consecutive calls does not change what happens).
+pub fn script_from_trajectory(jsonl: &str, per_turn: usize) -> Vec<Vec<ScriptCall>> {
+    let calls: Vec<ScriptCall> = jsonl
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "decision")
+        .flat_map(|v| {
+            v["calls"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| ScriptCall {
+                    name: c["name"].as_str().unwrap_or_default().to_owned(),
+                    arguments: c["arguments"].as_str().unwrap_or("{}").to_owned(),
+                })
+        })
+        .collect();
+    calls.chunks(per_turn.max(1)).map(<[_]>::to_vec).collect()
+}
+
+/// The step number in the last user message (`... step <n>`).
+fn step_of(body: &Value) -> u64 {
+    let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+    let Some(last_user) = msgs.iter().rev().find(|m| m["role"] == "user") else {
+        return 0;
+    };
+    let text = match &last_user["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    let Some(i) = text.find("step ") else {
+        return 0;
+    };
+    text[i + 5..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap_or(0)
+}
+
+fn completion(model: &str, body: &Value, message: Value, tool_calls: usize) -> Value {
+    let prompt_tokens = body.to_string().len() as u64 / 4;
+    json!({
+        "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
+        "choices": [{"index": 0, "message": message,
+                     "finish_reason": if tool_calls > 0 { "tool_calls" } else { "stop" }}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 10 + 20 * tool_calls as u64,
+                  "total_tokens": prompt_tokens + 10 + 20 * tool_calls as u64}
+    })
+}
+
+fn npc_reply(body: &Value) -> String {
+    let system = body["messages"][0]["content"].as_str().unwrap_or_default();
+    let mut facts = Vec::new();
+    let mut rest = system;
+    while let Some(open) = rest.find("<fact") {
+        let after = &rest[open..];
+        let Some(gt) = after.find('>') else { break };
+        let Some(close) = after.find("</fact>") else {
+            break;
+        };
+        facts.push(after[gt + 1..close].trim().to_owned());
+        rest = &after[close + 7..];
+    }
+    if facts.is_empty() {
+        "Sorry, I can't help with that one.".into()
+    } else {
+        facts.join("\n\n")
+    }
+}
+
+enum Reply {
+    Json(u16, Value, Vec<(String, String)>),
+    Drop,
+}
+
+async fn answer(body: Value, auth: Option<String>, state: &State) -> Reply {
+    let cfg = state.config.lock().expect("not poisoned").clone();
+    let model = body["model"].as_str().unwrap_or_default().to_owned();
+    let ordinal = {
+        let mut st = state.stats.lock().expect("not poisoned");
+        st.bodies.push(body.clone());
+        if cfg.key.is_some() && auth != cfg.key.as_ref().map(|k| format!("Bearer {k}")) {
+            st.unauthorised += 1;
+            return Reply::Json(
+                401,
+                json!({"error": {"message": "invalid api key", "type": "invalid_request_error"}}),
+                Vec::new(),
+            );
+        }
+        if model == cfg.npc_model {
+            st.npc_requests += 1;
+            None
+        } else {
+            st.agent_requests += 1;
+            Some(st.agent_requests - 1)
+        }
+    };
+    let Some(ordinal) = ordinal else {
+        let msg = json!({"role": "assistant", "content": npc_reply(&body)});
+        return Reply::Json(200, completion(&model, &body, msg, 0), Vec::new());
+    };
+    let fault = cfg
+        .faults
+        .iter()
+        .find(|f| (f.from..f.to).contains(&ordinal))
+        .map(|f| f.fault.clone());
+    if fault.is_some() {
+        state.stats.lock().expect("not poisoned").faults += 1;
+    }
+    if cfg.delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(cfg.delay_ms)).await;
+    }
+    match &fault {
+        Some(Fault::RateLimit { retry_after_secs }) => {
+            return Reply::Json(
+                429,
+                json!({"error": {"message": "rate limited", "type": "rate_limit_error"}}),
+                vec![("Retry-After".into(), retry_after_secs.to_string())],
+            );
+        }
+        Some(Fault::ServerError) => {
+            return Reply::Json(
+                500,
+                json!({"error": {"message": "internal error", "type": "server_error"}}),
+                Vec::new(),
+            );
+        }
+        Some(Fault::Drop) => return Reply::Drop,
+        Some(Fault::Slow { ms }) => tokio::time::sleep(Duration::from_millis(*ms)).await,
+        _ => {}
+    }
+    if body.get("tools").is_none() {
+        let msg = json!({"role": "assistant", "content": cfg.text_reply});
+        return Reply::Json(200, completion(&model, &body, msg, 0), Vec::new());
+    }
+    let step = step_of(&body);
+    let mut calls: Vec<ScriptCall> = match cfg.script.get(step as usize) {
+        Some(c) => c.clone(),
+        None => vec![ScriptCall {
+            name: "finish".into(),
+            arguments: "{}".into(),
+        }],
+    };
+    match fault {
+        Some(Fault::MalformedArgs) => calls.insert(
+            0,
+            ScriptCall {
+                name: "read_file".into(),
+                arguments: "{\"path\": \"drive/".into(),
+            },
+        ),
+        Some(Fault::UnknownTool) => calls.insert(
+            0,
+            ScriptCall {
+                name: "teleport".into(),
+                arguments: "{\"to\": \"the beach\"}".into(),
+            },
+        ),
+        _ => {}
+    }
+    state.stats.lock().expect("not poisoned").turns += 1;
+    let tool_calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            json!({"id": format!("call-{step}-{i}"), "type": "function",
+                   "function": {"name": c.name, "arguments": c.arguments}})
+        })
+        .collect();
+    let n = tool_calls.len();
+    let msg = json!({"role": "assistant", "content": format!("Step {step}: carrying on with the plan."),
+                     "tool_calls": tool_calls});
+    Reply::Json(200, completion(&model, &body, msg, n), Vec::new())
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Reads one request, answers it, closes the connection.
+async fn serve(mut sock: TcpStream, state: Arc<State>) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    let head_end = loop {
+        if let Some(i) = find(&buf, b"\r\n\r\n") {
+            break i + 4;
+        }
+        match sock.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+        if buf.len() > 1 << 20 {
+            return;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.lines();
+    let request_line = lines.next().unwrap_or_default().to_owned();
+    let mut length = 0usize;
+    let mut auth = None;
+    for l in lines {
+        if let Some((k, v)) = l.split_once(':') {
+            let k = k.trim().to_ascii_lowercase();
+            if k == "content-length" {
+                length = v.trim().parse().unwrap_or(0);
+            } else if k == "authorization" {
+                auth = Some(v.trim().to_owned());
+            }
+        }
+    }
+    while buf.len() < head_end + length {
+        match sock.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let body = &buf[head_end..head_end + length];
+    let reply = if !request_line.starts_with("POST /v1/chat/completions ") {
+        Reply::Json(404, json!({"error": {"message": "not found"}}), Vec::new())
+    } else {
+        match serde_json::from_slice::<Value>(body) {
+            Ok(v) => answer(v, auth, &state).await,
+            Err(e) => Reply::Json(
+                400,
+                json!({"error": {"message": format!("bad JSON: {e}")}}),
+                Vec::new(),
+            ),
+        }
+    };
+    let (status, v, headers) = match reply {
+        Reply::Drop => {
+            let _ = sock.shutdown().await;
+            return;
+        }
+        Reply::Json(s, v, h) => (s, v, h),
+    };
+    let text = v.to_string();
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        _ => "Internal Server Error",
+    };
+    let mut out = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+        text.len()
+    );
+    for (k, v) in headers {
+        out.push_str(&format!("{k}: {v}\r\n"));
+    }
+    out.push_str("\r\n");
+    out.push_str(&text);
+    let _ = sock.write_all(out.as_bytes()).await;
+    let _ = sock.shutdown().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_is_read_from_the_last_user_message() {
+        let body = json!({"messages": [
+            {"role": "user", "content": "[System time] Mon 09:00 · step 0"},
+            {"role": "assistant", "content": null},
+            {"role": "user", "content": [{"type": "text", "text": "[System time] Mon 09:05 · step 12\n\nnews"}]}
+        ]});
+        assert_eq!(step_of(&body), 12);
+    }
+
+    #[test]
+    fn facts_are_extracted() {
+        let body = json!({"messages": [{"role": "system", "content":
+            "You are X.\n<fact about=\"a\">\nOne.\n</fact>\n\n<fact about=\"b\">\nTwo.\n</fact>\nBye"}]});
+        assert_eq!(npc_reply(&body), "One.\n\nTwo.");
+    }
+
+    #[test]
+    fn scripts_group_decisions() {
+        let t = r#"{"type":"header"}
+{"type":"decision","calls":[{"id":"a","name":"wait","arguments":"{}"}]}
+{"type":"decision","calls":[{"id":"b","name":"finish","arguments":"{}"}]}
+{"type":"decision","calls":[{"id":"c","name":"my_tasks","arguments":"{}"}]}"#;
+        let s = script_from_trajectory(t, 2);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0][1].name, "finish");
+    }
+}
