@@ -355,8 +355,9 @@ impl Family {
     pub fn min_window_minutes(&self) -> u32 {
         match self {
             Family::UrgentInterrupt(_) => 5 * 60,
-            Family::ChangedRequirement(_) | Family::HandoffChain(_) => 3 * 60,
-            _ => 2 * 60,
+            // A hard KB fix can need a dozen chart owners, each asked in turn.
+            Family::KbFix(_) => 4 * 60,
+            _ => 3 * 60,
         }
     }
 

@@ -232,7 +232,7 @@ pub fn new_suite(req: &SuiteRequest) -> Result<Suite, String> {
                 tasks: day_tasks(&mut rng, &fams, d, &mut used),
             });
         }
-        scenarios.push(ScenarioPlan {
+        let mut plan = ScenarioPlan {
             name,
             description: String::new(),
             date: "2025-10-01".into(),
@@ -241,13 +241,74 @@ pub fn new_suite(req: &SuiteRequest) -> Result<Suite, String> {
             company_size: req.company_size,
             tasks: Vec::new(),
             days,
-        });
+        };
+        make_solvable(req.seed, &mut plan)?;
+        scenarios.push(plan);
     }
     Ok(Suite {
         name: req.name.clone(),
         seed: req.seed,
         scenarios,
     })
+}
+
+/// Proves a drawn scenario solvable: generates it and runs the oracle; a day that is
+/// too full (a missed task) gets that task's deadline moved to the end of its day, and
+/// the check repeats. Deterministic, since generation and the oracle are.
+fn make_solvable(seed: u64, plan: &mut ScenarioPlan) -> Result<(), String> {
+    const LATEST: &str = "17:45";
+    for _ in 0..4 {
+        let scenario = super::generate_scenario(seed, plan).map_err(|e| e.to_string())?;
+        let source = super::to_ron(&scenario);
+        let loaded = crate::scenario::LoadedScenario {
+            path: format!("{}.ron", plan.name).into(),
+            blake3: blake3::hash(source.as_bytes()).to_hex().to_string(),
+            source,
+            assets: Default::default(),
+            scenario,
+        };
+        let mut oracle = crate::agent::Oracle::new(&loaded.scenario);
+        let config = crate::sim::SimConfig {
+            agent: "oracle".into(),
+            ..Default::default()
+        };
+        let (result, _) = crate::run::run_in_memory(
+            &loaded,
+            &mut oracle,
+            config,
+            &crate::run::RunLimits::default(),
+        );
+        let missed: Vec<&str> = result
+            .tasks
+            .iter()
+            .filter(|t| !t.success)
+            .map(|t| t.key.trim_start_matches("task/"))
+            .collect();
+        if missed.is_empty() {
+            return Ok(());
+        }
+        let mut moved = false;
+        for day in &mut plan.days {
+            for t in &mut day.tasks {
+                // Keys are `task/<id>` or `task/<id>-<part>` (a family's second task).
+                if missed
+                    .iter()
+                    .any(|m| *m == t.id || m.starts_with(&format!("{}-", t.id)))
+                    && t.deadline.as_deref() != Some(LATEST)
+                {
+                    t.deadline = Some(LATEST.into());
+                    moved = true;
+                }
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    Err(format!(
+        "scenario `{}` could not be made solvable by the oracle; try another seed",
+        plan.name
+    ))
 }
 
 /// Serialises a suite as RON.

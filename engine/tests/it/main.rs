@@ -28,5 +28,7 @@ mod family_urgent_interrupt;
 mod family_website_monitor;
 // The model-backed agent and colleagues over HTTP against tools/fake-llm.
 mod llm;
+// The bundled benchmark suites and freshly drawn ones.
+mod suites;
 // Adversarial and malformed tool calls are refused, counted, and never panic.
 mod tools;
