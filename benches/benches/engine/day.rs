@@ -9,6 +9,9 @@
 //!   flushed after every line as `tbsim run` does; the difference from `digest_only`
 //!   is the cost of per-line flushing (one `write` system call per line).
 //!
+//! * `build_only`: `Sim::new` alone (world, schedule, header line), no agent step;
+//!   the part of a day's cost that does not depend on how much happens in it.
+//!
 //! Throughput is in trajectory lines (header, events, decisions, tool results, end
 //! and scores), counted from one in-memory run before timing.
 
@@ -16,9 +19,11 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group};
+use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
+use tbsim::sim::Sim;
+use tbsim::tools::LivePython;
 use tbsim::trajectory::Trajectory;
-use tbsim_benches::{BUSY_DAY, load_scenario, run_oracle_day};
+use tbsim_benches::{BUSY_DAY, load_scenario, oracle_config, run_oracle_day};
 
 criterion_group!(benches, day);
 
@@ -51,6 +56,15 @@ fn day(c: &mut Criterion) {
     );
     assert_eq!(reference.success_rate, 1.0, "{reference:?}");
     let events = lines.len() as u64;
+    let event_lines = lines
+        .iter()
+        .filter(|l| l.contains(r#""type":"event""#))
+        .count();
+    eprintln!(
+        "busy-day oracle run: checkpoint score {}, {events} trajectory lines \
+         ({event_lines} queue events), {} decisions",
+        reference.checkpoint_score, reference.steps
+    );
     let (digest_run, _) = run_oracle_day(&loaded, Trajectory::digest_only());
     assert_eq!(
         digest_run.digest, reference.digest,
@@ -70,7 +84,10 @@ fn day(c: &mut Criterion) {
     let mut group = c.benchmark_group("day");
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(6));
-    group.sample_size(50);
+    // A few milliseconds per day: flat sampling (the same iteration count in every
+    // sample) keeps the group inside its time budget even on a loaded machine.
+    group.sampling_mode(SamplingMode::Flat);
+    group.sample_size(40);
     group.throughput(Throughput::Elements(events));
     group.bench_function(BenchmarkId::new("busy_day", "digest_only"), |b| {
         b.iter(|| {
@@ -87,6 +104,22 @@ fn day(c: &mut Criterion) {
             },
             BatchSize::PerIteration,
         );
+    });
+    group.finish();
+
+    // Separate group: a per-line throughput would be meaningless here.
+    let mut group = c.benchmark_group("day_build");
+    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(3));
+    group.bench_function(BenchmarkId::new("busy_day", "build_only"), |b| {
+        b.iter(|| {
+            black_box(Sim::new(
+                &loaded,
+                oracle_config(),
+                Trajectory::digest_only(),
+                Box::new(LivePython::default()),
+            ))
+        });
     });
     group.finish();
 }
