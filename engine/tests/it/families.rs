@@ -1,50 +1,19 @@
 //! Every family over many seeds, through the RON round trip the CLI uses.
 
-use std::path::Path;
-
 use tbsim::agent::{Idle, Oracle};
 use tbsim::generate::{
-    Family, ScenarioPlan, Suite, TaskPlan, generate_suite, kb_fix, meeting_attend,
-    transaction_review,
+    Family, Suite, TaskPlan, generate_suite, kb_fix, meeting_attend, transaction_review,
 };
-use tbsim::scenario::{LoadedScenario, parse_str, validate};
+use tbsim::scenario::LoadedScenario;
 
-const SEEDS: u64 = 200;
+use crate::util::{SEEDS, assert_distinct_worlds, check_generated, load_generated, one_task_suite};
 
 fn plan(seed: u64, family: Family) -> Suite {
-    Suite {
-        name: "sweep".into(),
-        seed,
-        scenarios: vec![ScenarioPlan {
-            name: format!("sweep-{seed}"),
-            description: String::new(),
-            date: "2025-10-01".into(),
-            start: "09:00".into(),
-            end: "18:00".into(),
-            company_size: 40,
-            tasks: vec![TaskPlan {
-                id: "t".into(),
-                family,
-                release: Default::default(),
-                deadline: None,
-                priority: Default::default(),
-            }],
-            days: vec![],
-        }],
-    }
+    one_task_suite("sweep", seed, "t", family)
 }
 
 fn load(text: &str) -> LoadedScenario {
-    let path = Path::new("sweep.ron");
-    let scenario = parse_str(text, path).expect("generated RON parses");
-    validate(&scenario, path, None).expect("generated scenarios validate");
-    LoadedScenario {
-        scenario,
-        path: path.into(),
-        source: text.into(),
-        blake3: blake3::hash(text.as_bytes()).to_hex().to_string(),
-        assets: Default::default(),
-    }
+    load_generated(text, "sweep.ron")
 }
 
 type Wrong = fn(&tbsim::scenario::TaskSpec, &tbsim::scenario::Scenario) -> Vec<(String, String)>;
@@ -191,39 +160,16 @@ pub fn assert_trivially_wrong_fails(loaded: &LoadedScenario, wrong: Wrong) {
 
 fn sweep(family: impl Fn() -> Family, wrong: Wrong) {
     let mut variants = std::collections::BTreeSet::new();
-    let mut texts = std::collections::BTreeSet::new();
-    for seed in 0..SEEDS {
-        let files = generate_suite(&plan(seed, family())).unwrap();
-        let text = &files[0].1;
-        assert_eq!(
-            &generate_suite(&plan(seed, family())).unwrap()[0].1,
-            text,
-            "seed {seed} regenerates identically"
-        );
-        texts.insert(text.clone());
-        let loaded = load(text);
+    assert_distinct_worlds("sweep", SEEDS, |seed| {
+        let (text, loaded) = check_generated(&format!("seed {seed}"), "sweep.ron", || {
+            plan(seed, family())
+        });
         variants.extend(loaded.scenario.tasks.iter().map(|t| t.variant.clone()));
-        let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
-        assert_eq!(
-            o.checkpoint_score, 1.0,
-            "seed {seed}: oracle failed: {:#?}",
-            o.tasks
-        );
-        assert!(o.errors.is_empty(), "seed {seed}: {:?}", o.errors);
-        let (i, _) = crate::util::run(&loaded, &mut Idle::default(), None);
-        assert_eq!(
-            i.checkpoint_score, 0.0,
-            "seed {seed}: a checkpoint passed with no action"
-        );
         if seed % 20 == 0 {
             assert_trivially_wrong_fails(&loaded, wrong);
         }
-    }
-    assert_eq!(
-        texts.len() as u64,
-        SEEDS,
-        "every seed gives a different world"
-    );
+        text
+    });
     assert!(
         variants.len() >= 3,
         "seeds cover several variants: {variants:?}"
@@ -256,9 +202,6 @@ fn transaction_review_over_seeds() {
 
 #[test]
 fn trivially_wrong_answers_fail_the_answer_checkpoints() {
-    use tbsim::sim::{Decision, Sim, SimConfig};
-    use tbsim::tools::{LivePython, ToolCall};
-    use tbsim::trajectory::Trajectory;
     let loaded = crate::util::scenario("transactions-two-abnormal");
     let table = loaded
         .scenario
@@ -283,23 +226,8 @@ fn trivially_wrong_answers_fail_the_answer_checkpoints() {
         ("no supplier", r#"{"abnormal_suppliers": []}"#.to_owned()),
         ("copied input", csv.clone()),
     ] {
-        let mut sim = Sim::new(
-            &loaded,
-            SimConfig::default(),
-            Trajectory::in_memory(),
-            Box::new(LivePython::default()),
-        );
-        sim.begin();
-        let args = serde_json::json!({"path": "workspace/transaction_review_report.json", "content": body}).to_string();
-        sim.step(&Decision {
-            calls: vec![ToolCall {
-                id: "1".into(),
-                name: "write_file".into(),
-                arguments: args,
-            }],
-        });
-        sim.end(tbsim::world::EndReason::Finished);
-        let r = sim.results();
+        let r =
+            crate::util::write_answer(&loaded, "workspace/transaction_review_report.json", &body);
         let correct = r.tasks[0]
             .checkpoints
             .iter()

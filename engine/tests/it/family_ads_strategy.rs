@@ -3,71 +3,31 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use tbsim::agent::{Idle, Oracle};
-use tbsim::generate::{Family, ScenarioPlan, Suite, TaskPlan, ads_strategy, generate_suite};
-use tbsim::scenario::{Check, Content, LoadedScenario, Scenario, TaskSpec, parse_str, validate};
+use tbsim::generate::{Family, Suite, ads_strategy, generate_suite};
+use tbsim::scenario::{Check, Content, LoadedScenario, Scenario, TaskSpec, parse_str};
+
+use crate::util::{
+    SEEDS, assert_distinct_worlds, check_generated, family_variants, first_task_checkpoints,
+    generate_one, load_generated, one_task_suite, write_answer,
+};
 
 /// A one-task suite for `family` at `seed`.
 pub(crate) fn suite(seed: u64, family: Family) -> Suite {
-    Suite {
-        name: "sweep".into(),
-        seed,
-        scenarios: vec![ScenarioPlan {
-            name: format!("sweep-{seed}"),
-            description: String::new(),
-            date: "2025-10-01".into(),
-            start: "09:00".into(),
-            end: "18:00".into(),
-            company_size: 40,
-            tasks: vec![TaskPlan {
-                id: "t".into(),
-                family,
-                release: Default::default(),
-                deadline: None,
-                priority: Default::default(),
-            }],
-            days: Vec::new(),
-        }],
-    }
+    one_task_suite("sweep", seed, "t", family)
 }
 
 /// Parses and validates generated RON as the CLI would.
 pub(crate) fn load(text: &str) -> LoadedScenario {
-    let path = Path::new("sweep.ron");
-    let scenario = parse_str(text, path).expect("generated RON parses");
-    validate(&scenario, path, None).expect("generated scenarios validate");
-    LoadedScenario {
-        scenario,
-        path: path.into(),
-        source: text.into(),
-        blake3: blake3::hash(text.as_bytes()).to_hex().to_string(),
-        assets: Default::default(),
-    }
+    load_generated(text, "sweep.ron")
 }
 
 /// Generates, round-trips and runs one scenario: the oracle scores 1 with no tool
 /// errors, the idle agent 0, and regeneration gives the same bytes. Returns the text.
 pub(crate) fn check_one(seed: u64, family: impl Fn() -> Family) -> String {
-    let text = generate_suite(&suite(seed, family())).unwrap().remove(0).1;
-    assert_eq!(
-        generate_suite(&suite(seed, family())).unwrap()[0].1,
-        text,
-        "seed {seed} regenerates identically"
-    );
-    let loaded = load(&text);
-    let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
-    assert_eq!(
-        o.checkpoint_score, 1.0,
-        "seed {seed}: oracle failed: {:#?}",
-        o.tasks
-    );
-    assert!(o.errors.is_empty(), "seed {seed}: {:?}", o.errors);
-    let (i, _) = crate::util::run(&loaded, &mut Idle::default(), None);
-    assert_eq!(
-        i.checkpoint_score, 0.0,
-        "seed {seed}: a checkpoint passed with no action"
-    );
-    text
+    check_generated(&format!("seed {seed}"), "sweep.ron", || {
+        suite(seed, family())
+    })
+    .0
 }
 
 /// 200 seeds with unset parameters, then every variant once.
@@ -75,15 +35,13 @@ pub(crate) fn sweep(
     unset: impl Fn() -> Family,
     variants: Vec<(String, Family)>,
 ) -> BTreeSet<String> {
-    let mut texts = BTreeSet::new();
     let mut seen = BTreeSet::new();
-    for seed in 0..200 {
+    assert_distinct_worlds("sweep", SEEDS, |seed| {
         let text = check_one(seed, &unset);
         let s = parse_str(&text, Path::new("x.ron")).unwrap();
         seen.extend(s.tasks.iter().map(|t| t.variant.clone()));
-        texts.insert(text);
-    }
-    assert_eq!(texts.len(), 200, "every seed gives a different world");
+        text
+    });
     for (i, (key, family)) in variants.iter().enumerate() {
         let text = check_one(10_000 + i as u64, || family.clone());
         let s = parse_str(&text, Path::new("x.ron")).unwrap();
@@ -94,30 +52,7 @@ pub(crate) fn sweep(
 
 /// Writes `body` to `path` and ends the day; returns (checkpoint key, passed).
 pub(crate) fn score_answer(loaded: &LoadedScenario, path: &str, body: &str) -> Vec<(String, bool)> {
-    use tbsim::sim::{Decision, Sim, SimConfig};
-    use tbsim::tools::{LivePython, ToolCall};
-    use tbsim::trajectory::Trajectory;
-    let mut sim = Sim::new(
-        loaded,
-        SimConfig::default(),
-        Trajectory::in_memory(),
-        Box::new(LivePython::default()),
-    );
-    sim.begin();
-    let args = serde_json::json!({"path": path, "content": body}).to_string();
-    sim.step(&Decision {
-        calls: vec![ToolCall {
-            id: "1".into(),
-            name: "write_file".into(),
-            arguments: args,
-        }],
-    });
-    sim.end(tbsim::world::EndReason::Finished);
-    sim.results().tasks[0]
-        .checkpoints
-        .iter()
-        .map(|c| (c.key.clone(), c.passed))
-        .collect()
+    first_task_checkpoints(&write_answer(loaded, path, body))
 }
 
 /// The answer file of a task: the path of its first domain check.
@@ -185,10 +120,7 @@ fn unset() -> Family {
 
 #[test]
 fn ads_strategy_over_seeds_and_variants() {
-    let variants = ads_strategy::variants()
-        .into_iter()
-        .map(|(k, p)| (k, Family::AdsStrategy(p)))
-        .collect();
+    let variants = family_variants(ads_strategy::variants(), Family::AdsStrategy);
     let seen = sweep(unset, variants);
     assert_eq!(seen.len(), 5, "200 seeds cover every preset: {seen:?}");
 }
@@ -196,7 +128,7 @@ fn ads_strategy_over_seeds_and_variants() {
 #[test]
 fn ads_strategy_trivially_wrong_answers_fail() {
     for seed in (0..200).step_by(20) {
-        let text = generate_suite(&suite(seed, unset())).unwrap().remove(0).1;
+        let text = generate_one(&suite(seed, unset()));
         let loaded = load(&text);
         let csv = loaded
             .scenario
@@ -225,11 +157,8 @@ fn ads_strategy_heatmaps_are_images_and_the_city_matters() {
             ..Default::default()
         })
     };
-    let a = generate_suite(&suite(5, with("Shanghai")))
-        .unwrap()
-        .remove(0)
-        .1;
-    let b = generate_suite(&suite(5, with("XiAn"))).unwrap().remove(0).1;
+    let a = generate_one(&suite(5, with("Shanghai")));
+    let b = generate_one(&suite(5, with("XiAn")));
     let (sa, sb) = (load(&a).scenario, load(&b).scenario);
     let images = |s: &Scenario| -> Vec<(String, tbsim::scenario::Drawing)> {
         s.files

@@ -1,86 +1,38 @@
 //! Attendance statistics over many seeds and every variant, through the RON round trip.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
-use tbsim::agent::{Idle, Oracle};
-use tbsim::generate::{Family, ScenarioPlan, TaskPlan, attendance, generate_scenario, to_ron};
-use tbsim::scenario::{Check, Content, LoadedScenario, Scenario, parse_str, validate};
-use tbsim::sim::{Decision, Sim, SimConfig};
-use tbsim::tools::{LivePython, ToolCall};
-use tbsim::trajectory::Trajectory;
+use tbsim::generate::{Family, ScenarioPlan, attendance, generate_scenario, to_ron};
+use tbsim::scenario::{Check, Content, LoadedScenario, Scenario};
 
-const SEEDS: u64 = 200;
+use crate::util::{
+    SEEDS, assert_distinct_worlds, check_round_trip, first_task_checkpoints, load_generated,
+    one_task_plan, write_answer,
+};
 
 fn plan(seed: u64, p: attendance::Params, date: &str) -> ScenarioPlan {
-    ScenarioPlan {
-        name: format!("att-{seed}"),
-        description: String::new(),
-        date: date.into(),
-        start: "09:00".into(),
-        end: "18:00".into(),
-        company_size: 40,
-        tasks: vec![TaskPlan {
-            id: "att".into(),
-            family: Family::Attendance(p),
-            release: Default::default(),
-            deadline: None,
-            priority: Default::default(),
-        }],
-        days: Vec::new(),
-    }
+    one_task_plan("att", seed, "att", Family::Attendance(p), date)
 }
 
 fn load(text: &str) -> LoadedScenario {
-    let path = Path::new("att.ron");
-    let scenario = parse_str(text, path).expect("generated RON parses");
-    validate(&scenario, path, None).expect("generated scenarios validate");
-    LoadedScenario {
-        scenario,
-        path: path.into(),
-        source: text.into(),
-        blake3: blake3::hash(text.as_bytes()).to_hex().to_string(),
-        assets: Default::default(),
-    }
+    load_generated(text, "att.ron")
 }
 
 /// Generates, round-trips and runs one scenario; returns its RON text.
 fn check_one(seed: u64, p: attendance::Params, date: &str) -> (String, Scenario) {
-    let s = generate_scenario(seed, &plan(seed, p.clone(), date)).unwrap();
-    let text = to_ron(&s);
-    let again = to_ron(&generate_scenario(seed, &plan(seed, p, date)).unwrap());
-    assert_eq!(text, again, "seed {seed} regenerates identically");
-    let loaded = load(&text);
-    assert_eq!(loaded.scenario, s, "seed {seed}: RON round trip");
-    let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
-    assert_eq!(
-        o.checkpoint_score, 1.0,
-        "seed {seed}: oracle failed: {:#?}",
-        o.tasks
-    );
-    assert!(o.errors.is_empty(), "seed {seed}: {:?}", o.errors);
-    let (i, _) = crate::util::run(&loaded, &mut Idle::default(), None);
-    assert_eq!(
-        i.checkpoint_score, 0.0,
-        "seed {seed}: a checkpoint passed with no action"
-    );
-    (text, s)
+    check_round_trip(&format!("seed {seed}"), "att.ron", || {
+        generate_scenario(seed, &plan(seed, p.clone(), date)).unwrap()
+    })
 }
 
 #[test]
 fn attendance_over_seeds() {
-    let mut texts = BTreeSet::new();
     let mut variants = BTreeSet::new();
-    for seed in 0..SEEDS {
+    assert_distinct_worlds("attendance", SEEDS, |seed| {
         let (text, s) = check_one(seed, attendance::Params::default(), "2025-10-01");
         variants.insert(s.tasks[0].variant.clone());
-        texts.insert(text);
-    }
-    assert_eq!(
-        texts.len() as u64,
-        SEEDS,
-        "every seed gives a different world"
-    );
+        text
+    });
     assert!(
         variants.len() >= 30,
         "seeds cover most variants: {variants:?}"
@@ -172,27 +124,7 @@ fn attendance_rules_come_from_the_departments_managers() {
 }
 
 fn write_and_score(loaded: &LoadedScenario, path: &str, body: &str) -> Vec<(String, bool)> {
-    let mut sim = Sim::new(
-        loaded,
-        SimConfig::default(),
-        Trajectory::in_memory(),
-        Box::new(LivePython::default()),
-    );
-    sim.begin();
-    let args = serde_json::json!({"path": path, "content": body}).to_string();
-    sim.step(&Decision {
-        calls: vec![ToolCall {
-            id: "1".into(),
-            name: "write_file".into(),
-            arguments: args,
-        }],
-    });
-    sim.end(tbsim::world::EndReason::Finished);
-    sim.results().tasks[0]
-        .checkpoints
-        .iter()
-        .map(|c| (c.key.clone(), c.passed))
-        .collect()
+    first_task_checkpoints(&write_answer(loaded, path, body))
 }
 
 #[test]

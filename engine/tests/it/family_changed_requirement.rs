@@ -3,13 +3,13 @@
 use tbsim::generate::{Family, changed_requirement, generate_suite};
 use tbsim::scenario::{Gate, PlanStep};
 
-use crate::family_urgent_interrupt::{assert_wrong_fail, load, oracle, suite, sweep, with_plan};
+use crate::family_urgent_interrupt::{
+    assert_sample_wrong_fail, load, oracle, suite, sweep, with_plan,
+};
+use crate::util::{family_variants, generate_one};
 
 fn variants() -> Vec<(String, Family)> {
-    changed_requirement::variants()
-        .into_iter()
-        .map(|(k, p)| (k, Family::ChangedRequirement(p)))
-        .collect()
+    family_variants(changed_requirement::variants(), Family::ChangedRequirement)
 }
 
 #[test]
@@ -19,16 +19,11 @@ fn changed_requirement_over_seeds() {
         Family::ChangedRequirement(Default::default()),
         variants(),
     );
-    for loaded in &sample {
-        for task in &loaded.scenario.tasks {
-            assert_wrong_fail(
-                loaded,
-                task,
-                &changed_requirement::wrong_answers(task, &loaded.scenario),
-                &changed_requirement::wrong_messages(task),
-            );
-        }
-    }
+    assert_sample_wrong_fail(
+        &sample,
+        changed_requirement::wrong_answers,
+        changed_requirement::wrong_messages,
+    );
 }
 
 /// Work done to the original specification (the oracle's first file, and the total
@@ -38,9 +33,7 @@ fn changed_requirement_over_seeds() {
 fn work_done_to_the_original_spec_fails_what_the_change_touched() {
     for (i, (key, family)) in variants().into_iter().enumerate() {
         for seed in 0..6 {
-            let text = generate_suite(&suite(100 * i as u64 + seed, family.clone())).unwrap()[0]
-                .1
-                .clone();
+            let text = generate_one(&suite(100 * i as u64 + seed, family.clone()));
             let loaded = load(&text);
             let task = &loaded.scenario.tasks[0];
             // The original selection is what the plan writes first; its total comes

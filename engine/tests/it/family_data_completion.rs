@@ -1,69 +1,27 @@
 //! Data completion over many seeds and every variant, through the RON round trip.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
-use tbsim::agent::{Idle, Oracle};
-use tbsim::generate::{Family, ScenarioPlan, TaskPlan, data_completion, generate_scenario, to_ron};
-use tbsim::scenario::{Check, Content, LoadedScenario, Scenario, parse_str, validate};
-use tbsim::sim::{Decision, Sim, SimConfig};
-use tbsim::tools::{LivePython, ToolCall};
-use tbsim::trajectory::Trajectory;
+use tbsim::generate::{Family, ScenarioPlan, data_completion, generate_scenario, to_ron};
+use tbsim::scenario::{Check, Content, LoadedScenario, Scenario};
 
-const SEEDS: u64 = 200;
+use crate::util::{
+    DATE, SEEDS, assert_distinct_worlds, check_round_trip, first_task_checkpoints, load_generated,
+    one_task_plan, write_answer,
+};
 
 fn plan(seed: u64, p: data_completion::Params) -> ScenarioPlan {
-    ScenarioPlan {
-        name: format!("dc-{seed}"),
-        description: String::new(),
-        date: "2025-10-01".into(),
-        start: "09:00".into(),
-        end: "18:00".into(),
-        company_size: 40,
-        tasks: vec![TaskPlan {
-            id: "dc".into(),
-            family: Family::DataCompletion(p),
-            release: Default::default(),
-            deadline: None,
-            priority: Default::default(),
-        }],
-        days: Vec::new(),
-    }
+    one_task_plan("dc", seed, "dc", Family::DataCompletion(p), DATE)
 }
 
 fn load(text: &str) -> LoadedScenario {
-    let path = Path::new("dc.ron");
-    let scenario = parse_str(text, path).expect("generated RON parses");
-    validate(&scenario, path, None).expect("generated scenarios validate");
-    LoadedScenario {
-        scenario,
-        path: path.into(),
-        source: text.into(),
-        blake3: blake3::hash(text.as_bytes()).to_hex().to_string(),
-        assets: Default::default(),
-    }
+    load_generated(text, "dc.ron")
 }
 
 fn check_one(seed: u64, p: data_completion::Params) -> (String, Scenario) {
-    let s = generate_scenario(seed, &plan(seed, p.clone())).unwrap();
-    let text = to_ron(&s);
-    let again = to_ron(&generate_scenario(seed, &plan(seed, p)).unwrap());
-    assert_eq!(text, again, "seed {seed} regenerates identically");
-    let loaded = load(&text);
-    assert_eq!(loaded.scenario, s, "seed {seed}: RON round trip");
-    let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
-    assert_eq!(
-        o.checkpoint_score, 1.0,
-        "seed {seed}: oracle failed: {:#?}",
-        o.tasks
-    );
-    assert!(o.errors.is_empty(), "seed {seed}: {:?}", o.errors);
-    let (i, _) = crate::util::run(&loaded, &mut Idle::default(), None);
-    assert_eq!(
-        i.checkpoint_score, 0.0,
-        "seed {seed}: a checkpoint passed with no action"
-    );
-    (text, s)
+    check_round_trip(&format!("seed {seed}"), "dc.ron", || {
+        generate_scenario(seed, &plan(seed, p.clone())).unwrap()
+    })
 }
 
 fn dataset(s: &Scenario) -> &str {
@@ -80,18 +38,12 @@ fn dataset(s: &Scenario) -> &str {
 
 #[test]
 fn data_completion_over_seeds() {
-    let mut texts = BTreeSet::new();
     let mut variants = BTreeSet::new();
-    for seed in 0..SEEDS {
+    assert_distinct_worlds("data_completion", SEEDS, |seed| {
         let (text, s) = check_one(seed, data_completion::Params::default());
         variants.insert(s.tasks[0].variant.clone());
-        texts.insert(text);
-    }
-    assert_eq!(
-        texts.len() as u64,
-        SEEDS,
-        "every seed gives a different world"
-    );
+        text
+    });
     assert!(
         variants.len() >= 45,
         "seeds cover most variants: {variants:?}"
@@ -156,27 +108,7 @@ fn data_completion_resources_stay_behind_their_owners() {
 }
 
 fn write_and_score(loaded: &LoadedScenario, path: &str, body: &str) -> Vec<(String, bool)> {
-    let mut sim = Sim::new(
-        loaded,
-        SimConfig::default(),
-        Trajectory::in_memory(),
-        Box::new(LivePython::default()),
-    );
-    sim.begin();
-    let args = serde_json::json!({"path": path, "content": body}).to_string();
-    sim.step(&Decision {
-        calls: vec![ToolCall {
-            id: "1".into(),
-            name: "write_file".into(),
-            arguments: args,
-        }],
-    });
-    sim.end(tbsim::world::EndReason::Finished);
-    sim.results().tasks[0]
-        .checkpoints
-        .iter()
-        .map(|c| (c.key.clone(), c.passed))
-        .collect()
+    first_task_checkpoints(&write_answer(loaded, path, body))
 }
 
 #[test]

@@ -3,6 +3,7 @@
 use tbsim::generate::{Family, event_planning, generate_suite};
 
 use crate::family_ads_strategy::{load, suite, sweep, wrong_answers_fail};
+use crate::util::{assert_solvable, family_variants, generate_one};
 
 fn unset() -> Family {
     Family::EventPlanning(event_planning::Params::default())
@@ -10,10 +11,7 @@ fn unset() -> Family {
 
 #[test]
 fn event_planning_over_seeds_and_variants() {
-    let variants = event_planning::variants()
-        .into_iter()
-        .map(|(k, p)| (k, Family::EventPlanning(p)))
-        .collect();
+    let variants = family_variants(event_planning::variants(), Family::EventPlanning);
     let seen = sweep(unset, variants);
     assert_eq!(seen.len(), 12, "200 seeds cover every level: {seen:?}");
 }
@@ -21,7 +19,7 @@ fn event_planning_over_seeds_and_variants() {
 #[test]
 fn event_planning_trivially_wrong_answers_fail() {
     for seed in (0..200).step_by(17) {
-        let text = generate_suite(&suite(seed, unset())).unwrap().remove(0).1;
+        let text = generate_one(&suite(seed, unset()));
         let loaded = load(&text);
         let info = loaded
             .scenario
@@ -43,7 +41,6 @@ fn event_planning_trivially_wrong_answers_fail() {
 
 #[test]
 fn both_image_families_share_a_day_with_the_others() {
-    use tbsim::agent::{Idle, Oracle};
     use tbsim::generate::{TaskPlan, ads_strategy};
     let task = |id: &str, family: Family| TaskPlan {
         id: id.into(),
@@ -68,13 +65,9 @@ fn both_image_families_share_a_day_with_the_others() {
             task("tr", Family::TransactionReview(Default::default())),
             task("meet", Family::MeetingAttend(Default::default())),
         ];
-        let text = generate_suite(&s).unwrap().remove(0).1;
+        let text = generate_one(&s);
         let loaded = load(&text);
-        let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
-        assert_eq!(o.checkpoint_score, 1.0, "seed {seed}: {:#?}", o.tasks);
-        assert!(o.errors.is_empty(), "seed {seed}: {:?}", o.errors);
-        let (i, _) = crate::util::run(&loaded, &mut Idle::default(), None);
-        assert_eq!(i.checkpoint_score, 0.0, "seed {seed}");
+        assert_solvable(&loaded, &format!("seed {seed}"));
     }
 }
 

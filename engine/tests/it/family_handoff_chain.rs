@@ -3,13 +3,13 @@
 use tbsim::generate::{Family, generate_suite, handoff_chain};
 use tbsim::scenario::Release;
 
-use crate::family_urgent_interrupt::{assert_wrong_fail, load, oracle, suite, sweep, with_plan};
+use crate::family_urgent_interrupt::{
+    assert_sample_wrong_fail, load, oracle, suite, sweep, with_plan,
+};
+use crate::util::{family_variants, generate_one};
 
 fn variants() -> Vec<(String, Family)> {
-    handoff_chain::variants()
-        .into_iter()
-        .map(|(k, p)| (k, Family::HandoffChain(p)))
-        .collect()
+    family_variants(handoff_chain::variants(), Family::HandoffChain)
 }
 
 #[test]
@@ -19,16 +19,11 @@ fn handoff_chain_over_seeds() {
         Family::HandoffChain(Default::default()),
         variants(),
     );
-    for loaded in &sample {
-        for task in &loaded.scenario.tasks {
-            assert_wrong_fail(
-                loaded,
-                task,
-                &handoff_chain::wrong_answers(task, &loaded.scenario),
-                &handoff_chain::wrong_messages(task),
-            );
-        }
-    }
+    assert_sample_wrong_fail(
+        &sample,
+        handoff_chain::wrong_answers,
+        handoff_chain::wrong_messages,
+    );
 }
 
 /// Each later stage waits on the previous one's answer checkpoint; a wrong first
@@ -36,9 +31,7 @@ fn handoff_chain_over_seeds() {
 #[test]
 fn a_wrong_first_output_blocks_the_rest_of_the_chain() {
     for (i, (key, family)) in variants().into_iter().enumerate() {
-        let text = generate_suite(&suite(500 + i as u64, family)).unwrap()[0]
-            .1
-            .clone();
+        let text = generate_one(&suite(500 + i as u64, family));
         let loaded = load(&text);
         let tasks = &loaded.scenario.tasks;
         assert_eq!(tasks.len(), if key.ends_with("len3") { 3 } else { 2 });

@@ -1,93 +1,42 @@
 //! Meeting book over many seeds, and wrong guest lists that must not pass.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
-use tbsim::agent::{Idle, Oracle};
-use tbsim::generate::{Family, ScenarioPlan, Suite, TaskPlan, generate_suite, meeting_book};
-use tbsim::scenario::{Check, LoadedScenario, Scenario, parse_str, validate};
+use tbsim::agent::Oracle;
+use tbsim::generate::{Family, Suite, TaskPlan, meeting_book};
+use tbsim::scenario::{Check, LoadedScenario, Scenario};
 use tbsim::sim::{Decision, Sim, SimConfig};
 use tbsim::tools::{LivePython, ToolCall};
 use tbsim::trajectory::Trajectory;
 
-const SEEDS: u64 = 200;
+use crate::util::{
+    SEEDS, assert_distinct_worlds, check_generated, generate_one, load_generated, one_task_suite,
+};
 
 fn suite(seed: u64, params: meeting_book::Params) -> Suite {
-    Suite {
-        name: "meeting-book".into(),
-        seed,
-        scenarios: vec![ScenarioPlan {
-            name: format!("mb-{seed}"),
-            description: String::new(),
-            date: "2025-10-01".into(),
-            start: "09:00".into(),
-            end: "18:00".into(),
-            company_size: 40,
-            tasks: vec![TaskPlan {
-                id: "mb".into(),
-                family: Family::MeetingBook(params),
-                release: Default::default(),
-                deadline: None,
-                priority: Default::default(),
-            }],
-            days: Vec::new(),
-        }],
-    }
+    one_task_suite("mb", seed, "mb", Family::MeetingBook(params))
 }
 
 fn load(text: &str) -> LoadedScenario {
-    let path = Path::new("mb.ron");
-    let scenario = parse_str(text, path).expect("generated RON parses");
-    validate(&scenario, path, None).expect("generated scenarios validate");
-    LoadedScenario {
-        scenario,
-        path: path.into(),
-        source: text.into(),
-        blake3: blake3::hash(text.as_bytes()).to_hex().to_string(),
-        assets: Default::default(),
-    }
+    load_generated(text, "mb.ron")
 }
 
 /// Generates, round-trips and runs one instance; returns its text and variant.
 fn check_instance(seed: u64, params: &meeting_book::Params) -> (String, String) {
-    let text = generate_suite(&suite(seed, params.clone())).unwrap()[0]
-        .1
-        .clone();
-    assert_eq!(
-        generate_suite(&suite(seed, params.clone())).unwrap()[0].1,
-        text,
-        "seed {seed} regenerates identically"
-    );
-    let loaded = load(&text);
-    let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
-    assert_eq!(
-        o.checkpoint_score, 1.0,
-        "seed {seed}: oracle failed: {:#?}",
-        o.tasks
-    );
-    assert!(o.errors.is_empty(), "seed {seed}: {:?}", o.errors);
-    let (i, _) = crate::util::run(&loaded, &mut Idle::default(), None);
-    assert_eq!(
-        i.checkpoint_score, 0.0,
-        "seed {seed}: a checkpoint passed with no action"
-    );
+    let (text, loaded) = check_generated(&format!("seed {seed}"), "mb.ron", || {
+        suite(seed, params.clone())
+    });
     (text, loaded.scenario.tasks[0].variant.clone())
 }
 
 #[test]
 fn meeting_book_over_seeds_and_every_variant() {
-    let mut texts = BTreeSet::new();
     let mut variants = BTreeSet::new();
-    for seed in 0..SEEDS {
+    assert_distinct_worlds("meeting_book", SEEDS, |seed| {
         let (text, variant) = check_instance(seed, &meeting_book::Params::default());
-        texts.insert(text);
         variants.insert(variant);
-    }
-    assert_eq!(
-        texts.len() as u64,
-        SEEDS,
-        "every seed gives a different world"
-    );
+        text
+    });
     let all = meeting_book::variants();
     assert_eq!(all.len(), 6);
     for (key, params) in all {
@@ -131,9 +80,7 @@ fn room_for(s: &Scenario, from: &str, to: &str, seats: usize) -> String {
 fn wrong_guest_lists_fail_the_invitee_checkpoint() {
     let mut tried = BTreeSet::new();
     for seed in 0..24 {
-        let text = generate_suite(&suite(seed, Default::default())).unwrap()[0]
-            .1
-            .clone();
+        let text = generate_one(&suite(seed, Default::default()));
         let loaded = load(&text);
         let task = &loaded.scenario.tasks[0];
         let Check::Booked {
@@ -202,7 +149,7 @@ fn wrong_guest_lists_fail_the_invitee_checkpoint() {
         }
     }
     assert_eq!(tried.len(), 4, "{tried:?}");
-    let loaded = load(&generate_suite(&suite(0, Default::default())).unwrap()[0].1);
+    let loaded = load(&generate_one(&suite(0, Default::default())));
     assert!(
         meeting_book::wrong_answers(&loaded.scenario.tasks[0], &loaded.scenario).is_empty(),
         "no answer file, so no file-shaped wrong answers"
@@ -211,17 +158,14 @@ fn wrong_guest_lists_fail_the_invitee_checkpoint() {
 
 #[test]
 fn the_booking_attempt_reveals_clashes_and_the_right_list_passes() {
-    let text = generate_suite(&suite(
+    let text = generate_one(&suite(
         3,
         meeting_book::Params {
             kind: Some(meeting_book::Kind::Department),
             conflicts: Some(1),
             ..Default::default()
         },
-    ))
-    .unwrap()[0]
-        .1
-        .clone();
+    ));
     let loaded = load(&text);
     let task = &loaded.scenario.tasks[0];
     let Check::Booked {
@@ -307,7 +251,7 @@ fn both_families_compose_with_the_others_on_one_day() {
                 Family::TransactionReview(transaction_review::Params::default()),
             ),
         ];
-        let loaded = load(&generate_suite(&s).unwrap()[0].1);
+        let loaded = load(&generate_one(&s));
         let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
         assert_eq!(o.checkpoint_score, 1.0, "seed {seed}: {:#?}", o.tasks);
         assert!(o.errors.is_empty(), "seed {seed}: {:?}", o.errors);

@@ -1,92 +1,38 @@
 //! Resume select over many seeds, and trivially wrong shortlists that must not pass.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
-use tbsim::agent::{Idle, Oracle};
-use tbsim::generate::{Family, ScenarioPlan, Suite, TaskPlan, generate_suite, resume_select};
-use tbsim::scenario::{Check, LoadedScenario, parse_str, validate};
-use tbsim::sim::{Decision, Sim, SimConfig};
-use tbsim::tools::{LivePython, ToolCall};
-use tbsim::trajectory::Trajectory;
+use tbsim::generate::{Family, Suite, resume_select};
+use tbsim::scenario::{Check, LoadedScenario};
 
-const SEEDS: u64 = 200;
+use crate::util::{
+    SEEDS, assert_distinct_worlds, check_generated, generate_one, load_generated, one_task_suite,
+};
 
 fn suite(seed: u64, params: resume_select::Params) -> Suite {
-    Suite {
-        name: "resume-select".into(),
-        seed,
-        scenarios: vec![ScenarioPlan {
-            name: format!("rs-{seed}"),
-            description: String::new(),
-            date: "2025-10-01".into(),
-            start: "09:00".into(),
-            end: "18:00".into(),
-            company_size: 40,
-            tasks: vec![TaskPlan {
-                id: "rs".into(),
-                family: Family::ResumeSelect(params),
-                release: Default::default(),
-                deadline: None,
-                priority: Default::default(),
-            }],
-            days: Vec::new(),
-        }],
-    }
+    one_task_suite("rs", seed, "rs", Family::ResumeSelect(params))
 }
 
 fn load(text: &str) -> LoadedScenario {
-    let path = Path::new("rs.ron");
-    let scenario = parse_str(text, path).expect("generated RON parses");
-    validate(&scenario, path, None).expect("generated scenarios validate");
-    LoadedScenario {
-        scenario,
-        path: path.into(),
-        source: text.into(),
-        blake3: blake3::hash(text.as_bytes()).to_hex().to_string(),
-        assets: Default::default(),
-    }
+    load_generated(text, "rs.ron")
 }
 
+/// Generates, round-trips and runs one instance; returns its text and variant.
 fn check_instance(seed: u64, params: &resume_select::Params) -> (String, String) {
-    let text = generate_suite(&suite(seed, params.clone())).unwrap()[0]
-        .1
-        .clone();
-    assert_eq!(
-        generate_suite(&suite(seed, params.clone())).unwrap()[0].1,
-        text,
-        "seed {seed} regenerates identically"
-    );
-    let loaded = load(&text);
-    let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
-    assert_eq!(
-        o.checkpoint_score, 1.0,
-        "seed {seed}: oracle failed: {:#?}",
-        o.tasks
-    );
-    assert!(o.errors.is_empty(), "seed {seed}: {:?}", o.errors);
-    let (i, _) = crate::util::run(&loaded, &mut Idle::default(), None);
-    assert_eq!(
-        i.checkpoint_score, 0.0,
-        "seed {seed}: a checkpoint passed with no action"
-    );
+    let (text, loaded) = check_generated(&format!("seed {seed}"), "rs.ron", || {
+        suite(seed, params.clone())
+    });
     (text, loaded.scenario.tasks[0].variant.clone())
 }
 
 #[test]
 fn resume_select_over_seeds_and_every_variant() {
-    let mut texts = BTreeSet::new();
     let mut variants = BTreeSet::new();
-    for seed in 0..SEEDS {
+    assert_distinct_worlds("resume_select", SEEDS, |seed| {
         let (text, variant) = check_instance(seed, &resume_select::Params::default());
-        texts.insert(text);
         variants.insert(variant);
-    }
-    assert_eq!(
-        texts.len() as u64,
-        SEEDS,
-        "every seed gives a different world"
-    );
+        text
+    });
     let all = resume_select::variants();
     assert_eq!(all.len(), 9);
     for (key, params) in all {
@@ -98,23 +44,7 @@ fn resume_select_over_seeds_and_every_variant() {
 }
 
 fn write_and_score(loaded: &LoadedScenario, path: &str, content: &str) -> bool {
-    let mut sim = Sim::new(
-        loaded,
-        SimConfig::default(),
-        Trajectory::in_memory(),
-        Box::new(LivePython::default()),
-    );
-    sim.begin();
-    sim.step(&Decision {
-        calls: vec![ToolCall {
-            id: "1".into(),
-            name: "write_file".into(),
-            arguments: serde_json::json!({"path": path, "content": content}).to_string(),
-        }],
-    });
-    sim.end(tbsim::world::EndReason::Finished);
-    let r = sim.results();
-    r.tasks[0]
+    crate::util::write_answer(loaded, path, content).tasks[0]
         .checkpoints
         .iter()
         .find(|c| c.key == "shortlist_correct")
@@ -125,9 +55,7 @@ fn write_and_score(loaded: &LoadedScenario, path: &str, content: &str) -> bool {
 #[test]
 fn trivially_wrong_shortlists_fail_and_the_right_one_passes() {
     for seed in 0..24 {
-        let text = generate_suite(&suite(seed, Default::default())).unwrap()[0]
-            .1
-            .clone();
+        let text = generate_one(&suite(seed, Default::default()));
         let loaded = load(&text);
         let task = &loaded.scenario.tasks[0];
         let wrong = resume_select::wrong_answers(task, &loaded.scenario);

@@ -2,86 +2,39 @@
 //! The sweep helpers here are shared with `family_website_monitor`.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
-use tbsim::agent::{Idle, Oracle};
-use tbsim::generate::{Family, ScenarioPlan, Suite, TaskPlan, generate_suite, sales};
+use tbsim::generate::{Family, Suite, sales};
 use tbsim::result::RunResult;
-use tbsim::scenario::{Check, LoadedScenario, Scenario, TaskSpec, parse_str, validate};
+use tbsim::scenario::{Check, LoadedScenario, Scenario, TaskSpec};
 use tbsim::sim::{Decision, Sim, SimConfig};
 use tbsim::tools::{LivePython, ToolCall};
 use tbsim::trajectory::Trajectory;
 
-/// Seeds per family with unset parameters.
-pub(crate) const SEEDS: u64 = 200;
+use crate::util::{
+    SEEDS, assert_distinct_worlds, check_generated, family_variants, generate_one, load_generated,
+    one_task_suite, write_answer_and,
+};
 
 /// A one-task suite.
 pub(crate) fn suite(seed: u64, family: Family) -> Suite {
-    Suite {
-        name: "fam".into(),
-        seed,
-        scenarios: vec![ScenarioPlan {
-            name: format!("fam-{seed}"),
-            description: String::new(),
-            date: "2025-10-01".into(),
-            start: "09:00".into(),
-            end: "18:00".into(),
-            company_size: 40,
-            tasks: vec![TaskPlan {
-                id: "t".into(),
-                family,
-                release: Default::default(),
-                deadline: None,
-                priority: Default::default(),
-            }],
-            days: Vec::new(),
-        }],
-    }
+    one_task_suite("fam", seed, "t", family)
 }
 
 /// Parses and validates generated RON, as `tbsim run` would.
 pub(crate) fn load(text: &str) -> LoadedScenario {
-    let path = Path::new("fam.ron");
-    let scenario = parse_str(text, path).expect("generated RON parses");
-    validate(&scenario, path, None).expect("generated scenarios validate");
-    LoadedScenario {
-        scenario,
-        path: path.into(),
-        source: text.into(),
-        blake3: blake3::hash(text.as_bytes()).to_hex().to_string(),
-        assets: Default::default(),
-    }
+    load_generated(text, "fam.ron")
 }
 
 /// Generates, checks determinism, round-trips and runs the oracle (1.0, no tool
 /// errors) and the idle agent (0). Returns the RON text and the loaded scenario.
 pub(crate) fn check_one(seed: u64, family: &Family) -> (String, LoadedScenario) {
-    let text = generate_suite(&suite(seed, family.clone())).unwrap()[0]
-        .1
-        .clone();
-    assert_eq!(
-        generate_suite(&suite(seed, family.clone())).unwrap()[0].1,
-        text,
-        "seed {seed} regenerates identically"
-    );
-    let loaded = load(&text);
+    let (text, loaded) = check_generated(&format!("seed {seed}"), "fam.ron", || {
+        suite(seed, family.clone())
+    });
     assert_eq!(
         tbsim::generate::to_ron(&loaded.scenario),
         text,
         "seed {seed}: RON round trip is exact"
-    );
-    let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
-    assert_eq!(
-        o.checkpoint_score, 1.0,
-        "seed {seed}: oracle failed: {:#?}",
-        o.tasks
-    );
-    assert!(o.errors.is_empty(), "seed {seed}: {:?}", o.errors);
-    let (i, _) = crate::util::run(&loaded, &mut Idle::default(), None);
-    assert_eq!(
-        i.checkpoint_score, 0.0,
-        "seed {seed}: a checkpoint passed with no action: {:#?}",
-        i.tasks
     );
     (text, loaded)
 }
@@ -92,18 +45,12 @@ pub(crate) fn sweep(
     unset: impl Fn() -> Family,
     variants: Vec<(String, Family)>,
 ) -> BTreeSet<String> {
-    let mut texts = BTreeSet::new();
     let mut reached = BTreeSet::new();
-    for seed in 0..SEEDS {
+    assert_distinct_worlds("fam", SEEDS, |seed| {
         let (text, loaded) = check_one(seed, &unset());
         reached.extend(loaded.scenario.tasks.iter().map(|t| t.variant.clone()));
-        texts.insert(text);
-    }
-    assert_eq!(
-        texts.len() as u64,
-        SEEDS,
-        "every seed gives a different world"
-    );
+        text
+    });
     for (i, (key, family)) in variants.into_iter().enumerate() {
         let (_, loaded) = check_one(10_000 + i as u64, &family);
         assert_eq!(loaded.scenario.tasks[0].variant, key, "variant key");
@@ -113,24 +60,7 @@ pub(crate) fn sweep(
 
 /// Runs one `write_file` of `content` to `path` after the start and returns the results.
 pub(crate) fn after_writing(loaded: &LoadedScenario, path: &str, content: &str) -> RunResult {
-    let mut sim = Sim::new(
-        loaded,
-        SimConfig::default(),
-        Trajectory::in_memory(),
-        Box::new(LivePython::default()),
-    );
-    sim.begin();
-    let args = serde_json::json!({"path": path, "content": content}).to_string();
-    let obs = sim.step(&Decision {
-        calls: vec![ToolCall {
-            id: "1".into(),
-            name: "write_file".into(),
-            arguments: args,
-        }],
-    });
-    assert!(obs.results[0].ok, "{:?}", obs.results[0].error);
-    sim.end(tbsim::world::EndReason::Finished);
-    sim.results()
+    write_answer_and(loaded, path, content, |w| assert!(w.ok, "{:?}", w.error))
 }
 
 /// Whether a check looks at the answer's content (not just its presence or shape).
@@ -208,10 +138,7 @@ pub(crate) fn assert_wrong_answers_fail(
 }
 
 fn sales_variants() -> Vec<(String, Family)> {
-    sales::variants()
-        .into_iter()
-        .map(|(k, p)| (k, Family::Sales(p)))
-        .collect()
+    family_variants(sales::variants(), Family::Sales)
 }
 
 #[test]
@@ -232,7 +159,7 @@ fn sales_trivially_wrong_answers_fail() {
         .collect();
     seeds.extend((0..12).map(|s| (s, Family::Sales(sales::Params::default()))));
     for (seed, family) in seeds {
-        let text = &generate_suite(&suite(seed, family)).unwrap()[0].1;
+        let text = &generate_one(&suite(seed, family));
         let loaded = load(text);
         let csv = loaded
             .scenario
@@ -249,7 +176,7 @@ fn sales_trivially_wrong_answers_fail() {
 
 #[test]
 fn sales_handbook_is_on_the_drive_and_the_hint_is_live() {
-    let text = &generate_suite(&suite(3, Family::Sales(sales::Params::default()))).unwrap()[0].1;
+    let text = &generate_one(&suite(3, Family::Sales(sales::Params::default())));
     let loaded = load(text);
     let s = &loaded.scenario;
     assert!(s.files.iter().any(|f| f.path == sales::HANDBOOK));

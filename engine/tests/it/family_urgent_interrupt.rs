@@ -2,81 +2,25 @@
 //! families (urgent interrupt, changed requirement, handoff chain) share.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
-use tbsim::agent::{Idle, Oracle};
-use tbsim::generate::{Family, ScenarioPlan, Suite, TaskPlan, generate_suite, urgent_interrupt};
+use tbsim::agent::Oracle;
+use tbsim::generate::{Family, generate_suite, urgent_interrupt};
 use tbsim::result::RunResult;
-use tbsim::scenario::{Check, Gate, LoadedScenario, Release, TaskSpec, parse_str, validate};
+use tbsim::scenario::{Check, Gate, LoadedScenario, Release, Scenario, TaskSpec};
 use tbsim::sim::{Decision, Sim, SimConfig};
 use tbsim::time::Epoch;
 use tbsim::tools::{LivePython, ToolCall};
 use tbsim::trajectory::Trajectory;
 
-pub(crate) const SEEDS: u64 = 200;
-
-pub(crate) fn suite(seed: u64, family: Family) -> Suite {
-    Suite {
-        name: "sweep".into(),
-        seed,
-        scenarios: vec![ScenarioPlan {
-            name: format!("sweep-{seed}"),
-            description: String::new(),
-            date: "2025-10-01".into(),
-            start: "09:00".into(),
-            end: "18:00".into(),
-            company_size: 40,
-            tasks: vec![TaskPlan {
-                id: "t".into(),
-                family,
-                release: Default::default(),
-                deadline: None,
-                priority: Default::default(),
-            }],
-            days: Vec::new(),
-        }],
-    }
-}
-
-pub(crate) fn load(text: &str) -> LoadedScenario {
-    let path = Path::new("sweep.ron");
-    let scenario = parse_str(text, path).expect("generated RON parses");
-    validate(&scenario, path, None).expect("generated scenarios validate");
-    LoadedScenario {
-        scenario,
-        path: path.into(),
-        source: text.into(),
-        blake3: blake3::hash(text.as_bytes()).to_hex().to_string(),
-        assets: Default::default(),
-    }
-}
+pub(crate) use crate::family_ads_strategy::{load, suite};
+use crate::util::{SEEDS, assert_distinct_worlds, check_generated, family_variants, generate_one};
 
 /// Generates, round-trips and runs one scenario: the oracle scores 1.0 without tool
 /// errors, the idle agent 0, and generation is byte-stable.
 pub(crate) fn check_one(label: &str, seed: u64, family: &Family) -> (String, LoadedScenario) {
-    let text = generate_suite(&suite(seed, family.clone())).unwrap()[0]
-        .1
-        .clone();
-    assert_eq!(
-        generate_suite(&suite(seed, family.clone())).unwrap()[0].1,
-        text,
-        "{label}: seed {seed} regenerates identically"
-    );
-    let loaded = load(&text);
-    let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
-    assert_eq!(
-        o.checkpoint_score, 1.0,
-        "{label}: seed {seed}: oracle failed: {:#?}",
-        o.tasks
-    );
-    assert!(o.errors.is_empty(), "{label}: seed {seed}: {:?}", o.errors);
-    let (i, _) = crate::util::run(&loaded, &mut Idle::default(), None);
-    assert_eq!(
-        i.checkpoint_score, 0.0,
-        "{label}: seed {seed}: a checkpoint passed with no action: {:#?}",
-        i.tasks
-    );
-    (text, loaded)
+    check_generated(&format!("{label}: seed {seed}"), "sweep.ron", || {
+        suite(seed, family.clone())
+    })
 }
 
 /// The seed sweep: `SEEDS` seeds with unset parameters and every variant once.
@@ -86,22 +30,16 @@ pub(crate) fn sweep(
     default: Family,
     variants: Vec<(String, Family)>,
 ) -> Vec<LoadedScenario> {
-    let mut texts = BTreeSet::new();
     let mut seen = BTreeSet::new();
     let mut sample = Vec::new();
-    for seed in 0..SEEDS {
+    assert_distinct_worlds(label, SEEDS, |seed| {
         let (text, loaded) = check_one(label, seed, &default);
-        texts.insert(text);
         seen.extend(loaded.scenario.tasks.iter().map(|t| t.variant.clone()));
         if seed % 10 == 0 {
             sample.push(loaded);
         }
-    }
-    assert_eq!(
-        texts.len() as u64,
-        SEEDS,
-        "{label}: every seed gives a different world"
-    );
+        text
+    });
     for (i, (key, family)) in variants.iter().enumerate() {
         let (_, loaded) = check_one(key, 10_000 + i as u64, family);
         assert!(
@@ -271,15 +209,31 @@ pub(crate) fn with_plan(
     load(&text)
 }
 
+/// Every trivially wrong file (`answers`) and message (`messages`) of each task in
+/// `sample` fails (`assert_wrong_fail`).
+pub(crate) fn assert_sample_wrong_fail(
+    sample: &[LoadedScenario],
+    answers: fn(&TaskSpec, &Scenario) -> Vec<(String, String)>,
+    messages: fn(&TaskSpec) -> Vec<(String, String)>,
+) {
+    for loaded in sample {
+        for task in &loaded.scenario.tasks {
+            assert_wrong_fail(
+                loaded,
+                task,
+                &answers(task, &loaded.scenario),
+                &messages(task),
+            );
+        }
+    }
+}
+
 pub(crate) fn oracle(loaded: &LoadedScenario) -> RunResult {
     crate::util::run(loaded, &mut Oracle::new(&loaded.scenario), None).0
 }
 
 fn variants() -> Vec<(String, Family)> {
-    urgent_interrupt::variants()
-        .into_iter()
-        .map(|(k, p)| (k, Family::UrgentInterrupt(p)))
-        .collect()
+    family_variants(urgent_interrupt::variants(), Family::UrgentInterrupt)
 }
 
 #[test]
@@ -289,25 +243,17 @@ fn urgent_interrupt_over_seeds() {
         Family::UrgentInterrupt(Default::default()),
         variants(),
     );
-    for loaded in &sample {
-        for task in &loaded.scenario.tasks {
-            assert_wrong_fail(
-                loaded,
-                task,
-                &urgent_interrupt::wrong_answers(task, &loaded.scenario),
-                &urgent_interrupt::wrong_messages(task),
-            );
-        }
-    }
+    assert_sample_wrong_fail(
+        &sample,
+        urgent_interrupt::wrong_answers,
+        urgent_interrupt::wrong_messages,
+    );
 }
 
 #[test]
 fn the_interrupt_lands_mid_routine_and_the_oracle_resumes() {
     for seed in 0..40 {
-        let text = generate_suite(&suite(seed, Family::UrgentInterrupt(Default::default())))
-            .unwrap()[0]
-            .1
-            .clone();
+        let text = generate_one(&suite(seed, Family::UrgentInterrupt(Default::default())));
         let loaded = load(&text);
         let s = &loaded.scenario;
         let (urgent, routine) = (&s.tasks[0], &s.tasks[1]);
@@ -347,7 +293,7 @@ fn answering_after_the_deadline_fails_the_urgent_task_only() {
             ),
             ..Default::default()
         });
-        let text = generate_suite(&suite(seed, family)).unwrap()[0].1.clone();
+        let text = generate_one(&suite(seed, family));
         let loaded = load(&text);
         let urgent = loaded.scenario.tasks[0].clone();
         let e = epoch(&loaded);

@@ -3,28 +3,26 @@
 
 use serde_json::Value;
 use tbsim::agent::Oracle;
-use tbsim::generate::{Family, generate_suite, website_monitor};
+use tbsim::generate::{Family, website_monitor};
 use tbsim::scenario::{Content, Gate, LoadedScenario, PlanStep};
 use tbsim::sim::{Decision, Sim, SimConfig, ToolResult};
 use tbsim::tools::{LivePython, ToolCall};
 use tbsim::trajectory::Trajectory;
 
 use crate::family_sales::{assert_wrong_answers_fail, load, suite, sweep};
+use crate::util::{family_variants, generate_one};
 
 fn unset() -> Family {
     Family::WebsiteMonitor(website_monitor::Params::default())
 }
 
 fn incident(seed: u64) -> LoadedScenario {
-    load(&generate_suite(&suite(seed, unset())).unwrap()[0].1)
+    load(&generate_one(&suite(seed, unset())))
 }
 
 #[test]
 fn website_monitor_over_seeds() {
-    let variants = website_monitor::variants()
-        .into_iter()
-        .map(|(k, p)| (k, Family::WebsiteMonitor(p)))
-        .collect();
+    let variants = family_variants(website_monitor::variants(), Family::WebsiteMonitor);
     let reached = sweep(unset, variants);
     assert_eq!(reached.len(), 1);
 }

@@ -1,13 +1,17 @@
 //! Shared helpers for the integration tests.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use tbsim::agent::Agent;
+use tbsim::agent::{Agent, Idle, Oracle};
+use tbsim::generate::{Family, ScenarioPlan, Suite, TaskPlan, generate_suite, to_ron};
 use tbsim::result::RunResult;
 use tbsim::run::{RunLimits, run_in_memory};
-use tbsim::scenario::{LoadedScenario, load_file};
-use tbsim::sim::SimConfig;
+use tbsim::scenario::{LoadedScenario, Scenario, load_file, parse_str, validate};
+use tbsim::sim::{Decision, Sim, SimConfig, ToolResult};
+use tbsim::tools::{LivePython, ToolCall};
+use tbsim::trajectory::Trajectory;
 
 /// The repository root.
 pub fn root() -> PathBuf {
@@ -62,4 +66,171 @@ pub fn text(o: &Output) -> (String, String) {
         String::from_utf8_lossy(&o.stdout).into_owned(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
+}
+
+/// Seeds a family sweep draws with unset parameters.
+pub const SEEDS: u64 = 200;
+
+/// The day one-task plans start on unless a test asks for another.
+pub const DATE: &str = "2025-10-01";
+
+/// A 09:00-18:00 day named `{name}-{seed}` at a 40-person company with one task
+/// `id` of `family`, released at the start with no deadline.
+pub fn one_task_plan(name: &str, seed: u64, id: &str, family: Family, date: &str) -> ScenarioPlan {
+    ScenarioPlan {
+        name: format!("{name}-{seed}"),
+        description: String::new(),
+        date: date.into(),
+        start: "09:00".into(),
+        end: "18:00".into(),
+        company_size: 40,
+        tasks: vec![TaskPlan {
+            id: id.into(),
+            family,
+            release: Default::default(),
+            deadline: None,
+            priority: Default::default(),
+        }],
+        days: Vec::new(),
+    }
+}
+
+/// A suite at `seed` holding only `one_task_plan(name, seed, id, family, DATE)`.
+pub fn one_task_suite(name: &str, seed: u64, id: &str, family: Family) -> Suite {
+    Suite {
+        name: name.into(),
+        seed,
+        scenarios: vec![one_task_plan(name, seed, id, family, DATE)],
+    }
+}
+
+/// The RON text of a suite's first scenario.
+pub fn generate_one(suite: &Suite) -> String {
+    generate_suite(suite).unwrap().remove(0).1
+}
+
+/// Parses and validates generated RON as the CLI would, as if read from `name`.
+pub fn load_generated(text: &str, name: &str) -> LoadedScenario {
+    let path = Path::new(name);
+    let scenario = parse_str(text, path).expect("generated RON parses");
+    validate(&scenario, path, None).expect("generated scenarios validate");
+    LoadedScenario {
+        scenario,
+        path: path.into(),
+        source: text.into(),
+        blake3: blake3::hash(text.as_bytes()).to_hex().to_string(),
+        assets: Default::default(),
+    }
+}
+
+/// The oracle scores 1.0 with no tool errors and the idle agent scores 0.
+/// `ctx` (e.g. `seed 7`) prefixes the failure messages.
+pub fn assert_solvable(loaded: &LoadedScenario, ctx: &str) {
+    let (o, _) = run(loaded, &mut Oracle::new(&loaded.scenario), None);
+    assert_eq!(
+        o.checkpoint_score, 1.0,
+        "{ctx}: oracle failed: {:#?}",
+        o.tasks
+    );
+    assert!(o.errors.is_empty(), "{ctx}: {:?}", o.errors);
+    let (i, _) = run(loaded, &mut Idle::default(), None);
+    assert_eq!(
+        i.checkpoint_score, 0.0,
+        "{ctx}: a checkpoint passed with no action: {:#?}",
+        i.tasks
+    );
+}
+
+/// Generates `suite()`'s scenario twice (the bytes must match), loads it as `name`
+/// and requires it solvable (`assert_solvable`). Returns the text and the scenario.
+pub fn check_generated(
+    ctx: &str,
+    name: &str,
+    suite: impl Fn() -> Suite,
+) -> (String, LoadedScenario) {
+    let text = generate_one(&suite());
+    assert_eq!(
+        generate_one(&suite()),
+        text,
+        "{ctx} regenerates identically"
+    );
+    let loaded = load_generated(&text, name);
+    assert_solvable(&loaded, ctx);
+    (text, loaded)
+}
+
+/// Like `check_generated` for a bare scenario: generated twice to the same RON, which
+/// loads back (as `name`) to the very same scenario, and solvable.
+pub fn check_round_trip(
+    ctx: &str,
+    name: &str,
+    generate: impl Fn() -> Scenario,
+) -> (String, Scenario) {
+    let s = generate();
+    let text = to_ron(&s);
+    assert_eq!(text, to_ron(&generate()), "{ctx} regenerates identically");
+    let loaded = load_generated(&text, name);
+    assert_eq!(loaded.scenario, s, "{ctx}: RON round trip");
+    assert_solvable(&loaded, ctx);
+    (text, s)
+}
+
+/// Calls `one` for seeds `0..seeds` and requires the RON texts it returns to differ.
+pub fn assert_distinct_worlds(label: &str, seeds: u64, one: impl FnMut(u64) -> String) {
+    let texts: BTreeSet<String> = (0..seeds).map(one).collect();
+    assert_eq!(
+        texts.len() as u64,
+        seeds,
+        "{label}: every seed gives a different world"
+    );
+}
+
+/// Starts the day, writes `content` to `path` (tool call `1`), ends the day and
+/// returns the results; `on_write` sees the write's tool result.
+pub fn write_answer_and(
+    loaded: &LoadedScenario,
+    path: &str,
+    content: &str,
+    on_write: impl FnOnce(&ToolResult),
+) -> RunResult {
+    let mut sim = Sim::new(
+        loaded,
+        SimConfig::default(),
+        Trajectory::in_memory(),
+        Box::new(LivePython::default()),
+    );
+    sim.begin();
+    let args = serde_json::json!({"path": path, "content": content}).to_string();
+    let obs = sim.step(&Decision {
+        calls: vec![ToolCall {
+            id: "1".into(),
+            name: "write_file".into(),
+            arguments: args,
+        }],
+    });
+    on_write(&obs.results[0]);
+    sim.end(tbsim::world::EndReason::Finished);
+    sim.results()
+}
+
+/// `write_answer_and` without a look at the write itself.
+pub fn write_answer(loaded: &LoadedScenario, path: &str, content: &str) -> RunResult {
+    write_answer_and(loaded, path, content, |_| {})
+}
+
+/// The first task's checkpoints as (key, passed).
+pub fn first_task_checkpoints(r: &RunResult) -> Vec<(String, bool)> {
+    r.tasks[0]
+        .checkpoints
+        .iter()
+        .map(|c| (c.key.clone(), c.passed))
+        .collect()
+}
+
+/// A family's `(variant key, params)` list with the params wrapped by `family`.
+pub fn family_variants<P>(
+    variants: Vec<(String, P)>,
+    family: impl Fn(P) -> Family,
+) -> Vec<(String, Family)> {
+    variants.into_iter().map(|(k, p)| (k, family(p))).collect()
 }
