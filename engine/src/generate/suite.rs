@@ -306,7 +306,7 @@ fn make_solvable(seed: u64, plan: &mut ScenarioPlan) -> Result<(), String> {
         }
     }
     Err(format!(
-        "scenario `{}` could not be made solvable by the oracle; try another seed",
+        "scenario `{}` could not be made solvable by the oracle even with late deadlines: its days hold more work than a working day; lower --max-tasks or try another seed",
         plan.name
     ))
 }
@@ -364,13 +364,20 @@ mod tests {
     #[test]
     fn every_drawn_suite_generates() {
         let s = new_suite(&SuiteRequest {
-            tasks: (1, family_keys().len()),
+            tasks: (1, 6),
             ..req(Mode::Mutable)
         })
         .unwrap();
         for sc in &s.scenarios {
             super::super::generate_scenario(s.seed, sc).unwrap_or_else(|e| panic!("{e}"));
         }
+        // Every family in one day is more than one working day holds: a clear error.
+        let crowded = new_suite(&SuiteRequest {
+            scenarios: 1,
+            tasks: (family_keys().len(), family_keys().len()),
+            ..req(Mode::Mutable)
+        });
+        assert!(crowded.unwrap_err().contains("--max-tasks"));
         assert!(
             new_suite(&SuiteRequest {
                 families: vec!["nope".into()],
