@@ -6,12 +6,20 @@ use criterion::criterion_main;
 
 mod batch;
 mod day;
+mod generate;
+mod llm_concurrency;
 mod llm_turn;
+mod multiday;
 mod queue;
+mod traineebench;
 
 criterion_main!(
     queue::benches,
     day::benches,
     batch::benches,
-    llm_turn::benches
+    llm_turn::benches,
+    generate::benches,
+    multiday::benches,
+    traineebench::benches,
+    llm_concurrency::benches
 );

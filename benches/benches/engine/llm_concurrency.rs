@@ -1,0 +1,190 @@
+//! Batch throughput of model-backed runs against slow replies (issue 4 §8): does
+//! throughput grow linearly with `--concurrency` up to 256 scenarios?
+//!
+//! `content/scenarios/meeting-only.ron` is run N times through `tbsim::batch`
+//! (`run_jobs_blocking`, the path `tbsim run --concurrency N` takes: each world on
+//! its own blocking thread, writing its run directory) by the built-in model-backed
+//! agent, built as the CLI builds `llm:<alias>` (one `HttpModel` on the shared
+//! request runtime, a fresh `LlmAgent` per job). The model is `tools/fake-llm` on
+//! 127.0.0.1, replaying the oracle's decisions one per turn and sleeping 200 ms
+//! before every reply. N = 2 × concurrency, so every concurrency level ideally takes
+//! the same time per batch (two waves of runs) and runs per second should grow
+//! linearly with concurrency until the runner or the CPUs saturate.
+//!
+//! The fake server keeps every request body it has seen, so each criterion sample
+//! starts a fresh server (outside timing) rather than letting one grow for the whole
+//! group. Throughput is in runs.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
+use fake_llm::{Config, FakeServer, ScriptCall, script_from_trajectory};
+use tbsim::agent::llm::{LlmAgent, Memory};
+use tbsim::agent::{Agent, AgentError};
+use tbsim::batch::{AgentFactory, BatchSpec, Job, JobOutcome, NoProgress, plan, run_jobs_blocking};
+use tbsim::llm::history::SummaryPolicy;
+use tbsim::llm::prompt::Templates;
+use tbsim::llm::{ApiConfig, HttpModel};
+use tbsim::run::RunLimits;
+use tbsim::scenario::LoadedScenario;
+use tbsim::sim::SimConfig;
+use tbsim::trajectory::Trajectory;
+use tbsim_benches::{load_scenario, run_oracle_day};
+
+criterion_group!(benches, llm_concurrency);
+
+const SCENARIO: &str = "meeting-only.ron";
+const DELAY_MS: u64 = 200;
+const CONCURRENCY: [usize; 4] = [1, 16, 64, 256];
+const AGENT: &str = "llm:fake";
+
+/// A scratch directory under the system temp dir, removed on drop.
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn new(label: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("tbsim-bench-{label}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create the bench temp dir");
+        ScratchDir(dir)
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Makes a model caller for a config, on the shared request runtime.
+type MakeCaller = Box<dyn Fn(tbsim::llm::ModelConfig) -> Arc<HttpModel>>;
+
+/// What every batch shares: the scenario, the oracle's script, the request runtime
+/// (inside `caller`) and the prompt templates.
+struct Setup {
+    scenario: Arc<LoadedScenario>,
+    script: Vec<Vec<ScriptCall>>,
+    caller: MakeCaller,
+    prompts: Arc<Templates>,
+}
+
+impl Setup {
+    /// A fake server replying after `DELAY_MS`, and a model caller pointing at it.
+    fn server(&self) -> (FakeServer, Arc<HttpModel>) {
+        let server = FakeServer::start(Config {
+            script: self.script.clone(),
+            delay_ms: DELAY_MS,
+            ..Config::default()
+        })
+        .expect("start the fake server");
+        let text = format!(
+            r#"{{"fake": {{"model_name": "fake-agent", "api_key_var": "bench-key", "base_url": "{}"}}}}"#,
+            server.base_url()
+        );
+        let cfg = ApiConfig::parse(Path::new("bench"), &text)
+            .and_then(|c| c.model("fake"))
+            .expect("bench config");
+        (server, (self.caller)(cfg))
+    }
+
+    /// Runs `n` copies of the scenario, `concurrency` at a time, against `caller`.
+    fn batch(
+        &self,
+        caller: &Arc<HttpModel>,
+        n: usize,
+        concurrency: usize,
+        out: &Path,
+    ) -> Vec<JobOutcome> {
+        let trials = u32::try_from(n).expect("a small batch");
+        let jobs = plan(std::slice::from_ref(&self.scenario), trials, None, out)
+            .expect("one scenario, trials > 0");
+        let spec = BatchSpec {
+            concurrency,
+            limits: RunLimits::default(),
+            config: SimConfig {
+                agent: AGENT.into(),
+                ..SimConfig::default()
+            },
+        };
+        let (caller, prompts) = (caller.clone(), self.prompts.clone());
+        let agents: Arc<dyn AgentFactory> =
+            Arc::new(move |_: &Job| -> Result<Box<dyn Agent>, AgentError> {
+                Ok(Box::new(LlmAgent::new(
+                    AGENT,
+                    caller.clone(),
+                    prompts.clone(),
+                    Box::new(SummaryPolicy::default()),
+                    Memory::None,
+                )))
+            });
+        run_jobs_blocking(jobs, &spec, agents, Arc::new(NoProgress)).expect("the runtime starts")
+    }
+}
+
+fn llm_concurrency(c: &mut Criterion) {
+    let loaded = load_scenario(SCENARIO);
+    let (reference, lines) = run_oracle_day(&loaded, Trajectory::in_memory());
+    let script = script_from_trajectory(&lines.join("\n"), 1);
+    let turns = script.len();
+    // The CLI's request runtime, shared by every caller (as `tbsim run` shares it).
+    let runtime = tbsim::llm::client::runtime().expect("runtime");
+    let handle = runtime.handle().clone();
+    let setup = Setup {
+        scenario: Arc::new(loaded),
+        script,
+        caller: Box::new(move |cfg| {
+            Arc::new(HttpModel::new(cfg, handle.clone(), 0).expect("client"))
+        }),
+        prompts: Arc::new(Templates::builtin()),
+    };
+    let scratch = ScratchDir::new("llm-concurrency");
+
+    // Once, untimed: every model-backed run is the oracle's run.
+    let (server, caller) = setup.server();
+    let t0 = std::time::Instant::now();
+    let outcomes = setup.batch(&caller, 4, 4, &scratch.0.join("check"));
+    let one_wave = t0.elapsed();
+    for o in outcomes {
+        let r = o.result.expect("the run completes");
+        assert_eq!(r.checkpoint_score, reference.checkpoint_score, "{r:?}");
+        assert_eq!(r.tool_calls, reference.tool_calls, "{r:?}");
+    }
+    let st = server.stats();
+    let bytes: usize = st.bodies.iter().map(|b| b.to_string().len()).sum();
+    eprintln!(
+        "llm_concurrency: {SCENARIO}, {turns} model turns per run at {DELAY_MS} ms \
+         (ideal run time {} ms); 4 runs at concurrency 4 took {one_wave:?}, \
+         {} agent requests, {} kB of request bodies",
+        turns as u64 * DELAY_MS,
+        st.agent_requests,
+        bytes / 1000
+    );
+    drop(server);
+
+    let mut group = c.benchmark_group("llm_concurrency");
+    group.warm_up_time(Duration::from_millis(100));
+    group.measurement_time(Duration::from_secs(10));
+    group.sampling_mode(SamplingMode::Flat);
+    group.sample_size(10);
+    for conc in CONCURRENCY {
+        let n = conc * 2;
+        let out = scratch.0.join(format!("c{conc}"));
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function(
+            BenchmarkId::new(
+                SCENARIO.trim_end_matches(".ron"),
+                format!("concurrency_{conc}"),
+            ),
+            |b| {
+                // A fresh server per sample (see the module docs), outside timing.
+                let (server, caller) = setup.server();
+                b.iter(|| black_box(setup.batch(&caller, n, conc, &out)));
+                drop(server);
+            },
+        );
+    }
+    group.finish();
+    drop(runtime);
+}
