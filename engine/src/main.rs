@@ -194,7 +194,7 @@ struct RunArgs {
     /// Hints given with each task (0-3).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     hints: u8,
-    /// Maximum agent decisions per scenario.
+    /// Maximum agent decisions per working day (a D-day scenario allows D times as many).
     #[arg(long, default_value_t = 400)]
     max_steps: u64,
     /// Simulated seconds charged per agent decision.

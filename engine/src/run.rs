@@ -69,7 +69,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
 /// Limits on one run.
 #[derive(Debug, Clone)]
 pub struct RunLimits {
-    /// Maximum agent decisions.
+    /// Maximum agent decisions per working day of the scenario.
     pub max_steps: u64,
     /// Maximum model tokens (input plus output) the agent may spend.
     pub token_budget: Option<u64>,
@@ -89,7 +89,8 @@ impl Default for RunLimits {
 
 impl RunLimits {
     fn reached(&self, sim: &Sim, usage: &ModelUsage) -> Option<EndReason> {
-        if sim.steps() >= self.max_steps {
+        // The step limit is per working day, so long multi-day runs are not cut short.
+        if sim.steps() >= self.max_steps.saturating_mul(sim.days()) {
             return Some(EndReason::MaxSteps);
         }
         if self.token_budget.is_some_and(|b| usage.tokens() >= b) {

@@ -260,6 +260,11 @@ impl Sim {
         self.step
     }
 
+    /// Working days in the scenario.
+    pub fn days(&self) -> u64 {
+        self.world.resource::<Clock>().days.len().max(1) as u64
+    }
+
     /// Tool calls made.
     pub fn tool_calls(&self) -> u64 {
         self.tool_calls

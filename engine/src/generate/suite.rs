@@ -276,7 +276,11 @@ fn make_solvable(seed: u64, plan: &mut ScenarioPlan) -> Result<(), String> {
             &loaded,
             &mut oracle,
             config,
-            &crate::run::RunLimits::default(),
+            // The proof must not be cut short by a step limit.
+            &crate::run::RunLimits {
+                max_steps: u64::MAX,
+                ..Default::default()
+            },
         );
         let missed: Vec<&str> = result
             .tasks
