@@ -819,22 +819,7 @@ mod tests {
     use crate::scenario::{Priority, Release};
 
     fn parts(seed: u64, p: &Params) -> Result<Parts, String> {
-        let roster = Roster::generate(seed, "s", 40).unwrap();
-        let rooms = rooms();
-        let ctx = Ctx {
-            scenario: "s",
-            id: "mb",
-            company: &roster,
-            date: "2025-10-01",
-            start: "09:00",
-            deadline: "17:00",
-            release: Release::Start,
-            priority: Priority::Normal,
-            rooms: &rooms,
-            seed,
-            day: 1,
-        };
-        generate(&ctx, p)
+        crate::generate::with_test_ctx(seed, "mb", 40, |ctx| generate(ctx, p))
     }
 
     fn booked_check(t: &TaskSpec, key: &str) -> (Vec<String>, Vec<String>) {

@@ -529,6 +529,33 @@ impl Ctx<'_> {
     }
 }
 
+/// Runs `f` with a day-1 context for unit-testing a generator: a company of `size`
+/// drawn from `seed`, work from 09:00, a 17:00 deadline, released at the start.
+#[cfg(test)]
+pub(crate) fn with_test_ctx<T>(
+    seed: u64,
+    id: &str,
+    size: usize,
+    f: impl FnOnce(&Ctx<'_>) -> T,
+) -> T {
+    let roster = company::Roster::generate(seed, "s", size).expect("test company size is valid");
+    let rooms = company::rooms();
+    let ctx = Ctx {
+        scenario: "s",
+        id,
+        company: &roster,
+        date: "2025-10-01",
+        start: "09:00",
+        deadline: "17:00",
+        release: Release::Start,
+        priority: Priority::Normal,
+        rooms: &rooms,
+        seed,
+        day: 1,
+    };
+    f(&ctx)
+}
+
 /// A plan step.
 pub(crate) fn step(tool: &str, args: serde_json::Value) -> PlanStep {
     PlanStep {

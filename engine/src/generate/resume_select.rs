@@ -768,26 +768,9 @@ pub fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generate::company::{Roster, rooms};
-    use crate::scenario::{Priority, Release};
 
     fn parts(seed: u64, p: &Params) -> Result<Parts, String> {
-        let roster = Roster::generate(seed, "s", 40).unwrap();
-        let rooms = rooms();
-        let ctx = Ctx {
-            scenario: "s",
-            id: "rs",
-            company: &roster,
-            date: "2025-10-01",
-            start: "09:00",
-            deadline: "17:00",
-            release: Release::Start,
-            priority: Priority::Normal,
-            rooms: &rooms,
-            seed,
-            day: 1,
-        };
-        generate(&ctx, p)
+        crate::generate::with_test_ctx(seed, "rs", 40, |ctx| generate(ctx, p))
     }
 
     fn req() -> Requirements {
@@ -876,24 +859,9 @@ mod tests {
             ..Params::default()
         };
         for seed in 0..30 {
-            let (r, n, suitable) = {
-                let roster = Roster::generate(seed, "s", 40).unwrap();
-                let rooms = rooms();
-                let ctx = Ctx {
-                    scenario: "s",
-                    id: "rs",
-                    company: &roster,
-                    date: "2025-10-01",
-                    start: "09:00",
-                    deadline: "17:00",
-                    release: Release::Start,
-                    priority: Priority::Normal,
-                    rooms: &rooms,
-                    seed,
-                    day: 1,
-                };
-                requirements(&ctx, &p).unwrap()
-            };
+            let (r, n, suitable) = crate::generate::with_test_ctx(seed, "rs", 40, |ctx| {
+                requirements(ctx, &p).unwrap()
+            });
             assert_eq!(n, 12);
             let parts = parts(seed, &p).unwrap();
             let Check::JsonStringSet { expected, .. } = &parts.tasks[0].checkpoints[1].check else {

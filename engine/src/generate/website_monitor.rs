@@ -1158,26 +1158,9 @@ pub fn wrong_answers(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generate::company::Roster;
-    use crate::scenario::Release;
 
     fn with_ctx<T>(seed: u64, f: impl FnOnce(&Ctx<'_>) -> T) -> T {
-        let roster = Roster::generate(seed, "s", 40).unwrap();
-        let rooms = crate::generate::company::rooms();
-        let ctx = Ctx {
-            scenario: "s",
-            id: "web",
-            company: &roster,
-            date: "2025-10-01",
-            start: "09:00",
-            deadline: "17:00",
-            release: Release::Start,
-            priority: Default::default(),
-            rooms: &rooms,
-            seed,
-            day: 1,
-        };
-        f(&ctx)
+        crate::generate::with_test_ctx(seed, "web", 40, f)
     }
 
     fn world_at(services: &[ServiceSpec]) -> Vec<crate::world::Service> {
