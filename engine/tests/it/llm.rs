@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use fake_llm::{Config, FakeServer, Fault, FaultRule, script_from_trajectory};
-use serde_json::Value;
+use fake_llm::{Config, FakeServer, Fault, FaultRule, ScriptCall, script_from_trajectory};
+use serde_json::{Value, json};
 use tbsim::agent::Oracle;
 
 use crate::util::{root, scenario};
@@ -534,4 +534,293 @@ fn configuration_errors_say_what_to_set() {
         err.contains("missing.json") && err.contains("--api-config"),
         "{err}"
     );
+}
+
+/// The `image_url` data URLs of a request body's messages, as (message index, url).
+fn image_urls(body: &Value) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (i, m) in body["messages"].as_array().unwrap().iter().enumerate() {
+        for p in m["content"].as_array().into_iter().flatten() {
+            if p["type"] == "image_url" {
+                out.push((i, p["image_url"]["url"].as_str().unwrap().to_owned()));
+            }
+        }
+    }
+    out
+}
+
+/// A generated one-task ADs-strategy scenario, written to a file: the densities the
+/// task needs exist only in PNG heatmaps on the drive.
+struct ImageScenario {
+    path: PathBuf,
+    loaded: tbsim::scenario::LoadedScenario,
+    /// The drive path of the heatmap the task needs.
+    heat: String,
+    /// Its bytes as the world built from the file holds them.
+    png: Vec<u8>,
+    /// The other audience groups' heatmaps (distractors), rendered.
+    others: Vec<Vec<u8>>,
+}
+
+fn image_scenario(dir: &Path) -> ImageScenario {
+    use tbsim::generate::{Family, ads_strategy};
+    use tbsim::scenario::{Check, Content, load_file};
+    use tbsim::sim::{Sim, SimConfig};
+
+    let family = Family::AdsStrategy(ads_strategy::Params {
+        difficulty: Some(ads_strategy::Level::VeryEasy),
+        ..Default::default()
+    });
+    let text = crate::util::generate_one(&crate::util::one_task_suite("img", 3, "t", family));
+    let path = dir.join("ads.ron");
+    std::fs::write(&path, &text).unwrap();
+    let loaded = load_file(&path).unwrap();
+    let heat = loaded.scenario.tasks[0]
+        .checkpoints
+        .iter()
+        .find(|c| c.key == "heatmap_viewed")
+        .map(|c| match &c.check {
+            Check::Consulted(p) => p.clone(),
+            other => panic!("heatmap_viewed checks {other:?}"),
+        })
+        .unwrap();
+    let drawing = loaded
+        .scenario
+        .files
+        .iter()
+        .find(|f| f.path == heat)
+        .map(|f| match &f.content {
+            Content::Drawing(d) => d.clone(),
+            _ => panic!("`{heat}` is not a drawing"),
+        })
+        .unwrap();
+    let sim = Sim::new(
+        &loaded,
+        SimConfig::default(),
+        tbsim::trajectory::Trajectory::in_memory(),
+        Box::new(tbsim::tools::LivePython::default()),
+    );
+    let png = tbsim::world::file_bytes(sim.world(), &heat)
+        .expect("the heatmap is on the drive")
+        .to_vec();
+    drop(sim);
+    assert!(
+        png == tbsim::render::png(&drawing),
+        "the world renders the scenario's recipe"
+    );
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+    let others: Vec<Vec<u8>> = loaded
+        .scenario
+        .files
+        .iter()
+        .filter(|f| f.path != heat)
+        .filter_map(|f| match &f.content {
+            Content::Drawing(d) => Some(tbsim::render::png(d)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !others.is_empty() && !others.contains(&png),
+        "the other groups' heatmaps are distinct distractors"
+    );
+    ImageScenario {
+        path,
+        loaded,
+        heat,
+        png,
+        others,
+    }
+}
+
+/// A `read_file` call of `path`.
+fn reads(name: &str, args: &str, path: &str) -> bool {
+    name == "read_file" && serde_json::from_str::<Value>(args).unwrap()["path"] == path
+}
+
+/// The oracle's calls as a script: three a turn up to the read of `heat`, which
+/// shares a turn with the calls before it; then one a turn, and a last look at the
+/// task list, so that several requests follow the one with the image. The oracle's
+/// closing `finish` is left to the server, which sends it past the script. Returns
+/// the script and the index of the turn that reads the image.
+fn image_script(x: &ImageScenario) -> (Vec<Vec<ScriptCall>>, usize) {
+    let (oracle, lines) = crate::util::run(&x.loaded, &mut Oracle::new(&x.loaded.scenario), None);
+    assert_eq!(oracle.checkpoint_score, 1.0);
+    let calls: Vec<ScriptCall> = script_from_trajectory(&lines.join("\n"), 1)
+        .into_iter()
+        .flatten()
+        .filter(|c| c.name != "finish")
+        .collect();
+    let at: Vec<usize> = (0..calls.len())
+        .filter(|&i| reads(&calls[i].name, &calls[i].arguments, &x.heat))
+        .collect();
+    assert_eq!(at.len(), 1, "the plan reads the heatmap once");
+    let h = at[0];
+    assert!(h > 0, "the heatmap is not the first call");
+    let mut script: Vec<Vec<ScriptCall>> = calls[..h].chunks(3).map(<[_]>::to_vec).collect();
+    script.last_mut().unwrap().push(calls[h].clone());
+    let image_turn = script.len() - 1;
+    script.extend(calls[h + 1..].iter().map(|c| vec![c.clone()]));
+    script.push(vec![ScriptCall {
+        name: "my_tasks".into(),
+        arguments: "{}".into(),
+    }]);
+    (script, image_turn)
+}
+
+#[test]
+fn images_read_by_a_tool_reach_the_model_as_image_url_parts_over_http() {
+    use base64::Engine;
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let x = image_scenario(tmp.path());
+    let (script, image_turn) = image_script(&x);
+    let turns = script.len();
+    let s = FakeServer::start(Config {
+        script,
+        key: Some(KEY.into()),
+        ..Config::default()
+    })
+    .unwrap();
+    let cfg = api_config(tmp.path(), &s, "");
+    let out = tmp.path().join("run");
+    let (o, c, sc) = (
+        out.to_str().unwrap(),
+        cfg.to_str().unwrap(),
+        x.path.to_str().unwrap(),
+    );
+    ok(&tbsim(
+        &run_args(o, c, sc, &["--agent", "llm:fake"]),
+        tmp.path(),
+    ));
+    let r = result(&out);
+    assert_eq!(r["checkpoint_score"], 1.0, "scores like the oracle: {r}");
+    assert_eq!(r["end_reason"], "finished");
+    let viewed = r["tasks"][0]["checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["key"] == "heatmap_viewed")
+        .unwrap()
+        .clone();
+    assert_eq!(viewed["passed"], true, "{viewed}");
+
+    let bodies = s.stats().bodies;
+    assert!(
+        bodies.iter().all(|b| b.get("tools").is_some()),
+        "agent turns only"
+    );
+    assert_eq!(
+        bodies.len(),
+        turns + 1,
+        "no retries: the script, then `finish`"
+    );
+    let reads_heatmap = |m: &Value| {
+        m["tool_calls"].as_array().into_iter().flatten().any(|tc| {
+            reads(
+                tc["function"]["name"].as_str().unwrap(),
+                tc["function"]["arguments"].as_str().unwrap(),
+                &x.heat,
+            )
+        })
+    };
+    // The request after the read: the assistant's calls, one tool message per call
+    // in call order, then one user message with the status line and the image.
+    let at = image_turn + 1;
+    let body = &bodies[at];
+    let msgs = body["messages"].as_array().unwrap();
+    let a = msgs
+        .iter()
+        .position(reads_heatmap)
+        .expect("the read is in the history");
+    let calls = msgs[a]["tool_calls"].as_array().unwrap();
+    assert!(calls.len() >= 2, "the read is one of parallel calls");
+    assert_eq!(
+        msgs.len(),
+        a + calls.len() + 2,
+        "the calls' answers and one user message end the request"
+    );
+    let data = b64(&x.png);
+    for (i, call) in calls.iter().enumerate() {
+        let m = &msgs[a + 1 + i];
+        assert_eq!(m["role"], "tool", "{m}");
+        assert_eq!(m["tool_call_id"], call["id"], "answers in call order");
+        let content = m["content"].as_str().expect("tool content is text");
+        assert!(
+            !content.contains(&data[..64]) && !content.contains("data:image"),
+            "a tool message carries no image bytes"
+        );
+        if reads_heatmap(&json!({"tool_calls": [call]})) {
+            let v: Value = serde_json::from_str(content).unwrap();
+            assert_eq!(v["ok"], true, "{v}");
+            assert_eq!(v["result"]["kind"], "image", "{v}");
+            assert_eq!(v["result"]["mime"], "image/png");
+            assert_eq!(v["result"]["bytes"], x.png.len());
+            assert!(
+                v["attachments"].is_string(),
+                "points to the next message: {v}"
+            );
+        }
+    }
+    let user = msgs.last().unwrap();
+    assert_eq!(user["role"], "user");
+    let parts = user["content"]
+        .as_array()
+        .expect("a multi-part user message");
+    assert_eq!(parts[0]["type"], "text");
+    let status = parts[0]["text"].as_str().unwrap().lines().next().unwrap();
+    assert!(
+        status.starts_with("[System time]") && status.ends_with(&format!(" · step {at}")),
+        "the status line leads: {status}"
+    );
+    let urls = image_urls(body);
+    assert_eq!(urls.len(), 1, "one image, in the last message: {urls:?}");
+    assert_eq!(urls[0].0, msgs.len() - 1);
+    let sent = urls[0]
+        .1
+        .strip_prefix("data:image/png;base64,")
+        .expect("a PNG data URL");
+    let sent = base64::engine::general_purpose::STANDARD
+        .decode(sent)
+        .unwrap();
+    assert!(
+        sent == x.png,
+        "the drive file's bytes, exactly: {} bytes sent, {} on the drive",
+        sent.len(),
+        x.png.len()
+    );
+    assert!(!x.others.contains(&sent), "not another group's heatmap");
+
+    // No image before the read; afterwards the history holds it once, in the same
+    // message, and its bytes appear nowhere else in the request.
+    for (i, b) in bodies.iter().enumerate() {
+        let urls = image_urls(b);
+        let copies = b.to_string().matches(data.as_str()).count();
+        if i < at {
+            assert!(urls.is_empty(), "request {i} has an image before the read");
+            assert_eq!(copies, 0, "request {i}");
+        } else {
+            assert_eq!(urls.len(), 1, "request {i}: {urls:?}");
+            assert_eq!(urls[0].0, msgs.len() - 1, "request {i}: the same message");
+            assert_eq!(copies, 1, "request {i}: the bytes once");
+        }
+    }
+
+    // The trajectory records every request exactly as it was sent.
+    let recorded: Vec<Value> = lines(&out)
+        .into_iter()
+        .filter(|v| v["type"] == "model" && v["purpose"] == "turn")
+        .map(|v| v["request"].clone())
+        .collect();
+    assert_eq!(recorded.len(), bodies.len());
+    assert!(
+        recorded[at] == *body,
+        "the image-bearing request is on record"
+    );
+    assert!(recorded == bodies, "and every other");
+
+    // Replay needs no network.
+    drop(s);
+    let replay = ok(&tbsim(&["replay", o], tmp.path()));
+    assert!(replay.contains(": identical"), "{replay}");
 }
