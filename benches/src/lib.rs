@@ -117,3 +117,16 @@ impl SplitMix64 {
         u64::try_from(wide >> 64).expect("high half fits")
     }
 }
+
+/// CPU time (user + system, every thread) this process has used so far, from
+/// `/proc/self/stat` (Linux; `None` elsewhere). Its resolution is the kernel's
+/// `USER_HZ` tick (10 ms), so read it around long stretches of work.
+pub fn process_cpu() -> Option<std::time::Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces, hence the last ')').
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(std::time::Duration::from_millis(ticks * 10))
+}

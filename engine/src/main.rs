@@ -749,7 +749,7 @@ fn cmd_tools(json: bool) -> Result<ExitCode> {
     if json {
         writeln!(stdout, "{}", serde_json::to_string_pretty(&cat)?)?;
     } else {
-        for t in &cat {
+        for t in cat {
             let params: Vec<String> = t.parameters["properties"]
                 .as_object()
                 .map(|m| {

@@ -19,6 +19,7 @@ use bevy_ecs::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::agent::ModelRecord;
 use crate::npc::{NpcEngine, Scripted};
 use crate::queue::Due;
 use crate::scenario::LoadedScenario;
@@ -214,13 +215,23 @@ impl Sim {
 
     /// Records one of the agent's model calls (fields of `record` are kept, after
     /// `type`, `step` — the decision it leads to — and `t`).
-    pub fn record_agent(&mut self, record: &Value) {
-        let mut line = json!({"type": "model", "step": self.step + 1, "t": self.now().0});
-        if let (Some(l), Some(r)) = (line.as_object_mut(), record.as_object()) {
-            for (k, v) in r {
-                l.entry(k.clone()).or_insert_with(|| v.clone());
-            }
+    pub fn record_agent(&mut self, record: &ModelRecord) {
+        /// A `model` line: where and when, then the record (serialised in place).
+        #[derive(Serialize)]
+        struct Line<'a> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            step: u64,
+            t: u64,
+            #[serde(flatten)]
+            record: &'a ModelRecord,
         }
+        let line = Line {
+            kind: "model",
+            step: self.step + 1,
+            t: self.now().0,
+            record,
+        };
         self.trace().record(&line);
     }
 

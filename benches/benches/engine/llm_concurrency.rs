@@ -11,9 +11,9 @@
 //! the same time per batch (two waves of runs) and runs per second should grow
 //! linearly with concurrency until the runner or the CPUs saturate.
 //!
-//! The fake server keeps every request body it has seen, so each criterion sample
-//! starts a fresh server (outside timing) rather than letting one grow for the whole
-//! group. Throughput is in runs.
+//! The fake server runs in the same process (sharing its cores with the runner) and
+//! does not keep request bodies while timed; each criterion sample starts a fresh
+//! one outside timing. Throughput is in runs.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -32,7 +32,7 @@ use tbsim::run::RunLimits;
 use tbsim::scenario::LoadedScenario;
 use tbsim::sim::SimConfig;
 use tbsim::trajectory::Trajectory;
-use tbsim_benches::{load_scenario, run_oracle_day};
+use tbsim_benches::{load_scenario, process_cpu, run_oracle_day};
 
 criterion_group!(benches, llm_concurrency);
 
@@ -72,10 +72,11 @@ struct Setup {
 
 impl Setup {
     /// A fake server replying after `DELAY_MS`, and a model caller pointing at it.
-    fn server(&self) -> (FakeServer, Arc<HttpModel>) {
+    fn server(&self, keep_bodies: bool) -> (FakeServer, Arc<HttpModel>) {
         let server = FakeServer::start(Config {
             script: self.script.clone(),
             delay_ms: DELAY_MS,
+            keep_bodies,
             ..Config::default()
         })
         .expect("start the fake server");
@@ -142,7 +143,7 @@ fn llm_concurrency(c: &mut Criterion) {
     let scratch = ScratchDir::new("llm-concurrency");
 
     // Once, untimed: every model-backed run is the oracle's run.
-    let (server, caller) = setup.server();
+    let (server, caller) = setup.server(true);
     let t0 = std::time::Instant::now();
     let outcomes = setup.batch(&caller, 4, 4, &scratch.0.join("check"));
     let one_wave = t0.elapsed();
@@ -168,6 +169,8 @@ fn llm_concurrency(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(10));
     group.sampling_mode(SamplingMode::Flat);
     group.sample_size(10);
+    // (concurrency, runs, wall, CPU) over every timed batch, for the CPU figures.
+    let mut spent: Vec<(usize, u64, Duration, Duration)> = Vec::new();
     for conc in CONCURRENCY {
         let n = conc * 2;
         let out = scratch.0.join(format!("c{conc}"));
@@ -179,12 +182,43 @@ fn llm_concurrency(c: &mut Criterion) {
             ),
             |b| {
                 // A fresh server per sample (see the module docs), outside timing.
-                let (server, caller) = setup.server();
-                b.iter(|| black_box(setup.batch(&caller, n, conc, &out)));
+                let (server, caller) = setup.server(false);
+                b.iter_custom(|iters| {
+                    let cpu0 = process_cpu();
+                    let t0 = std::time::Instant::now();
+                    for _ in 0..iters {
+                        black_box(setup.batch(&caller, n, conc, &out));
+                    }
+                    let wall = t0.elapsed();
+                    if let (Some(a), Some(b)) = (cpu0, process_cpu()) {
+                        spent.push((conc, iters * n as u64, wall, b.saturating_sub(a)));
+                    }
+                    wall
+                });
                 drop(server);
             },
         );
     }
     group.finish();
     drop(runtime);
+    // CPU per run (runner and in-process server together) and how busy the cores
+    // were: low utilisation with sub-linear throughput means runs queue behind each
+    // other's bursts, not that the machine is out of CPU.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for conc in CONCURRENCY {
+        let (runs, wall, cpu) = spent
+            .iter()
+            .filter(|s| s.0 == conc)
+            .fold((0u64, Duration::ZERO, Duration::ZERO), |a, s| {
+                (a.0 + s.1, a.1 + s.2, a.2 + s.3)
+            });
+        if runs > 0 {
+            eprintln!(
+                "llm_concurrency cpu: concurrency {conc}: {runs} runs, {:.3} ms CPU per run, \
+                 {:.0}% of {cores} cores busy",
+                cpu.as_secs_f64() * 1e3 / runs as f64,
+                100.0 * cpu.as_secs_f64() / (wall.as_secs_f64() * cores as f64),
+            );
+        }
+    }
 }

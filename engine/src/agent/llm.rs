@@ -29,13 +29,14 @@
 
 use std::sync::Arc;
 
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::{Agent, AgentError, AgentFuture, PastStep, TurnLog};
-use crate::llm::client::{CallOutcome, ModelCaller};
+use super::{Agent, AgentError, AgentFuture, ModelRecord, PastStep, TurnLog};
+use crate::llm::client::{CallOutcome, ModelCaller, RequestBody};
 use crate::llm::history::{HistoryPolicy, transcript};
 use crate::llm::message::{
-    Content, ImageUrl, Message, Part, Role, assistant_from, response_text, tool_schemas,
+    Content, ImageUrl, Message, Part, Role, assistant_from, response_text, tool_schemas_json,
 };
 use crate::llm::prompt::{PromptBuilder, render_notifications, status_line};
 use crate::sim::{Briefing, Decision, Observation, ToolResult};
@@ -58,7 +59,7 @@ pub struct LlmAgent {
     prompts: Arc<dyn PromptBuilder>,
     history: Box<dyn HistoryPolicy>,
     memory: Memory,
-    tools: Vec<Value>,
+    tools: &'static RawValue,
     briefing: Option<Briefing>,
     messages: Vec<Message>,
     /// Ids of the last assistant message's calls, awaiting results.
@@ -117,7 +118,7 @@ impl LlmAgent {
             prompts,
             history,
             memory,
-            tools: tool_schemas(),
+            tools: tool_schemas_json(),
             briefing: None,
             messages: Vec::new(),
             pending: Vec::new(),
@@ -139,25 +140,29 @@ impl LlmAgent {
     }
 
     /// Sends one request and logs it. `Ok` holds the raw response.
-    async fn call(&mut self, purpose: &str, body: Value) -> Result<Value, AgentError> {
+    async fn call(&mut self, purpose: &'static str, body: RequestBody) -> Result<Value, AgentError> {
         self.requests += 1;
         let CallOutcome { response, failures } =
             self.caller.call(body.clone(), self.requests).await;
-        let mut rec = json!({"purpose": purpose, "model": self.caller.model(), "request": body});
-        if !failures.is_empty() {
-            rec["failures"] = json!(failures);
-        }
+        let mut rec = ModelRecord {
+            purpose,
+            model: self.caller.model().to_owned(),
+            request: body,
+            failures,
+            response: Value::Null,
+            usage: None,
+            error: None,
+        };
         let out = match response {
             Ok(raw) => {
                 let usage = self.caller.usage(&raw);
-                rec["response"] = raw.clone();
-                rec["usage"] = json!(usage);
                 self.log.usage.add(&usage);
+                rec.usage = Some(usage);
+                rec.response = raw.clone();
                 Ok(raw)
             }
             Err(e) => {
-                rec["response"] = Value::Null;
-                rec["error"] = json!(e.to_string());
+                rec.error = Some(e.to_string());
                 Err(AgentError::Infra(format!("{purpose} call: {e}")))
             }
         };
@@ -307,7 +312,7 @@ impl LlmAgent {
     async fn turn(&mut self, obs: &Observation) -> Result<Decision, AgentError> {
         self.absorb(obs).await?;
         self.compress().await?;
-        let body = self.caller.body(&self.messages, Some(&self.tools), None);
+        let body = self.caller.body(&self.messages, Some(self.tools), None);
         let raw = self.call("turn", body).await?;
         let (assistant, calls) = assistant_from(&raw, obs.step + 1);
         self.pending = calls.iter().map(|c| c.id.clone()).collect();
@@ -408,15 +413,20 @@ mod tests {
         fn model(&self) -> &str {
             "mock"
         }
-        fn body(&self, messages: &[Message], tools: Option<&[Value]>, _t: Option<f64>) -> Value {
+        fn body(
+            &self,
+            messages: &[Message],
+            tools: Option<&RawValue>,
+            _t: Option<f64>,
+        ) -> RequestBody {
             let mut b = json!({"model": "mock", "messages": messages});
             if let Some(t) = tools {
-                b["tools"] = json!(t);
+                b["tools"] = serde_json::from_str(t.get()).unwrap();
             }
-            b
+            RequestBody::new(&b)
         }
-        fn call(&self, body: Value, _ordinal: u64) -> CallFuture {
-            self.bodies.lock().unwrap().push(body);
+        fn call(&self, body: RequestBody, _ordinal: u64) -> CallFuture {
+            self.bodies.lock().unwrap().push(body.value());
             let r = self.replies.lock().unwrap().pop_front();
             Box::pin(async move {
                 CallOutcome {
@@ -613,7 +623,7 @@ mod tests {
         let purposes: Vec<&str> = log
             .records
             .iter()
-            .map(|r| r["purpose"].as_str().unwrap())
+            .map(|r| r.purpose)
             .collect();
         assert_eq!(
             purposes,
@@ -625,10 +635,10 @@ mod tests {
         let purposes: Vec<&str> = log
             .records
             .iter()
-            .map(|r| r["purpose"].as_str().unwrap())
+            .map(|r| r.purpose)
             .collect();
         assert_eq!(purposes, ["summary", "turn"]);
-        let body = &log.records[1]["request"];
+        let body = &log.records[1].request.value();
         assert_eq!(
             roles(body),
             ["system", "user", "user", "assistant", "tool", "user"]
@@ -654,7 +664,7 @@ mod tests {
         let mut a = agent(mock.clone(), usize::MAX, Memory::Notes);
         let o0 = obs(0, vec![], vec![]);
         let d0 = block_on(a.decide(&o0)).unwrap();
-        let r0 = a.take_log().records;
+        let r0 = values(a.take_log());
         let day2 = Notification::DayStarted {
             at: "Tue 09:00".into(),
             day: 2,
@@ -662,7 +672,7 @@ mod tests {
         };
         let o1 = obs(1, vec![result("a", "wait", vec![day2], 0)], vec![]);
         let d1 = block_on(a.decide(&o1)).unwrap();
-        let r1 = a.take_log().records;
+        let r1 = values(a.take_log());
         assert_eq!(r1[0]["purpose"], "reflection");
         let reflection = r1[0]["request"]["messages"][0]["content"]
             .as_str()
@@ -700,6 +710,13 @@ mod tests {
         assert_eq!(b.messages(), a.messages());
         assert_eq!(b.notes(), a.notes());
         assert_eq!(b.pending, a.pending);
+    }
+
+    fn values(log: TurnLog) -> Vec<Value> {
+        log.records
+            .iter()
+            .map(|r| serde_json::to_value(r).unwrap())
+            .collect()
     }
 
     fn with_step(r: &Value, step: u64) -> Value {

@@ -24,8 +24,10 @@ use std::task::{Context, Poll, Wake, Waker};
 pub use idle::Idle;
 pub use oracle::Oracle;
 
+use serde::Serialize;
 use serde_json::Value;
 
+use crate::llm::client::RequestBody;
 use crate::result::ModelUsage;
 use crate::sim::{Decision, Observation};
 
@@ -44,11 +46,33 @@ pub enum AgentError {
     Infra(String),
 }
 
+/// One model call as the trajectory records it (keys never included).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelRecord {
+    /// Why the call was made: `turn`, `summary` or `reflection`.
+    pub purpose: &'static str,
+    /// The provider's model name.
+    pub model: String,
+    /// The request body exactly as sent.
+    pub request: RequestBody,
+    /// Failed attempts before the outcome, one line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
+    /// The response body (`null` when the call failed for good).
+    pub response: Value,
+    /// Tokens and cost of the response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<ModelUsage>,
+    /// Why the call failed for good.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 /// What an agent reports about its latest decision besides the calls.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TurnLog {
-    /// Model calls behind the decision, as trajectory records (keys never included).
-    pub records: Vec<Value>,
+    /// Model calls behind the decision.
+    pub records: Vec<ModelRecord>,
     /// Their usage.
     pub usage: ModelUsage,
 }

@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::runtime::Handle;
 
 use super::config::{ModelConfig, RetryPolicy};
@@ -58,6 +60,64 @@ pub struct CallOutcome {
     pub failures: Vec<String>,
 }
 
+/// A request body, serialised once when the request is built. The same bytes are
+/// sent on every attempt and written into the trajectory verbatim, so a turn costs
+/// one serialisation of the conversation however often it is retried or recorded.
+#[derive(Clone)]
+pub struct RequestBody(Arc<RawValue>);
+
+impl RequestBody {
+    /// Serialises `value` (compact JSON).
+    pub fn new<T: Serialize + ?Sized>(value: &T) -> RequestBody {
+        let raw = serde_json::value::to_raw_value(value).expect("request bodies serialise");
+        RequestBody(Arc::from(raw))
+    }
+
+    /// The JSON text.
+    pub fn text(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The body as a JSON value (for inspection; costs a parse).
+    pub fn value(&self) -> Value {
+        serde_json::from_str(self.text()).expect("a request body is valid JSON")
+    }
+}
+
+impl std::fmt::Debug for RequestBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.text())
+    }
+}
+
+impl PartialEq for RequestBody {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl Serialize for RequestBody {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+/// The chat-completions request, serialised straight from borrowed parts (no
+/// intermediate `Value` tree).
+#[derive(Serialize)]
+struct WireRequest<'a> {
+    model: &'a str,
+    messages: &'a [Message],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+}
+
 /// A boxed call future.
 pub type CallFuture = Pin<Box<dyn Future<Output = CallOutcome> + Send + 'static>>;
 
@@ -65,16 +125,16 @@ pub type CallFuture = Pin<Box<dyn Future<Output = CallOutcome> + Send + 'static>
 pub trait ModelCaller: Send + Sync {
     /// The provider's model name.
     fn model(&self) -> &str;
-    /// The request body for `messages` (and `tools`, if any). `temperature` is used
-    /// when the configuration sets none.
+    /// The request body for `messages` (and `tools`, a JSON array of function
+    /// schemas, if any). `temperature` is used when the configuration sets none.
     fn body(
         &self,
         messages: &[Message],
-        tools: Option<&[Value]>,
+        tools: Option<&RawValue>,
         temperature: Option<f64>,
-    ) -> Value;
+    ) -> RequestBody;
     /// Sends one request; `ordinal` numbers the caller's requests (it seeds jitter).
-    fn call(&self, body: Value, ordinal: u64) -> CallFuture;
+    fn call(&self, body: RequestBody, ordinal: u64) -> CallFuture;
     /// Tokens and cost of a response.
     fn usage(&self, raw: &Value) -> ModelUsage;
 }
@@ -175,14 +235,15 @@ enum Attempt {
     Fatal(String),
 }
 
-async fn attempt(inner: &Inner, body: &Value) -> Attempt {
+async fn attempt(inner: &Inner, body: &RequestBody) -> Attempt {
     let url = format!("{}/chat/completions", inner.cfg.base_url);
     let sent = inner
         .http
         .post(&url)
         .bearer_auth(inner.cfg.key.expose())
         .timeout(inner.cfg.timeout)
-        .json(body)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body.text().to_owned())
         .send()
         .await;
     let resp = match sent {
@@ -229,7 +290,7 @@ async fn attempt(inner: &Inner, body: &Value) -> Attempt {
     }
 }
 
-async fn call_with_retries(inner: Arc<Inner>, body: Value, ordinal: u64) -> CallOutcome {
+async fn call_with_retries(inner: Arc<Inner>, body: RequestBody, ordinal: u64) -> CallOutcome {
     let policy = inner.cfg.retry;
     let redact = |s: String| inner.cfg.key.redact(&s);
     let mut failures = Vec::new();
@@ -273,25 +334,21 @@ impl ModelCaller for HttpModel {
     fn body(
         &self,
         messages: &[Message],
-        tools: Option<&[Value]>,
+        tools: Option<&RawValue>,
         temperature: Option<f64>,
-    ) -> Value {
+    ) -> RequestBody {
         let cfg = &self.inner.cfg;
-        let mut b = json!({"model": cfg.model_name, "messages": messages});
-        if let Some(t) = tools {
-            b["tools"] = json!(t);
-            b["tool_choice"] = json!("auto");
-        }
-        if let Some(t) = cfg.temperature.or(temperature) {
-            b["temperature"] = json!(t);
-        }
-        if let Some(m) = cfg.max_tokens {
-            b["max_tokens"] = json!(m);
-        }
-        b
+        RequestBody::new(&WireRequest {
+            model: &cfg.model_name,
+            messages,
+            tools,
+            tool_choice: tools.map(|_| "auto"),
+            temperature: cfg.temperature.or(temperature),
+            max_tokens: cfg.max_tokens,
+        })
     }
 
-    fn call(&self, body: Value, ordinal: u64) -> CallFuture {
+    fn call(&self, body: RequestBody, ordinal: u64) -> CallFuture {
         let inner = self.inner.clone();
         let task = self.handle.spawn(call_with_retries(inner, body, ordinal));
         Box::pin(async move {
@@ -328,6 +385,8 @@ pub fn usage_with_prices(raw: &Value, price_in: Option<f64>, price_out: Option<f
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

@@ -1,6 +1,9 @@
 //! Chat messages in the OpenAI wire format, and parsing of responses.
 
+use std::sync::LazyLock;
+
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::tools::ToolCall;
@@ -134,6 +137,15 @@ impl Message {
             _ => 0,
         }
     }
+}
+
+/// The catalogue as a chat-completions `tools` array, serialised once per process
+/// (it is the same in every request).
+pub fn tool_schemas_json() -> &'static RawValue {
+    static TOOLS: LazyLock<Box<RawValue>> = LazyLock::new(|| {
+        serde_json::value::to_raw_value(&tool_schemas()).expect("schemas serialise")
+    });
+    &TOOLS
 }
 
 /// The catalogue as chat-completions `tools`.

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::client::ModelCaller;
+use super::client::{ModelCaller, RequestBody};
 use super::message::{Message, Role, response_text};
 use super::prompt::{NO_REPLY, PromptBuilder};
 use crate::agent::block_on;
@@ -45,9 +45,10 @@ impl ReplyCache {
     }
 
     /// The key of a request body.
-    pub fn key(body: &Value) -> String {
-        // serde_json writes object keys in a fixed order, so equal bodies hash equally.
-        blake3::hash(body.to_string().as_bytes())
+    pub fn key(body: &RequestBody) -> String {
+        // Bodies are serialised from the same structs in the same order, so equal
+        // requests hash equally.
+        blake3::hash(body.text().as_bytes())
             .to_hex()
             .to_string()
     }
@@ -60,7 +61,7 @@ impl ReplyCache {
     }
 
     /// Stores a response. Failing to write only costs a request next time.
-    pub fn put(&self, key: &str, body: &Value, response: &Value) {
+    pub fn put(&self, key: &str, body: &RequestBody, response: &Value) {
         if std::fs::create_dir_all(&self.dir).is_err() {
             return;
         }
@@ -109,7 +110,7 @@ impl LlmNpc {
     }
 
     /// The request body for a query.
-    pub fn request(&self, q: &NpcQuery<'_>) -> Value {
+    pub fn request(&self, q: &NpcQuery<'_>) -> RequestBody {
         let mut msgs = vec![Message::text(Role::System, self.prompts.npc(q))];
         for l in &q.conversation {
             if l.mine {

@@ -53,8 +53,13 @@ fn obj(props: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
 }
 
-/// The catalogue.
-pub fn catalogue() -> Vec<ToolSpec> {
+/// The catalogue, built once per process (every tool call looks its tool up here).
+pub fn catalogue() -> &'static [ToolSpec] {
+    static CATALOGUE: std::sync::LazyLock<Vec<ToolSpec>> = std::sync::LazyLock::new(build);
+    &CATALOGUE
+}
+
+fn build() -> Vec<ToolSpec> {
     let s = |d: &str| json!({"type": "string", "description": d});
     let t = |d: &str| json!({"type": "string", "description": format!("{d} Either `HH:MM` (today) or `YYYY-MM-DDTHH:MM`.")});
     vec![

@@ -1,7 +1,8 @@
 //! An OpenAI-compatible chat-completions server for tests, on 127.0.0.1.
 //!
-//! It serves `POST /v1/chat/completions` (HTTP/1.1, one request per connection) and
-//! answers from a script instead of a model:
+//! It serves `POST /v1/chat/completions` (HTTP/1.1 with keep-alive, so a client's
+//! connection pool is exercised as against a real provider) and answers from a
+//! script instead of a model:
 //!
 //! * **Agent turns** (requests that offer `tools`): the reply holds the tool calls of
 //!   script turn `n`, where `n` is read from the last user message's status line
@@ -23,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -96,6 +98,9 @@ pub struct Config {
     pub delay_ms: u64,
     /// The reply to agent requests without tools (summaries, reflections).
     pub text_reply: String,
+    /// Keep every request body in [`Stats::bodies`] (tests inspect them; a long
+    /// benchmark turns this off so the server does not grow).
+    pub keep_bodies: bool,
 }
 
 impl Default for Config {
@@ -107,6 +112,7 @@ impl Default for Config {
             faults: Vec::new(),
             delay_ms: 0,
             text_reply: "Notes: look on the drive first, ask the owner early, and check deadlines before starting. (fake model)".into(),
+            keep_bodies: true,
         }
     }
 }
@@ -124,7 +130,7 @@ pub struct Stats {
     pub faults: u64,
     /// Requests with a wrong bearer token.
     pub unauthorised: u64,
-    /// Every request body, in arrival order.
+    /// Every request body, in arrival order (when [`Config::keep_bodies`]).
     pub bodies: Vec<Value>,
 }
 
@@ -249,13 +255,65 @@ pub fn script_from_trajectory(jsonl: &str, per_turn: usize) -> Vec<Vec<ScriptCal
     calls.chunks(per_turn.max(1)).map(<[_]>::to_vec).collect()
 }
 
-/// The step number in the last user message (`... step <n>`).
-fn step_of(body: &Value) -> u64 {
-    let msgs = body["messages"].as_array().cloned().unwrap_or_default();
-    let Some(last_user) = msgs.iter().rev().find(|m| m["role"] == "user") else {
-        return 0;
-    };
-    let text = match &last_user["content"] {
+/// What the server reads of a request. Messages stay raw JSON (validated, not
+/// built) until one is needed, so a long conversation costs a scan, not a tree.
+#[derive(Deserialize)]
+struct Request<'a> {
+    #[serde(default)]
+    model: String,
+    #[serde(borrow, default)]
+    messages: Vec<&'a RawValue>,
+    #[serde(borrow, default)]
+    tools: Option<&'a RawValue>,
+}
+
+/// A message's role alone.
+#[derive(Deserialize)]
+struct Role {
+    #[serde(default)]
+    role: String,
+}
+
+/// A message's content.
+#[derive(Deserialize)]
+struct Content {
+    #[serde(default)]
+    content: Value,
+}
+
+/// The facts of a request that decide the reply.
+struct Seen {
+    model: String,
+    has_tools: bool,
+    /// The step in the last user message.
+    step: u64,
+    /// The first message's text (a colleague's system prompt).
+    first: String,
+}
+
+impl Seen {
+    fn of(body: &[u8]) -> serde_json::Result<Seen> {
+        let req: Request<'_> = serde_json::from_slice(body)?;
+        let content = |m: &RawValue| {
+            serde_json::from_str::<Content>(m.get())
+                .map(|c| text_of(&c.content))
+                .unwrap_or_default()
+        };
+        let last_user = req.messages.iter().rev().find(|m| {
+            serde_json::from_str::<Role>(m.get()).is_ok_and(|r| r.role == "user")
+        });
+        Ok(Seen {
+            model: req.model,
+            has_tools: req.tools.is_some(),
+            step: last_user.map_or(0, |m| step_in(&content(m))),
+            first: req.messages.first().map(|m| content(m)).unwrap_or_default(),
+        })
+    }
+}
+
+/// Text content, or the text parts joined.
+fn text_of(content: &Value) -> String {
+    match content {
         Value::String(s) => s.clone(),
         Value::Array(parts) => parts
             .iter()
@@ -263,7 +321,11 @@ fn step_of(body: &Value) -> u64 {
             .collect::<Vec<_>>()
             .join("\n"),
         _ => String::new(),
-    };
+    }
+}
+
+/// The step number in a status line (`... step <n>`).
+fn step_in(text: &str) -> u64 {
     let Some(i) = text.find("step ") else {
         return 0;
     };
@@ -275,8 +337,9 @@ fn step_of(body: &Value) -> u64 {
         .unwrap_or(0)
 }
 
-fn completion(model: &str, body: &Value, message: Value, tool_calls: usize) -> Value {
-    let prompt_tokens = body.to_string().len() as u64 / 4;
+/// A completion; prompt tokens are estimated as a quarter of the body's bytes.
+fn completion(model: &str, body_len: usize, message: Value, tool_calls: usize) -> Value {
+    let prompt_tokens = body_len as u64 / 4;
     json!({
         "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
         "choices": [{"index": 0, "message": message,
@@ -286,8 +349,7 @@ fn completion(model: &str, body: &Value, message: Value, tool_calls: usize) -> V
     })
 }
 
-fn npc_reply(body: &Value) -> String {
-    let system = body["messages"][0]["content"].as_str().unwrap_or_default();
+fn npc_reply(system: &str) -> String {
     let mut facts = Vec::new();
     let mut rest = system;
     while let Some(open) = rest.find("<fact") {
@@ -311,12 +373,39 @@ enum Reply {
     Drop,
 }
 
-async fn answer(body: Value, auth: Option<String>, state: &State) -> Reply {
-    let cfg = state.config.lock().expect("not poisoned").clone();
-    let model = body["model"].as_str().unwrap_or_default().to_owned();
-    let ordinal = {
+/// What one agent request needs from the settings, taken under the lock so the
+/// reply can be awaited without holding it.
+struct Plan {
+    delay_ms: u64,
+    fault: Option<Fault>,
+    text_reply: String,
+    calls: Vec<ScriptCall>,
+}
+
+async fn answer(body: &[u8], auth: Option<String>, state: &State) -> Reply {
+    let body_len = body.len();
+    let Seen {
+        model,
+        has_tools,
+        step,
+        first,
+    } = match Seen::of(body) {
+        Ok(s) => s,
+        Err(e) => {
+            return Reply::Json(
+                400,
+                json!({"error": {"message": format!("bad JSON: {e}")}}),
+                Vec::new(),
+            );
+        }
+    };
+    let plan = {
+        let cfg = state.config.lock().expect("not poisoned");
         let mut st = state.stats.lock().expect("not poisoned");
-        st.bodies.push(body.clone());
+        if cfg.keep_bodies {
+            st.bodies
+                .push(serde_json::from_slice(body).expect("parsed above"));
+        }
         if cfg.key.is_some() && auth != cfg.key.as_ref().map(|k| format!("Bearer {k}")) {
             st.unauthorised += 1;
             return Reply::Json(
@@ -330,23 +419,41 @@ async fn answer(body: Value, auth: Option<String>, state: &State) -> Reply {
             None
         } else {
             st.agent_requests += 1;
-            Some(st.agent_requests - 1)
+            let ordinal = st.agent_requests - 1;
+            let fault = cfg
+                .faults
+                .iter()
+                .find(|f| (f.from..f.to).contains(&ordinal))
+                .map(|f| f.fault.clone());
+            if fault.is_some() {
+                st.faults += 1;
+            }
+            Some(Plan {
+                delay_ms: cfg.delay_ms,
+                fault,
+                text_reply: cfg.text_reply.clone(),
+                calls: match cfg.script.get(step as usize) {
+                    Some(c) => c.clone(),
+                    None => vec![ScriptCall {
+                        name: "finish".into(),
+                        arguments: "{}".into(),
+                    }],
+                },
+            })
         }
     };
-    let Some(ordinal) = ordinal else {
-        let msg = json!({"role": "assistant", "content": npc_reply(&body)});
-        return Reply::Json(200, completion(&model, &body, msg, 0), Vec::new());
+    let Some(Plan {
+        delay_ms,
+        fault,
+        text_reply,
+        mut calls,
+    }) = plan
+    else {
+        let msg = json!({"role": "assistant", "content": npc_reply(&first)});
+        return Reply::Json(200, completion(&model, body_len, msg, 0), Vec::new());
     };
-    let fault = cfg
-        .faults
-        .iter()
-        .find(|f| (f.from..f.to).contains(&ordinal))
-        .map(|f| f.fault.clone());
-    if fault.is_some() {
-        state.stats.lock().expect("not poisoned").faults += 1;
-    }
-    if cfg.delay_ms > 0 {
-        tokio::time::sleep(Duration::from_millis(cfg.delay_ms)).await;
+    if delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
     }
     match &fault {
         Some(Fault::RateLimit { retry_after_secs }) => {
@@ -367,18 +474,10 @@ async fn answer(body: Value, auth: Option<String>, state: &State) -> Reply {
         Some(Fault::Slow { ms }) => tokio::time::sleep(Duration::from_millis(*ms)).await,
         _ => {}
     }
-    if body.get("tools").is_none() {
-        let msg = json!({"role": "assistant", "content": cfg.text_reply});
-        return Reply::Json(200, completion(&model, &body, msg, 0), Vec::new());
+    if !has_tools {
+        let msg = json!({"role": "assistant", "content": text_reply});
+        return Reply::Json(200, completion(&model, body_len, msg, 0), Vec::new());
     }
-    let step = step_of(&body);
-    let mut calls: Vec<ScriptCall> = match cfg.script.get(step as usize) {
-        Some(c) => c.clone(),
-        None => vec![ScriptCall {
-            name: "finish".into(),
-            arguments: "{}".into(),
-        }],
-    };
     match fault {
         Some(Fault::MalformedArgs) => calls.insert(
             0,
@@ -408,90 +507,95 @@ async fn answer(body: Value, auth: Option<String>, state: &State) -> Reply {
     let n = tool_calls.len();
     let msg = json!({"role": "assistant", "content": format!("Step {step}: carrying on with the plan."),
                      "tool_calls": tool_calls});
-    Reply::Json(200, completion(&model, &body, msg, n), Vec::new())
+    Reply::Json(200, completion(&model, body_len, msg, n), Vec::new())
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-/// Reads one request, answers it, closes the connection.
+/// Serves requests on one connection until the client closes it, asks to close,
+/// or a fault drops it.
 async fn serve(mut sock: TcpStream, state: Arc<State>) {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
-    let head_end = loop {
-        if let Some(i) = find(&buf, b"\r\n\r\n") {
-            break i + 4;
-        }
-        match sock.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
-        if buf.len() > 1 << 20 {
-            return;
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut lines = head.lines();
-    let request_line = lines.next().unwrap_or_default().to_owned();
-    let mut length = 0usize;
-    let mut auth = None;
-    for l in lines {
-        if let Some((k, v)) = l.split_once(':') {
-            let k = k.trim().to_ascii_lowercase();
-            if k == "content-length" {
-                length = v.trim().parse().unwrap_or(0);
-            } else if k == "authorization" {
-                auth = Some(v.trim().to_owned());
+    loop {
+        let head_end = loop {
+            if let Some(i) = find(&buf, b"\r\n\r\n") {
+                break i + 4;
+            }
+            match sock.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+            if buf.len() > 1 << 20 {
+                return;
+            }
+        };
+        let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+        let mut lines = head.lines();
+        let request_line = lines.next().unwrap_or_default().to_owned();
+        let mut length = 0usize;
+        let mut auth = None;
+        let mut close = request_line.ends_with("HTTP/1.0");
+        for l in lines {
+            if let Some((k, v)) = l.split_once(':') {
+                let k = k.trim().to_ascii_lowercase();
+                if k == "content-length" {
+                    length = v.trim().parse().unwrap_or(0);
+                } else if k == "authorization" {
+                    auth = Some(v.trim().to_owned());
+                } else if k == "connection" {
+                    close = v.trim().eq_ignore_ascii_case("close");
+                }
             }
         }
-    }
-    while buf.len() < head_end + length {
-        match sock.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        while buf.len() < head_end + length {
+            match sock.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
         }
-    }
-    let body = &buf[head_end..head_end + length];
-    let reply = if !request_line.starts_with("POST /v1/chat/completions ") {
-        Reply::Json(404, json!({"error": {"message": "not found"}}), Vec::new())
-    } else {
-        match serde_json::from_slice::<Value>(body) {
-            Ok(v) => answer(v, auth, &state).await,
-            Err(e) => Reply::Json(
-                400,
-                json!({"error": {"message": format!("bad JSON: {e}")}}),
-                Vec::new(),
-            ),
+        let body = &buf[head_end..head_end + length];
+        let reply = if !request_line.starts_with("POST /v1/chat/completions ") {
+            Reply::Json(404, json!({"error": {"message": "not found"}}), Vec::new())
+        } else {
+            answer(body, auth, &state).await
+        };
+        buf.drain(..head_end + length);
+        let (status, v, headers) = match reply {
+            Reply::Drop => {
+                let _ = sock.shutdown().await;
+                return;
+            }
+            Reply::Json(s, v, h) => (s, v, h),
+        };
+        let text = v.to_string();
+        let reason = match status {
+            200 => "OK",
+            400 => "Bad Request",
+            401 => "Unauthorized",
+            404 => "Not Found",
+            429 => "Too Many Requests",
+            _ => "Internal Server Error",
+        };
+        let mut out = format!(
+            "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+            text.len()
+        );
+        if close {
+            out.push_str("Connection: close\r\n");
         }
-    };
-    let (status, v, headers) = match reply {
-        Reply::Drop => {
+        for (k, v) in headers {
+            out.push_str(&format!("{k}: {v}\r\n"));
+        }
+        out.push_str("\r\n");
+        out.push_str(&text);
+        if sock.write_all(out.as_bytes()).await.is_err() || close {
             let _ = sock.shutdown().await;
             return;
         }
-        Reply::Json(s, v, h) => (s, v, h),
-    };
-    let text = v.to_string();
-    let reason = match status {
-        200 => "OK",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        404 => "Not Found",
-        429 => "Too Many Requests",
-        _ => "Internal Server Error",
-    };
-    let mut out = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
-        text.len()
-    );
-    for (k, v) in headers {
-        out.push_str(&format!("{k}: {v}\r\n"));
     }
-    out.push_str("\r\n");
-    out.push_str(&text);
-    let _ = sock.write_all(out.as_bytes()).await;
-    let _ = sock.shutdown().await;
 }
 
 #[cfg(test)]
@@ -505,14 +609,17 @@ mod tests {
             {"role": "assistant", "content": null},
             {"role": "user", "content": [{"type": "text", "text": "[System time] Mon 09:05 · step 12\n\nnews"}]}
         ]});
-        assert_eq!(step_of(&body), 12);
+        let seen = Seen::of(body.to_string().as_bytes()).unwrap();
+        assert_eq!(seen.step, 12);
+        assert!(!seen.has_tools);
     }
 
     #[test]
     fn facts_are_extracted() {
         let body = json!({"messages": [{"role": "system", "content":
             "You are X.\n<fact about=\"a\">\nOne.\n</fact>\n\n<fact about=\"b\">\nTwo.\n</fact>\nBye"}]});
-        assert_eq!(npc_reply(&body), "One.\n\nTwo.");
+        let seen = Seen::of(body.to_string().as_bytes()).unwrap();
+        assert_eq!(npc_reply(&seen.first), "One.\n\nTwo.");
     }
 
     #[test]

@@ -14,7 +14,11 @@ use fake_llm::{Config, FakeServer, ScriptCall, script_from_trajectory};
 fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let mut port = 0u16;
-    let mut cfg = Config::default();
+    // Nobody reads a standalone server's statistics: do not let them grow.
+    let mut cfg = Config {
+        keep_bodies: false,
+        ..Config::default()
+    };
     let mut per_turn = 1usize;
     let mut trajectory = None;
     while let Some(a) = args.next() {
