@@ -114,12 +114,12 @@ pub fn replay(dir: &Path) -> Result<ReplayReport, ReplayError> {
             break;
         }
         for r in &s.records {
-            sim.record_line(r);
+            sim.record_raw(&r.text);
         }
         sim.step_with(&s.decision, s.tokens_out);
     }
     for r in &rec.trailing {
-        sim.record_line(r);
+        sim.record_raw(&r.text);
     }
     if let Some(r) = rec.end {
         sim.end(r);

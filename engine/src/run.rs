@@ -293,10 +293,18 @@ impl PythonBackend for ResumePython {
     }
 }
 
+/// A recorded model line: parsed, and as written (replay and resume copy the text,
+/// so the bytes do not depend on how a `Value` orders its keys).
+#[derive(Debug, Clone)]
+pub(crate) struct RecordedLine {
+    pub value: Value,
+    pub text: String,
+}
+
 /// A recorded decision with the model lines before it.
 #[derive(Debug, Clone)]
 pub(crate) struct RecordedStep {
-    pub records: Vec<Value>,
+    pub records: Vec<RecordedLine>,
     pub decision: Decision,
     pub tokens_out: u64,
 }
@@ -307,7 +315,7 @@ pub(crate) struct Recorded {
     pub header: Value,
     pub steps: Vec<RecordedStep>,
     /// Model lines after the last decision (a failed or interrupted turn).
-    pub trailing: Vec<Value>,
+    pub trailing: Vec<RecordedLine>,
     pub python: RecordedPython,
     pub npc_lines: Vec<Value>,
     pub end: Option<EndReason>,
@@ -341,7 +349,10 @@ pub(crate) fn read_recorded(traj: &Path) -> Result<Recorded, ReplayError> {
     let mut end = None;
     for (i, v) in parsed.iter().enumerate() {
         match v["type"].as_str() {
-            Some("model") => pending.push(v.clone()),
+            Some("model") => pending.push(RecordedLine {
+                value: v.clone(),
+                text: lines[i].clone(),
+            }),
             Some("decision") => {
                 let calls: Vec<ToolCall> = serde_json::from_value(v["calls"].clone())
                     .map_err(|e| fmt(i + 1, &e.to_string()))?;
@@ -419,15 +430,15 @@ pub fn resume_dir(
             break;
         }
         for r in &s.records {
-            sim.record_line(r);
-            if let Ok(u) = serde_json::from_value::<ModelUsage>(r["usage"].clone()) {
+            sim.record_raw(&r.text);
+            if let Ok(u) = serde_json::from_value::<ModelUsage>(r.value["usage"].clone()) {
                 usage.add(&u);
             }
         }
         let next = sim.step_with(&s.decision, s.tokens_out);
         past.push(PastStep {
             observation: std::mem::replace(&mut obs, next),
-            records: s.records.clone(),
+            records: s.records.iter().map(|r| r.value.clone()).collect(),
             decision: s.decision.clone(),
         });
     }

@@ -235,9 +235,10 @@ impl Sim {
         self.trace().record(&line);
     }
 
-    /// Records a line exactly as given (replay and resume copy recorded agent lines).
-    pub fn record_line(&mut self, line: &Value) {
-        self.trace().record(line);
+    /// Records a line exactly as given (replay and resume copy recorded agent
+    /// lines). It must be one line of JSON, as read from a trajectory.
+    pub fn record_raw(&mut self, line: &str) {
+        self.trace().record_raw(line);
     }
 
     /// Ends the run as an infrastructure failure (a model API gave up).

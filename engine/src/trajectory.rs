@@ -73,14 +73,18 @@ impl Trajectory {
 
     /// Appends one record as a JSON line.
     pub fn record<T: Serialize>(&mut self, record: &T) {
-        let line = match serde_json::to_string(record) {
-            Ok(l) => l,
+        match serde_json::to_string(record) {
+            Ok(l) => self.record_raw(&l),
             Err(e) => {
                 self.io_error
                     .get_or_insert_with(|| format!("cannot serialise a record: {e}"));
-                return;
             }
-        };
+        }
+    }
+
+    /// Writes one line as given (a line read from a trajectory, copied by replay).
+    pub fn record_raw(&mut self, line: &str) {
+        debug_assert!(!line.contains('\n'), "one line");
         self.hasher.update(line.as_bytes());
         self.hasher.update(b"\n");
         self.lines += 1;
@@ -95,7 +99,7 @@ impl Trajectory {
             }
         }
         if let Some(c) = &mut self.capture {
-            c.push(line);
+            c.push(line.to_owned());
         }
     }
 

@@ -1,19 +1,25 @@
 //! Batch throughput of model-backed runs against slow replies (issue 4 §8): does
-//! throughput grow linearly with `--concurrency` up to 256 scenarios?
+//! throughput grow linearly with `--concurrency` up to 256 scenarios in one process?
 //!
-//! `content/scenarios/meeting-only.ron` is run N times through `tbsim::batch`
-//! (`run_jobs_blocking`, the path `tbsim run --concurrency N` takes: each world on
-//! its own blocking thread, writing its run directory) by the built-in model-backed
-//! agent, built as the CLI builds `llm:<alias>` (one `HttpModel` on the shared
-//! request runtime, a fresh `LlmAgent` per job). The model is `tools/fake-llm` on
-//! 127.0.0.1, replaying the oracle's decisions one per turn and sleeping 200 ms
-//! before every reply. N = 2 × concurrency, so every concurrency level ideally takes
-//! the same time per batch (two waves of runs) and runs per second should grow
-//! linearly with concurrency until the runner or the CPUs saturate.
+//! Two workloads, each run N times through `tbsim::batch` (`run_jobs_blocking`, the
+//! path `tbsim run --concurrency N` takes: each world on its own blocking thread,
+//! writing its run directory) by the built-in model-backed agent, built as the CLI
+//! builds `llm:<alias>` (one `HttpModel` on the shared request runtime, a fresh
+//! `LlmAgent` per job). The model is `tools/fake-llm` on 127.0.0.1 in the same
+//! process, replaying the oracle's decisions one call per turn and sleeping 200 ms
+//! before every reply:
 //!
-//! The fake server runs in the same process (sharing its cores with the runner) and
-//! does not keep request bodies while timed; each criterion sample starts a fresh
-//! one outside timing. Throughput is in runs.
+//! * `kb-fix-medium` (18 model turns, ~3.6 s a run): a typical working session;
+//!   N = concurrency (one wave).
+//! * `meeting-only` (3 turns, ~0.6 s a run): the worst case for the runner, where a
+//!   run's fixed costs (building the world, creating its files, tearing down) weigh
+//!   most; N = 2 x concurrency (two waves).
+//!
+//! Every level ideally takes the same time per batch, so runs per second should
+//! grow linearly with concurrency. After the group the bench prints the CPU spent
+//! per run (runner and server together) and how busy the cores were. Each criterion
+//! sample starts a fresh server outside timing; timed servers keep no request
+//! bodies. Throughput is in runs.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -36,7 +42,8 @@ use tbsim_benches::{load_scenario, process_cpu, run_oracle_day};
 
 criterion_group!(benches, llm_concurrency);
 
-const SCENARIO: &str = "meeting-only.ron";
+/// (scenario, waves): N = waves x concurrency runs per batch.
+const WORKLOADS: [(&str, usize); 2] = [("kb-fix-medium.ron", 1), ("meeting-only.ron", 2)];
 const DELAY_MS: u64 = 200;
 const CONCURRENCY: [usize; 4] = [1, 16, 64, 256];
 const AGENT: &str = "llm:fake";
@@ -125,62 +132,59 @@ impl Setup {
 }
 
 fn llm_concurrency(c: &mut Criterion) {
-    let loaded = load_scenario(SCENARIO);
-    let (reference, lines) = run_oracle_day(&loaded, Trajectory::in_memory());
-    let script = script_from_trajectory(&lines.join("\n"), 1);
-    let turns = script.len();
     // The CLI's request runtime, shared by every caller (as `tbsim run` shares it).
     let runtime = tbsim::llm::client::runtime().expect("runtime");
-    let handle = runtime.handle().clone();
-    let setup = Setup {
-        scenario: Arc::new(loaded),
-        script,
-        caller: Box::new(move |cfg| {
-            Arc::new(HttpModel::new(cfg, handle.clone(), 0).expect("client"))
-        }),
-        prompts: Arc::new(Templates::builtin()),
-    };
     let scratch = ScratchDir::new("llm-concurrency");
-
-    // Once, untimed: every model-backed run is the oracle's run.
-    let (server, caller) = setup.server(true);
-    let t0 = std::time::Instant::now();
-    let outcomes = setup.batch(&caller, 4, 4, &scratch.0.join("check"));
-    let one_wave = t0.elapsed();
-    for o in outcomes {
-        let r = o.result.expect("the run completes");
-        assert_eq!(r.checkpoint_score, reference.checkpoint_score, "{r:?}");
-        assert_eq!(r.tool_calls, reference.tool_calls, "{r:?}");
-    }
-    let st = server.stats();
-    let bytes: usize = st.bodies.iter().map(|b| b.to_string().len()).sum();
-    eprintln!(
-        "llm_concurrency: {SCENARIO}, {turns} model turns per run at {DELAY_MS} ms \
-         (ideal run time {} ms); 4 runs at concurrency 4 took {one_wave:?}, \
-         {} agent requests, {} kB of request bodies",
-        turns as u64 * DELAY_MS,
-        st.agent_requests,
-        bytes / 1000
-    );
-    drop(server);
-
     let mut group = c.benchmark_group("llm_concurrency");
     group.warm_up_time(Duration::from_millis(100));
     group.measurement_time(Duration::from_secs(10));
     group.sampling_mode(SamplingMode::Flat);
     group.sample_size(10);
-    // (concurrency, runs, wall, CPU) over every timed batch, for the CPU figures.
-    let mut spent: Vec<(usize, u64, Duration, Duration)> = Vec::new();
-    for conc in CONCURRENCY {
-        let n = conc * 2;
-        let out = scratch.0.join(format!("c{conc}"));
-        group.throughput(Throughput::Elements(n as u64));
-        group.bench_function(
-            BenchmarkId::new(
-                SCENARIO.trim_end_matches(".ron"),
-                format!("concurrency_{conc}"),
-            ),
-            |b| {
+    // (workload, concurrency, runs, wall, CPU) over every timed batch.
+    let mut spent: Vec<(&str, usize, u64, Duration, Duration)> = Vec::new();
+    for (scenario, waves) in WORKLOADS {
+        let name = scenario.trim_end_matches(".ron");
+        let loaded = load_scenario(scenario);
+        let (reference, lines) = run_oracle_day(&loaded, Trajectory::in_memory());
+        let script = script_from_trajectory(&lines.join("\n"), 1);
+        let turns = script.len();
+        let handle = runtime.handle().clone();
+        let setup = Setup {
+            scenario: Arc::new(loaded),
+            script,
+            caller: Box::new(move |cfg| {
+                Arc::new(HttpModel::new(cfg, handle.clone(), 0).expect("client"))
+            }),
+            prompts: Arc::new(Templates::builtin()),
+        };
+
+        // Once, untimed: every model-backed run is the oracle's run.
+        let (server, caller) = setup.server(true);
+        let t0 = std::time::Instant::now();
+        let outcomes = setup.batch(&caller, 4, 4, &scratch.0.join(format!("check-{name}")));
+        let one_wave = t0.elapsed();
+        for o in outcomes {
+            let r = o.result.expect("the run completes");
+            assert_eq!(r.checkpoint_score, reference.checkpoint_score, "{r:?}");
+            assert_eq!(r.tool_calls, reference.tool_calls, "{r:?}");
+        }
+        let st = server.stats();
+        let bytes: usize = st.bodies.iter().map(|b| b.to_string().len()).sum();
+        eprintln!(
+            "llm_concurrency: {scenario}, {turns} model turns per run at {DELAY_MS} ms \
+             (ideal run time {} ms); 4 runs at concurrency 4 took {one_wave:?}, \
+             {} agent requests, {} kB of request bodies",
+            turns as u64 * DELAY_MS,
+            st.agent_requests,
+            bytes / 1000
+        );
+        drop(server);
+
+        for conc in CONCURRENCY {
+            let n = conc * waves;
+            let out = scratch.0.join(format!("{name}-c{conc}"));
+            group.throughput(Throughput::Elements(n as u64));
+            group.bench_function(BenchmarkId::new(name, format!("concurrency_{conc}")), |b| {
                 // A fresh server per sample (see the module docs), outside timing.
                 let (server, caller) = setup.server(false);
                 b.iter_custom(|iters| {
@@ -191,34 +195,36 @@ fn llm_concurrency(c: &mut Criterion) {
                     }
                     let wall = t0.elapsed();
                     if let (Some(a), Some(b)) = (cpu0, process_cpu()) {
-                        spent.push((conc, iters * n as u64, wall, b.saturating_sub(a)));
+                        spent.push((name, conc, iters * n as u64, wall, b.saturating_sub(a)));
                     }
                     wall
                 });
                 drop(server);
-            },
-        );
+            });
+        }
     }
     group.finish();
     drop(runtime);
-    // CPU per run (runner and in-process server together) and how busy the cores
-    // were: low utilisation with sub-linear throughput means runs queue behind each
-    // other's bursts, not that the machine is out of CPU.
+    // Low utilisation with sub-linear throughput means runs queue behind each
+    // other's bursts of fixed work, not that the machine is out of CPU.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    for conc in CONCURRENCY {
-        let (runs, wall, cpu) = spent
-            .iter()
-            .filter(|s| s.0 == conc)
-            .fold((0u64, Duration::ZERO, Duration::ZERO), |a, s| {
-                (a.0 + s.1, a.1 + s.2, a.2 + s.3)
-            });
-        if runs > 0 {
-            eprintln!(
-                "llm_concurrency cpu: concurrency {conc}: {runs} runs, {:.3} ms CPU per run, \
-                 {:.0}% of {cores} cores busy",
-                cpu.as_secs_f64() * 1e3 / runs as f64,
-                100.0 * cpu.as_secs_f64() / (wall.as_secs_f64() * cores as f64),
-            );
+    for (scenario, _) in WORKLOADS {
+        let name = scenario.trim_end_matches(".ron");
+        for conc in CONCURRENCY {
+            let (runs, wall, cpu) = spent
+                .iter()
+                .filter(|s| s.0 == name && s.1 == conc)
+                .fold((0u64, Duration::ZERO, Duration::ZERO), |a, s| {
+                    (a.0 + s.2, a.1 + s.3, a.2 + s.4)
+                });
+            if runs > 0 {
+                eprintln!(
+                    "llm_concurrency cpu: {name} at concurrency {conc}: {runs} runs, \
+                     {:.3} ms CPU per run, {:.0}% of {cores} cores busy",
+                    cpu.as_secs_f64() * 1e3 / runs as f64,
+                    100.0 * cpu.as_secs_f64() / (wall.as_secs_f64() * cores as f64),
+                );
+            }
         }
     }
 }

@@ -140,7 +140,11 @@ impl LlmAgent {
     }
 
     /// Sends one request and logs it. `Ok` holds the raw response.
-    async fn call(&mut self, purpose: &'static str, body: RequestBody) -> Result<Value, AgentError> {
+    async fn call(
+        &mut self,
+        purpose: &'static str,
+        body: RequestBody,
+    ) -> Result<Value, AgentError> {
         self.requests += 1;
         let CallOutcome { response, failures } =
             self.caller.call(body.clone(), self.requests).await;
@@ -620,11 +624,7 @@ mod tests {
         block_on(a.decide(&obs(0, vec![], vec![]))).unwrap();
         block_on(a.decide(&obs(1, vec![result("a", "my_tasks", vec![], 0)], vec![]))).unwrap();
         let log = a.take_log();
-        let purposes: Vec<&str> = log
-            .records
-            .iter()
-            .map(|r| r.purpose)
-            .collect();
+        let purposes: Vec<&str> = log.records.iter().map(|r| r.purpose).collect();
         assert_eq!(
             purposes,
             ["turn", "turn"],
@@ -632,11 +632,7 @@ mod tests {
         );
         block_on(a.decide(&obs(2, vec![result("b", "my_tasks", vec![], 0)], vec![]))).unwrap();
         let log = a.take_log();
-        let purposes: Vec<&str> = log
-            .records
-            .iter()
-            .map(|r| r.purpose)
-            .collect();
+        let purposes: Vec<&str> = log.records.iter().map(|r| r.purpose).collect();
         assert_eq!(purposes, ["summary", "turn"]);
         let body = &log.records[1].request.value();
         assert_eq!(

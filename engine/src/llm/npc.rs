@@ -48,9 +48,7 @@ impl ReplyCache {
     pub fn key(body: &RequestBody) -> String {
         // Bodies are serialised from the same structs in the same order, so equal
         // requests hash equally.
-        blake3::hash(body.text().as_bytes())
-            .to_hex()
-            .to_string()
+        blake3::hash(body.text().as_bytes()).to_hex().to_string()
     }
 
     /// The cached response for a key.

@@ -299,9 +299,11 @@ impl Seen {
                 .map(|c| text_of(&c.content))
                 .unwrap_or_default()
         };
-        let last_user = req.messages.iter().rev().find(|m| {
-            serde_json::from_str::<Role>(m.get()).is_ok_and(|r| r.role == "user")
-        });
+        let last_user = req
+            .messages
+            .iter()
+            .rev()
+            .find(|m| serde_json::from_str::<Role>(m.get()).is_ok_and(|r| r.role == "user"));
         Ok(Seen {
             model: req.model,
             has_tools: req.tools.is_some(),
