@@ -14,26 +14,25 @@
 //! oracle's calls one per turn. Each batch is run twice; the first pays for
 //! warming the page cache and the allocator.
 
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use fake_llm::{Config, FakeServer, script_from_trajectory};
+use fake_llm::{Config, script_from_trajectory};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tbsim::agent::llm::{LlmAgent, Memory};
 use tbsim::agent::{Agent, AgentError};
 use tbsim::batch::{AgentFactory, BatchSpec, Job, JobResult, Progress, plan, run_jobs_blocking};
+use tbsim::llm::HttpModel;
 use tbsim::llm::client::{CallFuture, ModelCaller, RequestBody};
 use tbsim::llm::history::SummaryPolicy;
 use tbsim::llm::message::Message;
 use tbsim::llm::prompt::Templates;
-use tbsim::llm::{ApiConfig, HttpModel};
 use tbsim::result::ModelUsage;
 use tbsim::run::RunLimits;
 use tbsim::sim::SimConfig;
 use tbsim::trajectory::Trajectory;
-use tbsim_benches::{load_scenario, run_oracle_day};
+use tbsim_benches::{fake_model, load_scenario, run_oracle_day};
 
 /// One model call: its ordinal within its run, when it was sent and answered (µs).
 type Call = (u64, u128, u128);
@@ -117,20 +116,12 @@ fn main() {
     let (_, lines) = run_oracle_day(&loaded, Trajectory::in_memory());
     let script = script_from_trajectory(&lines.join("\n"), 1);
     let turns = script.len();
-    let server = FakeServer::start(Config {
+    let (_server, cfg) = fake_model(Config {
         script,
         delay_ms,
         keep_bodies: false,
         ..Config::default()
-    })
-    .expect("start the fake server");
-    let text = format!(
-        r#"{{"fake": {{"model_name": "fake-agent", "api_key_var": "timeline-key", "base_url": "{}"}}}}"#,
-        server.base_url()
-    );
-    let cfg = ApiConfig::parse(Path::new("timeline"), &text)
-        .and_then(|c| c.model("fake"))
-        .expect("config");
+    });
     let runtime = tbsim::llm::client::runtime().expect("runtime");
     let http = Arc::new(HttpModel::new(cfg, runtime.handle().clone(), 0).expect("client"));
     let out = std::env::temp_dir().join(format!("tbsim-timeline-{}", std::process::id()));

@@ -4,13 +4,17 @@
 //!   runs the bench binary from ([`scenario_path`], [`load_scenario`]).
 //! * Running one simulated day with the oracle agent ([`run_oracle_day`]), so the
 //!   benches and their sanity checks drive the engine the same way `tbsim run` does.
+//! * Starting the fake model server with a configuration that points at it
+//!   ([`fake_model`]), for the model-backed benches.
 //! * A tiny seeded generator ([`SplitMix64`]) for synthetic workloads. It is written
 //!   out here rather than taken from `rand` so the bench crate adds no dependency
 //!   (and no `Cargo.lock` change) beyond `tbsim` and `criterion`.
 
 use std::path::{Path, PathBuf};
 
+use fake_llm::FakeServer;
 use tbsim::agent::Oracle;
+use tbsim::llm::{ApiConfig, ModelConfig};
 use tbsim::result::RunResult;
 use tbsim::run::{RunLimits, run_with};
 use tbsim::scenario::{LoadedScenario, load_file};
@@ -129,4 +133,19 @@ pub fn process_cpu() -> Option<std::time::Duration> {
     // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
     let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
     Some(std::time::Duration::from_millis(ticks * 10))
+}
+
+/// Starts `tools/fake-llm` on 127.0.0.1 with `config`, and returns it with the
+/// configuration of a model (alias `fake`) served by it, as `api_config.json` would
+/// give it to `tbsim run --agent llm:fake`.
+pub fn fake_model(config: fake_llm::Config) -> (FakeServer, ModelConfig) {
+    let server = FakeServer::start(config).expect("start the fake server");
+    let text = format!(
+        r#"{{"fake": {{"model_name": "fake-agent", "api_key_var": "bench-key", "base_url": "{}"}}}}"#,
+        server.base_url()
+    );
+    let cfg = ApiConfig::parse(Path::new("bench"), &text)
+        .and_then(|c| c.model("fake"))
+        .expect("bench config");
+    (server, cfg)
 }

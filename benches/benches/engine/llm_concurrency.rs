@@ -31,14 +31,14 @@ use fake_llm::{Config, FakeServer, ScriptCall, script_from_trajectory};
 use tbsim::agent::llm::{LlmAgent, Memory};
 use tbsim::agent::{Agent, AgentError};
 use tbsim::batch::{AgentFactory, BatchSpec, Job, JobOutcome, NoProgress, plan, run_jobs_blocking};
+use tbsim::llm::HttpModel;
 use tbsim::llm::history::SummaryPolicy;
 use tbsim::llm::prompt::Templates;
-use tbsim::llm::{ApiConfig, HttpModel};
 use tbsim::run::RunLimits;
 use tbsim::scenario::LoadedScenario;
 use tbsim::sim::SimConfig;
 use tbsim::trajectory::Trajectory;
-use tbsim_benches::{load_scenario, process_cpu, run_oracle_day};
+use tbsim_benches::{fake_model, load_scenario, process_cpu, run_oracle_day};
 
 criterion_group!(benches, llm_concurrency);
 
@@ -80,20 +80,12 @@ struct Setup {
 impl Setup {
     /// A fake server replying after `DELAY_MS`, and a model caller pointing at it.
     fn server(&self, keep_bodies: bool) -> (FakeServer, Arc<HttpModel>) {
-        let server = FakeServer::start(Config {
+        let (server, cfg) = fake_model(Config {
             script: self.script.clone(),
             delay_ms: DELAY_MS,
             keep_bodies,
             ..Config::default()
-        })
-        .expect("start the fake server");
-        let text = format!(
-            r#"{{"fake": {{"model_name": "fake-agent", "api_key_var": "bench-key", "base_url": "{}"}}}}"#,
-            server.base_url()
-        );
-        let cfg = ApiConfig::parse(Path::new("bench"), &text)
-            .and_then(|c| c.model("fake"))
-            .expect("bench config");
+        });
         (server, (self.caller)(cfg))
     }
 

@@ -9,21 +9,20 @@
 //! recording request and response. Throughput is in turns (= oracle decisions).
 
 use std::hint::black_box;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
-use fake_llm::{Config, FakeServer, script_from_trajectory};
+use fake_llm::{Config, script_from_trajectory};
 use tbsim::agent::llm::{LlmAgent, Memory};
+use tbsim::llm::HttpModel;
 use tbsim::llm::history::SummaryPolicy;
 use tbsim::llm::prompt::Templates;
-use tbsim::llm::{ApiConfig, HttpModel};
 use tbsim::run::{RunLimits, run_with};
 use tbsim::sim::SimConfig;
 use tbsim::tools::LivePython;
 use tbsim::trajectory::Trajectory;
-use tbsim_benches::{BUSY_DAY, load_scenario, run_oracle_day};
+use tbsim_benches::{BUSY_DAY, fake_model, load_scenario, run_oracle_day};
 
 criterion_group!(benches, llm_turn);
 
@@ -32,18 +31,10 @@ fn llm_turn(c: &mut Criterion) {
     let (reference, lines) = run_oracle_day(&loaded, Trajectory::in_memory());
     let script = script_from_trajectory(&lines.join("\n"), 1);
     let turns = script.len() as u64;
-    let server = FakeServer::start(Config {
+    let (_server, cfg) = fake_model(Config {
         script,
         ..Config::default()
-    })
-    .expect("start the fake server");
-    let text = format!(
-        r#"{{"fake": {{"model_name": "fake-agent", "api_key_var": "bench-key", "base_url": "{}"}}}}"#,
-        server.base_url()
-    );
-    let cfg = ApiConfig::parse(Path::new("bench"), &text)
-        .and_then(|c| c.model("fake"))
-        .expect("bench config");
+    });
     let rt = tbsim::llm::client::runtime().expect("runtime");
     let caller = Arc::new(HttpModel::new(cfg, rt.handle().clone(), 0).expect("client"));
     let prompts = Arc::new(Templates::builtin());
