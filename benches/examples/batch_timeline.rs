@@ -133,17 +133,19 @@ fn main() {
     for round in 1..=2 {
         let t0 = Instant::now();
         let calls = Arc::new(Mutex::new(Vec::new()));
-        let caller: Arc<dyn ModelCaller> = Arc::new(Timed {
-            inner: http.clone(),
-            t0,
-            calls: calls.clone(),
-        });
         let prompts = Arc::new(Templates::builtin());
+        let (http, timed) = (http.clone(), calls.clone());
         let agents: Arc<dyn AgentFactory> =
-            Arc::new(move |_: &Job| -> Result<Box<dyn Agent>, AgentError> {
+            Arc::new(move |job: &Job| -> Result<Box<dyn Agent>, AgentError> {
+                // As the CLI does: one HTTP client per model, reseeded per run.
+                let caller = Timed {
+                    inner: Arc::new(http.reseeded(job.seed)),
+                    t0,
+                    calls: timed.clone(),
+                };
                 Ok(Box::new(LlmAgent::new(
                     "llm:fake",
-                    caller.clone(),
+                    Arc::new(caller),
                     prompts.clone(),
                     Box::new(SummaryPolicy::default()),
                     Memory::None,

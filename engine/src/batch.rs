@@ -43,7 +43,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::agent::{Agent, AgentError};
 use crate::result::RunResult;
-use crate::run::{RunError, RunLimits, run_to_dir_async};
+use crate::run::{RunError, RunLimits, resume_dir, run_to_dir_async};
 use crate::scenario::LoadedScenario;
 use crate::sim::SimConfig;
 
@@ -113,6 +113,9 @@ pub struct Job {
     pub seed: u64,
     /// Run directory.
     pub dir: PathBuf,
+    /// Continue the run already in `dir` if it has a trajectory ([`resume_dir`]),
+    /// instead of starting afresh (`tbsim run --resume` over a batch).
+    pub resume: bool,
 }
 
 impl Job {
@@ -162,6 +165,7 @@ pub fn plan(
                 trials,
                 seed: base.wrapping_add(u64::from(t)),
                 dir,
+                resume: false,
             });
         }
     }
@@ -347,6 +351,20 @@ fn run_one(
             trial: job.trial,
             source,
         })?;
+        if job.resume && job.dir.join("trajectory.jsonl").is_file() {
+            return resume_dir(
+                &job.dir,
+                agent.as_mut(),
+                &spec.limits,
+                npc,
+                job.recorded_trial(),
+            )
+            .map_err(|source| BatchError::Run {
+                scenario: scenario(),
+                trial: job.trial,
+                source,
+            });
+        }
         let config = SimConfig {
             seed: Some(job.seed),
             ..spec.config.clone()

@@ -148,9 +148,15 @@ struct RunArgs {
     /// Scenario files.
     #[arg(required_unless_present = "resume")]
     scenarios: Vec<PathBuf>,
-    /// Continue the interrupted run in this directory (its options come from its `run.json`;
-    /// only --api-config may be given anew).
-    #[arg(long, conflicts_with_all = ["scenarios", "out", "agent", "npc", "prompts", "memory"])]
+    /// Continue the interrupted run in this directory, or every unfinished run below it
+    /// (a batch's output directory): runs that ended are kept, interrupted ones continue,
+    /// ones that never started start. Options come from each run's `run.json`; only
+    /// --api-config, --concurrency and --json may be given anew.
+    #[arg(long, conflicts_with_all = [
+        "scenarios", "out", "agent", "npc", "prompts", "memory", "npc_cache", "history_tokens",
+        "token_cost", "token_budget", "time_budget", "seed", "hints", "max_steps", "turn_cost",
+        "feedback", "trials",
+    ])]
     resume: Option<PathBuf>,
     /// Agent: `oracle`, `idle` or `llm:<alias>` (default: the `default` alias if configured, else `oracle`).
     #[arg(long)]
@@ -238,7 +244,7 @@ impl From<Feedback> for FeedbackPolicy {
 
 /// The options of a run, kept in its directory as `run.json` so `--resume` can
 /// rebuild the same agent. Never holds a key: only the config file's path.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct RunOptions {
     agent: String,
     npc: String,
@@ -252,6 +258,62 @@ struct RunOptions {
     time_budget_minutes: Option<u64>,
 }
 
+/// `run.json`: the run's options, and what `--resume` needs to start it if it never
+/// started (its world settings and trial). Files written before the world settings
+/// were kept still read: the extra fields are then absent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct RunFile {
+    #[serde(flatten)]
+    options: RunOptions,
+    /// The world's settings, with this run's seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sim: Option<SimConfig>,
+    /// Trial index (from 0) and the number of trials of the scenario in its batch.
+    #[serde(default)]
+    trial: u32,
+    #[serde(default = "one")]
+    trials: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl RunFile {
+    fn read(dir: &Path) -> Result<RunFile> {
+        let path = dir.join("run.json");
+        let text = std::fs::read_to_string(&path).with_context(|| {
+            format!(
+                "cannot read `{}`; only runs written by `tbsim run` can be resumed",
+                path.display()
+            )
+        })?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("`{}` is not a run description", path.display()))
+    }
+
+    /// The trial `result.json` records: only when the scenario had several.
+    fn recorded_trial(&self) -> Option<u32> {
+        (self.trials > 1).then_some(self.trial)
+    }
+}
+
+/// The run directories at or below `dir` (those with a `run.json`), sorted.
+fn resumable_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
+    let dirs: Vec<PathBuf> = tbsim::report::find_named(&[dir.to_path_buf()], "run.json")
+        .with_context(|| format!("cannot read `{}`", dir.display()))?
+        .into_iter()
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect();
+    if dirs.is_empty() {
+        bail!(
+            "`{}` holds no run written by `tbsim run` (no run.json in it or below it)",
+            dir.display()
+        );
+    }
+    Ok(dirs)
+}
+
 impl RunOptions {
     fn limits(&self) -> RunLimits {
         RunLimits {
@@ -263,10 +325,12 @@ impl RunOptions {
 }
 
 /// What model-backed parts of a run share: the runtime their requests run on,
-/// the config and the templates.
+/// the config, one HTTP client per model alias, and the templates.
 struct Models {
     runtime: Option<tokio::runtime::Runtime>,
     config: Option<ApiConfig>,
+    /// Built once per alias (milliseconds each); every run gets a reseeded copy.
+    clients: std::collections::BTreeMap<String, HttpModel>,
     prompts: Arc<Templates>,
 }
 
@@ -276,11 +340,15 @@ impl Models {
         Ok(Models {
             runtime: None,
             config: None,
+            clients: std::collections::BTreeMap::new(),
             prompts,
         })
     }
 
     fn caller(&mut self, opts: &RunOptions, alias: &str, seed: u64) -> Result<Arc<HttpModel>> {
+        if let Some(base) = self.clients.get(alias) {
+            return Ok(Arc::new(base.reseeded(seed)));
+        }
         if self.config.is_none() {
             let (path, _) = locate(opts.api_config.as_deref());
             self.config = Some(ApiConfig::load(&path)?);
@@ -291,7 +359,9 @@ impl Models {
                 Some(tbsim::llm::client::runtime().context("cannot start the async runtime")?);
         }
         let handle = self.runtime.as_ref().expect("built").handle().clone();
-        Ok(Arc::new(HttpModel::new(cfg, handle, seed)?))
+        let base = HttpModel::new(cfg, handle, seed)?;
+        self.clients.insert(alias.to_owned(), base.clone());
+        Ok(Arc::new(base))
     }
 
     fn agent(
@@ -390,15 +460,12 @@ fn print_results(results: &[RunResult], json: bool, out: &Path) -> Result<()> {
 }
 
 fn cmd_resume(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
-    let opts_path = dir.join("run.json");
-    let text = std::fs::read_to_string(&opts_path).with_context(|| {
-        format!(
-            "cannot read `{}`; only runs written by `tbsim run` can be resumed",
-            opts_path.display()
-        )
-    })?;
-    let mut opts: RunOptions = serde_json::from_str(&text)
-        .with_context(|| format!("`{}` is not a run description", opts_path.display()))?;
+    if !(dir.join("run.json").is_file() && dir.join("trajectory.jsonl").is_file()) {
+        return resume_batch(dir, args);
+    }
+    let file = RunFile::read(dir)?;
+    let trial = file.recorded_trial();
+    let mut opts = file.options;
     // Keys may live elsewhere now; everything else stays as the run began.
     if args.api_config.is_some() {
         opts.api_config = args.api_config.clone();
@@ -413,10 +480,93 @@ fn cmd_resume(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
     let mut models = Models::new(&opts)?;
     let mut agent = models.agent(&opts, &loaded, seed)?;
     let npc = models.npc(&opts, seed)?;
-    let r = tbsim::run::resume_dir(dir, agent.as_mut(), &opts.limits(), npc)
+    let r = tbsim::run::resume_dir(dir, agent.as_mut(), &opts.limits(), npc, trial)
         .with_context(|| format!("resuming `{}`", dir.display()))?;
     print_results(std::slice::from_ref(&r), args.json, dir)?;
     Ok(exit_code(&[r]))
+}
+
+/// Resumes every run at or below `dir` as one batch at `--concurrency`: ended runs
+/// report their recorded results, interrupted ones continue from their
+/// trajectories, and ones that never started start with the settings their
+/// `run.json` recorded. All must come from one `tbsim run` invocation.
+fn resume_batch(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
+    let dirs = resumable_dirs(dir)?;
+    let mut jobs = Vec::with_capacity(dirs.len());
+    let mut opts: Option<RunOptions> = None;
+    let mut world: Option<SimConfig> = None;
+    for d in dirs {
+        let file = RunFile::read(&d)?;
+        let mut options = file.options.clone();
+        if args.api_config.is_some() {
+            options.api_config = args.api_config.clone();
+        }
+        match &opts {
+            None => opts = Some(options),
+            Some(o) if *o == options => {}
+            Some(_) => bail!(
+                "`{}` was run with other options than the runs before it; resume the runs of \
+                 each `tbsim run` separately",
+                d.display()
+            ),
+        }
+        let loaded = load_file(&d.join("scenario.ron"))
+            .with_context(|| format!("cannot resume `{}`", d.display()))?;
+        let started = d.join("trajectory.jsonl").is_file();
+        let seed = match (&file.sim, started) {
+            (Some(sim), _) => sim.seed,
+            // Older run files: a started run's seed is in its trajectory header.
+            (None, true) => header_seed(&d),
+            (None, false) => bail!(
+                "`{}` never started, and its run.json (from an older tbsim) does not record how \
+                 to start it; start it again with `tbsim run`",
+                d.display()
+            ),
+        }
+        .unwrap_or(loaded.scenario.seed);
+        if let Some(sim) = &file.sim {
+            let settings = SimConfig {
+                seed: None,
+                ..sim.clone()
+            };
+            match &world {
+                None => world = Some(settings),
+                Some(w) if *w == settings => {}
+                Some(_) => bail!(
+                    "`{}` was run with other world settings than the runs before it; resume \
+                     the runs of each `tbsim run` separately",
+                    d.display()
+                ),
+            }
+        }
+        jobs.push(Job {
+            index: jobs.len(),
+            scenario: Arc::new(loaded),
+            trial: file.trial,
+            trials: file.trials,
+            seed,
+            dir: d,
+            resume: true,
+        });
+    }
+    let opts = opts.expect("resumable_dirs returns at least one");
+    let factory = Arc::new(Factory {
+        opts: opts.clone(),
+        models: Mutex::new(Models::new(&opts)?),
+    });
+    let spec = BatchSpec {
+        concurrency: args.concurrency as usize,
+        limits: opts.limits(),
+        config: world.unwrap_or_default(),
+    };
+    run_batch(jobs, &spec, factory, args, dir)
+}
+
+/// The seed in a trajectory's header line.
+fn header_seed(dir: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(dir.join("trajectory.jsonl")).ok()?;
+    let header: serde_json::Value = serde_json::from_str(text.lines().next()?).ok()?;
+    header["seed"].as_u64()
 }
 
 /// 3 when a run ended by an infrastructure failure (it can be resumed), else 0.
@@ -490,15 +640,6 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         PathBuf::from("runs").join(format!("{label}-{}", agent_name.replace(':', "-")))
     });
     let jobs = tbsim::batch::plan(&loaded, args.trials, args.seed, &out)?;
-    // Each run directory records its options, so `--resume` rebuilds the same agent.
-    let opts_text = serde_json::to_string_pretty(&opts)? + "\n";
-    for job in &jobs {
-        std::fs::create_dir_all(&job.dir)
-            .with_context(|| format!("cannot create `{}`", job.dir.display()))?;
-        let p = job.dir.join("run.json");
-        std::fs::write(&p, &opts_text)
-            .with_context(|| format!("cannot write `{}`", p.display()))?;
-    }
     let spec = BatchSpec {
         concurrency: args.concurrency as usize,
         limits: opts.limits(),
@@ -512,6 +653,40 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
             shuffle: None,
         },
     };
+    // Each run directory records its options, world settings and scenario before
+    // anything runs, so `--resume` can rebuild the agent, and start any run the
+    // interruption kept from starting.
+    for job in &jobs {
+        std::fs::create_dir_all(&job.dir)
+            .with_context(|| format!("cannot create `{}`", job.dir.display()))?;
+        let file = RunFile {
+            options: opts.clone(),
+            sim: Some(SimConfig {
+                seed: Some(job.seed),
+                ..spec.config.clone()
+            }),
+            trial: job.trial,
+            trials: job.trials,
+        };
+        let p = job.dir.join("run.json");
+        std::fs::write(&p, serde_json::to_string_pretty(&file)? + "\n")
+            .with_context(|| format!("cannot write `{}`", p.display()))?;
+        let p = job.dir.join("scenario.ron");
+        std::fs::write(&p, &job.scenario.source)
+            .with_context(|| format!("cannot write `{}`", p.display()))?;
+    }
+    run_batch(jobs, &spec, factory, &args, &out)
+}
+
+/// Runs a planned batch with a progress bar, prints the results (and a summary when
+/// there are several) and says how the process should exit.
+fn run_batch(
+    jobs: Vec<Job>,
+    spec: &BatchSpec,
+    factory: Arc<Factory>,
+    args: &RunArgs,
+    out: &Path,
+) -> Result<ExitCode> {
     // The bar draws on stderr only for a person watching: never into a pipe or a log,
     // and not alongside machine-readable output.
     let bar = if args.json || !std::io::stderr().is_terminal() {
@@ -531,7 +706,7 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     // never from within the batch runtime.
     let outcomes = tbsim::batch::run_jobs_blocking(
         jobs,
-        &spec,
+        spec,
         factory.clone(),
         Arc::new(ProgressBar(bar.clone())),
     )?;

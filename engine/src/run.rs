@@ -384,13 +384,15 @@ pub(crate) fn read_recorded(traj: &Path) -> Result<Recorded, ReplayError> {
 }
 
 /// Continues the interrupted run in `dir` with `agent`, asking `npc` (wrapped so
-/// recorded replies are reused) for colleagues' new replies. A run that already
+/// recorded replies are reused) for colleagues' new replies; `trial` is recorded in
+/// `result.json` as a fresh run of that trial would record it. A run that already
 /// ended (other than by an infrastructure failure) is returned as recorded.
 pub fn resume_dir(
     dir: &Path,
     agent: &mut dyn Agent,
     limits: &RunLimits,
     npc: Box<dyn NpcEngine>,
+    trial: Option<u32>,
 ) -> Result<RunResult, RunError> {
     let traj_path = dir.join("trajectory.jsonl");
     let rec = read_recorded(&traj_path)?;
@@ -454,7 +456,8 @@ pub fn resume_dir(
     agent
         .resume(&past)
         .map_err(|e| RunError::Agent(dir.to_owned(), e))?;
-    let result = block_on(drive_from(&mut sim, agent, limits, obs, usage));
+    let mut result = block_on(drive_from(&mut sim, agent, limits, obs, usage));
+    result.trial = trial;
     finish_dir(&sim, &result, dir, traj_path)?;
     Ok(result)
 }

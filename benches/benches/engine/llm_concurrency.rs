@@ -4,8 +4,8 @@
 //! Two workloads, each run N times through `tbsim::batch` (`run_jobs_blocking`, the
 //! path `tbsim run --concurrency N` takes: each world on its own blocking thread,
 //! writing its run directory) by the built-in model-backed agent, built as the CLI
-//! builds `llm:<alias>` (one `HttpModel` on the shared request runtime, a fresh
-//! `LlmAgent` per job). The model is `tools/fake-llm` on 127.0.0.1 in the same
+//! builds `llm:<alias>` (one `HttpModel` on the shared request runtime, reseeded
+//! for each job, and a fresh `LlmAgent` per job). The model is `tools/fake-llm` on 127.0.0.1 in the same
 //! process, replaying the oracle's decisions one call per turn and sleeping 200 ms
 //! before every reply:
 //!
@@ -110,10 +110,11 @@ impl Setup {
         };
         let (caller, prompts) = (caller.clone(), self.prompts.clone());
         let agents: Arc<dyn AgentFactory> =
-            Arc::new(move |_: &Job| -> Result<Box<dyn Agent>, AgentError> {
+            Arc::new(move |job: &Job| -> Result<Box<dyn Agent>, AgentError> {
+                // As the CLI does: one HTTP client per model, reseeded per run.
                 Ok(Box::new(LlmAgent::new(
                     AGENT,
-                    caller.clone(),
+                    Arc::new(caller.reseeded(job.seed)),
                     prompts.clone(),
                     Box::new(SummaryPolicy::default()),
                     Memory::None,

@@ -142,14 +142,18 @@ pub trait ModelCaller: Send + Sync {
 struct Inner {
     http: reqwest::Client,
     cfg: ModelConfig,
-    seed: u64,
 }
 
 /// Calls an OpenAI-compatible HTTP API.
+///
+/// Building one costs milliseconds (the TLS setup of its HTTP client), so a batch
+/// builds one per model and gives each run a [`HttpModel::reseeded`] copy: the
+/// copies share the client and its connection pool.
 #[derive(Clone)]
 pub struct HttpModel {
     inner: Arc<Inner>,
     handle: Handle,
+    seed: u64,
 }
 
 impl std::fmt::Debug for HttpModel {
@@ -174,9 +178,18 @@ impl HttpModel {
         }
         let http = b.build().map_err(|e| LlmError::Setup(e.to_string()))?;
         Ok(HttpModel {
-            inner: Arc::new(Inner { http, cfg, seed }),
+            inner: Arc::new(Inner { http, cfg }),
             handle,
+            seed,
         })
+    }
+
+    /// The same model and HTTP client, with retry jitter seeded by `seed`.
+    pub fn reseeded(&self, seed: u64) -> HttpModel {
+        HttpModel {
+            seed,
+            ..self.clone()
+        }
     }
 
     /// The configuration.
@@ -290,7 +303,12 @@ async fn attempt(inner: &Inner, body: &RequestBody) -> Attempt {
     }
 }
 
-async fn call_with_retries(inner: Arc<Inner>, body: RequestBody, ordinal: u64) -> CallOutcome {
+async fn call_with_retries(
+    inner: Arc<Inner>,
+    seed: u64,
+    body: RequestBody,
+    ordinal: u64,
+) -> CallOutcome {
     let policy = inner.cfg.retry;
     let redact = |s: String| inner.cfg.key.redact(&s);
     let mut failures = Vec::new();
@@ -311,7 +329,7 @@ async fn call_with_retries(inner: Arc<Inner>, body: RequestBody, ordinal: u64) -
             Attempt::Retry(m, after) => {
                 failures.push(redact(m));
                 if n < policy.max_retries {
-                    tokio::time::sleep(backoff(&policy, inner.seed, ordinal, n, after)).await;
+                    tokio::time::sleep(backoff(&policy, seed, ordinal, n, after)).await;
                 }
             }
         }
@@ -350,7 +368,9 @@ impl ModelCaller for HttpModel {
 
     fn call(&self, body: RequestBody, ordinal: u64) -> CallFuture {
         let inner = self.inner.clone();
-        let task = self.handle.spawn(call_with_retries(inner, body, ordinal));
+        let task = self
+            .handle
+            .spawn(call_with_retries(inner, self.seed, body, ordinal));
         Box::pin(async move {
             task.await.unwrap_or_else(|e| CallOutcome {
                 response: Err(LlmError::Setup(format!("the request task failed: {e}"))),

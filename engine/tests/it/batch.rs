@@ -722,3 +722,101 @@ fn report_markdown_snapshot() {
         "agent,runs,tokens_in,tokens_out,cost,cost_per_run\nmodel-a,6,129000,8400,0.1575,0.02625\nmodel-b,2,0,0,0,0\n"
     );
 }
+
+/// Cuts a trajectory to its first `keep` lines plus half of the next one (a torn
+/// write), and removes the run's result, as a kill mid-run leaves it.
+fn interrupt(run: &Path, keep: usize) {
+    let traj = run.join("trajectory.jsonl");
+    let text = fs::read_to_string(&traj).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines.len() > keep + 1,
+        "{} has {} lines",
+        run.display(),
+        lines.len()
+    );
+    let torn = &lines[keep][..lines[keep].len() / 2];
+    fs::write(&traj, format!("{}\n{torn}", lines[..keep].join("\n"))).unwrap();
+    fs::remove_file(run.join("result.json")).unwrap();
+}
+
+#[test]
+fn an_interrupted_batch_resumes_to_the_bytes_of_an_uninterrupted_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (whole, cut) = (dir.path().join("whole"), dir.path().join("cut"));
+    let files = ["kb-fix-medium.ron", "meeting-check-sum.ron"].map(|f| {
+        root()
+            .join("content/scenarios")
+            .join(f)
+            .display()
+            .to_string()
+    });
+    for out in [&whole, &cut] {
+        let mut args = vec!["run", "--trials", "2", "--out", out.to_str().unwrap()];
+        args.extend(files.iter().map(String::as_str));
+        let o = tbsim(&args, &root());
+        assert!(o.status.success(), "{}", text(&o).1);
+    }
+    // One run finished, two cut mid-way, one never started (its directory holds only
+    // what `tbsim run` writes before any world starts).
+    interrupt(&cut.join("kb-fix-medium/trial-1"), 6);
+    interrupt(&cut.join("meeting-check-sum/trial-1"), 1);
+    let never = cut.join("meeting-check-sum/trial-0");
+    fs::remove_file(never.join("trajectory.jsonl")).unwrap();
+    fs::remove_file(never.join("result.json")).unwrap();
+    assert_ne!(tree(&whole), tree(&cut));
+
+    let o = tbsim(
+        &[
+            "run",
+            "--resume",
+            cut.to_str().unwrap(),
+            "--concurrency",
+            "2",
+        ],
+        &root(),
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.contains("4 runs"), "{stdout}");
+    assert_eq!(
+        tree(&whole),
+        tree(&cut),
+        "every file as if never interrupted"
+    );
+    let o = tbsim(&["replay", cut.to_str().unwrap()], &root());
+    assert!(o.status.success(), "{}", text(&o).0);
+
+    // Resuming again changes nothing: every run has ended.
+    let o = tbsim(&["run", "--resume", cut.to_str().unwrap()], &root());
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(tree(&whole), tree(&cut));
+
+    // Options are the recorded ones: new ones are refused, mixed batches too.
+    let o = tbsim(
+        &["run", "--resume", cut.to_str().unwrap(), "--hints", "2"],
+        &root(),
+    );
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("--hints"), "{}", text(&o).1);
+    let odd = cut.join("meeting-check-sum/trial-1/run.json");
+    let mut file = json_file(&odd);
+    file["max_steps"] = json!(7);
+    fs::write(&odd, file.to_string()).unwrap();
+    let o = tbsim(&["run", "--resume", cut.to_str().unwrap()], &root());
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        stderr.contains("trial-1") && stderr.contains("other options"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn resuming_a_directory_without_runs_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = tbsim(&["run", "--resume", dir.path().to_str().unwrap()], &root());
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success());
+    assert!(stderr.contains("no run.json"), "{stderr}");
+}
