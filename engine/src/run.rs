@@ -10,10 +10,16 @@
 //! checked between decisions, never by cutting a tool call short). A model API that
 //! gives up ends the run as an infrastructure failure.
 //!
+//! Model lines are written while the agent decides, each as soon as its call
+//! completes (see [`crate::agent`]), before the decision they lead to: a run killed
+//! in the middle of a decision keeps the calls that decision already made.
+//!
 //! [`resume_dir`] continues an interrupted run: it replays the recorded decisions
 //! into a fresh world (recorded model lines, `run_python` outcomes and colleagues'
-//! replies are reused, nothing is asked again), checks that the regenerated lines
-//! equal the recorded ones, restores the agent, and goes on live.
+//! replies are reused, nothing is asked again), copies the model lines recorded
+//! after the last decision, checks that the regenerated lines equal the recorded
+//! ones, restores the agent (handing it those later lines, so the interrupted
+//! decision's completed calls are not made again), and goes on live.
 
 use std::path::{Path, PathBuf};
 
@@ -137,7 +143,7 @@ async fn drive_from(
             sim.end(reason);
             break;
         }
-        let decided = agent.decide(&obs).await;
+        let decided = decide_recording(sim, agent, &obs).await;
         let log = agent.take_log();
         for r in &log.records {
             sim.record_agent(r);
@@ -161,6 +167,28 @@ async fn drive_from(
     }
     r.npc_model = sim.npc_usage();
     r
+}
+
+/// Awaits the agent's decision, writing the model records it completes as they
+/// arrive: the sink is drained after every poll, so a completed call is on disk
+/// before the decision's next await (a kill then does not lose it).
+async fn decide_recording(
+    sim: &mut Sim,
+    agent: &mut dyn Agent,
+    obs: &Observation,
+) -> Result<Decision, AgentError> {
+    let sink = agent.record_sink();
+    let mut decision = agent.decide(obs);
+    std::future::poll_fn(|cx| {
+        let polled = decision.as_mut().poll(cx);
+        if let Some(sink) = &sink {
+            for r in sink.drain() {
+                sim.record_agent(&r);
+            }
+        }
+        polled
+    })
+    .await
 }
 
 /// Runs in memory: the result and the trajectory lines.
@@ -387,6 +415,12 @@ pub(crate) fn read_recorded(traj: &Path) -> Result<Recorded, ReplayError> {
 /// recorded replies are reused) for colleagues' new replies; `trial` is recorded in
 /// `result.json` as a fresh run of that trial would record it. A run that already
 /// ended (other than by an infrastructure failure) is returned as recorded.
+///
+/// Model lines after the last decision (calls of the decision that was cut short,
+/// or that failed for good) are kept verbatim and handed to the agent with
+/// [`Agent::resume`]. Their usage is not counted here: the agent reports it with the
+/// decision they belong to (as an uninterrupted run would, so the token budget is
+/// checked at the same points and the decision's thinking time is the same).
 pub fn resume_dir(
     dir: &Path,
     agent: &mut dyn Agent,
@@ -444,6 +478,16 @@ pub fn resume_dir(
             decision: s.decision.clone(),
         });
     }
+    // Lines after the last decision follow a complete step, so they go right after
+    // it; a world the recorded decisions already ended continues nothing.
+    let pending: Vec<Value> = if sim.is_over() {
+        Vec::new()
+    } else {
+        for r in &rec.trailing {
+            sim.record_raw(&r.text);
+        }
+        rec.trailing.iter().map(|r| r.value.clone()).collect()
+    };
     // Every line written so far is flushed: compare it with the recorded one. A step
     // cut short by the interruption may now have more lines than were recorded.
     let again = std::fs::read_to_string(&tmp).map_err(io(&tmp))?;
@@ -454,10 +498,112 @@ pub fn resume_dir(
     }
     std::fs::rename(&tmp, &traj_path).map_err(io(&traj_path))?;
     agent
-        .resume(&past)
+        .resume(&past, &pending)
         .map_err(|e| RunError::Agent(dir.to_owned(), e))?;
     let mut result = block_on(drive_from(&mut sim, agent, limits, obs, usage));
     result.trial = trial;
     finish_dir(&sim, &result, dir, traj_path)?;
     Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::task::Poll;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::agent::{AgentFuture, ModelRecord, RecordSink};
+    use crate::llm::client::RequestBody;
+    use crate::tools::ToolCall;
+
+    /// Makes one model call, then waits once before finishing; at that wait, looks
+    /// for the call's line in the trajectory file.
+    struct Slow {
+        sink: RecordSink,
+        trajectory: PathBuf,
+        seen_while_deciding: Arc<AtomicBool>,
+    }
+
+    impl Agent for Slow {
+        fn name(&self) -> String {
+            "slow".into()
+        }
+
+        fn decide<'a>(&'a mut self, _obs: &'a Observation) -> AgentFuture<'a> {
+            let mut polls = 0;
+            Box::pin(std::future::poll_fn(move |cx| {
+                polls += 1;
+                if polls == 1 {
+                    self.sink.push(ModelRecord {
+                        purpose: "summary",
+                        model: "m".into(),
+                        request: RequestBody::new(&json!({"messages": []})),
+                        failures: Vec::new(),
+                        response: json!({"choices": []}),
+                        usage: None,
+                        error: None,
+                    });
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                let text = std::fs::read_to_string(&self.trajectory).unwrap_or_default();
+                let last = text.lines().last().unwrap_or_default();
+                self.seen_while_deciding
+                    .store(last.contains(r#""purpose":"summary""#), Ordering::SeqCst);
+                Poll::Ready(Ok(Decision {
+                    calls: vec![ToolCall {
+                        id: "c1".into(),
+                        name: "finish".into(),
+                        arguments: "{}".into(),
+                    }],
+                }))
+            }))
+        }
+
+        fn record_sink(&self) -> Option<RecordSink> {
+            Some(self.sink.clone())
+        }
+    }
+
+    #[test]
+    fn a_completed_model_call_is_written_while_its_decision_is_in_flight() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../content/scenarios/meeting-only.ron");
+        let loaded = load_file(&path).expect("bundled scenario loads");
+        let dir = tempfile::tempdir().unwrap();
+        let seen = Arc::new(AtomicBool::new(false));
+        let mut agent = Slow {
+            sink: RecordSink::default(),
+            trajectory: dir.path().join("trajectory.jsonl"),
+            seen_while_deciding: seen.clone(),
+        };
+        let r = run_to_dir(
+            &loaded,
+            &mut agent,
+            SimConfig::default(),
+            &RunLimits::default(),
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(r.end_reason, Some(EndReason::Finished));
+        assert!(
+            seen.load(Ordering::SeqCst),
+            "the line is on disk before the decision completes"
+        );
+        let text = std::fs::read_to_string(dir.path().join("trajectory.jsonl")).unwrap();
+        let kinds: Vec<String> = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].to_string())
+            .collect();
+        let model = kinds.iter().position(|k| k == r#""model""#).unwrap();
+        assert_eq!(kinds[model + 1], r#""decision""#, "then its decision");
+        assert_eq!(
+            kinds.iter().filter(|k| *k == r#""model""#).count(),
+            1,
+            "once"
+        );
+    }
 }

@@ -10,7 +10,9 @@
 //! paths, so the same run always writes the same bytes; the one exception is what a
 //! model provider puts in its own response (e.g. a `created` timestamp), which is
 //! kept verbatim because replay and resume copy it rather than regenerate it. Each line is
-//! flushed as it is written: a crash loses at most the step in flight.
+//! flushed as it is written, and a model line as soon as its call completes: a crash
+//! loses at most the step in flight, and of a decision in flight only the call that
+//! had no answer yet.
 //!
 //! The digest is the BLAKE3 hash of all lines, each followed by `\n`.
 

@@ -21,24 +21,32 @@
 //!
 //! Before each turn the [`HistoryPolicy`] may pick a span to compress; the model
 //! summarises it and the summary replaces it. Every call (turn, summary, reflection)
-//! is reported in the [`TurnLog`] for the trajectory.
+//! goes into the agent's [`RecordSink`] the moment it completes, successful or not,
+//! so the runner writes it to the trajectory while the rest of the decision is still
+//! in flight.
 //!
 //! To resume an interrupted run, the agent restores its conversation from the last
 //! recorded turn's request plus its response, and its notes from the last recorded
-//! reflection: nothing is asked again.
+//! reflection. The calls recorded after the last decision (say, a summary whose turn
+//! was cut short) answer the same calls when the agent makes them again: a call is
+//! taken from the record when its purpose and request equal the next recorded one's,
+//! and a call that failed for good is made again. Nothing completed is asked again.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::{Agent, AgentError, AgentFuture, ModelRecord, PastStep, TurnLog};
+use super::{Agent, AgentError, AgentFuture, ModelRecord, PastStep, RecordSink, TurnLog};
 use crate::llm::client::{CallOutcome, ModelCaller, RequestBody};
 use crate::llm::history::{HistoryPolicy, transcript};
 use crate::llm::message::{
     Content, ImageUrl, Message, Part, Role, assistant_from, response_text, tool_schemas_json,
 };
 use crate::llm::prompt::{PromptBuilder, render_notifications, status_line};
+use crate::result::ModelUsage;
 use crate::sim::{Briefing, Decision, Observation, ToolResult};
 use crate::world::Notification;
 
@@ -66,8 +74,14 @@ pub struct LlmAgent {
     pending: Vec<String>,
     notes: Option<String>,
     day: u32,
+    /// Model lines so far; numbers the next request (it seeds retry jitter).
     requests: u64,
-    log: TurnLog,
+    /// Usage of the decision in progress.
+    usage: ModelUsage,
+    sink: RecordSink,
+    /// Model lines an interrupted run recorded after its last decision, oldest first,
+    /// answering the calls they record when those are made again.
+    recorded: VecDeque<Value>,
 }
 
 impl std::fmt::Debug for LlmAgent {
@@ -125,7 +139,9 @@ impl LlmAgent {
             notes: None,
             day: 1,
             requests: 0,
-            log: TurnLog::default(),
+            usage: ModelUsage::default(),
+            sink: RecordSink::default(),
+            recorded: VecDeque::new(),
         }
     }
 
@@ -139,12 +155,16 @@ impl LlmAgent {
         self.notes.as_deref()
     }
 
-    /// Sends one request and logs it. `Ok` holds the raw response.
+    /// Sends one request and puts its record in the sink (or answers it from the
+    /// interrupted run's record). `Ok` holds the raw response.
     async fn call(
         &mut self,
         purpose: &'static str,
         body: RequestBody,
     ) -> Result<Value, AgentError> {
+        if let Some(raw) = self.answer_from_record(purpose, &body) {
+            return Ok(raw);
+        }
         self.requests += 1;
         let CallOutcome { response, failures } =
             self.caller.call(body.clone(), self.requests).await;
@@ -160,7 +180,7 @@ impl LlmAgent {
         let out = match response {
             Ok(raw) => {
                 let usage = self.caller.usage(&raw);
-                self.log.usage.add(&usage);
+                self.usage.add(&usage);
                 rec.usage = Some(usage);
                 rec.response = raw.clone();
                 Ok(raw)
@@ -170,8 +190,47 @@ impl LlmAgent {
                 Err(AgentError::Infra(format!("{purpose} call: {e}")))
             }
         };
-        self.log.records.push(rec);
+        self.sink.push(rec);
         out
+    }
+
+    /// The recorded response when the next recorded line is this call (same purpose,
+    /// same request). Each line taken counts as a request, as it did when it was
+    /// made, and its usage counts towards this decision; its line is already written.
+    fn answer_from_record(&mut self, purpose: &str, body: &RequestBody) -> Option<Value> {
+        if self.recorded.is_empty() {
+            return None;
+        }
+        // Recorded requests went through a `Value`: compare as values, not text.
+        let sent = body.value();
+        while let Some(line) = self.recorded.front() {
+            if line["purpose"] != purpose || line["request"] != sent {
+                self.drop_recorded();
+                return None;
+            }
+            let line = self.recorded.pop_front().expect("a front line");
+            self.count_recorded(&line);
+            if line["response"].is_object() {
+                return Some(line["response"].clone());
+            }
+            // It failed for good: make the call again (a later line may be that retry).
+        }
+        None
+    }
+
+    fn count_recorded(&mut self, line: &Value) {
+        self.requests += 1;
+        if let Ok(u) = ModelUsage::deserialize(&line["usage"]) {
+            self.usage.add(&u);
+        }
+    }
+
+    /// Gives up the recorded lines not taken: the agent asks differently now, so they
+    /// only count (their lines stay in the trajectory).
+    fn drop_recorded(&mut self) {
+        for line in std::mem::take(&mut self.recorded) {
+            self.count_recorded(&line);
+        }
     }
 
     fn image_parts(results: &[ToolResult]) -> Vec<Part> {
@@ -331,18 +390,31 @@ impl Agent for LlmAgent {
     }
 
     fn decide<'a>(&'a mut self, obs: &'a Observation) -> AgentFuture<'a> {
-        Box::pin(self.turn(obs))
+        Box::pin(async move {
+            let out = self.turn(obs).await;
+            // Recorded lines belong to the decision after them, whatever it used.
+            self.drop_recorded();
+            out
+        })
     }
 
     fn take_log(&mut self) -> TurnLog {
-        std::mem::take(&mut self.log)
+        TurnLog {
+            records: self.sink.drain(),
+            usage: std::mem::take(&mut self.usage),
+        }
+    }
+
+    fn record_sink(&self) -> Option<RecordSink> {
+        Some(self.sink.clone())
     }
 
     fn uses_model(&self) -> bool {
         true
     }
 
-    fn resume(&mut self, past: &[PastStep]) -> Result<(), AgentError> {
+    fn resume(&mut self, past: &[PastStep], pending: &[Value]) -> Result<(), AgentError> {
+        self.recorded = pending.iter().cloned().collect();
         let Some(first) = past.first() else {
             return Ok(());
         };
@@ -406,11 +478,12 @@ mod tests {
     use crate::time::SimTime;
     use crate::tools::Attachment;
 
-    /// Answers from a queue and keeps every request.
+    /// Answers from a queue and keeps every request and its ordinal.
     #[derive(Default)]
     struct Mock {
         replies: Mutex<VecDeque<Value>>,
         bodies: Mutex<Vec<Value>>,
+        ordinals: Mutex<Vec<u64>>,
     }
 
     impl ModelCaller for Mock {
@@ -429,8 +502,9 @@ mod tests {
             }
             RequestBody::new(&b)
         }
-        fn call(&self, body: RequestBody, _ordinal: u64) -> CallFuture {
+        fn call(&self, body: RequestBody, ordinal: u64) -> CallFuture {
             self.bodies.lock().unwrap().push(body.value());
+            self.ordinals.lock().unwrap().push(ordinal);
             let r = self.replies.lock().unwrap().pop_front();
             Box::pin(async move {
                 CallOutcome {
@@ -702,10 +776,158 @@ mod tests {
                 decision: d1,
             },
         ];
-        b.resume(&past).unwrap();
+        b.resume(&past, &[]).unwrap();
         assert_eq!(b.messages(), a.messages());
         assert_eq!(b.notes(), a.notes());
         assert_eq!(b.pending, a.pending);
+    }
+
+    /// Three decisions, the third after a history summary: each step's observation,
+    /// records (as trajectory lines) and decision, and the agent to go on with.
+    struct Summarised {
+        agent: LlmAgent,
+        mock: Arc<Mock>,
+        steps: Vec<(Observation, Vec<Value>, Decision)>,
+    }
+
+    fn summarised() -> Summarised {
+        let mock = Arc::new(Mock::default());
+        mock.replies.lock().unwrap().extend([
+            reply("", &[("a", "my_tasks", "{}")]),
+            reply("", &[("b", "my_tasks", "{}")]),
+            text_reply("SUMMARY-TEXT"),
+            reply("", &[("c", "wait", "{}")]),
+        ]);
+        let mut a = agent(mock.clone(), 1, Memory::None);
+        let observations = [
+            obs(0, vec![], vec![]),
+            obs(1, vec![result("a", "my_tasks", vec![], 0)], vec![]),
+            obs(2, vec![result("b", "my_tasks", vec![], 0)], vec![]),
+        ];
+        let mut steps = Vec::new();
+        for (i, o) in observations.into_iter().enumerate() {
+            let d = block_on(a.decide(&o)).unwrap();
+            let records: Vec<Value> = values(a.take_log())
+                .iter()
+                .map(|r| with_step(r, i as u64 + 1))
+                .collect();
+            steps.push((o, records, d));
+        }
+        let purposes: Vec<&Value> = steps[2].1.iter().map(|r| &r["purpose"]).collect();
+        assert_eq!(purposes, ["summary", "turn"]);
+        Summarised {
+            agent: a,
+            mock,
+            steps,
+        }
+    }
+
+    fn past(steps: &[(Observation, Vec<Value>, Decision)]) -> Vec<PastStep> {
+        steps
+            .iter()
+            .map(|(o, r, d)| PastStep {
+                observation: o.clone(),
+                records: r.clone(),
+                decision: d.clone(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn calls_recorded_after_the_last_decision_are_answered_from_the_record() {
+        let mut x = summarised();
+        let (o2, pending, d2) = x.steps[2].clone();
+        let b_mock = Arc::new(Mock::default());
+        let mut b = agent(b_mock.clone(), 1, Memory::None);
+        b.resume(&past(&x.steps[..2]), &pending).unwrap();
+        let d = block_on(b.decide(&o2)).unwrap();
+        assert!(
+            b_mock.bodies.lock().unwrap().is_empty(),
+            "neither the summary nor the turn is asked again"
+        );
+        assert_eq!(d, d2, "the recorded decision");
+        assert_eq!(b.messages(), x.agent.messages(), "the summarised history");
+        let log = b.take_log();
+        assert!(log.records.is_empty(), "their lines are already written");
+        assert_eq!(log.usage.calls, 2);
+        assert_eq!(
+            log.usage.output_tokens,
+            5 + 7,
+            "both count for the decision"
+        );
+        assert_eq!(b.requests, x.agent.requests);
+
+        // Later calls go out as in an uninterrupted run, with the same ordinals.
+        let o3 = obs(3, vec![result("c", "wait", vec![], 0)], vec![]);
+        for m in [&x.mock, &b_mock] {
+            m.replies
+                .lock()
+                .unwrap()
+                .extend([text_reply("SUMMARY-2"), reply("", &[("d", "finish", "{}")])]);
+        }
+        block_on(x.agent.decide(&o3)).unwrap();
+        block_on(b.decide(&o3)).unwrap();
+        assert_eq!(
+            *b_mock.bodies.lock().unwrap(),
+            x.mock.bodies.lock().unwrap()[4..]
+        );
+        assert_eq!(*b_mock.ordinals.lock().unwrap(), [5, 6]);
+        assert_eq!(x.mock.ordinals.lock().unwrap()[4..], [5, 6]);
+    }
+
+    #[test]
+    fn a_recorded_call_is_reused_only_for_the_same_request() {
+        let x = summarised();
+        let (o2, pending, d2) = x.steps[2].clone();
+
+        // The summary was asked of other messages: it and everything after it is
+        // asked again, and the given-up lines still count.
+        let mut changed = pending.clone();
+        changed[0]["request"]["messages"][0]["content"] = json!("another prompt");
+        let mock = Arc::new(Mock::default());
+        mock.replies.lock().unwrap().extend([
+            text_reply("SUMMARY-TEXT"),
+            reply("", &[("c", "wait", "{}")]),
+        ]);
+        let mut b = agent(mock.clone(), 1, Memory::None);
+        b.resume(&past(&x.steps[..2]), &changed).unwrap();
+        assert_eq!(block_on(b.decide(&o2)).unwrap(), d2);
+        let asked = mock.bodies.lock().unwrap().clone();
+        let sent: Vec<Value> = pending.iter().map(|r| r["request"].clone()).collect();
+        assert_eq!(asked, sent, "both calls go out");
+        assert_eq!(
+            *mock.ordinals.lock().unwrap(),
+            [5, 6],
+            "after the two lines"
+        );
+        let log = b.take_log();
+        let purposes: Vec<&str> = log.records.iter().map(|r| r.purpose).collect();
+        assert_eq!(purposes, ["summary", "turn"]);
+        assert_eq!(log.usage.calls, 4, "two recorded lines and two new calls");
+
+        // A turn that failed for good is made again; the summary before it is not.
+        let mut failed = pending.clone();
+        failed[1]["response"] = Value::Null;
+        failed[1]["error"] = json!("the model API failed 3 times");
+        failed[1].as_object_mut().unwrap().remove("usage");
+        let mock = Arc::new(Mock::default());
+        mock.replies
+            .lock()
+            .unwrap()
+            .push_back(reply("", &[("c", "wait", "{}")]));
+        let mut b = agent(mock.clone(), 1, Memory::None);
+        b.resume(&past(&x.steps[..2]), &failed).unwrap();
+        assert_eq!(block_on(b.decide(&o2)).unwrap(), d2);
+        assert_eq!(*mock.bodies.lock().unwrap(), [sent[1].clone()]);
+        assert_eq!(
+            *mock.ordinals.lock().unwrap(),
+            [5],
+            "the retry follows the failed call's line"
+        );
+        let log = b.take_log();
+        assert_eq!(log.records.len(), 1);
+        assert_eq!(log.records[0].purpose, "turn");
+        assert_eq!(log.usage.calls, 2);
     }
 
     fn values(log: TurnLog) -> Vec<Value> {

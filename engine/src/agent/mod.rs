@@ -5,12 +5,19 @@
 //! external agent driven over a protocol. The simulation itself never awaits: the
 //! runner drives one decision at a time, and the clock only moves inside the engine.
 //!
-//! After each decision the runner collects the agent's [`TurnLog`] (the model
-//! requests and responses behind it, and their token usage) and records it in the
-//! trajectory before the decision. To continue an interrupted run, the runner replays
-//! the recorded decisions into a fresh world and hands the agent what happened
-//! ([`Agent::resume`]); a model-backed agent restores its conversation from the
-//! recorded requests instead of calling the model again.
+//! A model-backed agent pushes each model call (request and response) into its
+//! [`RecordSink`] as soon as the call completes; the runner drains the sink after
+//! every poll of the decision and writes the records to the trajectory, so a crash
+//! while a later call of the same decision is in flight loses no completed call. After
+//! the decision the runner collects the rest of the agent's [`TurnLog`] (records not
+//! yet drained, and the decision's token usage), then records the decision.
+//!
+//! To continue an interrupted run, the runner replays the recorded decisions into a
+//! fresh world and hands the agent what happened ([`Agent::resume`]): the past steps,
+//! and the model lines recorded after the last decision (calls of the decision that
+//! was interrupted). A model-backed agent restores its conversation from the recorded
+//! requests, and answers a call from those later lines when it would send the same
+//! request again, so no completed call is made twice.
 
 mod idle;
 pub mod llm;
@@ -18,7 +25,7 @@ mod oracle;
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 
 pub use idle::Idle;
@@ -68,12 +75,38 @@ pub struct ModelRecord {
     pub error: Option<String>,
 }
 
+/// Where an agent puts its model records as their calls complete; the runner drains
+/// it while the decision is still in flight (see the module docs). Clones share the
+/// same records.
+#[derive(Debug, Clone, Default)]
+pub struct RecordSink(Arc<Mutex<Vec<ModelRecord>>>);
+
+impl RecordSink {
+    /// Adds a completed call.
+    pub fn push(&self, record: ModelRecord) {
+        self.lock().push(record);
+    }
+
+    /// Takes every record pushed since the last drain, oldest first.
+    pub fn drain(&self) -> Vec<ModelRecord> {
+        std::mem::take(&mut *self.lock())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<ModelRecord>> {
+        // A panic while pushing cannot leave the vector half-updated.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 /// What an agent reports about its latest decision besides the calls.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TurnLog {
-    /// Model calls behind the decision.
+    /// Model calls behind the decision not yet taken from the agent's
+    /// [`RecordSink`] (all of them when no runner drains it).
     pub records: Vec<ModelRecord>,
-    /// Their usage.
+    /// The usage of every model line before the decision, including lines an
+    /// interrupted run recorded and the agent was resumed with (the runner counts it
+    /// once, here, and charges its output tokens as the decision's thinking time).
     pub usage: ModelUsage,
 }
 
@@ -98,15 +131,24 @@ pub trait Agent: Send {
     fn take_log(&mut self) -> TurnLog {
         TurnLog::default()
     }
+    /// Where the agent puts model records as their calls complete, for the runner to
+    /// write while a decision is in flight (none by default: records come with
+    /// [`Agent::take_log`] only).
+    fn record_sink(&self) -> Option<RecordSink> {
+        None
+    }
     /// Whether the agent is backed by a model (its usage goes into the results).
     fn uses_model(&self) -> bool {
         false
     }
     /// Brings the agent to the state it had after `past` (an interrupted run's steps),
-    /// without calling any model. The default re-runs `decide` on each observation,
-    /// which suits agents that decide for free and deterministically, and checks that
-    /// they decide as recorded.
-    fn resume(&mut self, past: &[PastStep]) -> Result<(), AgentError> {
+    /// without calling any model. `pending` holds the model lines recorded after the
+    /// last decision (calls of the decision in flight when the run stopped; they stay
+    /// in the trajectory). The default ignores them, re-runs `decide` on each
+    /// observation, which suits agents that decide for free and deterministically,
+    /// and checks that they decide as recorded.
+    fn resume(&mut self, past: &[PastStep], pending: &[Value]) -> Result<(), AgentError> {
+        let _ = pending;
         for (i, p) in past.iter().enumerate() {
             let d = block_on(self.decide(&p.observation))?;
             if d != p.decision {

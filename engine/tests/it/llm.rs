@@ -294,6 +294,13 @@ fn retry_exhaustion_ends_as_an_infra_failure_that_can_be_resumed() {
     assert_eq!(r["checkpoint_score"], 1.0, "{r}");
     assert_eq!(r["end_reason"], "finished");
     assert_eq!(s.stats().turns, (s.stats().agent_requests - before) + 2);
+    // The failed call stays on record, followed by its retry.
+    let models = model_lines(&out);
+    let failed = models.iter().position(|m| m["error"].is_string()).unwrap();
+    assert_eq!(models[failed], last, "kept verbatim");
+    let retry = &models[failed + 1];
+    assert_eq!(retry["request"], last["request"]);
+    assert!(retry["response"].is_object() && retry["step"] == last["step"]);
     ok(&tbsim(&["replay", o], tmp.path()));
 }
 
@@ -823,4 +830,265 @@ fn images_read_by_a_tool_reach_the_model_as_image_url_parts_over_http() {
     drop(s);
     let replay = ok(&tbsim(&["replay", o], tmp.path()));
     assert!(replay.contains(": identical"), "{replay}");
+}
+
+/// The `model` lines of a run, in order.
+fn model_lines(dir: &Path) -> Vec<Value> {
+    lines(dir)
+        .into_iter()
+        .filter(|v| v["type"] == "model")
+        .collect()
+}
+
+/// A child process killed when dropped (a failing test leaves nothing running).
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+/// A server playing `script`, and a config for it in its own directory.
+fn server_with(
+    tmp: &Path,
+    name: &str,
+    script: &[Vec<ScriptCall>],
+    f: impl FnOnce(&mut Config),
+) -> (FakeServer, PathBuf) {
+    let mut config = Config {
+        script: script.to_vec(),
+        key: Some(KEY.into()),
+        ..Config::default()
+    };
+    f(&mut config);
+    let s = FakeServer::start(config).unwrap();
+    let dir = tmp.join(format!("cfg-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = api_config(&dir, &s, "");
+    (s, cfg)
+}
+
+/// Resumes `dir` against a fresh server (no faults); returns the bodies it received.
+fn resume_fresh(tmp: &Path, dir: &Path, name: &str, script: &[Vec<ScriptCall>]) -> Vec<Value> {
+    let (s, cfg) = server_with(tmp, name, script, |_| {});
+    ok(&tbsim(
+        &[
+            "run",
+            "--resume",
+            dir.to_str().unwrap(),
+            "--api-config",
+            cfg.to_str().unwrap(),
+        ],
+        tmp,
+    ));
+    let st = s.stats();
+    assert_eq!(st.agent_requests as usize, st.bodies.len());
+    st.bodies
+}
+
+/// Asserts `dir` ended as `whole` did, byte for byte, and replays offline.
+fn assert_same_run(tmp: &Path, whole: &Path, dir: &Path) {
+    let (a, b) = (result(whole), result(dir));
+    assert_eq!(
+        a["digest"], b["digest"],
+        "the same trajectory, byte for byte"
+    );
+    assert_eq!(a["checkpoint_score"], b["checkpoint_score"]);
+    assert_eq!(a["model"], b["model"], "the same usage");
+    let replay = ok(&tbsim(&["replay", dir.to_str().unwrap()], tmp));
+    assert!(replay.contains(": identical"), "{replay}");
+}
+
+#[test]
+fn calls_completed_before_a_kill_are_on_record_and_not_made_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scen = scen_path("kb-fix-medium");
+    let sc = scen.to_str().unwrap();
+    // One call a turn and a low threshold: the history is summarised several times.
+    let extra = ["--agent", "llm:fake", "--history-tokens", "4000"];
+    let l = crate::util::scenario("kb-fix-medium");
+    let (_, oracle) = crate::util::run(&l, &mut Oracle::new(&l.scenario), None);
+    let script = script_from_trajectory(&oracle.join("\n"), 1);
+
+    let whole = tmp.path().join("whole");
+    let (s, cfg) = server_with(tmp.path(), "whole", &script, |_| {});
+    ok(&tbsim(
+        &run_args(whole.to_str().unwrap(), cfg.to_str().unwrap(), sc, &extra),
+        tmp.path(),
+    ));
+    drop(s);
+    let models = model_lines(&whole);
+    let whole_text = std::fs::read_to_string(whole.join("trajectory.jsonl")).unwrap();
+    let summary = models
+        .iter()
+        .position(|m| m["purpose"] == "summary")
+        .expect("the history was summarised");
+    let turn = summary + 1;
+    assert_eq!(models[turn]["purpose"], "turn");
+    assert_eq!(
+        models[turn]["step"], models[summary]["step"],
+        "one decision"
+    );
+
+    // The turn after the summary hangs (the server counts every request, from 0);
+    // the run is killed while it is in flight.
+    let (slow, cfg) = server_with(tmp.path(), "cut", &script, |c| {
+        c.faults = vec![FaultRule::at(turn as u64, Fault::Slow { ms: 30_000 })];
+    });
+    let cut = tmp.path().join("cut");
+    let child = Killed(
+        command(
+            &run_args(cut.to_str().unwrap(), cfg.to_str().unwrap(), sc, &extra),
+            tmp.path(),
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap(),
+    );
+    let traj = cut.join("trajectory.jsonl");
+    let t0 = Instant::now();
+    let on_disk = loop {
+        let text = std::fs::read_to_string(&traj).unwrap_or_default();
+        let in_flight = slow.stats().agent_requests > turn as u64;
+        if in_flight && text.matches(r#""type":"model""#).count() > summary {
+            break text;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the summary is not on record while the turn after it is in flight \
+             ({} requests, {} model lines)",
+            slow.stats().agent_requests,
+            text.matches(r#""type":"model""#).count()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(child);
+    assert!(
+        t0.elapsed() < Duration::from_secs(25),
+        "killed mid-turn, not after it"
+    );
+    assert!(!cut.join("result.json").exists());
+    let last: Value = serde_json::from_str(on_disk.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        last["purpose"], "summary",
+        "the kill came after the summary"
+    );
+    assert!(
+        whole_text.starts_with(&on_disk),
+        "what was written is what an uninterrupted run writes"
+    );
+    drop(slow);
+
+    let asked = resume_fresh(tmp.path(), &cut, "resume-cut", &script);
+    assert!(
+        !asked.contains(&models[summary]["request"]),
+        "the summary is not asked again"
+    );
+    assert_eq!(
+        asked[0], models[turn]["request"],
+        "the turn cut short is asked first, as it was"
+    );
+    assert_eq!(
+        asked.len(),
+        models.len() - turn,
+        "and then only what followed"
+    );
+    assert_same_run(tmp.path(), &whole, &cut);
+
+    // A kill after the turn's reply arrived, before its decision was written, leaves
+    // the trajectory ending with the turn's line: resuming does not ask it again.
+    let after = tmp.path().join("after-reply");
+    copy_dir(&whole, &after);
+    std::fs::remove_file(after.join("result.json")).unwrap();
+    let kept: Vec<&str> = whole_text
+        .lines()
+        .scan(0, |n, l| {
+            let before = *n;
+            *n += usize::from(l.contains(r#""type":"model""#));
+            (before <= turn).then_some(l)
+        })
+        .collect();
+    let turn_line: Value = serde_json::from_str(kept.last().unwrap()).unwrap();
+    assert_eq!(turn_line["request"], models[turn]["request"]);
+    std::fs::write(after.join("trajectory.jsonl"), kept.join("\n") + "\n").unwrap();
+    let asked = resume_fresh(tmp.path(), &after, "resume-after", &script);
+    assert!(!asked.contains(&models[summary]["request"]));
+    assert!(
+        !asked.contains(&models[turn]["request"]),
+        "the answered turn is not asked again"
+    );
+    assert_eq!(asked.len(), models.len() - turn - 1);
+    assert_same_run(tmp.path(), &whole, &after);
+}
+
+#[test]
+fn a_reflection_written_before_a_kill_is_not_asked_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scen = scen_path("two-days");
+    let script = oracle_script("two-days");
+    let extra = ["--agent", "llm:fake", "--memory", "notes"];
+    let whole = tmp.path().join("whole");
+    let (s, cfg) = server_with(tmp.path(), "whole", &script, |_| {});
+    ok(&tbsim(
+        &run_args(
+            whole.to_str().unwrap(),
+            cfg.to_str().unwrap(),
+            scen.to_str().unwrap(),
+            &extra,
+        ),
+        tmp.path(),
+    ));
+    drop(s);
+    let models = model_lines(&whole);
+    let reflection = models
+        .iter()
+        .position(|m| m["purpose"] == "reflection")
+        .expect("a reflection between the days");
+
+    // The state a kill leaves while the first turn of day 2 is in flight.
+    let cut = tmp.path().join("cut");
+    copy_dir(&whole, &cut);
+    std::fs::remove_file(cut.join("result.json")).unwrap();
+    let text = std::fs::read_to_string(whole.join("trajectory.jsonl")).unwrap();
+    let mut seen = 0;
+    let kept: Vec<&str> = text
+        .lines()
+        .take_while(|l| {
+            let keep = seen <= reflection;
+            seen += usize::from(l.contains(r#""type":"model""#));
+            keep
+        })
+        .collect();
+    let last: Value = serde_json::from_str(kept.last().unwrap()).unwrap();
+    assert_eq!(last["purpose"], "reflection");
+    std::fs::write(cut.join("trajectory.jsonl"), kept.join("\n") + "\n").unwrap();
+
+    let asked = resume_fresh(tmp.path(), &cut, "resume", &script);
+    assert!(
+        !asked.contains(&models[reflection]["request"]),
+        "the reflection is not asked again"
+    );
+    assert_eq!(
+        asked[0],
+        models[reflection + 1]["request"],
+        "day 2 opens as it did"
+    );
+    assert_eq!(asked.len(), models.len() - reflection - 1);
+    assert_same_run(tmp.path(), &whole, &cut);
 }
