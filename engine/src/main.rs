@@ -298,16 +298,18 @@ impl RunFile {
     }
 }
 
-/// The run directories at or below `dir` (those with a `run.json`), sorted.
-fn resumable_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
-    let dirs: Vec<PathBuf> = tbsim::report::find_named(&[dir.to_path_buf()], "run.json")
+/// The directories at or below `dir` (at any depth, so a batch with trials,
+/// `<out>/<scenario>/trial-<t>/`, counts) that hold a file named `file`; an error
+/// saying so when there are none.
+fn dirs_holding(dir: &Path, file: &str) -> Result<Vec<PathBuf>> {
+    let dirs: Vec<PathBuf> = tbsim::report::find_named(&[dir.to_path_buf()], file)
         .with_context(|| format!("cannot read `{}`", dir.display()))?
         .into_iter()
         .filter_map(|p| p.parent().map(Path::to_path_buf))
         .collect();
     if dirs.is_empty() {
         bail!(
-            "`{}` holds no run written by `tbsim run` (no run.json in it or below it)",
+            "`{}` holds no {file} (nor do its subdirectories); pass a run directory written by `tbsim run`",
             dir.display()
         );
     }
@@ -491,7 +493,7 @@ fn cmd_resume(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
 /// trajectories, and ones that never started start with the settings their
 /// `run.json` recorded. All must come from one `tbsim run` invocation.
 fn resume_batch(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
-    let dirs = resumable_dirs(dir)?;
+    let dirs = dirs_holding(dir, "run.json")?;
     let mut jobs = Vec::with_capacity(dirs.len());
     let mut opts: Option<RunOptions> = None;
     let mut world: Option<SimConfig> = None;
@@ -549,7 +551,7 @@ fn resume_batch(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
             resume: true,
         });
     }
-    let opts = opts.expect("resumable_dirs returns at least one");
+    let opts = opts.expect("dirs_holding returns at least one");
     let factory = Arc::new(Factory {
         opts: opts.clone(),
         models: Mutex::new(Models::new(&opts)?),
@@ -833,26 +835,10 @@ fn cmd_report(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
-    // At any depth, so a batch with trials (`<out>/<scenario>/trial-<t>/`) replays too.
-    let dirs: Vec<PathBuf> = tbsim::report::find_named(&[dir.to_path_buf()], "trajectory.jsonl")
-        .with_context(|| format!("cannot read `{}`", dir.display()))?
-        .into_iter()
-        .filter_map(|p| p.parent().map(Path::to_path_buf))
-        .collect();
-    if dirs.is_empty() {
-        bail!(
-            "`{}` holds no trajectory.jsonl (nor do its subdirectories); pass a run directory written by `tbsim run`",
-            dir.display()
-        );
-    }
-    Ok(dirs)
-}
-
 fn cmd_replay(dir: &Path) -> Result<ExitCode> {
     let mut failed = false;
     let mut stdout = std::io::stdout().lock();
-    for d in run_dirs(dir)? {
+    for d in dirs_holding(dir, "trajectory.jsonl")? {
         let report =
             tbsim::replay::replay(&d).with_context(|| format!("replaying `{}`", d.display()))?;
         match (&report.divergence, &report.recorded_digest) {

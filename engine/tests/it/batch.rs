@@ -818,5 +818,5 @@ fn resuming_a_directory_without_runs_says_so() {
     let o = tbsim(&["run", "--resume", dir.path().to_str().unwrap()], &root());
     let (_, stderr) = text(&o);
     assert!(!o.status.success());
-    assert!(stderr.contains("no run.json"), "{stderr}");
+    assert!(stderr.contains("holds no run.json"), "{stderr}");
 }
