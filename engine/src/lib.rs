@@ -26,7 +26,8 @@
 //!   rules, or played by a model through a reply cache. Model calls happen outside
 //!   the simulated clock and are recorded, so replay needs no network.
 //! * Each run writes a [`trajectory`]; [`replay`] re-drives a fresh world from it and
-//!   must reproduce every line and the digest.
+//!   must reproduce every line and the digest. A model turn request is written relative
+//!   to the previous one ([`trajectory::expand_requests`] restores it in full).
 //! * [`batch`] runs many scenarios and trials as independent worlds, a bounded number
 //!   at a time, with identical outputs whatever the concurrency; [`report`] turns
 //!   their `result.json` files into the paper's tables and charts.

@@ -35,7 +35,7 @@ use crate::scenario::{Content, LoadedScenario, load_file};
 use crate::sim::{Decision, Observation, Sim, SimConfig};
 use crate::time::SimDuration;
 use crate::tools::{LivePython, PythonBackend, RecordedPython, ToolCall};
-use crate::trajectory::Trajectory;
+use crate::trajectory::{Trajectory, expand_requests};
 use crate::world::EndReason;
 
 /// Failure to write a run.
@@ -365,6 +365,9 @@ pub(crate) fn read_recorded(traj: &Path) -> Result<Recorded, ReplayError> {
         }
     }
     lines.truncate(parsed.len());
+    // Model lines may hold a turn request in its compact form: the agent and the
+    // reuse of recorded calls work on full requests (the text stays as written).
+    expand_requests(&mut parsed).map_err(|e| fmt(e.line() + 1, &e.to_string()))?;
     let header = parsed
         .first()
         .filter(|h| h["type"] == "header")
@@ -541,6 +544,7 @@ mod tests {
                         purpose: "summary",
                         model: "m".into(),
                         request: RequestBody::new(&json!({"messages": []})),
+                        request_delta: None,
                         failures: Vec::new(),
                         response: json!({"choices": []}),
                         usage: None,

@@ -15,6 +15,27 @@
 //! had no answer yet.
 //!
 //! The digest is the BLAKE3 hash of all lines, each followed by `\n`.
+//!
+//! ## Model lines
+//!
+//! A `model` line holds `type`, `step`, `t`, `purpose` (`turn`, `summary` or
+//! `reflection`), `model`, the request, `failures` (if any), `response` (`null` if
+//! the call failed for good), `usage` and `error` (if any). The request is `request`,
+//! the body exactly as sent, or for a turn request its compact form `request_delta`,
+//! so that a conversation resent every turn is not written again every turn. A
+//! `request_delta` is measured against the previous `turn` line of the trajectory
+//! (whichever form it has, failed or not): `keep` says that the request's messages
+//! start with the first `keep` messages of that line's request, `messages` holds the
+//! messages after them, `"same_tools": true` stands for that line's `tools` (present
+//! only when the tools are the same), and every other field (`model`, `tool_choice`,
+//! `temperature`, `max_tokens`, ...) is the body's as sent. The agent writes the
+//! compact form for every turn request after its first one, with `keep` the number
+//! of messages it left unchanged since the previous turn request (all of them, or
+//! those before the span a history summary replaced; 0 on a new day); a run's first
+//! turn, summaries, reflections, and a turn right after a resumed run gave up recorded
+//! lines are written in full. [`expand_requests`] restores the full requests (equal,
+//! as JSON values, to the bodies sent); trajectories written before the compact form
+//! existed only hold full requests and read the same.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -141,9 +162,184 @@ pub fn digest_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
     h.finalize().to_hex().to_string()
 }
 
+/// A `request_delta` that cannot be expanded (the trajectory is damaged).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestDeltaError {
+    /// No `turn` line with a request comes before it.
+    #[error("a request_delta with no earlier turn request")]
+    NoBase(usize),
+    /// `keep` exceeds the previous turn request's messages.
+    #[error("a request_delta keeps {keep} messages of {len}")]
+    Keep {
+        /// Index of the line in the slice.
+        line: usize,
+        /// The recorded `keep`.
+        keep: u64,
+        /// Messages in the previous turn request.
+        len: usize,
+    },
+    /// The delta is not of the documented shape.
+    #[error("malformed request_delta: {1}")]
+    Malformed(usize, &'static str),
+}
+
+impl RequestDeltaError {
+    /// Index (from 0) of the offending line in the slice given.
+    pub fn line(&self) -> usize {
+        match self {
+            RequestDeltaError::NoBase(l) | RequestDeltaError::Malformed(l, _) => *l,
+            RequestDeltaError::Keep { line, .. } => *line,
+        }
+    }
+}
+
+/// Replaces every `request_delta` of the model lines in `lines` (a trajectory's
+/// lines, or model records, in order) by the full `request` it stands for (see the
+/// module docs). Lines whose `type` is other than `model` are left alone; lines
+/// without a `request_delta` are unchanged.
+pub fn expand_requests(lines: &mut [serde_json::Value]) -> Result<(), RequestDeltaError> {
+    use serde_json::Value;
+    let mut last_turn: Option<usize> = None;
+    for i in 0..lines.len() {
+        let (before, rest) = lines.split_at_mut(i);
+        let line = &mut rest[0];
+        if line.get("type").is_some_and(|t| t != "model") {
+            continue;
+        }
+        let Some(obj) = line.as_object_mut() else {
+            continue;
+        };
+        if let Some(delta) = obj.remove("request_delta") {
+            let Value::Object(delta) = delta else {
+                return Err(RequestDeltaError::Malformed(i, "not an object"));
+            };
+            let base = &before[last_turn.ok_or(RequestDeltaError::NoBase(i))?]["request"];
+            let base_messages = base["messages"]
+                .as_array()
+                .ok_or(RequestDeltaError::Malformed(i, "the base has no messages"))?;
+            let keep = delta
+                .get("keep")
+                .and_then(Value::as_u64)
+                .ok_or(RequestDeltaError::Malformed(i, "no keep"))?;
+            let kept = usize::try_from(keep)
+                .ok()
+                .and_then(|k| base_messages.get(..k))
+                .ok_or(RequestDeltaError::Keep {
+                    line: i,
+                    keep,
+                    len: base_messages.len(),
+                })?;
+            let mut full = serde_json::Map::new();
+            for (k, v) in delta {
+                match k.as_str() {
+                    "keep" => {}
+                    "messages" => {
+                        let Value::Array(tail) = v else {
+                            return Err(RequestDeltaError::Malformed(i, "messages"));
+                        };
+                        let mut all = kept.to_vec();
+                        all.extend(tail);
+                        full.insert(k, Value::Array(all));
+                    }
+                    "same_tools" => {
+                        let tools = base
+                            .get("tools")
+                            .filter(|_| v == true)
+                            .ok_or(RequestDeltaError::Malformed(i, "same_tools"))?;
+                        full.insert("tools".into(), tools.clone());
+                    }
+                    _ => {
+                        full.insert(k, v);
+                    }
+                }
+            }
+            if !full.contains_key("messages") {
+                return Err(RequestDeltaError::Malformed(i, "no messages"));
+            }
+            obj.insert("request".into(), Value::Object(full));
+        }
+        if obj.get("purpose").is_some_and(|p| p == "turn")
+            && obj.get("request").is_some_and(Value::is_object)
+        {
+            last_turn = Some(i);
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn request_deltas_expand_against_the_previous_turn_line() {
+        use serde_json::json;
+        let turn = |req: &str, body: serde_json::Value| json!({"type": "model", "purpose": "turn", req: body, "response": {}});
+        let mut lines = vec![
+            json!({"type": "header"}),
+            turn(
+                "request",
+                json!({"model": "m", "messages": [1, 2, 3], "tools": ["t"]}),
+            ),
+            // Not a turn: never a base.
+            json!({"type": "model", "purpose": "summary", "request": {"messages": [9]}}),
+            json!({"type": "npc", "request_delta": {"keep": 0}}),
+            turn(
+                "request_delta",
+                json!({"keep": 2, "model": "m", "messages": [4], "same_tools": true}),
+            ),
+            turn(
+                "request_delta",
+                json!({"keep": 3, "model": "n", "messages": [], "tools": ["u"]}),
+            ),
+        ];
+        expand_requests(&mut lines).unwrap();
+        assert_eq!(
+            lines[4]["request"],
+            json!({"model": "m", "messages": [1, 2, 4], "tools": ["t"]})
+        );
+        assert_eq!(
+            lines[5]["request"],
+            json!({"model": "n", "messages": [1, 2, 4], "tools": ["u"]})
+        );
+        assert!(lines[4].get("request_delta").is_none());
+        assert_eq!(
+            lines[3],
+            json!({"type": "npc", "request_delta": {"keep": 0}})
+        );
+
+        let delta = |d| turn("request_delta", d);
+        let base = turn("request", json!({"messages": [1]}));
+        let err = |mut v: Vec<serde_json::Value>| expand_requests(&mut v).unwrap_err();
+        assert_eq!(
+            err(vec![delta(json!({"keep": 0, "messages": []}))]),
+            RequestDeltaError::NoBase(0)
+        );
+        assert_eq!(
+            err(vec![
+                base.clone(),
+                delta(json!({"keep": 2, "messages": []}))
+            ]),
+            RequestDeltaError::Keep {
+                line: 1,
+                keep: 2,
+                len: 1
+            }
+        );
+        assert_eq!(
+            err(vec![
+                base.clone(),
+                delta(json!({"keep": 1, "messages": [], "same_tools": true}))
+            ])
+            .line(),
+            1,
+            "no tools to stand for"
+        );
+        assert_eq!(
+            err(vec![base, delta(json!({"keep": 1}))]),
+            RequestDeltaError::Malformed(1, "no messages")
+        );
+    }
 
     #[test]
     fn digest_matches_file_bytes_and_helper() {

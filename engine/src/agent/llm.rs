@@ -31,6 +31,13 @@
 //! was cut short) answer the same calls when the agent makes them again: a call is
 //! taken from the record when its purpose and request equal the next recorded one's,
 //! and a call that failed for good is made again. Nothing completed is asked again.
+//!
+//! A turn request is recorded in compact form (`request_delta`, see
+//! [`crate::trajectory`]) relative to the previous turn line: the agent tracks how many
+//! leading messages are unchanged since that request (the conversation only grows,
+//! except where a summary replaces a span or a new day starts afresh). After a resume
+//! the previous turn line is the last one recorded; if recorded lines are given up,
+//! the next turn request is written in full.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -82,6 +89,28 @@ pub struct LlmAgent {
     /// Model lines an interrupted run recorded after its last decision, oldest first,
     /// answering the calls they record when those are made again.
     recorded: VecDeque<Value>,
+    /// The previous turn line of the trajectory, which the next turn request is
+    /// written relative to (`None`: unknown, so the next one is written in full).
+    base: Option<TurnBase>,
+}
+
+/// What the next turn request's compact form is measured against.
+#[derive(Debug, Clone, PartialEq)]
+struct TurnBase {
+    /// Leading messages of the conversation still equal to the previous turn
+    /// request's: the conversation only grows, except where a summary replaces a
+    /// span or a new day starts it afresh.
+    shared: usize,
+    /// The previous turn request's `tools`.
+    tools: Option<Value>,
+}
+
+impl TurnBase {
+    /// The base a turn request leaves (all its messages are shared so far).
+    fn after(body: &RequestBody) -> Option<TurnBase> {
+        body.turn_shape()
+            .map(|(shared, tools)| TurnBase { shared, tools })
+    }
 }
 
 impl std::fmt::Debug for LlmAgent {
@@ -142,6 +171,7 @@ impl LlmAgent {
             usage: ModelUsage::default(),
             sink: RecordSink::default(),
             recorded: VecDeque::new(),
+            base: None,
         }
     }
 
@@ -165,6 +195,17 @@ impl LlmAgent {
         if let Some(raw) = self.answer_from_record(purpose, &body) {
             return Ok(raw);
         }
+        // Only turn requests resend a conversation; the compact form is for them.
+        let shape = (purpose == "turn").then(|| body.turn_shape()).flatten();
+        let request_delta = match (&self.base, &shape) {
+            (Some(b), Some((_, tools))) => {
+                body.delta(b.shared, b.tools.is_some() && *tools == b.tools)
+            }
+            _ => None,
+        };
+        if purpose == "turn" {
+            self.base = shape.map(|(shared, tools)| TurnBase { shared, tools });
+        }
         self.requests += 1;
         let CallOutcome { response, failures } =
             self.caller.call(body.clone(), self.requests).await;
@@ -172,6 +213,7 @@ impl LlmAgent {
             purpose,
             model: self.caller.model().to_owned(),
             request: body,
+            request_delta,
             failures,
             response: Value::Null,
             usage: None,
@@ -210,6 +252,10 @@ impl LlmAgent {
             }
             let line = self.recorded.pop_front().expect("a front line");
             self.count_recorded(&line);
+            if purpose == "turn" {
+                // That line (with this very request) is now the previous turn line.
+                self.base = TurnBase::after(body);
+            }
             if line["response"].is_object() {
                 return Some(line["response"].clone());
             }
@@ -229,6 +275,11 @@ impl LlmAgent {
     /// only count (their lines stay in the trajectory).
     fn drop_recorded(&mut self) {
         for line in std::mem::take(&mut self.recorded) {
+            if line["purpose"] == "turn" {
+                // A turn line the agent did not make is now the previous one: rather
+                // than track it, write the next turn request in full.
+                self.base = None;
+            }
             self.count_recorded(&line);
         }
     }
@@ -264,6 +315,9 @@ impl LlmAgent {
             Self::user_message(opening, images),
         ];
         self.pending.clear();
+        if let Some(b) = &mut self.base {
+            b.shared = 0;
+        }
     }
 
     /// Turns an observation into messages (and, on a new day, a reflection call).
@@ -368,6 +422,9 @@ impl LlmAgent {
                 response_text(&raw).trim()
             ),
         );
+        if let Some(b) = &mut self.base {
+            b.shared = b.shared.min(span.start);
+        }
         self.messages.splice(span, [summary]);
         Ok(())
     }
@@ -457,6 +514,15 @@ impl Agent for LlmAgent {
                 "the last recorded response does not match the last recorded decision".into(),
             ));
         }
+        // The next turn is written relative to the last turn line, if that is the one
+        // the conversation continues (it is, unless the records are odd).
+        let last_turn = records.iter().rev().find(|r| r["purpose"] == "turn");
+        self.base = last_turn
+            .filter(|r| std::ptr::eq(**r, turn))
+            .map(|_| TurnBase {
+                shared: messages.len(),
+                tools: turn["request"].get("tools").cloned(),
+            });
         self.messages = messages;
         self.pending = calls.iter().map(|c| c.id.clone()).collect();
         self.messages.push(assistant);
@@ -477,6 +543,7 @@ mod tests {
     use crate::result::ModelUsage;
     use crate::time::SimTime;
     use crate::tools::Attachment;
+    use crate::trajectory::expand_requests;
 
     /// Answers from a queue and keeps every request and its ordinal.
     #[derive(Default)]
@@ -743,6 +810,11 @@ mod tests {
         let o1 = obs(1, vec![result("a", "wait", vec![day2], 0)], vec![]);
         let d1 = block_on(a.decide(&o1)).unwrap();
         let r1 = values(a.take_log());
+        assert!(
+            r1[1].get("request_delta").is_some(),
+            "the new day's turn is compact"
+        );
+        let [r0, r1] = expanded([r0, r1]);
         assert_eq!(r1[0]["purpose"], "reflection");
         let reflection = r1[0]["request"]["messages"][0]["content"]
             .as_str()
@@ -813,6 +885,13 @@ mod tests {
                 .collect();
             steps.push((o, records, d));
         }
+        // As resume reads them: with full requests.
+        let mut all: Vec<Value> = steps.iter().flat_map(|s| s.1.clone()).collect();
+        expand_requests(&mut all).unwrap();
+        let mut all = all.into_iter();
+        for s in &mut steps {
+            s.1 = all.by_ref().take(s.1.len()).collect();
+        }
         let purposes: Vec<&Value> = steps[2].1.iter().map(|r| &r["purpose"]).collect();
         assert_eq!(purposes, ["summary", "turn"]);
         Summarised {
@@ -870,6 +949,12 @@ mod tests {
         assert_eq!(
             *b_mock.bodies.lock().unwrap(),
             x.mock.bodies.lock().unwrap()[4..]
+        );
+        let (xs, bs) = (values(x.agent.take_log()), values(b.take_log()));
+        assert!(bs[1].get("request_delta").is_some());
+        assert_eq!(
+            bs, xs,
+            "written relative to the reused turn line, as without the interruption"
         );
         assert_eq!(*b_mock.ordinals.lock().unwrap(), [5, 6]);
         assert_eq!(x.mock.ordinals.lock().unwrap()[4..], [5, 6]);
@@ -935,6 +1020,107 @@ mod tests {
             .iter()
             .map(|r| serde_json::to_value(r).unwrap())
             .collect()
+    }
+
+    /// Records of consecutive logs, with full requests (expanded as one trajectory).
+    fn expanded<const N: usize>(logs: [Vec<Value>; N]) -> [Vec<Value>; N] {
+        let mut all: Vec<Value> = logs.iter().flatten().cloned().collect();
+        expand_requests(&mut all).unwrap();
+        let mut all = all.into_iter();
+        logs.map(|l| all.by_ref().take(l.len()).collect())
+    }
+
+    #[test]
+    fn turn_requests_are_recorded_compactly_and_expand_to_the_bodies_sent() {
+        let mock = Arc::new(Mock::default());
+        mock.replies.lock().unwrap().extend([
+            reply("", &[("a", "read_file", r#"{"path":"drive/x.png"}"#)]),
+            reply("", &[("b", "my_tasks", "{}")]),
+            text_reply("SUMMARY-TEXT"),
+            reply("", &[("c", "my_tasks", "{}")]),
+            reply("", &[("d", "my_tasks", "{}")]),
+            text_reply("SUMMARY-2"),
+            reply("", &[("e", "finish", "{}")]),
+        ]);
+        let mut a = agent(mock.clone(), 1, Memory::None);
+        let observations = [
+            obs(0, vec![], vec![message("welcome")]),
+            obs(1, vec![result("a", "read_file", vec![], 1)], vec![]),
+            obs(2, vec![result("b", "my_tasks", vec![], 0)], vec![]),
+            obs(3, vec![result("c", "my_tasks", vec![], 0)], vec![]),
+        ];
+        let mut lines = Vec::new();
+        for (i, o) in observations.iter().enumerate() {
+            block_on(a.decide(o)).unwrap();
+            let mut log = values(a.take_log());
+            for r in &mut log {
+                r["type"] = json!("model");
+                r["step"] = json!(i + 1);
+            }
+            lines.extend(log);
+        }
+        let sent = mock.bodies.lock().unwrap().clone();
+        let purposes: Vec<&str> = lines
+            .iter()
+            .map(|l| l["purpose"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            purposes,
+            ["turn", "turn", "summary", "turn", "summary", "turn"]
+        );
+        for (i, l) in lines.iter().enumerate() {
+            let compact = l["purpose"] == "turn" && i > 0;
+            assert_eq!(l.get("request_delta").is_some(), compact, "line {i}");
+            assert_eq!(l.get("request").is_some(), !compact, "line {i}");
+        }
+        let delta = |i: usize| &lines[i]["request_delta"];
+        // Turn 2 keeps turn 1's two messages; after a summary only the head before
+        // the replaced span (system and opening) is kept.
+        assert_eq!(delta(1)["keep"], 2);
+        assert_eq!(delta(3)["keep"], 2);
+        assert_eq!(delta(5)["keep"], 2);
+        assert!(
+            delta(1)["messages"][0]["tool_calls"].is_array(),
+            "the rest starts with the assistant message"
+        );
+        assert!(delta(1).get("tools").is_none() && delta(1)["same_tools"] == true);
+        assert_eq!(delta(1)["model"], "mock");
+
+        expand_requests(&mut lines).unwrap();
+        let requests: Vec<Value> = lines.iter().map(|l| l["request"].clone()).collect();
+        assert_eq!(requests, sent, "every request is recorded exactly");
+        assert!(lines.iter().all(|l| l.get("request_delta").is_none()));
+
+        // Without summaries, an image read early is written once however many turns
+        // resend it.
+        let mock = Arc::new(Mock::default());
+        let mut a = agent(mock.clone(), usize::MAX, Memory::None);
+        let mut lines = Vec::new();
+        for (i, o) in observations.iter().enumerate() {
+            let id = ["a", "b", "c", "d"][i];
+            mock.replies
+                .lock()
+                .unwrap()
+                .push_back(reply("", &[(id, "my_tasks", "{}")]));
+            block_on(a.decide(o)).unwrap();
+            lines.extend(values(a.take_log()));
+        }
+        let sent = mock.bodies.lock().unwrap().clone();
+        let count = |vs: &[Value]| -> usize {
+            vs.iter()
+                .map(|v| v.to_string().matches("base64,iVBORw0K").count())
+                .sum()
+        };
+        assert_eq!(count(&sent), 3, "turns 2 to 4 send it");
+        assert_eq!(count(&lines), 1, "only turn 2's line holds it");
+        let keeps: Vec<&Value> = lines[1..]
+            .iter()
+            .map(|l| &l["request_delta"]["keep"])
+            .collect();
+        assert_eq!(keeps, [2, 5, 8]);
+        expand_requests(&mut lines).unwrap();
+        let requests: Vec<Value> = lines.iter().map(|l| l["request"].clone()).collect();
+        assert_eq!(requests, sent);
     }
 
     fn with_step(r: &Value, step: u64) -> Value {

@@ -54,7 +54,11 @@ pub enum AgentError {
 }
 
 /// One model call as the trajectory records it (keys never included).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+///
+/// It is written with `request`, or with `request_delta` instead when that is set
+/// (the compact form of a turn request, see [`crate::trajectory`]); the other fields
+/// as named.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ModelRecord {
     /// Why the call was made: `turn`, `summary` or `reflection`.
     pub purpose: &'static str,
@@ -62,17 +66,50 @@ pub struct ModelRecord {
     pub model: String,
     /// The request body exactly as sent.
     pub request: RequestBody,
+    /// The compact form written instead of `request`, if any: `request` relative to
+    /// the previous turn request of the run.
+    pub request_delta: Option<RequestBody>,
     /// Failed attempts before the outcome, one line each.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<String>,
     /// The response body (`null` when the call failed for good).
     pub response: Value,
     /// Tokens and cost of the response.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<ModelUsage>,
     /// Why the call failed for good.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl Serialize for ModelRecord {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// The written shape: `request` or `request_delta`, never both.
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            purpose: &'a str,
+            model: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            request: Option<&'a RequestBody>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            request_delta: Option<&'a RequestBody>,
+            #[serde(skip_serializing_if = "<[String]>::is_empty")]
+            failures: &'a [String],
+            response: &'a Value,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            usage: Option<&'a ModelUsage>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            error: Option<&'a str>,
+        }
+        Wire {
+            purpose: self.purpose,
+            model: &self.model,
+            request: self.request_delta.is_none().then_some(&self.request),
+            request_delta: self.request_delta.as_ref(),
+            failures: &self.failures,
+            response: &self.response,
+            usage: self.usage.as_ref(),
+            error: self.error.as_deref(),
+        }
+        .serialize(s)
+    }
 }
 
 /// Where an agent puts its model records as their calls complete; the runner drains
@@ -144,7 +181,8 @@ pub trait Agent: Send {
     /// Brings the agent to the state it had after `past` (an interrupted run's steps),
     /// without calling any model. `pending` holds the model lines recorded after the
     /// last decision (calls of the decision in flight when the run stopped; they stay
-    /// in the trajectory). The default ignores them, re-runs `decide` on each
+    /// in the trajectory). Model lines come with full requests
+    /// ([`crate::trajectory::expand_requests`] applied). The default ignores them, re-runs `decide` on each
     /// observation, which suits agents that decide for free and deterministically,
     /// and checks that they decide as recorded.
     fn resume(&mut self, past: &[PastStep], pending: &[Value]) -> Result<(), AgentError> {

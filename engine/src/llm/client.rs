@@ -84,6 +84,102 @@ impl RequestBody {
     }
 }
 
+impl RequestBody {
+    /// For a turn request: the number of messages and the `tools` (what the next turn
+    /// request's compact form is measured against). `None` if the body has no
+    /// `messages` array.
+    pub fn turn_shape(&self) -> Option<(usize, Option<Value>)> {
+        let fields = Fields::of(self.text())?;
+        let mut count = None;
+        let mut tools = None;
+        for (k, v) in &fields.0 {
+            match k.as_str() {
+                "messages" => {
+                    count = Some(serde_json::from_str::<Vec<&RawValue>>(v.get()).ok()?.len())
+                }
+                "tools" => tools = Some(serde_json::from_str::<Value>(v.get()).ok()?),
+                _ => {}
+            }
+        }
+        Some((count?, tools))
+    }
+
+    /// The compact form of this body against a previous turn request whose first
+    /// `keep` messages open this body's messages (see [`crate::trajectory`]):
+    /// `{"keep": keep, ...every field as sent, with `messages` cut to the messages
+    /// after the first `keep`, and `tools` replaced by `"same_tools": true` when
+    /// `same_tools`}`. `None` when the body cannot be put that way (no `messages`
+    /// array, fewer than `keep` messages, or a field named `keep` or `same_tools`).
+    pub fn delta(&self, keep: usize, same_tools: bool) -> Option<RequestBody> {
+        let fields = Fields::of(self.text())?;
+        let mut out: Vec<(&str, Box<RawValue>)> = Vec::with_capacity(fields.0.len() + 1);
+        out.push(("keep", serde_json::value::to_raw_value(&keep).ok()?));
+        let mut has_messages = false;
+        for (k, v) in &fields.0 {
+            match k.as_str() {
+                "keep" | "same_tools" => return None,
+                "messages" => {
+                    let all: Vec<&RawValue> = serde_json::from_str(v.get()).ok()?;
+                    let tail = all.get(keep..)?;
+                    out.push(("messages", serde_json::value::to_raw_value(tail).ok()?));
+                    has_messages = true;
+                }
+                "tools" if same_tools => {
+                    out.push(("same_tools", serde_json::value::to_raw_value(&true).ok()?));
+                }
+                _ => out.push((k.as_str(), (*v).to_owned())),
+            }
+        }
+        has_messages.then(|| RequestBody::new(&Ordered(out)))
+    }
+}
+
+/// A JSON object's top-level fields in order, values unparsed.
+struct Fields<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'a> Fields<'a> {
+    fn of(text: &'a str) -> Option<Fields<'a>> {
+        serde_json::from_str(text).ok()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Fields<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Fields<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Fields<'de>, A::Error> {
+                let mut v = Vec::new();
+                while let Some(e) = map.next_entry::<String, &'de RawValue>()? {
+                    v.push(e);
+                }
+                Ok(Fields(v))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Serialises pairs as a JSON object in their order.
+struct Ordered<'a>(Vec<(&'a str, Box<RawValue>)>);
+
+impl Serialize for Ordered<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
 impl std::fmt::Debug for RequestBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.text())

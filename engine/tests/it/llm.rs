@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use fake_llm::{Config, FakeServer, Fault, FaultRule, ScriptCall, script_from_trajectory};
 use serde_json::{Value, json};
 use tbsim::agent::Oracle;
+use tbsim::trajectory::expand_requests;
 
 use crate::util::{root, scenario};
 
@@ -77,12 +78,20 @@ fn result(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap()
 }
 
-fn lines(dir: &Path) -> Vec<Value> {
+/// The trajectory's lines as written (turn requests may be in compact form).
+fn raw_lines(dir: &Path) -> Vec<Value> {
     std::fs::read_to_string(dir.join("trajectory.jsonl"))
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// The trajectory's lines, every model line with its full `request`.
+fn lines(dir: &Path) -> Vec<Value> {
+    let mut v = raw_lines(dir);
+    expand_requests(&mut v).unwrap();
+    v
 }
 
 fn count(dir: &Path, kind: &str) -> usize {
@@ -825,11 +834,158 @@ fn images_read_by_a_tool_reach_the_model_as_image_url_parts_over_http() {
         "the image-bearing request is on record"
     );
     assert!(recorded == bodies, "and every other");
-
+    // Each later turn resends the image, but its line only holds the new messages.
+    let text = std::fs::read_to_string(out.join("trajectory.jsonl")).unwrap();
+    let in_bodies: usize = bodies
+        .iter()
+        .map(|b| b.to_string().matches(data.as_str()).count())
+        .sum();
+    assert!(in_bodies >= 3, "sent {in_bodies} times");
+    let in_model_lines: usize = text
+        .lines()
+        .filter(|l| l.contains(r#""type":"model""#))
+        .map(|l| l.matches(data.as_str()).count())
+        .sum();
+    assert_eq!(
+        (in_model_lines, text.matches(data.as_str()).count()),
+        (1, 2),
+        "written once by the model lines (with the turn after the read), once by the \
+         read's result line"
+    );
     // Replay needs no network.
     drop(s);
     let replay = ok(&tbsim(&["replay", o], tmp.path()));
     assert!(replay.contains(": identical"), "{replay}");
+}
+
+#[test]
+fn turn_requests_are_recorded_compactly_and_old_full_trajectories_still_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let l = scenario("kb-fix-medium");
+    let (_, oracle) = crate::util::run(&l, &mut Oracle::new(&l.scenario), None);
+    // One call a turn: a long conversation resent every turn.
+    let script = script_from_trajectory(&oracle.join("\n"), 1);
+    let scen = scen_path("kb-fix-medium");
+    let sc = scen.to_str().unwrap();
+    let whole = tmp.path().join("whole");
+    let (s, cfg) = server_with(tmp.path(), "whole", &script, |_| {});
+    ok(&tbsim(
+        &run_args(
+            whole.to_str().unwrap(),
+            cfg.to_str().unwrap(),
+            sc,
+            &["--agent", "llm:fake"],
+        ),
+        tmp.path(),
+    ));
+    let r = result(&whole);
+    assert_eq!(r["checkpoint_score"], 1.0, "{r}");
+    let bodies = s.stats().bodies;
+    drop(s);
+    assert!(bodies.len() >= 18, "{} requests", bodies.len());
+
+    let raw: Vec<Value> = raw_lines(&whole)
+        .into_iter()
+        .filter(|v| v["type"] == "model")
+        .collect();
+    assert_eq!(raw.len(), bodies.len(), "every request is recorded");
+    assert!(raw[0]["request"].is_object() && raw[0].get("request_delta").is_none());
+    for m in &raw[1..] {
+        assert_eq!(m["purpose"], "turn");
+        let d = &m["request_delta"];
+        assert!(m.get("request").is_none() && d.is_object(), "{m}");
+        assert_eq!(d["same_tools"], true, "the tools are not written again");
+        assert_eq!(d["model"], "fake-agent");
+    }
+    let expanded: Vec<Value> = model_lines(&whole)
+        .into_iter()
+        .map(|m| m["request"].clone())
+        .collect();
+    assert!(expanded == bodies, "the requests sent, exactly");
+
+    let text = std::fs::read_to_string(whole.join("trajectory.jsonl")).unwrap();
+    let sent: usize = bodies.iter().map(|b| b.to_string().len()).sum();
+    eprintln!(
+        "trajectory {} bytes; request bodies {sent} bytes; {:.1}%",
+        text.len(),
+        100.0 * text.len() as f64 / sent as f64
+    );
+    let full_size: usize = text
+        .lines()
+        .zip(lines(&whole))
+        .map(|(l, v)| {
+            1 + if v["type"] == "model" {
+                v.to_string().len()
+            } else {
+                l.len()
+            }
+        })
+        .sum();
+    eprintln!("with every request in full: {full_size} bytes");
+    assert!(
+        text.len() * 100 < sent * 25,
+        "{} trajectory bytes for {sent} bytes of requests",
+        text.len()
+    );
+    let replay = ok(&tbsim(&["replay", whole.to_str().unwrap()], tmp.path()));
+    assert!(replay.contains(": identical"), "{replay}");
+
+    // The same run as a trajectory from before the compact form (every request in
+    // full): it replays; cut after a decision halfway and the next turn's reply, it
+    // resumes without asking anything already answered.
+    let full = lines(&whole);
+    let old_shape = |models: usize| {
+        let mut seen = 0;
+        let mut out = String::new();
+        for (line, value) in text.lines().zip(&full) {
+            if value["type"] == "model" {
+                seen += 1;
+                out.push_str(&value.to_string());
+            } else {
+                out.push_str(line);
+            }
+            out.push('\n');
+            if seen == models {
+                break;
+            }
+        }
+        assert!(!out.contains("request_delta"));
+        out
+    };
+    let old = tmp.path().join("old");
+    copy_dir(&whole, &old);
+    std::fs::remove_file(old.join("result.json")).unwrap();
+    std::fs::write(old.join("trajectory.jsonl"), old_shape(usize::MAX)).unwrap();
+    let replay = ok(&tbsim(&["replay", old.to_str().unwrap()], tmp.path()));
+    assert!(replay.contains(": identical"), "{replay}");
+    let cut_at = raw.len() / 2;
+    // Up to the turn line of model call `cut_at`, before its decision.
+    let old_text = old_shape(cut_at + 1);
+    std::fs::write(old.join("trajectory.jsonl"), &old_text).unwrap();
+    let asked = resume_fresh(tmp.path(), &old, "resume-old", &script);
+    assert!(
+        asked == bodies[cut_at + 1..],
+        "the answered turn is not asked again, the rest is: {} of {} asked",
+        asked.len(),
+        bodies.len()
+    );
+    let resumed = std::fs::read_to_string(old.join("trajectory.jsonl")).unwrap();
+    assert!(resumed.starts_with(&old_text), "the old lines are kept");
+    assert!(
+        lines(&old) == full,
+        "the same run: the new lines compact, relative to the old full ones"
+    );
+    let new_models: Vec<Value> = raw_lines(&old)
+        .into_iter()
+        .filter(|v| v["type"] == "model")
+        .skip(cut_at + 1)
+        .collect();
+    assert_eq!(new_models.len(), bodies.len() - cut_at - 1);
+    assert!(
+        new_models.iter().all(|m| m["request_delta"].is_object()),
+        "written compactly after the resumed full lines"
+    );
+    assert_eq!(result(&old)["checkpoint_score"], 1.0);
 }
 
 /// The `model` lines of a run, in order.
@@ -1024,8 +1180,19 @@ fn calls_completed_before_a_kill_are_on_record_and_not_made_again() {
             (before <= turn).then_some(l)
         })
         .collect();
-    let turn_line: Value = serde_json::from_str(kept.last().unwrap()).unwrap();
-    assert_eq!(turn_line["request"], models[turn]["request"]);
+    let mut kept_values: Vec<Value> = kept
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        kept_values.last().unwrap()["request_delta"].is_object(),
+        "the cut-off turn is written in compact form"
+    );
+    expand_requests(&mut kept_values).unwrap();
+    assert_eq!(
+        kept_values.last().unwrap()["request"],
+        models[turn]["request"]
+    );
     std::fs::write(after.join("trajectory.jsonl"), kept.join("\n") + "\n").unwrap();
     let asked = resume_fresh(tmp.path(), &after, "resume-after", &script);
     assert!(!asked.contains(&models[summary]["request"]));
