@@ -101,8 +101,8 @@ struct TurnBase {
     /// request's: the conversation only grows, except where a summary replaces a
     /// span or a new day starts it afresh.
     shared: usize,
-    /// The previous turn request's `tools`.
-    tools: Option<Value>,
+    /// The previous turn request's `tools`, as compact JSON text.
+    tools: Option<String>,
 }
 
 impl TurnBase {
@@ -196,15 +196,12 @@ impl LlmAgent {
             return Ok(raw);
         }
         // Only turn requests resend a conversation; the compact form is for them.
-        let shape = (purpose == "turn").then(|| body.turn_shape()).flatten();
-        let request_delta = match (&self.base, &shape) {
-            (Some(b), Some((_, tools))) => {
-                body.delta(b.shared, b.tools.is_some() && *tools == b.tools)
-            }
-            _ => None,
-        };
+        let mut request_delta = None;
         if purpose == "turn" {
-            self.base = shape.map(|(shared, tools)| TurnBase { shared, tools });
+            let base = self.base.as_ref().map(|b| (b.shared, b.tools.as_deref()));
+            let parts = body.turn_parts(base);
+            request_delta = parts.as_ref().and_then(|p| p.1.clone());
+            self.base = parts.map(|((shared, tools), _)| TurnBase { shared, tools });
         }
         self.requests += 1;
         let CallOutcome { response, failures } =
@@ -521,7 +518,9 @@ impl Agent for LlmAgent {
             .filter(|r| std::ptr::eq(**r, turn))
             .map(|_| TurnBase {
                 shared: messages.len(),
-                tools: turn["request"].get("tools").cloned(),
+                // Compact text, as serde_json writes a value: the form the live
+                // schemas were serialised in, so an unchanged catalogue compares equal.
+                tools: turn["request"].get("tools").map(Value::to_string),
             });
         self.messages = messages;
         self.pending = calls.iter().map(|c| c.id.clone()).collect();

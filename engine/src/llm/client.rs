@@ -88,20 +88,12 @@ impl RequestBody {
     /// For a turn request: the number of messages and the `tools` (what the next turn
     /// request's compact form is measured against). `None` if the body has no
     /// `messages` array.
-    pub fn turn_shape(&self) -> Option<(usize, Option<Value>)> {
-        let fields = Fields::of(self.text())?;
-        let mut count = None;
-        let mut tools = None;
-        for (k, v) in &fields.0 {
-            match k.as_str() {
-                "messages" => {
-                    count = Some(serde_json::from_str::<Vec<&RawValue>>(v.get()).ok()?.len())
-                }
-                "tools" => tools = Some(serde_json::from_str::<Value>(v.get()).ok()?),
-                _ => {}
-            }
-        }
-        Some((count?, tools))
+    ///
+    /// `tools` comes back as JSON text: the agent sends the same serialised schemas
+    /// every turn, so comparing text is exact and avoids building a tree of them each
+    /// turn.
+    pub fn turn_shape(&self) -> Option<(usize, Option<String>)> {
+        Fields::of(self.text())?.shape()
     }
 
     /// The compact form of this body against a previous turn request whose first
@@ -111,35 +103,73 @@ impl RequestBody {
     /// `same_tools`}`. `None` when the body cannot be put that way (no `messages`
     /// array, fewer than `keep` messages, or a field named `keep` or `same_tools`).
     pub fn delta(&self, keep: usize, same_tools: bool) -> Option<RequestBody> {
+        Fields::of(self.text())?.delta(keep, same_tools)
+    }
+
+    /// [`RequestBody::turn_shape`] and, against `base` (the previous turn request's
+    /// message count and tools text), [`RequestBody::delta`], from one reading of
+    /// the body: a turn costs one scan of the conversation, not four.
+    pub fn turn_parts(
+        &self,
+        base: Option<(usize, Option<&str>)>,
+    ) -> Option<((usize, Option<String>), Option<RequestBody>)> {
         let fields = Fields::of(self.text())?;
-        let mut out: Vec<(&str, Box<RawValue>)> = Vec::with_capacity(fields.0.len() + 1);
-        out.push(("keep", serde_json::value::to_raw_value(&keep).ok()?));
-        let mut has_messages = false;
-        for (k, v) in &fields.0 {
-            match k.as_str() {
-                "keep" | "same_tools" => return None,
-                "messages" => {
-                    let all: Vec<&RawValue> = serde_json::from_str(v.get()).ok()?;
-                    let tail = all.get(keep..)?;
-                    out.push(("messages", serde_json::value::to_raw_value(tail).ok()?));
-                    has_messages = true;
-                }
-                "tools" if same_tools => {
-                    out.push(("same_tools", serde_json::value::to_raw_value(&true).ok()?));
-                }
-                _ => out.push((k.as_str(), (*v).to_owned())),
-            }
-        }
-        has_messages.then(|| RequestBody::new(&Ordered(out)))
+        let shape = fields.shape()?;
+        let delta = base.and_then(|(keep, tools)| {
+            let same = tools.is_some() && tools == shape.1.as_deref();
+            fields.delta(keep, same)
+        });
+        Some((shape, delta))
     }
 }
 
-/// A JSON object's top-level fields in order, values unparsed.
-struct Fields<'a>(Vec<(String, &'a RawValue)>);
+/// A JSON object's top-level fields in order, values unparsed except `messages`,
+/// which is split into its messages (still unparsed) in the same pass.
+struct Fields<'a>(Vec<(String, Field<'a>)>);
+
+enum Field<'a> {
+    Raw(&'a RawValue),
+    Messages(Vec<&'a RawValue>),
+}
 
 impl<'a> Fields<'a> {
     fn of(text: &'a str) -> Option<Fields<'a>> {
         serde_json::from_str(text).ok()
+    }
+
+    fn shape(&self) -> Option<(usize, Option<String>)> {
+        let mut count = None;
+        let mut tools = None;
+        for (k, v) in &self.0 {
+            match (k.as_str(), v) {
+                ("messages", Field::Messages(m)) => count = Some(m.len()),
+                ("tools", Field::Raw(t)) => tools = Some(t.get().to_owned()),
+                _ => {}
+            }
+        }
+        Some((count?, tools))
+    }
+
+    fn delta(&self, keep: usize, same_tools: bool) -> Option<RequestBody> {
+        let mut out: Vec<(&str, Box<RawValue>)> = Vec::with_capacity(self.0.len() + 1);
+        out.push(("keep", serde_json::value::to_raw_value(&keep).ok()?));
+        let mut has_messages = false;
+        for (k, v) in &self.0 {
+            match (k.as_str(), v) {
+                ("keep" | "same_tools", _) => return None,
+                ("messages", Field::Messages(all)) => {
+                    let tail = all.get(keep..)?;
+                    out.push(("messages", serde_json::value::to_raw_value(tail).ok()?));
+                    has_messages = true;
+                }
+                ("tools", _) if same_tools => {
+                    out.push(("same_tools", serde_json::value::to_raw_value(&true).ok()?));
+                }
+                (_, Field::Raw(v)) => out.push((k.as_str(), (*v).to_owned())),
+                (_, Field::Messages(_)) => return None,
+            }
+        }
+        has_messages.then(|| RequestBody::new(&Ordered(out)))
     }
 }
 
@@ -156,8 +186,13 @@ impl<'de> serde::Deserialize<'de> for Fields<'de> {
                 mut map: A,
             ) -> Result<Fields<'de>, A::Error> {
                 let mut v = Vec::new();
-                while let Some(e) = map.next_entry::<String, &'de RawValue>()? {
-                    v.push(e);
+                while let Some(k) = map.next_key::<String>()? {
+                    let field = if k == "messages" {
+                        Field::Messages(map.next_value()?)
+                    } else {
+                        Field::Raw(map.next_value()?)
+                    };
+                    v.push((k, field));
                 }
                 Ok(Fields(v))
             }
