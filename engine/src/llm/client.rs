@@ -109,10 +109,7 @@ impl RequestBody {
     /// [`RequestBody::turn_shape`] and, against `base` (the previous turn request's
     /// message count and tools text), [`RequestBody::delta`], from one reading of
     /// the body: a turn costs one scan of the conversation, not four.
-    pub fn turn_parts(
-        &self,
-        base: Option<(usize, Option<&str>)>,
-    ) -> Option<((usize, Option<String>), Option<RequestBody>)> {
+    pub fn turn_parts(&self, base: Option<(usize, Option<&str>)>) -> Option<TurnParts> {
         let fields = Fields::of(self.text())?;
         let shape = fields.shape()?;
         let delta = base.and_then(|(keep, tools)| {
@@ -122,6 +119,9 @@ impl RequestBody {
         Some((shape, delta))
     }
 }
+
+/// A turn request's shape (message count, tools text) and its compact form.
+pub type TurnParts = ((usize, Option<String>), Option<RequestBody>);
 
 /// A JSON object's top-level fields in order, values unparsed except `messages`,
 /// which is split into its messages (still unparsed) in the same pass.
