@@ -126,8 +126,14 @@ impl Job {
 
     /// The trial recorded in `result.json`: only when there are several.
     pub fn recorded_trial(&self) -> Option<u32> {
-        (self.trials > 1).then_some(self.trial)
+        recorded_trial(self.trial, self.trials)
     }
+}
+
+/// The trial `result.json` records for trial `trial` of `trials`: only when there
+/// are several, so a one-trial run's result reads as it always did.
+pub fn recorded_trial(trial: u32, trials: u32) -> Option<u32> {
+    (trials > 1).then_some(trial)
 }
 
 /// Plans one job per (scenario, trial), in scenario order then trial order.

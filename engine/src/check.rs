@@ -739,8 +739,9 @@ mod tests {
 
     use super::*;
 
+    /// A world of files; clue `clue/yes` disclosed; `reboot_server` called.
     #[derive(Default)]
-    struct V(BTreeMap<String, Vec<u8>>);
+    pub(super) struct V(pub(super) BTreeMap<String, Vec<u8>>);
     impl WorldView for V {
         fn file(&self, path: &str) -> Option<&[u8]> {
             self.0.get(path).map(Vec::as_slice)
@@ -1238,26 +1239,8 @@ mod message_sent_tests {
 
 #[cfg(test)]
 mod domain_tests {
-    use std::collections::BTreeMap;
-
+    use super::tests::V;
     use super::*;
-
-    #[derive(Default)]
-    struct V(BTreeMap<String, Vec<u8>>);
-    impl WorldView for V {
-        fn file(&self, path: &str) -> Option<&[u8]> {
-            self.0.get(path).map(Vec::as_slice)
-        }
-        fn disclosed(&self, c: &str) -> bool {
-            c == "clue/yes"
-        }
-        fn consulted(&self, _: &str) -> bool {
-            false
-        }
-        fn attended_on_time(&self, _: &str) -> bool {
-            false
-        }
-    }
 
     fn with(path: &str, content: &str) -> V {
         let mut v = V::default();

@@ -292,9 +292,9 @@ impl RunFile {
             .with_context(|| format!("`{}` is not a run description", path.display()))
     }
 
-    /// The trial `result.json` records: only when the scenario had several.
+    /// The trial `result.json` records (as for a batch job).
     fn recorded_trial(&self) -> Option<u32> {
-        (self.trials > 1).then_some(self.trial)
+        tbsim::batch::recorded_trial(self.trial, self.trials)
     }
 }
 
@@ -473,12 +473,8 @@ fn cmd_resume(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
         opts.api_config = args.api_config.clone();
     }
     let loaded = load_file(&dir.join("scenario.ron"))?;
-    let seed = args.seed.unwrap_or(loaded.scenario.seed);
-    let header: serde_json::Value = std::fs::read_to_string(dir.join("trajectory.jsonl"))
-        .ok()
-        .and_then(|t| t.lines().next().and_then(|l| serde_json::from_str(l).ok()))
-        .unwrap_or_default();
-    let seed = header["seed"].as_u64().unwrap_or(seed);
+    // `--seed` cannot be given with `--resume`: the run's own seed is in its header.
+    let seed = header_seed(dir).unwrap_or(loaded.scenario.seed);
     let mut models = Models::new(&opts)?;
     let mut agent = models.agent(&opts, &loaded, seed)?;
     let npc = models.npc(&opts, seed)?;

@@ -231,20 +231,6 @@ const DAY_CLOSES: u32 = 23 * 60 + 59;
 const LATEST_OUT: u32 = 23 * 60 + 30;
 const HEADCOUNT: usize = 10;
 const OVERRIDE_HEADCOUNT: usize = 12;
-const MONTHS: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
 
 /// One department's rules. Times are minutes after midnight.
 #[derive(Debug, Clone, PartialEq)]
@@ -1396,7 +1382,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
 
     // Published files.
     let month_key = format!("{y:04}-{m:02}");
-    let month_name = format!("{} {y}", MONTHS[m as usize - 1]);
+    let month_name = format!("{} {y}", super::MONTHS[m as usize - 1]);
     let folder = ctx.folder("drive/hr/attendance");
     let csv_path = format!("{folder}/attendance_{month_key}.csv");
     let roster_path = format!("{folder}/staff_roster.json");

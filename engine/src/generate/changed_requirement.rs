@@ -298,20 +298,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let last_prev = shift_date(&first_this, -1)?;
     let month_prefix = &last_prev[..7];
     let days: u32 = last_prev[8..].parse().map_err(|_| "bad date")?;
-    let month_name = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ][last_prev[5..7].parse::<usize>().map_err(|_| "bad date")? - 1];
+    let month_name = super::MONTHS[last_prev[5..7].parse::<usize>().map_err(|_| "bad date")? - 1];
 
     // The original rule and the changed one.
     let t0 = THRESHOLDS[rng.random_range(0..THRESHOLDS.len())];

@@ -376,20 +376,6 @@ const CUISINES: [(&str, &str); 10] = [
 ];
 const TICKETS: [u32; 7] = [0, 20, 30, 40, 50, 80, 100];
 const MEALS: [u32; 7] = [50, 60, 70, 80, 90, 100, 120];
-const MONTHS: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
 const DEPART: &str = "09:00";
 const SPEED: u32 = 30;
 const STAYS: (u32, u32, u32) = (120, 90, 120);
@@ -1027,7 +1013,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     } else {
         format!("workspace/dept_{dslug}_plan_metrics{}.json", ctx.suffix())
     };
-    let month = format!("{} {y}", MONTHS[m as usize - 1]);
+    let month = format!("{} {y}", super::MONTHS[m as usize - 1]);
     let mut places_txt = format!(
         "Places for the {dept} team outing ({month})\nLocations are straight-line offsets from the office; travel follows the roads on the road map.\n\nSITES\n"
     );

@@ -500,24 +500,7 @@ fn month_names(date: &str) -> Result<(String, String, String, String), String> {
     let before = super::urgent_interrupt::shift_date(&format!("{}-01", &last[..7]), -1)?;
     let name = |d: &str| -> String {
         let i: usize = d[5..7].parse().unwrap_or(1);
-        format!(
-            "{} {}",
-            [
-                "January",
-                "February",
-                "March",
-                "April",
-                "May",
-                "June",
-                "July",
-                "August",
-                "September",
-                "October",
-                "November",
-                "December"
-            ][i - 1],
-            &d[..4]
-        )
+        format!("{} {}", super::MONTHS[i - 1], &d[..4])
     };
     Ok((
         last[..7].to_owned(),

@@ -575,6 +575,22 @@ pub fn difficulty(plan: &[PlanStep], people_to_ask: usize) -> Difficulty {
     }
 }
 
+/// English month names, January first (for document titles and messages).
+pub(crate) const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
 /// Picks `n` distinct indices below `len`, in draw order.
 pub(crate) fn pick_distinct(rng: &mut StreamRng, len: usize, n: usize) -> Vec<usize> {
     let mut pool: Vec<usize> = (0..len).collect();

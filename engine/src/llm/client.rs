@@ -96,19 +96,13 @@ impl RequestBody {
         Fields::of(self.text())?.shape()
     }
 
-    /// The compact form of this body against a previous turn request whose first
-    /// `keep` messages open this body's messages (see [`crate::trajectory`]):
-    /// `{"keep": keep, ...every field as sent, with `messages` cut to the messages
-    /// after the first `keep`, and `tools` replaced by `"same_tools": true` when
-    /// `same_tools`}`. `None` when the body cannot be put that way (no `messages`
-    /// array, fewer than `keep` messages, or a field named `keep` or `same_tools`).
-    pub fn delta(&self, keep: usize, same_tools: bool) -> Option<RequestBody> {
-        Fields::of(self.text())?.delta(keep, same_tools)
-    }
-
     /// [`RequestBody::turn_shape`] and, against `base` (the previous turn request's
-    /// message count and tools text), [`RequestBody::delta`], from one reading of
-    /// the body: a turn costs one scan of the conversation, not four.
+    /// message count and tools text), the compact form of this body (see
+    /// [`crate::trajectory`]): `{"keep": keep, ...every field as sent, with
+    /// `messages` cut to the messages after the first `keep`, and `tools` replaced by
+    /// `"same_tools": true` when they equal the base's}`. No compact form when the
+    /// body cannot be put that way (no `messages` array, fewer than `keep` messages,
+    /// or a field named `keep` or `same_tools`). One reading of the body serves both.
     pub fn turn_parts(&self, base: Option<(usize, Option<&str>)>) -> Option<TurnParts> {
         let fields = Fields::of(self.text())?;
         let shape = fields.shape()?;
