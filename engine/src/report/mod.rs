@@ -718,6 +718,31 @@ impl Report {
 mod tests {
     use super::*;
 
+    #[test]
+    fn runs_list_the_tasks_their_gates_kept_back() {
+        let run: RunRecord = serde_json::from_str(
+            r#"{"scenario": "s", "agent": "a", "seed": 7, "checkpoint_score": 0.5,
+                "success_rate": 0.5, "tasks": [
+                  {"key": "task/a", "score": 1.0, "success": true},
+                  {"key": "task/b", "score": 0.0, "success": false,
+                   "gate_failed": "task/a#answer"}]}"#,
+        )
+        .unwrap();
+        let rep = Report::new(&[run]);
+        assert_eq!(
+            rep.gates_failed,
+            [GateRow {
+                agent: "a".into(),
+                scenario: "s".into(),
+                seed: 7,
+                trial: None,
+                task: "task/b".into(),
+                gate: "task/a#answer".into(),
+            }]
+        );
+        assert!(rep.markdown().contains("| a | s | 7 | – | task/b | task/a#answer |"));
+    }
+
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-12
     }
