@@ -264,16 +264,19 @@ pub async fn run_to_dir_async(
     std::fs::write(&scen, &loaded.source).map_err(io(&scen))?;
     // Sidecars of the starting files and of timed events, so the run directory
     // replays on its own; never written outside `out` (see `sidecar::write_into`).
-    let event_files = loaded.scenario.events.iter().filter_map(|e| match &e.change {
-        WorldChange::File(f) => Some(f),
-        WorldChange::Message { .. } => None,
-    });
+    let event_files = loaded
+        .scenario
+        .events
+        .iter()
+        .filter_map(|e| match &e.change {
+            WorldChange::File(f) => Some(f),
+            WorldChange::Message { .. } => None,
+        });
     for f in loaded.scenario.files.iter().chain(event_files) {
         if let Content::Sidecar { path, .. } = &f.content
             && let Some(bytes) = loaded.assets.get(&f.path)
         {
-            crate::scenario::sidecar::write_into(out, path, bytes)
-                .map_err(io(&out.join(path)))?;
+            crate::scenario::sidecar::write_into(out, path, bytes).map_err(io(&out.join(path)))?;
         }
     }
     let traj_path = out.join("trajectory.jsonl");

@@ -422,7 +422,10 @@ mod tests {
             );
             let c = ApiConfig::parse(Path::new("c.json"), &text).unwrap();
             let e = c.model_with_env("m", |_| None).unwrap_err().to_string();
-            assert!(e.contains("`proxy_url` must be a proxy URL, or false"), "{e}");
+            assert!(
+                e.contains("`proxy_url` must be a proxy URL, or false"),
+                "{e}"
+            );
         }
     }
 

@@ -570,10 +570,18 @@ impl ser::SerializeMap for Compound<'_> {
     type Error = WalkError;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, k: &T) -> Result<(), WalkError> {
         let text = k.serialize(KeyText).unwrap_or_else(|_| "?".into());
-        // Keys are strings too, and bounded like any other.
-        self.w.path.push(Seg::Field(text.clone()));
-        self.w.string(&text);
-        self.w.path.pop();
+        // Map keys name things (tools, fields), so they are bounded like names.
+        if text.len() > MAX_NAME_BYTES {
+            self.w.path.push(Seg::Field(text.clone()));
+            self.w.breach(
+                ErrorCode::TooLong,
+                format!(
+                    "a key of {} bytes; at most {MAX_NAME_BYTES} are allowed",
+                    text.len()
+                ),
+            );
+            self.w.path.pop();
+        }
         self.key = Some(text);
         Ok(())
     }

@@ -84,7 +84,9 @@ pub(super) fn read(dir: &Path, rel: &str, budget: &mut u64) -> Result<Vec<u8>, S
     }
     let io = |e: std::io::Error| SidecarError::Io(format!("cannot read sidecar `{rel}`: {e}"));
     let base = dir.canonicalize().map_err(|e| {
-        SidecarError::Io(format!("cannot open the scenario's folder for sidecar `{rel}`: {e}"))
+        SidecarError::Io(format!(
+            "cannot open the scenario's folder for sidecar `{rel}`: {e}"
+        ))
     })?;
     // Resolving every link first, then opening the resolved path without following
     // links, means the file opened is the one checked to be inside the folder.
@@ -204,9 +206,7 @@ mod tests {
         assert_eq!(read(&dir, "ok.txt", &mut budget).unwrap(), b"fine");
         assert_eq!(budget, limits::MAX_SIDECAR_TOTAL_BYTES - 4);
 
-        let unsafe_ = |r: Result<Vec<u8>, SidecarError>| {
-            matches!(r, Err(SidecarError::Unsafe(_)))
-        };
+        let unsafe_ = |r: Result<Vec<u8>, SidecarError>| matches!(r, Err(SidecarError::Unsafe(_)));
         assert!(unsafe_(read(&dir, "../secret.txt", &mut budget)));
         assert!(unsafe_(read(&dir, "/etc/passwd", &mut budget)));
         #[cfg(unix)]

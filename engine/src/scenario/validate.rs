@@ -4,9 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use super::limits;
 use super::load::{ErrorCode, Location, ScenarioError, ScenarioErrors};
 use super::sidecar::{self, SidecarError};
-use super::limits;
 use super::{
     BudgetAspect, Check, Condition, Content, DomainCheck, Drawing, FileSpec, Gate, OutingAspect,
     Release, Scenario, Shape, WorldChange,
@@ -1380,15 +1380,13 @@ fn check_domain(cx: &mut Ctx<'_>, at: &str, d: &DomainCheck) {
                     return;
                 }
                 match outings(&o.map) {
-                    Err(e) => {
-                        cx.err(ErrorCode::BadValue, format!("{at}.map"), e);
-                        return;
-                    }
+                    Err(e) => cx.err(ErrorCode::BadValue, format!("{at}.map"), e),
                     Ok(all) => {
                         cx.outing_memo.insert(key, all);
                     }
                 }
             }
+            let solved = cx.outing_memo.contains_key(&key);
             let all = cx.outing_memo.get(&key).map_or(0, Vec::len);
             if all > MAX_OUTINGS {
                 cx.err(
@@ -1397,7 +1395,9 @@ fn check_domain(cx: &mut Ctx<'_>, at: &str, d: &DomainCheck) {
                     format!("the map allows {all} outings; at most {MAX_OUTINGS}"),
                 );
             }
-            if let Some((m, l, a)) = &o.given {
+            if let Some((m, l, a)) = &o.given
+                && solved
+            {
                 let fold = |s: &str| {
                     s.split_whitespace()
                         .collect::<Vec<_>>()
@@ -1413,13 +1413,10 @@ fn check_domain(cx: &mut Ctx<'_>, at: &str, d: &DomainCheck) {
                     index(&o.map.restaurants, l),
                     index(&o.map.sites, a),
                 ) {
-                    (Some(im), Some(il), Some(ia)) => {
-                        cx.outing_memo.get(&key).is_some_and(|all| {
-                            all.iter().any(|x| {
-                                x.morning == im && x.lunch == il && x.afternoon == ia
-                            })
-                        })
-                    }
+                    (Some(im), Some(il), Some(ia)) => cx.outing_memo.get(&key).is_some_and(|all| {
+                        all.iter()
+                            .any(|x| x.morning == im && x.lunch == il && x.afternoon == ia)
+                    }),
                     _ => false,
                 };
                 if !found {
@@ -1624,7 +1621,7 @@ mod csv_table_tests {
             ),
             (
                 table("workspace/a.csv", "x,y\n1,2\n", &["y"], f64::NAN),
-                "tolerance",
+                "NaN is not a finite number",
             ),
         ];
         for (check, want) in cases {
@@ -1839,5 +1836,152 @@ mod drawing_tests {
         assert_eq!(run(date("2025-11-02", "2025-11-02")), "");
         assert!(run(date("2025-11-03", "2025-11-02")).contains("not a range"));
         assert!(run(date("2025-11-31", "2025-12-02")).contains("not a range"));
+    }
+}
+
+#[cfg(test)]
+mod linear_tests {
+    use super::*;
+    use crate::scenario::{BudgetCheck, OutingCheck, OutingMap};
+
+    /// Ten items that all fit: the optimum is their total value.
+    fn budget(i: usize) -> DomainCheck {
+        let items: Vec<(String, u64, f64)> = (0..10)
+            .map(|k| (format!("item {k}"), k as u64 + 1, (i * 10 + k) as f64))
+            .collect();
+        let best = items.iter().map(|x| x.2).sum();
+        DomainCheck::Budget(BudgetCheck {
+            path: "workspace/plan.json".into(),
+            selection: "/selected".into(),
+            aspect: BudgetAspect::Valid,
+            capacity: 99_999,
+            best,
+            items,
+        })
+    }
+
+    #[test]
+    fn budget_checks_cost_at_most_the_total_cell_budget() {
+        // The reported attack: 400 budget checks in one file, each solved afresh.
+        // Each of these needs 10 x 100,000 = 1,000,000 knapsack cells.
+        let mut cx = Ctx::new(Path::new("t.ron"));
+        for i in 0..400 {
+            check_domain(&mut cx, &format!("c{i}"), &budget(i));
+        }
+        let spent = limits::MAX_BUDGET_CELLS_TOTAL - cx.budget_cells_left;
+        assert_eq!(spent, 40 * 1_000_000);
+        assert_eq!(cx.budget_memo.len(), 40);
+        assert_eq!(cx.errors.len(), 360);
+        assert!(cx.errors.iter().all(|e| e.code == ErrorCode::TooMany));
+
+        // The same instance repeated is solved once, however often it appears.
+        let mut cx = Ctx::new(Path::new("t.ron"));
+        for i in 0..400 {
+            check_domain(&mut cx, &format!("c{i}"), &budget(7));
+        }
+        assert!(cx.errors.is_empty(), "{:?}", cx.errors);
+        assert_eq!(cx.budget_memo.len(), 1);
+        assert_eq!(
+            limits::MAX_BUDGET_CELLS_TOTAL - cx.budget_cells_left,
+            1_000_000
+        );
+    }
+
+    #[test]
+    fn outing_maps_are_solved_once_each_and_bounded_in_number() {
+        let map = |i: u32| OutingMap {
+            base: "Office".into(),
+            sites: vec![("A".into(), 20, 4.0), ("B".into(), i, 3.5)],
+            restaurants: vec![("R".into(), 60, 4.5)],
+            roads: vec![
+                ("Office".into(), "A".into(), 10.0),
+                ("A".into(), "R".into(), 5.0),
+                ("R".into(), "B".into(), 4.0),
+            ],
+            depart: "09:00".into(),
+            speed_kmh: 30,
+            stays: (120, 90, 120),
+        };
+        let check = |i: u32| {
+            DomainCheck::Outing(OutingCheck {
+                path: "workspace/o.json".into(),
+                aspect: OutingAspect::OnTime {
+                    limit: "17:30".into(),
+                },
+                given: Some(("A".into(), "R".into(), "B".into())),
+                map: map(i),
+            })
+        };
+        let mut cx = Ctx::new(Path::new("t.ron"));
+        for i in 0..300 {
+            check_domain(&mut cx, "c", &check(i));
+        }
+        assert_eq!(cx.outing_memo.len(), limits::MAX_OUTING_MAPS);
+        assert_eq!(cx.errors.len(), 100);
+        assert!(cx.errors.iter().all(|e| e.code == ErrorCode::TooMany));
+        let mut cx = Ctx::new(Path::new("t.ron"));
+        for _ in 0..300 {
+            check_domain(&mut cx, "c", &check(0));
+        }
+        assert!(cx.errors.is_empty(), "{:?}", cx.errors);
+        assert_eq!(cx.outing_memo.len(), 1);
+    }
+
+    #[test]
+    fn stays_that_overflow_are_an_error_not_a_panic() {
+        let mut cx = Ctx::new(Path::new("t.ron"));
+        let o = OutingCheck {
+            path: "workspace/o.json".into(),
+            aspect: OutingAspect::OnTime {
+                limit: "17:30".into(),
+            },
+            given: None,
+            map: OutingMap {
+                base: "Office".into(),
+                sites: vec![],
+                restaurants: vec![],
+                roads: vec![],
+                depart: "09:00".into(),
+                speed_kmh: 30,
+                stays: (u32::MAX, u32::MAX, 1),
+            },
+        };
+        check_domain(&mut cx, "c", &DomainCheck::Outing(o));
+        assert_eq!(cx.errors.len(), 1);
+        assert!(cx.errors[0].message.contains("stays add up"));
+    }
+}
+
+#[cfg(test)]
+mod walk_tests {
+    use super::*;
+
+    #[test]
+    fn the_walk_names_fields_variants_and_indices() {
+        let file = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../content/scenarios/meeting-only.ron"
+        ));
+        let text = std::fs::read_to_string(file).expect("bundled scenario");
+        let mut s = crate::scenario::parse_str(&text, file).expect("parses");
+        assert!(limits::walk(&s).is_empty());
+        s.tasks[0].checkpoints[0].check = Check::All(vec![Check::JsonNumber {
+            path: "workspace/a.json".into(),
+            pointer: "/x".into(),
+            expected: 1.0,
+            tolerance: f64::INFINITY,
+        }]);
+        s.clock.costs.insert("k".repeat(300), Default::default());
+        let found: Vec<String> = limits::walk(&s)
+            .into_iter()
+            .map(|b| format!("{} {}", b.code, b.path))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                format!("TB0020 clock.costs.{}", "k".repeat(300)),
+                "TB0023 tasks[0].checkpoints[0].check.All[0].JsonNumber.tolerance".to_owned(),
+            ]
+        );
     }
 }

@@ -42,7 +42,9 @@ const CHECK: &str = r#"FileExists(path: "workspace/a.md")"#;
 const DEADLINE: &str = "2025-10-08T17:00";
 
 fn sidecar(path: &str, hash: &str) -> String {
-    format!(r#"FileSpec(path: "drive/data.bin", content: Sidecar(path: "{path}", blake3: "{hash}"))"#)
+    format!(
+        r#"FileSpec(path: "drive/data.bin", content: Sidecar(path: "{path}", blake3: "{hash}"))"#
+    )
 }
 
 /// Writes `src` as `dir/s.ron` and loads it, expecting errors.
@@ -84,9 +86,15 @@ fn sidecars_outside_the_scenario_folder_are_refused_without_revealing_them() {
     // With the right hash, the old loader read the file into the drive.
     for (path, host_file) in [
         ("../../../victim.txt", Some(victim.clone())),
-        ("/proc/self/environ", Some(PathBuf::from("/proc/self/environ"))),
+        (
+            "/proc/self/environ",
+            Some(PathBuf::from("/proc/self/environ")),
+        ),
         ("/etc/passwd", Some(PathBuf::from("/etc/passwd"))),
-        ("../../../../../../../../etc/passwd", Some(PathBuf::from("/etc/passwd"))),
+        (
+            "../../../../../../../../etc/passwd",
+            Some(PathBuf::from("/etc/passwd")),
+        ),
         ("./../pack/../../../victim.txt", Some(victim.clone())),
         ("~/.bashrc", None),
     ] {
@@ -114,14 +122,20 @@ fn symlinks_leading_out_of_the_folder_are_refused() {
     std::os::unix::fs::symlink(root.path(), dir.join("up")).unwrap();
     let h = hash_of(&victim).unwrap();
     for path in ["inner.txt", "up/victim.txt"] {
-        let (code, text) = only(&errors_of(&dir, &scenario(&sidecar(path, &h), CHECK, DEADLINE)));
+        let (code, text) = only(&errors_of(
+            &dir,
+            &scenario(&sidecar(path, &h), CHECK, DEADLINE),
+        ));
         assert_eq!(code, ErrorCode::SidecarPath, "{text}");
         assert!(text.contains("outside the scenario's folder"), "{text}");
     }
 }
 
 /// Loads on another thread, failing (not hanging) if it blocks.
-fn load_within(path: PathBuf, secs: u64) -> Result<tbsim::scenario::LoadedScenario, ScenarioErrors> {
+fn load_within(
+    path: PathBuf,
+    secs: u64,
+) -> Result<tbsim::scenario::LoadedScenario, ScenarioErrors> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(load_file(&path));
@@ -148,7 +162,11 @@ fn special_files_are_refused_without_blocking() {
         ("/dev/zero", "is absolute"),
         ("folder", "not a regular file"),
     ] {
-        std::fs::write(dir.join("s.ron"), scenario(&sidecar(path, &h), CHECK, DEADLINE)).unwrap();
+        std::fs::write(
+            dir.join("s.ron"),
+            scenario(&sidecar(path, &h), CHECK, DEADLINE),
+        )
+        .unwrap();
         let errors = load_within(dir.join("s.ron"), 20).unwrap_err();
         let (code, text) = only(&errors);
         assert_eq!(code, ErrorCode::SidecarPath, "{text}");
@@ -231,7 +249,10 @@ fn a_confined_sidecar_loads_and_is_copied_into_the_run() {
         &out,
     )
     .unwrap();
-    assert_eq!(std::fs::read(out.join("data/t.csv")).unwrap(), b"a,b\n1,2\n");
+    assert_eq!(
+        std::fs::read(out.join("data/t.csv")).unwrap(),
+        b"a,b\n1,2\n"
+    );
     // The run directory loads on its own (replay needs it).
     load_file(&out.join("scenario.ron")).unwrap();
 }
@@ -276,7 +297,10 @@ fn long_strings_and_paths_are_refused() {
     let src = scenario("", CHECK, DEADLINE).replace("task/t", &long_key);
     let (code, text) = only(&errors_of(dir.path(), &src));
     assert_eq!(code, ErrorCode::TooLong, "{text}");
-    assert!(text.contains("tasks[0].key: a string of 305 bytes; at most 200"), "{text}");
+    assert!(
+        text.contains("tasks[0].key: a string of 305 bytes; at most 200"),
+        "{text}"
+    );
 
     let wide = format!("drive/{}.txt", "A".repeat(300));
     let deep = format!("drive/{}x.txt", "d/".repeat(5000));
@@ -288,7 +312,10 @@ fn long_strings_and_paths_are_refused() {
         assert!(text.contains("files[0].path: the path"), "{text}");
     }
     // The same limits hold for answer paths.
-    let check = format!(r#"FileExists(path: "workspace/{}")"#, "w".repeat(MAX_PATH_BYTES));
+    let check = format!(
+        r#"FileExists(path: "workspace/{}")"#,
+        "w".repeat(MAX_PATH_BYTES)
+    );
     let (code, _) = only(&errors_of(dir.path(), &scenario("", &check, DEADLINE)));
     assert_eq!(code, ErrorCode::PathLimit);
 }
@@ -351,7 +378,8 @@ fn every_bundled_scenario_is_within_the_limits() {
 #[test]
 fn parsing_alone_accepts_what_validation_refuses() {
     // The limits live in validation, so `parse_str` stays a pure syntax check.
-    let check = r#"JsonNumber(path: "workspace/a.json", pointer: "/x", expected: NaN, tolerance: 0.5)"#;
+    let check =
+        r#"JsonNumber(path: "workspace/a.json", pointer: "/x", expected: NaN, tolerance: 0.5)"#;
     let src = scenario("", check, DEADLINE);
     let s = parse_str(&src, Path::new("s.ron")).unwrap();
     assert!(tbsim::scenario::validate(&s, Path::new("s.ron"), None).is_err());
