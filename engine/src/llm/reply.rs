@@ -199,8 +199,8 @@ pub fn redact_secrets(text: &str) -> Option<String> {
 }
 
 /// Parses a response body. A body that is valid JSON but nests deeper than the
-/// reader allows is read again with every value below [`MAX_DEPTH`] levels kept as
-/// a string of its JSON text.
+/// reader allows is read again with every `arguments` value, and every value below
+/// [`MAX_DEPTH`] levels, kept as a string of its JSON text.
 pub fn parse_completion(text: &str) -> serde_json::Result<Value> {
     match serde_json::from_str::<Value>(text) {
         Ok(v) => Ok(v),
@@ -268,7 +268,17 @@ impl<'de> Visitor<'de> for Shallow {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(k) = map.next_key::<String>()? {
-            let v = map.next_value_seed(Shallow(self.0 + 1))?;
+            let v = if k == "arguments" {
+                // A call's arguments are kept exactly as sent, as text: that is what
+                // the tools read, and what they refuse when it is too deep.
+                let raw = map.next_value::<Box<RawValue>>()?;
+                Value::String(
+                    serde_json::from_str::<String>(raw.get())
+                        .unwrap_or_else(|_| raw.get().to_owned()),
+                )
+            } else {
+                map.next_value_seed(Shallow(self.0 + 1))?
+            };
             out.insert(k, v);
         }
         Ok(Value::Object(out))
@@ -310,7 +320,9 @@ mod tests {
         assert_eq!(contain(&mut raw), 1);
         let args = raw["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
             .as_str()
-            .unwrap();
+            .unwrap()
+            .to_owned();
+        let args = args.as_str();
         assert!(args.len() < HEAD_BYTES * 3, "{}", args.len());
         let (bytes, hash) = marker_of(args).unwrap();
         assert_eq!(bytes, big.len() as u64);
