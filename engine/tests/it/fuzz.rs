@@ -12,6 +12,11 @@ use tbsim::scenario::LoadedScenario;
 
 use crate::util::{root, scenario};
 
+/// Mutations per target: each input builds a world, which a debug build does in
+/// milliseconds, so these keep the smoke run to seconds.
+const SCENARIO_MUTATIONS: usize = 500;
+const TOOL_MUTATIONS: usize = 120;
+
 /// Fragments that mean something to RON, JSON, paths, times or the tools.
 const TOKENS: &[&[u8]] = &[
     b"\"", b"{", b"}", b"[", b"]", b"(", b")", b",", b":", b"\t", b"\n", b"\\", b"-1", b"0",
@@ -87,6 +92,7 @@ fn scenario_target_survives_seeds_regressions_and_mutations() {
         .map(|n| std::fs::read(root().join(format!("content/scenarios/{n}.ron"))).unwrap())
         .collect();
     // Every bundled scenario loads through the target as it does through `tbsim run`.
+    let t0 = std::time::Instant::now();
     for p in crate::util::bundled() {
         check(&p.display().to_string(), &std::fs::read(&p).unwrap(), tbsim::fuzz::scenario_bytes);
     }
@@ -94,12 +100,13 @@ fn scenario_target_survives_seeds_regressions_and_mutations() {
         check("a scenario regression", &r, tbsim::fuzz::scenario_bytes);
     }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x5ce9_a210);
-    for i in 0..600 {
+    for i in 0..SCENARIO_MUTATIONS {
         let s = &seeds[i % seeds.len()];
         let o = &seeds[(i + 1) % seeds.len()];
         let m = mutate(&mut rng, s, o);
         check(&format!("scenario mutation {i}"), &m, tbsim::fuzz::scenario_bytes);
     }
+    eprintln!("scenario smoke: {:?}", t0.elapsed());
 }
 
 #[test]
@@ -108,6 +115,7 @@ fn tool_call_target_survives_seeds_regressions_and_mutations() {
     let seeds = tbsim::fuzz::tool_seeds(&world.scenario);
     assert!(seeds.len() >= 10, "plans and hand-made calls");
     let run = |d: &[u8]| tbsim::fuzz::tool_calls(&world, d);
+    let t0 = std::time::Instant::now();
     for (i, s) in seeds.iter().enumerate() {
         check(&format!("tool seed {i}"), s, run);
     }
@@ -115,10 +123,11 @@ fn tool_call_target_survives_seeds_regressions_and_mutations() {
         check("a tool-call regression", &r, run);
     }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x7001_ca11);
-    for i in 0..2000 {
+    for i in 0..TOOL_MUTATIONS {
         let s = &seeds[rng.random_range(0..seeds.len())];
         let o = &seeds[rng.random_range(0..seeds.len())];
         let m = mutate(&mut rng, s, o);
         check(&format!("tool-call mutation {i}"), &m, run);
     }
+    eprintln!("tool-call smoke: {:?}", t0.elapsed());
 }
