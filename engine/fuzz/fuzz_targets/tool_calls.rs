@@ -6,7 +6,10 @@ use std::sync::LazyLock;
 use tbsim::scenario::LoadedScenario;
 
 static WORLD: LazyLock<LoadedScenario> = LazyLock::new(|| {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../content/scenarios/busy-day.ron");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../content/scenarios/busy-day.ron"
+    );
     tbsim::scenario::load_file(std::path::Path::new(path)).expect("the bundled scenario loads")
 });
 

@@ -193,7 +193,11 @@ mod tests {
         let p = SummaryPolicy { threshold: 0, ..p };
         let two = convo(2);
         let r = p.compress(&two).unwrap();
-        assert_eq!((r.start, two.len() - r.end), (2, 3), "the last turn is kept");
+        assert_eq!(
+            (r.start, two.len() - r.end),
+            (2, 3),
+            "the last turn is kept"
+        );
         // One turn leaves nothing to compress.
         assert_eq!(p.compress(&convo(1)), None);
     }

@@ -257,9 +257,13 @@ mod tests {
         let wire_ids: Vec<&str> = m.tool_calls.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(wire_ids, ids);
         // Malformed call lists still become calls, for the tools to refuse.
-        let odd = json!({"choices": [{"message": {"role": "assistant", "tool_calls": "read_file"}}]});
+        let odd =
+            json!({"choices": [{"message": {"role": "assistant", "tool_calls": "read_file"}}]});
         let (_, calls) = assistant_from(&odd, 3);
-        assert_eq!((calls[0].name.as_str(), calls[0].arguments.as_str()), ("", "\"read_file\""));
+        assert_eq!(
+            (calls[0].name.as_str(), calls[0].arguments.as_str()),
+            ("", "\"read_file\"")
+        );
         let odd = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [7, {"function": "x"}]}}]});
         let (_, calls) = assistant_from(&odd, 3);
         assert_eq!(calls.len(), 2);

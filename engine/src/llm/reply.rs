@@ -178,7 +178,9 @@ pub fn register_secret(secret: &str) {
     if secret.len() < MIN_SECRET_LEN {
         return;
     }
-    let mut all = SECRETS.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut all = SECRETS
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if !all.iter().any(|s| s == secret) {
         all.push(secret.to_owned());
     }
@@ -187,7 +189,9 @@ pub fn register_secret(secret: &str) {
 /// `text` with every registered secret replaced by `[redacted]`, or `None` if it
 /// holds none (the common case costs one substring search per secret).
 pub fn redact_secrets(text: &str) -> Option<String> {
-    let all = SECRETS.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let all = SECRETS
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut out: Option<String> = None;
     for s in all.iter() {
         let cur = out.as_deref().unwrap_or(text);
@@ -206,7 +210,10 @@ pub fn parse_completion(text: &str) -> serde_json::Result<Value> {
         Ok(v) => Ok(v),
         Err(first) => {
             let mut de = serde_json::Deserializer::from_str(text);
-            match Shallow(0).deserialize(&mut de).and_then(|v| de.end().map(|_| v)) {
+            match Shallow(0)
+                .deserialize(&mut de)
+                .and_then(|v| de.end().map(|_| v))
+            {
                 Ok(v) => Ok(v),
                 Err(_) => Err(first),
             }
@@ -299,7 +306,10 @@ mod tests {
         let body = format!(
             r#"{{"choices":[{{"message":{{"role":"assistant","content":null,"tool_calls":[{{"id":"x","type":"function","function":{{"name":"read_file","arguments":{args}}}}}]}}}}]}}"#
         );
-        assert!(serde_json::from_str::<Value>(&body).is_err(), "too deep for serde_json");
+        assert!(
+            serde_json::from_str::<Value>(&body).is_err(),
+            "too deep for serde_json"
+        );
         let v = parse_completion(&body).unwrap();
         let got = v["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
             .as_str()
@@ -313,7 +323,10 @@ mod tests {
 
     #[test]
     fn long_arguments_become_a_marker_with_length_and_hash() {
-        let big = format!("{{\"path\":\"workspace/a\",\"content\":\"{}\"}}", "é".repeat(MAX_ARGUMENT_BYTES));
+        let big = format!(
+            "{{\"path\":\"workspace/a\",\"content\":\"{}\"}}",
+            "é".repeat(MAX_ARGUMENT_BYTES)
+        );
         let mut raw = json!({"choices": [{"message": {"role": "assistant", "content": "x",
             "tool_calls": [{"id": "a", "function": {"name": "write_file", "arguments": big}},
                            {"id": "b", "function": {"name": "wait", "arguments": "{}"}}]}}]});
@@ -328,7 +341,10 @@ mod tests {
         assert_eq!(bytes, big.len() as u64);
         assert_eq!(hash, blake3::hash(big.as_bytes()).to_hex().to_string());
         assert!(refusal(args).unwrap().contains(&hash));
-        assert_eq!(raw["choices"][0]["message"]["tool_calls"][1]["function"]["arguments"], "{}");
+        assert_eq!(
+            raw["choices"][0]["message"]["tool_calls"][1]["function"]["arguments"],
+            "{}"
+        );
         // Containing again changes nothing.
         assert_eq!(contain(&mut raw), 0);
         assert_eq!(shrink_refused(args), None);
@@ -340,7 +356,8 @@ mod tests {
     fn redaction_reaches_strings_and_keys() {
         let mut v = json!({"a": ["sk-SECRET", {"sk-SECRET": "x sk-SECRET y"}], "n": 1});
         redact_value(&mut v, &|s: &str| {
-            s.contains("sk-SECRET").then(|| s.replace("sk-SECRET", "[redacted]"))
+            s.contains("sk-SECRET")
+                .then(|| s.replace("sk-SECRET", "[redacted]"))
         });
         assert_eq!(
             v,

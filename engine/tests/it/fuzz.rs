@@ -19,10 +19,40 @@ const TOOL_MUTATIONS: usize = 120;
 
 /// Fragments that mean something to RON, JSON, paths, times or the tools.
 const TOKENS: &[&[u8]] = &[
-    b"\"", b"{", b"}", b"[", b"]", b"(", b")", b",", b":", b"\t", b"\n", b"\\", b"-1", b"0",
-    b"1e308", b"NaN", b"inf", b"18446744073709551616", b"../", b"/", b"drive/", b"workspace/",
-    b"\\u0000", b"9999-12-31T23:59", b"2025-10-07T09:00", b"None", b"Some(", b"r#\"", b"\"#",
-    b"{\"path\":", b"null", b"true", b"\xff\xfe", b"\xc3",
+    b"\"",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b"(",
+    b")",
+    b",",
+    b":",
+    b"\t",
+    b"\n",
+    b"\\",
+    b"-1",
+    b"0",
+    b"1e308",
+    b"NaN",
+    b"inf",
+    b"18446744073709551616",
+    b"../",
+    b"/",
+    b"drive/",
+    b"workspace/",
+    b"\\u0000",
+    b"9999-12-31T23:59",
+    b"2025-10-07T09:00",
+    b"None",
+    b"Some(",
+    b"r#\"",
+    b"\"#",
+    b"{\"path\":",
+    b"null",
+    b"true",
+    b"\xff\xfe",
+    b"\xc3",
 ];
 
 /// One seeded mutation of `data`, sometimes spliced with `other`.
@@ -30,7 +60,11 @@ fn mutate(rng: &mut Xoshiro256PlusPlus, data: &[u8], other: &[u8]) -> Vec<u8> {
     let mut out = data.to_vec();
     for _ in 0..rng.random_range(1..=4u32) {
         let len = out.len();
-        let at = if len == 0 { 0 } else { rng.random_range(0..len) };
+        let at = if len == 0 {
+            0
+        } else {
+            rng.random_range(0..len)
+        };
         match rng.random_range(0..6u32) {
             0 if len > 0 => out[at] ^= 1 << rng.random_range(0..8u32),
             1 => out.insert(at, rng.random()),
@@ -94,7 +128,11 @@ fn scenario_target_survives_seeds_regressions_and_mutations() {
     // Every bundled scenario loads through the target as it does through `tbsim run`.
     let t0 = std::time::Instant::now();
     for p in crate::util::bundled() {
-        check(&p.display().to_string(), &std::fs::read(&p).unwrap(), tbsim::fuzz::scenario_bytes);
+        check(
+            &p.display().to_string(),
+            &std::fs::read(&p).unwrap(),
+            tbsim::fuzz::scenario_bytes,
+        );
     }
     for r in regressions("scenario") {
         check("a scenario regression", &r, tbsim::fuzz::scenario_bytes);
@@ -104,7 +142,11 @@ fn scenario_target_survives_seeds_regressions_and_mutations() {
         let s = &seeds[i % seeds.len()];
         let o = &seeds[(i + 1) % seeds.len()];
         let m = mutate(&mut rng, s, o);
-        check(&format!("scenario mutation {i}"), &m, tbsim::fuzz::scenario_bytes);
+        check(
+            &format!("scenario mutation {i}"),
+            &m,
+            tbsim::fuzz::scenario_bytes,
+        );
     }
     eprintln!("scenario smoke: {:?}", t0.elapsed());
 }

@@ -1295,10 +1295,15 @@ fn a_flood_of_argument_bytes_is_cut_in_the_trajectory_and_in_later_requests() {
     let (out, _) = run_fake(tmp.path(), &s);
     let r = result(&out);
     assert_eq!(r["errors"]["schema"], 3, "each flood refused: {r}");
-    assert_eq!(r["checkpoint_score"], 1.0, "the real work still counts: {r}");
+    assert_eq!(
+        r["checkpoint_score"], 1.0,
+        "the real work still counts: {r}"
+    );
     assert_eq!(r["end_reason"], "finished");
     // 24 MB were sent; the trajectory holds a marker for each, not the bytes.
-    let size = std::fs::metadata(out.join("trajectory.jsonl")).unwrap().len();
+    let size = std::fs::metadata(out.join("trajectory.jsonl"))
+        .unwrap()
+        .len();
     assert!(size < 2 << 20, "trajectory is {size} bytes");
     let st = s.stats();
     let biggest = st.bodies.iter().map(|b| b.to_string().len()).max().unwrap();
@@ -1314,8 +1319,7 @@ fn a_flood_of_argument_bytes_is_cut_in_the_trajectory_and_in_later_requests() {
         .iter()
         .find(|v| v["type"] == "model" && v["purpose"] == "turn")
         .unwrap();
-    let args = turn["response"]["choices"][0]["message"]["tool_calls"][0]["function"]
-        ["arguments"]
+    let args = turn["response"]["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
         .as_str()
         .unwrap();
     assert_eq!(
@@ -1359,8 +1363,15 @@ fn an_over_deep_tool_call_is_the_agents_error_not_the_providers() {
     assert_eq!(failures, 0);
     // Returned to the model as a structured error; its bulk is not sent back.
     let next = st.bodies[2].to_string();
-    assert!(next.contains("malformed_json"), "the error reaches the model");
-    assert!(next.len() < 256 << 10, "the next request is {} bytes", next.len());
+    assert!(
+        next.contains("malformed_json"),
+        "the error reaches the model"
+    );
+    assert!(
+        next.len() < 256 << 10,
+        "the next request is {} bytes",
+        next.len()
+    );
     drop(s);
     let replay = ok(&tbsim(&["replay", out.to_str().unwrap()], tmp.path()));
     assert!(replay.contains(": identical"), "{replay}");
@@ -1384,7 +1395,10 @@ fn a_key_the_model_echoes_is_redacted_from_everything_written() {
     assert_eq!(r["end_reason"], "finished", "{r}");
     assert_eq!(r["checkpoint_score"], 1.0, "{r}");
     let traj = std::fs::read_to_string(out.join("trajectory.jsonl")).unwrap();
-    assert!(traj.contains("my key is [redacted]"), "the written file too");
+    assert!(
+        traj.contains("my key is [redacted]"),
+        "the written file too"
+    );
     drop(s);
     let replay = ok(&tbsim(&["replay", out.to_str().unwrap()], tmp.path()));
     assert!(replay.contains(": identical"), "{replay}");

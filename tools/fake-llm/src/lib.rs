@@ -528,7 +528,11 @@ async fn answer(body: &[u8], auth: Option<String>, state: &State) -> Reply {
             );
             let d = usize::try_from(depth).unwrap_or(usize::MAX);
             // The arguments as an object, not as text.
-            splice = Some(format!("{}\"drive\"{}", "{\"path\":".repeat(d), "}".repeat(d)));
+            splice = Some(format!(
+                "{}\"drive\"{}",
+                "{\"path\":".repeat(d),
+                "}".repeat(d)
+            ));
         }
         Some(Fault::EchoKey) => {
             let key = auth
@@ -540,8 +544,9 @@ async fn answer(body: &[u8], auth: Option<String>, state: &State) -> Reply {
                 0,
                 ScriptCall {
                     name: "write_file".into(),
-                    arguments: json!({"path": "workspace/key.txt", "content": format!("my key is {key}")})
-                        .to_string(),
+                    arguments:
+                        json!({"path": "workspace/key.txt", "content": format!("my key is {key}")})
+                            .to_string(),
                 },
             );
             echo = Some(key);

@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 
 fn ron_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<PathBuf> = rd.filter_map(|e| Some(e.ok()?.path())).collect();
     entries.sort();
     for p in entries {
@@ -35,6 +37,10 @@ fn main() -> std::io::Result<()> {
     for (i, s) in seeds.iter().enumerate() {
         std::fs::write(tools.join(format!("seed-{i:03}")), s)?;
     }
-    println!("{} scenario seeds, {} tool-call seeds", files.len(), seeds.len());
+    println!(
+        "{} scenario seeds, {} tool-call seeds",
+        files.len(),
+        seeds.len()
+    );
     Ok(())
 }
