@@ -12,6 +12,8 @@ mod determinism;
 mod engine;
 // Every scenario error code: its page's example fails as documented; message snapshots.
 mod errors;
+// The fuzz targets' smoke run: seed corpus, found crashes, seeded mutations.
+mod fuzz;
 // The first three families over many seeds, every variant, trivially wrong answers.
 mod families;
 // One module per further family: seeds, variants, validity and its own edge cases.
