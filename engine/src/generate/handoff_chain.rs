@@ -1099,8 +1099,12 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let begin = match &ctx.release {
         Release::At(t) => t.get(11..16).and_then(super::urgent_interrupt::to_min),
         Release::Start => super::urgent_interrupt::to_min(ctx.start),
-        // A gated chain's start is unknown; assume it opens around midday.
-        Release::AfterCheckpoint { .. } => Some(12 * 60 + 30),
+        // A gated (or meeting-announced) chain's start is unknown; suites leave such a
+        // task its family's window (three hours) after the gate opens, so the stages
+        // share the last three hours.
+        Release::AfterCheckpoint { .. } | Release::InMeeting(_) => {
+            super::urgent_interrupt::to_min(ctx.deadline).map(|d| d.saturating_sub(3 * 60))
+        }
     };
     let end = super::urgent_interrupt::to_min(ctx.deadline).ok_or("bad deadline")?;
     let n = stages.len() as u32;

@@ -109,6 +109,7 @@ fn day_tasks(
             id
         };
         let window = family_by_key(key).map_or(3 * 60, |f| f.min_window_minutes());
+        let timed = *key == "meeting_attend" || *key == "meeting_book";
         let latest_slot = deadline_slots.iter().copied().max().unwrap_or(0);
         let release = if i == 0 {
             ReleasePlan::Start
@@ -122,8 +123,12 @@ fn day_tasks(
                         .iter()
                         .filter(|t| !matches!(t.release, ReleasePlan::AfterCheckpoint { .. }))
                         .filter_map(|t| t.family.milestone().map(|m| (t, m)))
-                        .filter(|(t, m)| {
-                            gate_opens(t, m).is_none_or(|open| open + window <= latest_slot)
+                        .filter(|(t, m)| match gate_opens(t, m) {
+                            None => true,
+                            // A meeting family's meeting has a fixed time in the day, which
+                            // an answer judged at a deadline would release it after.
+                            Some(_) if timed => false,
+                            Some(open) => open + window <= latest_slot,
                         })
                         .collect();
                     (!earlier.is_empty()).then(|| earlier[rng.random_range(0..earlier.len())])

@@ -366,8 +366,8 @@ pub fn wrong_answers(
             if !expected.is_empty() {
                 out.push((path.clone(), json!({"abnormal_suppliers": []}).to_string()));
             }
-            out.push((path.clone(), json!({"abnormal_suppliers": expected}
-        }).to_string()));
+            out.push((path.clone(), json!({"abnormal_suppliers": expected}).to_string()));
+        }
         }
     }
     out
