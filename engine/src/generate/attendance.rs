@@ -1588,6 +1588,10 @@ pub fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, Strin
         | Check::JsonRecords { path, .. }
         | Check::JsonStringSet { path, .. }
         | Check::FileContains { path, .. } => Some(path.clone()),
+        Check::All(v) => v.iter().find_map(|c| match c {
+            Check::FileContains { path, .. } => Some(path.clone()),
+            _ => None,
+        }),
         _ => None,
     }) else {
         return Vec::new();

@@ -128,6 +128,9 @@ fn day_tasks(
                             // A meeting family's meeting has a fixed time in the day, which
                             // an answer judged at a deadline would release it after.
                             Some(_) if timed => false,
+                            // A booked meeting is judged when the meeting ends, a time the
+                            // family sets itself, not the drawn deadline.
+                            Some(_) if t.family.key() == "meeting_book" => false,
                             Some(open) => open + window <= latest_slot,
                         })
                         .collect();

@@ -86,8 +86,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         ctx.seed,
         &format!("gen/{}/transaction_review/approval_limit", ctx.scenario),
     )
-    .random_range(0..LIMITS.len())
-    ;
+    .random_range(0..LIMITS.len());
     let limit = LIMITS[limit];
     let (y, m) = {
         let mut parts = ctx.date.split('-');
@@ -338,36 +337,39 @@ pub fn wrong_answers(
             c => vec![c],
         };
         for c in inner {
-        if let Check::JsonStringSet { path, expected, .. } = c {
-            let mut all: Vec<String> = Vec::new();
-            for f in &scenario.files {
-                if let (true, Content::Text(csv)) = (
-                    f.path.ends_with(".csv")
-                        && f.path.contains(
-                            task.key
-                                .trim_start_matches("task/")
-                                .replace('-', "_")
-                                .as_str(),
-                        ),
-                    &f.content,
-                ) {
-                    for l in csv.lines().skip(1) {
-                        if let Some(s) = l.split(',').nth(2)
-                            && !all.iter().any(|a| a == s)
-                        {
-                            all.push(s.to_owned());
+            if let Check::JsonStringSet { path, expected, .. } = c {
+                let mut all: Vec<String> = Vec::new();
+                for f in &scenario.files {
+                    if let (true, Content::Text(csv)) = (
+                        f.path.ends_with(".csv")
+                            && f.path.contains(
+                                task.key
+                                    .trim_start_matches("task/")
+                                    .replace('-', "_")
+                                    .as_str(),
+                            ),
+                        &f.content,
+                    ) {
+                        for l in csv.lines().skip(1) {
+                            if let Some(s) = l.split(',').nth(2)
+                                && !all.iter().any(|a| a == s)
+                            {
+                                all.push(s.to_owned());
+                            }
                         }
                     }
                 }
+                out.push((path.clone(), json!({"abnormal_suppliers": all}).to_string()));
+                // The empty list fails whenever some supplier is abnormal, and without the
+                // manual's limit it fails even when none is.
+                if !expected.is_empty() {
+                    out.push((path.clone(), json!({"abnormal_suppliers": []}).to_string()));
+                }
+                out.push((
+                    path.clone(),
+                    json!({"abnormal_suppliers": expected}).to_string(),
+                ));
             }
-            out.push((path.clone(), json!({"abnormal_suppliers": all}).to_string()));
-            // The empty list fails whenever some supplier is abnormal, and without the
-            // manual's limit it fails even when none is.
-            if !expected.is_empty() {
-                out.push((path.clone(), json!({"abnormal_suppliers": []}).to_string()));
-            }
-            out.push((path.clone(), json!({"abnormal_suppliers": expected}).to_string()));
-        }
         }
     }
     out

@@ -97,7 +97,10 @@ fn event_planning_explicit_parameters_are_honoured_and_checked() {
     // flag is judged only together with the return time it follows from.
     let keys: Vec<&str> = t.checkpoints.iter().map(|c| c.key.as_str()).collect();
     assert!(keys.contains(&"end_time"), "{keys:?}");
-    assert!(!keys.contains(&"on_time") && !keys.contains(&"plan"), "{keys:?}");
+    assert!(
+        !keys.contains(&"on_time") && !keys.contains(&"plan"),
+        "{keys:?}"
+    );
     let chosen = Params {
         level: Some(Level::B1),
         metrics: Some(vec![OutingMetric::Distance]),

@@ -298,8 +298,8 @@ fn priors_do_not_pay(key: &str, seeds: u64) {
     let mut seen: BTreeMap<String, u64> = BTreeMap::new();
     for seed in 0..seeds {
         let plan = one_task_plan(key, seed, "t", family_by_key(key).unwrap(), DATE);
-        let s: Scenario = generate_scenario(seed, &plan)
-            .unwrap_or_else(|e| panic!("{key} seed {seed}: {e}"));
+        let s: Scenario =
+            generate_scenario(seed, &plan).unwrap_or_else(|e| panic!("{key} seed {seed}: {e}"));
         for t in &s.tasks {
             let stage = t.key.trim_start_matches("task/t");
             for cp in t.checkpoints.iter().filter(|c| is_answer(&c.check)) {
