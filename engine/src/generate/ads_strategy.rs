@@ -917,13 +917,8 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 check: Check::Consulted(heat_path(group)),
                 feedback: "You did not open the target-density heatmap for the campaign's audience group. Marketing can tell you where the heatmaps are; use the one whose name matches the group in your brief.".into(),
             },
-            CheckpointSpec {
-                key: "plan_valid".into(),
-                description: format!("`{out}` lists channels from the channel list, each once"),
-                weight: 1,
-                check: check(BudgetAspect::Valid),
-                feedback: format!("`{out}` is missing or malformed: it must be JSON with `selected_channels` (a non-empty list of channel codes from the channel list, each once), `total_cost` and `total_exposure`."),
-            },
+            // No separate `plan_valid`: listing every channel passed it even over
+            // budget. Well-formedness is part of `within_budget`.
             CheckpointSpec {
                 key: "within_budget".into(),
                 description: "The selected channels fit within the budget".into(),

@@ -421,7 +421,9 @@ fn my_tasks(world: &mut World) -> ToolResultT {
     let mut q = world.query::<&Task>();
     let mut tasks: Vec<&Task> = q
         .iter(world)
-        .filter(|t| t.state != TaskState::Pending)
+        // A task closed without ever being released (its gate never opened) was never
+        // the agent's: its objective must not surface when its deadline passes.
+        .filter(|t| t.state != TaskState::Pending && t.released_at.is_some())
         .collect();
     tasks.sort_by_key(|t| t.order);
     let list: Vec<Value> = tasks

@@ -28,6 +28,8 @@ mod family_resume_select;
 mod family_sales;
 mod family_urgent_interrupt;
 mod family_website_monitor;
+// Content attacks: guessable answers, listing past a colleague, days that disagree.
+mod giveaways;
 // Hostile scenario files: escaping sidecars, special files, sizes, impossible values.
 mod hostile_scenarios;
 // The model-backed agent and colleagues over HTTP against tools/fake-llm.
