@@ -148,7 +148,7 @@ impl Default for PythonLimits {
             max_output_bytes: 64 * 1024,
             max_file_bytes: 8 * MIB,
             max_files_back: 64,
-            max_bytes_back: 16 * MIB,
+            max_bytes_back: 8 * MIB,
         }
     }
 }
@@ -214,7 +214,10 @@ impl LimitHit {
                 "the workspace copy held more than {} files and folders{stopped}",
                 limits.workspace_entries
             ),
-            Self::Tmp => format!("/tmp is full: it is capped at {}", show_bytes(limits.tmp_bytes)),
+            Self::Tmp => format!(
+                "/tmp is full: it is capped at {}",
+                show_bytes(limits.tmp_bytes)
+            ),
             Self::FileSize => format!(
                 "a file reached the sandbox's size cap for one file ({}); the write failed",
                 show_bytes(limits.workspace_bytes)
@@ -399,8 +402,15 @@ fn systemd_scope_args(memory: u64, tasks: u32) -> Vec<String> {
         args.push("--user".to_owned());
     }
     args.extend(
-        ["--scope", "--quiet", "--collect", "-p", "MemorySwapMax=0", "-p"]
-            .map(str::to_owned),
+        [
+            "--scope",
+            "--quiet",
+            "--collect",
+            "-p",
+            "MemorySwapMax=0",
+            "-p",
+        ]
+        .map(str::to_owned),
     );
     args.push(format!("MemoryMax={memory}"));
     args.push("-p".to_owned());
@@ -506,7 +516,8 @@ fn run_confined(
     let root = temp.path();
     let workspace = root.join("ws");
     fs::create_dir(&workspace).map_err(io_error("creating the workspace copy"))?;
-    chown_to(&workspace, owner).map_err(io_error("handing the workspace copy to the sandbox user"))?;
+    chown_to(&workspace, owner)
+        .map_err(io_error("handing the workspace copy to the sandbox user"))?;
     let mut refused_inputs = Vec::new();
     let inputs = write_inputs(&workspace, req.files, owner, &mut refused_inputs)?;
     // Both live outside the workspace copy, so they are never copied back.
@@ -524,8 +535,14 @@ fn run_confined(
     let (mut command, status_pipe) = match confinement {
         Confinement::Bubblewrap(bwrap) => {
             let (reader, writer) = io::pipe().map_err(io_error("creating the status pipe"))?;
-            let command =
-                bubblewrap_command(bwrap, &python, &sandbox_dir, &workspace, &supervision, writer);
+            let command = bubblewrap_command(
+                bwrap,
+                &python,
+                &sandbox_dir,
+                &workspace,
+                &supervision,
+                writer,
+            );
             (command, Some(reader))
         }
         Confinement::Unconfined => (
@@ -952,8 +969,11 @@ fn bubblewrap_command(
             0 => u64::MAX / 2,
             bytes => bytes.saturating_mul(2).saturating_add(limits.tmp_bytes),
         };
-        c.args(systemd_scope_args(memory, limits.max_processes.saturating_add(2)))
-            .arg(bwrap);
+        c.args(systemd_scope_args(
+            memory,
+            limits.max_processes.saturating_add(2),
+        ))
+        .arg(bwrap);
         c
     } else {
         Command::new(bwrap)
@@ -1000,7 +1020,9 @@ fn bubblewrap_command(
         "1777",
         "--size",
     ]);
-    command.arg(limits.tmp_bytes.max(4096).to_string()).args(["--tmpfs", "/tmp"]);
+    command
+        .arg(limits.tmp_bytes.max(4096).to_string())
+        .args(["--tmpfs", "/tmp"]);
     let mut made = BTreeSet::new();
     for path in interpreter_binds(python, visible) {
         // Folders bubblewrap creates on the way would be private to root,
@@ -1300,9 +1322,10 @@ fn collect_workspace(
             Ok(entries) => entries,
             Err(e) => {
                 let shown = if prefix.is_empty() { "." } else { &prefix };
-                snapshot
-                    .refused
-                    .push(format!("{}: folder could not be read ({e})", shorten(shown)));
+                snapshot.refused.push(format!(
+                    "{}: folder could not be read ({e})",
+                    shorten(shown)
+                ));
                 continue;
             }
         };
@@ -1310,9 +1333,10 @@ fn collect_workspace(
             let name = entry.file_name();
             let relative = format!("{prefix}{}", name.to_string_lossy());
             if name.to_str().is_none() {
-                snapshot
-                    .refused
-                    .push(format!("{}: file name is not valid UTF-8", shorten(&relative)));
+                snapshot.refused.push(format!(
+                    "{}: file name is not valid UTF-8",
+                    shorten(&relative)
+                ));
                 continue;
             }
             let path = entry.path();
@@ -1345,15 +1369,43 @@ fn collect_workspace(
                 regular.push((relative, path, metadata));
                 continue;
             };
-            snapshot.refused.push(format!("{}: {reason}", shorten(&relative)));
+            snapshot
+                .refused
+                .push(format!("{}: {reason}", shorten(&relative)));
         }
     }
     regular.sort_by(|a, b| a.0.cmp(&b.0));
     let mut back_bytes = 0u64;
+    // Why a new or changed file of `size` bytes cannot come back, if it cannot.
+    let over_cap = |count: usize, back: u64, size: u64| {
+        if count >= limits.max_files_back {
+            Some(format!(
+                "not brought back, at most {} new or changed files are brought back per run",
+                limits.max_files_back
+            ))
+        } else if back.saturating_add(size) > limits.max_bytes_back {
+            Some(format!(
+                "not brought back, at most {} of new or changed files are brought back per run",
+                show_bytes(limits.max_bytes_back)
+            ))
+        } else {
+            None
+        }
+    };
     for (relative, path, metadata) in regular {
         let original = inputs.get(&relative);
         // A regular file that is not brought back still exists: not deleted.
         snapshot.present.insert(relative.clone());
+        // Refused before reading when it cannot be an unchanged input, so
+        // that a flood of files is never read into memory.
+        let maybe_unchanged = original.is_some_and(|o| o.len() as u64 == metadata.len());
+        if !maybe_unchanged
+            && metadata.len() <= limits.max_file_bytes
+            && let Some(reason) = over_cap(snapshot.written.len(), back_bytes, metadata.len())
+        {
+            snapshot.refused.push(format!("{relative}: {reason}"));
+            continue;
+        }
         let bytes = match read_regular_file(&path, &metadata, original, limits.max_file_bytes) {
             Ok(bytes) => bytes,
             Err(reason) => {
@@ -1365,19 +1417,12 @@ fn collect_workspace(
             continue;
         }
         let size = bytes.len() as u64;
-        if snapshot.written.len() >= limits.max_files_back {
-            snapshot.refused.push(format!(
-                "{relative}: not brought back, at most {} new or changed files are brought back per run",
-                limits.max_files_back
-            ));
-        } else if back_bytes + size > limits.max_bytes_back {
-            snapshot.refused.push(format!(
-                "{relative}: not brought back, at most {} of new or changed files are brought back per run",
-                show_bytes(limits.max_bytes_back)
-            ));
-        } else {
-            back_bytes += size;
-            snapshot.written.insert(relative, bytes);
+        match over_cap(snapshot.written.len(), back_bytes, size) {
+            Some(reason) => snapshot.refused.push(format!("{relative}: {reason}")),
+            None => {
+                back_bytes += size;
+                snapshot.written.insert(relative, bytes);
+            }
         }
     }
     snapshot.refused.sort();
@@ -1800,7 +1845,11 @@ open("keep.txt", "w").write("same")
         assert_eq!(out.exit_code, None, "{out:?}");
         assert!(!out.timed_out && !out.memory_exceeded, "{out:?}");
         assert!(!out.stdout.contains("forked 300"), "{}", out.stdout);
-        assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "{:?}",
+            started.elapsed()
+        );
         assert_eq!(
             LimitHit::Processes.message(&limits),
             "the script reached the sandbox's limit of 16 processes; every process in the sandbox was stopped"
@@ -1831,7 +1880,12 @@ open("keep.txt", "w").write("same")
         // Either the kernel refused the forks beyond the cap before the
         // supervisor stopped everything, or the supervisor got there first.
         if out.exit_code == Some(0) {
-            let ok: u32 = out.stdout.split(' ').next().and_then(|n| n.parse().ok()).unwrap_or(99);
+            let ok: u32 = out
+                .stdout
+                .split(' ')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(99);
             assert!(ok < 8, "{out:?}");
         } else {
             assert_eq!(out.limits_hit, [LimitHit::Processes], "{out:?}");
@@ -1855,7 +1909,11 @@ open("keep.txt", "w").write("same")
         assert_eq!(out.limits_hit, [LimitHit::Memory], "{out:?}");
         assert!(out.memory_exceeded && !out.timed_out, "{out:?}");
         assert!(out.written.len() < 4, "all four held their memory: {out:?}");
-        assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[test]
@@ -1881,9 +1939,7 @@ open("keep.txt", "w").write("same")
     #[test]
     fn cpu_time_is_limited_for_the_sandbox_as_a_whole() {
         require_python!();
-        let script = format!(
-            "{CTYPES_FORK}libc.fork()\nwhile True:\n    pass\n"
-        );
+        let script = format!("{CTYPES_FORK}libc.fork()\nwhile True:\n    pass\n");
         let limits = PythonLimits {
             cpu_time: Duration::from_secs(1),
             wall_time: Duration::from_secs(20),
@@ -1893,7 +1949,11 @@ open("keep.txt", "w").write("same")
         let out = run_with(&script, &BTreeMap::new(), limits);
         assert_eq!(out.limits_hit, [LimitHit::Cpu], "{out:?}");
         assert!(!out.timed_out && !out.memory_exceeded, "{out:?}");
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[test]
@@ -1909,9 +1969,16 @@ open("keep.txt", "w").write("same")
             limits,
         );
         assert_eq!(out.exit_code, Some(1), "{out:?}");
-        assert!(out.stderr.contains("No space left on device"), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("No space left on device"),
+            "{}",
+            out.stderr
+        );
         assert_eq!(out.limits_hit, [LimitHit::Tmp], "{out:?}");
-        assert_eq!(LimitHit::Tmp.message(&limits), "/tmp is full: it is capped at 8 MiB");
+        assert_eq!(
+            LimitHit::Tmp.message(&limits),
+            "/tmp is full: it is capped at 8 MiB"
+        );
     }
 
     #[test]
@@ -1964,7 +2031,10 @@ open("keep.txt", "w").write("same")
         );
         assert_eq!(out.exit_code, Some(0), "{out:?}");
         let back: Vec<_> = out.written.keys().map(String::as_str).collect();
-        assert_eq!(back, ["f00", "f01", "f02", "f03", "f04", "f05", "f06", "f07"]);
+        assert_eq!(
+            back,
+            ["f00", "f01", "f02", "f03", "f04", "f05", "f06", "f07"]
+        );
         assert_eq!(out.refused.len(), 32);
         assert!(
             out.refused[0].ends_with("not brought back, at most 65536 bytes of new or changed files are brought back per run"),

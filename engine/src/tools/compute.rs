@@ -74,8 +74,11 @@ impl PythonBackend for LivePython {
                        "memory_exceeded": o.memory_exceeded, "written": written, "deleted": o.deleted, "refused": o.refused});
                 // Only when a limit was hit, so ordinary records keep their shape.
                 if !o.limits_hit.is_empty() {
-                    let messages: Vec<String> =
-                        o.limits_hit.iter().map(|hit| hit.message(&self.limits)).collect();
+                    let messages: Vec<String> = o
+                        .limits_hit
+                        .iter()
+                        .map(|hit| hit.message(&self.limits))
+                        .collect();
                     record["limits"] = json!(messages);
                 }
                 record
