@@ -204,4 +204,30 @@ mod tests {
             assert!(VPath::parse(bad).is_err(), "{what}: {bad:?} accepted");
         }
     }
+
+    #[test]
+    fn name_limits_match_what_the_sandbox_can_create() {
+        assert!(check_name_limits(&"a".repeat(MAX_NAME_BYTES)).is_ok());
+        let long = "A".repeat(300) + ".txt";
+        assert!(matches!(
+            check_name_limits(&long),
+            Err(PathError::NameTooLong(_))
+        ));
+        let wide = vec!["b".repeat(200); 6].join("/");
+        assert!(matches!(
+            check_name_limits(&wide),
+            Err(PathError::PathTooLong(_))
+        ));
+        let deep = "d/".repeat(3000) + "x";
+        let e = check_name_limits(&deep).unwrap_err();
+        assert!(matches!(e, PathError::PathTooLong(_)));
+        // Messages stay short whatever the path.
+        assert!(e.to_string().len() < 150, "{e}");
+        let nested = "d/".repeat(MAX_DEPTH) + "x";
+        assert!(matches!(
+            check_name_limits(&nested),
+            Err(PathError::TooDeep(_))
+        ));
+        assert!(check_name_limits(&("d/".repeat(MAX_DEPTH - 1) + "x")).is_ok());
+    }
 }

@@ -227,7 +227,7 @@ impl LimitHit {
 }
 
 fn show_bytes(n: u64) -> String {
-    if n >= MIB && n % MIB == 0 {
+    if n >= MIB && n.is_multiple_of(MIB) {
         format!("{} MiB", n / MIB)
     } else {
         format!("{n} bytes")
