@@ -65,6 +65,7 @@ pub(super) fn systemd_scope_works() -> bool {
     static WORKS: OnceLock<bool> = OnceLock::new();
     *WORKS.get_or_init(|| {
         let mut command = Command::new("systemd-run");
+        systemd_env(&mut command);
         command
             .args(systemd_scope_args(64 * MIB, 8))
             .arg("true")
@@ -73,6 +74,17 @@ pub(super) fn systemd_scope_works() -> bool {
             .stderr(Stdio::null());
         command.status().is_ok_and(|status| status.success())
     })
+}
+
+/// A cleared environment plus what `systemd-run` needs to find the service
+/// manager; bubblewrap's `--clearenv` keeps all of it from the script.
+pub(super) fn systemd_env(command: &mut Command) {
+    command.env_clear().env("PATH", SAFE_PATH);
+    for name in ["XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS"] {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
 }
 
 pub(super) fn systemd_scope_args(memory: u64, tasks: u32) -> Vec<String> {
@@ -290,11 +302,8 @@ pub(super) fn bubblewrap_command(
     } else {
         Command::new(bwrap)
     };
-    command
-        .env_clear()
-        .env("PATH", SAFE_PATH)
-        .args(isolation_args())
-        .arg("--clearenv");
+    systemd_env(&mut command);
+    command.args(isolation_args()).arg("--clearenv");
     for (name, value) in SCRIPT_ENV.into_iter().chain([("HOME", WORKSPACE_MOUNT)]) {
         command.args(["--setenv", name, value]);
     }
