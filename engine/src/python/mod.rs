@@ -233,7 +233,7 @@ fn run_confined(
     chown_to(&workspace, owner)
         .map_err(io_error("handing the workspace copy to the sandbox user"))?;
     let mut refused_inputs = Vec::new();
-    let inputs = write_inputs(&workspace, req.files, owner, &mut refused_inputs)?;
+    let inputs = write_inputs(&workspace, req.files, owner, &mut refused_inputs);
     // Both live outside the workspace copy, so they are never copied back.
     let sandbox_dir = root.join("sandbox");
     fs::create_dir(&sandbox_dir).map_err(io_error("creating the script folder"))?;

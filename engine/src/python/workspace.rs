@@ -10,7 +10,7 @@ pub(super) fn write_inputs(
     files: &BTreeMap<String, Vec<u8>>,
     owner: Option<u32>,
     refused: &mut Vec<String>,
-) -> Result<BTreeMap<String, Vec<u8>>, PythonError> {
+) -> BTreeMap<String, Vec<u8>> {
     let mut placed = BTreeMap::new();
     for (path, bytes) in files {
         if let Err(reason) = validate_path(path) {
@@ -34,7 +34,7 @@ pub(super) fn write_inputs(
             )),
         }
     }
-    Ok(placed)
+    placed
 }
 
 /// Creates the folders above `path`, owned by the sandbox user when there is one.
