@@ -5,7 +5,7 @@ use bevy_ecs::prelude::*;
 use serde_json::{Value, json};
 
 use super::{Attachment, ErrorKind, ToolError, ToolResultT};
-use crate::path::{PathError, VPath};
+use crate::path::{PathError, VPath, check_name_limits};
 use crate::world::{History, Index, Revision, file_bytes, put_file};
 
 /// Largest file the agent may write or read as text.
@@ -245,6 +245,14 @@ fn writable(world: &World, p: &VPath) -> Result<(), ToolError> {
             format!("`{p}` is a folder; name a file inside it"),
         ));
     }
+    // The same name limits as the run_python sandbox, which must be able to
+    // create every workspace file.
+    check_name_limits(p.relative()).map_err(|e| {
+        ToolError::new(
+            ErrorKind::Path,
+            format!("{e}; workspace names are limited so that run_python can copy them"),
+        )
+    })?;
     // A file cannot sit where a folder is implied, nor below a file.
     let idx = world.resource::<Index>();
     let mut prefix = String::new();

@@ -276,10 +276,15 @@ pub fn execute(world: &mut World, call: &ToolCall, ctx: &mut CallContext<'_>) ->
         "my_calendar" => calendar::my_calendar(world).map(|v| Exec::ok(v, cost)),
         "my_tasks" => my_tasks(world).map(|v| Exec::ok(v, cost)),
         "calculator" => compute::calculator(a.str("expression")).map(|v| Exec::ok(v, cost)),
-        "run_python" => compute::run_python(world, a.str("code"), ctx).map(|(v, rec)| Exec {
-            record: Some(rec),
-            ..Exec::ok(v, cost)
-        }),
+        "run_python" => {
+            // Failed calls keep their record too: replay needs every outcome.
+            let (result, record) = compute::run_python(world, a.str("code"), ctx);
+            let exec = match result {
+                Ok(v) => Exec::ok(v, cost),
+                Err(e) => Exec::from_error(e),
+            };
+            Ok(Exec { record, ..exec })
+        }
         "list_services" => website::list_services(world).map(|v| Exec::ok(v, cost)),
         "service_health" => {
             website::service_health(world, a.opt("service")).map(|v| Exec::ok(v, cost))

@@ -601,4 +601,66 @@ fn diagnostics_are_reported_but_not_scored() {
     assert_eq!(consulted.kind, tbsim::check::CheckKind::Diagnostic);
     assert_eq!(t.score, 0.0);
     assert_eq!((t.passed, t.total), (0, 1));
+
+/// Calls `run_python` once, then finishes.
+struct PythonOnce(u32);
+
+impl tbsim::agent::Agent for PythonOnce {
+    fn name(&self) -> String {
+        "python-once".into()
+    }
+
+    fn decide<'a>(
+        &'a mut self,
+        _obs: &'a tbsim::sim::Observation,
+    ) -> tbsim::agent::AgentFuture<'a> {
+        self.0 += 1;
+        let (name, arguments) = if self.0 == 1 {
+            ("run_python", r#"{"code": "print(6 * 7)"}"#)
+        } else {
+            ("finish", "{}")
+        };
+        let decision = Decision {
+            calls: vec![ToolCall {
+                id: format!("c{}", self.0),
+                name: name.into(),
+                arguments: arguments.into(),
+            }],
+        };
+        Box::pin(async move { Ok(decision) })
+    }
+}
+
+#[test]
+fn a_run_where_run_python_was_unavailable_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let loaded = crate::util::scenario("transactions-two-abnormal");
+    std::fs::write(dir.path().join("scenario.ron"), &loaded.source).unwrap();
+    let trace = Trajectory::to_file(&dir.path().join("trajectory.jsonl")).unwrap();
+    // A configuration switch that makes the sandbox unavailable.
+    let python = LivePython {
+        bwrap: Some("/nonexistent/bwrap-for-tbsim-test".into()),
+        ..LivePython::default()
+    };
+    let config = SimConfig {
+        agent: "python-once".into(),
+        ..SimConfig::default()
+    };
+    let (_, lines) = tbsim::run::run_with(
+        &loaded,
+        &mut PythonOnce(0),
+        config,
+        &tbsim::run::RunLimits::default(),
+        trace,
+        Box::new(python),
+    );
+    let result = lines
+        .iter()
+        .find(|l| l.contains(r#""tool":"run_python""#))
+        .expect("a run_python result");
+    assert!(result.contains("run_python is unavailable"), "{result}");
+    assert!(result.contains(r#""record":{"error":"#), "{result}");
+    let report = tbsim::replay::replay(dir.path()).unwrap();
+    assert!(report.identical(), "{:?}", report.divergence);
+    assert_eq!(report.lines, lines.len());
 }
