@@ -515,14 +515,29 @@ fn days_persist_the_company_and_deliver_mentor_feedback_each_morning() {
 /// the task closes, on the file as it then stands.
 #[test]
 fn answers_are_judged_at_close_not_latched_by_enumeration() {
+    use tbsim::scenario::Check;
     let loaded = crate::util::scenario("transactions-two-abnormal");
-    let names = [
-        "Meadowbrook Holdings",
-        "Quarrystone Trading",
-        "Northwind Supply",
-    ];
+    // The test (not the agent) reads the expected answer, to deliver it at will.
+    let cp = loaded.scenario.tasks[0]
+        .checkpoints
+        .iter()
+        .find(|c| c.key == "suppliers_correct")
+        .unwrap();
+    let Check::All(parts) = &cp.check else {
+        panic!("suppliers_correct is an All")
+    };
+    let (mut right, mut limit) = (Vec::new(), 0.0);
+    for p in parts {
+        match p {
+            Check::JsonStringSet { expected, .. } => right.clone_from(expected),
+            Check::JsonNumber { expected, .. } => limit = *expected,
+            _ => {}
+        }
+    }
+    assert_eq!(right.len(), 2);
+    let names = [right[0].as_str(), right[1].as_str(), "Northwind Supply"];
     let write = |s: &mut Sim, list: &[&str]| {
-        let content = json!({ "abnormal_suppliers": list }).to_string();
+        let content = json!({ "abnormal_suppliers": list, "approval_limit": limit }).to_string();
         assert!(
             call(
                 s,
@@ -557,7 +572,7 @@ fn answers_are_judged_at_close_not_latched_by_enumeration() {
 
     // The right answer written once and left standing passes, judged at the close.
     let (mut s, _) = start(&loaded);
-    write(&mut s, &["Quarrystone Trading", "Meadowbrook Holdings"]);
+    write(&mut s, &[names[1], names[0]]);
     call(&mut s, "wait", json!({"until": "17:30"}));
     let res = s.results();
     assert!(suppliers_passed(&res));
@@ -573,7 +588,7 @@ fn answers_are_judged_at_close_not_latched_by_enumeration() {
 
     // Right during the day, garbage at the deadline: nothing latched.
     let (mut s, _) = start(&loaded);
-    write(&mut s, &["Quarrystone Trading", "Meadowbrook Holdings"]);
+    write(&mut s, &[names[1], names[0]]);
     call(&mut s, "wait", json!({"until": "16:30"}));
     write(&mut s, &[]);
     call(&mut s, "wait", json!({"until": "17:30"}));

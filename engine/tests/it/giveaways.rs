@@ -104,7 +104,7 @@ fn my_tasks_never_shows_a_task_that_was_never_released() {
         plan_of(
             "gated",
             vec![vec![
-                task("review", tr, ReleasePlan::Start, "17:00"),
+                task("review", tr, ReleasePlan::Start, "10:00"),
                 task(
                     "later",
                     family_by_key("kb_fix").unwrap(),
@@ -112,7 +112,7 @@ fn my_tasks_never_shows_a_task_that_was_never_released() {
                         task: "review".into(),
                         checkpoint: "suppliers_correct".into(),
                     },
-                    "10:00",
+                    "12:00",
                 ),
             ]],
         ),
@@ -127,7 +127,7 @@ fn my_tasks_never_shows_a_task_that_was_never_released() {
         .clone();
     let mut s = start(&loaded);
     // The idle intern lets the gated task's deadline pass without its gate opening.
-    let r = call(&mut s, "wait", json!({"until": "11:00"}));
+    let r = call(&mut s, "wait", json!({"until": "12:30"}));
     assert!(r.ok, "{:?}", r.error);
     let r = call(&mut s, "my_tasks", json!({}));
     let text = r.result.unwrap().to_string();
