@@ -129,12 +129,19 @@ fn write_seeds(dir: &Path, seeds: &[Vec<u8>]) {
     while let Some(d) = stack.pop() {
         for p in files_in(&d) {
             if p.extension().is_some_and(|e| e == "ron") {
-                let rel = p.strip_prefix(&content).unwrap().to_string_lossy().replace('/', "_");
+                let rel = p
+                    .strip_prefix(&content)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('/', "_");
                 std::fs::copy(&p, scen.join(rel)).unwrap();
             }
         }
         let rd = std::fs::read_dir(&d).unwrap();
-        stack.extend(rd.filter_map(|e| Some(e.ok()?.path())).filter(|p| p.is_dir()));
+        stack.extend(
+            rd.filter_map(|e| Some(e.ok()?.path()))
+                .filter(|p| p.is_dir()),
+        );
     }
     for (i, s) in seeds.iter().enumerate() {
         std::fs::write(tools.join(format!("seed-{i:03}")), s).unwrap();
