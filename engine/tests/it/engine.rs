@@ -616,6 +616,7 @@ fn diagnostics_are_reported_but_not_scored() {
     assert_eq!(consulted.kind, tbsim::check::CheckKind::Diagnostic);
     assert_eq!(t.score, 0.0);
     assert_eq!((t.passed, t.total), (0, 1));
+}
 
 /// Calls `run_python` once, then finishes.
 struct PythonOnce(u32);
