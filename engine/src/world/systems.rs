@@ -426,7 +426,6 @@ fn evaluate_checkpoints(
         },
         released,
     );
-    drop(view);
     record_passes(passed, clock.now, &index, &mut history, &mut queue, &mut trace);
 }
 
@@ -518,7 +517,6 @@ pub(crate) fn close_open_tasks(
         |cp| cp.kind == CheckKind::Answer,
         |task| open.contains(task),
     );
-    drop(view);
     record_passes(passed, clock.now, &index, &mut history, &mut queue, &mut trace);
     for mut cp in &mut checkpoints {
         if open.contains(&cp.task) {
