@@ -516,13 +516,28 @@ fn days_persist_the_company_and_deliver_mentor_feedback_each_morning() {
 #[test]
 fn answers_are_judged_at_close_not_latched_by_enumeration() {
     let loaded = crate::util::scenario("transactions-two-abnormal");
-    let names = [
-        "Meadowbrook Holdings",
-        "Quarrystone Trading",
-        "Northwind Supply",
-    ];
+    // The two abnormal suppliers and the manual's limit, as the scenario expects them,
+    // and a wrong third candidate.
+    let (right, limit) = match &loaded.scenario.tasks[0].checkpoints[1].check {
+        tbsim::scenario::Check::All(v) => match (&v[0], &v[1]) {
+            (
+                tbsim::scenario::Check::JsonStringSet { expected, .. },
+                tbsim::scenario::Check::JsonNumber { expected: l, .. },
+            ) => (expected.clone(), *l),
+            c => panic!("{c:?}"),
+        },
+        c => panic!("{c:?}"),
+    };
+    let other = ["Northwind Supply", "Harbourline Freight"]
+        .into_iter()
+        .find(|n| !right.iter().any(|r| r == n))
+        .unwrap()
+        .to_owned();
+    let names = [right[0].clone(), right[1].clone(), other];
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (r0, r1) = (names[0], names[1]);
     let write = |s: &mut Sim, list: &[&str]| {
-        let content = json!({ "abnormal_suppliers": list }).to_string();
+        let content = json!({ "abnormal_suppliers": list, "approval_limit": limit }).to_string();
         assert!(
             call(
                 s,
@@ -557,7 +572,7 @@ fn answers_are_judged_at_close_not_latched_by_enumeration() {
 
     // The right answer written once and left standing passes, judged at the close.
     let (mut s, _) = start(&loaded);
-    write(&mut s, &["Quarrystone Trading", "Meadowbrook Holdings"]);
+    write(&mut s, &[r1, r0]);
     call(&mut s, "wait", json!({"until": "17:30"}));
     let res = s.results();
     assert!(suppliers_passed(&res));
@@ -573,7 +588,7 @@ fn answers_are_judged_at_close_not_latched_by_enumeration() {
 
     // Right during the day, garbage at the deadline: nothing latched.
     let (mut s, _) = start(&loaded);
-    write(&mut s, &["Quarrystone Trading", "Meadowbrook Holdings"]);
+    write(&mut s, &[r1, r0]);
     call(&mut s, "wait", json!({"until": "16:30"}));
     write(&mut s, &[]);
     call(&mut s, "wait", json!({"until": "17:30"}));
