@@ -468,9 +468,11 @@ fn record_passes(
         );
         if let Some(waiting) = index.waiting.get(&(task.clone(), key.clone())) {
             for w in waiting {
-                queue
-                    .0
-                    .push(now, EventClass::Release, SimEvent::Release { task: w.clone() });
+                queue.0.push(
+                    now,
+                    EventClass::Release,
+                    SimEvent::Release { task: w.clone() },
+                );
             }
         }
         history.passed.insert((task, key));

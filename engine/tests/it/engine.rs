@@ -515,27 +515,27 @@ fn days_persist_the_company_and_deliver_mentor_feedback_each_morning() {
 /// the task closes, on the file as it then stands.
 #[test]
 fn answers_are_judged_at_close_not_latched_by_enumeration() {
-    use tbsim::scenario::Check;
     let loaded = crate::util::scenario("transactions-two-abnormal");
-    // The test (not the agent) reads the expected answer, to deliver it at will.
-    let cp = loaded.scenario.tasks[0]
-        .checkpoints
-        .iter()
-        .find(|c| c.key == "suppliers_correct")
-        .unwrap();
-    let Check::All(parts) = &cp.check else {
-        panic!("suppliers_correct is an All")
+    // The two abnormal suppliers and the manual's limit, as the scenario expects them,
+    // and a wrong third candidate.
+    let (right, limit) = match &loaded.scenario.tasks[0].checkpoints[1].check {
+        tbsim::scenario::Check::All(v) => match (&v[0], &v[1]) {
+            (
+                tbsim::scenario::Check::JsonStringSet { expected, .. },
+                tbsim::scenario::Check::JsonNumber { expected: l, .. },
+            ) => (expected.clone(), *l),
+            c => panic!("{c:?}"),
+        },
+        c => panic!("{c:?}"),
     };
-    let (mut right, mut limit) = (Vec::new(), 0.0);
-    for p in parts {
-        match p {
-            Check::JsonStringSet { expected, .. } => right.clone_from(expected),
-            Check::JsonNumber { expected, .. } => limit = *expected,
-            _ => {}
-        }
-    }
-    assert_eq!(right.len(), 2);
-    let names = [right[0].as_str(), right[1].as_str(), "Northwind Supply"];
+    let other = ["Northwind Supply", "Harbourline Freight"]
+        .into_iter()
+        .find(|n| !right.iter().any(|r| r == n))
+        .unwrap()
+        .to_owned();
+    let names = [right[0].clone(), right[1].clone(), other];
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (r0, r1) = (names[0], names[1]);
     let write = |s: &mut Sim, list: &[&str]| {
         let content = json!({ "abnormal_suppliers": list, "approval_limit": limit }).to_string();
         assert!(
@@ -572,7 +572,7 @@ fn answers_are_judged_at_close_not_latched_by_enumeration() {
 
     // The right answer written once and left standing passes, judged at the close.
     let (mut s, _) = start(&loaded);
-    write(&mut s, &[names[1], names[0]]);
+    write(&mut s, &[r1, r0]);
     call(&mut s, "wait", json!({"until": "17:30"}));
     let res = s.results();
     assert!(suppliers_passed(&res));
@@ -588,7 +588,7 @@ fn answers_are_judged_at_close_not_latched_by_enumeration() {
 
     // Right during the day, garbage at the deadline: nothing latched.
     let (mut s, _) = start(&loaded);
-    write(&mut s, &[names[1], names[0]]);
+    write(&mut s, &[r1, r0]);
     call(&mut s, "wait", json!({"until": "16:30"}));
     write(&mut s, &[]);
     call(&mut s, "wait", json!({"until": "17:30"}));
