@@ -425,13 +425,21 @@ mod tests {
         for sc in &s.scenarios {
             super::super::generate_scenario(s.seed, sc).unwrap_or_else(|e| panic!("{e}"));
         }
-        // Every family in one day is more than one working day holds: a clear error.
-        let crowded = new_suite(&SuiteRequest {
-            scenarios: 1,
-            tasks: (family_keys().len(), family_keys().len()),
-            ..req(Mode::Mutable)
-        });
-        assert!(crowded.unwrap_err().contains("--max-tasks"));
+        // Every family in one day: it either fits (the oracle proves each scenario
+        // solvable) or gets a clear error, never an unsolvable scenario. Since
+        // diagnostics stopped counting, some such days fit.
+        for seed in 0..4 {
+            match new_suite(&SuiteRequest {
+                scenarios: 1,
+                seed,
+                tasks: (family_keys().len(), family_keys().len()),
+                ..req(Mode::Mutable)
+            }) {
+                // new_suite proves every scenario it returns solvable by the oracle.
+                Ok(_) => {}
+                Err(e) => assert!(e.contains("--max-tasks"), "{e}"),
+            }
+        }
         assert!(
             new_suite(&SuiteRequest {
                 families: vec!["nope".into()],
