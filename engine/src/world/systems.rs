@@ -426,7 +426,14 @@ fn evaluate_checkpoints(
         },
         released,
     );
-    record_passes(passed, clock.now, &index, &mut history, &mut queue, &mut trace);
+    record_passes(
+        passed,
+        clock.now,
+        &index,
+        &mut history,
+        &mut queue,
+        &mut trace,
+    );
 }
 
 /// Judges, at `now`, every unfrozen checkpoint of a released task that `due` selects;
@@ -519,7 +526,14 @@ pub(crate) fn close_open_tasks(
         |cp| cp.kind == CheckKind::Answer,
         |task| open.contains(task),
     );
-    record_passes(passed, clock.now, &index, &mut history, &mut queue, &mut trace);
+    record_passes(
+        passed,
+        clock.now,
+        &index,
+        &mut history,
+        &mut queue,
+        &mut trace,
+    );
     for mut cp in &mut checkpoints {
         if open.contains(&cp.task) {
             cp.frozen = true;

@@ -112,10 +112,11 @@ fn wrong_guest_lists_fail_the_invitee_checkpoint() {
             if label == "every candidate" {
                 // The calendar never reveals other people's commitments: the booking
                 // goes through, and only the invitee checkpoint judges it.
+                // (A room too small for everyone is a fair refusal: it names nobody.)
+                let err = obs.results[0].error.as_ref().map(|e| e.message.clone());
                 assert!(
-                    booked,
-                    "seed {seed}: a booking error must not expose hidden commitments: {:?}",
-                    obs.results[0].error
+                    booked || err.as_deref().is_some_and(|m| m.contains(" seats ")),
+                    "seed {seed}: a booking error must not expose hidden commitments: {err:?}"
                 );
             }
             if booked {
@@ -212,10 +213,21 @@ fn the_booking_attempt_hides_clashes_and_the_right_list_passes() {
         .iter()
         .find(|p| p.key == must_not_invite[0])
         .unwrap();
-    assert!(
-        !serde_json::to_string(first).unwrap().contains(&clash.name),
-        "{first:?}"
+    // Everyone invited is listed back (the agent named them), and nothing else about
+    // them: no conflict, no other meeting.
+    let result = first.result.as_ref().unwrap();
+    let keys: Vec<&str> = result
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        ["attendees", "booked", "end", "room", "start"],
+        "{result}"
     );
+    assert!(result["attendees"].to_string().contains(&clash.name));
     let key = first.result.as_ref().unwrap()["booked"]
         .as_str()
         .unwrap()
