@@ -26,6 +26,8 @@ mod family_resume_select;
 mod family_sales;
 mod family_urgent_interrupt;
 mod family_website_monitor;
+// The independent solver over every variant of five families (solve-a).
+mod solver_a;
 // The model-backed agent and colleagues over HTTP against tools/fake-llm.
 mod llm;
 // The bundled benchmark suites and freshly drawn ones.
