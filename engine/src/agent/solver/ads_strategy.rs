@@ -121,7 +121,8 @@ mod inflate {
                 256 => return Some(()),
                 _ => {
                     let i = usize::from(s - 257);
-                    let len = usize::from(*LEN_BASE.get(i)?) + b.get(u32::from(LEN_EXTRA[i]))? as usize;
+                    let len =
+                        usize::from(*LEN_BASE.get(i)?) + b.get(u32::from(LEN_EXTRA[i]))? as usize;
                     let d = usize::from(dist.decode(b)?);
                     let back = usize::from(*DIST_BASE.get(d)?)
                         + b.get(u32::from(*DIST_EXTRA.get(d)?))? as usize;
@@ -137,7 +138,11 @@ mod inflate {
 
     /// The inflated bytes of a raw deflate stream.
     pub fn inflate(data: &[u8]) -> Option<Vec<u8>> {
-        let mut b = Bits { data, pos: 0, bit: 0 };
+        let mut b = Bits {
+            data,
+            pos: 0,
+            bit: 0,
+        };
         let mut out = Vec::new();
         loop {
             let last = b.get(1)?;
@@ -163,8 +168,9 @@ mod inflate {
                     let hlit = b.get(5)? as usize + 257;
                     let hdist = b.get(5)? as usize + 1;
                     let hclen = b.get(4)? as usize + 4;
-                    const ORDER: [usize; 19] =
-                        [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
+                    const ORDER: [usize; 19] = [
+                        16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15,
+                    ];
                     let mut cl = [0u8; 19];
                     for &o in ORDER.iter().take(hclen) {
                         cl[o] = b.get(3)? as u8;
@@ -233,7 +239,11 @@ pub(crate) fn decode_png(bytes: &[u8]) -> Option<Image> {
         for x in 0..row {
             let a = if x >= bpp { i32::from(cur[x - bpp]) } else { 0 };
             let b = i32::from(prev[x]);
-            let c = if x >= bpp { i32::from(prev[x - bpp]) } else { 0 };
+            let c = if x >= bpp {
+                i32::from(prev[x - bpp])
+            } else {
+                0
+            };
             let add = match line[0] {
                 0 => 0,
                 1 => a,
@@ -460,7 +470,11 @@ pub(crate) fn recognise(b: &Brief) -> Option<Box<dyn Job>> {
             o[i..].split_whitespace().next()?.parse().ok()?
         }
     };
-    let out = o.split('`').skip(1).step_by(2).find(|p| p.starts_with("workspace/"))?;
+    let out = o
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .find(|p| p.starts_with("workspace/"))?;
     Some(Box::new(AdsStrategy {
         city: city.to_owned(),
         group,
@@ -488,11 +502,18 @@ impl AdsStrategy {
         self.asks += 1;
         self.stage = then;
         let first = name.split_whitespace().next().unwrap_or(&name).to_owned();
-        Next::Call("send_message", json!({"to": key, "text": format!("Hi {first}, {text}")}))
+        Next::Call(
+            "send_message",
+            json!({"to": key, "text": format!("Hi {first}, {text}")}),
+        )
     }
 
     fn reads(&self) -> Vec<String> {
-        [&self.handbook, &self.channels].into_iter().flatten().cloned().collect()
+        [&self.handbook, &self.channels]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect()
     }
 
     fn plan(&self) -> Option<serde_json::Value> {
@@ -634,7 +655,11 @@ impl Job for AdsStrategy {
                 self.grid = r
                     .attachments
                     .first()
-                    .and_then(|a| base64::engine::general_purpose::STANDARD.decode(&a.data).ok())
+                    .and_then(|a| {
+                        base64::engine::general_purpose::STANDARD
+                            .decode(&a.data)
+                            .ok()
+                    })
                     .and_then(|b| decode_png(&b))
                     .and_then(|img| read_heatmap(&img));
                 self.stage = Stage::Write;
@@ -644,7 +669,11 @@ impl Job for AdsStrategy {
     }
 
     fn on_message(&mut self, m: &Incoming) {
-        if self.contacts.get(self.contact).is_none_or(|c| c.0 != m.from) {
+        if self
+            .contacts
+            .get(self.contact)
+            .is_none_or(|c| c.0 != m.from)
+        {
             return;
         }
         let paths: Vec<&str> = m.text.split('`').skip(1).step_by(2).collect();
@@ -668,7 +697,11 @@ impl Job for AdsStrategy {
             (Stage::AwaitFiles | Stage::AwaitHandbook, ..) if self.asks < 4 => {
                 // Not what was asked: try the next colleague with the same question.
                 self.contact += 1;
-                if files { Stage::AskHandbook } else { Stage::AskFiles }
+                if files {
+                    Stage::AskHandbook
+                } else {
+                    Stage::AskFiles
+                }
             }
             (s, ..) => s.clone(),
         };

@@ -36,7 +36,10 @@ fn hm(s: &str) -> Option<u32> {
 
 /// The `HH:MM` times in a line, in order.
 fn times(line: &str) -> Vec<u32> {
-    line.split_whitespace().filter(|w| w.contains(':')).filter_map(hm).collect()
+    line.split_whitespace()
+        .filter(|w| w.contains(':'))
+        .filter_map(hm)
+        .collect()
 }
 
 /// The number right before `word` in `line`.
@@ -189,36 +192,38 @@ enum Question {
 }
 
 fn question(o: &str) -> Option<Question> {
-    Some(if o.contains("average number of late days and of early-departure days") {
-        Question::AvgLateEarly
-    } else if o.contains("had at least one late arrival or early departure") {
-        Question::HasLateOrEarly
-    } else if o.contains("total number of absence days") {
-        Question::TotalAbsence
-    } else if o.contains("average overtime per employee") {
-        Question::Overtime
-    } else if o.contains("attendance statistics for") {
-        Question::Statistics
-    } else if let Some(i) = o.find("report the top ") {
-        let rest = &o[i + "report the top ".len()..];
-        let p = rest.split('%').next()?.parse().ok()?;
-        let by = &rest[rest.find(" by ")? + 4..];
-        Question::Top(p, by.starts_with("late"))
-    } else if o.contains("with the most late days") {
-        Question::Extreme(true, true)
-    } else if o.contains("with the fewest late days") {
-        Question::Extreme(true, false)
-    } else if o.contains("with the most early departures") {
-        Question::Extreme(false, true)
-    } else if o.contains("with the fewest early departures") {
-        Question::Extreme(false, false)
-    } else if o.contains("with the most remote days") {
-        Question::Remote
-    } else if o.contains("with perfect attendance") {
-        Question::Perfect
-    } else {
-        return None;
-    })
+    Some(
+        if o.contains("average number of late days and of early-departure days") {
+            Question::AvgLateEarly
+        } else if o.contains("had at least one late arrival or early departure") {
+            Question::HasLateOrEarly
+        } else if o.contains("total number of absence days") {
+            Question::TotalAbsence
+        } else if o.contains("average overtime per employee") {
+            Question::Overtime
+        } else if o.contains("attendance statistics for") {
+            Question::Statistics
+        } else if let Some(i) = o.find("report the top ") {
+            let rest = &o[i + "report the top ".len()..];
+            let p = rest.split('%').next()?.parse().ok()?;
+            let by = &rest[rest.find(" by ")? + 4..];
+            Question::Top(p, by.starts_with("late"))
+        } else if o.contains("with the most late days") {
+            Question::Extreme(true, true)
+        } else if o.contains("with the fewest late days") {
+            Question::Extreme(true, false)
+        } else if o.contains("with the most early departures") {
+            Question::Extreme(false, true)
+        } else if o.contains("with the fewest early departures") {
+            Question::Extreme(false, false)
+        } else if o.contains("with the most remote days") {
+            Question::Remote
+        } else if o.contains("with perfect attendance") {
+            Question::Perfect
+        } else {
+            return None;
+        },
+    )
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -296,7 +301,10 @@ impl Attendance {
             .find(|(p, _)| p.ends_with("staff_roster.json"))
             .and_then(|(_, t)| serde_json::from_str(t).ok())?;
         let (csv_path, csv) = self.texts.iter().find(|(p, _)| p.ends_with(".csv"))?;
-        let ym = csv_path.rsplit("attendance_").next()?.trim_end_matches(".csv");
+        let ym = csv_path
+            .rsplit("attendance_")
+            .next()?
+            .trim_end_matches(".csv");
         let (y, m) = ym.split_once('-')?;
         let (y, m): (i64, i64) = (y.parse().ok()?, m.parse().ok()?);
         let workdays: Vec<i64> = (1..=days_in(y, m))
@@ -312,8 +320,10 @@ impl Attendance {
             let Some((date, time)) = ts.split_once(' ') else {
                 continue;
             };
-            let (Some(day), Some(min)) = (date.rsplit('-').next().and_then(|d| d.parse().ok()), hm(time))
-            else {
+            let (Some(day), Some(min)) = (
+                date.rsplit('-').next().and_then(|d| d.parse().ok()),
+                hm(time),
+            ) else {
                 continue;
             };
             let remote = c.get(4).is_some_and(|t| t.contains("remote"));
@@ -349,9 +359,10 @@ impl Attendance {
                 if r["status"].as_str() != Some("approved") || !accepted {
                     continue;
                 }
-                let (Some(day), Some(min)) =
-                    (date.rsplit('-').next().and_then(|d| d.parse().ok()), hm(time))
-                else {
+                let (Some(day), Some(min)) = (
+                    date.rsplit('-').next().and_then(|d| d.parse().ok()),
+                    hm(time),
+                ) else {
                     continue;
                 };
                 punches
@@ -376,7 +387,10 @@ impl Attendance {
             let r = rules.get(d)?;
             let mut s = Stats::default();
             for &day in &workdays {
-                let p = punches.get(&(id.to_owned(), day)).cloned().unwrap_or_default();
+                let p = punches
+                    .get(&(id.to_owned(), day))
+                    .cloned()
+                    .unwrap_or_default();
                 judge(r, &p, &mut s);
             }
             scope.push((id.to_owned(), name.to_owned(), d.to_owned(), s));
@@ -515,7 +529,10 @@ impl Job for Attendance {
     fn on_result(&mut self, r: &ToolResult) {
         match (&self.stage, r.tool.as_str()) {
             (Stage::Colleagues, "list_colleagues") => {
-                let dept = self.dept.clone().unwrap_or_else(|| "Human Resources".into());
+                let dept = self
+                    .dept
+                    .clone()
+                    .unwrap_or_else(|| "Human Resources".into());
                 let list = r
                     .result
                     .as_ref()
@@ -525,7 +542,9 @@ impl Job for Attendance {
                     .iter()
                     .filter(|c| {
                         c["department"].as_str() == Some(dept.as_str())
-                            && c["position"].as_str().is_some_and(|p| p.ends_with("Manager"))
+                            && c["position"]
+                                .as_str()
+                                .is_some_and(|p| p.ends_with("Manager"))
                     })
                     .map(|c| {
                         (
@@ -605,7 +624,10 @@ mod tests {
             (r.start, r.end, r.lunch, r.late_after, r.early_before),
             (540, 1080, 60, 545, Some(1075))
         );
-        assert_eq!((r.ot_from, r.ot_block, r.strict, r.makeup), (1110, 30, true, true));
+        assert_eq!(
+            (r.ot_from, r.ot_block, r.strict, r.makeup),
+            (1110, 30, true, true)
+        );
         assert_eq!(parse_manual(text).len(), 1);
     }
 }

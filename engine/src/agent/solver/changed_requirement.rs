@@ -75,7 +75,10 @@ pub(crate) fn recognise(b: &Brief) -> Option<Box<dyn Job>> {
     let assigner = o[..o.find(" needs last month's large ")?].trim().to_owned();
     let quoted = backticked(o);
     let data = quoted.iter().find(|q| q.ends_with(".csv"))?.to_string();
-    let out = quoted.iter().find(|q| q.starts_with("workspace/"))?.to_string();
+    let out = quoted
+        .iter()
+        .find(|q| q.starts_with("workspace/"))?
+        .to_string();
     let (from, to) = range_in(&o[o.find(" dated ")?..])?;
     let min = eur_after(o, "amount of at least")?;
     Some(Box::new(ChangedRequirement {

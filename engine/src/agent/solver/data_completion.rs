@@ -53,7 +53,9 @@ pub(crate) fn recognise(b: &Brief) -> Option<Box<dyn Job>> {
         return None;
     }
     let q: Vec<&str> = o.split('`').skip(1).step_by(2).collect();
-    let dataset = q.iter().find(|p| p.starts_with("drive/") && p.ends_with(".csv"))?;
+    let dataset = q
+        .iter()
+        .find(|p| p.starts_with("drive/") && p.ends_with(".csv"))?;
     let handbook = q.iter().find(|p| p.ends_with(".md"))?;
     let output = q.iter().find(|p| p.starts_with("workspace/"))?;
     let owner_dept = o.find(" keeps them").and_then(|i| {
@@ -106,7 +108,10 @@ fn decimals(rows: &[Vec<String>], c: usize) -> usize {
 fn fmt(v: f64, d: usize) -> String {
     let s = format!("{v:.d$}");
     // "-0.00" reads as a sign error.
-    if s.trim_start_matches('-').chars().all(|c| c == '0' || c == '.') {
+    if s.trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
         s.trim_start_matches('-').to_owned()
     } else {
         s
@@ -155,7 +160,8 @@ fn complete(
         .iter()
         .find(|(p, t)| p.iter().chain([t]).all(|c| names.contains(c)) && names.len() <= 6)
     {
-        let (pc, tc): (Vec<usize>, usize) = (parts.iter().filter_map(|p| col(p)).collect(), col(total)?);
+        let (pc, tc): (Vec<usize>, usize) =
+            (parts.iter().filter_map(|p| col(p)).collect(), col(total)?);
         for &r in &gaps {
             let v = if target == tc {
                 pc.iter().map(|&c| num(&rows[r], c)).sum::<Option<f64>>()?
@@ -171,7 +177,15 @@ fn complete(
         return Some(with_header(header, rows));
     }
     match names.as_slice() {
-        ["entity", "day", "begin", "inbound", "outbound", "shrinkage", "ending"] => {
+        [
+            "entity",
+            "day",
+            "begin",
+            "inbound",
+            "outbound",
+            "shrinkage",
+            "ending",
+        ] => {
             for &r in &gaps {
                 let v: Vec<f64> = (2..7).map(|c| num(&rows[r], c).unwrap_or(0.0)).collect();
                 // begin + inbound - outbound - shrinkage - ending = 0, solved for the gap.
@@ -412,9 +426,7 @@ impl Job for DataCompletion {
     }
 
     fn on_message(&mut self, m: &Incoming) {
-        if self.stage != Stage::AwaitReply
-            || !self.contacts.iter().any(|(k, _)| *k == m.from)
-        {
+        if self.stage != Stage::AwaitReply || !self.contacts.iter().any(|(k, _)| *k == m.from) {
             return;
         }
         self.stage = match path_in(&m.text) {
@@ -460,6 +472,9 @@ mod tests {
             &BTreeMap::new(),
         )
         .unwrap();
-        assert_eq!((got[2][1].as_str(), got[3][1].as_str()), ("110.0000", "120.0000"));
+        assert_eq!(
+            (got[2][1].as_str(), got[3][1].as_str()),
+            ("110.0000", "120.0000")
+        );
     }
 }

@@ -67,7 +67,11 @@ fn links(text: &str) -> Vec<(String, String)> {
     text.lines()
         .filter_map(|l| {
             let id = l.split("charts?id=").nth(1)?.split_whitespace().next()?;
-            let owner = l.split("(Chart owner:").nth(1)?.trim().trim_end_matches(')');
+            let owner = l
+                .split("(Chart owner:")
+                .nth(1)?
+                .trim()
+                .trim_end_matches(')');
             Some((id.to_owned(), owner.trim().to_owned()))
         })
         .collect()
