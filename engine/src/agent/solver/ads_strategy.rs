@@ -574,8 +574,8 @@ impl Job for AdsStrategy {
             Stage::Read(i) => match self.reads().get(i) {
                 Some(p) => Next::Call("read_file", json!({"path": p})),
                 None => {
-                    self.stage = Stage::ListHeatmaps;
-                    self.next(_now)
+                    self.stage = Stage::Done;
+                    Next::Done
                 }
             },
             Stage::ListHeatmaps => match &self.heat_dir {
@@ -635,7 +635,11 @@ impl Job for AdsStrategy {
                 {
                     self.csv = t.to_owned();
                 }
-                self.stage = Stage::Read(i + 1);
+                self.stage = if i + 1 < self.reads().len() {
+                    Stage::Read(i + 1)
+                } else {
+                    Stage::ListHeatmaps
+                };
             }
             (Stage::ListHeatmaps, "list_folder") => {
                 let want = self.group.to_lowercase().replace(' ', "_");

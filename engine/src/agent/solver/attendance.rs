@@ -507,9 +507,10 @@ impl Job for Attendance {
             Stage::ListFolder => Next::Call("list_folder", json!({"path": self.folder})),
             Stage::Read(i) => match self.to_read.get(i) {
                 Some(p) => Next::Call("read_file", json!({"path": p})),
+                // Only reached with nothing to read: no answer can be computed.
                 None => {
-                    self.stage = Stage::Write;
-                    self.next(_now)
+                    self.stage = Stage::Done;
+                    Next::Done
                 }
             },
             Stage::Write => {
@@ -579,7 +580,11 @@ impl Job for Attendance {
                 if let (Some(text), Some(p)) = (file_text(r), self.to_read.get(*i)) {
                     self.texts.insert(p.clone(), text.to_owned());
                 }
-                self.stage = Stage::Read(i + 1);
+                self.stage = if i + 1 < self.to_read.len() {
+                    Stage::Read(i + 1)
+                } else {
+                    Stage::Write
+                };
             }
             _ => {}
         }

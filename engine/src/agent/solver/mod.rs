@@ -16,7 +16,7 @@ mod changed_requirement;
 mod data_completion;
 mod kb_fix;
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 use serde_json::Value;
 
@@ -99,7 +99,7 @@ pub struct Solver {
     pending: Option<usize>,
     calls: u64,
     /// Tasks seen, so a repeated notification starts nothing twice.
-    seen: BTreeMap<String, ()>,
+    seen: BTreeSet<String>,
 }
 
 impl std::fmt::Debug for Solver {
@@ -125,7 +125,7 @@ impl Solver {
                 deadline,
                 ..
             } => {
-                if self.seen.insert(task.clone(), ()).is_some() {
+                if !self.seen.insert(task.clone()) {
                     return;
                 }
                 let brief = Brief {
@@ -167,19 +167,24 @@ impl Solver {
 
     fn next(&mut self, now: SimTime) -> ToolCall {
         let mut wake: Option<SimTime> = None;
-        for i in 0..self.jobs.len() {
-            if self.done[i] {
+        let mut ready = None;
+        for (i, ((_, job), done)) in self.jobs.iter_mut().zip(&mut self.done).enumerate() {
+            if *done {
                 continue;
             }
-            match self.jobs[i].1.next(now) {
+            match job.next(now) {
                 Next::Call(tool, args) => {
-                    self.pending = Some(i);
-                    return self.call(tool, args);
+                    ready = Some((i, tool, args));
+                    break;
                 }
-                Next::Done => self.done[i] = true,
+                Next::Done => *done = true,
                 Next::Idle => {}
                 Next::Until(t) => wake = Some(wake.map_or(t, |w: SimTime| w.min(t))),
             }
+        }
+        if let Some((i, tool, args)) = ready {
+            self.pending = Some(i);
+            return self.call(tool, args);
         }
         self.pending = None;
         let args = match (wake, &self.epoch) {
