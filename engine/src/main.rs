@@ -158,7 +158,7 @@ struct RunArgs {
         "feedback", "trials",
     ])]
     resume: Option<PathBuf>,
-    /// Agent: `oracle`, `idle` or `llm:<alias>` (default: the `default` alias if configured, else `oracle`).
+    /// Agent: `oracle`, `idle`, `solver` or `llm:<alias>` (default: the `default` alias if configured, else `oracle`).
     #[arg(long)]
     agent: Option<String>,
     /// Colleagues: `scripted` (rule-following) or `llm:<alias>`.

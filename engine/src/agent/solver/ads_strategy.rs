@@ -10,7 +10,7 @@
 use base64::Engine as _;
 use serde_json::json;
 
-use super::{Brief, Incoming, Job, Next, file_text};
+use super::{Brief, Incoming, Job, Next, file_text, paths_about};
 use crate::sim::ToolResult;
 use crate::time::SimTime;
 
@@ -680,14 +680,14 @@ impl Job for AdsStrategy {
         {
             return;
         }
-        let paths: Vec<&str> = m.text.split('`').skip(1).step_by(2).collect();
-        for p in &paths {
+        // First path of each kind, preferring paragraphs about this campaign.
+        for p in paths_about(&m.text, &["campaign", "channel", "heatmap"]) {
             if p.ends_with(".md") {
-                self.handbook = Some((*p).to_owned());
+                self.handbook.get_or_insert(p);
             } else if p.ends_with(".csv") {
-                self.channels = Some((*p).to_owned());
+                self.channels.get_or_insert(p);
             } else if p.ends_with('/') {
-                self.heat_dir = Some((*p).to_owned());
+                self.heat_dir.get_or_insert(p);
             }
         }
         if !matches!(self.stage, Stage::AwaitFiles | Stage::AwaitHandbook) {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{Brief, Incoming, Job, Next, file_text};
+use super::{Brief, Incoming, Job, Next, file_text, paths_about};
 use crate::sim::ToolResult;
 use crate::time::SimTime;
 
@@ -594,14 +594,14 @@ impl Job for Attendance {
         if self.stage != Stage::AwaitReply || !self.contacts.iter().any(|(k, _)| *k == m.from) {
             return;
         }
-        let paths: Vec<&str> = m.text.split('`').skip(1).step_by(2).collect();
+        let paths = paths_about(&m.text, &["attendance"]);
         match paths.iter().find(|p| p.ends_with(".md")) {
             Some(manual) => {
-                self.manual = Some((*manual).to_owned());
-                self.to_read.push((*manual).to_owned());
+                self.manual = Some(manual.clone());
+                self.to_read.push(manual.clone());
                 if let Some(a) = paths.iter().find(|p| p.ends_with("approvals.json")) {
-                    self.approvals = Some((*a).to_owned());
-                    self.to_read.push((*a).to_owned());
+                    self.approvals = Some(a.clone());
+                    self.to_read.push(a.clone());
                 }
                 self.stage = Stage::ListFolder;
             }

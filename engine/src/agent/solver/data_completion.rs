@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::{Brief, Incoming, Job, Next, file_text};
+use super::{Brief, Incoming, Job, Next, file_text, paths_about};
 use crate::sim::ToolResult;
 use crate::time::SimTime;
 
@@ -302,15 +302,6 @@ fn to_csv(rows: &[Vec<String>]) -> String {
     rows.iter().map(|r| r.join(",") + "\n").collect()
 }
 
-/// The first backticked path in a message.
-fn path_in(text: &str) -> Option<String> {
-    text.split('`')
-        .skip(1)
-        .step_by(2)
-        .find(|p| p.starts_with("drive/"))
-        .map(str::to_owned)
-}
-
 impl DataCompletion {
     fn needs(&self) -> Needs {
         self.table.first().map_or(Needs::Nothing, |h| needs(h))
@@ -429,7 +420,14 @@ impl Job for DataCompletion {
         if self.stage != Stage::AwaitReply || !self.contacts.iter().any(|(k, _)| *k == m.from) {
             return;
         }
-        self.stage = match path_in(&m.text) {
+        let topic: &[&str] = match self.needs() {
+            Needs::FeeRates => &["fee"],
+            _ => &["carrier", "service level"],
+        };
+        self.stage = match paths_about(&m.text, topic)
+            .into_iter()
+            .find(|p| p.starts_with("drive/") && p.ends_with(".csv"))
+        {
             Some(p) => Stage::ReadResource(p),
             None => Stage::Ask,
         };

@@ -83,6 +83,22 @@ pub(crate) fn file_text(r: &ToolResult) -> Option<&str> {
     r.result.as_ref()?.get("content")?.as_str()
 }
 
+/// The backticked paths of a message, those in paragraphs that mention one of
+/// `topic` first (a colleague may answer several questions in one reply).
+pub(crate) fn paths_about(text: &str, topic: &[&str]) -> Vec<String> {
+    let mut near = Vec::new();
+    let mut other = Vec::new();
+    for para in text.split("\n\n") {
+        let lower = para.to_lowercase();
+        let on_topic = topic.iter().any(|t| lower.contains(t));
+        for p in para.split('`').skip(1).step_by(2) {
+            if on_topic { &mut near } else { &mut other }.push(p.to_owned());
+        }
+    }
+    near.extend(other);
+    near
+}
+
 /// `Wed 2025-10-01 18:00` (as tasks show deadlines) as sim time.
 fn parse_shown(epoch: &Epoch, shown: &str) -> Option<SimTime> {
     let rest = shown.split_once(' ')?.1.trim();
@@ -225,6 +241,12 @@ impl Agent for Solver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_on_the_topic_come_first() {
+        let t = "Sales: see `drive/a.md`.\n\nThe attendance rules are in `drive/b.md`.";
+        assert_eq!(paths_about(t, &["attendance"]), vec!["drive/b.md", "drive/a.md"]);
+    }
 
     #[test]
     fn shown_deadlines_parse() {
