@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{Brief, Incoming, Job, Next, file_text, paths_about};
+use super::{Brief, Incoming, Job, Next, file_text, paths_about, rank_by_folder};
 use crate::sim::ToolResult;
 use crate::time::SimTime;
 
@@ -594,7 +594,8 @@ impl Job for Attendance {
         if self.stage != Stage::AwaitReply || !self.contacts.iter().any(|(k, _)| *k == m.from) {
             return;
         }
-        let paths = paths_about(&m.text, &["attendance"]);
+        let mut paths = paths_about(&m.text, &["attendance"]);
+        rank_by_folder(&mut paths, &self.folder);
         match paths.iter().find(|p| p.ends_with(".md")) {
             Some(manual) => {
                 self.manual = Some(manual.clone());

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::{Brief, Incoming, Job, Next, file_text, paths_about};
+use super::{Brief, Incoming, Job, Next, file_text, paths_about, rank_by_folder};
 use crate::sim::ToolResult;
 use crate::time::SimTime;
 
@@ -424,7 +424,9 @@ impl Job for DataCompletion {
             Needs::FeeRates => &["fee"],
             _ => &["carrier", "service level"],
         };
-        self.stage = match paths_about(&m.text, topic)
+        let mut paths = paths_about(&m.text, topic);
+        rank_by_folder(&mut paths, &self.dataset);
+        self.stage = match paths
             .into_iter()
             .find(|p| p.starts_with("drive/") && p.ends_with(".csv"))
         {

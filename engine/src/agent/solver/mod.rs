@@ -99,6 +99,21 @@ pub(crate) fn paths_about(text: &str, topic: &[&str]) -> Vec<String> {
     near
 }
 
+/// Orders `paths` (stably) by how well their folders fit `near`'s: shared folder
+/// names count for, extra ones against. When a colleague repeats an earlier day's
+/// answer beside today's, today's files sit beside today's data (`.../day2/`).
+pub(crate) fn rank_by_folder(paths: &mut [String], near: &str) {
+    let ours: Vec<&str> = near.split('/').collect();
+    let fit = |p: &String| -> i64 {
+        let dirs: Vec<&str> = p.split('/').collect();
+        let dirs = &dirs[..dirs.len().saturating_sub(1)];
+        dirs.iter()
+            .map(|d| if ours.contains(d) { 1 } else { -1 })
+            .sum()
+    };
+    paths.sort_by_key(|p| std::cmp::Reverse(fit(p)));
+}
+
 /// `Wed 2025-10-01 18:00` (as tasks show deadlines) as sim time.
 fn parse_shown(epoch: &Epoch, shown: &str) -> Option<SimTime> {
     let rest = shown.split_once(' ')?.1.trim();
@@ -245,7 +260,10 @@ mod tests {
     #[test]
     fn paths_on_the_topic_come_first() {
         let t = "Sales: see `drive/a.md`.\n\nThe attendance rules are in `drive/b.md`.";
-        assert_eq!(paths_about(t, &["attendance"]), vec!["drive/b.md", "drive/a.md"]);
+        assert_eq!(
+            paths_about(t, &["attendance"]),
+            vec!["drive/b.md", "drive/a.md"]
+        );
     }
 
     #[test]
