@@ -1149,13 +1149,15 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                     task: Some(task.clone()),
                     trigger: vec![
                         vec!["sales".into()],
-                        vec![
-                            "handbook".into(),
-                            "analysis".into(),
-                            "figures".into(),
-                            "export".into(),
-                            "where".into(),
-                        ],
+                        [
+                            "handbook", "analysis", "figures", "export", "where", "method",
+                            "compute", "calculate", "calculation", "total", "how", "official",
+                            "count", "definition", "define", "methodology", "revenue", "number",
+                            "data", "file", "report", "standard", "convention", "treat",
+                        ]
+                        .iter()
+                        .map(|s| (*s).to_owned())
+                        .collect(),
                     ],
                     after: Vec::new(),
                     response: format!(

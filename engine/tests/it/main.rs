@@ -26,6 +26,8 @@ mod family_resume_select;
 mod family_sales;
 mod family_urgent_interrupt;
 mod family_website_monitor;
+// Colleagues answer specific questions, in other words too, and never keyword soup.
+mod npc_questions;
 // The model-backed agent and colleagues over HTTP against tools/fake-llm.
 mod llm;
 // The bundled benchmark suites and freshly drawn ones.
