@@ -210,6 +210,19 @@ fn stem(w: &str) -> String {
     if w.bytes().any(|b| b.is_ascii_digit()) {
         return w;
     }
+    drop_e(strip_suffix(w))
+}
+
+/// A final silent `e` goes, so `compute`, `computed` and `computing` meet.
+fn drop_e(s: String) -> String {
+    if s.len() >= 4 && s.ends_with('e') && !s.ends_with("ee") {
+        s[..s.len() - 1].to_owned()
+    } else {
+        s
+    }
+}
+
+fn strip_suffix(w: String) -> String {
     let n = w.len();
     let cut = |suffix: &str, min: usize| n > suffix.len() + min && w.ends_with(suffix);
     if cut("ies", 2) {

@@ -1148,7 +1148,12 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                     key: format!("clue/{}/{}", ctx.id, slug(&person.name)),
                     task: Some(task.clone()),
                     trigger: vec![
-                        vec!["sales".into()],
+                        vec![
+                            "sales".into(),
+                            "salesperson".into(),
+                            "salespeople".into(),
+                            "revenue".into(),
+                        ],
                         [
                             "handbook", "analysis", "figures", "export", "where", "method",
                             "compute", "calculate", "calculation", "total", "how", "official",
