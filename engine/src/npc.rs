@@ -37,6 +37,10 @@
 //!      words such as manual, owner, approval, code, free, budget), it may use at
 //!      most [`scope::MAX_EXTRA_CUES`] beyond the vocabulary of the best-matching
 //!      clue's trigger (a keyword list is not a question);
+//!    * it must read as a sentence: of eight words or more, at least
+//!      [`scope::GLUE_PERCENT`]% must be words that hold a sentence together
+//!      (articles, pronouns, auxiliaries, question words), which a list of
+//!      keywords lacks;
 //!    * it may hold at most [`scope::MAX_CONCEPTS`] distinct content words;
 //!    * it may not hold [`scope::FORWARDED_SHARE`]% or more of a task's content
 //!      words (a forwarded task text).

@@ -203,7 +203,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             key: key.clone(),
             task: Some(task.clone()),
             trigger: vec![
-                ["chart", "link", "id", "new", "replace", "broken", "rebuilt", "point", "now"]
+                ["chart", "link", "id", "new", "replace", "broken", "rebuilt", "point", "now", "instead", "use", "substitute", "successor", "equivalent"]
                     .iter()
                     .map(|s| (*s).to_owned())
                     .collect(),

@@ -102,7 +102,7 @@ fn verdict(world: &mut World, thread: Entity) -> Option<String> {
         .map(|m| m.text.clone())
         .unwrap_or_default();
     scope(world)
-        .judge(&concepts(&text))
+        .judge(&text)
         .err()
         .map(|_| BE_SPECIFIC.to_owned())
 }

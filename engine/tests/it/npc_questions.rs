@@ -291,20 +291,56 @@ fn ask(sim: &mut Sim, to: &str, text: &str) -> String {
         .to_owned()
 }
 
-/// The generated scenarios of a family.
-fn scenarios(family: &str) -> Vec<LoadedScenario> {
+/// Generated scenarios of a family: every clue kind at least once, then more
+/// variants up to `SEEDS_PER_FAMILY` scenarios, each at its own seed.
+fn scenarios(fam: &FamilyQuestions) -> Vec<LoadedScenario> {
+    let family = fam.family.as_str();
     let variants: Vec<_> = Family::all_variants()
         .into_iter()
         .filter(|v| v.family.key() == family)
         .collect();
     assert!(!variants.is_empty(), "no variants of {family}");
-    (1..=SEEDS_PER_FAMILY)
-        .map(|seed| {
-            // Spread over the variants (they are listed by their categories).
-            let v = &variants[(seed - 1) as usize * variants.len() / SEEDS_PER_FAMILY as usize];
+    let candidates: Vec<(LoadedScenario, BTreeSet<String>)> = variants
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let seed = i as u64 + 1;
             let text = generate_one(&one_task_suite("npcq", seed, "t", v.family.clone()));
-            load_generated(&text, &format!("npcq-{family}-{seed}.ron"))
+            let l = load_generated(&text, &format!("npcq-{family}-{seed}.ron"));
+            let kinds = clues(&l.scenario)
+                .iter()
+                .map(|(_, _, c)| kind_of(fam, c).kind.clone())
+                .collect();
+            (l, kinds)
         })
+        .collect();
+    let mut chosen: Vec<usize> = Vec::new();
+    let mut covered: BTreeSet<String> = BTreeSet::new();
+    for (i, (_, kinds)) in candidates.iter().enumerate() {
+        if !kinds.is_subset(&covered) {
+            covered.extend(kinds.iter().cloned());
+            chosen.push(i);
+        }
+    }
+    // Then spread over the rest (variants are listed by their categories).
+    let n = candidates.len();
+    let mut k = 0;
+    while chosen.len() < (SEEDS_PER_FAMILY as usize).min(n) {
+        let i = (k * 7 + 3) % n;
+        k += 1;
+        if !chosen.contains(&i) && (fam.kinds.is_empty() || !candidates[i].1.is_empty()) {
+            chosen.push(i);
+        }
+        if k > 10 * n {
+            break;
+        }
+    }
+    chosen.sort();
+    candidates
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| chosen.contains(i))
+        .map(|(_, (l, _))| l)
         .collect()
 }
 
@@ -354,7 +390,7 @@ fn natural_questions_get_the_clue_in_every_family() {
     let mut covered = BTreeSet::new();
     for fam in &corpus.families {
         let tally = tallies.entry(fam.family.clone()).or_default();
-        for loaded in scenarios(&fam.family) {
+        for loaded in scenarios(fam) {
             let s = &loaded.scenario;
             let mut done: BTreeSet<&str> = BTreeSet::new();
             for (holder, name, clue) in clues(s) {
@@ -437,7 +473,7 @@ fn keyword_soups_and_broadcasts_disclose_nothing() {
     let corpus = corpus();
     let (mut sent, mut leaked) = (0usize, Vec::new());
     for fam in &corpus.families {
-        for loaded in scenarios(&fam.family) {
+        for loaded in scenarios(fam) {
             let s = &loaded.scenario;
             let task = s
                 .tasks
@@ -446,7 +482,20 @@ fn keyword_soups_and_broadcasts_disclose_nothing() {
                 .collect::<Vec<_>>()
                 .join("\n");
             let everyone: Vec<&str> = s.company.people.iter().map(|p| p.key.as_str()).collect();
-            let released = s.tasks.iter().map(|t| t.key.as_str()).last();
+            // The latest release among the tasks colleagues hold clues for.
+            let released = s
+                .tasks
+                .iter()
+                .filter(|t| {
+                    clues(s)
+                        .iter()
+                        .any(|(_, _, c)| c.task.as_ref() == Some(&t.key))
+                })
+                .max_by_key(|t| match &t.release {
+                    tbsim::scenario::Release::At(at) => at.clone(),
+                    _ => String::new(),
+                })
+                .map(|t| t.key.as_str());
             for soup in &corpus.soups {
                 if soup.contains("{triggers}") {
                     continue;
@@ -840,6 +889,43 @@ fn the_website_owner_answers_a_symptom_and_keeps_the_cause() {
         assert!(
             history(&sim).disclosed.keys().any(|k| k.ends_with("/code")),
             "seed {seed}"
+        );
+    }
+}
+
+#[test]
+fn zz_debug_sales_soup() {
+    let corpus = corpus();
+    let fam = corpus
+        .families
+        .iter()
+        .find(|f| f.family == "sales")
+        .unwrap();
+    let l = &scenarios(fam)[0];
+    let s = &l.scenario;
+    let task = s
+        .tasks
+        .iter()
+        .map(|t| t.objective.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let trig: Vec<(Option<&str>, Trigger)> = clues(s)
+        .iter()
+        .map(|(_, _, c)| (c.task.as_deref(), Trigger::new(&c.trigger)))
+        .collect();
+    let scope = tbsim::npc::Scope::new(
+        trig.iter().map(|(t, tr)| (*t, tr)),
+        s.tasks.iter().map(|t| t.objective.as_str()),
+        s.company.people.iter().map(|p| p.name.as_str()),
+    );
+    for soup in &corpus.soups {
+        let text = soup.replace("{task}", &task);
+        let c = concepts(&text);
+        println!(
+            "{} {:?} :: {}",
+            c.len(),
+            scope.judge(&text),
+            &text[..60.min(text.len())]
         );
     }
 }
