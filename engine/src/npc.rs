@@ -40,7 +40,8 @@
 //!    * it must read as a sentence: of eight words or more, at least
 //!      [`scope::GLUE_PERCENT`]% must be words that hold a sentence together
 //!      (articles, pronouns, auxiliaries, question words), which a list of
-//!      keywords lacks;
+//!      keywords lacks, and no [`scope::MAX_RUN`] words in a row may go without
+//!      one;
 //!    * it may hold at most [`scope::MAX_CONCEPTS`] distinct content words;
 //!    * it may not hold [`scope::FORWARDED_SHARE`]% or more of a task's content
 //!      words (a forwarded task text).

@@ -102,8 +102,22 @@ fn keyword_list(text: &str) -> bool {
         .map(str::to_lowercase)
         .collect();
     let glue = words.iter().filter(|w| GLUE.contains(&w.as_str())).count();
-    words.len() >= LIST_MIN_WORDS && glue * 100 < words.len() * GLUE_PERCENT
+    let mut run = 0;
+    let mut longest = 0;
+    for w in &words {
+        run = if GLUE.contains(&w.as_str()) {
+            0
+        } else {
+            run + 1
+        };
+        longest = longest.max(run);
+    }
+    longest >= MAX_RUN || (words.len() >= LIST_MIN_WORDS && glue * 100 < words.len() * GLUE_PERCENT)
 }
+
+/// A run of this many words without a glue word is a keyword list, however much
+/// sentence surrounds it.
+pub const MAX_RUN: usize = 10;
 
 /// Everything the company knows, for judging messages.
 #[derive(Debug, Clone, Default)]
@@ -290,6 +304,9 @@ mod tests {
     fn keyword_soup_is_not() {
         let (s, _) = scope();
         let soup = "OLD123456 chart link id manual owner approval code available free budget";
+        assert_eq!(s.judge(soup), Err(Unspecific::KeywordList));
+        let soup =
+            "Hi! chart link id new replace broken rebuilt point now instead use? Who owns it?";
         assert_eq!(s.judge(soup), Err(Unspecific::KeywordList));
         let soup = "Hi, what replaced OLD123456? Also the manual, owner, approval code, whether you are free, the budget and the attendance rules?";
         assert!(matches!(s.judge(soup), Err(Unspecific::Cues(_))));
