@@ -31,8 +31,11 @@
 //! 2. **Specificity.** A message must be one specific question. It is judged the
 //!    same for every recipient (so the verdict never reveals who holds a clue) by
 //!    [`Scope::judge`], against every clue in the company and every task:
-//!    * it may not match clues of **two different tasks** (asking for several
-//!      unrelated things at once);
+//!    * it may not match clues of **two different tasks**, each through more
+//!      than question words such as "where", while carrying two or more soup
+//!      words beyond the best-matching clue's trigger (asking for several
+//!      unrelated things at once; a question that merely also fits another
+//!      task's broad trigger is still one question);
 //!    * of the *soup words* (every trigger's words plus a fixed list of request
 //!      words such as manual, owner, approval, code, free, budget), it may use at
 //!      most [`scope::MAX_EXTRA_CUES`] beyond the vocabulary of the best-matching
@@ -344,6 +347,18 @@ impl Trigger {
                 alt.is_subset(message) && alt.iter().any(|c| !QUESTION_WORDS.contains(&c.as_str()))
             })
         })
+    }
+
+    /// Whether it matches through more than question words in every group (a
+    /// "where" alone does not make a message about this clue's subject).
+    pub fn matches_strongly(&self, message: &BTreeSet<String>) -> bool {
+        self.matches(message)
+            && self.groups.iter().all(|g| {
+                g.iter().any(|alt| {
+                    alt.is_subset(message)
+                        && alt.iter().any(|c| !QUESTION_WORDS.contains(&c.as_str()))
+                })
+            })
     }
 
     /// Every concept the trigger's alternatives mention (exclusions left out).

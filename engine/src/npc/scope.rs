@@ -189,10 +189,11 @@ impl Scope {
         }
         let matched: Vec<&(String, Trigger)> =
             self.clues.iter().filter(|(_, t)| t.matches(msg)).collect();
-        let tasks: BTreeSet<&str> = matched.iter().map(|(k, _)| k.as_str()).collect();
-        if tasks.len() > 1 {
-            return Err(Unspecific::Subjects(tasks.len()));
-        }
+        let tasks: BTreeSet<&str> = matched
+            .iter()
+            .filter(|(_, t)| t.matches_strongly(msg))
+            .map(|(k, _)| k.as_str())
+            .collect();
         let cues: BTreeSet<&String> = msg.intersection(&self.cues).collect();
         // The fewest soup words left over by any one matching question.
         let extra = matched
@@ -203,6 +204,12 @@ impl Scope {
             })
             .min()
             .unwrap_or(cues.len());
+        // Several tasks' clues match, and the message carries words beyond the
+        // best match: it asks for more than one thing. (A question whose words
+        // merely also fit another task's broad trigger is still one question.)
+        if tasks.len() > 1 && extra >= 2 {
+            return Err(Unspecific::Subjects(tasks.len()));
+        }
         if extra > MAX_EXTRA_CUES {
             return Err(Unspecific::Cues(extra));
         }
