@@ -32,7 +32,7 @@
 //!    same for every recipient (so the verdict never reveals who holds a clue) by
 //!    [`Scope::judge`], against every clue in the company and every task:
 //!    * it may not match clues of **two different tasks**, each through more
-//!      than question words such as "where", while carrying two or more soup
+//!      than question words such as "where", while carrying three or more soup
 //!      words beyond the best-matching clue's trigger (asking for several
 //!      unrelated things at once; a question that merely also fits another
 //!      task's broad trigger is still one question);

@@ -207,7 +207,7 @@ impl Scope {
         // Several tasks' clues match, and the message carries words beyond the
         // best match: it asks for more than one thing. (A question whose words
         // merely also fit another task's broad trigger is still one question.)
-        if tasks.len() > 1 && extra >= 2 {
+        if tasks.len() > 1 && extra >= 3 {
             return Err(Unspecific::Subjects(tasks.len()));
         }
         if extra > MAX_EXTRA_CUES {
