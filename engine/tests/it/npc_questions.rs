@@ -182,11 +182,12 @@ fn vars(s: &Scenario, holder: &str, clue: &Clue) -> BTreeMap<&'static str, Strin
         "November",
         "December",
     ] {
-        if let Some(rest) = after(&obj, &format!("{m} ")) {
-            if rest.len() >= 4 && rest[..4].bytes().all(|b| b.is_ascii_digit()) {
-                v.insert("month", format!("{m} {}", &rest[..4]));
-                break;
-            }
+        if let Some(rest) = after(&obj, &format!("{m} "))
+            && rest.len() >= 4
+            && rest[..4].bytes().all(|b| b.is_ascii_digit())
+        {
+            v.insert("month", format!("{m} {}", &rest[..4]));
+            break;
         }
     }
     if let Some(c) = between(&obj, "campaign in ", " ") {
