@@ -302,7 +302,10 @@ mod tests {
     fn two_tasks_at_once_are_not() {
         let (s, _) = scope();
         assert_eq!(
-            s.judge("What replaced chart OLD123456, and where is the sales handbook?"),
+            s.judge(
+                "What replaced chart OLD123456, where is the sales handbook, who approves \
+                 the budget, and when is the team free for the review meeting?"
+            ),
             Err(Unspecific::Subjects(2))
         );
     }

@@ -601,7 +601,7 @@ fn a_message_about_two_tasks_gets_a_request_to_be_specific() {
         .unwrap();
     let v = vars(s, kb_name, kb);
     let both = format!(
-        "Hi! What replaced {}? And where is the sales analysis handbook?",
+        "Hi! What replaced {}? And where is the sales analysis handbook, who approves the budget, and when is the team free for the review meeting?",
         v["ids"]
     );
     for (to, key) in [(kb_holder, &kb.key), (sales.0, &sales.2.key)] {
