@@ -791,6 +791,11 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         "campaign",
         "channel",
         "heatmap",
+        "billboard",
+        "placement",
+        "media",
+        "advertisement",
+        "promotion",
     ]
     .iter()
     .map(|s| (*s).to_owned())
@@ -803,7 +808,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             task: Some(task.clone()),
             trigger: vec![
                 subject.clone(),
-                ["plan", "planning", "strategy", "how", "approach", "method", "handbook"]
+                ["plan", "planning", "strategy", "how", "approach", "method", "handbook", "calculate", "compute", "exposure", "score", "choose", "select", "pick", "methodology", "formula", "framework", "evaluate"]
                     .iter().map(|s| (*s).to_owned()).collect(),
             ],
             after: vec![Condition::Released(task.clone())],
@@ -816,7 +821,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             task: Some(task.clone()),
             trigger: vec![
                 subject.clone(),
-                ["where", "file", "data", "material", "list", "csv"]
+                ["where", "file", "data", "material", "list", "csv", "dataset", "spreadsheet", "table", "density", "option", "cost", "price", "available", "share", "send", "access", "inventory", "image"]
                     .iter().map(|s| (*s).to_owned()).collect(),
             ],
             after: vec![Condition::Released(task.clone())],

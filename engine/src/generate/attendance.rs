@@ -1484,8 +1484,10 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 trigger: vec![
                     // Attendance words only (not "late"), so questions about other
                     // tasks' manuals never trigger this clue.
-                    vec!["attendance".into(), "punctuality".into(), "overtime".into(), "absence".into(), "punch".into(), "badge".into()],
-                    vec!["rule".into(), "manual".into(), "where".into()],
+                    ["attendance", "punctuality", "overtime", "absence", "punch", "badge", "late", "lateness", "tardiness", "tardy", "clock", "timekeeping", "early departure", "leave early", "working hours", "timesheet"]
+                        .iter().map(|s| (*s).to_owned()).collect(),
+                    ["rule", "manual", "where", "threshold", "limit", "criteria", "definition", "define", "count", "grace", "how"]
+                        .iter().map(|s| (*s).to_owned()).collect(),
                 ],
                 after: vec![Condition::Released(task.clone())],
                 response: format!(

@@ -1126,8 +1126,8 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             key: key.clone(),
             task: Some(task.clone()),
             trigger: vec![
-                ["team building", "team event", "outing", "offsite", "event", "day out"].iter().map(|s| (*s).to_owned()).collect(),
-                ["available", "availability", "free", "when", "date", "day", "schedule", "calendar"].iter().map(|s| (*s).to_owned()).collect(),
+                ["team building", "team event", "outing", "offsite", "event", "day out", "trip", "excursion", "get-together", "activity", "team day"].iter().map(|s| (*s).to_owned()).collect(),
+                ["available", "availability", "free", "when", "date", "day", "schedule", "calendar", "work", "suit", "prefer", "possible", "busy", "away", "holiday", "leave", "off", "join", "come", "make it", "week"].iter().map(|s| (*s).to_owned()).collect(),
             ],
             after: vec![Condition::Released(task.clone())],
             response: format!(

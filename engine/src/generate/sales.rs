@@ -1121,14 +1121,21 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                     key: format!("clue/{}/{}", ctx.id, slug(&person.name)),
                     task: Some(task.clone()),
                     trigger: vec![
-                        vec!["sales".into()],
                         vec![
-                            "handbook".into(),
-                            "analysis".into(),
-                            "figures".into(),
-                            "export".into(),
-                            "where".into(),
+                            "sales".into(),
+                            "salesperson".into(),
+                            "salespeople".into(),
+                            "revenue".into(),
                         ],
+                        [
+                            "handbook", "analysis", "figures", "export", "where", "method",
+                            "compute", "calculate", "calculation", "total", "how", "official",
+                            "count", "definition", "define", "methodology", "revenue", "number",
+                            "data", "file", "report", "standard", "convention", "treat",
+                        ]
+                        .iter()
+                        .map(|s| (*s).to_owned())
+                        .collect(),
                     ],
                     after: Vec::new(),
                     response: format!(

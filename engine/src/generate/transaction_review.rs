@@ -230,7 +230,11 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             (p.key.clone(), Clue {
                 key: format!("clue/{}/{}", ctx.id, slug(&p.name)),
                 task: Some(task.clone()),
-                trigger: vec![vec!["transaction".into(), "supplier".into(), "payment".into()], vec!["review".into(), "manual".into(), "abnormal".into(), "where".into()]],
+                trigger: vec![
+                    ["transaction", "supplier", "payment", "invoice"].iter().map(|s| (*s).to_owned()).collect(),
+                    ["review", "manual", "abnormal", "where", "how", "criteria", "criterion", "method", "flag", "sign", "red flag", "spot", "identify", "detect", "format", "template"]
+                        .iter().map(|s| (*s).to_owned()).collect(),
+                ],
                 after: Vec::new(),
                 response: format!(
                     "For supplier transaction reviews, use our review manual: `{MANUAL}`. It lists the signs of an abnormal supplier and the report format."

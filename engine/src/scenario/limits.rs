@@ -56,7 +56,7 @@ pub const LIST_LIMITS: &[(&str, usize)] = &[
     ("checkpoints", 64),
     ("plan", 200),
     ("attendees", 200),
-    ("trigger", 32),
+    ("trigger", 128),
     ("after", 32),
     ("metrics", 50),
     ("pages", 50),

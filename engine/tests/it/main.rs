@@ -34,6 +34,8 @@ mod giveaways;
 mod hostile_scenarios;
 // The independent solver over every variant of five families (solve-a).
 mod solver_a;
+// Colleagues answer specific questions, in other words too, and never keyword soup.
+mod npc_questions;
 // The model-backed agent and colleagues over HTTP against tools/fake-llm.
 mod llm;
 // The bundled benchmark suites and freshly drawn ones.

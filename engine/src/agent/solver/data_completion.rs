@@ -322,7 +322,7 @@ impl DataCompletion {
         let ds = &self.dataset;
         match self.needs() {
             Needs::FeeRates => format!(
-                "I'm filling in missing values in the fees table `{ds}`. Which fee rate applies to each payment category? Is there a rates table I should use?"
+                "I'm filling in missing fees in `{ds}`. Where can I find the fee rates table?"
             ),
             _ => format!(
                 "I'm completing missing ETAs in the shipments table `{ds}`. Where can I find the carriers' SLA speeds and handling times?"
