@@ -176,18 +176,35 @@ fn fold_message(s: &str) -> String {
 }
 
 /// Whether folded `needle` occurs in folded `hay` with no letter or digit touching
-/// it on either side.
+/// it on either side. A number is not mentioned inside a longer one: `1257` is not
+/// in `1257.86` (a different amount; only zero decimals, `1257.00`, are the same) nor
+/// in `0.1257`, so a dump of figures does not pass for the one figure asked for.
 fn mentions(hay: &str, needle: &str) -> bool {
     if needle.is_empty() {
         return false;
     }
+    let numeric_end = needle.ends_with(|c: char| c.is_ascii_digit());
+    let numeric_start = needle.starts_with(|c: char| c.is_ascii_digit());
     let mut from = 0;
     while let Some(i) = hay[from..].find(needle) {
         let start = from + i;
         let end = start + needle.len();
         let before = hay[..start].chars().next_back();
         let after = hay[end..].chars().next();
-        if !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric) {
+        let fraction_after = numeric_end && {
+            let rest = hay[end..].strip_prefix('.').unwrap_or("");
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            !digits.is_empty() && digits.chars().any(|d| d != '0')
+        };
+        let fraction_before = numeric_start && {
+            let head = hay[..start].strip_suffix('.').unwrap_or("");
+            head.len() < start && head.ends_with(|c: char| c.is_ascii_digit())
+        };
+        if !before.is_some_and(char::is_alphanumeric)
+            && !after.is_some_and(char::is_alphanumeric)
+            && !fraction_after
+            && !fraction_before
+        {
             return true;
         }
         from = start + hay[start..].chars().next().map_or(1, char::len_utf8);
@@ -1353,6 +1370,11 @@ mod message_sent_tests {
     fn message_folding_drops_only_thousands_separators() {
         assert_eq!(fold_message("A  1,234\n5, 6"), "a 1234 5, 6");
         assert!(mentions("total: 1234.", "1234"));
+        assert!(mentions("total: 1234.00 eur", "1234"));
+        assert!(mentions("1234.86 rounds to 1234", "1234"));
+        assert!(!mentions("total: 1234.86", "1234"));
+        assert!(!mentions("ratio 0.1234", "1234"));
+        assert!(mentions("1234.86", "1234.86"));
         assert!(!mentions("x1234", "1234"));
         assert!(mentions("é 12 é", "12"));
         assert!(!mentions("", "1"));

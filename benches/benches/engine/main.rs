@@ -10,6 +10,7 @@ mod generate;
 mod llm_concurrency;
 mod llm_turn;
 mod multiday;
+mod npc;
 mod queue;
 mod traineebench;
 
@@ -20,6 +21,7 @@ criterion_main!(
     llm_turn::benches,
     generate::benches,
     multiday::benches,
+    npc::benches,
     traineebench::benches,
     llm_concurrency::benches
 );

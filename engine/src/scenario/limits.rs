@@ -521,49 +521,28 @@ impl<'a> ser::Serializer for &'a mut Walker {
     }
 }
 
-impl ser::SerializeSeq for Compound<'_> {
-    type Ok = ();
-    type Error = WalkError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), WalkError> {
-        self.element(v)
-    }
-    fn end(self) -> Result<(), WalkError> {
-        self.finish()
-    }
+/// Sequences, tuples and tuple variants all walk their elements the same way.
+macro_rules! walk_elements {
+    ($($trait:ident :: $method:ident),* $(,)?) => {$(
+        impl ser::$trait for Compound<'_> {
+            type Ok = ();
+            type Error = WalkError;
+            fn $method<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), WalkError> {
+                self.element(v)
+            }
+            fn end(self) -> Result<(), WalkError> {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Compound<'_> {
-    type Ok = ();
-    type Error = WalkError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), WalkError> {
-        self.element(v)
-    }
-    fn end(self) -> Result<(), WalkError> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_> {
-    type Ok = ();
-    type Error = WalkError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), WalkError> {
-        self.element(v)
-    }
-    fn end(self) -> Result<(), WalkError> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_> {
-    type Ok = ();
-    type Error = WalkError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), WalkError> {
-        self.element(v)
-    }
-    fn end(self) -> Result<(), WalkError> {
-        self.finish()
-    }
-}
+walk_elements!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field,
+);
 
 impl ser::SerializeMap for Compound<'_> {
     type Ok = ();

@@ -5,12 +5,12 @@ use rand::RngExt;
 use serde_json::{Value, json};
 
 use super::{CallContext, ErrorKind, ToolError, ToolResultT, display_name, resolve_person};
-use crate::npc::{ActiveClue, BE_SPECIFIC, Line, Named, NpcQuery, Scope, concepts};
+use crate::npc::{ActiveClue, BE_SPECIFIC, Line, Named, NpcQuery, concepts};
 use crate::queue::EventClass;
 use crate::time::SimDuration;
 use crate::world::{
     ChatMessage, Clock, Company, EndReason, History, Index, Intern, Key, Npc, Queue, Revision,
-    Rngs, RunState, SimEvent, Task, Thread, Trace,
+    Rngs, RunState, SimEvent, Specificity, Thread, Trace,
 };
 
 const MAX_TEXT: usize = 4000;
@@ -75,24 +75,6 @@ fn post(world: &mut World, thread: Entity, text: &str) {
     world.resource_mut::<Revision>().0 += 1;
 }
 
-/// Everything the company knows, for judging whether a message is specific.
-fn scope(world: &mut World) -> Scope {
-    let mut tasks = world.query::<&Task>();
-    let objectives: Vec<String> = tasks
-        .iter(world)
-        .map(|t| t.spec.objective.clone())
-        .collect();
-    let mut people = world.query::<&Npc>();
-    let people: Vec<&Npc> = people.iter(world).collect();
-    Scope::new(
-        people
-            .iter()
-            .flat_map(|n| n.clues.iter().map(|c| (c.task.as_deref(), &c.trigger))),
-        objectives.iter().map(String::as_str),
-        people.iter().map(|n| n.name.as_str()),
-    )
-}
-
 /// Whether the message just posted in `thread` is a specific question; if not,
 /// what colleagues say instead.
 fn verdict(world: &mut World, thread: Entity) -> Option<String> {
@@ -101,7 +83,9 @@ fn verdict(world: &mut World, thread: Entity) -> Option<String> {
         .and_then(|t| t.messages.last())
         .map(|m| m.text.clone())
         .unwrap_or_default();
-    scope(world)
+    world
+        .resource::<Specificity>()
+        .0
         .judge(&text)
         .err()
         .map(|_| BE_SPECIFIC.to_owned())
@@ -132,7 +116,7 @@ fn ask(
     let mut clarify = clarify;
     let mut clues: Vec<ActiveClue> = Vec::new();
     if clarify.is_none() {
-        let scope = scope(world);
+        let scope = &world.resource::<Specificity>().0;
         let history = world.resource::<History>();
         for c in n.clues.iter().filter(|c| {
             c.task.as_ref().is_none_or(|t| history.released.contains(t))

@@ -374,6 +374,16 @@ pub fn build_world(
         events.push((*day_end, EventClass::DayEnd, SimEvent::DayEnd { day }));
     }
 
+    let scope = crate::npc::Scope::new(
+        world
+            .query::<&Npc>()
+            .iter(&world)
+            .flat_map(|n| n.clues.iter().map(|c| (c.task.as_deref(), &c.trigger))),
+        s.tasks.iter().map(|t| t.objective.as_str()),
+        s.company.people.iter().map(|p| p.name.as_str()),
+    );
+    world.insert_resource(Specificity(scope));
+
     // Push in a fixed order: the queue's sequence numbers then follow scenario order.
     let mut q = world.resource_mut::<Queue>();
     for (at, class, ev) in events {

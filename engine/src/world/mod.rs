@@ -237,6 +237,12 @@ pub struct Clock {
 #[derive(Resource, Debug, Clone)]
 pub struct Company(pub String);
 
+/// Everything the company knows (every clue, task objective and colleague name),
+/// for judging whether a message is one specific question. Built once with the
+/// world: clues, tasks and people are all spawned there and never change.
+#[derive(Resource, Debug, Default)]
+pub struct Specificity(pub crate::npc::Scope);
+
 /// Keyed lookups.
 #[derive(Resource, Debug, Default)]
 pub struct Index {
