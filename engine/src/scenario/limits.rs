@@ -56,7 +56,8 @@ pub const LIST_LIMITS: &[(&str, usize)] = &[
     ("checkpoints", 64),
     ("plan", 200),
     ("attendees", 200),
-    ("trigger", 128),
+    ("trigger", 16),
+    ("trigger group", 128),
     ("after", 32),
     ("metrics", 50),
     ("pages", 50),
@@ -151,11 +152,16 @@ impl Walker {
     }
 
     fn list(&mut self, len: Option<usize>) {
-        let limit = list_limit(self.field());
+        // A trigger is a list of groups, each a list of alternatives: the two levels
+        // get their own limits (a few groups, many phrasings of each).
+        let what = match (self.path.last(), self.field()) {
+            (Some(Seg::Index(_)), "trigger") => "trigger group".to_owned(),
+            (_, f) => f.to_owned(),
+        };
+        let limit = list_limit(&what);
         if let Some(n) = len
             && n > limit
         {
-            let what = self.field().to_owned();
             self.breach(
                 ErrorCode::TooMany,
                 format!("{n} entries in `{what}`; at most {limit} are allowed"),

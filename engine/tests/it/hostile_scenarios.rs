@@ -291,6 +291,47 @@ fn counts_beyond_the_limits_are_refused() {
 }
 
 #[test]
+fn trigger_groups_and_their_alternatives_have_their_own_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let with_trigger = |groups: usize, alternatives: usize| {
+        let group: Vec<String> = (0..alternatives).map(|i| format!(r#""w{i}""#)).collect();
+        let group = format!("[{}]", group.join(","));
+        let trigger = vec![group; groups].join(",");
+        scenario("", CHECK, DEADLINE).replace(
+            r#"position: "Manager"),"#,
+            &format!(
+                r#"position: "Manager", clues: [Clue(key: "clue/c", trigger: [{trigger}], response: "r")]),"#
+            ),
+        )
+    };
+    // At the limits: many phrasings of each of a few subjects.
+    let (groups, alternatives) = (limit("trigger"), limit("trigger group"));
+    let path = dir.path().join("ok.ron");
+    std::fs::write(&path, with_trigger(groups, alternatives)).unwrap();
+    load_file(&path).unwrap();
+    // One group too many.
+    let (code, text) = only(&errors_of(dir.path(), &with_trigger(groups + 1, 1)));
+    assert_eq!(code, ErrorCode::TooMany, "{text}");
+    assert!(
+        text.ends_with(&format!(
+            "company.people[0].clues[0].trigger: {} entries in `trigger`; at most {groups} are allowed",
+            groups + 1
+        )),
+        "{text}"
+    );
+    // One alternative too many in a group.
+    let (code, text) = only(&errors_of(dir.path(), &with_trigger(1, alternatives + 1)));
+    assert_eq!(code, ErrorCode::TooMany, "{text}");
+    assert!(
+        text.ends_with(&format!(
+            "company.people[0].clues[0].trigger[0]: {} entries in `trigger group`; at most {alternatives} are allowed",
+            alternatives + 1
+        )),
+        "{text}"
+    );
+}
+
+#[test]
 fn long_strings_and_paths_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let long_key = format!("task/{}", "k".repeat(300));
