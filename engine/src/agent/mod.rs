@@ -22,6 +22,7 @@
 mod idle;
 pub mod llm;
 mod oracle;
+pub mod solver;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -30,6 +31,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 pub use idle::Idle;
 pub use oracle::Oracle;
+pub use solver::Solver;
 
 use serde::Serialize;
 use serde_json::Value;

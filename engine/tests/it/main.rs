@@ -28,6 +28,8 @@ mod family_urgent_interrupt;
 mod family_website_monitor;
 // The model-backed agent and colleagues over HTTP against tools/fake-llm.
 mod llm;
+// The independent solver (part B families) against the generators over many seeds.
+mod solver_b;
 // The bundled benchmark suites and freshly drawn ones.
 mod suites;
 // Adversarial and malformed tool calls are refused, counted, and never panic.
