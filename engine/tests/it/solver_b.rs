@@ -61,7 +61,7 @@ fn sweep(family: &str, seeds: std::ops::Range<u64>) -> BTreeMap<String, Tally> {
             let loaded = load_generated(&text, "solver.ron");
             let task = &loaded.scenario.tasks[0];
             let mut agent = Solver::new();
-            let (r, _) = run(&loaded, &mut agent, None);
+            let (r, lines) = run(&loaded, &mut agent, None);
             let failed: Vec<String> = task
                 .checkpoints
                 .iter()
@@ -74,10 +74,27 @@ fn sweep(family: &str, seeds: std::ops::Range<u64>) -> BTreeMap<String, Tally> {
                 tally.agreed += 1;
             } else if tally.failures.len() < 5 {
                 tally.failures.push(format!("seed {seed}: {}", failed.join(", ")));
+                if std::env::var("SOLVER_B_DEBUG").is_ok() {
+                    debug(seed, &key, task, &lines);
+                }
             }
         }
     }
     out
+}
+
+/// Prints what the solver did (its calls and what came back) beside the checks.
+fn debug(seed: u64, variant: &str, task: &tbsim::scenario::TaskSpec, lines: &[String]) {
+    println!("==== {variant} seed {seed}");
+    for cp in &task.checkpoints {
+        if !milestone(&cp.check) {
+            println!("expected {}: {:?}", cp.key, cp.check);
+        }
+    }
+    for l in lines {
+        let short: String = l.chars().take(1500).collect();
+        println!("{short}");
+    }
 }
 
 fn table(results: &BTreeMap<String, BTreeMap<String, Tally>>) -> String {

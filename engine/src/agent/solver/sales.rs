@@ -52,11 +52,13 @@ fn team_list(s: &str) -> Vec<String> {
 
 fn quarter_year(s: &str) -> Option<(u32, u32)> {
     // The first `Q<d> <yyyy>` in the text.
-    let i = s.find(" Q")? + 2;
-    let rest = &s[i..];
-    let q: u32 = rest.get(..1)?.parse().ok()?;
-    let year: u32 = rest.get(2..6)?.parse().ok()?;
-    Some((q, year))
+    s.match_indices('Q').find_map(|(i, _)| {
+        let rest = s.get(i + 1..i + 7)?;
+        let q: u32 = rest.get(..1)?.parse().ok()?;
+        (rest.as_bytes()[1] == b' ').then_some(())?;
+        let year: u32 = rest.get(2..6)?.parse().ok()?;
+        Some((q, year))
+    })
 }
 
 fn parse(o: &str) -> Option<Request> {
@@ -314,6 +316,7 @@ impl TaskSolver for Sales {
                     self.phase = Phase::Asking;
                 }
                 Phase::Asking => {
+                    last.take();
                     let ask = self.ask.as_mut().expect("set at start");
                     match ask.poll(cx) {
                         Asked::Send(a) => return a,

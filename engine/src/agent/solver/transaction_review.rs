@@ -151,6 +151,8 @@ impl TaskSolver for Review {
                     );
                 }
                 Phase::AwaitReply => {
+                    // The result of the send itself carries nothing to use.
+                    last.take();
                     let who = self.asking.clone().unwrap_or_default();
                     let replies = cx.replies_from(&who, self.since);
                     if replies.is_empty() {
