@@ -169,6 +169,10 @@ impl TaskSolver for Urgent {
         loop {
             match self.phase.clone() {
                 Phase::Start => {
+                    // The release names the manager; messages come from their key.
+                    if let Some(c) = cx.colleague(&self.manager) {
+                        self.manager = c.key.clone();
+                    }
                     let found = cx
                         .inbox
                         .iter()
