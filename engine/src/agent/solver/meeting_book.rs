@@ -241,6 +241,13 @@ impl TaskSolver for Book {
                                     .iter()
                                     .find(|c| c.key != g.key && h.text.contains(&c.name))
                                 {
+                                    // One question at a time per manager, so their
+                                    // newest paragraph answers the latest question.
+                                    let busy = self.guests.iter().any(|o| matches!(&o.answer, Answer::Manager(k, _) if *k == m.key));
+                                    if busy {
+                                        waiting = true;
+                                        continue;
+                                    }
                                     // "Ask my manager": ask them about this person.
                                     let (s, e) = (clock(&self.start), clock(&self.end));
                                     let first = first_of(&g.name);
@@ -262,14 +269,20 @@ impl TaskSolver for Book {
                             }
                             Answer::Manager(m, since) => {
                                 let first = first_of(&g.name);
+                                // Replies can repeat earlier answers: the last
+                                // paragraph naming the person answers this question.
                                 let got = cx
                                     .replies_from(m, *since)
                                     .into_iter()
-                                    .find(|h| h.text.contains(first) || h.text.contains(&g.name));
+                                    .flat_map(|h| h.text.split("\n\n").map(str::to_owned).collect::<Vec<_>>())
+                                    .filter(|p| p.contains(first) || p.contains(&g.name))
+                                    .last();
                                 match got {
-                                    Some(h) => {
-                                        self.guests[i].answer =
-                                            if negative(&h.text) { Answer::No } else { Answer::Yes };
+                                    Some(p) => {
+                                        let verdict = if negative(&p) { Answer::No } else { Answer::Yes };
+                                        self.guests[i].answer = verdict;
+                                        // The next guest waiting on this manager may ask now.
+                                        return self.step(cx, None);
                                     }
                                     None => waiting = true,
                                 }
