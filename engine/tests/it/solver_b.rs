@@ -13,8 +13,8 @@ use tbsim::scenario::Check;
 use crate::util::{generate_one, load_generated, one_task_suite, run};
 
 /// The families this solver covers.
+/// (event_planning, also assigned to part B, has no solver yet.)
 const FAMILIES: &[&str] = &[
-    "event_planning",
     "handoff_chain",
     "meeting_attend",
     "meeting_book",
@@ -59,16 +59,23 @@ fn sweep(family: &str, seeds: std::ops::Range<u64>) -> BTreeMap<String, Tally> {
         for seed in seeds.clone() {
             let text = generate_one(&one_task_suite("solver", seed, "t", fam.clone()));
             let loaded = load_generated(&text, "solver.ron");
-            let task = &loaded.scenario.tasks[0];
             let mut agent = Solver::new();
             let (r, lines) = run(&loaded, &mut agent, None);
-            let failed: Vec<String> = task
-                .checkpoints
-                .iter()
-                .zip(&r.tasks[0].checkpoints)
-                .filter(|(spec, got)| !milestone(&spec.check) && !got.passed)
-                .map(|(spec, _)| spec.key.clone())
-                .collect();
+            // Every task of the scenario (follow-ups released in meetings, by
+            // messages or at a gate task's close included).
+            let mut failed: Vec<String> = Vec::new();
+            for spec in &loaded.scenario.tasks {
+                let got = r.tasks.iter().find(|t| t.key == spec.key);
+                for cp in &spec.checkpoints {
+                    let passed = got
+                        .and_then(|g| g.checkpoints.iter().find(|c| c.key == cp.key))
+                        .is_some_and(|c| c.passed);
+                    if !milestone(&cp.check) && !passed {
+                        failed.push(format!("{}:{}", spec.key, cp.key));
+                    }
+                }
+            }
+            let task = &loaded.scenario.tasks[0];
             tally.runs += 1;
             if failed.is_empty() {
                 tally.agreed += 1;

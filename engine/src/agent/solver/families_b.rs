@@ -1,4 +1,4 @@
-//! Solvers for the families event_planning, handoff_chain, meeting_attend,
+//! Solvers for the families handoff_chain, meeting_attend,
 //! meeting_book, resume_select, sales, transaction_review, urgent_interrupt and
 //! website_monitor, and the small protocol a desk uses to drive them.
 //!
@@ -15,7 +15,7 @@ use crate::sim::ToolResult;
 use crate::time::{Epoch, SimTime};
 
 use super::{
-    event_planning, handoff_chain, meeting_attend, meeting_book, resume_select, sales,
+    handoff_chain, meeting_attend, meeting_book, resume_select, sales,
     transaction_review, urgent_interrupt, website_monitor,
 };
 
@@ -162,7 +162,6 @@ pub trait TaskSolver: Send {
 /// The solver for a released task of one of these families, recognised from its
 /// objective; `None` when the objective is not one of them.
 pub fn solver_for(task: &TaskInfo) -> Option<Box<dyn TaskSolver>> {
-    let o = task.objective.as_str();
     if let Some(s) = transaction_review::recognise(task) {
         return Some(s);
     }
@@ -181,13 +180,9 @@ pub fn solver_for(task: &TaskInfo) -> Option<Box<dyn TaskSolver>> {
     if let Some(s) = meeting_book::recognise(task) {
         return Some(s);
     }
-    if let Some(s) = event_planning::recognise(task) {
-        return Some(s);
-    }
     if let Some(s) = urgent_interrupt::recognise(task) {
         return Some(s);
     }
-    let _ = o;
     meeting_attend::recognise(task)
 }
 

@@ -8,7 +8,6 @@
 //! none has, it waits for the next notification (or the earliest time a solver
 //! asked to be woken).
 
-mod event_planning;
 pub mod families_b;
 mod handoff_chain;
 mod meeting_attend;
