@@ -427,7 +427,14 @@ fn evaluate_checkpoints(
         released,
     );
     drop(view);
-    record_passes(passed, clock.now, &index, &mut history, &mut queue, &mut trace);
+    record_passes(
+        passed,
+        clock.now,
+        &index,
+        &mut history,
+        &mut queue,
+        &mut trace,
+    );
 }
 
 /// Judges, at `now`, every unfrozen checkpoint of a released task that `due` selects;
@@ -469,9 +476,11 @@ fn record_passes(
         );
         if let Some(waiting) = index.waiting.get(&(task.clone(), key.clone())) {
             for w in waiting {
-                queue
-                    .0
-                    .push(now, EventClass::Release, SimEvent::Release { task: w.clone() });
+                queue.0.push(
+                    now,
+                    EventClass::Release,
+                    SimEvent::Release { task: w.clone() },
+                );
             }
         }
         history.passed.insert((task, key));
@@ -519,7 +528,14 @@ pub(crate) fn close_open_tasks(
         |task| open.contains(task),
     );
     drop(view);
-    record_passes(passed, clock.now, &index, &mut history, &mut queue, &mut trace);
+    record_passes(
+        passed,
+        clock.now,
+        &index,
+        &mut history,
+        &mut queue,
+        &mut trace,
+    );
     for mut cp in &mut checkpoints {
         if open.contains(&cp.task) {
             cp.frozen = true;

@@ -40,6 +40,8 @@ fn milestone(c: &Check) -> bool {
 struct Tally {
     runs: u64,
     agreed: u64,
+    /// Tasks released with no time left (or never released).
+    blocked: u64,
     failures: Vec<String>,
 }
 
@@ -66,6 +68,17 @@ fn sweep(family: &str, seeds: std::ops::Range<u64>) -> BTreeMap<String, Tally> {
             let mut failed: Vec<String> = Vec::new();
             for spec in &loaded.scenario.tasks {
                 let got = r.tasks.iter().find(|t| t.key == spec.key);
+                // A follow-up whose gate opened only at its deadline (or never) cannot
+                // be worked on by anyone: counted apart, as the generator's problem.
+                let window = got.is_some_and(|g| {
+                    g.released_at
+                        .as_deref()
+                        .is_some_and(|at| at.get(..16) < g.deadline.get(..16))
+                });
+                if !window {
+                    tally.blocked += 1;
+                    continue;
+                }
                 for cp in &spec.checkpoints {
                     let passed = got
                         .and_then(|g| g.checkpoints.iter().find(|c| c.key == cp.key))
@@ -80,7 +93,9 @@ fn sweep(family: &str, seeds: std::ops::Range<u64>) -> BTreeMap<String, Tally> {
             if failed.is_empty() {
                 tally.agreed += 1;
             } else if tally.failures.len() < 5 {
-                tally.failures.push(format!("seed {seed}: {}", failed.join(", ")));
+                tally
+                    .failures
+                    .push(format!("seed {seed}: {}", failed.join(", ")));
                 if std::env::var("SOLVER_B_DEBUG").is_ok() {
                     debug(seed, &key, task, &lines);
                 }
@@ -105,10 +120,19 @@ fn debug(seed: u64, variant: &str, task: &tbsim::scenario::TaskSpec, lines: &[St
 }
 
 fn table(results: &BTreeMap<String, BTreeMap<String, Tally>>) -> String {
-    let mut s = String::from("| variant | agreed | runs | first failures |\n|---|---|---|---|\n");
+    let mut s = String::from(
+        "| variant | agreed | runs | follow-ups without a window | first failures |\n|---|---|---|---|---|\n",
+    );
     for per in results.values() {
         for (v, t) in per {
-            let _ = writeln!(s, "| {v} | {} | {} | {} |", t.agreed, t.runs, t.failures.join("; "));
+            let _ = writeln!(
+                s,
+                "| {v} | {} | {} | {} | {} |",
+                t.agreed,
+                t.runs,
+                t.blocked,
+                t.failures.join("; ")
+            );
         }
     }
     s

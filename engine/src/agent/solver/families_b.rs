@@ -15,8 +15,8 @@ use crate::sim::ToolResult;
 use crate::time::{Epoch, SimTime};
 
 use super::{
-    handoff_chain, meeting_attend, meeting_book, resume_select, sales,
-    transaction_review, urgent_interrupt, website_monitor,
+    handoff_chain, meeting_attend, meeting_book, resume_select, sales, transaction_review,
+    urgent_interrupt, website_monitor,
 };
 
 /// A task as the agent was told about it.
@@ -201,7 +201,8 @@ pub fn backticked(text: &str) -> Vec<String> {
 /// punctuation, in order.
 pub fn paths_in(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for w in text.split(|c: char| c.is_whitespace() || c == '`' || c == '"' || c == '(' || c == ')') {
+    for w in text.split(|c: char| c.is_whitespace() || c == '`' || c == '"' || c == '(' || c == ')')
+    {
         let w = w.trim_end_matches(['.', ',', ';', ':', '!', '?', '\'']);
         if (w.starts_with("drive/") || w.starts_with("workspace/")) && !out.iter().any(|o| o == w) {
             out.push(w.to_owned());
@@ -224,21 +225,34 @@ pub fn listed(r: &ToolResult) -> Vec<String> {
     let Some(v) = r.result.as_ref() else {
         return Vec::new();
     };
-    let base = v.get("path").and_then(Value::as_str).unwrap_or("").trim_end_matches('/');
+    let base = v
+        .get("path")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim_end_matches('/');
     let Some(entries) = v.get("entries").and_then(Value::as_array) else {
         return Vec::new();
     };
     entries
         .iter()
         .filter_map(|e| {
-            let name = e.get("name").and_then(Value::as_str).or_else(|| e.as_str())?;
+            let name = e
+                .get("name")
+                .and_then(Value::as_str)
+                .or_else(|| e.as_str())?;
             let dir = e.get("kind").and_then(Value::as_str) == Some("folder");
-            let p = if name.contains('/') && (name.starts_with("drive/") || name.starts_with("workspace/")) {
+            let p = if name.contains('/')
+                && (name.starts_with("drive/") || name.starts_with("workspace/"))
+            {
                 name.to_owned()
             } else {
                 format!("{base}/{name}")
             };
-            Some(if dir && !p.ends_with('/') { format!("{p}/") } else { p })
+            Some(if dir && !p.ends_with('/') {
+                format!("{p}/")
+            } else {
+                p
+            })
         })
         .collect()
 }
@@ -315,7 +329,11 @@ pub fn first_number(text: &str) -> Option<f64> {
     while i < b.len() {
         if b[i].is_ascii_digit() {
             let mut j = i;
-            while j < b.len() && (b[j].is_ascii_digit() || b[j] == b'.' || (b[j] == b',' && j + 1 < b.len() && b[j + 1].is_ascii_digit())) {
+            while j < b.len()
+                && (b[j].is_ascii_digit()
+                    || b[j] == b'.'
+                    || (b[j] == b',' && j + 1 < b.len() && b[j + 1].is_ascii_digit()))
+            {
                 j += 1;
             }
             let s: String = text[i..j].trim_end_matches('.').replace(',', "");
@@ -403,7 +421,11 @@ impl Inquiry {
 
     /// Asks the current person a follow-up (replies are awaited again).
     pub fn follow_up(&mut self, cx: &Cx, text: &str) -> Act {
-        let who = self.asking.as_ref().map(|a| a.0.clone()).unwrap_or_default();
+        let who = self
+            .asking
+            .as_ref()
+            .map(|a| a.0.clone())
+            .unwrap_or_default();
         self.asking = Some((who.clone(), cx.inbox.len(), cx.now));
         send(&who, text)
     }
@@ -415,7 +437,12 @@ pub fn department_keys(cx: &Cx, dept: &str) -> Vec<String> {
     let mut v: Vec<&Colleague> = cx.in_department(dept);
     v.sort_by_key(|c| {
         let p = c.position.to_lowercase();
-        u8::from(p.contains("head") || p.contains("manager") || p.contains("director") || p.contains("chief"))
+        u8::from(
+            p.contains("head")
+                || p.contains("manager")
+                || p.contains("director")
+                || p.contains("chief"),
+        )
     });
     v.into_iter().map(|c| c.key.clone()).collect()
 }

@@ -12,15 +12,49 @@ use crate::sim::ToolResult;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Stage {
-    Merge { form: String, mail: String, out: String },
-    Count { input: String, out: String },
-    Seat { input: String, size: u64, out: String },
-    Convert { claims: String, fx_folder: String, out: String },
-    Totals { input: String, out: String },
-    OverBudget { totals: String, budgets: String, out: String },
-    Closing { opening: String, moves: String, out: String },
-    Reorder { stock: String, levels: String, out: String },
-    Cost { list: String, prices: String, buyer: String },
+    Merge {
+        form: String,
+        mail: String,
+        out: String,
+    },
+    Count {
+        input: String,
+        out: String,
+    },
+    Seat {
+        input: String,
+        size: u64,
+        out: String,
+    },
+    Convert {
+        claims: String,
+        fx_folder: String,
+        out: String,
+    },
+    Totals {
+        input: String,
+        out: String,
+    },
+    OverBudget {
+        totals: String,
+        budgets: String,
+        out: String,
+    },
+    Closing {
+        opening: String,
+        moves: String,
+        out: String,
+    },
+    Reorder {
+        stock: String,
+        levels: String,
+        out: String,
+    },
+    Cost {
+        list: String,
+        prices: String,
+        buyer: String,
+    },
 }
 
 fn parse(o: &str) -> Option<Stage> {
@@ -40,7 +74,13 @@ fn parse(o: &str) -> Option<Stage> {
             out: json.get(1)?.to_string(),
         }
     } else if o.contains("each table seats") {
-        let size = o.split("each table seats ").nth(1)?.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?;
+        let size = o
+            .split("each table seats ")
+            .nth(1)?
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()?;
         Stage::Seat {
             input: json.first()?.to_string(),
             size,
@@ -49,7 +89,11 @@ fn parse(o: &str) -> Option<Stage> {
     } else if o.contains("Convert every claim") {
         Stage::Convert {
             claims: csv.first()?.to_string(),
-            fx_folder: t.iter().find(|p| p.ends_with('/'))?.trim_end_matches('/').to_owned(),
+            fx_folder: t
+                .iter()
+                .find(|p| p.ends_with('/'))?
+                .trim_end_matches('/')
+                .to_owned(),
             out: json.first()?.to_string(),
         }
     } else if o.contains("add up the euro amounts per cost centre") {
@@ -78,7 +122,13 @@ fn parse(o: &str) -> Option<Stage> {
             out: json.get(1)?.to_string(),
         }
     } else if o.contains("Price your reorder list") {
-        let buyer = o.split(" and message ").nth(1)?.split(" in ").next()?.trim().to_owned();
+        let buyer = o
+            .split(" and message ")
+            .nth(1)?
+            .split(" in ")
+            .next()?
+            .trim()
+            .to_owned();
         Stage::Cost {
             list: json.first()?.to_string(),
             prices: csv.first()?.to_string(),
@@ -99,7 +149,9 @@ pub fn recognise(task: &TaskInfo) -> Option<Box<dyn TaskSolver>> {
         }
         // The rate file is chosen once the claims' month is known.
         Stage::Convert { claims, .. } => vec![claims.clone()],
-        Stage::OverBudget { totals, budgets, .. } => vec![totals.clone(), budgets.clone()],
+        Stage::OverBudget {
+            totals, budgets, ..
+        } => vec![totals.clone(), budgets.clone()],
         Stage::Closing { opening, moves, .. } => vec![opening.clone(), moves.clone()],
         Stage::Reorder { stock, levels, .. } => vec![stock.clone(), levels.clone()],
         Stage::Cost { list, prices, .. } => vec![list.clone(), prices.clone()],
@@ -168,22 +220,32 @@ impl Chain {
                 let mut m: BTreeMap<String, String> = BTreeMap::new();
                 for p in [mail, form] {
                     for r in csv_records(self.text(p)) {
-                        let email = r.get("email").map(|e| e.trim().to_lowercase()).unwrap_or_default();
+                        let email = r
+                            .get("email")
+                            .map(|e| e.trim().to_lowercase())
+                            .unwrap_or_default();
                         if !email.is_empty() {
                             m.insert(email, r.get("team").cloned().unwrap_or_default());
                         }
                     }
                 }
-                let list: Vec<Value> = m.iter().map(|(e, t)| json!({"email": e, "team": t})).collect();
+                let list: Vec<Value> = m
+                    .iter()
+                    .map(|(e, t)| json!({"email": e, "team": t}))
+                    .collect();
                 write(out, &json!({"attendees": list}).to_string())
             }
             Stage::Count { input, out } => {
                 let v = json_of(self.text(input));
                 let mut c: BTreeMap<String, u64> = BTreeMap::new();
                 for a in v["attendees"].as_array().into_iter().flatten() {
-                    *c.entry(a["team"].as_str().unwrap_or("").to_owned()).or_default() += 1;
+                    *c.entry(a["team"].as_str().unwrap_or("").to_owned())
+                        .or_default() += 1;
                 }
-                let list: Vec<Value> = c.iter().map(|(t, n)| json!({"team": t, "count": n})).collect();
+                let list: Vec<Value> = c
+                    .iter()
+                    .map(|(t, n)| json!({"team": t, "count": n}))
+                    .collect();
                 write(out, &json!({"teams": list}).to_string())
             }
             Stage::Seat { input, size, out } => {
@@ -199,7 +261,10 @@ impl Chain {
                         json!({"team": t["team"], "tables": n})
                     })
                     .collect();
-                write(out, &json!({"tables": list, "total_tables": total}).to_string())
+                write(
+                    out,
+                    &json!({"tables": list, "total_tables": total}).to_string(),
+                )
             }
             Stage::Convert { claims, out, .. } => {
                 let fx = self
@@ -230,8 +295,8 @@ impl Chain {
                 let v = json_of(self.text(input));
                 let mut m: BTreeMap<String, i64> = BTreeMap::new();
                 for c in v["claims"].as_array().into_iter().flatten() {
-                    *m.entry(c["cost_centre"].as_str().unwrap_or("").to_owned()).or_default() +=
-                        (num(&c["amount_eur"]) * 100.0).round() as i64;
+                    *m.entry(c["cost_centre"].as_str().unwrap_or("").to_owned())
+                        .or_default() += (num(&c["amount_eur"]) * 100.0).round() as i64;
                 }
                 let list: Vec<Value> = m
                     .iter()
@@ -239,11 +304,17 @@ impl Chain {
                     .collect();
                 write(out, &json!({"totals": list}).to_string())
             }
-            Stage::OverBudget { totals, budgets, out } => {
+            Stage::OverBudget {
+                totals,
+                budgets,
+                out,
+            } => {
                 let v = json_of(self.text(totals));
                 let budget: BTreeMap<String, f64> = md_rows(self.text(budgets))
                     .into_iter()
-                    .filter_map(|r| Some((r.first()?.clone(), r.last()?.replace(',', "").parse().ok()?)))
+                    .filter_map(|r| {
+                        Some((r.first()?.clone(), r.last()?.replace(',', "").parse().ok()?))
+                    })
                     .collect();
                 let over: Vec<String> = v["totals"]
                     .as_array()
@@ -257,18 +328,33 @@ impl Chain {
                     .collect();
                 write(out, &json!({"over_budget": over}).to_string())
             }
-            Stage::Closing { opening, moves, out } => {
+            Stage::Closing {
+                opening,
+                moves,
+                out,
+            } => {
                 let mut m: BTreeMap<String, i64> = BTreeMap::new();
                 for r in csv_records(self.text(opening)) {
-                    let q = r.get("opening_quantity").and_then(|q| q.parse().ok()).unwrap_or(0);
+                    let q = r
+                        .get("opening_quantity")
+                        .and_then(|q| q.parse().ok())
+                        .unwrap_or(0);
                     m.insert(r.get("sku").cloned().unwrap_or_default(), q);
                 }
                 for r in csv_records(self.text(moves)) {
                     let q: i64 = r.get("quantity").and_then(|q| q.parse().ok()).unwrap_or(0);
-                    let sign = if r.get("direction").is_some_and(|d| d == "out") { -1 } else { 1 };
-                    *m.entry(r.get("sku").cloned().unwrap_or_default()).or_default() += sign * q;
+                    let sign = if r.get("direction").is_some_and(|d| d == "out") {
+                        -1
+                    } else {
+                        1
+                    };
+                    *m.entry(r.get("sku").cloned().unwrap_or_default())
+                        .or_default() += sign * q;
                 }
-                let list: Vec<Value> = m.iter().map(|(s, c)| json!({"sku": s, "closing": c})).collect();
+                let list: Vec<Value> = m
+                    .iter()
+                    .map(|(s, c)| json!({"sku": s, "closing": c}))
+                    .collect();
                 write(out, &json!({"stock": list}).to_string())
             }
             Stage::Reorder { stock, levels, out } => {
@@ -278,7 +364,10 @@ impl Chain {
                     .filter_map(|r| {
                         Some((
                             r.get("sku")?.clone(),
-                            (r.get("reorder_point")?.parse().ok()?, r.get("target_level")?.parse().ok()?),
+                            (
+                                r.get("reorder_point")?.parse().ok()?,
+                                r.get("target_level")?.parse().ok()?,
+                            ),
                         ))
                     })
                     .collect();
@@ -295,21 +384,43 @@ impl Chain {
                     .collect();
                 write(out, &json!({"orders": list}).to_string())
             }
-            Stage::Cost { list, prices, buyer } => {
+            Stage::Cost {
+                list,
+                prices,
+                buyer,
+            } => {
                 let v = json_of(self.text(list));
                 let price: BTreeMap<String, f64> = csv_records(self.text(prices))
                     .into_iter()
-                    .filter_map(|r| Some((r.get("sku")?.clone(), r.get("unit_price_eur")?.parse().ok()?)))
+                    .filter_map(|r| {
+                        Some((
+                            r.get("sku")?.clone(),
+                            r.get("unit_price_eur")?.parse().ok()?,
+                        ))
+                    })
                     .collect();
                 let total: f64 = v["orders"]
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .map(|o| num(&o["quantity"]) * price.get(o["sku"].as_str().unwrap_or("")).copied().unwrap_or(0.0))
+                    .map(|o| {
+                        num(&o["quantity"])
+                            * price
+                                .get(o["sku"].as_str().unwrap_or(""))
+                                .copied()
+                                .unwrap_or(0.0)
+                    })
                     .sum();
                 let to = cx.colleague(buyer).map_or(buyer.clone(), |c| c.key.clone());
-                let figure = if total.fract() == 0.0 { format!("{}", total as i64) } else { format!("{total:.2}") };
-                send(&to, &format!("Hi {buyer}, the stationery reorder comes to {figure} EUR in total."))
+                let figure = if total.fract() == 0.0 {
+                    format!("{}", total as i64)
+                } else {
+                    format!("{total:.2}")
+                };
+                send(
+                    &to,
+                    &format!("Hi {buyer}, the stationery reorder comes to {figure} EUR in total."),
+                )
             }
         }
     }
@@ -335,14 +446,20 @@ impl TaskSolver for Chain {
                     };
                 }
                 Phase::ListFx => {
-                    let Stage::Convert { claims, fx_folder, .. } = self.stage.clone() else {
+                    let Stage::Convert {
+                        claims, fx_folder, ..
+                    } = self.stage.clone()
+                    else {
                         unreachable!("only converts list rates")
                     };
                     if let Some(r) = last.take() {
                         // The claims' month (YYYY_MM) picks the rate file.
                         let month = csv_records(self.text(&claims))
                             .first()
-                            .and_then(|r| r.get("date").map(|d| d.get(..7).unwrap_or("").replace('-', "_")))
+                            .and_then(|r| {
+                                r.get("date")
+                                    .map(|d| d.get(..7).unwrap_or("").replace('-', "_"))
+                            })
                             .unwrap_or_default();
                         let files = listed(r);
                         let pick = files

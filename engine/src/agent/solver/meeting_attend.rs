@@ -8,8 +8,7 @@
 use serde_json::{Value, json};
 
 use super::families_b::{
-    Act, Cx, TaskInfo, TaskSolver, backticked, file_text, first_number, number_after, read,
-    write,
+    Act, Cx, TaskInfo, TaskSolver, backticked, file_text, first_number, number_after, read, write,
 };
 use crate::sim::ToolResult;
 use crate::time::SimTime;
@@ -18,7 +17,12 @@ use crate::time::SimTime;
 pub fn recognise(task: &TaskInfo) -> Option<Box<dyn TaskSolver>> {
     let o = &task.objective;
     if o.contains("invited you to the ") && o.contains("Attend it") {
-        let title = o.split("invited you to the ").nth(1)?.split(" in the ").next()?.to_owned();
+        let title = o
+            .split("invited you to the ")
+            .nth(1)?
+            .split(" in the ")
+            .next()?
+            .to_owned();
         return Some(Box::new(Attend {
             title,
             meeting: None,
@@ -43,19 +47,6 @@ pub struct Attend {
     looked: bool,
 }
 
-impl Attend {
-    /// An attender for the meeting with this title.
-    pub fn new(title: &str) -> Attend {
-        Attend {
-            title: title.to_owned(),
-            meeting: None,
-            start: None,
-            joined: false,
-            looked: false,
-        }
-    }
-}
-
 /// How long before the start to join (joining opens a few minutes early).
 const EARLY_SECS: u64 = 60;
 
@@ -73,13 +64,18 @@ impl TaskSolver for Attend {
                     .and_then(Value::as_array)
                     .and_then(|list| {
                         list.iter().find(|m| {
-                            m.get("title").and_then(Value::as_str).is_some_and(|t| t == self.title)
+                            m.get("title")
+                                .and_then(Value::as_str)
+                                .is_some_and(|t| t == self.title)
                         })
                     })
                     .cloned();
                 if let Some(m) = found {
                     self.meeting = m.get("meeting").and_then(Value::as_str).map(str::to_owned);
-                    self.start = m.get("start").and_then(Value::as_str).and_then(|s| cx.parse_time(s));
+                    self.start = m
+                        .get("start")
+                        .and_then(Value::as_str)
+                        .and_then(|s| cx.parse_time(s));
                 }
             } else if r.tool == "join_meeting" {
                 self.joined = true;
@@ -138,7 +134,10 @@ impl Summary {
             })
             .collect();
         let ticks = backticked(o);
-        let out = ticks.iter().find(|t| t.starts_with("workspace/") && t.ends_with(".json"))?.clone();
+        let out = ticks
+            .iter()
+            .find(|t| t.starts_with("workspace/") && t.ends_with(".json"))?
+            .clone();
         let rules = ticks.iter().find(|t| t.starts_with("drive/")).cloned();
         let totals = o.contains("\"total\"");
         Some(Summary {

@@ -201,12 +201,15 @@ impl TaskSolver for Book {
                                 continue;
                             }
                             if inside && let Some(item) = l.trim().strip_prefix("- ") {
-                                names.push(item.split(',').next().unwrap_or(item).trim().to_owned());
+                                names
+                                    .push(item.split(',').next().unwrap_or(item).trim().to_owned());
                             }
                         }
                         let people = names
                             .iter()
-                            .filter_map(|n| cx.colleague(n).map(|c| (c.key.clone(), c.name.clone())))
+                            .filter_map(|n| {
+                                cx.colleague(n).map(|c| (c.key.clone(), c.name.clone()))
+                            })
                             .collect();
                         self.set_guests(cx, people);
                         continue;
@@ -251,7 +254,8 @@ impl TaskSolver for Book {
                                     // "Ask my manager": ask them about this person.
                                     let (s, e) = (clock(&self.start), clock(&self.end));
                                     let first = first_of(&g.name);
-                                    self.guests[i].answer = Answer::Manager(m.key.clone(), cx.inbox.len());
+                                    self.guests[i].answer =
+                                        Answer::Manager(m.key.clone(), cx.inbox.len());
                                     return send(
                                         &m.key,
                                         &format!(
@@ -274,12 +278,18 @@ impl TaskSolver for Book {
                                 let got = cx
                                     .replies_from(m, *since)
                                     .into_iter()
-                                    .flat_map(|h| h.text.split("\n\n").map(str::to_owned).collect::<Vec<_>>())
+                                    .flat_map(|h| {
+                                        h.text.split("\n\n").map(str::to_owned).collect::<Vec<_>>()
+                                    })
                                     .filter(|p| p.contains(first) || p.contains(&g.name))
                                     .last();
                                 match got {
                                     Some(p) => {
-                                        let verdict = if negative(&p) { Answer::No } else { Answer::Yes };
+                                        let verdict = if negative(&p) {
+                                            Answer::No
+                                        } else {
+                                            Answer::Yes
+                                        };
                                         self.guests[i].answer = verdict;
                                         // The next guest waiting on this manager may ask now.
                                         return self.step(cx, None);
@@ -306,7 +316,10 @@ impl TaskSolver for Book {
                             .into_iter()
                             .flatten()
                             .filter_map(|x| {
-                                Some((x.get("capacity")?.as_u64()?, x.get("room")?.as_str()?.to_owned()))
+                                Some((
+                                    x.get("capacity")?.as_u64()?,
+                                    x.get("room")?.as_str()?.to_owned(),
+                                ))
                             })
                             .filter(|(c, _)| *c as usize >= need)
                             .collect();
@@ -318,7 +331,10 @@ impl TaskSolver for Book {
                         self.phase = Phase::Book(room);
                         continue;
                     }
-                    return Act::call("available_rooms", json!({"start": self.start, "end": self.end}));
+                    return Act::call(
+                        "available_rooms",
+                        json!({"start": self.start, "end": self.end}),
+                    );
                 }
                 Phase::Book(room) => {
                     if let Some(r) = last.take() {
@@ -328,7 +344,11 @@ impl TaskSolver for Book {
                             .and_then(|v| v.get("booked"))
                             .and_then(Value::as_str)
                             .map(str::to_owned);
-                        self.phase = if self.meeting.is_some() { Phase::Join } else { Phase::Done };
+                        self.phase = if self.meeting.is_some() {
+                            Phase::Join
+                        } else {
+                            Phase::Done
+                        };
                         continue;
                     }
                     return Act::call(

@@ -58,7 +58,9 @@ pub struct Solver {
 
 impl std::fmt::Debug for Solver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Solver").field("tasks", &self.slots.len()).finish()
+        f.debug_struct("Solver")
+            .field("tasks", &self.slots.len())
+            .finish()
     }
 }
 
@@ -166,7 +168,9 @@ impl Solver {
                         .and_then(|v| v.get("colleagues"))
                         .and_then(Value::as_array)
                 {
-                    let s = |c: &Value, k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+                    let s = |c: &Value, k: &str| {
+                        c.get(k).and_then(Value::as_str).unwrap_or("").to_owned()
+                    };
                     self.colleagues = list
                         .iter()
                         .map(|c| Colleague {
@@ -193,11 +197,15 @@ impl Solver {
                 arguments: "{}".into(),
             };
         }
-        let epoch = self.epoch.unwrap_or(Epoch::from_timestamp("2025-01-01T00:00").expect("literal"));
+        let epoch = self
+            .epoch
+            .unwrap_or(Epoch::from_timestamp("2025-01-01T00:00").expect("literal"));
         let (me, manager) = self
             .briefing
             .as_ref()
-            .map_or((String::new(), String::new()), |b| (b.you.clone(), b.manager.clone()));
+            .map_or((String::new(), String::new()), |b| {
+                (b.you.clone(), b.manager.clone())
+            });
         let mut order: Vec<usize> = (0..self.slots.len()).collect();
         order.sort_by_key(|&i| (self.slots[i].deadline, self.slots[i].order));
         let mut wake: Option<SimTime> = None;

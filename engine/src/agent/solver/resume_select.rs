@@ -3,7 +3,9 @@
 
 use serde_json::json;
 
-use super::families_b::{Act, Cx, TaskInfo, TaskSolver, backticked, file_text, listed, read, write};
+use super::families_b::{
+    Act, Cx, TaskInfo, TaskSolver, backticked, file_text, listed, read, write,
+};
 use crate::sim::ToolResult;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -25,7 +27,10 @@ fn between<'a>(s: &'a str, a: &str, b: &str) -> Option<&'a str> {
 
 fn and_split(s: &str) -> Vec<String> {
     let s = s.replace(", and ", ", ").replace(" and ", ", ");
-    s.split(", ").map(|x| x.trim().to_owned()).filter(|x| !x.is_empty()).collect()
+    s.split(", ")
+        .map(|x| x.trim().to_owned())
+        .filter(|x| !x.is_empty())
+        .collect()
 }
 
 fn parse(o: &str) -> Option<Req> {
@@ -126,7 +131,11 @@ fn level(label: &str) -> Option<usize> {
 
 /// The applicant's name if the resume meets every requirement.
 fn judge(text: &str, r: &Req) -> Option<String> {
-    let name = text.lines().find_map(|l| l.strip_prefix("# "))?.trim().to_owned();
+    let name = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# "))?
+        .trim()
+        .to_owned();
     let summary = section(text, |h| h == "Summary").join(" ");
     let padded = format!(" {summary} ");
     let role = [" ", ".", ",", "!", ";"]
@@ -153,7 +162,9 @@ fn judge(text: &str, r: &Req) -> Option<String> {
     .filter_map(|l| {
         let inner = l.rsplit_once('(')?.1.split_once(')')?.0;
         let (n, unit) = inner.split_once(' ')?;
-        unit.starts_with("year").then(|| n.parse::<u32>().ok()).flatten()
+        unit.starts_with("year")
+            .then(|| n.parse::<u32>().ok())
+            .flatten()
     })
     .sum();
     let listed: Vec<String> = section(text, |h| h == "Skills")
@@ -176,7 +187,10 @@ impl TaskSolver for Shortlist {
             match self.phase {
                 Phase::List => {
                     if let Some(r) = last.take() {
-                        self.files = listed(r).into_iter().filter(|p| p.ends_with(".md")).collect();
+                        self.files = listed(r)
+                            .into_iter()
+                            .filter(|p| p.ends_with(".md"))
+                            .collect();
                         self.phase = Phase::Read;
                         continue;
                     }
@@ -199,7 +213,10 @@ impl TaskSolver for Shortlist {
                         self.phase = Phase::Done;
                         continue;
                     }
-                    return write(&self.req.out, &json!({"candidates": self.chosen}).to_string());
+                    return write(
+                        &self.req.out,
+                        &json!({"candidates": self.chosen}).to_string(),
+                    );
                 }
                 Phase::Done => return Act::Done,
             }

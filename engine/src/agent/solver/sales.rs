@@ -66,19 +66,34 @@ fn parse(o: &str) -> Option<Request> {
     let folder = ticks.iter().find(|t| t.starts_with("drive/"))?.clone();
     let out = ticks.iter().find(|t| t.ends_with(".json"))?.clone();
     let request = words_after(o, "quarterly review. ")?;
-    let n_of = |s: &str| -> Option<usize> { words_after(s, "top ")?.split_whitespace().next()?.parse().ok() };
+    let n_of = |s: &str| -> Option<usize> {
+        words_after(s, "top ")?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    };
     let mode_top = |s: &str| !s.contains("bottom seller");
     let (kind, teams) = if let Some(r) = words_after(request, "Find the top seller of the ") {
         (Kind::Top, vec![r.split(" team").next()?.to_owned()])
     } else if let Some(r) = words_after(request, "Work out the ") {
         (Kind::Stats, vec![r.split(" team's").next()?.to_owned()])
     } else if request.starts_with("Find the ") && request.contains("taken together") {
-        let many = words_after(request, "across the ")?.split(" teams").next()?;
-        (Kind::CrossExtreme { top: mode_top(request) }, team_list(many))
+        let many = words_after(request, "across the ")?
+            .split(" teams")
+            .next()?;
+        (
+            Kind::CrossExtreme {
+                top: mode_top(request),
+            },
+            team_list(many),
+        )
     } else if let Some(r) = words_after(request, "For each of the ") {
         let many = r.split(" teams").next()?;
         let kind = if request.contains("find its") {
-            Kind::PerTeamExtreme { top: mode_top(request) }
+            Kind::PerTeamExtreme {
+                top: mode_top(request),
+            }
         } else if request.contains("average") {
             Kind::PerTeamAvg
         } else {
@@ -86,13 +101,25 @@ fn parse(o: &str) -> Option<Request> {
         };
         (kind, team_list(many))
     } else if request.starts_with("List the top ") {
-        let many = words_after(request, "across the ")?.split(" teams").next()?;
+        let many = words_after(request, "across the ")?
+            .split(" teams")
+            .next()?;
         (Kind::CrossTopN(n_of(request)?), team_list(many))
     } else if let Some(r) = words_after(request, "Count the sales teams") {
-        (Kind::TeamQoq { up: r.contains("went up") }, Vec::new())
+        (
+            Kind::TeamQoq {
+                up: r.contains("went up"),
+            },
+            Vec::new(),
+        )
     } else if let Some(r) = words_after(request, "Count the ") {
         let team = r.split(" team's").next()?.to_owned();
-        (Kind::PersonQoq { up: r.contains("went up") }, vec![team])
+        (
+            Kind::PersonQoq {
+                up: r.contains("went up"),
+            },
+            vec![team],
+        )
     } else {
         return None;
     };
@@ -197,7 +224,10 @@ impl Sales {
     fn top_n(people: &[(String, String, i64)], n: usize) -> Vec<Value> {
         let mut v = people.to_vec();
         v.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
-        v.iter().take(n).map(|p| Self::person(&p.0, &p.1, p.2)).collect()
+        v.iter()
+            .take(n)
+            .map(|p| Self::person(&p.0, &p.1, p.2))
+            .collect()
     }
 
     fn people(&self, teams: &[String], q: u32) -> Vec<(String, String, i64)> {
@@ -250,7 +280,8 @@ impl Sales {
                 json!({"count": ids.len(), "employee_ids": ids})
             }
             Kind::TeamQoq { up } => {
-                let total = |t: &str, q: u32| -> i64 { self.sheet(t, q).values().map(|v| v.1).sum() };
+                let total =
+                    |t: &str, q: u32| -> i64 { self.sheet(t, q).values().map(|v| v.1).sum() };
                 let named: Vec<String> = teams
                     .iter()
                     .filter(|t| {
@@ -267,14 +298,19 @@ impl Sales {
     /// The quarters the request reads.
     fn quarters(&self) -> Vec<u32> {
         match self.req.kind {
-            Kind::PersonQoq { .. } | Kind::TeamQoq { .. } => vec![self.req.quarter - 1, self.req.quarter],
+            Kind::PersonQoq { .. } | Kind::TeamQoq { .. } => {
+                vec![self.req.quarter - 1, self.req.quarter]
+            }
             _ => vec![self.req.quarter],
         }
     }
 
     fn absorb(&mut self, path: &str, text: &str) {
         let name = path.rsplit('/').next().unwrap_or(path);
-        let Some(stem) = name.strip_prefix("sales_").and_then(|s| s.strip_suffix(".csv")) else {
+        let Some(stem) = name
+            .strip_prefix("sales_")
+            .and_then(|s| s.strip_suffix(".csv"))
+        else {
             return;
         };
         let parts: Vec<&str> = stem.split('_').collect();
@@ -286,10 +322,14 @@ impl Sales {
         };
         let sheet = self.sheets.entry(((*team).to_owned(), q)).or_default();
         for r in csv_records(text) {
-            if r.get("status").is_some_and(|s| s.eq_ignore_ascii_case("cancelled")) {
+            if r.get("status")
+                .is_some_and(|s| s.eq_ignore_ascii_case("cancelled"))
+            {
                 continue;
             }
-            let (Some(id), Some(c)) = (r.get("employee_id"), r.get("amount").and_then(|a| cents(a))) else {
+            let (Some(id), Some(c)) =
+                (r.get("employee_id"), r.get("amount").and_then(|a| cents(a)))
+            else {
                 continue;
             };
             let e = sheet
@@ -344,10 +384,8 @@ impl TaskSolver for Sales {
                             .into_iter()
                             .filter(|p| {
                                 let name = p.rsplit('/').next().unwrap_or("");
-                                let parts: Vec<&str> = name
-                                    .trim_end_matches(".csv")
-                                    .split('_')
-                                    .collect();
+                                let parts: Vec<&str> =
+                                    name.trim_end_matches(".csv").split('_').collect();
                                 match parts.as_slice() {
                                     ["sales", team, q, y] => {
                                         *y == year

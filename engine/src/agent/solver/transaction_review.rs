@@ -96,7 +96,9 @@ fn abnormal(table: &str, r: Rules) -> Vec<String> {
         by.entry(name).or_default().push((
             rec.get("date").cloned().unwrap_or_default(),
             rec.get("supplier_rating").cloned().unwrap_or_default(),
-            rec.get("amount").and_then(|a| a.parse().ok()).unwrap_or(0.0),
+            rec.get("amount")
+                .and_then(|a| a.parse().ok())
+                .unwrap_or(0.0),
         ));
     }
     order
@@ -105,7 +107,11 @@ fn abnormal(table: &str, r: Rules) -> Vec<String> {
             let rows = &by[name];
             let unrated = rows.iter().all(|(_, rating, _)| rating.trim().is_empty());
             let months: Vec<i64> = rows.iter().filter_map(|(d, _, _)| month_index(d)).collect();
-            let span = months.iter().max().zip(months.iter().min()).map_or(0, |(a, b)| a - b + 1);
+            let span = months
+                .iter()
+                .max()
+                .zip(months.iter().min())
+                .map_or(0, |(a, b)| a - b + 1);
             let short = (span as f64) < r.months;
             let mut per: BTreeMap<i64, usize> = BTreeMap::new();
             for m in &months {

@@ -48,10 +48,26 @@ fn between<'a>(s: &'a str, a: &str, b: &str) -> Option<&'a str> {
 
 #[derive(Debug, Clone, PartialEq)]
 enum Request {
-    Lookup { metric: String, region: String, file_suffix: String, folder: String },
-    Brief { service: String, folder: String, out: String },
-    Forward { colleague: String, vendor: String, folder: String },
-    Relay { project: String, holder: String },
+    Lookup {
+        metric: String,
+        region: String,
+        file_suffix: String,
+        folder: String,
+    },
+    Brief {
+        service: String,
+        folder: String,
+        out: String,
+    },
+    Forward {
+        colleague: String,
+        vendor: String,
+        folder: String,
+    },
+    Relay {
+        project: String,
+        holder: String,
+    },
 }
 
 fn metric_column(spoken: &str) -> &'static str {
@@ -130,12 +146,15 @@ impl Urgent {
         match self.request.as_ref()? {
             Request::Lookup { region, metric, .. } => {
                 let col = metric_column(metric);
-                let row = csv_records(text).into_iter().find(|r| r.get("region").is_some_and(|x| x == region))?;
+                let row = csv_records(text)
+                    .into_iter()
+                    .find(|r| r.get("region").is_some_and(|x| x == region))?;
                 let figure = row.get(col)?.clone();
                 Some(send(&self.manager, &figure))
             }
             Request::Brief { service, out, .. } => {
-                let mut c: BTreeMap<&str, u64> = [("critical", 0), ("major", 0), ("minor", 0)].into();
+                let mut c: BTreeMap<&str, u64> =
+                    [("critical", 0), ("major", 0), ("minor", 0)].into();
                 for r in csv_records(text) {
                     if r.get("service").is_some_and(|s| s == service)
                         && r.get("status").is_some_and(|s| s != "resolved")
@@ -146,16 +165,23 @@ impl Urgent {
                 }
                 Some(write(out, &json!(c).to_string()))
             }
-            Request::Forward { colleague, vendor, .. } => {
+            Request::Forward {
+                colleague, vendor, ..
+            } => {
                 let row = csv_records(text).into_iter().find(|r| {
-                    r.get("supplier").is_some_and(|s| s == vendor) && r.get("status").is_some_and(|s| s == "active")
+                    r.get("supplier").is_some_and(|s| s == vendor)
+                        && r.get("status").is_some_and(|s| s == "active")
                 })?;
                 let reference = row.get("contract_ref")?.clone();
-                let to = cx.colleague(colleague).map_or(colleague.clone(), |c| c.key.clone());
+                let to = cx
+                    .colleague(colleague)
+                    .map_or(colleague.clone(), |c| c.key.clone());
                 let first = colleague.split_whitespace().next().unwrap_or(colleague);
                 Some(send(
                     &to,
-                    &format!("Hi {first}, our current contract reference for {vendor} is {reference}."),
+                    &format!(
+                        "Hi {first}, our current contract reference for {vendor} is {reference}."
+                    ),
                 ))
             }
             Request::Relay { .. } => None,
@@ -190,11 +216,19 @@ impl TaskSolver for Urgent {
                     };
                     self.request = Some(req.clone());
                     if let Request::Relay { project, holder } = req {
-                        let to = cx.colleague(&holder).map_or(holder.clone(), |c| c.key.clone());
-                        let first = holder.split_whitespace().next().unwrap_or(&holder).to_owned();
+                        let to = cx
+                            .colleague(&holder)
+                            .map_or(holder.clone(), |c| c.key.clone());
+                        let first = holder
+                            .split_whitespace()
+                            .next()
+                            .unwrap_or(&holder)
+                            .to_owned();
                         return send(
                             &to,
-                            &format!("Hi {first}, what budget was approved for Project {project}? I need the approved amount."),
+                            &format!(
+                                "Hi {first}, what budget was approved for Project {project}? I need the approved amount."
+                            ),
                         );
                     }
                 }
@@ -202,16 +236,23 @@ impl TaskSolver for Urgent {
                     if let Some(r) = last.take() {
                         let files = listed(r);
                         let want = match self.request.as_ref() {
-                            Some(Request::Lookup { file_suffix, .. }) => {
-                                files.iter().find(|f| f.ends_with(file_suffix.as_str())).cloned()
-                            }
-                            Some(Request::Brief { .. }) => files.iter().find(|f| f.ends_with("incident_log.csv")).cloned(),
-                            Some(Request::Forward { .. }) => {
-                                files.iter().find(|f| f.ends_with("contract_register.csv")).cloned()
-                            }
+                            Some(Request::Lookup { file_suffix, .. }) => files
+                                .iter()
+                                .find(|f| f.ends_with(file_suffix.as_str()))
+                                .cloned(),
+                            Some(Request::Brief { .. }) => files
+                                .iter()
+                                .find(|f| f.ends_with("incident_log.csv"))
+                                .cloned(),
+                            Some(Request::Forward { .. }) => files
+                                .iter()
+                                .find(|f| f.ends_with("contract_register.csv"))
+                                .cloned(),
                             _ => None,
                         };
-                        let Some(file) = want.or_else(|| files.iter().find(|f| f.ends_with(".csv")).cloned()) else {
+                        let Some(file) =
+                            want.or_else(|| files.iter().find(|f| f.ends_with(".csv")).cloned())
+                        else {
                             self.phase = Phase::Done;
                             continue;
                         };
@@ -237,7 +278,9 @@ impl TaskSolver for Urgent {
                         self.phase = Phase::Done;
                         continue;
                     };
-                    let key = cx.colleague(&holder).map_or(holder.clone(), |c| c.key.clone());
+                    let key = cx
+                        .colleague(&holder)
+                        .map_or(holder.clone(), |c| c.key.clone());
                     let replies = cx.replies_from(&key, since);
                     let Some(amount) = replies
                         .iter()
@@ -251,7 +294,10 @@ impl TaskSolver for Urgent {
                     };
                     self.phase = Phase::Reply(send(
                         &self.manager,
-                        &format!("The approved budget for Project {project} is {} EUR.", amount as u64),
+                        &format!(
+                            "The approved budget for Project {project} is {} EUR.",
+                            amount as u64
+                        ),
                     ));
                 }
                 Phase::Reply(act) => {
@@ -282,7 +328,13 @@ fn workshops(schedule: &str) -> Vec<(String, String)> {
     let rows: Vec<Vec<String>> = schedule
         .lines()
         .filter(|l| l.trim_start().starts_with('|') && !l.contains("---"))
-        .map(|l| l.trim().trim_matches('|').split('|').map(|c| c.trim().to_owned()).collect())
+        .map(|l| {
+            l.trim()
+                .trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_owned())
+                .collect()
+        })
         .collect();
     let Some((head, body)) = rows.split_first() else {
         return Vec::new();
@@ -324,7 +376,9 @@ impl TaskSolver for Signups {
                     let first = host.split_whitespace().next().unwrap_or(&host).to_owned();
                     return send(
                         &key,
-                        &format!("Hi {first}, L&D asked me to collect next week's workshop sign-ups. How many confirmed sign-ups do you have for {title}?"),
+                        &format!(
+                            "Hi {first}, L&D asked me to collect next week's workshop sign-ups. How many confirmed sign-ups do you have for {title}?"
+                        ),
                     );
                 }
                 self.phase = 2;
@@ -335,7 +389,10 @@ impl TaskSolver for Signups {
                 for (title, host) in &self.hosts {
                     let key = cx.colleague(host).map_or(host.clone(), |c| c.key.clone());
                     let since = self.since.get(&key).copied().unwrap_or(0);
-                    let got = cx.replies_from(&key, since).iter().find_map(|h| confirmed(&h.text));
+                    let got = cx
+                        .replies_from(&key, since)
+                        .iter()
+                        .find_map(|h| confirmed(&h.text));
                     match got {
                         Some(n) => list.push(json!({"title": title, "signups": n as u64})),
                         None => return Act::Idle(None),

@@ -51,7 +51,12 @@ fn loads(r: &ToolResult) -> BTreeMap<String, f64> {
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter_map(|p| Some((p.get("page")?.as_str()?.to_owned(), p.get("avg_load_ms")?.as_f64()?)))
+        .filter_map(|p| {
+            Some((
+                p.get("page")?.as_str()?.to_owned(),
+                p.get("avg_load_ms")?.as_f64()?,
+            ))
+        })
         .collect()
 }
 
@@ -140,11 +145,21 @@ impl TaskSolver for Incident {
                             if s.get("status").and_then(Value::as_str) != Some("critical") {
                                 continue;
                             }
-                            let name = s.get("service").and_then(Value::as_str).unwrap_or("").to_owned();
+                            let name = s
+                                .get("service")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_owned();
                             self.failing.push(name);
-                            for m in s.get("metrics").and_then(Value::as_array).into_iter().flatten() {
+                            for m in s
+                                .get("metrics")
+                                .and_then(Value::as_array)
+                                .into_iter()
+                                .flatten()
+                            {
                                 if m.get("status").and_then(Value::as_str) == Some("critical")
-                                    && let Some(c) = m.get("metric").and_then(Value::as_str).and_then(cause_of)
+                                    && let Some(c) =
+                                        m.get("metric").and_then(Value::as_str).and_then(cause_of)
                                     && !self.causes.iter().any(|x| x == c)
                                 {
                                     self.causes.push(c.to_owned());
