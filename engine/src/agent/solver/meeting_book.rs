@@ -281,8 +281,7 @@ impl TaskSolver for Book {
                                     .flat_map(|h| {
                                         h.text.split("\n\n").map(str::to_owned).collect::<Vec<_>>()
                                     })
-                                    .filter(|p| p.contains(first) || p.contains(&g.name))
-                                    .last();
+                                    .rfind(|p| p.contains(first) || p.contains(&g.name));
                                 match got {
                                     Some(p) => {
                                         let verdict = if negative(&p) {

@@ -101,7 +101,7 @@ struct Shortlist {
 }
 
 /// The lines of a `## name` section (up to the next `## ` heading).
-fn section<'a>(text: &'a str, pred: impl Fn(&str) -> bool) -> Vec<&'a str> {
+fn section(text: &str, pred: impl Fn(&str) -> bool) -> Vec<&str> {
     let mut out = Vec::new();
     let mut inside = false;
     for l in text.lines() {

@@ -171,6 +171,9 @@ struct Sales {
     sheets: BTreeMap<(String, u32), BTreeMap<String, (String, i64)>>,
 }
 
+/// (employee_id, name, cents).
+type Seller = (String, String, i64);
+
 fn cents(s: &str) -> Option<i64> {
     let (whole, frac) = s.split_once('.').unwrap_or((s, "0"));
     let w: i64 = whole.parse().ok()?;
@@ -243,7 +246,7 @@ impl Sales {
     fn answer(&self) -> Value {
         let q = self.req.quarter;
         let teams = self.teams();
-        let per_team = |f: &dyn Fn(&[(String, String, i64)]) -> Value| -> Value {
+        let per_team = |f: &dyn Fn(&[Seller]) -> Value| -> Value {
             let mut m = serde_json::Map::new();
             for t in &teams {
                 m.insert(t.clone(), f(&self.people(std::slice::from_ref(t), q)));

@@ -80,9 +80,9 @@ impl Incident {
     fn slow_page(&self) -> Option<String> {
         self.hour
             .iter()
-            .filter_map(|(p, h)| {
+            .map(|(p, h)| {
                 let w = self.week.get(p).copied().unwrap_or(*h).max(1.0);
-                Some((h / w, p.clone()))
+                (h / w, p.clone())
             })
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .map(|x| x.1)
