@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use tbsim::agent::llm::{LlmAgent, Memory};
-use tbsim::agent::{Agent, AgentError, Idle, Oracle};
+use tbsim::agent::{Agent, AgentError, Idle, Oracle, Solver};
 use tbsim::batch::{AgentFactory, BatchError, BatchSpec, BatchSummary, Job, Progress};
 use tbsim::llm::config::locate;
 use tbsim::llm::history::SummaryPolicy;
@@ -158,7 +158,7 @@ struct RunArgs {
         "feedback", "trials",
     ])]
     resume: Option<PathBuf>,
-    /// Agent: `oracle`, `idle` or `llm:<alias>` (default: the `default` alias if configured, else `oracle`).
+    /// Agent: `oracle`, `idle`, `solver` or `llm:<alias>` (default: the `default` alias if configured, else `oracle`).
     #[arg(long)]
     agent: Option<String>,
     /// Colleagues: `scripted` (rule-following) or `llm:<alias>`.
@@ -375,6 +375,7 @@ impl Models {
         Ok(match opts.agent.as_str() {
             "oracle" => Box::new(Oracle::new(&loaded.scenario)),
             "idle" => Box::new(Idle::default()),
+            "solver" => Box::new(Solver::new()),
             spec => match spec.strip_prefix("llm:") {
                 Some(alias) if !alias.is_empty() => {
                     let caller = self.caller(opts, alias, seed)?;

@@ -22,7 +22,7 @@
 mod idle;
 pub mod llm;
 mod oracle;
-pub mod solver;
+mod solver;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -225,4 +225,4 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
 }
 
 /// The built-in agents by name (besides `llm:<alias>`).
-pub const BUILTIN: &[&str] = &["oracle", "idle"];
+pub const BUILTIN: &[&str] = &["oracle", "idle", "solver"];

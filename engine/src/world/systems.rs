@@ -426,7 +426,6 @@ fn evaluate_checkpoints(
         },
         released,
     );
-    drop(view);
     record_passes(
         passed,
         clock.now,
@@ -527,7 +526,6 @@ pub(crate) fn close_open_tasks(
         |cp| cp.kind == CheckKind::Answer,
         |task| open.contains(task),
     );
-    drop(view);
     record_passes(
         passed,
         clock.now,

@@ -28,12 +28,16 @@ mod family_resume_select;
 mod family_sales;
 mod family_urgent_interrupt;
 mod family_website_monitor;
+// Content attacks: guessable answers, listing past a colleague, days that disagree.
+mod giveaways;
 // Hostile scenario files: escaping sidecars, special files, sizes, impossible values.
 mod hostile_scenarios;
+// The independent solver over every variant of every family.
+mod solver;
+// Colleagues answer specific questions, in other words too, and never keyword soup.
+mod npc_questions;
 // The model-backed agent and colleagues over HTTP against tools/fake-llm.
 mod llm;
-// The independent solver (part B families) against the generators over many seeds.
-mod solver_b;
 // The bundled benchmark suites and freshly drawn ones.
 mod suites;
 // Adversarial and malformed tool calls are refused, counted, and never panic.

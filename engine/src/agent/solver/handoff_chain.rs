@@ -5,9 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::families_b::{
-    Act, Cx, TaskInfo, TaskSolver, backticked, csv_records, file_text, listed, read, send, write,
-};
+use super::{Brief, Cx, Job, Next, backticked, csv_records, file_text, listed, read, send, write};
 use crate::sim::ToolResult;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -140,7 +138,7 @@ fn parse(o: &str) -> Option<Stage> {
 }
 
 /// The solver if the objective is a handoff-chain stage.
-pub fn recognise(task: &TaskInfo) -> Option<Box<dyn TaskSolver>> {
+pub(crate) fn recognise(task: &Brief) -> Option<Box<dyn Job>> {
     let stage = parse(&task.objective)?;
     let reads = match &stage {
         Stage::Merge { form, mail, .. } => vec![form.clone(), mail.clone()],
@@ -214,7 +212,7 @@ impl Chain {
     }
 
     /// The deliverable: a file to write, or a message to send.
-    fn deliver(&self, cx: &Cx) -> Act {
+    fn deliver(&self, cx: &Cx) -> Next {
         match &self.stage {
             Stage::Merge { form, mail, out } => {
                 let mut m: BTreeMap<String, String> = BTreeMap::new();
@@ -426,15 +424,16 @@ impl Chain {
     }
 }
 
-impl TaskSolver for Chain {
-    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Act {
+impl Job for Chain {
+    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Next {
         let mut last = last;
         loop {
             match self.phase.clone() {
                 Phase::Read => {
                     if let Some(r) = last.take() {
                         let p = self.reads.remove(0);
-                        self.texts.insert(p, file_text(r).unwrap_or_default());
+                        self.texts
+                            .insert(p, file_text(r).unwrap_or_default().to_owned());
                     }
                     if let Some(p) = self.reads.first() {
                         return read(p);
@@ -471,11 +470,12 @@ impl TaskSolver for Chain {
                         self.phase = Phase::ReadFx(pick);
                         continue;
                     }
-                    return Act::call("list_folder", json!({"path": fx_folder}));
+                    return Next::Call("list_folder", json!({"path": fx_folder}));
                 }
                 Phase::ReadFx(p) => {
                     if let Some(r) = last.take() {
-                        self.texts.insert(p, file_text(r).unwrap_or_default());
+                        self.texts
+                            .insert(p, file_text(r).unwrap_or_default().to_owned());
                         self.phase = Phase::Deliver;
                         continue;
                     }
@@ -488,7 +488,7 @@ impl TaskSolver for Chain {
                     }
                     return self.deliver(cx);
                 }
-                Phase::Done => return Act::Done,
+                Phase::Done => return Next::Done,
             }
         }
     }

@@ -7,14 +7,12 @@
 
 use serde_json::{Value, json};
 
-use super::families_b::{
-    Act, Cx, TaskInfo, TaskSolver, backticked, file_text, first_number, number_after, read, write,
-};
+use super::{Brief, Cx, Job, Next, backticked, file_text, first_number, number_after, read, write};
 use crate::sim::ToolResult;
 use crate::time::SimTime;
 
 /// The solver if the objective is a meeting to attend or a request summary.
-pub fn recognise(task: &TaskInfo) -> Option<Box<dyn TaskSolver>> {
+pub(crate) fn recognise(task: &Brief) -> Option<Box<dyn Job>> {
     let o = &task.objective;
     if o.contains("invited you to the ") && o.contains("Attend it") {
         let title = o
@@ -50,10 +48,10 @@ pub struct Attend {
 /// How long before the start to join (joining opens a few minutes early).
 const EARLY_SECS: u64 = 60;
 
-impl TaskSolver for Attend {
-    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Act {
+impl Job for Attend {
+    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Next {
         if self.joined {
-            return Act::Done;
+            return Next::Done;
         }
         if let Some(r) = last {
             if r.tool == "my_calendar" {
@@ -79,21 +77,21 @@ impl TaskSolver for Attend {
                 }
             } else if r.tool == "join_meeting" {
                 self.joined = true;
-                return Act::Done;
+                return Next::Done;
             }
         }
         if !self.looked {
             self.looked = true;
-            return Act::call("my_calendar", json!({}));
+            return Next::Call("my_calendar", json!({}));
         }
         let (Some(key), Some(start)) = (self.meeting.clone(), self.start) else {
-            return Act::Done;
+            return Next::Done;
         };
         let go = SimTime(start.0.saturating_sub(EARLY_SECS));
         if cx.now < go {
-            return Act::Idle(Some(go));
+            return Next::Until(go);
         }
-        Act::call("join_meeting", json!({"meeting": key}))
+        Next::Call("join_meeting", json!({"meeting": key}))
     }
 }
 
@@ -191,8 +189,8 @@ fn limits(rules: &str) -> Option<(f64, f64, f64)> {
     Some((q, p, t))
 }
 
-impl TaskSolver for Summary {
-    fn step(&mut self, _cx: &Cx, last: Option<&ToolResult>) -> Act {
+impl Job for Summary {
+    fn step(&mut self, _cx: &Cx, last: Option<&ToolResult>) -> Next {
         match self.phase {
             0 => {
                 self.phase = 1;
@@ -203,12 +201,12 @@ impl TaskSolver for Summary {
             }
             1 => {
                 if let Some(r) = last {
-                    self.limits = file_text(r).as_deref().and_then(limits);
+                    self.limits = file_text(r).and_then(limits);
                 }
                 self.phase = 2;
                 write(&self.out, &self.answer())
             }
-            _ => Act::Done,
+            _ => Next::Done,
         }
     }
 }

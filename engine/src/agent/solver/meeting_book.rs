@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::families_b::{Act, Cx, TaskInfo, TaskSolver, backticked, file_text, read, send};
+use super::{Brief, Cx, Job, Next, backticked, file_text, read, send};
 use crate::sim::ToolResult;
 use crate::time::SimTime;
 
@@ -24,7 +24,7 @@ fn between<'a>(s: &'a str, a: &str, b: &str) -> Option<&'a str> {
 }
 
 /// The solver if the objective is a meeting to book.
-pub fn recognise(task: &TaskInfo) -> Option<Box<dyn TaskSolver>> {
+pub(crate) fn recognise(task: &Brief) -> Option<Box<dyn Job>> {
     let o = &task.objective;
     if !o.starts_with("Please book a meeting titled") {
         return None;
@@ -158,8 +158,8 @@ fn first_of(name: &str) -> &str {
     name.split_whitespace().next().unwrap_or(name)
 }
 
-impl TaskSolver for Book {
-    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Act {
+impl Job for Book {
+    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Next {
         let mut last = last;
         loop {
             match self.phase.clone() {
@@ -192,7 +192,7 @@ impl TaskSolver for Book {
                         unreachable!("only teams have sheets")
                     };
                     if let Some(r) = last.take() {
-                        let text = file_text(r).unwrap_or_default();
+                        let text = file_text(r).unwrap_or_default().to_owned();
                         let mut names = vec![lead.clone()];
                         let mut inside = false;
                         for l in text.lines() {
@@ -300,7 +300,7 @@ impl TaskSolver for Book {
                         }
                     }
                     if waiting {
-                        return Act::Idle(None);
+                        return Next::Idle;
                     }
                     self.phase = Phase::Rooms;
                 }
@@ -330,7 +330,7 @@ impl TaskSolver for Book {
                         self.phase = Phase::Book(room);
                         continue;
                     }
-                    return Act::call(
+                    return Next::Call(
                         "available_rooms",
                         json!({"start": self.start, "end": self.end}),
                     );
@@ -350,7 +350,7 @@ impl TaskSolver for Book {
                         };
                         continue;
                     }
-                    return Act::call(
+                    return Next::Call(
                         "book_meeting",
                         json!({"title": self.title, "room": room, "start": self.start, "end": self.end,
                                "attendees": self.invited()}),
@@ -363,11 +363,11 @@ impl TaskSolver for Book {
                     }
                     let start = cx.parse_time(&self.start).unwrap_or(SimTime(0));
                     if cx.now < start {
-                        return Act::Idle(Some(start));
+                        return Next::Until(start);
                     }
-                    return Act::call("join_meeting", json!({"meeting": self.meeting}));
+                    return Next::Call("join_meeting", json!({"meeting": self.meeting}));
                 }
-                Phase::Done => return Act::Done,
+                Phase::Done => return Next::Done,
             }
         }
     }

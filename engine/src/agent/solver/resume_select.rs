@@ -3,9 +3,7 @@
 
 use serde_json::json;
 
-use super::families_b::{
-    Act, Cx, TaskInfo, TaskSolver, backticked, file_text, listed, read, write,
-};
+use super::{Brief, Cx, Job, Next, backticked, file_text, listed, read, write};
 use crate::sim::ToolResult;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -72,7 +70,7 @@ fn parse(o: &str) -> Option<Req> {
 }
 
 /// The solver if the objective is a shortlist request.
-pub fn recognise(task: &TaskInfo) -> Option<Box<dyn TaskSolver>> {
+pub(crate) fn recognise(task: &Brief) -> Option<Box<dyn Job>> {
     if !task.objective.contains("shortlist") {
         return None;
     }
@@ -180,8 +178,8 @@ fn judge(text: &str, r: &Req) -> Option<String> {
     (role && degree && years >= r.years && skills).then_some(name)
 }
 
-impl TaskSolver for Shortlist {
-    fn step(&mut self, _cx: &Cx, last: Option<&ToolResult>) -> Act {
+impl Job for Shortlist {
+    fn step(&mut self, _cx: &Cx, last: Option<&ToolResult>) -> Next {
         let mut last = last;
         loop {
             match self.phase {
@@ -194,7 +192,7 @@ impl TaskSolver for Shortlist {
                         self.phase = Phase::Read;
                         continue;
                     }
-                    return Act::call("list_folder", json!({"path": self.req.folder}));
+                    return Next::Call("list_folder", json!({"path": self.req.folder}));
                 }
                 Phase::Read => {
                     if let Some(r) = last.take() {
@@ -218,7 +216,7 @@ impl TaskSolver for Shortlist {
                         &json!({"candidates": self.chosen}).to_string(),
                     );
                 }
-                Phase::Done => return Act::Done,
+                Phase::Done => return Next::Done,
             }
         }
     }

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::families_b::{
-    Act, Asked, Cx, Inquiry, TaskInfo, TaskSolver, backticked, csv_records, department_keys,
-    drive_path, file_text, listed, read, write,
+use super::{
+    Asked, Brief, Cx, Inquiry, Job, Next, backticked, csv_records, department_keys, drive_path,
+    file_text, listed, read, write,
 };
 use crate::sim::ToolResult;
 
@@ -135,7 +135,7 @@ fn parse(o: &str) -> Option<Request> {
 }
 
 /// The solver if the objective is a sales analysis.
-pub fn recognise(task: &TaskInfo) -> Option<Box<dyn TaskSolver>> {
+pub(crate) fn recognise(task: &Brief) -> Option<Box<dyn Job>> {
     let o = &task.objective;
     if !(o.contains("sales") && o.contains("handbook")) {
         return None;
@@ -343,8 +343,8 @@ impl Sales {
     }
 }
 
-impl TaskSolver for Sales {
-    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Act {
+impl Job for Sales {
+    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Next {
         let mut last = last;
         loop {
             match self.phase.clone() {
@@ -363,7 +363,7 @@ impl TaskSolver for Sales {
                     let ask = self.ask.as_mut().expect("set at start");
                     match ask.poll(cx) {
                         Asked::Send(a) => return a,
-                        Asked::Waiting(t) => return Act::Idle(Some(t)),
+                        Asked::Waiting(t) => return Next::Until(t),
                         Asked::Replied(_, texts) => match drive_path(&texts, ".md") {
                             Some(p) => self.phase = Phase::ReadHandbook(p),
                             None => ask.next_person(),
@@ -403,7 +403,7 @@ impl TaskSolver for Sales {
                         self.phase = Phase::Read;
                         continue;
                     }
-                    return Act::call("list_folder", json!({"path": self.req.folder}));
+                    return Next::Call("list_folder", json!({"path": self.req.folder}));
                 }
                 Phase::Read => {
                     if let Some(r) = last.take() {
@@ -424,7 +424,7 @@ impl TaskSolver for Sales {
                     }
                     return write(&self.req.out, &self.answer().to_string());
                 }
-                Phase::Done => return Act::Done,
+                Phase::Done => return Next::Done,
             }
         }
     }

@@ -5,14 +5,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::json;
 
-use super::families_b::{
-    Act, Cx, TaskInfo, TaskSolver, backticked, csv_records, file_text, number_after, paths_in,
-    read, send, write,
+use super::{
+    Brief, Cx, Job, Next, backticked, csv_records, file_text, number_after, paths_in, read, send,
+    write,
 };
 use crate::sim::ToolResult;
 
 /// The solver if the objective is a transaction review.
-pub fn recognise(task: &TaskInfo) -> Option<Box<dyn TaskSolver>> {
+pub(crate) fn recognise(task: &Brief) -> Option<Box<dyn Job>> {
     let o = &task.objective;
     if !(o.contains("supplier transactions") && o.contains("abnormal")) {
         return None;
@@ -128,8 +128,8 @@ fn abnormal(table: &str, r: Rules) -> Vec<String> {
         .collect()
 }
 
-impl TaskSolver for Review {
-    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Act {
+impl Job for Review {
+    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Next {
         let mut last = last;
         loop {
             match self.phase.clone() {
@@ -162,7 +162,7 @@ impl TaskSolver for Review {
                     let who = self.asking.clone().unwrap_or_default();
                     let replies = cx.replies_from(&who, self.since);
                     if replies.is_empty() {
-                        return Act::Idle(None);
+                        return Next::Idle;
                     }
                     let found = replies
                         .iter()
@@ -175,7 +175,7 @@ impl TaskSolver for Review {
                 }
                 Phase::ReadManual(p) => {
                     if let Some(r) = last.take() {
-                        self.manual = file_text(r).as_deref().and_then(rules);
+                        self.manual = file_text(r).and_then(rules);
                         self.phase = if self.manual.is_some() {
                             Phase::ReadTable
                         } else {
@@ -206,7 +206,7 @@ impl TaskSolver for Review {
                     }
                     return write(&self.report, &content);
                 }
-                Phase::Done => return Act::Done,
+                Phase::Done => return Next::Done,
             }
         }
     }

@@ -10,14 +10,14 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::families_b::{
-    Act, Cx, TaskInfo, TaskSolver, backticked, csv_records, file_text, first_number, listed,
-    number_after, read, send, write,
+use super::{
+    Brief, Cx, Job, Next, backticked, csv_records, file_text, first_number, listed, number_after,
+    read, send, write,
 };
 use crate::sim::ToolResult;
 
 /// The solver if the objective is an urgent request or the workshop sign-ups.
-pub fn recognise(task: &TaskInfo) -> Option<Box<dyn TaskSolver>> {
+pub(crate) fn recognise(task: &Brief) -> Option<Box<dyn Job>> {
     let o = &task.objective;
     if o.contains("has just sent you an urgent request") {
         return Some(Box::new(Urgent {
@@ -131,7 +131,7 @@ enum Phase {
     List(String),
     Read(String),
     Asked(usize),
-    Reply(Act),
+    Reply(Next),
     Done,
 }
 
@@ -142,7 +142,7 @@ struct Urgent {
 }
 
 impl Urgent {
-    fn answer_from(&self, cx: &Cx, text: &str) -> Option<Act> {
+    fn answer_from(&self, cx: &Cx, text: &str) -> Option<Next> {
         match self.request.as_ref()? {
             Request::Lookup { region, metric, .. } => {
                 let col = metric_column(metric);
@@ -189,8 +189,8 @@ impl Urgent {
     }
 }
 
-impl TaskSolver for Urgent {
-    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Act {
+impl Job for Urgent {
+    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Next {
         let mut last = last;
         loop {
             match self.phase.clone() {
@@ -206,7 +206,7 @@ impl TaskSolver for Urgent {
                         .filter(|h| h.from == self.manager)
                         .find_map(|h| parse_request(&h.text));
                     let Some(req) = found else {
-                        return Act::Idle(None);
+                        return Next::Idle;
                     };
                     self.phase = match &req {
                         Request::Lookup { folder, .. }
@@ -259,11 +259,11 @@ impl TaskSolver for Urgent {
                         self.phase = Phase::Read(file);
                         continue;
                     }
-                    return Act::call("list_folder", json!({"path": folder}));
+                    return Next::Call("list_folder", json!({"path": folder}));
                 }
                 Phase::Read(file) => {
                     if let Some(r) = last.take() {
-                        let text = file_text(r).unwrap_or_default();
+                        let text = file_text(r).unwrap_or_default().to_owned();
                         self.phase = match self.answer_from(cx, &text) {
                             Some(a) => Phase::Reply(a),
                             None => Phase::Done,
@@ -287,7 +287,7 @@ impl TaskSolver for Urgent {
                         .find_map(|h| number_after(&h.text, "approved "))
                     else {
                         if replies.is_empty() {
-                            return Act::Idle(None);
+                            return Next::Idle;
                         }
                         self.phase = Phase::Done;
                         continue;
@@ -307,7 +307,7 @@ impl TaskSolver for Urgent {
                     }
                     return act;
                 }
-                Phase::Done => return Act::Done,
+                Phase::Done => return Next::Done,
             }
         }
     }
@@ -356,8 +356,8 @@ fn confirmed(text: &str) -> Option<f64> {
     first_number(&before[start..]).or_else(|| first_number(before))
 }
 
-impl TaskSolver for Signups {
-    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Act {
+impl Job for Signups {
+    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Next {
         match self.phase {
             0 => {
                 self.phase = 1;
@@ -367,7 +367,7 @@ impl TaskSolver for Signups {
                 if let Some(r) = last
                     && r.tool == "read_file"
                 {
-                    self.hosts = workshops(&file_text(r).unwrap_or_default());
+                    self.hosts = workshops(&file_text(r).unwrap_or_default().to_owned());
                 }
                 if let Some((title, host)) = self.hosts.get(self.asked).cloned() {
                     self.asked += 1;
@@ -395,7 +395,7 @@ impl TaskSolver for Signups {
                         .find_map(|h| confirmed(&h.text));
                     match got {
                         Some(n) => list.push(json!({"title": title, "signups": n as u64})),
-                        None => return Act::Idle(None),
+                        None => return Next::Idle,
                     }
                 }
                 self.phase = 3;
@@ -403,7 +403,7 @@ impl TaskSolver for Signups {
             }
             _ => {
                 let _: Option<Value> = None;
-                Act::Done
+                Next::Done
             }
         }
     }

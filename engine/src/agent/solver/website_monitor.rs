@@ -7,13 +7,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::families_b::{
-    Act, Asked, Cx, Inquiry, TaskInfo, TaskSolver, backticked, department_keys, read, write,
-};
+use super::{Asked, Brief, Cx, Inquiry, Job, Next, backticked, department_keys, read, write};
 use crate::sim::ToolResult;
 
 /// The solver if the objective is the website incident.
-pub fn recognise(task: &TaskInfo) -> Option<Box<dyn TaskSolver>> {
+pub(crate) fn recognise(task: &Brief) -> Option<Box<dyn Job>> {
     let o = &task.objective;
     if !(o.contains("website") && o.contains("page_load_times")) {
         return None;
@@ -104,8 +102,8 @@ impl Incident {
     }
 }
 
-impl TaskSolver for Incident {
-    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Act {
+impl Job for Incident {
+    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Next {
         loop {
             match self.phase {
                 0 => {
@@ -116,21 +114,21 @@ impl TaskSolver for Incident {
                 }
                 1 => {
                     self.phase = 2;
-                    return Act::call("page_load_times", json!({"window": "last_7_days"}));
+                    return Next::Call("page_load_times", json!({"window": "last_7_days"}));
                 }
                 2 => {
                     if let Some(r) = last {
                         self.week = loads(r);
                     }
                     self.phase = 3;
-                    return Act::call("page_load_times", json!({"window": "last_hour"}));
+                    return Next::Call("page_load_times", json!({"window": "last_hour"}));
                 }
                 3 => {
                     if let Some(r) = last {
                         self.hour = loads(r);
                     }
                     self.phase = 4;
-                    return Act::call("service_health", json!({}));
+                    return Next::Call("service_health", json!({}));
                 }
                 4 => {
                     if let Some(r) = last {
@@ -177,7 +175,7 @@ impl TaskSolver for Incident {
                     let ask = self.ask.as_mut().expect("set before");
                     match ask.poll(cx) {
                         Asked::Send(a) => return a,
-                        Asked::Waiting(t) => return Act::Idle(Some(t)),
+                        Asked::Waiting(t) => return Next::Until(t),
                         Asked::Replied(_, texts) => {
                             let text = texts.join(" ");
                             if let Some(name) = between(&text, "looked after by ", " (") {
@@ -199,7 +197,7 @@ impl TaskSolver for Incident {
                     self.phase = 7;
                     return write(&self.out, &self.report());
                 }
-                _ => return Act::Done,
+                _ => return Next::Done,
             }
         }
     }

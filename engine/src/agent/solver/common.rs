@@ -1,129 +1,15 @@
-//! Solvers for the families handoff_chain, meeting_attend,
-//! meeting_book, resume_select, sales, transaction_review, urgent_interrupt and
-//! website_monitor, and the small protocol a desk uses to drive them.
-//!
-//! A [`TaskSolver`] is a per-task state machine. The desk hands it what the agent
-//! has observed so far ([`Cx`]: the time, colleagues as `list_colleagues` gave them,
-//! messages and announcements as they arrived) and the result of the call it asked
-//! for last; it answers with the next call, or says it has nothing to do until
-//! something new arrives. Nothing here sees the scenario: every answer comes from
-//! tool results.
+//! Helpers the solvers share: reading tool results (files, folder listings, CSV,
+//! numbers in prose), building calls, and asking colleagues one question at a time.
+//! Nothing here sees the scenario: everything works on tool results and messages.
 
 use serde_json::{Value, json};
 
+use super::{Colleague, Cx, Next};
 use crate::sim::ToolResult;
 use crate::time::{Epoch, SimTime};
 
-use super::{
-    handoff_chain, meeting_attend, meeting_book, resume_select, sales, transaction_review,
-    urgent_interrupt, website_monitor,
-};
-
-/// A task as the agent was told about it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskInfo {
-    /// Task key.
-    pub key: String,
-    /// Title.
-    pub title: String,
-    /// Objective text.
-    pub objective: String,
-    /// Who assigned it (key or name, as notified).
-    pub assigned_by: String,
-    /// Deadline as notified.
-    pub deadline: String,
-}
-
-/// A colleague as `list_colleagues` shows them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Colleague {
-    /// Key (`npc/...`).
-    pub key: String,
-    /// Full name.
-    pub name: String,
-    /// Department.
-    pub department: String,
-    /// Position.
-    pub position: String,
-}
-
-/// A message the agent received.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Heard {
-    /// Sender key.
-    pub from: String,
-    /// Thread key.
-    pub thread: String,
-    /// Text.
-    pub text: String,
-}
-
-/// Something said in a meeting the agent attended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Said {
-    /// Meeting key.
-    pub meeting: String,
-    /// Text.
-    pub text: String,
-}
-
-/// What the agent has observed, as a solver sees it.
-#[derive(Debug, Clone, Copy)]
-pub struct Cx<'a> {
-    /// Now.
-    pub now: SimTime,
-    /// The scenario clock (from the briefing's day start).
-    pub epoch: Epoch,
-    /// The agent's own name.
-    pub me: &'a str,
-    /// The manager's name.
-    pub manager: &'a str,
-    /// Everyone `list_colleagues` listed.
-    pub colleagues: &'a [Colleague],
-    /// Every message received, oldest first.
-    pub inbox: &'a [Heard],
-    /// Every announcement heard, oldest first.
-    pub said: &'a [Said],
-}
-
-impl Cx<'_> {
-    /// Messages from `who` (a key) at inbox index `since` or later.
-    pub fn replies_from(&self, who: &str, since: usize) -> Vec<&Heard> {
-        self.inbox
-            .iter()
-            .skip(since)
-            .filter(|h| h.from == who)
-            .collect()
-    }
-
-    /// The colleague with this key or name.
-    pub fn colleague(&self, key_or_name: &str) -> Option<&Colleague> {
-        self.colleagues
-            .iter()
-            .find(|c| c.key == key_or_name || c.name.eq_ignore_ascii_case(key_or_name))
-    }
-
-    /// The manager's key, if listed.
-    pub fn manager_key(&self) -> Option<String> {
-        self.colleague(self.manager).map(|c| c.key.clone())
-    }
-
-    /// Colleagues in a department (case-insensitive).
-    pub fn in_department(&self, dept: &str) -> Vec<&Colleague> {
-        self.colleagues
-            .iter()
-            .filter(|c| c.department.eq_ignore_ascii_case(dept))
-            .collect()
-    }
-
-    /// Parses a time as tools show it (`Wed 2025-10-01 09:30`) or accept it.
-    pub fn parse_time(&self, s: &str) -> Option<SimTime> {
-        parse_shown(&self.epoch, s)
-    }
-}
-
 /// Parses `Wed 2025-10-01 09:30`, `2025-10-01 09:30`, `2025-10-01T09:30[:SS]` or `HH:MM`.
-pub fn parse_shown(epoch: &Epoch, s: &str) -> Option<SimTime> {
+pub(crate) fn parse_shown(epoch: &Epoch, s: &str) -> Option<SimTime> {
     let parts: Vec<&str> = s.split_whitespace().collect();
     let iso = match parts.as_slice() {
         [_, d, t] => format!("{d}T{t}"),
@@ -134,62 +20,8 @@ pub fn parse_shown(epoch: &Epoch, s: &str) -> Option<SimTime> {
     epoch.parse(&iso).ok()
 }
 
-/// What a solver wants next.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Act {
-    /// Make this call; its result comes back with the next step.
-    Call(&'static str, Value),
-    /// Nothing to do until something new is observed, or until this time.
-    Idle(Option<SimTime>),
-    /// The task is finished.
-    Done,
-}
-
-impl Act {
-    /// A call.
-    pub fn call(tool: &'static str, args: Value) -> Act {
-        Act::Call(tool, args)
-    }
-}
-
-/// A per-task state machine.
-pub trait TaskSolver: Send {
-    /// The next action. `last` is the result of this solver's previous call, given
-    /// once, on the first step after it completed.
-    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Act;
-}
-
-/// The solver for a released task of one of these families, recognised from its
-/// objective; `None` when the objective is not one of them.
-pub fn solver_for(task: &TaskInfo) -> Option<Box<dyn TaskSolver>> {
-    if let Some(s) = transaction_review::recognise(task) {
-        return Some(s);
-    }
-    if let Some(s) = resume_select::recognise(task) {
-        return Some(s);
-    }
-    if let Some(s) = sales::recognise(task) {
-        return Some(s);
-    }
-    if let Some(s) = handoff_chain::recognise(task) {
-        return Some(s);
-    }
-    if let Some(s) = website_monitor::recognise(task) {
-        return Some(s);
-    }
-    if let Some(s) = meeting_book::recognise(task) {
-        return Some(s);
-    }
-    if let Some(s) = urgent_interrupt::recognise(task) {
-        return Some(s);
-    }
-    meeting_attend::recognise(task)
-}
-
-// ---- helpers shared by the solvers ----
-
 /// Every `backticked` span of a text, in order.
-pub fn backticked(text: &str) -> Vec<String> {
+pub(crate) fn backticked(text: &str) -> Vec<String> {
     text.split('`')
         .enumerate()
         .filter(|(i, _)| i % 2 == 1)
@@ -199,7 +31,7 @@ pub fn backticked(text: &str) -> Vec<String> {
 
 /// Every path-like word (`drive/...` or `workspace/...`) of a text, trimmed of
 /// punctuation, in order.
-pub fn paths_in(text: &str) -> Vec<String> {
+pub(crate) fn paths_in(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for w in text.split(|c: char| c.is_whitespace() || c == '`' || c == '"' || c == '(' || c == ')')
     {
@@ -211,17 +43,44 @@ pub fn paths_in(text: &str) -> Vec<String> {
     out
 }
 
-/// A file's text from a `read_file` result.
-pub fn file_text(r: &ToolResult) -> Option<String> {
-    r.result
-        .as_ref()?
-        .get("content")?
-        .as_str()
-        .map(str::to_owned)
+/// The text content of a `read_file` result.
+pub(crate) fn file_text(r: &ToolResult) -> Option<&str> {
+    r.result.as_ref()?.get("content")?.as_str()
+}
+
+/// The backticked paths of a message, those in paragraphs that mention one of
+/// `topic` first (a colleague may answer several questions in one reply).
+pub(crate) fn paths_about(text: &str, topic: &[&str]) -> Vec<String> {
+    let mut near = Vec::new();
+    let mut other = Vec::new();
+    for para in text.split("\n\n") {
+        let lower = para.to_lowercase();
+        let on_topic = topic.iter().any(|t| lower.contains(t));
+        for p in para.split('`').skip(1).step_by(2) {
+            if on_topic { &mut near } else { &mut other }.push(p.to_owned());
+        }
+    }
+    near.extend(other);
+    near
+}
+
+/// Orders `paths` (stably) by how well their folders fit `near`'s: shared folder
+/// names count for, extra ones against. When a colleague repeats an earlier day's
+/// answer beside today's, today's files sit beside today's data (`.../day2/`).
+pub(crate) fn rank_by_folder(paths: &mut [String], near: &str) {
+    let ours: Vec<&str> = near.split('/').collect();
+    let fit = |p: &String| -> i64 {
+        let dirs: Vec<&str> = p.split('/').collect();
+        let dirs = &dirs[..dirs.len().saturating_sub(1)];
+        dirs.iter()
+            .map(|d| if ours.contains(d) { 1 } else { -1 })
+            .sum()
+    };
+    paths.sort_by_key(|p| std::cmp::Reverse(fit(p)));
 }
 
 /// Entries of a `list_folder` result as paths (folders end with `/`).
-pub fn listed(r: &ToolResult) -> Vec<String> {
+pub(crate) fn listed(r: &ToolResult) -> Vec<String> {
     let Some(v) = r.result.as_ref() else {
         return Vec::new();
     };
@@ -258,22 +117,22 @@ pub fn listed(r: &ToolResult) -> Vec<String> {
 }
 
 /// `read_file` arguments.
-pub fn read(path: &str) -> Act {
-    Act::call("read_file", json!({"path": path}))
+pub(crate) fn read(path: &str) -> Next {
+    Next::Call("read_file", json!({"path": path}))
 }
 
 /// `write_file` arguments.
-pub fn write(path: &str, content: &str) -> Act {
-    Act::call("write_file", json!({"path": path, "content": content}))
+pub(crate) fn write(path: &str, content: &str) -> Next {
+    Next::Call("write_file", json!({"path": path, "content": content}))
 }
 
 /// `send_message` arguments.
-pub fn send(to: &str, text: &str) -> Act {
-    Act::call("send_message", json!({"to": to, "text": text}))
+pub(crate) fn send(to: &str, text: &str) -> Next {
+    Next::Call("send_message", json!({"to": to, "text": text}))
 }
 
 /// A simple CSV parser (double quotes, no embedded newlines needed here).
-pub fn csv_rows(text: &str) -> Vec<Vec<String>> {
+pub(crate) fn csv_rows(text: &str) -> Vec<Vec<String>> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|line| {
@@ -299,7 +158,7 @@ pub fn csv_rows(text: &str) -> Vec<Vec<String>> {
 }
 
 /// A CSV as header-keyed records.
-pub fn csv_records(text: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+pub(crate) fn csv_records(text: &str) -> Vec<std::collections::BTreeMap<String, String>> {
     let rows = csv_rows(text);
     let Some((head, body)) = rows.split_first() else {
         return Vec::new();
@@ -316,14 +175,14 @@ pub fn csv_records(text: &str) -> Vec<std::collections::BTreeMap<String, String>
 
 /// The first number (integer or decimal, commas allowed as thousands separators)
 /// in `text` after `anchor` (case-insensitive).
-pub fn number_after(text: &str, anchor: &str) -> Option<f64> {
+pub(crate) fn number_after(text: &str, anchor: &str) -> Option<f64> {
     let lower = text.to_lowercase();
     let at = lower.find(&anchor.to_lowercase())? + anchor.len();
     first_number(&text[at..])
 }
 
 /// The first number in a text.
-pub fn first_number(text: &str) -> Option<f64> {
+pub(crate) fn first_number(text: &str) -> Option<f64> {
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {
@@ -345,17 +204,17 @@ pub fn first_number(text: &str) -> Option<f64> {
 }
 
 /// A JSON text of a value (compact, keys in insertion order of `json!`).
-pub fn to_json(v: &Value) -> String {
+pub(crate) fn to_json(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
 /// How long to wait for a reply before asking the next person.
-pub const REPLY_PATIENCE_SECS: u64 = 45 * 60;
+pub(crate) const REPLY_PATIENCE_SECS: u64 = 45 * 60;
 
 /// Asking a list of colleagues one question, one at a time, until a reply satisfies
 /// the asker.
 #[derive(Debug, Clone)]
-pub struct Inquiry {
+pub(crate) struct Inquiry {
     /// Keys still to ask, in order.
     pub queue: Vec<String>,
     /// The question (`{first}` becomes the person's first name).
@@ -366,9 +225,9 @@ pub struct Inquiry {
 
 /// Where an inquiry stands.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Asked {
+pub(crate) enum Asked {
     /// Send this.
-    Send(Act),
+    Send(Next),
     /// Waiting for a reply (wake at this time to move on).
     Waiting(SimTime),
     /// The current person replied with these texts.
@@ -379,7 +238,7 @@ pub enum Asked {
 
 impl Inquiry {
     /// A new inquiry.
-    pub fn new(queue: Vec<String>, question: impl Into<String>) -> Inquiry {
+    pub(crate) fn new(queue: Vec<String>, question: impl Into<String>) -> Inquiry {
         Inquiry {
             queue,
             question: question.into(),
@@ -389,7 +248,7 @@ impl Inquiry {
 
     /// The next move. After `Replied`, call [`Inquiry::next_person`] if the reply
     /// did not help.
-    pub fn poll(&mut self, cx: &Cx) -> Asked {
+    pub(crate) fn poll(&mut self, cx: &Cx) -> Asked {
         if let Some((who, since, at)) = self.asking.clone() {
             let replies = cx.replies_from(&who, since);
             if !replies.is_empty() {
@@ -415,12 +274,12 @@ impl Inquiry {
     }
 
     /// Drops the current person (their reply did not help).
-    pub fn next_person(&mut self) {
+    pub(crate) fn next_person(&mut self) {
         self.asking = None;
     }
 
     /// Asks the current person a follow-up (replies are awaited again).
-    pub fn follow_up(&mut self, cx: &Cx, text: &str) -> Act {
+    pub(crate) fn follow_up(&mut self, cx: &Cx, text: &str) -> Next {
         let who = self
             .asking
             .as_ref()
@@ -433,7 +292,7 @@ impl Inquiry {
 
 /// Colleagues of a department, staff before managers and heads (who are busier and
 /// usually point elsewhere).
-pub fn department_keys(cx: &Cx, dept: &str) -> Vec<String> {
+pub(crate) fn department_keys(cx: &Cx, dept: &str) -> Vec<String> {
     let mut v: Vec<&Colleague> = cx.in_department(dept);
     v.sort_by_key(|c| {
         let p = c.position.to_lowercase();
@@ -448,7 +307,7 @@ pub fn department_keys(cx: &Cx, dept: &str) -> Vec<String> {
 }
 
 /// A reply's first drive path ending with `ext`.
-pub fn drive_path(texts: &[String], ext: &str) -> Option<String> {
+pub(crate) fn drive_path(texts: &[String], ext: &str) -> Option<String> {
     texts
         .iter()
         .flat_map(|t| paths_in(t))
