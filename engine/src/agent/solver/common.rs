@@ -203,11 +203,6 @@ pub(crate) fn first_number(text: &str) -> Option<f64> {
     None
 }
 
-/// A JSON text of a value (compact, keys in insertion order of `json!`).
-pub(crate) fn to_json(v: &Value) -> String {
-    serde_json::to_string(v).unwrap_or_default()
-}
-
 /// How long to wait for a reply before asking the next person.
 pub(crate) const REPLY_PATIENCE_SECS: u64 = 45 * 60;
 
@@ -276,17 +271,6 @@ impl Inquiry {
     /// Drops the current person (their reply did not help).
     pub(crate) fn next_person(&mut self) {
         self.asking = None;
-    }
-
-    /// Asks the current person a follow-up (replies are awaited again).
-    pub(crate) fn follow_up(&mut self, cx: &Cx, text: &str) -> Next {
-        let who = self
-            .asking
-            .as_ref()
-            .map(|a| a.0.clone())
-            .unwrap_or_default();
-        self.asking = Some((who.clone(), cx.inbox.len(), cx.now));
-        send(&who, text)
     }
 }
 

@@ -6,17 +6,17 @@
 //! between its answers and the generators' expected ones is the evidence that an
 //! instance is solvable from what an agent can observe.
 //!
-//! The desk keeps what the agent has observed (the colleague list, every message and
-//! announcement) and makes one call per decision: among the jobs with a call ready,
-//! the one whose task is due first (then the one released first); when none has, it
-//! waits for the next notification, or the earliest time a job asked to be woken at.
+//! The desk keeps what the agent has observed (the colleague list, every message) and
+//! makes one call per decision: among the jobs with a call ready, the one whose task
+//! is due first (then the one released first); when none has, it waits for the next
+//! notification, or the earliest time a job asked to be woken at.
 
 mod ads_strategy;
 mod attendance;
 mod changed_requirement;
 mod common;
 mod data_completion;
-// mod event_planning;
+mod event_planning;
 mod handoff_chain;
 mod kb_fix;
 mod meeting_attend;
@@ -80,15 +80,6 @@ pub(crate) struct Incoming {
     pub text: String,
 }
 
-/// Something said in a meeting the agent attended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Said {
-    /// Meeting key.
-    pub meeting: String,
-    /// Text.
-    pub text: String,
-}
-
 /// What the agent has observed, as a job sees it when asked for its next step.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Cx<'a> {
@@ -98,14 +89,10 @@ pub(crate) struct Cx<'a> {
     pub epoch: Epoch,
     /// The agent's own name.
     pub me: &'a str,
-    /// The manager's name.
-    pub manager: &'a str,
     /// Everyone `list_colleagues` listed.
     pub colleagues: &'a [Colleague],
     /// Every message received, oldest first.
     pub inbox: &'a [Incoming],
-    /// Every announcement heard, oldest first.
-    pub said: &'a [Said],
 }
 
 impl Cx<'_> {
@@ -123,11 +110,6 @@ impl Cx<'_> {
         self.colleagues
             .iter()
             .find(|c| c.key == key_or_name || c.name.eq_ignore_ascii_case(key_or_name))
-    }
-
-    /// The manager's key, if listed.
-    pub fn manager_key(&self) -> Option<String> {
-        self.colleague(self.manager).map(|c| c.key.clone())
     }
 
     /// Colleagues in a department (case-insensitive).
@@ -185,7 +167,7 @@ fn recognise(brief: &Brief) -> Option<Box<dyn Job>> {
         .or_else(|| handoff_chain::recognise(brief))
         .or_else(|| website_monitor::recognise(brief))
         .or_else(|| meeting_book::recognise(brief))
-        //EP
+        .or_else(|| event_planning::recognise(brief))
         .or_else(|| urgent_interrupt::recognise(brief))
         .or_else(|| meeting_attend::recognise(brief))
 }
@@ -207,7 +189,6 @@ pub struct Solver {
     colleagues: Vec<Colleague>,
     asked_colleagues: bool,
     inbox: Vec<Incoming>,
-    said: Vec<Said>,
     slots: Vec<Slot>,
     /// Titles of released tasks no job recognised.
     unknown: Vec<String>,
@@ -286,10 +267,6 @@ impl Solver {
                 }
                 self.inbox.push(m);
             }
-            Notification::Announcement { meeting, text, .. } => self.said.push(Said {
-                meeting: meeting.clone(),
-                text: text.clone(),
-            }),
             _ => {}
         }
     }
@@ -346,12 +323,10 @@ impl Solver {
         let epoch = self
             .epoch
             .unwrap_or(Epoch::from_timestamp("2025-01-01T00:00").expect("literal"));
-        let (me, manager) = self
+        let me = self
             .briefing
             .as_ref()
-            .map_or((String::new(), String::new()), |b| {
-                (b.you.clone(), b.manager.clone())
-            });
+            .map_or(String::new(), |b| b.you.clone());
         // The task due first goes first: an urgent request released late must not
         // wait behind a long task's questions.
         let mut order: Vec<usize> = (0..self.slots.len()).collect();
@@ -365,10 +340,8 @@ impl Solver {
                 now,
                 epoch,
                 me: &me,
-                manager: &manager,
                 colleagues: &self.colleagues,
                 inbox: &self.inbox,
-                said: &self.said,
             };
             let slot = &mut self.slots[i];
             let last = slot.last.take();

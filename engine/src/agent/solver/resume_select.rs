@@ -197,7 +197,7 @@ impl Job for Shortlist {
                 Phase::Read => {
                     if let Some(r) = last.take() {
                         self.files.remove(0);
-                        if let Some(name) = file_text(r).and_then(|t| judge(&t, &self.req)) {
+                        if let Some(name) = file_text(r).and_then(|t| judge(t, &self.req)) {
                             self.chosen.push(name);
                         }
                     }

@@ -409,7 +409,7 @@ impl Job for Sales {
                     if let Some(r) = last.take() {
                         let path = self.files.remove(0);
                         if let Some(t) = file_text(r) {
-                            self.absorb(&path, &t);
+                            self.absorb(&path, t);
                         }
                     }
                     match self.files.first() {

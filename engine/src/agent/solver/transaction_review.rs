@@ -28,6 +28,7 @@ pub(crate) fn recognise(task: &Brief) -> Option<Box<dyn Job>> {
         since: 0,
         asking: None,
         manual: None,
+        format: Vec::new(),
     }))
 }
 
@@ -49,6 +50,41 @@ struct Review {
     since: usize,
     asking: Option<String>,
     manual: Option<Rules>,
+    /// The report's keys, from the manual's example.
+    format: Vec<String>,
+}
+
+/// The keys of the report as the manual's example object shows them, in order.
+fn report_keys(manual: &str) -> Vec<String> {
+    let section = manual
+        .split("## ")
+        .find(|s| s.to_lowercase().starts_with("the report"))
+        .unwrap_or(manual);
+    section
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with('{'))
+        .find_map(|l| serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(l).ok())
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// The report: the suppliers, and every other key of the manual's example that asks
+/// for the limit applied (Finance checks which version of the manual was followed).
+fn report(keys: &[String], list: &[String], rules: Rules) -> String {
+    let mut out = serde_json::Map::new();
+    out.insert("abnormal_suppliers".into(), json!(list));
+    for k in keys {
+        if k.contains("limit") {
+            let v = if rules.limit.fract() == 0.0 {
+                json!(rules.limit as i64)
+            } else {
+                json!(rules.limit)
+            };
+            out.insert(k.clone(), v);
+        }
+    }
+    serde_json::Value::Object(out).to_string()
 }
 
 /// The four signs' thresholds as the manual states them.
@@ -176,6 +212,7 @@ impl Job for Review {
                 Phase::ReadManual(p) => {
                     if let Some(r) = last.take() {
                         self.manual = file_text(r).and_then(rules);
+                        self.format = file_text(r).map(report_keys).unwrap_or_default();
                         self.phase = if self.manual.is_some() {
                             Phase::ReadTable
                         } else {
@@ -192,9 +229,8 @@ impl Job for Review {
                             continue;
                         };
                         let rules = self.manual.expect("read before the table");
-                        let list = abnormal(&text, rules);
-                        self.phase =
-                            Phase::Write(json!({ "abnormal_suppliers": list }).to_string());
+                        let list = abnormal(text, rules);
+                        self.phase = Phase::Write(report(&self.format, &list, rules));
                         continue;
                     }
                     return read(&self.table);

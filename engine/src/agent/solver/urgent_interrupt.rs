@@ -367,7 +367,7 @@ impl Job for Signups {
                 if let Some(r) = last
                     && r.tool == "read_file"
                 {
-                    self.hosts = workshops(&file_text(r).unwrap_or_default().to_owned());
+                    self.hosts = workshops(file_text(r).unwrap_or_default());
                 }
                 if let Some((title, host)) = self.hosts.get(self.asked).cloned() {
                     self.asked += 1;
