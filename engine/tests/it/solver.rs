@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tbsim::agent::{Agent, Idle, Solver};
 use tbsim::generate::{Family, generate_scenario, to_ron};
-use tbsim::scenario::{Check, Scenario};
+use tbsim::result::RunResult;
+use tbsim::scenario::{Check, LoadedScenario, Scenario};
 
 use crate::util::{load_generated, one_task_plan, run};
 
@@ -51,13 +52,9 @@ enum Outcome {
     Failed(Vec<String>, u32),
 }
 
-fn solve_with(family: &Family, seed: u64, agent: &mut dyn Agent, debug: bool) -> Outcome {
-    let plan = one_task_plan("solver", seed, "t", family.clone(), "2025-10-01");
-    let Ok(s): Result<Scenario, _> = generate_scenario(seed, &plan) else {
-        return Outcome::NoInstance;
-    };
-    let loaded = load_generated(&to_ron(&s), "solver.ron");
-    let (r, lines) = run(&loaded, agent, Some(seed));
+/// The scored checkpoints of `r` that failed (`task:checkpoint`), and the count of
+/// tasks that had no window to be worked on.
+fn judge(loaded: &LoadedScenario, r: &RunResult) -> (Vec<String>, u32) {
     let mut failed = Vec::new();
     let mut blocked = 0;
     for spec in &loaded.scenario.tasks {
@@ -80,6 +77,17 @@ fn solve_with(family: &Family, seed: u64, agent: &mut dyn Agent, debug: bool) ->
             }
         }
     }
+    (failed, blocked)
+}
+
+fn solve_with(family: &Family, seed: u64, agent: &mut dyn Agent, debug: bool) -> Outcome {
+    let plan = one_task_plan("solver", seed, "t", family.clone(), "2025-10-01");
+    let Ok(s): Result<Scenario, _> = generate_scenario(seed, &plan) else {
+        return Outcome::NoInstance;
+    };
+    let loaded = load_generated(&to_ron(&s), "solver.ron");
+    let (r, lines) = run(&loaded, agent, Some(seed));
+    let (failed, blocked) = judge(&loaded, &r);
     if failed.is_empty() {
         return Outcome::Agreed(blocked);
     }
@@ -269,4 +277,49 @@ fn the_harness_fails_an_agent_that_does_nothing() {
         let o = solve_with(family, 0, &mut Idle::default(), false);
         assert!(matches!(o, Outcome::Failed(..)), "{key}: idle passed");
     }
+}
+
+/// The bundled scenarios (the three TraineeBench suites and the examples): multi-task
+/// and multi-day, as published. Writes `runs/validity/solver-suites.md`.
+#[test]
+#[ignore = "long: run with --release -- --ignored"]
+fn solver_agrees_on_the_bundled_suites() {
+    let root = crate::util::root().join("content/scenarios");
+    let mut files: Vec<std::path::PathBuf> = crate::util::bundled();
+    for suite in ["traineebench", "traineebench-cl", "traineebench-plus"] {
+        let mut v: Vec<_> = std::fs::read_dir(root.join(suite))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "ron"))
+            .collect();
+        v.sort();
+        files.extend(v);
+    }
+    let mut out = String::from(
+        "| scenario | tasks agreed | tasks | without a window | failures |\n|---|--:|--:|--:|---|\n",
+    );
+    let mut bad = Vec::new();
+    for f in &files {
+        let loaded = tbsim::scenario::load_file(f).unwrap();
+        let (r, _) = run(&loaded, &mut Solver::new(), None);
+        let (failed, blocked) = judge(&loaded, &r);
+        let tasks = loaded.scenario.tasks.len() as u32;
+        let failed_tasks: std::collections::BTreeSet<&str> =
+            failed.iter().filter_map(|k| k.split(':').next()).collect();
+        let name = f.strip_prefix(&root).unwrap_or(f).display().to_string();
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {tasks} | {blocked} | {} |",
+            tasks - blocked - failed_tasks.len() as u32,
+            failed.join(", ")
+        );
+        if !failed.is_empty() {
+            bad.push(name);
+        }
+    }
+    let dir = crate::util::root().join("runs/validity");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("solver-suites.md"), &out).unwrap();
+    println!("{out}");
+    assert!(bad.is_empty(), "the solver disagrees on {bad:?}:\n{out}");
 }
