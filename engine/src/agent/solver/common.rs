@@ -297,3 +297,17 @@ pub(crate) fn drive_path(texts: &[String], ext: &str) -> Option<String> {
         .flat_map(|t| paths_in(t))
         .find(|p| p.starts_with("drive/") && p.ends_with(ext))
 }
+
+/// How to name a colleague in a message: the first name when no one else listed
+/// shares it, else the full name (a colleague asks back "which X do you mean?" at a
+/// shared first name, even in a greeting).
+pub(crate) fn short_name(cx: &Cx, full: &str) -> String {
+    let first = full.split_whitespace().next().unwrap_or(full);
+    let shared = cx
+        .colleagues
+        .iter()
+        .filter(|c| c.name.split_whitespace().next() == Some(first))
+        .count()
+        > 1;
+    if shared { full } else { first }.to_owned()
+}

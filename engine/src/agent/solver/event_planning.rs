@@ -14,7 +14,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{Brief, Cx, Job, Next, backticked, file_text, first_number, listed, read, send, write};
+use super::{
+    Brief, Cx, Job, Next, backticked, file_text, first_number, listed, read, send, short_name,
+    write,
+};
 use crate::sim::ToolResult;
 use crate::time::SimTime;
 
@@ -546,7 +549,7 @@ impl Job for Outing {
                     };
                     let first = cx
                         .colleague(&who)
-                        .and_then(|c| c.name.split_whitespace().next().map(str::to_owned))
+                        .map(|c| short_name(cx, &c.name))
                         .unwrap_or_default();
                     self.asked.push((who.clone(), cx.inbox.len(), cx.now));
                     self.phase = Phase::Ask(i + 1);
@@ -611,7 +614,7 @@ impl Job for Outing {
                     };
                     let first = cx
                         .colleague(&who)
-                        .and_then(|c| c.name.split_whitespace().next().map(str::to_owned))
+                        .map(|c| short_name(cx, &c.name))
                         .unwrap_or_default();
                     self.asked.push((who.clone(), cx.inbox.len(), cx.now));
                     return send(&who, &self.question(&first));

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Brief, Cx, Job, Next, backticked, file_text, read, send};
+use super::{Brief, Cx, Job, Next, backticked, file_text, read, send, short_name};
 use crate::sim::ToolResult;
 use crate::time::SimTime;
 
@@ -150,6 +150,11 @@ impl Book {
     }
 }
 
+/// "Which Florin do you mean: ...?": a colleague asking which person is meant.
+fn asks_back(t: &str) -> bool {
+    t.starts_with("Which ") && t.contains("do you mean")
+}
+
 fn clock(iso: &str) -> &str {
     iso.split('T').nth(1).unwrap_or(iso)
 }
@@ -221,7 +226,7 @@ impl Job for Book {
                     if let Some(g) = self.guests.get(i).cloned() {
                         self.guests[i].since = cx.inbox.len();
                         self.phase = Phase::Ask(i + 1);
-                        return send(&g.key, &self.ask_text(first_of(&g.name)));
+                        return send(&g.key, &self.ask_text(&short_name(cx, &g.name)));
                     }
                     self.phase = Phase::Collect;
                 }
@@ -237,6 +242,11 @@ impl Job for Book {
                                     waiting = true;
                                     continue;
                                 };
+                                if asks_back(&h.text) && short_name(cx, &g.name) != g.name {
+                                    // Not an answer: ask again, naming them in full.
+                                    self.guests[i].since = cx.inbox.len();
+                                    return send(&g.key, &self.ask_text(&g.name));
+                                }
                                 if negative(&h.text) {
                                     self.guests[i].answer = Answer::No;
                                 } else if let Some(m) = cx
@@ -253,14 +263,14 @@ impl Job for Book {
                                     }
                                     // "Ask my manager": ask them about this person.
                                     let (s, e) = (clock(&self.start), clock(&self.end));
-                                    let first = first_of(&g.name);
+                                    let them = short_name(cx, &g.name);
                                     self.guests[i].answer =
                                         Answer::Manager(m.key.clone(), cx.inbox.len());
                                     return send(
                                         &m.key,
                                         &format!(
-                                            "Hi {}, {first} wasn't sure about the {} today from {s} to {e}. Can {} attend, or should I leave {first} off the invite?",
-                                            first_of(&m.name),
+                                            "Hi {}, {them} wasn't sure about the {} today from {s} to {e}. Can {} attend, or should I leave {them} off the invite?",
+                                            short_name(cx, &m.name),
                                             self.title,
                                             g.name
                                         ),
@@ -281,6 +291,7 @@ impl Job for Book {
                                     .flat_map(|h| {
                                         h.text.split("\n\n").map(str::to_owned).collect::<Vec<_>>()
                                     })
+                                    .filter(|p| !asks_back(p))
                                     .rfind(|p| p.contains(first) || p.contains(&g.name));
                                 match got {
                                     Some(p) => {
