@@ -210,29 +210,34 @@ fn assert_all_agree(t: &BTreeMap<String, Tally>) {
     assert!(empty.is_empty(), "no instance generated for {empty:?}");
 }
 
-fn seeds_from_env() -> Option<u64> {
-    std::env::var("SOLVER_SEEDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
+/// `SOLVER_SEEDS`: `N` (seeds 0..N) or `A..B` (to look at particular seeds).
+fn seeds_from_env() -> Option<std::ops::Range<u64>> {
+    let v = std::env::var("SOLVER_SEEDS").ok()?;
+    match v.split_once("..") {
+        Some((a, b)) => Some(a.parse().ok()?..b.parse().ok()?),
+        None => Some(0..v.parse().ok()?),
+    }
 }
 
 /// The CI sample: every variant of every family, one seed where a family has many
 /// variants (attendance, data completion), a few where it has few.
 #[test]
 fn solver_agrees_on_every_variant() {
-    let per_family = |k: &str| -> u64 {
+    let per_family = |k: &str| -> std::ops::Range<u64> {
         let family = k.split('/').next().unwrap_or("");
         let n = variants()
             .iter()
             .filter(|(v, _)| v.starts_with(&format!("{family}/")))
             .count();
-        seeds_from_env().unwrap_or(match n {
-            0..=5 => 3,
-            6..=20 => 2,
-            _ => 1,
-        })
+        seeds_from_env().unwrap_or(
+            0..match n {
+                0..=5 => 3,
+                6..=20 => 2,
+                _ => 1,
+            },
+        )
     };
-    let t = sweep(|k| 0..per_family(k));
+    let t = sweep(per_family);
     assert_eq!(t.len(), variants().len());
     println!("{}", table(&t));
     assert_all_agree(&t);
@@ -243,9 +248,10 @@ fn solver_agrees_on_every_variant() {
 #[test]
 #[ignore = "long: run with --release -- --ignored"]
 fn solver_agrees_over_200_seeds() {
-    let n = seeds_from_env().unwrap_or(200);
+    let seeds = seeds_from_env().unwrap_or(0..200);
+    let n = seeds.end - seeds.start;
     let started = std::time::Instant::now();
-    let t = sweep(|_| 0..n);
+    let t = sweep(|_| seeds.clone());
     let mut out = table(&t);
     let _ = writeln!(
         out,
