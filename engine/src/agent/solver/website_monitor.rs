@@ -34,15 +34,17 @@ struct Incident {
     runbook: Option<String>,
     out: String,
     phase: u8,
-    week: BTreeMap<String, f64>,
-    hour: BTreeMap<String, f64>,
+    week: BTreeMap<(String, String), f64>,
+    hour: BTreeMap<(String, String), f64>,
     failing: Vec<String>,
     causes: Vec<String>,
     ask: Option<Inquiry>,
     owner: Option<String>,
 }
 
-fn loads(r: &ToolResult) -> BTreeMap<String, f64> {
+/// Average load per (page, front end serving it): a page served by two front ends
+/// is listed once for each, and only one of them may be slow.
+fn loads(r: &ToolResult) -> BTreeMap<(String, String), f64> {
     r.result
         .as_ref()
         .and_then(|v| v.get("pages"))
@@ -50,8 +52,9 @@ fn loads(r: &ToolResult) -> BTreeMap<String, f64> {
         .into_iter()
         .flatten()
         .filter_map(|p| {
+            let server = p.get("served_by").and_then(Value::as_str).unwrap_or("");
             Some((
-                p.get("page")?.as_str()?.to_owned(),
+                (p.get("page")?.as_str()?.to_owned(), server.to_owned()),
                 p.get("avg_load_ms")?.as_f64()?,
             ))
         })
@@ -80,7 +83,7 @@ impl Incident {
             .iter()
             .map(|(p, h)| {
                 let w = self.week.get(p).copied().unwrap_or(*h).max(1.0);
-                (h / w, p.clone())
+                (h / w, p.0.clone())
             })
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .map(|x| x.1)
