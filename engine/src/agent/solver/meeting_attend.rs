@@ -61,10 +61,16 @@ impl Job for Attend {
                     .and_then(|v| v.get("meetings"))
                     .and_then(Value::as_array)
                     .and_then(|list| {
+                        // The same meeting may recur on several days: the one with this
+                        // title that has not ended yet.
                         list.iter().find(|m| {
                             m.get("title")
                                 .and_then(Value::as_str)
                                 .is_some_and(|t| t == self.title)
+                                && m.get("end")
+                                    .and_then(Value::as_str)
+                                    .and_then(|e| cx.parse_time(e))
+                                    .is_none_or(|end| end > cx.now)
                         })
                     })
                     .cloned();
