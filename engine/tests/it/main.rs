@@ -32,8 +32,8 @@ mod family_website_monitor;
 mod giveaways;
 // Hostile scenario files: escaping sidecars, special files, sizes, impossible values.
 mod hostile_scenarios;
-// The independent solver over every variant of five families (solve-a).
-mod solver_a;
+// The independent solver over every variant of every family.
+mod solver;
 // Colleagues answer specific questions, in other words too, and never keyword soup.
 mod npc_questions;
 // The model-backed agent and colleagues over HTTP against tools/fake-llm.

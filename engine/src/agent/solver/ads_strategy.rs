@@ -10,9 +10,8 @@
 use base64::Engine as _;
 use serde_json::json;
 
-use super::{Brief, Incoming, Job, Next, file_text, paths_about};
+use super::{Brief, Cx, Incoming, Job, Next, file_text, paths_about};
 use crate::sim::ToolResult;
-use crate::time::SimTime;
 
 /// The heatmaps' grid-line grey.
 const GRID: [u8; 3] = [0x8a, 0x8a, 0x8a];
@@ -556,7 +555,7 @@ impl AdsStrategy {
 }
 
 impl Job for AdsStrategy {
-    fn next(&mut self, _now: SimTime) -> Next {
+    fn step(&mut self, _cx: &Cx, _last: Option<&ToolResult>) -> Next {
         match self.stage.clone() {
             Stage::Colleagues => Next::Call("list_colleagues", json!({})),
             Stage::AskFiles => {

@@ -6,9 +6,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{Brief, Incoming, Job, Next, file_text, paths_about, rank_by_folder};
+use super::{Brief, Cx, Incoming, Job, Next, file_text, paths_about, rank_by_folder};
 use crate::sim::ToolResult;
-use crate::time::SimTime;
 
 /// One department's rules as the manual states them (minutes after midnight).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -483,7 +482,7 @@ impl Attendance {
 }
 
 impl Job for Attendance {
-    fn next(&mut self, _now: SimTime) -> Next {
+    fn step(&mut self, _cx: &Cx, _last: Option<&ToolResult>) -> Next {
         match self.stage.clone() {
             Stage::Colleagues => Next::Call("list_colleagues", json!({})),
             Stage::Ask => {

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Brief, Incoming, Job, Next, file_text};
+use super::{Brief, Cx, Incoming, Job, Next, file_text};
 use crate::sim::ToolResult;
 use crate::time::SimTime;
 
@@ -122,7 +122,8 @@ impl ChangedRequirement {
 }
 
 impl Job for ChangedRequirement {
-    fn next(&mut self, now: SimTime) -> Next {
+    fn step(&mut self, cx: &Cx, _last: Option<&ToolResult>) -> Next {
+        let now = cx.now;
         if self.rows.is_none() {
             if self.requested_read {
                 // The table could not be read: nothing to base an answer on.

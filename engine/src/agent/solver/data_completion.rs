@@ -9,9 +9,8 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::{Brief, Incoming, Job, Next, file_text, paths_about, rank_by_folder};
+use super::{Brief, Cx, Incoming, Job, Next, file_text, paths_about, rank_by_folder};
 use crate::sim::ToolResult;
-use crate::time::SimTime;
 
 /// Reference data a table needs: fee rates or carrier service levels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -332,7 +331,7 @@ impl DataCompletion {
 }
 
 impl Job for DataCompletion {
-    fn next(&mut self, _now: SimTime) -> Next {
+    fn step(&mut self, _cx: &Cx, _last: Option<&ToolResult>) -> Next {
         match self.stage.clone() {
             Stage::ReadHandbook => Next::Call("read_file", json!({"path": self.handbook})),
             Stage::ReadData => Next::Call("read_file", json!({"path": self.dataset})),

@@ -5,18 +5,19 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::{Brief, Incoming, Job, Next, file_text};
+use super::{Brief, Cx, Incoming, Job, Next, file_text};
 use crate::sim::ToolResult;
-use crate::time::SimTime;
 
 const MANUAL: &str = "drive/kb/kb_fix_manual.md";
-/// Questions per owner before giving up on them.
-const MAX_ASKS: u32 = 2;
+/// Questions per owner beyond one per article before giving up on them.
+const SPARE_ASKS: u32 = 2;
 
 #[derive(Debug, Default)]
 struct Owner {
     olds: Vec<String>,
     titles: Vec<String>,
+    /// The old IDs of each article (same order as `titles`).
+    by_title: Vec<Vec<String>>,
     asks: u32,
     /// Replies seen since the last question.
     answered: bool,
@@ -96,9 +97,13 @@ impl KbFix {
                 .to_owned();
             for (old, owner) in links(text) {
                 let o = self.owners.entry(owner).or_default();
-                o.olds.push(old);
-                if !o.titles.contains(&title) {
-                    o.titles.push(title.clone());
+                o.olds.push(old.clone());
+                match o.titles.iter().position(|t| *t == title) {
+                    Some(i) => o.by_title[i].push(old),
+                    None => {
+                        o.titles.push(title.clone());
+                        o.by_title.push(vec![old]);
+                    }
                 }
             }
         }
@@ -111,7 +116,7 @@ impl KbFix {
 }
 
 impl Job for KbFix {
-    fn next(&mut self, _now: SimTime) -> Next {
+    fn step(&mut self, _cx: &Cx, _last: Option<&ToolResult>) -> Next {
         if !self.manual_read {
             self.manual_read = true;
             return Next::Call("read_file", json!({"path": MANUAL}));
@@ -132,28 +137,52 @@ impl Job for KbFix {
             .map(|(k, _)| k.clone())
             .collect();
         for name in pending {
+            let unresolved = |ids: &[String]| -> Vec<String> {
+                ids.iter()
+                    .filter(|id| !self.new_ids.contains_key(*id))
+                    .cloned()
+                    .collect()
+            };
+            let o = &self.owners[&name];
+            let budget = o.titles.len() as u32 + SPARE_ASKS;
+            if !(o.asks == 0 || (o.answered && o.asks < budget)) {
+                if !o.answered {
+                    waiting = true;
+                }
+                continue;
+            }
+            let open: Vec<(String, Vec<String>)> = o
+                .titles
+                .iter()
+                .zip(&o.by_title)
+                .map(|(t, ids)| (t.clone(), unresolved(ids)))
+                .filter(|(_, ids)| !ids.is_empty())
+                .collect();
+            let text = if o.asks == 0 {
+                format!(
+                    "Hi {}, the chart links with IDs {} in our KB article(s) \"{}\" are broken since the charts were rebuilt. What are the new chart IDs?",
+                    first_name(&name),
+                    o.olds.join(", "),
+                    o.titles.join("\", \"")
+                )
+            } else if open.len() > 1 {
+                // Everything at once was too much for them: one article at a time.
+                let (title, ids) = &open[0];
+                format!(
+                    "Hi {}, which new chart IDs replace {} in our KB article \"{title}\"?",
+                    first_name(&name),
+                    ids.join(", ")
+                )
+            } else {
+                format!(
+                    "Sorry to ask again: which new chart ID replaces each of these old chart IDs: {}?",
+                    unresolved(&o.olds).join(", ")
+                )
+            };
             let o = self.owners.get_mut(&name).expect("listed");
-            if o.asks == 0 || (o.answered && o.asks < MAX_ASKS) {
-                o.asks += 1;
-                o.answered = false;
-                let text = if o.asks == 1 {
-                    format!(
-                        "Hi {}, the chart links with IDs {} in our KB article(s) \"{}\" are broken since the charts were rebuilt. What are the new chart IDs?",
-                        first_name(&name),
-                        o.olds.join(", "),
-                        o.titles.join("\", \"")
-                    )
-                } else {
-                    format!(
-                        "Sorry to ask again: which new chart ID replaces each of these old chart IDs: {}?",
-                        o.olds.join(", ")
-                    )
-                };
-                return Next::Call("send_message", json!({"to": name, "text": text}));
-            }
-            if !o.answered {
-                waiting = true;
-            }
+            o.asks += 1;
+            o.answered = false;
+            return Next::Call("send_message", json!({"to": name, "text": text}));
         }
         if waiting {
             return Next::Idle;
