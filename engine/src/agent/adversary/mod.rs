@@ -305,6 +305,8 @@ pub enum Urgency {
     Setup,
     /// Delivering an answer or booking.
     Answer,
+    /// One post to everyone at once.
+    Broadcast,
     /// Reading and listing.
     Explore,
     /// Asking people (dear calls).

@@ -95,7 +95,7 @@ impl KeywordBroadcast {
     fn post(&mut self, text: String, k: &Knowledge, out: &mut Out) {
         match &self.group {
             Some(g) => out.call(
-                Urgency::Social,
+                Urgency::Broadcast,
                 "send_group_message",
                 json!({"group": g, "text": text}),
             ),
@@ -113,7 +113,7 @@ impl KeywordBroadcast {
         self.creating = true;
         let members: Vec<&str> = k.colleagues.iter().map(|c| c.key.as_str()).collect();
         out.tagged(
-            Urgency::Social,
+            Urgency::Setup,
             "create_group",
             json!({"name": "Intern help", "members": members}),
             "group".into(),
