@@ -2,7 +2,26 @@
 //!
 //! Evaluation is total: a missing file, malformed JSON or a wrong type simply fails
 //! the check. Nothing here can panic on agent-written content.
+//!
+//! ## When a checkpoint is judged
+//!
+//! Every [`Check`] has a [`CheckKind`] that says when it is judged and whether it
+//! counts in the score:
+//!
+//! * **Answers** (files, JSON and CSV contents, domain checks, messages sent, meetings
+//!   booked) are judged once, when their task closes: at its deadline, or at the end
+//!   of the run for a task still open then. They are judged on what stands at that
+//!   instant: the file as it is, every message the agent sent, the meetings booked
+//!   and not cancelled. Nothing an answer check sees latches earlier, so writing
+//!   candidates one after another gains nothing, and overwriting a right answer with
+//!   a wrong one loses it.
+//! * **Events** (joining a meeting on time) are scored and latch the instant they
+//!   happen, while the task is open.
+//! * **Diagnostics** (a file consulted, a clue disclosed, a tool called) latch the
+//!   instant they first hold and are reported, but weigh nothing in the score: a
+//!   policy that reads everything or asks everyone must gain nothing from them.
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::scenario::{
@@ -53,6 +72,54 @@ pub trait WorldView {
     /// unparsable one keeps nothing).
     fn sent_to(&self, _person: &str, _since: Option<&str>) -> Vec<&str> {
         Vec::new()
+    }
+}
+
+/// When a checkpoint is judged and whether it is scored (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// Judged once, when the task closes, on what the agent delivered.
+    Answer,
+    /// Scored; latched the instant it happens while the task is open.
+    Event,
+    /// Latched the instant it first holds; weight 0 in the score.
+    Diagnostic,
+}
+
+impl CheckKind {
+    /// Whether checkpoints of this kind count in the score.
+    pub fn scored(self) -> bool {
+        !matches!(self, CheckKind::Diagnostic)
+    }
+}
+
+impl Check {
+    /// This check's kind: an `All` is an answer when any part is one, else an event
+    /// when any part is one, else a diagnostic.
+    pub fn kind(&self) -> CheckKind {
+        match self {
+            Check::FileExists { .. }
+            | Check::FileText { .. }
+            | Check::FileContains { .. }
+            | Check::JsonStringSet { .. }
+            | Check::JsonRecords { .. }
+            | Check::JsonNumber { .. }
+            | Check::JsonArray { .. }
+            | Check::CsvTable { .. }
+            | Check::Booked { .. }
+            | Check::MessageSent { .. }
+            | Check::Domain(_) => CheckKind::Answer,
+            Check::Attended(_) => CheckKind::Event,
+            Check::Disclosed(_) | Check::Consulted(_) | Check::ToolCalled { .. } => {
+                CheckKind::Diagnostic
+            }
+            Check::All(parts) => parts
+                .iter()
+                .map(Check::kind)
+                .min()
+                .unwrap_or(CheckKind::Diagnostic),
+        }
     }
 }
 
@@ -347,19 +414,32 @@ pub fn evaluate(check: &Check, view: &dyn WorldView) -> bool {
                 return false;
             };
             let title = title_contains.as_deref().map(fold);
-            view.booked_meetings().iter().any(|m| {
-                m.start >= from
-                    && m.end <= to
-                    && m.end.0.saturating_sub(m.start.0) >= u64::from(*min_minutes) * 60
-                    && title.as_ref().is_none_or(|t| fold(&m.title).contains(t))
-                    && must_invite.iter().all(|p| m.attendees.contains(p))
-                    && !must_not_invite.iter().any(|p| m.attendees.contains(p))
-                    && (!only_listed || m.attendees.iter().all(|a| must_invite.contains(a)))
-                    && joined_within_min.is_none_or(|n| {
-                        m.joined_at
-                            .is_some_and(|j| j >= m.start && j.0 <= m.start.0 + u64::from(n) * 60)
-                    })
-            })
+            // Every booking that competes for this checkpoint (starts in the window,
+            // has the title, invites someone who must come) is an answer; booking
+            // several variants is several competing answers, and none is taken.
+            let booked = view.booked_meetings();
+            let competing: Vec<&BookedMeeting> = booked
+                .iter()
+                .filter(|m| {
+                    m.start >= from
+                        && m.start < to
+                        && title.as_ref().is_none_or(|t| fold(&m.title).contains(t))
+                        && (must_invite.is_empty()
+                            || must_invite.iter().any(|p| m.attendees.contains(p)))
+                })
+                .collect();
+            let [m] = competing.as_slice() else {
+                return false;
+            };
+            m.end <= to
+                && m.end.0.saturating_sub(m.start.0) >= u64::from(*min_minutes) * 60
+                && must_invite.iter().all(|p| m.attendees.contains(p))
+                && !must_not_invite.iter().any(|p| m.attendees.contains(p))
+                && (!only_listed || m.attendees.iter().all(|a| must_invite.contains(a)))
+                && joined_within_min.is_none_or(|n| {
+                    m.joined_at
+                        .is_some_and(|j| j >= m.start && j.0 <= m.start.0 + u64::from(n) * 60)
+                })
         }
         Check::ToolCalled { tool, called } => view.tool_called(tool) == *called,
         Check::MessageSent {
@@ -1051,6 +1131,48 @@ mod tests {
             &broken,
             &Calendar(vec![booked("x", 45, 75, &[], None)])
         ));
+    }
+
+    /// The book-every-variant attack: several competing bookings are several answers,
+    /// and none of them is taken; cancelling the extras (they leave the calendar)
+    /// makes the remaining one the answer.
+    #[test]
+    fn competing_bookings_do_not_pass() {
+        let c = booking(&["npc/a"], &["npc/x"], false, None);
+        let right = booked("Roadmap review", 0, 60, &["npc/a"], None);
+        let wrong = booked("Roadmap review", 0, 60, &["npc/a", "npc/x"], None);
+        assert!(evaluate(&c, &Calendar(vec![right.clone()])));
+        assert!(!evaluate(&c, &Calendar(vec![right.clone(), wrong])));
+        let twice = booked("Roadmap review sync", 0, 60, &["npc/a"], None);
+        assert!(!evaluate(&c, &Calendar(vec![right.clone(), twice])));
+        // A booking for someone else entirely does not compete.
+        let other = booked("Roadmap review", 0, 60, &["npc/q"], None);
+        assert!(evaluate(&c, &Calendar(vec![right, other])));
+    }
+
+    #[test]
+    fn check_kinds_follow_what_is_judged() {
+        use super::CheckKind::*;
+        assert_eq!(booking(&[], &[], false, None).kind(), Answer);
+        assert_eq!(Check::Consulted("drive/x".into()).kind(), Diagnostic);
+        assert_eq!(Check::Disclosed(vec!["clue/x".into()]).kind(), Diagnostic);
+        assert_eq!(Check::Attended("meeting/x".into()).kind(), Event);
+        let mixed = Check::All(vec![
+            Check::Consulted("drive/x".into()),
+            Check::FileExists {
+                path: "workspace/x".into(),
+            },
+        ]);
+        assert_eq!(mixed.kind(), Answer);
+        assert_eq!(
+            Check::All(vec![
+                Check::Consulted("drive/x".into()),
+                Check::Attended("meeting/x".into())
+            ])
+            .kind(),
+            Event
+        );
+        assert!(!Diagnostic.scored() && Answer.scored() && Event.scored());
     }
 
     #[test]

@@ -65,6 +65,7 @@ pub mod agent;
 pub mod batch;
 pub mod calculator;
 pub mod check;
+pub mod fuzz;
 pub mod generate;
 pub mod llm;
 pub mod npc;

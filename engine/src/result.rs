@@ -1,8 +1,12 @@
 //! Run results: per-task and per-checkpoint scores, and their rendering.
 //!
-//! Scores follow the paper: a task's score is the weighted share of its checkpoints
-//! that passed; a scenario's checkpoint score is the mean task score; a task succeeds
-//! when every checkpoint passed; the success rate is the share of tasks that did.
+//! Scores follow the paper: a task's score is the weighted share of its scored
+//! checkpoints that passed; a scenario's checkpoint score is the mean task score; a
+//! task succeeds when every scored checkpoint passed; the success rate is the share of
+//! tasks that did. Diagnostic checkpoints (files consulted, clues disclosed, tools
+//! called; see [`crate::check::CheckKind`]) are reported with the time they first held
+//! but weigh nothing. A task never released scores 0; when a gate kept it back, the
+//! result says which.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -21,9 +25,12 @@ pub struct CheckpointResult {
     pub key: String,
     /// What it checks.
     pub description: String,
-    /// Weight.
+    /// Weight (counted only when `kind` is scored).
     pub weight: u32,
-    /// Whether it passed before the deadline.
+    /// When it is judged and whether it is scored.
+    pub kind: crate::check::CheckKind,
+    /// Whether it passed: an answer when its task closed, an event or diagnostic
+    /// while the task was open.
     pub passed: bool,
     /// When it passed (`YYYY-MM-DDTHH:MM:SS`).
     pub at: Option<String>,
@@ -51,17 +58,21 @@ pub struct TaskResult {
     pub day: u32,
     /// When released, if it was.
     pub released_at: Option<String>,
+    /// For a task never released whose release waited on another task's checkpoint:
+    /// that gate (`task/<key>#<checkpoint>`), which never passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate_failed: Option<String>,
     /// Deadline.
     pub deadline: String,
-    /// Weighted share of checkpoints passed (0..1).
+    /// Weighted share of scored checkpoints passed (0..1).
     pub score: f64,
-    /// All checkpoints passed.
+    /// All scored checkpoints passed.
     pub success: bool,
-    /// When the last checkpoint passed, if all did.
+    /// When the last scored checkpoint passed, if all did.
     pub completed_at: Option<String>,
-    /// Checkpoints passed.
+    /// Scored checkpoints passed.
     pub passed: usize,
-    /// Checkpoints in total.
+    /// Scored checkpoints in total.
     pub total: usize,
     /// Per checkpoint.
     pub checkpoints: Vec<CheckpointResult>,
@@ -184,7 +195,8 @@ pub(crate) fn collect(
     let task_results: Vec<TaskResult> = tasks
         .iter()
         .map(|t| {
-            let mine: Vec<&Checkpoint> = cps.iter().filter(|c| c.task == t.spec.key).collect();
+            let all: Vec<&Checkpoint> = cps.iter().filter(|c| c.task == t.spec.key).collect();
+            let mine: Vec<&Checkpoint> = all.iter().copied().filter(|c| c.kind.scored()).collect();
             let total_w: u32 = mine.iter().map(|c| c.weight).sum();
             let passed_w: u32 = mine
                 .iter()
@@ -193,6 +205,12 @@ pub(crate) fn collect(
                 .sum();
             let passed = mine.iter().filter(|c| c.passed_at.is_some()).count();
             let success = passed == mine.len() && !mine.is_empty();
+            let gate_failed = match (&t.released_at, &t.spec.release) {
+                (None, crate::scenario::Release::AfterCheckpoint { task, checkpoint }) => {
+                    Some(format!("{task}#{checkpoint}"))
+                }
+                _ => None,
+            };
             let anchor = t
                 .released_at
                 .unwrap_or_else(|| clock.epoch.parse(&t.spec.deadline).unwrap_or(clock.start));
@@ -208,6 +226,7 @@ pub(crate) fn collect(
                 difficulty: t.spec.difficulty,
                 priority: t.spec.priority,
                 released_at: t.released_at.map(iso),
+                gate_failed,
                 deadline: clock
                     .epoch
                     .parse(&t.spec.deadline)
@@ -226,12 +245,13 @@ pub(crate) fn collect(
                 },
                 passed,
                 total: mine.len(),
-                checkpoints: mine
+                checkpoints: all
                     .iter()
                     .map(|c| CheckpointResult {
                         key: c.key.clone(),
                         description: c.description.clone(),
                         weight: c.weight,
+                        kind: c.kind,
                         passed: c.passed_at.is_some(),
                         at: c.passed_at.map(iso),
                         feedback: c.passed_at.is_none().then(|| c.feedback.clone()),
@@ -308,7 +328,10 @@ pub fn render_table(results: &[RunResult]) -> String {
             let status = match (&t.completed_at, &t.released_at) {
                 (Some(done), _) => format!("on time (done {} , due {})", hm(done), hm(&t.deadline))
                     .replace(" ,", ","),
-                (None, None) => "never released".to_owned(),
+                (None, None) => match &t.gate_failed {
+                    Some(gate) => format!("never released (gate {gate} failed)"),
+                    None => "never released".to_owned(),
+                },
                 (None, Some(_)) => format!("not done (due {})", hm(&t.deadline)),
             };
             let key = t.key.trim_start_matches("task/");

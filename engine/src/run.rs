@@ -31,7 +31,7 @@ use crate::agent::{Agent, AgentError, PastStep, block_on};
 use crate::npc::{NpcEngine, RecordedNpc, Scripted};
 use crate::replay::{ReplayError, config_from_header};
 use crate::result::{ModelUsage, RunResult};
-use crate::scenario::{Content, LoadedScenario, load_file};
+use crate::scenario::{Content, LoadedScenario, WorldChange, load_file};
 use crate::sim::{Decision, Observation, Sim, SimConfig};
 use crate::time::SimDuration;
 use crate::tools::{LivePython, PythonBackend, RecordedPython, ToolCall};
@@ -262,15 +262,21 @@ pub async fn run_to_dir_async(
     std::fs::create_dir_all(out).map_err(io(out))?;
     let scen = out.join("scenario.ron");
     std::fs::write(&scen, &loaded.source).map_err(io(&scen))?;
-    for f in &loaded.scenario.files {
+    // Sidecars of the starting files and of timed events, so the run directory
+    // replays on its own; never written outside `out` (see `sidecar::write_into`).
+    let event_files = loaded
+        .scenario
+        .events
+        .iter()
+        .filter_map(|e| match &e.change {
+            WorldChange::File(f) => Some(f),
+            WorldChange::Message { .. } => None,
+        });
+    for f in loaded.scenario.files.iter().chain(event_files) {
         if let Content::Sidecar { path, .. } = &f.content
             && let Some(bytes) = loaded.assets.get(&f.path)
         {
-            let dest = out.join(path);
-            if let Some(parent) = dest.parent() {
-                std::fs::create_dir_all(parent).map_err(io(parent))?;
-            }
-            std::fs::write(&dest, bytes).map_err(io(&dest))?;
+            crate::scenario::sidecar::write_into(out, path, bytes).map_err(io(&out.join(path)))?;
         }
     }
     let traj_path = out.join("trajectory.jsonl");

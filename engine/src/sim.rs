@@ -503,6 +503,16 @@ impl Sim {
     /// Idempotent: the trajectory gets its closing lines once.
     pub fn results(&mut self) -> crate::result::RunResult {
         self.end(EndReason::DayEnd);
+        if !self.finished_scores {
+            // Tasks still open are judged now, on what the agent delivered.
+            use bevy_ecs::system::RunSystemOnce as _;
+            if let Err(e) = self
+                .world
+                .run_system_once(crate::world::systems::close_open_tasks)
+            {
+                unreachable!("closing tasks is a valid system: {e}");
+            }
+        }
         let r = crate::result::collect(
             &mut self.world,
             &self.scenario,

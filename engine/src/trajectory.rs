@@ -108,6 +108,9 @@ impl Trajectory {
     /// Writes one line as given (a line read from a trajectory, copied by replay).
     pub fn record_raw(&mut self, line: &str) {
         debug_assert!(!line.contains('\n'), "one line");
+        // Configured API keys never reach a trajectory, whatever carried them here.
+        let redacted = crate::llm::reply::redact_secrets(line);
+        let line = redacted.as_deref().unwrap_or(line);
         self.hasher.update(line.as_bytes());
         self.hasher.update(b"\n");
         self.lines += 1;

@@ -47,7 +47,7 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::{Agent, AgentError, AgentFuture, ModelRecord, PastStep, RecordSink, TurnLog};
-use crate::llm::client::{CallOutcome, ModelCaller, RequestBody};
+use crate::llm::client::{CallOutcome, ModelCaller, RequestBody, contain_reply};
 use crate::llm::history::{HistoryPolicy, transcript};
 use crate::llm::message::{
     Content, ImageUrl, Message, Part, Role, assistant_from, response_text, tool_schemas_json,
@@ -217,7 +217,9 @@ impl LlmAgent {
             error: None,
         };
         let out = match response {
-            Ok(raw) => {
+            Ok(mut raw) => {
+                // Before anything reads or records it (see `llm::reply`).
+                contain_reply(self.caller.as_ref(), &mut raw);
                 let usage = self.caller.usage(&raw);
                 self.usage.add(&usage);
                 rec.usage = Some(usage);
@@ -281,6 +283,28 @@ impl LlmAgent {
         }
     }
 
+    /// Replaces, in the last assistant message, the long arguments of the calls that
+    /// failed by a short marker (`llm::reply`): they are never re-sent in bulk. That
+    /// message was not in any request yet, so the compact form stays exact.
+    fn shrink_refused(&mut self, pending: &[String], results: &[ToolResult]) {
+        let Some(last) = self.messages.last_mut() else {
+            return;
+        };
+        if last.role != Role::Assistant {
+            return;
+        }
+        for call in &mut last.tool_calls {
+            let failed = pending.contains(&call.id)
+                && results
+                    .iter()
+                    .find(|r| r.call_id == call.id)
+                    .is_none_or(|r| !r.ok);
+            if failed && let Some(m) = crate::llm::reply::shrink_refused(&call.function.arguments) {
+                call.function.arguments = m;
+            }
+        }
+    }
+
     fn image_parts(results: &[ToolResult]) -> Vec<Part> {
         results
             .iter()
@@ -331,7 +355,9 @@ impl LlmAgent {
             return Ok(());
         }
         // Every pending call gets its answer, in call order, before anything else.
-        for id in std::mem::take(&mut self.pending) {
+        let pending = std::mem::take(&mut self.pending);
+        self.shrink_refused(&pending, &obs.results);
+        for id in pending {
             let content = obs.results.iter().find(|r| r.call_id == id).map_or_else(
                 || json!({"ok": false, "error": "not executed"}).to_string(),
                 tool_content,

@@ -262,6 +262,13 @@ pub trait ModelCaller: Send + Sync {
     fn call(&self, body: RequestBody, ordinal: u64) -> CallFuture;
     /// Tokens and cost of a response.
     fn usage(&self, raw: &Value) -> ModelUsage;
+    /// `text` with the caller's secrets (its API key) replaced, or `None` if it holds
+    /// none. Applied to every reply before anything records it: a model can echo
+    /// the key it was called with.
+    fn redact(&self, text: &str) -> Option<String> {
+        let _ = text;
+        None
+    }
 }
 
 struct Inner {
@@ -302,6 +309,7 @@ impl HttpModel {
             b = b.proxy(proxy);
         }
         let http = b.build().map_err(|e| LlmError::Setup(e.to_string()))?;
+        super::reply::register_secret(cfg.key.expose());
         Ok(HttpModel {
             inner: Arc::new(Inner { http, cfg }),
             handle,
@@ -412,7 +420,10 @@ async fn attempt(inner: &Inner, body: &RequestBody) -> Attempt {
     };
     let snippet: String = text.chars().take(300).collect();
     if status.is_success() {
-        return match serde_json::from_str::<Value>(&text) {
+        // A body too deep for the reader is still the model's answer: its too-deep
+        // parts come back as text, and a tool call holding one fails as the agent's
+        // malformed arguments, not as the provider's unreadable reply.
+        return match super::reply::parse_completion(&text) {
             Ok(v) if v["choices"][0]["message"].is_object() => Attempt::Done(v),
             _ => Attempt::Retry(
                 format!("HTTP {status} but not a chat completion: {snippet}"),
@@ -507,6 +518,20 @@ impl ModelCaller for HttpModel {
     fn usage(&self, raw: &Value) -> ModelUsage {
         usage_with_prices(raw, self.inner.cfg.price_in, self.inner.cfg.price_out)
     }
+
+    fn redact(&self, text: &str) -> Option<String> {
+        let key = self.inner.cfg.key.expose();
+        (!key.is_empty() && text.contains(key))
+            .then(|| self.inner.cfg.key.redact(text))
+            .filter(|r| r.as_str() != text)
+    }
+}
+
+/// Makes a model reply safe to use and record: the caller's secrets redacted from
+/// every string, over-long arguments and text cut (see [`super::reply`]).
+pub fn contain_reply(caller: &dyn ModelCaller, raw: &mut Value) {
+    super::reply::redact_value(raw, &|s| caller.redact(s));
+    super::reply::contain(raw);
 }
 
 /// Tokens of a response (`usage.prompt_tokens`, `usage.completion_tokens`) and their

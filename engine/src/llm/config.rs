@@ -18,6 +18,8 @@
 //! }
 //! ```
 //!
+//! * `proxy_url` is a proxy URL; `false` (as the reference's README writes it),
+//!   `null`, `""` or leaving it out all mean no proxy.
 //! * `api_key_env` names the environment variable holding the key (preferred: the
 //!   file then holds no secret). `api_key_var` is the reference's field and holds the
 //!   key itself; it is used only when `api_key_env` is absent.
@@ -171,7 +173,7 @@ struct Entry {
     #[serde(default)]
     api_key_env: Option<String>,
     base_url: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "proxy_or_none")]
     proxy_url: Option<String>,
     #[serde(default)]
     temperature: Option<f64>,
@@ -189,6 +191,19 @@ struct Entry {
     retry_base_ms: Option<u64>,
     #[serde(default)]
     retry_max_ms: Option<u64>,
+}
+
+/// `proxy_url` as the original's README writes it: a URL, or `false` (its documented
+/// "no proxy"), `null` or `""` for none. `true` names no proxy, so it is refused.
+fn proxy_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    match Value::deserialize(d)? {
+        Value::Null | Value::Bool(false) => Ok(None),
+        Value::String(s) if s.trim().is_empty() => Ok(None),
+        Value::String(s) => Ok(Some(s)),
+        other => Err(serde::de::Error::custom(format!(
+            "`proxy_url` must be a proxy URL, or false, null or \"\" for no proxy; found {other}"
+        ))),
+    }
 }
 
 /// A parsed `api_config.json`.
@@ -367,6 +382,51 @@ mod tests {
             m.key.redact("bad key sk-literal-key!"),
             "bad key [redacted]!"
         );
+    }
+
+    /// The two entries of the reference's README example, typed from it verbatim.
+    const ORIGINAL_README: &str = include_str!("testdata/original_readme_api_config.json");
+
+    #[test]
+    fn the_original_readme_config_loads() {
+        let c = ApiConfig::parse(Path::new("api_config.json"), ORIGINAL_README).unwrap();
+        let mini = c.model_with_env("gpt-4o-mini", |_| None).unwrap();
+        assert_eq!(mini.model_name, "gpt-4o-mini");
+        assert_eq!(mini.key.expose(), "sk-your_api_key");
+        assert_eq!(mini.base_url, "https://your.api.provider/v1");
+        assert_eq!(mini.proxy_url, None, "`false` means no proxy");
+        let full = c.model_with_env("gpt-4o", |_| None).unwrap();
+        assert_eq!(full.model_name, "gpt-4o");
+        assert_eq!(full.proxy_url.as_deref(), Some("http://your.proxy.url/"));
+    }
+
+    #[test]
+    fn proxy_url_accepts_every_way_of_saying_none() {
+        for (proxy, want) in [
+            ("false", None),
+            ("null", None),
+            ("\"\"", None),
+            ("\"  \"", None),
+            ("\"http://p:3128\"", Some("http://p:3128")),
+        ] {
+            let text = format!(
+                r#"{{"m": {{"model_name": "x", "api_key_var": "sk-k", "base_url": "http://h/v1", "proxy_url": {proxy}}}}}"#
+            );
+            let c = ApiConfig::parse(Path::new("c.json"), &text).unwrap();
+            let m = c.model_with_env("m", |_| None).unwrap();
+            assert_eq!(m.proxy_url.as_deref(), want, "{proxy}");
+        }
+        for bad in ["true", "3", "[]"] {
+            let text = format!(
+                r#"{{"m": {{"model_name": "x", "api_key_var": "sk-k", "base_url": "http://h/v1", "proxy_url": {bad}}}}}"#
+            );
+            let c = ApiConfig::parse(Path::new("c.json"), &text).unwrap();
+            let e = c.model_with_env("m", |_| None).unwrap_err().to_string();
+            assert!(
+                e.contains("`proxy_url` must be a proxy URL, or false"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

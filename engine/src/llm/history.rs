@@ -7,7 +7,8 @@
 //!
 //! [`SummaryPolicy`] compresses once the estimate passes its threshold: it keeps the
 //! head (the system prompt and the opening message of the day) and the last
-//! `keep_turns` assistant turns with everything after them, and replaces the span
+//! `keep_turns` assistant turns (fewer, down to one, when the history has fewer)
+//! with everything after them, and replaces the span
 //! in between with one user message holding a summary the model writes. The span
 //! always ends just before an assistant message, so a tool call is never separated
 //! from its result.
@@ -71,8 +72,13 @@ impl HistoryPolicy for SummaryPolicy {
             .filter(|(_, m)| m.role == Role::Assistant)
             .map(|(i, _)| i)
             .collect();
-        let end = *assistants.iter().rev().nth(self.keep_turns.max(1) - 1)?;
-        (end > self.head).then_some(self.head..end)
+        // Keep `keep_turns` turns if the history has them, else as many as leave
+        // something to summarise: a few huge turns must not escape the limit.
+        (1..=self.keep_turns.max(1))
+            .rev()
+            .filter_map(|k| assistants.iter().rev().nth(k - 1))
+            .find(|&&end| end > self.head)
+            .map(|&end| self.head..end)
     }
 }
 
@@ -183,8 +189,17 @@ mod tests {
         // The span ends just before the third-last assistant message.
         assert_eq!(msgs[r.end].role, Role::Assistant);
         assert_eq!(msgs.len() - r.end, 9);
-        // Too short a history has nothing to compress.
-        assert_eq!(p.compress(&convo(2)), None);
+        // Fewer turns than `keep_turns`: the older ones are summarised all the same.
+        let p = SummaryPolicy { threshold: 0, ..p };
+        let two = convo(2);
+        let r = p.compress(&two).unwrap();
+        assert_eq!(
+            (r.start, two.len() - r.end),
+            (2, 3),
+            "the last turn is kept"
+        );
+        // One turn leaves nothing to compress.
+        assert_eq!(p.compress(&convo(1)), None);
     }
 
     #[test]

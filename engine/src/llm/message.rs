@@ -185,12 +185,15 @@ pub fn assistant_from(raw: &Value, step: u64) -> (Message, Vec<ToolCall>) {
     let mut seen = std::collections::BTreeSet::new();
     let mut calls = Vec::new();
     let mut wire = Vec::new();
-    for (i, tc) in msg["tool_calls"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+    // A malformed `tool_calls` (not a list, or entries that are not calls) still
+    // becomes calls, which the tools refuse: the model's error is counted and
+    // answered, not dropped.
+    let entries: Vec<&Value> = match &msg["tool_calls"] {
+        Value::Array(a) => a.iter().collect(),
+        Value::Null => Vec::new(),
+        other => vec![other],
+    };
+    for (i, tc) in entries.into_iter().enumerate() {
         let id = match tc["id"].as_str() {
             Some(id) if !id.is_empty() && !seen.contains(id) => id.to_owned(),
             _ => format!("call_{step}_{i}"),
@@ -202,6 +205,8 @@ pub fn assistant_from(raw: &Value, step: u64) -> (Message, Vec<ToolCall>) {
             .to_owned();
         let arguments = match &tc["function"]["arguments"] {
             Value::String(s) => s.clone(),
+            // No function at all: the entry itself is what the model sent.
+            Value::Null if !tc["function"].is_object() => tc.to_string(),
             Value::Null => "{}".to_owned(),
             other => other.to_string(),
         };
@@ -251,6 +256,18 @@ mod tests {
         assert_eq!(m.content, None);
         let wire_ids: Vec<&str> = m.tool_calls.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(wire_ids, ids);
+        // Malformed call lists still become calls, for the tools to refuse.
+        let odd =
+            json!({"choices": [{"message": {"role": "assistant", "tool_calls": "read_file"}}]});
+        let (_, calls) = assistant_from(&odd, 3);
+        assert_eq!(
+            (calls[0].name.as_str(), calls[0].arguments.as_str()),
+            ("", "\"read_file\"")
+        );
+        let odd = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [7, {"function": "x"}]}}]});
+        let (_, calls) = assistant_from(&odd, 3);
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[1].arguments, r#"{"function":"x"}"#);
         let v = serde_json::to_value(&m).unwrap();
         assert_eq!(v["content"], Value::Null);
         assert_eq!(v["tool_calls"][0]["type"], "function");

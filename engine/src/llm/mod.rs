@@ -32,6 +32,7 @@ pub mod history;
 pub mod message;
 pub mod npc;
 pub mod prompt;
+pub mod reply;
 
 pub use client::{CallOutcome, HttpModel, LlmError, ModelCaller};
 pub use config::{ApiConfig, ConfigError, ModelConfig};

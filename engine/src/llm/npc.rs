@@ -137,7 +137,8 @@ impl NpcEngine for LlmNpc {
                 self.requests += 1;
                 let out = block_on(self.caller.call(body.clone(), self.requests));
                 match out.response {
-                    Ok(r) => {
+                    Ok(mut r) => {
+                        super::client::contain_reply(self.caller.as_ref(), &mut r);
                         self.usage.add(&self.caller.usage(&r));
                         self.cache.put(&key, &body, &r);
                         r

@@ -136,6 +136,12 @@ pub struct TaskRecord {
     pub score: f64,
     /// Every checkpoint passed.
     pub success: bool,
+    /// Task key.
+    #[serde(default)]
+    pub key: String,
+    /// The gate (`task/<key>#<checkpoint>`) that kept this task from being released.
+    #[serde(default)]
+    pub gate_failed: Option<String>,
 }
 
 fn one() -> u32 {
@@ -376,6 +382,25 @@ pub struct Report {
     pub end_reasons: Vec<EndReasonRow>,
     /// Tokens and cost.
     pub tokens: Vec<TokenRow>,
+    /// Tasks never released because the checkpoint gating them never passed, per run.
+    pub gates_failed: Vec<GateRow>,
+}
+
+/// A task that was never released because its gate failed, in one run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateRow {
+    /// Agent name.
+    pub agent: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// Master seed of the run.
+    pub seed: u64,
+    /// Trial, for batches with several trials.
+    pub trial: Option<u32>,
+    /// The task kept back.
+    pub task: String,
+    /// The gate, `task/<key>#<checkpoint>`.
+    pub gate: String,
 }
 
 fn mean(xs: impl IntoIterator<Item = f64>) -> f64 {
@@ -452,6 +477,7 @@ impl Report {
             errors: Vec::new(),
             end_reasons: Vec::new(),
             tokens: Vec::new(),
+            gates_failed: Vec::new(),
         };
         for (agent, mine) in &by_agent {
             let n = mine.len() as f64;
@@ -561,6 +587,21 @@ impl Report {
                     reason: reason.to_owned(),
                     runs,
                 }));
+
+            for r in mine {
+                for t in &r.tasks {
+                    if let Some(gate) = &t.gate_failed {
+                        rep.gates_failed.push(GateRow {
+                            agent: (*agent).to_owned(),
+                            scenario: r.scenario.clone(),
+                            seed: r.seed,
+                            trial: r.trial,
+                            task: t.key.clone(),
+                            gate: gate.clone(),
+                        });
+                    }
+                }
+            }
 
             // Folded from +0.0: an empty f64 sum is -0.0, which would print as "-0.0000".
             let cost = mine.iter().filter_map(|r| r.cost).fold(0.0, |a, b| a + b);
@@ -676,6 +717,31 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_list_the_tasks_their_gates_kept_back() {
+        let run: RunRecord = serde_json::from_str(
+            r#"{"scenario": "s", "agent": "a", "seed": 7, "checkpoint_score": 0.5,
+                "success_rate": 0.5, "tasks": [
+                  {"key": "task/a", "score": 1.0, "success": true},
+                  {"key": "task/b", "score": 0.0, "success": false,
+                   "gate_failed": "task/a#answer"}]}"#,
+        )
+        .unwrap();
+        let rep = Report::new(&[run]);
+        assert_eq!(
+            rep.gates_failed,
+            [GateRow {
+                agent: "a".into(),
+                scenario: "s".into(),
+                seed: 7,
+                trial: None,
+                task: "task/b".into(),
+                gate: "task/a#answer".into(),
+            }]
+        );
+        assert!(rep.markdown().contains("| a | s | 7 | – | task/b | task/a#answer |"));
+    }
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-12

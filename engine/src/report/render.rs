@@ -342,6 +342,34 @@ pub(super) fn tables(r: &Report) -> Vec<Table> {
                 })
                 .collect(),
         },
+        Table {
+            name: "gates_failed",
+            title: "Tasks never released (gate failed)",
+            note: "A task released only once another task's checkpoint passes scores 0 when that \
+                   checkpoint never did; read dependent scores with these in mind.",
+            columns: vec![
+                ("model", "agent"),
+                ("scenario", "scenario"),
+                ("seed", "seed"),
+                ("trial", "trial"),
+                ("task", "task"),
+                ("gate", "gate"),
+            ],
+            rows: r
+                .gates_failed
+                .iter()
+                .map(|g| {
+                    vec![
+                        text(&g.agent),
+                        text(&g.scenario),
+                        Cell::Int(g.seed),
+                        g.trial.map_or(Cell::Empty, |t| Cell::Int(u64::from(t))),
+                        text(&g.task),
+                        text(&g.gate),
+                    ]
+                })
+                .collect(),
+        },
     ]
 }
 

@@ -4,6 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::Scenario;
+use super::limits::MAX_SCENARIO_BYTES;
 
 /// Stable error codes; each has a page under `docs/errors/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -42,11 +43,23 @@ pub enum ErrorCode {
     UnknownClue,
     /// TB0017: the file could not be read.
     Io,
+    /// TB0018: a sidecar path that leaves the scenario's folder or names no regular file.
+    SidecarPath,
+    /// TB0019: more objects of one kind than the limits allow.
+    TooMany,
+    /// TB0020: a string longer than the limits allow.
+    TooLong,
+    /// TB0021: a path longer or deeper than the limits allow.
+    PathLimit,
+    /// TB0022: a scenario or sidecar file larger than the limits allow.
+    TooLarge,
+    /// TB0023: a value no run can ever meet (not a finite number, or a time outside the run).
+    NeverMet,
 }
 
 impl ErrorCode {
     /// Every code, in order.
-    pub const ALL: [ErrorCode; 17] = [
+    pub const ALL: [ErrorCode; 23] = [
         ErrorCode::Syntax,
         ErrorCode::UnknownPerson,
         ErrorCode::UnknownFile,
@@ -64,6 +77,12 @@ impl ErrorCode {
         ErrorCode::BadValue,
         ErrorCode::UnknownClue,
         ErrorCode::Io,
+        ErrorCode::SidecarPath,
+        ErrorCode::TooMany,
+        ErrorCode::TooLong,
+        ErrorCode::PathLimit,
+        ErrorCode::TooLarge,
+        ErrorCode::NeverMet,
     ];
 
     /// `TB0001` form.
@@ -86,6 +105,12 @@ impl ErrorCode {
             ErrorCode::BadValue => "TB0015",
             ErrorCode::UnknownClue => "TB0016",
             ErrorCode::Io => "TB0017",
+            ErrorCode::SidecarPath => "TB0018",
+            ErrorCode::TooMany => "TB0019",
+            ErrorCode::TooLong => "TB0020",
+            ErrorCode::PathLimit => "TB0021",
+            ErrorCode::TooLarge => "TB0022",
+            ErrorCode::NeverMet => "TB0023",
         }
     }
 }
@@ -221,12 +246,7 @@ pub struct LoadedScenario {
 
 /// Reads, parses and validates a scenario file, loading its sidecar assets.
 pub fn load_file(path: &Path) -> Result<LoadedScenario, ScenarioErrors> {
-    let source = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: path.to_path_buf(),
-        code: ErrorCode::Io,
-        location: Location::File,
-        message: format!("cannot read the scenario file: {e}"),
-    })?;
+    let source = read_source(path)?;
     let scenario = parse_str(&source, path)?;
     let base = path.parent().unwrap_or(Path::new("."));
     let assets = super::validate(&scenario, path, Some(base))?;
@@ -237,6 +257,36 @@ pub fn load_file(path: &Path) -> Result<LoadedScenario, ScenarioErrors> {
         source,
         blake3,
         assets,
+    })
+}
+
+/// Reads the scenario file with a bound, so a huge or endless file (`/dev/zero`) is
+/// refused after [`MAX_SCENARIO_BYTES`] rather than filling memory.
+fn read_source(path: &Path) -> Result<String, ScenarioError> {
+    use std::io::Read;
+    let err = |code, message: String| ScenarioError {
+        file: path.to_path_buf(),
+        code,
+        location: Location::File,
+        message,
+    };
+    let io = |e: std::io::Error| err(ErrorCode::Io, format!("cannot read the scenario file: {e}"));
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SCENARIO_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_SCENARIO_BYTES {
+        return Err(err(
+            ErrorCode::TooLarge,
+            format!("the scenario file is larger than {MAX_SCENARIO_BYTES} bytes"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        err(
+            ErrorCode::Io,
+            format!("cannot read the scenario file: it is not UTF-8 text ({e})"),
+        )
     })
 }
 

@@ -9,7 +9,9 @@
 //! Times are written as `YYYY-MM-DDTHH:MM` (or `HH:MM`, meaning the first day) and are
 //! converted to integer [`SimTime`](crate::time::SimTime) at load time.
 
+pub mod limits;
 mod load;
+pub(crate) mod sidecar;
 mod validate;
 
 use std::collections::BTreeMap;

@@ -4,7 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use super::limits;
 use super::load::{ErrorCode, Location, ScenarioError, ScenarioErrors};
+use super::sidecar::{self, SidecarError};
 use super::{
     BudgetAspect, Check, Condition, Content, DomainCheck, Drawing, FileSpec, Gate, OutingAspect,
     Release, Scenario, Shape, WorldChange,
@@ -12,14 +14,34 @@ use super::{
 use crate::path::VPath;
 use crate::time::{Epoch, SimTime};
 
-/// A knapsack already solved: capacity, items, best value in hundredths.
-type BudgetMemo = (u64, Vec<(String, u64, f64)>, i64);
-
 struct Ctx<'a> {
     file: &'a Path,
     errors: Vec<ScenarioError>,
-    /// Knapsack optima already computed: checkpoints of one task share their items.
-    budget_memo: Vec<BudgetMemo>,
+    /// Knapsack optima already computed, by a hash of (capacity, items): checkpoints
+    /// of one task share their items, and a repeated instance costs one lookup.
+    budget_memo: BTreeMap<[u8; 32], i64>,
+    /// Knapsack cells left for distinct budget checks (bounds validation time).
+    budget_cells_left: u64,
+    /// Outing maps already solved, by a hash of the map: their outings.
+    outing_memo: BTreeMap<[u8; 32], Vec<crate::check::Outing>>,
+}
+
+impl Ctx<'_> {
+    fn new(file: &Path) -> Ctx<'_> {
+        Ctx {
+            file,
+            errors: Vec::new(),
+            budget_memo: BTreeMap::new(),
+            budget_cells_left: limits::MAX_BUDGET_CELLS_TOTAL,
+            outing_memo: BTreeMap::new(),
+        }
+    }
+}
+
+/// A stable hash of a value's RON text, to key memos without comparing whole values.
+fn digest<T: serde::Serialize>(v: &T) -> [u8; 32] {
+    let text = ron::to_string(v).unwrap_or_default();
+    *blake3::hash(text.as_bytes()).as_bytes()
 }
 
 impl Ctx<'_> {
@@ -40,12 +62,17 @@ pub fn validate(
     file: &Path,
     assets_dir: Option<&Path>,
 ) -> Result<BTreeMap<String, Vec<u8>>, ScenarioErrors> {
-    let mut cx = Ctx {
-        file,
-        errors: Vec::new(),
-        budget_memo: Vec::new(),
-    };
+    let mut cx = Ctx::new(file);
     let mut assets = BTreeMap::new();
+
+    // Limits first: past them the checks below could take long, so stop there.
+    for b in limits::walk(s) {
+        cx.err(b.code, b.path, b.message);
+    }
+    if !cx.errors.is_empty() {
+        return Err(ScenarioErrors(cx.errors));
+    }
+    let mut sidecar_budget = limits::MAX_SIDECAR_TOTAL_BYTES;
 
     // Clock.
     let epoch = match Epoch::from_timestamp(&s.clock.start) {
@@ -208,7 +235,9 @@ pub fn validate(
         |cx: &mut Ctx<'_>, path: String, f: &FileSpec, assets: &mut BTreeMap<String, Vec<u8>>| {
             match VPath::parse(&f.path) {
                 Ok(p) => {
-                    if p.is_drive() && !drive_files.insert(p.as_str().to_owned()) {
+                    if let Some(problem) = limits::path_problem(p.as_str()) {
+                        cx.err(ErrorCode::PathLimit, format!("{path}.path"), problem);
+                    } else if p.is_drive() && !drive_files.insert(p.as_str().to_owned()) {
                         cx.err(
                             ErrorCode::DuplicateKey,
                             format!("{path}.path"),
@@ -225,30 +254,35 @@ pub fn validate(
                 path: rel,
                 blake3: want,
             } = &f.content
-                && let Some(dir) = assets_dir
             {
-                let full = dir.join(rel);
-                match std::fs::read(&full) {
-                    Ok(bytes) => {
-                        let got = blake3::hash(&bytes).to_hex().to_string();
-                        if &got != want {
-                            cx.err(
-                                ErrorCode::Asset,
-                                format!("{path}.content"),
-                                format!(
-                                    "sidecar `{}` has BLAKE3 {got}, expected {want}",
-                                    full.display()
-                                ),
-                            );
-                        } else {
-                            assets.insert(f.path.clone(), bytes);
+                let at = format!("{path}.content.path");
+                // Checked without the folder too, so a generated or in-memory
+                // scenario with an escaping sidecar is refused the same way.
+                if let Err(m) = sidecar::relative(rel) {
+                    cx.err(ErrorCode::SidecarPath, at, m);
+                } else if let Some(m) = limits::path_problem(rel) {
+                    cx.err(ErrorCode::PathLimit, at, m);
+                } else if let Some(dir) = assets_dir {
+                    match sidecar::read(dir, rel, &mut sidecar_budget) {
+                        Ok(bytes) => {
+                            let got = blake3::hash(&bytes).to_hex().to_string();
+                            if &got != want {
+                                cx.err(
+                                    ErrorCode::Asset,
+                                    format!("{path}.content"),
+                                    format!("sidecar `{rel}` has BLAKE3 {got}, expected {want}"),
+                                );
+                            } else {
+                                assets.insert(f.path.clone(), bytes);
+                            }
+                        }
+                        Err(SidecarError::Unsafe(m)) => cx.err(ErrorCode::SidecarPath, at, m),
+                        Err(SidecarError::PathLimit(m)) => cx.err(ErrorCode::PathLimit, at, m),
+                        Err(SidecarError::TooLarge(m)) => cx.err(ErrorCode::TooLarge, at, m),
+                        Err(SidecarError::Io(m)) => {
+                            cx.err(ErrorCode::Asset, format!("{path}.content"), m)
                         }
                     }
-                    Err(e) => cx.err(
-                        ErrorCode::Asset,
-                        format!("{path}.content"),
-                        format!("cannot read sidecar `{}`: {e}", full.display()),
-                    ),
                 }
             }
         };
@@ -522,6 +556,19 @@ pub fn validate(
         let at = format!("tasks[{i}]");
         person(&mut cx, format!("{at}.assigned_by"), &t.assigned_by);
         let deadline = time(&mut cx, &format!("{at}.deadline"), &t.deadline);
+        if let Some(d) = deadline
+            && d > end
+        {
+            cx.err(
+                ErrorCode::NeverMet,
+                format!("{at}.deadline"),
+                format!(
+                    "deadline {} is after the run ends ({}); use a time within the scenario's days",
+                    t.deadline,
+                    epoch.iso(end)
+                ),
+            );
+        }
         let released = match &t.release {
             Release::Start => Some(start),
             Release::At(v) => time(&mut cx, &format!("{at}.release"), v),
@@ -595,6 +642,9 @@ pub fn validate(
                 &c.check,
                 &Refs {
                     epoch: &epoch,
+                    run: (start, end),
+                    run_text: (&s.clock.start, &s.clock.end),
+                    depth: 0,
                     people: &people,
                     meetings: &meetings,
                     clues: &clues,
@@ -624,7 +674,15 @@ pub fn validate(
             match &step.gate {
                 Gate::Ready => {}
                 Gate::NotBefore(v) => {
-                    time(&mut cx, &format!("{pat}.gate"), v);
+                    if let Some(g) = time(&mut cx, &format!("{pat}.gate"), v)
+                        && g > end
+                    {
+                        cx.err(
+                            ErrorCode::NeverMet,
+                            format!("{pat}.gate"),
+                            format!("{v} is after the run ends ({})", epoch.iso(end)),
+                        );
+                    }
                 }
                 Gate::ReplyFrom(p) => person(&mut cx, format!("{pat}.gate"), p),
             }
@@ -735,6 +793,12 @@ fn condition(
 /// What checks may refer to.
 struct Refs<'a> {
     epoch: &'a Epoch,
+    /// The run's first and last instants: times outside them can never be met.
+    run: (SimTime, SimTime),
+    /// `clock.start` and `clock.end` as written, for messages.
+    run_text: (&'a str, &'a str),
+    /// How deep in `All(...)` this check is.
+    depth: usize,
     people: &'a BTreeSet<&'a str>,
     meetings: &'a BTreeMap<&'a str, &'a super::MeetingSpec>,
     clues: &'a BTreeSet<&'a str>,
@@ -757,7 +821,11 @@ fn check_check(cx: &mut Ctx<'_>, at: &str, check: &Check, refs: &Refs<'_>) {
         | Check::JsonNumber { path, .. }
         | Check::JsonArray { path, .. }
         | Check::CsvTable { path, .. } => match VPath::parse(path) {
-            Ok(p) if p.is_workspace() => {}
+            Ok(p) if p.is_workspace() => {
+                if let Some(m) = limits::path_problem(p.as_str()) {
+                    cx.err(ErrorCode::PathLimit, at.to_owned(), m);
+                }
+            }
             Ok(_) => cx.err(
                 ErrorCode::BadPath,
                 at.to_owned(),
@@ -854,10 +922,19 @@ fn check_check(cx: &mut Ctx<'_>, at: &str, check: &Check, refs: &Refs<'_>) {
                     format!("`{c}` is both required and forbidden, so the check can never pass"),
                 );
             }
-            if let Some(t) = after
-                && let Err(e) = refs.epoch.parse(t)
-            {
-                cx.err(ErrorCode::BadTime, format!("{at}.after"), e.to_string());
+            if let Some(t) = after {
+                match refs.epoch.parse(t) {
+                    Err(e) => cx.err(ErrorCode::BadTime, format!("{at}.after"), e.to_string()),
+                    Ok(v) if v >= refs.run.1 => cx.err(
+                        ErrorCode::NeverMet,
+                        format!("{at}.after"),
+                        format!(
+                            "{t} is not before the run ends ({}), so no message can come after it",
+                            refs.epoch.iso(refs.run.1)
+                        ),
+                    ),
+                    Ok(_) => {}
+                }
             }
         }
         Check::Domain(d) => check_domain(cx, &format!("{at}.Domain"), d),
@@ -869,8 +946,23 @@ fn check_check(cx: &mut Ctx<'_>, at: &str, check: &Check, refs: &Refs<'_>) {
                     "All needs at least one check",
                 );
             }
+            if refs.depth + 1 >= limits::MAX_CHECK_DEPTH {
+                cx.err(
+                    ErrorCode::TooMany,
+                    at.to_owned(),
+                    format!(
+                        "`All(...)` is nested more than {} deep",
+                        limits::MAX_CHECK_DEPTH
+                    ),
+                );
+                return;
+            }
+            let inner = Refs {
+                depth: refs.depth + 1,
+                ..*refs
+            };
             for (i, s) in subs.iter().enumerate() {
-                check_check(cx, &format!("{at}.All[{i}]"), s, refs);
+                check_check(cx, &format!("{at}.All[{i}]"), s, &inner);
             }
         }
         Check::Booked { .. } => check_booked(cx, at, check, refs),
@@ -959,6 +1051,18 @@ fn check_booked(cx: &mut Ctx<'_>, at: &str, check: &Check, refs: &Refs<'_>) {
         time("window_end", window_end),
     );
     if let (Some(from), Some(to)) = (from, to) {
+        let (first, last) = refs.run;
+        if from < first || to > last {
+            cx.err(
+                ErrorCode::NeverMet,
+                format!("{at}.window_start"),
+                format!(
+                    "the window {window_start}..{window_end} is not within the run ({}..{}), so no meeting can be booked in it",
+                    refs.run_text.0,
+                    refs.epoch.iso(last)
+                ),
+            );
+        }
         if to <= from {
             cx.err(
                 ErrorCode::BadValue,
@@ -1132,7 +1236,11 @@ const MAX_OUTINGS: usize = 20_000;
 
 fn workspace_path(cx: &mut Ctx<'_>, at: &str, path: &str) {
     match VPath::parse(path) {
-        Ok(p) if p.is_workspace() => {}
+        Ok(p) if p.is_workspace() => {
+            if let Some(m) = limits::path_problem(p.as_str()) {
+                cx.err(ErrorCode::PathLimit, at.to_owned(), m);
+            }
+        }
         Ok(_) => cx.err(
             ErrorCode::BadPath,
             at.to_owned(),
@@ -1198,17 +1306,32 @@ fn check_domain(cx: &mut Ctx<'_>, at: &str, d: &DomainCheck) {
                     ),
                 );
             } else {
-                let memo = cx
-                    .budget_memo
-                    .iter()
-                    .find(|(c, items, _)| *c == b.capacity && *items == b.items)
-                    .map(|m| m.2);
-                let best = memo.unwrap_or_else(|| {
-                    let (best, _) = budget_best(&b.items, b.capacity);
-                    cx.budget_memo.push((b.capacity, b.items.clone(), best));
-                    best
-                });
-                if (best as f64 / 100.0 - b.best).abs() > 0.004 {
+                let key = digest(&(b.capacity, &b.items));
+                let best = match cx.budget_memo.get(&key) {
+                    Some(best) => Some(*best),
+                    None if cells <= cx.budget_cells_left => {
+                        cx.budget_cells_left -= cells;
+                        let (best, _) = budget_best(&b.items, b.capacity);
+                        cx.budget_memo.insert(key, best);
+                        Some(best)
+                    }
+                    None => {
+                        // Each distinct instance is solved exactly; their total is
+                        // bounded so that validation time stays linear in the file.
+                        cx.err(
+                            ErrorCode::TooMany,
+                            at.to_owned(),
+                            format!(
+                                "the distinct budget checks of this scenario need more than {} knapsack cells (items x capacity) together",
+                                limits::MAX_BUDGET_CELLS_TOTAL
+                            ),
+                        );
+                        None
+                    }
+                };
+                if let Some(best) = best
+                    && (best as f64 / 100.0 - b.best).abs() > 0.004
+                {
                     cx.err(
                         ErrorCode::BadValue,
                         format!("{at}.best"),
@@ -1232,7 +1355,10 @@ fn check_domain(cx: &mut Ctx<'_>, at: &str, d: &DomainCheck) {
         DomainCheck::Outing(o) => {
             workspace_path(cx, at, &o.path);
             let (s1, s2, s3) = o.map.stays;
-            if o.map.sites.len() > 40 || o.map.restaurants.len() > 40 || s1 + s2 + s3 > 24 * 60 {
+            if o.map.sites.len() > 40
+                || o.map.restaurants.len() > 40
+                || u64::from(s1) + u64::from(s2) + u64::from(s3) > 24 * 60
+            {
                 cx.err(
                     ErrorCode::BadValue,
                     format!("{at}.map"),
@@ -1240,39 +1366,65 @@ fn check_domain(cx: &mut Ctx<'_>, at: &str, d: &DomainCheck) {
                 );
                 return;
             }
-            match outings(&o.map) {
-                Err(e) => cx.err(ErrorCode::BadValue, format!("{at}.map"), e),
-                Ok(all) => {
-                    if all.len() > MAX_OUTINGS {
-                        cx.err(
-                            ErrorCode::BadValue,
-                            format!("{at}.map"),
-                            format!(
-                                "the map allows {} outings; at most {MAX_OUTINGS}",
-                                all.len()
-                            ),
-                        );
+            let key = digest(&o.map);
+            if !cx.outing_memo.contains_key(&key) {
+                if cx.outing_memo.len() >= limits::MAX_OUTING_MAPS {
+                    cx.err(
+                        ErrorCode::TooMany,
+                        format!("{at}.map"),
+                        format!(
+                            "more than {} distinct outing maps in one scenario",
+                            limits::MAX_OUTING_MAPS
+                        ),
+                    );
+                    return;
+                }
+                match outings(&o.map) {
+                    Err(e) => cx.err(ErrorCode::BadValue, format!("{at}.map"), e),
+                    Ok(all) => {
+                        cx.outing_memo.insert(key, all);
                     }
-                    if let Some((m, l, a)) = &o.given {
-                        let fold = |s: &str| {
-                            s.split_whitespace()
-                                .collect::<Vec<_>>()
-                                .join(" ")
-                                .to_lowercase()
-                        };
-                        let found = all.iter().any(|x| {
-                            fold(&o.map.sites[x.morning].0) == fold(m)
-                                && fold(&o.map.restaurants[x.lunch].0) == fold(l)
-                                && fold(&o.map.sites[x.afternoon].0) == fold(a)
-                        });
-                        if !found {
-                            cx.err(
-                                ErrorCode::BadValue,
-                                format!("{at}.given"),
-                                format!("({m}, {l}, {a}) is not a feasible outing on this map"),
-                            );
-                        }
-                    }
+                }
+            }
+            let solved = cx.outing_memo.contains_key(&key);
+            let all = cx.outing_memo.get(&key).map_or(0, Vec::len);
+            if all > MAX_OUTINGS {
+                cx.err(
+                    ErrorCode::BadValue,
+                    format!("{at}.map"),
+                    format!("the map allows {all} outings; at most {MAX_OUTINGS}"),
+                );
+            }
+            if let Some((m, l, a)) = &o.given
+                && solved
+            {
+                let fold = |s: &str| {
+                    s.split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                        .to_lowercase()
+                };
+                let index = |list: &[(String, u32, f64)], name: &str| {
+                    let name = fold(name);
+                    list.iter().position(|x| fold(&x.0) == name)
+                };
+                let found = match (
+                    index(&o.map.sites, m),
+                    index(&o.map.restaurants, l),
+                    index(&o.map.sites, a),
+                ) {
+                    (Some(im), Some(il), Some(ia)) => cx.outing_memo.get(&key).is_some_and(|all| {
+                        all.iter()
+                            .any(|x| x.morning == im && x.lunch == il && x.afternoon == ia)
+                    }),
+                    _ => false,
+                };
+                if !found {
+                    cx.err(
+                        ErrorCode::BadValue,
+                        format!("{at}.given"),
+                        format!("({m}, {l}, {a}) is not a feasible outing on this map"),
+                    );
                 }
             }
             match &o.aspect {
@@ -1469,7 +1621,7 @@ mod csv_table_tests {
             ),
             (
                 table("workspace/a.csv", "x,y\n1,2\n", &["y"], f64::NAN),
-                "tolerance",
+                "NaN is not a finite number",
             ),
         ];
         for (check, want) in cases {
@@ -1556,11 +1708,7 @@ mod drawing_tests {
     use crate::scenario::{BudgetCheck, OutingCheck, OutingMap};
 
     fn problems(f: impl FnOnce(&mut Ctx<'_>)) -> Vec<String> {
-        let mut cx = Ctx {
-            file: Path::new("t.ron"),
-            errors: Vec::new(),
-            budget_memo: Vec::new(),
-        };
+        let mut cx = Ctx::new(Path::new("t.ron"));
         f(&mut cx);
         cx.errors
             .iter()
@@ -1688,5 +1836,152 @@ mod drawing_tests {
         assert_eq!(run(date("2025-11-02", "2025-11-02")), "");
         assert!(run(date("2025-11-03", "2025-11-02")).contains("not a range"));
         assert!(run(date("2025-11-31", "2025-12-02")).contains("not a range"));
+    }
+}
+
+#[cfg(test)]
+mod linear_tests {
+    use super::*;
+    use crate::scenario::{BudgetCheck, OutingCheck, OutingMap};
+
+    /// Ten items that all fit: the optimum is their total value.
+    fn budget(i: usize) -> DomainCheck {
+        let items: Vec<(String, u64, f64)> = (0..10)
+            .map(|k| (format!("item {k}"), k as u64 + 1, (i * 10 + k) as f64))
+            .collect();
+        let best = items.iter().map(|x| x.2).sum();
+        DomainCheck::Budget(BudgetCheck {
+            path: "workspace/plan.json".into(),
+            selection: "/selected".into(),
+            aspect: BudgetAspect::Valid,
+            capacity: 99_999,
+            best,
+            items,
+        })
+    }
+
+    #[test]
+    fn budget_checks_cost_at_most_the_total_cell_budget() {
+        // The reported attack: 400 budget checks in one file, each solved afresh.
+        // Each of these needs 10 x 100,000 = 1,000,000 knapsack cells.
+        let mut cx = Ctx::new(Path::new("t.ron"));
+        for i in 0..400 {
+            check_domain(&mut cx, &format!("c{i}"), &budget(i));
+        }
+        let spent = limits::MAX_BUDGET_CELLS_TOTAL - cx.budget_cells_left;
+        assert_eq!(spent, 40 * 1_000_000);
+        assert_eq!(cx.budget_memo.len(), 40);
+        assert_eq!(cx.errors.len(), 360);
+        assert!(cx.errors.iter().all(|e| e.code == ErrorCode::TooMany));
+
+        // The same instance repeated is solved once, however often it appears.
+        let mut cx = Ctx::new(Path::new("t.ron"));
+        for i in 0..400 {
+            check_domain(&mut cx, &format!("c{i}"), &budget(7));
+        }
+        assert!(cx.errors.is_empty(), "{:?}", cx.errors);
+        assert_eq!(cx.budget_memo.len(), 1);
+        assert_eq!(
+            limits::MAX_BUDGET_CELLS_TOTAL - cx.budget_cells_left,
+            1_000_000
+        );
+    }
+
+    #[test]
+    fn outing_maps_are_solved_once_each_and_bounded_in_number() {
+        let map = |i: u32| OutingMap {
+            base: "Office".into(),
+            sites: vec![("A".into(), 20, 4.0), ("B".into(), i, 3.5)],
+            restaurants: vec![("R".into(), 60, 4.5)],
+            roads: vec![
+                ("Office".into(), "A".into(), 10.0),
+                ("A".into(), "R".into(), 5.0),
+                ("R".into(), "B".into(), 4.0),
+            ],
+            depart: "09:00".into(),
+            speed_kmh: 30,
+            stays: (120, 90, 120),
+        };
+        let check = |i: u32| {
+            DomainCheck::Outing(OutingCheck {
+                path: "workspace/o.json".into(),
+                aspect: OutingAspect::OnTime {
+                    limit: "17:30".into(),
+                },
+                given: Some(("A".into(), "R".into(), "B".into())),
+                map: map(i),
+            })
+        };
+        let mut cx = Ctx::new(Path::new("t.ron"));
+        for i in 0..300 {
+            check_domain(&mut cx, "c", &check(i));
+        }
+        assert_eq!(cx.outing_memo.len(), limits::MAX_OUTING_MAPS);
+        assert_eq!(cx.errors.len(), 100);
+        assert!(cx.errors.iter().all(|e| e.code == ErrorCode::TooMany));
+        let mut cx = Ctx::new(Path::new("t.ron"));
+        for _ in 0..300 {
+            check_domain(&mut cx, "c", &check(0));
+        }
+        assert!(cx.errors.is_empty(), "{:?}", cx.errors);
+        assert_eq!(cx.outing_memo.len(), 1);
+    }
+
+    #[test]
+    fn stays_that_overflow_are_an_error_not_a_panic() {
+        let mut cx = Ctx::new(Path::new("t.ron"));
+        let o = OutingCheck {
+            path: "workspace/o.json".into(),
+            aspect: OutingAspect::OnTime {
+                limit: "17:30".into(),
+            },
+            given: None,
+            map: OutingMap {
+                base: "Office".into(),
+                sites: vec![],
+                restaurants: vec![],
+                roads: vec![],
+                depart: "09:00".into(),
+                speed_kmh: 30,
+                stays: (u32::MAX, u32::MAX, 1),
+            },
+        };
+        check_domain(&mut cx, "c", &DomainCheck::Outing(o));
+        assert_eq!(cx.errors.len(), 1);
+        assert!(cx.errors[0].message.contains("stays add up"));
+    }
+}
+
+#[cfg(test)]
+mod walk_tests {
+    use super::*;
+
+    #[test]
+    fn the_walk_names_fields_variants_and_indices() {
+        let file = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../content/scenarios/meeting-only.ron"
+        ));
+        let text = std::fs::read_to_string(file).expect("bundled scenario");
+        let mut s = crate::scenario::parse_str(&text, file).expect("parses");
+        assert!(limits::walk(&s).is_empty());
+        s.tasks[0].checkpoints[0].check = Check::All(vec![Check::JsonNumber {
+            path: "workspace/a.json".into(),
+            pointer: "/x".into(),
+            expected: 1.0,
+            tolerance: f64::INFINITY,
+        }]);
+        s.clock.costs.insert("k".repeat(300), Default::default());
+        let found: Vec<String> = limits::walk(&s)
+            .into_iter()
+            .map(|b| format!("{} {}", b.code, b.path))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                format!("TB0020 clock.costs.{}", "k".repeat(300)),
+                "TB0023 tasks[0].checkpoints[0].check.All[0].JsonNumber.tolerance".to_owned(),
+            ]
+        );
     }
 }

@@ -125,34 +125,38 @@ pub(super) fn book_meeting(
         ));
     }
     let all = meetings(world);
-    if let Some((k, _)) = all
+    if all
         .iter()
-        .find(|(_, m)| m.room == room_key && overlaps(m, s, e))
+        .any(|(_, m)| m.room == room_key && overlaps(m, s, e))
     {
         return Err(ToolError::new(
             ErrorKind::Invalid,
-            format!("{room_name} is taken then (by {k}); use available_rooms"),
+            format!("{room_name} is taken then; use available_rooms"),
         ));
     }
-    let mut conflicts = Vec::new();
-    for p in &people {
-        for (k, m) in all
-            .iter()
-            .filter(|(_, m)| overlaps(m, s, e) && (m.organizer == *p || m.attendees.contains(p)))
-        {
-            let epoch = world.resource::<Clock>().epoch;
-            conflicts.push(format!(
-                "{} is in {k} ({}..{})",
-                display_name(world, p),
+    // Only the intern's own calendar is checked: other people's commitments are
+    // theirs (and their managers') to tell, never the system's. Naming the invitees
+    // who are busy would hand out exactly what a booking task asks the agent to find.
+    let epoch = world.resource::<Clock>().epoch;
+    let conflicts: Vec<String> = all
+        .iter()
+        .filter(|(_, m)| overlaps(m, s, e) && (m.organizer == me || m.attendees.contains(&me)))
+        .map(|(_, m)| {
+            format!(
+                "\"{}\" ({}..{})",
+                m.title,
                 epoch.display(m.start),
                 Epoch::clock(m.end)
-            ));
-        }
-    }
+            )
+        })
+        .collect();
     if !conflicts.is_empty() {
         return Err(ToolError::new(
             ErrorKind::Invalid,
-            format!("scheduling conflicts: {}", conflicts.join("; ")),
+            format!(
+                "you are already in {} then; pick another time",
+                conflicts.join(", ")
+            ),
         ));
     }
     let n = world

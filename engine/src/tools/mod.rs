@@ -185,6 +185,13 @@ pub fn execute(world: &mut World, call: &ToolCall, ctx: &mut CallContext<'_>) ->
             ),
         ));
     };
+    // Over-long arguments are refused unread (a model's cut ones arrive as a marker).
+    if let Some(m) = crate::llm::reply::refusal(&call.arguments) {
+        return Exec::from_error(ToolError::new(
+            ErrorKind::Schema,
+            format!("{}: {m}", spec.name),
+        ));
+    }
     let text = if call.arguments.trim().is_empty() {
         "{}"
     } else {

@@ -283,6 +283,7 @@ pub fn build_world(
                         description: c.description.clone(),
                         weight: c.weight,
                         check: c.check.clone(),
+                        kind: c.check.kind(),
                         feedback: c.feedback.clone(),
                         passed_at: None,
                         frozen: false,

@@ -175,11 +175,14 @@ pub struct Checkpoint {
     pub weight: u32,
     /// Predicate.
     pub check: Check,
+    /// When it is judged and whether it is scored (from `check`).
+    pub kind: crate::check::CheckKind,
     /// Feedback when failed.
     pub feedback: String,
-    /// When it first passed.
+    /// When it passed: for an answer, the close of its task (if it held then); for
+    /// an event or diagnostic, the instant it first held.
     pub passed_at: Option<SimTime>,
-    /// Frozen by the deadline.
+    /// Frozen when its task closed: judged, nothing changes it any more.
     pub frozen: bool,
 }
 

@@ -4,6 +4,11 @@
 //! releases, interrupts, deliveries, checkpoint evaluation, deadline latching, end of
 //! day (the mentor's review). Checkpoints are evaluated before deadlines latch, so
 //! work completed at the deadline instant counts.
+//!
+//! Events and diagnostics latch in the tick where they first hold. Answers are judged
+//! only in the tick where their task's deadline falls (or by [`close_open_tasks`] when
+//! the run ends first), so a gate on an answer opens at its task's close, never as a
+//! signal that a candidate answer was right.
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::{LogLevel, ScheduleBuildSettings, SingleThreadedExecutor};
@@ -11,7 +16,7 @@ use serde_json::json;
 
 use super::build::{HintTier, TimedFiles};
 use super::*;
-use crate::check::{BookedMeeting, WorldView, evaluate};
+use crate::check::{BookedMeeting, CheckKind, WorldView, evaluate};
 use crate::queue::EventClass;
 
 /// Builds the tick schedule. `shuffle_seed` (with the `shuffle` feature) randomises the
@@ -366,6 +371,7 @@ impl WorldView for View<'_, '_, '_> {
 
 fn evaluate_checkpoints(
     mut last: Local<u64>,
+    batch: Res<Batch>,
     clock: Res<Clock>,
     index: Res<Index>,
     intern: Res<Intern>,
@@ -379,52 +385,150 @@ fn evaluate_checkpoints(
     mut queue: ResMut<Queue>,
     mut trace: ResMut<Trace>,
 ) {
-    if *last == revision.0 {
+    // Tasks whose deadline is in this batch close now: their answers are judged on
+    // what stands at this instant, before the deadline latches.
+    let closing: BTreeSet<&str> = batch
+        .0
+        .iter()
+        .filter_map(|d| match &d.event {
+            SimEvent::Deadline { task } => Some(task.as_str()),
+            _ => None,
+        })
+        .collect();
+    let changed = *last != revision.0;
+    if !changed && closing.is_empty() {
         return;
     }
     *last = revision.0;
-    let mut passed: Vec<((usize, usize), String, String)> = Vec::new();
-    {
-        let view = View {
-            epoch: clock.epoch,
-            intern: &intern.key,
-            index: &index,
-            history: &history,
-            files: &files,
-            meetings: &meetings,
-            threads: &threads,
-        };
-        for mut cp in &mut checkpoints {
-            if cp.passed_at.is_some() || cp.frozen {
-                continue;
-            }
-            let released = index
-                .keys
-                .get(&cp.task)
-                .and_then(|e| tasks.get(*e).ok())
-                .is_some_and(|t| t.state == TaskState::Released);
-            if released && evaluate(&cp.check, &view) {
-                cp.passed_at = Some(clock.now);
-                passed.push((cp.order, cp.task.clone(), cp.key.clone()));
-            }
+    let view = View {
+        epoch: clock.epoch,
+        intern: &intern.key,
+        index: &index,
+        history: &history,
+        files: &files,
+        meetings: &meetings,
+        threads: &threads,
+    };
+    let released = |task: &str| {
+        index
+            .keys
+            .get(task)
+            .and_then(|e| tasks.get(*e).ok())
+            .is_some_and(|t| t.state == TaskState::Released)
+    };
+    let passed = judge(
+        &view,
+        clock.now,
+        &mut checkpoints,
+        |cp| match cp.kind {
+            CheckKind::Answer => closing.contains(cp.task.as_str()),
+            CheckKind::Event | CheckKind::Diagnostic => changed,
+        },
+        released,
+    );
+    drop(view);
+    record_passes(passed, clock.now, &index, &mut history, &mut queue, &mut trace);
+}
+
+/// Judges, at `now`, every unfrozen checkpoint of a released task that `due` selects;
+/// returns those that passed as `(order, task, key, kind)`, in scenario order.
+fn judge(
+    view: &View<'_, '_, '_>,
+    now: SimTime,
+    checkpoints: &mut Query<&mut Checkpoint>,
+    due: impl Fn(&Checkpoint) -> bool,
+    released: impl Fn(&str) -> bool,
+) -> Vec<((usize, usize), String, String, CheckKind)> {
+    let mut passed = Vec::new();
+    for mut cp in checkpoints.iter_mut() {
+        if cp.passed_at.is_some() || cp.frozen || !due(&cp) || !released(&cp.task) {
+            continue;
+        }
+        if evaluate(&cp.check, view) {
+            cp.passed_at = Some(now);
+            passed.push((cp.order, cp.task.clone(), cp.key.clone(), cp.kind));
         }
     }
     // Query order is storage order; report in scenario order.
     passed.sort();
-    for (_, task, key) in passed {
+    passed
+}
+
+/// Records passes in the trajectory and history, and releases the tasks they gate.
+fn record_passes(
+    passed: Vec<((usize, usize), String, String, CheckKind)>,
+    now: SimTime,
+    index: &Index,
+    history: &mut History,
+    queue: &mut Queue,
+    trace: &mut Trace,
+) {
+    for (_, task, key, kind) in passed {
         trace.0.record(
-            &json!({"type": "checkpoint", "t": clock.now.0, "task": task, "checkpoint": key}),
+            &json!({"type": "checkpoint", "t": now.0, "task": task, "checkpoint": key, "kind": kind}),
         );
         if let Some(waiting) = index.waiting.get(&(task.clone(), key.clone())) {
             for w in waiting {
-                queue.0.push(
-                    clock.now,
-                    EventClass::Release,
-                    SimEvent::Release { task: w.clone() },
-                );
+                queue
+                    .0
+                    .push(now, EventClass::Release, SimEvent::Release { task: w.clone() });
             }
         }
         history.passed.insert((task, key));
+    }
+}
+
+/// Closes every task still open when the run ends: its answers are judged on what
+/// stands now, exactly as at a deadline, and its checkpoints freeze. Run once, by
+/// the simulation, before the results are collected.
+pub(crate) fn close_open_tasks(
+    clock: Res<Clock>,
+    index: Res<Index>,
+    intern: Res<Intern>,
+    mut tasks: Query<&mut Task>,
+    files: Query<&'static File>,
+    meetings: Query<&'static Meeting>,
+    threads: Query<&'static Thread>,
+    mut checkpoints: Query<&mut Checkpoint>,
+    mut history: ResMut<History>,
+    mut queue: ResMut<Queue>,
+    mut trace: ResMut<Trace>,
+) {
+    let open: BTreeSet<String> = tasks
+        .iter()
+        .filter(|t| t.state == TaskState::Released)
+        .map(|t| t.spec.key.clone())
+        .collect();
+    if open.is_empty() {
+        return;
+    }
+    let view = View {
+        epoch: clock.epoch,
+        intern: &intern.key,
+        index: &index,
+        history: &history,
+        files: &files,
+        meetings: &meetings,
+        threads: &threads,
+    };
+    let passed = judge(
+        &view,
+        clock.now,
+        &mut checkpoints,
+        |cp| cp.kind == CheckKind::Answer,
+        |task| open.contains(task),
+    );
+    drop(view);
+    record_passes(passed, clock.now, &index, &mut history, &mut queue, &mut trace);
+    for mut cp in &mut checkpoints {
+        if open.contains(&cp.task) {
+            cp.frozen = true;
+        }
+    }
+    for mut t in &mut tasks {
+        if open.contains(&t.spec.key) {
+            t.state = TaskState::Closed;
+        }
     }
 }
 
@@ -491,27 +595,40 @@ fn start_of_day(
 fn review(policy: FeedbackPolicy, tasks: &[&Task], checkpoints: &[&Checkpoint]) -> Vec<String> {
     let mut out = Vec::new();
     for t in tasks {
-        let mine: Vec<&&Checkpoint> = checkpoints
+        let all: Vec<&&Checkpoint> = checkpoints
             .iter()
             .filter(|c| c.task == t.spec.key)
             .collect();
-        let passed = mine.iter().filter(|c| c.passed_at.is_some()).count();
-        let line = match t.released_at {
-            None => format!(
+        let scored = all.iter().filter(|c| c.kind.scored()).count();
+        let passed = all
+            .iter()
+            .filter(|c| c.kind.scored() && c.passed_at.is_some())
+            .count();
+        let line = match (t.released_at, &t.spec.release) {
+            (None, crate::scenario::Release::AfterCheckpoint { task, .. }) => {
+                let before = tasks
+                    .iter()
+                    .find(|o| &o.spec.key == task)
+                    .map_or(task.as_str(), |o| o.spec.title.as_str());
+                format!(
+                    "\"{}\": never reached you; it was to follow \"{before}\" once that was done right.",
+                    t.spec.title
+                )
+            }
+            (None, _) => format!(
                 "\"{}\": you never received this task; it was handed out while you were away.",
                 t.spec.title
             ),
-            Some(_) if passed == mine.len() => format!(
-                "\"{}\": all {} checkpoints passed. Well done.",
-                t.spec.title,
-                mine.len()
+            (Some(_), _) if passed == scored => format!(
+                "\"{}\": all {scored} checkpoints passed. Well done.",
+                t.spec.title
             ),
-            Some(_) => format!(
-                "\"{}\": {passed} of {} checkpoints passed.",
-                t.spec.title,
-                mine.len()
+            (Some(_), _) => format!(
+                "\"{}\": {passed} of {scored} checkpoints passed.",
+                t.spec.title
             ),
         };
+        let mine = all;
         out.push(line);
         if policy == FeedbackPolicy::Detailed {
             out.extend(

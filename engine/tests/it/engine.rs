@@ -291,7 +291,22 @@ fn bookings_check_rooms_people_and_ownership() {
         "book_meeting",
         json!({"title": "1:1", "room": "Dune Room", "start": "09:45", "end": "10:15", "attendees": [busy_person]}),
     );
-    assert!(r.error.unwrap().message.contains("scheduling conflicts"));
+    let busy_name = loaded
+        .scenario
+        .company
+        .people
+        .iter()
+        .find(|p| p.key == busy_person)
+        .unwrap()
+        .name
+        .clone();
+    let e = r.error.unwrap();
+    assert!(e.message.contains("you are already in"), "{}", e.message);
+    assert!(
+        !e.message.contains(&busy_name) && !e.message.contains(&busy_person),
+        "a booking error never names another person's commitments: {}",
+        e.message
+    );
     let r = call(
         &mut s,
         "book_meeting",
@@ -493,4 +508,97 @@ fn days_persist_the_company_and_deliver_mentor_feedback_each_morning() {
         assert_eq!((res.days[0].tasks, res.days[1].tasks), (2, 3));
         assert_eq!(res.day_gain, vec![0.0]);
     }
+}
+
+/// The reported enumeration attack: writing candidate answers one after another
+/// until one holds, then (for good measure) overwriting it. Answers are judged when
+/// the task closes, on the file as it then stands.
+#[test]
+fn answers_are_judged_at_close_not_latched_by_enumeration() {
+    let loaded = crate::util::scenario("transactions-two-abnormal");
+    let names = [
+        "Meadowbrook Holdings",
+        "Quarrystone Trading",
+        "Northwind Supply",
+    ];
+    let write = |s: &mut Sim, list: &[&str]| {
+        let content = json!({ "abnormal_suppliers": list }).to_string();
+        assert!(
+            call(
+                s,
+                "write_file",
+                json!({"path": "workspace/transaction_review_report.json", "content": content}),
+            )
+            .ok
+        );
+    };
+    let suppliers_passed = |res: &tbsim::result::RunResult| {
+        res.tasks[0]
+            .checkpoints
+            .iter()
+            .find(|c| c.key == "suppliers_correct")
+            .unwrap()
+            .passed
+    };
+    // Every subset of three names, the right one among them, then garbage last.
+    let (mut s, _) = start(&loaded);
+    for mask in 0u32..8 {
+        let subset: Vec<&str> = (0..3)
+            .filter(|i| mask & (1 << i) != 0)
+            .map(|i| names[i])
+            .collect();
+        write(&mut s, &subset);
+    }
+    write(&mut s, &["garbage"]);
+    s.end(tbsim::world::EndReason::Finished);
+    let res = s.results();
+    assert!(!suppliers_passed(&res), "the last delivery is wrong");
+    assert_eq!(res.tasks[0].score, 0.0, "{:#?}", res.tasks[0]);
+
+    // The right answer written once and left standing passes, judged at the close.
+    let (mut s, _) = start(&loaded);
+    write(&mut s, &["Quarrystone Trading", "Meadowbrook Holdings"]);
+    call(&mut s, "wait", json!({"until": "17:30"}));
+    let res = s.results();
+    assert!(suppliers_passed(&res));
+    let at = res.tasks[0]
+        .checkpoints
+        .iter()
+        .find(|c| c.key == "suppliers_correct")
+        .unwrap()
+        .at
+        .clone()
+        .unwrap();
+    assert!(at.ends_with("17:00:00"), "judged at the deadline: {at}");
+
+    // Right during the day, garbage at the deadline: nothing latched.
+    let (mut s, _) = start(&loaded);
+    write(&mut s, &["Quarrystone Trading", "Meadowbrook Holdings"]);
+    call(&mut s, "wait", json!({"until": "16:30"}));
+    write(&mut s, &[]);
+    call(&mut s, "wait", json!({"until": "17:30"}));
+    assert!(!suppliers_passed(&s.results()));
+}
+
+/// Reading every file passes "consulted" checkpoints, but they weigh nothing.
+#[test]
+fn diagnostics_are_reported_but_not_scored() {
+    let loaded = crate::util::scenario("transactions-two-abnormal");
+    let (mut s, _) = start(&loaded);
+    call(
+        &mut s,
+        "read_file",
+        json!({"path": "drive/finance/review/transaction_review_manual.md"}),
+    );
+    let res = s.results();
+    let t = &res.tasks[0];
+    let consulted = t
+        .checkpoints
+        .iter()
+        .find(|c| c.key == "manual_consulted")
+        .unwrap();
+    assert!(consulted.passed);
+    assert_eq!(consulted.kind, tbsim::check::CheckKind::Diagnostic);
+    assert_eq!(t.score, 0.0);
+    assert_eq!((t.passed, t.total), (0, 1));
 }

@@ -80,6 +80,12 @@ fn every_error_page_example_fails_with_its_code_and_message() {
                 ron.len()
             ),
         }
+        if code == ErrorCode::TooLarge {
+            // The page's sidecar is too large to print: make it (sparse, so cheap).
+            let big = std::fs::File::create(dir.path().join("big.bin")).unwrap();
+            big.set_len(tbsim::scenario::limits::MAX_SIDECAR_BYTES + 1)
+                .unwrap();
+        }
         let (errors, rendered) = load_errors(dir.path(), &name);
 
         assert_eq!(

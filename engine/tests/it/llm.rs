@@ -1259,3 +1259,148 @@ fn a_reflection_written_before_a_kill_is_not_asked_again() {
     assert_eq!(asked.len(), models.len() - reflection - 1);
     assert_same_run(tmp.path(), &whole, &cut);
 }
+
+/// Runs kb-fix-medium against `s` with the fake agent; returns the run directory and
+/// everything tbsim printed.
+fn run_fake(tmp: &Path, s: &FakeServer) -> (PathBuf, String) {
+    let cfg = api_config(tmp, s, "");
+    let out = tmp.join("run");
+    let sc = scen_path("kb-fix-medium");
+    let text = ok(&tbsim(
+        &run_args(
+            out.to_str().unwrap(),
+            cfg.to_str().unwrap(),
+            sc.to_str().unwrap(),
+            &["--agent", "llm:fake"],
+        ),
+        tmp,
+    ));
+    (out, text)
+}
+
+/// Issue 9.11: three turns in a row each send an 8 MB `write_file` argument.
+#[test]
+fn a_flood_of_argument_bytes_is_cut_in_the_trajectory_and_in_later_requests() {
+    const FLOOD: usize = 8 << 20;
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server("kb-fix-medium", |c| {
+        c.faults = vec![FaultRule {
+            from: 0,
+            to: 3,
+            fault: Fault::HugeArgs {
+                bytes: FLOOD as u64,
+            },
+        }];
+    });
+    let (out, _) = run_fake(tmp.path(), &s);
+    let r = result(&out);
+    assert_eq!(r["errors"]["schema"], 3, "each flood refused: {r}");
+    assert_eq!(
+        r["checkpoint_score"], 1.0,
+        "the real work still counts: {r}"
+    );
+    assert_eq!(r["end_reason"], "finished");
+    // 24 MB were sent; the trajectory holds a marker for each, not the bytes.
+    let size = std::fs::metadata(out.join("trajectory.jsonl"))
+        .unwrap()
+        .len();
+    assert!(size < 2 << 20, "trajectory is {size} bytes");
+    let st = s.stats();
+    let biggest = st.bodies.iter().map(|b| b.to_string().len()).max().unwrap();
+    assert!(biggest < 512 << 10, "a request of {biggest} bytes");
+    // The marker keeps the original length and hash, in the record and the decision.
+    let sent = format!(
+        "{{\"path\":\"workspace/huge.txt\",\"content\":\"{}\"}}",
+        "x".repeat(FLOOD)
+    );
+    let hash = blake3::hash(sent.as_bytes()).to_hex().to_string();
+    let all = lines(&out);
+    let turn = all
+        .iter()
+        .find(|v| v["type"] == "model" && v["purpose"] == "turn")
+        .unwrap();
+    let args = turn["response"]["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        tbsim::llm::reply::marker_of(args),
+        Some((sent.len() as u64, hash.clone()))
+    );
+    let decision = all.iter().find(|v| v["type"] == "decision").unwrap();
+    assert_eq!(decision["calls"][0]["arguments"], args);
+    // The model is told what happened, hash included, in the next request.
+    let told = st.bodies[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["role"] == "tool" && m["content"].as_str().unwrap().contains(&hash));
+    assert!(told, "the refusal reaches the model");
+    drop(s);
+    let replay = ok(&tbsim(&["replay", out.to_str().unwrap()], tmp.path()));
+    assert!(replay.contains(": identical"), "{replay}");
+}
+
+/// Issue 9.12: a 200 reply whose tool call's arguments are an object nested
+/// 100,000 deep is the agent's malformed call, not a provider failure.
+#[test]
+fn an_over_deep_tool_call_is_the_agents_error_not_the_providers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server("kb-fix-medium", |c| {
+        c.faults = vec![FaultRule::at(1, Fault::DeepArgs { depth: 100_000 })];
+    });
+    let (out, _) = run_fake(tmp.path(), &s);
+    let r = result(&out);
+    assert_eq!(r["end_reason"], "finished", "{r}");
+    assert_eq!(r["errors"]["malformed_json"], 1, "counted: {r}");
+    assert_eq!(r["checkpoint_score"], 1.0, "{r}");
+    let st = s.stats();
+    assert_eq!(st.agent_requests, st.turns, "nothing was retried");
+    let failures: usize = lines(&out)
+        .iter()
+        .filter(|v| v["type"] == "model")
+        .map(|v| v["failures"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(failures, 0);
+    // Returned to the model as a structured error; its bulk is not sent back.
+    let next = st.bodies[2].to_string();
+    assert!(
+        next.contains("malformed_json"),
+        "the error reaches the model"
+    );
+    assert!(
+        next.len() < 256 << 10,
+        "the next request is {} bytes",
+        next.len()
+    );
+    drop(s);
+    let replay = ok(&tbsim(&["replay", out.to_str().unwrap()], tmp.path()));
+    assert!(replay.contains(": identical"), "{replay}");
+}
+
+/// Issue 9.13: the model echoes its API key in its text and in a file it writes.
+#[test]
+fn a_key_the_model_echoes_is_redacted_from_everything_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server("kb-fix-medium", |c| {
+        c.faults = vec![FaultRule::at(1, Fault::EchoKey)];
+    });
+    let (out, text) = run_fake(tmp.path(), &s);
+    let st = s.stats();
+    let echoed = st.bodies[2].to_string();
+    assert!(
+        echoed.contains("my API key is [redacted]"),
+        "the reply was used, redacted"
+    );
+    let r = result(&out);
+    assert_eq!(r["end_reason"], "finished", "{r}");
+    assert_eq!(r["checkpoint_score"], 1.0, "{r}");
+    let traj = std::fs::read_to_string(out.join("trajectory.jsonl")).unwrap();
+    assert!(
+        traj.contains("my key is [redacted]"),
+        "the written file too"
+    );
+    drop(s);
+    let replay = ok(&tbsim(&["replay", out.to_str().unwrap()], tmp.path()));
+    assert!(replay.contains(": identical"), "{replay}");
+    assert_no_key(tmp.path(), &[&text, &replay]);
+}

@@ -14,6 +14,8 @@ mod determinism;
 mod engine;
 // Every scenario error code: its page's example fails as documented; message snapshots.
 mod errors;
+// The fuzz targets' smoke run: seed corpus, found crashes, seeded mutations.
+mod fuzz;
 // The first three families over many seeds, every variant, trivially wrong answers.
 mod families;
 // One module per further family: seeds, variants, validity and its own edge cases.
@@ -28,6 +30,8 @@ mod family_resume_select;
 mod family_sales;
 mod family_urgent_interrupt;
 mod family_website_monitor;
+// Hostile scenario files: escaping sidecars, special files, sizes, impossible values.
+mod hostile_scenarios;
 // The model-backed agent and colleagues over HTTP against tools/fake-llm.
 mod llm;
 // The bundled benchmark suites and freshly drawn ones.

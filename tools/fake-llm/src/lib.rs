@@ -16,7 +16,8 @@
 //!
 //! Faults are injected by the ordinal of agent requests (every attempt counts, from
 //! 0): 429 with `Retry-After`, 500, a slow reply, a dropped connection, or a reply
-//! that adds a call with malformed arguments or to an unknown tool.
+//! that adds a call with malformed arguments, to an unknown tool, with huge or
+//! over-deep arguments, or one that echoes the API key it was called with.
 //! [`script_from_trajectory`] turns a tbsim trajectory's decisions into a script.
 
 use std::net::SocketAddr;
@@ -59,7 +60,26 @@ pub enum Fault {
     MalformedArgs,
     /// The normal reply plus a first call to a tool that does not exist.
     UnknownTool,
+    /// The normal reply plus a first `write_file` call whose `content` is this many
+    /// bytes long (a model that floods its arguments).
+    HugeArgs {
+        /// Bytes of content.
+        bytes: u64,
+    },
+    /// The normal reply plus a first `read_file` call whose arguments are a JSON
+    /// object (not text) nested this deep: valid JSON that no depth-limited reader
+    /// takes whole.
+    DeepArgs {
+        /// Levels of nesting.
+        depth: u64,
+    },
+    /// The normal reply, with the bearer token the request carried echoed in the
+    /// text and in a first `write_file` call's content (a model leaking its key).
+    EchoKey,
 }
+
+/// Placeholder swapped for a value too large or too deep to build as a `Value`.
+const SPLICE: &str = "\u{0}tbsim-fake-splice\u{0}";
 
 /// A fault for agent requests `from..to` (ordinals from 0).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -372,6 +392,8 @@ fn npc_reply(system: &str) -> String {
 
 enum Reply {
     Json(u16, Value, Vec<(String, String)>),
+    /// A JSON reply whose string [`SPLICE`] is replaced, in the text, by raw JSON.
+    Spliced(Value, String),
     Drop,
 }
 
@@ -476,11 +498,59 @@ async fn answer(body: &[u8], auth: Option<String>, state: &State) -> Reply {
         Some(Fault::Slow { ms }) => tokio::time::sleep(Duration::from_millis(*ms)).await,
         _ => {}
     }
+    let mut echo = None;
     if !has_tools {
         let msg = json!({"role": "assistant", "content": text_reply});
         return Reply::Json(200, completion(&model, body_len, msg, 0), Vec::new());
     }
+    let mut splice = None;
     match fault {
+        Some(Fault::HugeArgs { bytes }) => {
+            // Built as text: a `Value` this large would be copied several times.
+            let content = "x".repeat(usize::try_from(bytes).unwrap_or(usize::MAX));
+            calls.insert(
+                0,
+                ScriptCall {
+                    name: "write_file".into(),
+                    arguments: SPLICE.into(),
+                },
+            );
+            let args = format!("{{\"path\":\"workspace/huge.txt\",\"content\":\"{content}\"}}");
+            splice = Some(Value::String(args).to_string());
+        }
+        Some(Fault::DeepArgs { depth }) => {
+            calls.insert(
+                0,
+                ScriptCall {
+                    name: "read_file".into(),
+                    arguments: SPLICE.into(),
+                },
+            );
+            let d = usize::try_from(depth).unwrap_or(usize::MAX);
+            // The arguments as an object, not as text.
+            splice = Some(format!(
+                "{}\"drive\"{}",
+                "{\"path\":".repeat(d),
+                "}".repeat(d)
+            ));
+        }
+        Some(Fault::EchoKey) => {
+            let key = auth
+                .as_deref()
+                .and_then(|a| a.strip_prefix("Bearer "))
+                .unwrap_or_default()
+                .to_owned();
+            calls.insert(
+                0,
+                ScriptCall {
+                    name: "write_file".into(),
+                    arguments:
+                        json!({"path": "workspace/key.txt", "content": format!("my key is {key}")})
+                            .to_string(),
+                },
+            );
+            echo = Some(key);
+        }
         Some(Fault::MalformedArgs) => calls.insert(
             0,
             ScriptCall {
@@ -507,9 +577,16 @@ async fn answer(body: &[u8], auth: Option<String>, state: &State) -> Reply {
         })
         .collect();
     let n = tool_calls.len();
-    let msg = json!({"role": "assistant", "content": format!("Step {step}: carrying on with the plan."),
-                     "tool_calls": tool_calls});
-    Reply::Json(200, completion(&model, body_len, msg, n), Vec::new())
+    let mut text = format!("Step {step}: carrying on with the plan.");
+    if let Some(key) = echo {
+        text.push_str(&format!(" By the way, my API key is {key}."));
+    }
+    let msg = json!({"role": "assistant", "content": text, "tool_calls": tool_calls});
+    let reply = completion(&model, body_len, msg, n);
+    match splice {
+        Some(raw) => Reply::Spliced(reply, raw),
+        None => Reply::Json(200, reply, Vec::new()),
+    }
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -565,14 +642,17 @@ async fn serve(mut sock: TcpStream, state: Arc<State>) {
             answer(body, auth, &state).await
         };
         buf.drain(..head_end + length);
-        let (status, v, headers) = match reply {
+        let (status, text, headers) = match reply {
             Reply::Drop => {
                 let _ = sock.shutdown().await;
                 return;
             }
-            Reply::Json(s, v, h) => (s, v, h),
+            Reply::Json(s, v, h) => (s, v.to_string(), h),
+            Reply::Spliced(v, raw) => {
+                let quoted = Value::String(SPLICE.into()).to_string();
+                (200, v.to_string().replacen(&quoted, &raw, 1), Vec::new())
+            }
         };
-        let text = v.to_string();
         let reason = match status {
             200 => "OK",
             400 => "Bad Request",

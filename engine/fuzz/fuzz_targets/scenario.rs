@@ -1,0 +1,6 @@
+//! Scenario loading and validation (and, when valid, building and starting the world).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    tbsim::fuzz::scenario_bytes(data);
+});

@@ -1,0 +1,18 @@
+//! Tool-argument parsing and execution against the `busy-day` world.
+#![no_main]
+
+use std::sync::LazyLock;
+
+use tbsim::scenario::LoadedScenario;
+
+static WORLD: LazyLock<LoadedScenario> = LazyLock::new(|| {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../content/scenarios/busy-day.ron"
+    );
+    tbsim::scenario::load_file(std::path::Path::new(path)).expect("the bundled scenario loads")
+});
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    tbsim::fuzz::tool_calls(&WORLD, data);
+});
