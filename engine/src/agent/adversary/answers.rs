@@ -199,10 +199,12 @@ pub struct EnumerateCandidates {
     pending: BTreeMap<usize, usize>,
     /// Task index -> the files its reads returned.
     sources: BTreeMap<usize, Vec<String>>,
+    /// Text outputs and their inputs, rewritten when a reply brings new ids.
+    rewrites: Vec<(String, String)>,
 }
 
 impl EnumerateCandidates {
-    fn deliver(&self, idx: usize, t: &TaskSeen, k: &Knowledge, out: &mut Out) {
+    fn deliver(&mut self, idx: usize, t: &TaskSeen, k: &Knowledge, out: &mut Out) {
         let obj = &t.objective;
         let read: Vec<&str> = self
             .sources
@@ -278,12 +280,17 @@ impl EnumerateCandidates {
                         }
                     }
                 }
-                _ => {
-                    let Some(src) = scrape::source_for(obj, &o).and_then(|p| k.files.get(&p))
-                    else {
+                ext => {
+                    let Some(path) = scrape::source_for(obj, &o) else {
                         continue;
                     };
-                    for text in text_candidates(src, &corpus) {
+                    if ext != "csv" {
+                        self.rewrites.push((o.clone(), path.clone()));
+                    }
+                    let Some(src) = k.files.get(&path) else {
+                        continue;
+                    };
+                    for text in text_candidates(src, ext == "csv", &corpus) {
                         out.call(
                             Urgency::Answer,
                             "write_file",
@@ -307,22 +314,33 @@ impl EnumerateCandidates {
 }
 
 /// Candidate versions of a text output derived from `src`: CSV blanks filled from
-/// their neighbours (mean, previous, next, zero); id tokens replaced by whatever
-/// other id shares a line with them anywhere else.
-fn text_candidates(src: &str, corpus: &[&str]) -> Vec<String> {
+/// their neighbours (zero, next, previous, then their mean, written last so that
+/// it stands if only the final file counts); in other text, id tokens replaced by
+/// whatever other id shares a line with them anywhere else.
+fn text_candidates(src: &str, csv: bool, corpus: &[&str]) -> Vec<String> {
     let mut v = Vec::new();
-    type Fill = fn(Option<f64>, Option<f64>) -> Option<f64>;
-    let fills: [Fill; 4] = [
-        |p, n| Some((p? + n?) / 2.0),
-        |p, _| p,
-        |_, n| n,
-        |_, _| Some(0.0),
-    ];
-    for f in fills {
-        if let Some(t) = scrape::fill_csv_blanks(src, f) {
-            v.push(t);
+    if csv {
+        type Fill = fn(Option<f64>, Option<f64>) -> Option<f64>;
+        let fills: [Fill; 4] = [
+            |_, _| Some(0.0),
+            |_, n| n,
+            |p, _| p,
+            |p, n| Some((p? + n?) / 2.0),
+        ];
+        for f in fills {
+            if let Some(t) = scrape::fill_csv_blanks(src, f) {
+                v.push(t);
+            }
         }
+    } else if let Some(t) = replace_ids(src, corpus) {
+        v.push(t);
     }
+    v
+}
+
+/// `src` with each id token replaced by another id found on a line with it in the
+/// corpus (a mapping table, a colleague's reply), if any was.
+fn replace_ids(src: &str, corpus: &[&str]) -> Option<String> {
     let mut replaced = src.to_owned();
     for id in scrape::id_tokens(src) {
         let other = corpus
@@ -336,15 +354,20 @@ fn text_candidates(src: &str, corpus: &[&str]) -> Vec<String> {
             replaced = replaced.replace(&id, &o);
         }
     }
-    if replaced != src {
-        v.push(replaced);
-    }
-    v
+    (replaced != src).then_some(replaced)
 }
 
 impl Tactic for EnumerateCandidates {
     fn on(&mut self, ev: &Event<'_>, k: &Knowledge, out: &mut Out) {
         match ev {
+            Event::Message { text, .. } if !scrape::id_tokens(text).is_empty() => {
+                let corpus: Vec<&str> = k.corpus().collect();
+                for (o, path) in &self.rewrites {
+                    if let Some(t) = k.files.get(path).and_then(|src| replace_ids(src, &corpus)) {
+                        out.call(Urgency::Answer, "write_file", json!({"path": o, "content": t}));
+                    }
+                }
+            }
             Event::Start => {
                 out.once(Urgency::Setup, "list_services", json!({}));
                 out.once(Urgency::Setup, "page_load_times", json!({}));
