@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use tbsim::agent::llm::{LlmAgent, Memory};
-use tbsim::agent::{Agent, AgentError, Idle, Oracle};
+use tbsim::agent::{Agent, AgentError, Idle, Oracle, Solver};
 use tbsim::batch::{AgentFactory, BatchError, BatchSpec, BatchSummary, Job, Progress};
 use tbsim::llm::config::locate;
 use tbsim::llm::history::SummaryPolicy;
@@ -158,7 +158,7 @@ struct RunArgs {
         "feedback", "trials",
     ])]
     resume: Option<PathBuf>,
-    /// Agent: `oracle`, `idle`, `llm:<alias>` or `adversary:<name>` (a content-blind attacker:
+    /// Agent: `oracle`, `idle`, `solver`, `llm:<alias>` or `adversary:<name>` (a content-blind attacker:
     /// read-everything, list-everything, message-everyone, keyword-broadcast, majority-answers,
     /// enumerate-candidates, book-by-conflicts, join-all-meetings, copy-drive, echo-objective,
     /// impersonate, parrot, ask-for-answer, combined). Default: the `default` alias if
@@ -379,6 +379,7 @@ impl Models {
         Ok(match opts.agent.as_str() {
             "oracle" => Box::new(Oracle::new(&loaded.scenario)),
             "idle" => Box::new(Idle::default()),
+            "solver" => Box::new(Solver::new()),
             spec if spec.starts_with("adversary:") => {
                 let name = &spec["adversary:".len()..];
                 Box::new(tbsim::agent::adversary::by_name(name).with_context(|| {

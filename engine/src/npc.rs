@@ -15,7 +15,56 @@
 //! words: both sides are lower-cased, split into words, reduced to a crude stem
 //! (`charts` -> `chart`, `mapping` -> `map`) and mapped through a table of synonym
 //! concepts (`graph` ~ `chart`, `vendor` ~ `supplier`). A multi-word alternative
-//! needs all of its words. Identifiers such as `OLD123456` match exactly.
+//! needs all of its words. Identifiers such as `OLD123456` match exactly. An
+//! alternative written `!words` excludes instead: a message mentioning it does not
+//! trigger the clue (a manager's own availability is not the answer to "is Anna
+//! free?").
+//!
+//! ## Disclosure rules (all engines)
+//!
+//! The chat tools apply these before an engine sees anything, so a model-played
+//! colleague is bound by them as much as the scripted one:
+//!
+//! 1. **Release.** A clue tied to a task (`Clue.task`) is not active before that task
+//!    is released, whatever its own conditions: nobody volunteers what they could
+//!    not know about work that does not exist yet.
+//! 2. **Specificity.** A message must be one specific question. It is judged the
+//!    same for every recipient (so the verdict never reveals who holds a clue) by
+//!    [`Scope::judge`], against every clue in the company and every task:
+//!    * it may not match clues of **two different tasks**, each through more
+//!      than question words such as "where", while carrying three or more soup
+//!      words beyond the best-matching clue's trigger (asking for several
+//!      unrelated things at once; a question that merely also fits another
+//!      task's broad trigger is still one question);
+//!    * of the *soup words* (every trigger's words plus a fixed list of request
+//!      words such as manual, owner, approval, code, free, budget), it may use at
+//!      most [`scope::MAX_EXTRA_CUES`] beyond the vocabulary of the best-matching
+//!      clue's trigger (a keyword list is not a question);
+//!    * it must read as a sentence: of eight words or more, at least
+//!      [`scope::GLUE_PERCENT`]% must be words that hold a sentence together
+//!      (articles, pronouns, auxiliaries, question words), which a list of
+//!      keywords lacks, and no [`scope::MAX_RUN`] words in a row may go without
+//!      one;
+//!    * it may hold at most [`scope::MAX_CONCEPTS`] distinct content words;
+//!    * it may not hold [`scope::FORWARDED_SHARE`]% or more of a task's content
+//!      words (a forwarded task text).
+//!
+//!    A message failing any of these gets [`scope::BE_SPECIFIC`] and discloses
+//!    nothing: in a direct message from the recipient, in a group from its first
+//!    colleague only.
+//! 3. **Names.** If the message names a first name several colleagues share
+//!    without the surname, a clue about one of them gets "which one do you mean?";
+//!    if it names the other person in full, the clue does not match.
+//!
+//! The scripted engine then answers with every triggered clue (of several triggered
+//! clues with the same trigger, the later one: a later stage of the same answer).
+//! A direct question that triggers nothing but touches an active clue's subject
+//! gets [`ASK_WHAT`], a request to ask precisely; only a question unrelated to
+//! anything the colleague knows gets their default reply.
+
+pub mod scope;
+
+pub use scope::{BE_SPECIFIC, Named, Scope, Unspecific};
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -169,6 +218,19 @@ fn stem(w: &str) -> String {
     if w.bytes().any(|b| b.is_ascii_digit()) {
         return w;
     }
+    drop_e(strip_suffix(w))
+}
+
+/// A final silent `e` goes, so `compute`, `computed` and `computing` meet.
+fn drop_e(s: String) -> String {
+    if s.len() >= 4 && s.ends_with('e') && !s.ends_with("ee") {
+        s[..s.len() - 1].to_owned()
+    } else {
+        s
+    }
+}
+
+fn strip_suffix(w: String) -> String {
     let n = w.len();
     let cut = |suffix: &str, min: usize| n > suffix.len() + min && w.ends_with(suffix);
     if cut("ies", 2) {
@@ -229,22 +291,37 @@ pub struct Trigger {
     /// Every group must match; within a group any alternative; an alternative is a
     /// set of concepts that must all be present.
     groups: Vec<Vec<BTreeSet<String>>>,
+    /// Alternatives written `!...`: the message must mention none of them.
+    exclude: Vec<BTreeSet<String>>,
 }
+
+/// Question words that say nothing about the subject: a message mentioning only
+/// these from a trigger is not "near" it.
+const QUESTION_WORDS: &[&str] = &[
+    "where", "who", "how", "when", "why", "file", "data", "list", "day", "time", "date",
+];
 
 impl Trigger {
     /// Compiles the scenario's trigger words.
     pub fn new(groups: &[Vec<String>]) -> Self {
-        Trigger {
-            groups: groups
-                .iter()
-                .map(|g| {
-                    g.iter()
-                        .map(|alt| concepts(alt))
-                        .filter(|c| !c.is_empty())
-                        .collect()
-                })
-                .collect(),
-        }
+        let mut exclude = Vec::new();
+        let groups = groups
+            .iter()
+            .filter_map(|g| {
+                let mut alts = Vec::new();
+                for alt in g {
+                    match alt.trim().strip_prefix('!') {
+                        Some(x) => exclude.push(concepts(x)),
+                        None => alts.push(concepts(alt)),
+                    }
+                }
+                alts.retain(|c| !c.is_empty());
+                // A group of exclusions only adds no requirement.
+                (!alts.is_empty() || g.iter().all(|a| !a.trim().starts_with('!'))).then_some(alts)
+            })
+            .collect();
+        exclude.retain(|c| !c.is_empty());
+        Trigger { groups, exclude }
     }
 
     /// Whether a message with these concepts triggers it.
@@ -254,6 +331,39 @@ impl Trigger {
                 .groups
                 .iter()
                 .all(|g| g.iter().any(|alt| alt.is_subset(message)))
+            && !self.excluded(message)
+    }
+
+    /// Whether the message mentions something the trigger rules out.
+    pub fn excluded(&self, message: &BTreeSet<String>) -> bool {
+        self.exclude.iter().any(|x| x.is_subset(message))
+    }
+
+    /// Whether the message touches the trigger's subject without asking for it: some
+    /// group matches through a word that is more than a question word.
+    pub fn near(&self, message: &BTreeSet<String>) -> bool {
+        self.groups.iter().any(|g| {
+            g.iter().any(|alt| {
+                alt.is_subset(message) && alt.iter().any(|c| !QUESTION_WORDS.contains(&c.as_str()))
+            })
+        })
+    }
+
+    /// Whether it matches through more than question words in every group (a
+    /// "where" alone does not make a message about this clue's subject).
+    pub fn matches_strongly(&self, message: &BTreeSet<String>) -> bool {
+        self.matches(message)
+            && self.groups.iter().all(|g| {
+                g.iter().any(|alt| {
+                    alt.is_subset(message)
+                        && alt.iter().any(|c| !QUESTION_WORDS.contains(&c.as_str()))
+                })
+            })
+    }
+
+    /// Every concept the trigger's alternatives mention (exclusions left out).
+    pub fn vocabulary(&self) -> BTreeSet<String> {
+        self.groups.iter().flatten().flatten().cloned().collect()
     }
 }
 
@@ -268,6 +378,9 @@ pub struct ActiveClue {
     pub response: String,
     /// Whether the scripted trigger matches the message.
     pub triggered: bool,
+    /// Whether the message touches the clue's subject without asking for it (the
+    /// scripted colleague then asks what exactly is needed).
+    pub near: bool,
 }
 
 /// One message of the conversation so far.
@@ -315,6 +428,9 @@ pub struct NpcQuery<'a> {
     pub conversation: Vec<Line>,
     /// The clue rules whose conditions hold, in scenario order.
     pub clues: Vec<ActiveClue>,
+    /// The message is not a specific question (see [the module docs](self)): the
+    /// colleague says exactly this, discloses nothing, and `clues` is empty.
+    pub clarify: Option<String>,
 }
 
 /// An engine's answer.
@@ -356,9 +472,26 @@ pub struct Scripted;
 
 impl NpcEngine for Scripted {
     fn reply(&mut self, q: &NpcQuery<'_>) -> Result<NpcAnswer, NpcError> {
-        let hit: Vec<&ActiveClue> = q.clues.iter().filter(|c| c.triggered).collect();
+        if let Some(c) = &q.clarify {
+            return Ok(NpcAnswer {
+                reply: Some((c.clone(), Vec::new())),
+                record: None,
+            });
+        }
+        let mut hit: Vec<&ActiveClue> = Vec::new();
+        for c in q.clues.iter().filter(|c| c.triggered) {
+            // A later rule with the same trigger is a later stage of the same answer.
+            hit.retain(|h| h.topics != c.topics);
+            hit.push(c);
+        }
         let reply = if hit.is_empty() {
-            q.direct.then(|| (q.default_reply.to_owned(), Vec::new()))
+            if !q.direct {
+                None
+            } else if q.clues.iter().any(|c| c.near) {
+                Some((ASK_WHAT.to_owned(), Vec::new()))
+            } else {
+                Some((q.default_reply.to_owned(), Vec::new()))
+            }
         } else {
             let text: Vec<&str> = hit.iter().map(|c| c.response.as_str()).collect();
             Some((
@@ -372,6 +505,10 @@ impl NpcEngine for Scripted {
         })
     }
 }
+
+/// What a scripted colleague says to a question near something they know that does
+/// not ask for it: a prompt to ask precisely, never a brush-off.
+pub const ASK_WHAT: &str = "I may be able to help with that, but I'm not sure what exactly you need from me. Could you ask me the specific question?";
 
 /// Fields of an `npc` trajectory line added by the tools, not by the engine.
 pub const NPC_LINE_KEYS: &[&str] = &["type", "step", "call", "npc", "t"];

@@ -42,6 +42,52 @@ pub enum PathError {
     /// Bad characters.
     #[error("`{0}` contains a backslash or a control character")]
     BadCharacter(String),
+    /// A component longer than [`MAX_NAME_BYTES`].
+    #[error("`{0}` has a name longer than {MAX_NAME_BYTES} bytes")]
+    NameTooLong(String),
+    /// Longer than [`MAX_PATH_BYTES`].
+    #[error("`{0}` is longer than {MAX_PATH_BYTES} bytes")]
+    PathTooLong(String),
+    /// More than [`MAX_DEPTH`] levels.
+    #[error("`{0}` is nested more than {MAX_DEPTH} levels deep")]
+    TooDeep(String),
+}
+
+/// Longest file or folder name in a workspace path, in bytes: what Linux file
+/// systems hold (`NAME_MAX`), so the `run_python` sandbox can create it.
+pub const MAX_NAME_BYTES: usize = 255;
+
+/// Longest workspace path below `workspace/`, in bytes. Far below `PATH_MAX`
+/// (4096) even with the sandbox's temporary folder in front.
+pub const MAX_PATH_BYTES: usize = 1024;
+
+/// Deepest workspace path below `workspace/`, in components.
+pub const MAX_DEPTH: usize = 32;
+
+/// Checks a workspace-relative path (`a/b.csv`) against the limits the
+/// `run_python` sandbox can honour; `write_file`, `copy_from_drive` and the
+/// sandbox's own results all obey them, so no stored file can break the tool.
+pub fn check_name_limits(relative: &str) -> Result<(), PathError> {
+    let shown = || {
+        if relative.len() <= 80 {
+            relative.to_owned()
+        } else {
+            let mut cut = 60;
+            while !relative.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            format!("{}… ({} bytes)", &relative[..cut], relative.len())
+        }
+    };
+    if relative.split('/').any(|part| part.len() > MAX_NAME_BYTES) {
+        Err(PathError::NameTooLong(shown()))
+    } else if relative.len() > MAX_PATH_BYTES {
+        Err(PathError::PathTooLong(shown()))
+    } else if relative.split('/').count() > MAX_DEPTH {
+        Err(PathError::TooDeep(shown()))
+    } else {
+        Ok(())
+    }
 }
 
 impl VPath {
@@ -157,5 +203,31 @@ mod tests {
         ] {
             assert!(VPath::parse(bad).is_err(), "{what}: {bad:?} accepted");
         }
+    }
+
+    #[test]
+    fn name_limits_match_what_the_sandbox_can_create() {
+        assert!(check_name_limits(&"a".repeat(MAX_NAME_BYTES)).is_ok());
+        let long = "A".repeat(300) + ".txt";
+        assert!(matches!(
+            check_name_limits(&long),
+            Err(PathError::NameTooLong(_))
+        ));
+        let wide = vec!["b".repeat(200); 6].join("/");
+        assert!(matches!(
+            check_name_limits(&wide),
+            Err(PathError::PathTooLong(_))
+        ));
+        let deep = "d/".repeat(3000) + "x";
+        let e = check_name_limits(&deep).unwrap_err();
+        assert!(matches!(e, PathError::PathTooLong(_)));
+        // Messages stay short whatever the path.
+        assert!(e.to_string().len() < 150, "{e}");
+        let nested = "d/".repeat(MAX_DEPTH) + "x";
+        assert!(matches!(
+            check_name_limits(&nested),
+            Err(PathError::TooDeep(_))
+        ));
+        assert!(check_name_limits(&("d/".repeat(MAX_DEPTH - 1) + "x")).is_ok());
     }
 }

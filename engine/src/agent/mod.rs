@@ -23,6 +23,7 @@ pub mod adversary;
 mod idle;
 pub mod llm;
 mod oracle;
+mod solver;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -32,6 +33,7 @@ use std::task::{Context, Poll, Wake, Waker};
 pub use adversary::Adversary;
 pub use idle::Idle;
 pub use oracle::Oracle;
+pub use solver::Solver;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -226,4 +228,4 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
 
 /// The built-in agents by name (besides `llm:<alias>` and `adversary:<name>`, see
 /// [`adversary::ADVERSARIES`]).
-pub const BUILTIN: &[&str] = &["oracle", "idle"];
+pub const BUILTIN: &[&str] = &["oracle", "idle", "solver"];

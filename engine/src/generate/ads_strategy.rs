@@ -791,6 +791,11 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         "campaign",
         "channel",
         "heatmap",
+        "billboard",
+        "placement",
+        "media",
+        "advertisement",
+        "promotion",
     ]
     .iter()
     .map(|s| (*s).to_owned())
@@ -803,7 +808,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             task: Some(task.clone()),
             trigger: vec![
                 subject.clone(),
-                ["plan", "planning", "strategy", "how", "approach", "method", "handbook"]
+                ["plan", "planning", "strategy", "how", "approach", "method", "handbook", "calculate", "compute", "exposure", "score", "choose", "select", "pick", "methodology", "formula", "framework", "evaluate"]
                     .iter().map(|s| (*s).to_owned()).collect(),
             ],
             after: vec![Condition::Released(task.clone())],
@@ -816,7 +821,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             task: Some(task.clone()),
             trigger: vec![
                 subject.clone(),
-                ["where", "file", "data", "material", "list", "csv"]
+                ["where", "file", "data", "material", "list", "csv", "dataset", "spreadsheet", "table", "density", "option", "cost", "price", "available", "share", "send", "access", "inventory", "image"]
                     .iter().map(|s| (*s).to_owned()).collect(),
             ],
             after: vec![Condition::Released(task.clone())],
@@ -917,13 +922,8 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 check: Check::Consulted(heat_path(group)),
                 feedback: "You did not open the target-density heatmap for the campaign's audience group. Marketing can tell you where the heatmaps are; use the one whose name matches the group in your brief.".into(),
             },
-            CheckpointSpec {
-                key: "plan_valid".into(),
-                description: format!("`{out}` lists channels from the channel list, each once"),
-                weight: 1,
-                check: check(BudgetAspect::Valid),
-                feedback: format!("`{out}` is missing or malformed: it must be JSON with `selected_channels` (a non-empty list of channel codes from the channel list, each once), `total_cost` and `total_exposure`."),
-            },
+            // No separate `plan_valid`: listing every channel passed it even over
+            // budget. Well-formedness is part of `within_budget`.
             CheckpointSpec {
                 key: "within_budget".into(),
                 description: "The selected channels fit within the budget".into(),

@@ -926,30 +926,25 @@ fn checkpoints(e: &Expected, path: &str, roster: &[Employee]) -> Vec<CheckpointS
             .collect(),
         Expected::Flag { any, ids } => {
             let (yes, no) = if *any { ("true", "false") } else { ("false", "true") };
-            vec![
-                CheckpointSpec {
-                    key: "flag_correct".into(),
-                    description: format!("`has_late_or_early` in `{path}` is right"),
-                    weight: 1,
-                    check: Check::FileContains {
+            // One checkpoint: the flag alone is a yes/no guess.
+            vec![CheckpointSpec {
+                key: "employees_correct".into(),
+                description: format!("`has_late_or_early` in `{path}` is right and `employees` lists exactly those with a late or early day"),
+                weight: 2,
+                check: Check::All(vec![
+                    Check::FileContains {
                         path: path.into(),
                         present: vec!["has_late_or_early".into(), yes.into()],
                         absent: vec![no.into()],
                     },
-                    feedback: "`has_late_or_early` is missing or wrong. A day is late or early only beyond the grace period (or outside the flexible-hours rule) of the employee's department; check each workday against those limits.".into(),
-                },
-                CheckpointSpec {
-                    key: "employees_correct".into(),
-                    description: "`employees` lists exactly those with a late or early day".into(),
-                    weight: 1,
-                    check: Check::JsonStringSet {
+                    Check::JsonStringSet {
                         path: path.into(),
                         pointer: "/employees".into(),
                         expected: ids.clone(),
                     },
-                    feedback: "The `employees` list is wrong: it must hold the IDs of exactly the employees in scope with at least one late or early day under the rules, and no one else.".into(),
-                },
-            ]
+                ]),
+                feedback: "`has_late_or_early` or the `employees` list is wrong. A day is late or early only beyond the grace period (or outside the flexible-hours rule) of the employee's department; check each workday against those limits, and list the IDs of exactly the employees in scope with at least one late or early day, and no one else.".into(),
+            }]
         }
         Expected::List {
             text,
@@ -1304,8 +1299,10 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     }
     let (q, department, level) = draw(p, &depts, &mut rng)?;
     let task_type = q.task_type;
-    // has_late_or_early is a yes/no question: make "no" as likely as "yes".
-    let want_clean = task_type == StatType::HasLateOrEarly && rng.random_bool(0.5);
+    // has_late_or_early: "no" is the answer a content-blind agent can write without
+    // reading anything (`false` with an empty list), so it is the minority (one in
+    // five); "yes" needs the right people, which only the punches and rules give.
+    let want_clean = task_type == StatType::HasLateOrEarly && rng.random_bool(0.2);
 
     // Policies by department; L5 gives three departments their own regime.
     let base = Policy::for_level(level);
@@ -1487,8 +1484,10 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 trigger: vec![
                     // Attendance words only (not "late"), so questions about other
                     // tasks' manuals never trigger this clue.
-                    vec!["attendance".into(), "punctuality".into(), "overtime".into(), "absence".into(), "punch".into(), "badge".into()],
-                    vec!["rule".into(), "manual".into(), "where".into()],
+                    ["attendance", "punctuality", "overtime", "absence", "punch", "badge", "late", "lateness", "tardiness", "tardy", "clock", "timekeeping", "early departure", "leave early", "working hours", "timesheet"]
+                        .iter().map(|s| (*s).to_owned()).collect(),
+                    ["rule", "manual", "where", "threshold", "limit", "criteria", "definition", "define", "count", "grace", "how"]
+                        .iter().map(|s| (*s).to_owned()).collect(),
                 ],
                 after: vec![Condition::Released(task.clone())],
                 response: format!(
@@ -1591,6 +1590,10 @@ pub fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, Strin
         | Check::JsonRecords { path, .. }
         | Check::JsonStringSet { path, .. }
         | Check::FileContains { path, .. } => Some(path.clone()),
+        Check::All(v) => v.iter().find_map(|c| match c {
+            Check::FileContains { path, .. } => Some(path.clone()),
+            _ => None,
+        }),
         _ => None,
     }) else {
         return Vec::new();

@@ -626,6 +626,7 @@ mod tests {
             "amount",
             "transaction_review_report.json",
             "\"abnormal_suppliers\"",
+            "\"approval_limit\"",
             "5%",
             "ALL four",
         ] {
@@ -778,7 +779,7 @@ mod tests {
         let handbook = fill(INTERN_HANDBOOK, &vars);
         assert!(handbook.contains(COMPANY));
         let tx = fill(TRANSACTION_REVIEW_MANUAL, &vars);
-        assert!(tx.contains("{\"abnormal_suppliers\": []}"));
+        assert!(tx.contains("{\"abnormal_suppliers\": [], \"approval_limit\""));
         for reply in NPC_DEFAULT_REPLIES {
             assert!(fill(reply, &vars).contains("shared/intern_handbook.md"));
         }

@@ -460,13 +460,30 @@ fn build(
                 file: "fee_rates.csv",
                 csv,
                 trigger: vec![
-                    vec!["fee".into(), "tax".into()],
                     vec![
-                        "rate".into(),
-                        "percentage".into(),
-                        "category".into(),
-                        "table".into(),
+                        "fee".into(),
+                        "tax".into(),
+                        "charge".into(),
+                        "commission".into(),
                     ],
+                    [
+                        "rate",
+                        "percentage",
+                        "percent",
+                        "category",
+                        "table",
+                        "how much",
+                        "amount",
+                        "value",
+                        "where",
+                        "list",
+                        "schedule",
+                        "reference",
+                        "file",
+                    ]
+                    .iter()
+                    .map(|s| (*s).to_owned())
+                    .collect(),
                 ],
                 question: "I'm completing missing values in a fee dataset. Which fee rate applies to each category?",
                 what: "The fee rates per category",
@@ -635,18 +652,40 @@ fn build(
                 file: "carrier_sla.csv",
                 csv,
                 trigger: vec![
-                    vec![
-                        "carrier".into(),
-                        "shipment".into(),
-                        "delivery".into(),
-                        "eta".into(),
-                    ],
-                    vec![
-                        "sla".into(),
-                        "speed".into(),
-                        "handling".into(),
-                        "service level".into(),
-                    ],
+                    [
+                        "carrier",
+                        "shipment",
+                        "delivery",
+                        "eta",
+                        "logistics",
+                        "shipping",
+                        "courier",
+                        "freight",
+                        "transit",
+                    ]
+                    .iter()
+                    .map(|s| (*s).to_owned())
+                    .collect(),
+                    [
+                        "sla",
+                        "speed",
+                        "handling",
+                        "service level",
+                        "velocity",
+                        "km",
+                        "kmh",
+                        "average",
+                        "per hour",
+                        "how fast",
+                        "processing",
+                        "turnaround",
+                        "rate",
+                        "performance",
+                        "benchmark",
+                    ]
+                    .iter()
+                    .map(|s| (*s).to_owned())
+                    .collect(),
                 ],
                 question: "I'm filling in missing ETA values in a shipments table. What are the carriers' SLA speeds and handling times?",
                 what: "The carrier service levels (average speed and handling time)",

@@ -1126,8 +1126,8 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             key: key.clone(),
             task: Some(task.clone()),
             trigger: vec![
-                ["team building", "team event", "outing", "offsite", "event", "day out"].iter().map(|s| (*s).to_owned()).collect(),
-                ["available", "availability", "free", "when", "date", "day", "schedule", "calendar"].iter().map(|s| (*s).to_owned()).collect(),
+                ["team building", "team event", "outing", "offsite", "event", "day out", "trip", "excursion", "get-together", "activity", "team day"].iter().map(|s| (*s).to_owned()).collect(),
+                ["available", "availability", "free", "when", "date", "day", "schedule", "calendar", "work", "suit", "prefer", "possible", "busy", "away", "holiday", "leave", "off", "join", "come", "make it", "week"].iter().map(|s| (*s).to_owned()).collect(),
             ],
             after: vec![Condition::Released(task.clone())],
             response: format!(
@@ -1240,17 +1240,17 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     };
     match mode {
         None => {
-            checkpoints.push(CheckpointSpec {
-                key: "plan".into(),
-                description: if letter == 'A' { "`plan` repeats the given itinerary".into() } else { "`plan` is a feasible itinerary".into() },
-                weight: 1,
-                check: outing_check(OutingAspect::Plan),
-                feedback: if letter == 'A' {
-                    "`plan` must repeat the itinerary from your brief as {\"morning\", \"lunch\", \"afternoon\"}, with names exactly as in the places list.".into()
-                } else {
-                    "`plan` is missing or not a feasible itinerary: it needs a morning site, a restaurant and a different afternoon site, named exactly as in the places list.".into()
-                },
-            });
+            // At A levels the itinerary is given in the brief, so repeating it proves
+            // nothing; only B levels, where the agent proposes one, score `plan`.
+            if letter != 'A' {
+                checkpoints.push(CheckpointSpec {
+                    key: "plan".into(),
+                    description: "`plan` is a feasible itinerary".into(),
+                    weight: 1,
+                    check: outing_check(OutingAspect::Plan),
+                    feedback: "`plan` is missing or not a feasible itinerary: it needs a morning site, a restaurant and a different afternoon site, named exactly as in the places list.".into(),
+                });
+            }
             for mt in &metrics {
                 checkpoints.push(CheckpointSpec {
                     key: format!("metric_{}", mt.key()),
@@ -1268,19 +1268,18 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 });
             }
             if let Some(lim) = &limit {
+                // The flag alone is a coin toss (or always true when the agent picks
+                // its own itinerary), so it is judged together with the return time it
+                // follows from.
                 checkpoints.push(CheckpointSpec {
                     key: "end_time".into(),
-                    description: "`end_time` is the itinerary's return time (within 3 minutes)".into(),
+                    description: format!("`end_time` is the itinerary's return time (within 3 minutes) and `can_complete_on_time` says whether that is by {lim}"),
                     weight: 1,
-                    check: outing_check(OutingAspect::EndTime { minutes: 3 }),
-                    feedback: "`end_time` is off by more than 3 minutes. Follow the guidelines' timetable: departure, each leg's travel time rounded up to whole minutes, the three stays, and the way back.".into(),
-                });
-                checkpoints.push(CheckpointSpec {
-                    key: "on_time".into(),
-                    description: format!("`can_complete_on_time` says whether the group is back by {lim}"),
-                    weight: 1,
-                    check: outing_check(OutingAspect::OnTime { limit: lim.clone() }),
-                    feedback: "`can_complete_on_time` is wrong or missing: compare the itinerary's return time with the time in your brief (true when it is back by then).".into(),
+                    check: Check::All(vec![
+                        outing_check(OutingAspect::EndTime { minutes: 3 }),
+                        outing_check(OutingAspect::OnTime { limit: lim.clone() }),
+                    ]),
+                    feedback: "`end_time` is off by more than 3 minutes, or `can_complete_on_time` is wrong or missing. Follow the guidelines' timetable: departure, each leg's travel time rounded up to whole minutes, the three stays, and the way back; then compare that return time with the time in your brief (true when it is back by then).".into(),
                 });
             }
         }

@@ -2,8 +2,9 @@
 //!
 //! The model: a chain of two or three tasks, each assigned by a different colleague
 //! who picks up the previous result. Only the first is released by the suite; each
-//! later one is released (`Release::AfterCheckpoint`) the moment the previous
-//! task's `output_correct` checkpoint passes, and its objective points at the
+//! later one is released (`Release::AfterCheckpoint`) when the previous task's
+//! `output_correct` checkpoint passes, which is judged at that stage's own deadline
+//! (the chain's window is split into one deadline per stage); its objective points at the
 //! previous output file in the workspace. Every expected answer is computed from
 //! the correct previous output, so a later stage can only be reached, and only
 //! passes, on top of correct earlier work. The kinds of transformation:
@@ -1092,6 +1093,31 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         Kind::Convert => convert(ctx, &mut rng, length)?,
         Kind::Restock => restock(ctx, &mut rng, length)?,
     };
+    // A later stage opens only when the previous stage's answer is judged, at that
+    // stage's deadline; so the window from release to deadline is split into one
+    // deadline per stage (on 5-minute marks), the last stage keeping the task's.
+    let begin = match &ctx.release {
+        Release::At(t) => t.get(11..16).and_then(super::urgent_interrupt::to_min),
+        Release::Start => super::urgent_interrupt::to_min(ctx.start),
+        // A gated (or meeting-announced) chain's start is unknown; suites leave such a
+        // task its family's window (three hours) after the gate opens, so the stages
+        // share the last three hours.
+        Release::AfterCheckpoint { .. } | Release::InMeeting(_) => {
+            super::urgent_interrupt::to_min(ctx.deadline).map(|d| d.saturating_sub(3 * 60))
+        }
+    };
+    let end = super::urgent_interrupt::to_min(ctx.deadline).ok_or("bad deadline")?;
+    let n = stages.len() as u32;
+    let stage_deadline = |i: u32| -> String {
+        match begin {
+            Some(b) if i + 1 < n && end > b => {
+                let t = b + (end - b) * (i + 1) / n;
+                let t = t / 5 * 5;
+                ctx.at(&format!("{:02}:{:02}", t / 60, t % 60))
+            }
+            _ => ctx.at(ctx.deadline),
+        }
+    };
     let mut tasks: Vec<TaskSpec> = Vec::new();
     for (i, s) in stages.into_iter().enumerate() {
         let key = if i == 0 {
@@ -1115,7 +1141,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             objective: s.objective,
             assigned_by: s.assigned_by,
             release,
-            deadline: ctx.at(ctx.deadline),
+            deadline: stage_deadline(i as u32),
             priority: ctx.priority,
             checkpoints: s.checkpoints,
             hints: s.hints,

@@ -202,7 +202,13 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         clues.push((person.key.clone(), Clue {
             key: key.clone(),
             task: Some(task.clone()),
-            trigger: vec![vec!["chart".into(), "link".into(), "id".into()], subject],
+            trigger: vec![
+                ["chart", "link", "id", "new", "replace", "broken", "rebuilt", "point", "now", "instead", "use", "substitute", "successor", "equivalent"]
+                    .iter()
+                    .map(|s| (*s).to_owned())
+                    .collect(),
+                subject,
+            ],
             after: Vec::new(),
             response: format!(
                 "Yes, those are my charts. They were rebuilt last week, so here are the replacement IDs:\n{}\nI can't edit the articles myself, so please update the links.",

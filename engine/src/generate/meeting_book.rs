@@ -118,6 +118,20 @@ const ASK: &[&str] = &[
     "work",
     "okay",
     "calendar",
+    "there",
+    "ok",
+    "fine",
+    "suit",
+    "suitable",
+    "convenient",
+    "possible",
+    "around",
+    "count",
+    "confirm",
+    "show",
+    "go",
+    "agenda",
+    "block",
 ];
 
 /// The variants: kind x number of conflicts.
@@ -472,7 +486,8 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let mut text = ctx.rng("text");
     let task = ctx.task_key();
     let (s_hm, e_hm) = (hm(s), hm(e));
-    let subject = vec![title.to_owned(), keyword.to_owned()];
+    // The meeting by its title, its keyword or its start time.
+    let subject = vec![title.to_owned(), keyword.to_owned(), s_hm.clone()];
     let ask: Vec<String> = ASK.iter().map(|w| (*w).to_owned()).collect();
     let mut clues: Vec<(String, Clue)> = Vec::new();
     let mut availability: BTreeMap<&str, String> = BTreeMap::new();
@@ -517,17 +532,50 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             &vars(busy, &p.name),
         );
         let key = format!("clue/{}/{}-availability", ctx.id, slug(&p.name));
+        let mut trigger = vec![ask.clone(), subject.clone()];
+        if lead.is_some_and(|l| l.key == p.key) {
+            // Asked about a member, the manager does not answer about themself.
+            trigger.push(
+                invitees
+                    .iter()
+                    .filter(|o| o.person.key != p.key && first_name(o.person) != first_name(p))
+                    .flat_map(|o| {
+                        [
+                            format!("!{}", o.person.name),
+                            format!("!{}", first_name(o.person)),
+                        ]
+                    })
+                    .collect(),
+            );
+        }
         clues.push((
             p.key.clone(),
             Clue {
                 key: key.clone(),
                 task: Some(task.clone()),
-                trigger: vec![ask.clone(), subject.clone()],
+                trigger,
                 after: Vec::new(),
                 response,
             },
         ));
         availability.insert(p.key.as_str(), key.clone());
+        if let Some(lead) = lead.filter(|l| l.key != p.key) {
+            // Before the member has answered, the manager sends the intern to them;
+            // the confirmation below (same trigger) replaces this once it applies.
+            clues.push((
+                lead.key.clone(),
+                Clue {
+                    key: format!("clue/{}/{}-ask-them", ctx.id, slug(&p.name)),
+                    task: Some(task.clone()),
+                    trigger: vec![vec![p.name.clone(), first_name(p).to_owned()], ask.clone()],
+                    after: Vec::new(),
+                    response: format!(
+                        "I don't know {0}'s plans for that slot offhand. Please ask {0} directly first.",
+                        first_name(p)
+                    ),
+                },
+            ));
+        }
         if let (Some(b), Some(lead)) = (busy, lead) {
             let template = if inv.can_come() {
                 "confirm_free"

@@ -751,9 +751,22 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
             };
             let parts = generate_parts(&ctx, &t.family)
                 .map_err(|m| plan_err(name, format!("task `{}`: {m}", t.id)))?;
+            // Files exist from the first day on, so two tasks (or two days) that write
+            // one path must agree on its content: a day-2 task judged against a version
+            // the agent never sees would be unsolvable.
             for f in parts.files {
-                if !scenario.files.iter().any(|g| g.path == f.path) {
-                    scenario.files.push(f);
+                match scenario.files.iter().find(|g| g.path == f.path) {
+                    None => scenario.files.push(f),
+                    Some(g) if g.content == f.content => {}
+                    Some(_) => {
+                        return Err(plan_err(
+                            name,
+                            format!(
+                                "task `{}` writes `{}` with content that differs from an earlier task's version of that file (generator bug: shared files must be the same for the whole scenario)",
+                                t.id, f.path
+                            ),
+                        ));
+                    }
                 }
             }
             scenario.meetings.extend(parts.meetings);

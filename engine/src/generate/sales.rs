@@ -904,22 +904,11 @@ fn checkpoints(answer: &Answer, out: &str) -> Vec<CheckpointSpec> {
         check: Check::Consulted(HANDBOOK.into()),
         feedback: "The sales analysis handbook was not read. Ask someone in Sales where the handbook for analysing sales figures is, and follow its rules.".into(),
     }];
-    let format_fb = format!(
-        "`{out}` is missing or not shaped as the request showed. Save exactly that file name, with the JSON shape given in the request."
-    );
     let people_fb = "The people or their totals are wrong. Per the handbook, drop cancelled orders, total each representative's booked orders in the right quarter's export, identify people by employee_id, and report only the teams asked about.";
     match answer {
+        // No separate format checkpoint: a well-formed empty list earned a third of
+        // the task without reading anything. The shape is part of `correct`.
         Answer::People(p) => {
-            cps.push(CheckpointSpec {
-                key: "format".into(),
-                description: format!("`{out}` is a JSON list of people"),
-                weight: 1,
-                check: Check::JsonArray {
-                    path: path.clone(),
-                    pointer: String::new(),
-                },
-                feedback: format_fb,
-            });
             cps.push(CheckpointSpec {
                 key: "correct".into(),
                 description: "Exactly the right people, with their quarter totals".into(),
@@ -934,20 +923,6 @@ fn checkpoints(answer: &Answer, out: &str) -> Vec<CheckpointSpec> {
             });
         }
         Answer::PerTeam(v) => {
-            cps.push(CheckpointSpec {
-                key: "format".into(),
-                description: format!("`{out}` maps each team to a list of people"),
-                weight: 1,
-                check: Check::All(
-                    v.iter()
-                        .map(|(t, _)| Check::JsonArray {
-                            path: path.clone(),
-                            pointer: format!("/{t}"),
-                        })
-                        .collect(),
-                ),
-                feedback: format_fb,
-            });
             cps.push(CheckpointSpec {
                 key: "correct".into(),
                 description: "Each team has exactly the right people, with their quarter totals"
@@ -1031,28 +1006,26 @@ fn checkpoints(answer: &Answer, out: &str) -> Vec<CheckpointSpec> {
                     "Compare each person's booked totals in the two quarters; only people active in both quarters count.",
                 )
             };
-            cps.push(CheckpointSpec {
-                key: "count".into(),
-                description: format!("The count of {what} is right"),
-                weight: 1,
-                check: Check::JsonNumber {
-                    path: path.clone(),
-                    pointer: "/count".into(),
-                    expected: members.len() as f64,
-                    tolerance: 0.0,
-                },
-                feedback: format!("`count` is wrong or missing. {fb}"),
-            });
+            // The count alone takes one of a few small values (1 or 2 of three teams),
+            // so a guess would pay; it is judged together with the list it counts.
             cps.push(CheckpointSpec {
                 key: (*field).into(),
-                description: format!("Exactly the right {what} are listed"),
+                description: format!("The count and exactly the right {what} are listed"),
                 weight: 2,
-                check: Check::JsonStringSet {
-                    path,
-                    pointer: format!("/{field}"),
-                    expected: members.clone(),
-                },
-                feedback: format!("The list `{field}` is wrong or missing. {fb}"),
+                check: Check::All(vec![
+                    Check::JsonNumber {
+                        path: path.clone(),
+                        pointer: "/count".into(),
+                        expected: members.len() as f64,
+                        tolerance: 0.0,
+                    },
+                    Check::JsonStringSet {
+                        path,
+                        pointer: format!("/{field}"),
+                        expected: members.clone(),
+                    },
+                ]),
+                feedback: format!("`count` or the list `{field}` is wrong or missing. {fb}"),
             });
         }
     }
@@ -1148,14 +1121,21 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                     key: format!("clue/{}/{}", ctx.id, slug(&person.name)),
                     task: Some(task.clone()),
                     trigger: vec![
-                        vec!["sales".into()],
                         vec![
-                            "handbook".into(),
-                            "analysis".into(),
-                            "figures".into(),
-                            "export".into(),
-                            "where".into(),
+                            "sales".into(),
+                            "salesperson".into(),
+                            "salespeople".into(),
+                            "revenue".into(),
                         ],
+                        [
+                            "handbook", "analysis", "figures", "export", "where", "method",
+                            "compute", "calculate", "calculation", "total", "how", "official",
+                            "count", "definition", "define", "methodology", "revenue", "number",
+                            "data", "file", "report", "standard", "convention", "treat",
+                        ]
+                        .iter()
+                        .map(|s| (*s).to_owned())
+                        .collect(),
                     ],
                     after: Vec::new(),
                     response: format!(

@@ -36,6 +36,8 @@ pub const MANUAL: &str = "drive/finance/review/transaction_review_manual.md";
 /// Where the report goes.
 pub const REPORT: &str = "workspace/transaction_review_report.json";
 const HISTORY_MONTHS: u32 = 8;
+/// Single-approval limits a scenario's manual may state.
+const LIMITS: [u64; 8] = [4_000, 5_000, 6_000, 7_500, 8_000, 9_000, 10_000, 12_000];
 
 struct Row {
     date: (i32, u32, u32),
@@ -76,7 +78,16 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             "transaction_review parameters out of range: normal {normal} (2-5), abnormal {abnormal} (0-2)"
         ));
     }
-    let limit: u64 = [5_000, 8_000, 10_000][rng.random_range(0..3)];
+    // The manual lives at one drive path for the whole scenario, so its approval limit
+    // is a fact of the company, drawn once per scenario: a day-2 review must be judged
+    // against the same manual the agent can read (two days used to write two versions
+    // of one path and only the first survived). Eight values keep a guess unlikely.
+    let limit = crate::rng::stream(
+        ctx.seed,
+        &format!("gen/{}/transaction_review/approval_limit", ctx.scenario),
+    )
+    .random_range(0..LIMITS.len());
+    let limit = LIMITS[limit];
     let (y, m) = {
         let mut parts = ctx.date.split('-');
         let y: i32 = parts
@@ -219,7 +230,11 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             (p.key.clone(), Clue {
                 key: format!("clue/{}/{}", ctx.id, slug(&p.name)),
                 task: Some(task.clone()),
-                trigger: vec![vec!["transaction".into(), "supplier".into(), "payment".into()], vec!["review".into(), "manual".into(), "abnormal".into(), "where".into()]],
+                trigger: vec![
+                    ["transaction", "supplier", "payment", "invoice"].iter().map(|s| (*s).to_owned()).collect(),
+                    ["review", "manual", "abnormal", "where", "how", "criteria", "criterion", "method", "flag", "sign", "red flag", "spot", "identify", "detect", "format", "template"]
+                        .iter().map(|s| (*s).to_owned()).collect(),
+                ],
                 after: Vec::new(),
                 response: format!(
                     "For supplier transaction reviews, use our review manual: `{MANUAL}`. It lists the signs of an abnormal supplier and the report format."
@@ -243,7 +258,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         step("read_file", json!({"path": table})),
         step(
             "write_file",
-            json!({"path": report, "content": json!({"abnormal_suppliers": abnormal_names}).to_string()}),
+            json!({"path": report, "content": json!({"abnormal_suppliers": abnormal_names, "approval_limit": limit}).to_string()}),
         ),
     ];
     let spec = TaskSpec {
@@ -253,7 +268,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         difficulty: difficulty(&plan, 1),
         title: "Review supplier transactions".into(),
         objective: format!(
-            "Please review the supplier transactions in `{table}` and find the suppliers whose payments look abnormal. Finance keeps a manual for this review; ask them for it. Save your findings as `{report}`."
+            "Please review the supplier transactions in `{table}` and find the suppliers whose payments look abnormal. Finance keeps a manual for this review; ask them for it. Save your findings as `{report}`, in the report format the manual gives."
         ),
         assigned_by: ctx.company.mentor.clone(),
         release: ctx.release.clone(),
@@ -269,10 +284,15 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             },
             CheckpointSpec {
                 key: "suppliers_correct".into(),
-                description: "Exactly the abnormal suppliers are listed".into(),
+                description: "Exactly the abnormal suppliers are listed, with the manual's approval limit".into(),
                 weight: 2,
-                check: Check::JsonStringSet { path: report.clone(), pointer: "/abnormal_suppliers".into(), expected: abnormal_names },
-                feedback: format!("The list of abnormal suppliers is missing or wrong. Write `{report}` as {{\"abnormal_suppliers\": [\"Supplier Name\", ...]}}. A supplier is abnormal only if it shows all four signs in the manual (no rating, short history, several payments a month, amounts just under the approval limit); check every supplier against every sign, and do not list normal suppliers."),
+                // The limit comes from the manual, so an empty list (right whenever no
+                // supplier is abnormal) pays only after the manual has been found.
+                check: Check::All(vec![
+                    Check::JsonStringSet { path: report.clone(), pointer: "/abnormal_suppliers".into(), expected: abnormal_names.clone() },
+                    Check::JsonNumber { path: report.clone(), pointer: "/approval_limit".into(), expected: limit as f64, tolerance: 0.5 },
+                ]),
+                feedback: format!("The list of abnormal suppliers or the approval limit is missing or wrong. Write `{report}` as {{\"abnormal_suppliers\": [\"Supplier Name\", ...], \"approval_limit\": <the manual's single-approval limit>}}. A supplier is abnormal only if it shows all four signs in the manual (no rating, short history, several payments a month, amounts just under the approval limit); check every supplier against every sign, and do not list normal suppliers."),
             },
         ],
         hints: vec![
@@ -316,31 +336,43 @@ pub fn wrong_answers(
 ) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for cp in &task.checkpoints {
-        if let Check::JsonStringSet { path, expected, .. } = &cp.check {
-            let mut all: Vec<String> = Vec::new();
-            for f in &scenario.files {
-                if let (true, Content::Text(csv)) = (
-                    f.path.ends_with(".csv")
-                        && f.path.contains(
-                            task.key
-                                .trim_start_matches("task/")
-                                .replace('-', "_")
-                                .as_str(),
-                        ),
-                    &f.content,
-                ) {
-                    for l in csv.lines().skip(1) {
-                        if let Some(s) = l.split(',').nth(2)
-                            && !all.iter().any(|a| a == s)
-                        {
-                            all.push(s.to_owned());
+        let inner: Vec<&Check> = match &cp.check {
+            Check::All(v) => v.iter().collect(),
+            c => vec![c],
+        };
+        for c in inner {
+            if let Check::JsonStringSet { path, expected, .. } = c {
+                let mut all: Vec<String> = Vec::new();
+                for f in &scenario.files {
+                    if let (true, Content::Text(csv)) = (
+                        f.path.ends_with(".csv")
+                            && f.path.contains(
+                                task.key
+                                    .trim_start_matches("task/")
+                                    .replace('-', "_")
+                                    .as_str(),
+                            ),
+                        &f.content,
+                    ) {
+                        for l in csv.lines().skip(1) {
+                            if let Some(s) = l.split(',').nth(2)
+                                && !all.iter().any(|a| a == s)
+                            {
+                                all.push(s.to_owned());
+                            }
                         }
                     }
                 }
-            }
-            out.push((path.clone(), json!({"abnormal_suppliers": all}).to_string()));
-            if !expected.is_empty() {
-                out.push((path.clone(), json!({"abnormal_suppliers": []}).to_string()));
+                out.push((path.clone(), json!({"abnormal_suppliers": all}).to_string()));
+                // The empty list fails whenever some supplier is abnormal, and without the
+                // manual's limit it fails even when none is.
+                if !expected.is_empty() {
+                    out.push((path.clone(), json!({"abnormal_suppliers": []}).to_string()));
+                }
+                out.push((
+                    path.clone(),
+                    json!({"abnormal_suppliers": expected}).to_string(),
+                ));
             }
         }
     }

@@ -142,6 +142,23 @@ const SIGNUP_WORDS: &[&str] = &[
     "count",
     "number",
     "seat",
+    "register",
+    "enrolment",
+    "enrollment",
+    "enrol",
+    "enroll",
+    "booked",
+    "booking",
+    "attending",
+    "spot",
+    "place",
+    "full",
+    "capacity",
+    "turnout",
+    "interest",
+    "confirmed",
+    "coming",
+    "size",
 ];
 const WEEKDAYS: [&str; 5] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"];
 
@@ -675,7 +692,26 @@ fn relay(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
         trigger: vec![
             vec![project.to_owned()],
             [
-                "budget", "approved", "amount", "funding", "figure", "cost", "money", "number",
+                "budget",
+                "approved",
+                "amount",
+                "funding",
+                "figure",
+                "cost",
+                "money",
+                "number",
+                "approval",
+                "sum",
+                "total",
+                "eur",
+                "euro",
+                "final",
+                "committee",
+                "granted",
+                "allocated",
+                "allocation",
+                "how much",
+                "value",
             ]
             .iter()
             .map(|s| (*s).to_owned())

@@ -108,21 +108,6 @@ impl Cause {
             Cause::CpuSaturated => &["cpu", "processor", "saturated", "queue", "overloaded"],
         }
     }
-    /// What the owner will do, in their words.
-    fn fix(self) -> &'static str {
-        match self {
-            Cause::DiskFull => {
-                "I need to put it into temporary maintenance mode so I can purge the old data safely"
-            }
-            Cause::ConnectionPoolExhausted => {
-                "I need to raise its connection limit, and that is an emergency configuration change"
-            }
-            Cause::MemoryExhausted => {
-                "I need to flush it and raise its memory limit, which means an emergency cache flush"
-            }
-            Cause::CpuSaturated => "I need to add search nodes with an emergency scale-out",
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -836,6 +821,11 @@ pub fn generate_with_services(
         "in charge".into(),
         "look after".into(),
         "on call".into(),
+        "contact".into(),
+        "team".into(),
+        "runs".into(),
+        "manage".into(),
+        "support".into(),
     ];
     let site_words = vec![
         "website".to_owned(),
@@ -873,11 +863,48 @@ pub fn generate_with_services(
             ));
         }
     }
-    let problem: Vec<String> = cause
+    // The owner answers a report of the failing service: its cause or any symptom
+    // the monitoring tools show.
+    let mut problem: Vec<String> = cause
         .problem_words()
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
+    problem.extend(
+        [
+            "slow",
+            "critical",
+            "error",
+            "504",
+            "503",
+            "500",
+            "timeout",
+            "time out",
+            "down",
+            "failing",
+            "fail",
+            "failure",
+            "issue",
+            "problem",
+            "incident",
+            "alert",
+            "unhealthy",
+            "degraded",
+            "latency",
+            "broken",
+            "outage",
+            "wrong",
+            "look",
+            "fix",
+            "investigate",
+            "urgent",
+            "warning",
+            "crash",
+            "unresponsive",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned()),
+    );
     clues.push((
         owner.key.clone(),
         Clue {
@@ -886,8 +913,7 @@ pub fn generate_with_services(
             trigger: vec![vec![w.failing_stem.to_owned()], problem],
             after: Vec::new(),
             response: format!(
-                "Thanks for flagging {svc}, that's urgent. {}. That needs sign-off from the Engineering Manager on approval duty this week, {}. Could you ask {} to approve the {action} for {svc} and send me the approval code?",
-                cause.fix(),
+                "Thanks for flagging {svc}, that's urgent. Fixing it means an emergency change on a production service, and that needs sign-off from the Engineering Manager on approval duty this week, {}. Could you ask {} to approve the emergency change for {svc} and send me the approval code?",
                 approver.name,
                 first(&approver.name)
             ),
@@ -899,6 +925,7 @@ pub fn generate_with_services(
         .map(|s| (*s).to_owned())
         .collect();
     approve_words.push(w.failing_stem.to_owned());
+    approve_words.extend(["emergency change".to_owned(), "fix".into()]);
     let approve_trigger = vec![vec!["approval".to_owned(), "code".into()], approve_words];
     clues.push((
         approver.key.clone(),
@@ -908,7 +935,7 @@ pub fn generate_with_services(
             trigger: approve_trigger.clone(),
             after: vec![Condition::Disclosed(k_alert.clone())],
             response: format!(
-                "Approved: {} asked me for this. The approval code for the {action} on {svc} is {code}. Please pass it to {}.",
+                "Approved: {} asked me for this. The approval code for the emergency change on {svc} is {code}. Please pass it to {}.",
                 first(&owner.name),
                 first(&owner.name)
             ),
@@ -939,7 +966,7 @@ pub fn generate_with_services(
             trigger: vec![vec![code.clone()]],
             after: vec![Condition::Disclosed(k_code.clone())],
             response: format!(
-                "Thanks, {code} checks out. I'm starting the {action} on {svc} now; the site should recover within the hour."
+                "Thanks, {code} checks out. I'm starting the fix on {svc} now; the site should recover within the hour."
             ),
         },
     ));

@@ -11,6 +11,11 @@
 //! re-run makes no request and gets the same bytes. A disclosure is recorded when a
 //! clue's response [appears](crate::npc::appears_in) in the reply.
 //!
+//! The [disclosure rules](crate::npc) hold here too: the model only ever sees clues
+//! whose task is released, and a message that is not a specific question (or names
+//! an ambiguous first name) gets the fixed [`NpcQuery::clarify`] reply without a
+//! model call.
+//!
 //! In a group, a colleague who knows nothing relevant now stays silent without a
 //! model call, and one who answers exactly [`NO_REPLY`] stays silent too. A direct
 //! message always gets an answer: an empty one becomes the colleague's default reply.
@@ -126,6 +131,14 @@ impl LlmNpc {
 
 impl NpcEngine for LlmNpc {
     fn reply(&mut self, q: &NpcQuery<'_>) -> Result<NpcAnswer, NpcError> {
+        // The disclosure rules bind a model as much as a script: a message that is
+        // not a specific question gets the fixed request, with no model call.
+        if let Some(c) = &q.clarify {
+            return Ok(NpcAnswer {
+                reply: Some((c.clone(), Vec::new())),
+                record: None,
+            });
+        }
         if !q.direct && q.clues.is_empty() {
             return Ok(NpcAnswer::default());
         }

@@ -740,7 +740,10 @@ mod tests {
                 gate: "task/a#answer".into(),
             }]
         );
-        assert!(rep.markdown().contains("| a | s | 7 | – | task/b | task/a#answer |"));
+        assert!(
+            rep.markdown()
+                .contains("| a | s | 7 | – | task/b | task/a#answer |")
+        );
     }
 
     fn close(a: f64, b: f64) -> bool {

@@ -56,7 +56,7 @@ pub const LIST_LIMITS: &[(&str, usize)] = &[
     ("checkpoints", 64),
     ("plan", 200),
     ("attendees", 200),
-    ("trigger", 32),
+    ("trigger", 128),
     ("after", 32),
     ("metrics", 50),
     ("pages", 50),
@@ -638,13 +638,16 @@ pub(super) fn path_problem(p: &str) -> Option<String> {
             "the path has {} levels; at most {MAX_PATH_DEPTH} are allowed",
             parts.len()
         ))
-    } else if let Some(c) = parts.iter().find(|c| c.len() > MAX_PATH_COMPONENT_BYTES) {
-        Some(format!(
-            "the path component `{}...` is {} bytes long; at most {MAX_PATH_COMPONENT_BYTES} are allowed",
-            c.chars().take(16).collect::<String>(),
-            c.len()
-        ))
     } else {
-        None
+        parts
+            .iter()
+            .find(|c| c.len() > MAX_PATH_COMPONENT_BYTES)
+            .map(|c| {
+                format!(
+                    "the path component `{}...` is {} bytes long; at most {MAX_PATH_COMPONENT_BYTES} are allowed",
+                    c.chars().take(16).collect::<String>(),
+                    c.len()
+                )
+            })
     }
 }

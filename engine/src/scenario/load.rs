@@ -55,11 +55,13 @@ pub enum ErrorCode {
     TooLarge,
     /// TB0023: a value no run can ever meet (not a finite number, or a time outside the run).
     NeverMet,
+    /// TB0024: a task whose checkpoints are all diagnostics, so nothing it asks is scored.
+    NothingScored,
 }
 
 impl ErrorCode {
     /// Every code, in order.
-    pub const ALL: [ErrorCode; 23] = [
+    pub const ALL: [ErrorCode; 24] = [
         ErrorCode::Syntax,
         ErrorCode::UnknownPerson,
         ErrorCode::UnknownFile,
@@ -83,6 +85,7 @@ impl ErrorCode {
         ErrorCode::PathLimit,
         ErrorCode::TooLarge,
         ErrorCode::NeverMet,
+        ErrorCode::NothingScored,
     ];
 
     /// `TB0001` form.
@@ -111,6 +114,7 @@ impl ErrorCode {
             ErrorCode::PathLimit => "TB0021",
             ErrorCode::TooLarge => "TB0022",
             ErrorCode::NeverMet => "TB0023",
+            ErrorCode::NothingScored => "TB0024",
         }
     }
 }

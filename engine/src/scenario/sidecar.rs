@@ -79,6 +79,12 @@ fn open_plain(p: &Path) -> std::io::Result<std::fs::File> {
 /// (the bytes all sidecars of one scenario may still load).
 pub(super) fn read(dir: &Path, rel: &str, budget: &mut u64) -> Result<Vec<u8>, SidecarError> {
     let relp = relative(rel).map_err(SidecarError::Unsafe)?;
+    // `s.ron` has the parent ``, which names the current directory.
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
     if let Some(p) = limits::path_problem(rel) {
         return Err(SidecarError::PathLimit(p));
     }

@@ -574,7 +574,29 @@ pub fn validate(
             Release::At(v) => time(&mut cx, &format!("{at}.release"), v),
             Release::AfterCheckpoint { task, checkpoint } => {
                 checkpoint_ref(&mut cx, &format!("{at}.release"), task, checkpoint, &tasks);
-                Some(start)
+                // An answer is judged when its task closes, so a gate on one opens at
+                // the gate task's deadline at the earliest.
+                // (Within a release cycle TB0007 says all there is to say.)
+                let cyclic = {
+                    let mut cur = task.as_str();
+                    let mut seen = BTreeSet::new();
+                    loop {
+                        if cur == t.key || !seen.insert(cur) {
+                            break cur == t.key;
+                        }
+                        match tasks.get(cur).map(|g| &g.release) {
+                            Some(Release::AfterCheckpoint { task, .. }) => cur = task.as_str(),
+                            _ => break false,
+                        }
+                    }
+                };
+                let gate = tasks.get(task.as_str()).filter(|_| !cyclic).and_then(|g| {
+                    let c = g.checkpoints.iter().find(|c| &c.key == checkpoint)?;
+                    (c.check.kind() == crate::check::CheckKind::Answer)
+                        .then(|| epoch.parse(&g.deadline).ok())
+                        .flatten()
+                });
+                Some(gate.unwrap_or(start))
             }
             Release::InMeeting(mk) => match meetings.get(mk.as_str()) {
                 Some(m) => epoch.parse(&m.start).ok().map(|t| {
@@ -617,6 +639,13 @@ pub fn validate(
                 ErrorCode::BadValue,
                 format!("{at}.checkpoints"),
                 "a task needs at least one checkpoint",
+            );
+        } else if !t.checkpoints.iter().any(|c| c.check.kind().scored()) {
+            cx.err(
+                ErrorCode::NothingScored,
+                format!("{at}.checkpoints"),
+                "every checkpoint of this task is a diagnostic (Consulted, Disclosed, ToolCalled), \
+                 which weighs nothing; add an answer (a file, message or booking check) or Attended",
             );
         }
         let mut cp_keys = BTreeSet::new();

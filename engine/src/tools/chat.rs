@@ -5,12 +5,12 @@ use rand::RngExt;
 use serde_json::{Value, json};
 
 use super::{CallContext, ErrorKind, ToolError, ToolResultT, display_name, resolve_person};
-use crate::npc::{ActiveClue, Line, NpcQuery, concepts};
+use crate::npc::{ActiveClue, BE_SPECIFIC, Line, Named, NpcQuery, Scope, concepts};
 use crate::queue::EventClass;
 use crate::time::SimDuration;
 use crate::world::{
     ChatMessage, Clock, Company, EndReason, History, Index, Intern, Key, Npc, Queue, Revision,
-    Rngs, RunState, SimEvent, Thread, Trace,
+    Rngs, RunState, SimEvent, Task, Thread, Trace,
 };
 
 const MAX_TEXT: usize = 4000;
@@ -75,10 +75,43 @@ fn post(world: &mut World, thread: Entity, text: &str) {
     world.resource_mut::<Revision>().0 += 1;
 }
 
+/// Everything the company knows, for judging whether a message is specific.
+fn scope(world: &mut World) -> Scope {
+    let mut tasks = world.query::<&Task>();
+    let objectives: Vec<String> = tasks
+        .iter(world)
+        .map(|t| t.spec.objective.clone())
+        .collect();
+    let mut people = world.query::<&Npc>();
+    let people: Vec<&Npc> = people.iter(world).collect();
+    Scope::new(
+        people
+            .iter()
+            .flat_map(|n| n.clues.iter().map(|c| (c.task.as_deref(), &c.trigger))),
+        objectives.iter().map(String::as_str),
+        people.iter().map(|n| n.name.as_str()),
+    )
+}
+
+/// Whether the message just posted in `thread` is a specific question; if not,
+/// what colleagues say instead.
+fn verdict(world: &mut World, thread: Entity) -> Option<String> {
+    let text = world
+        .get::<Thread>(thread)
+        .and_then(|t| t.messages.last())
+        .map(|m| m.text.clone())
+        .unwrap_or_default();
+    scope(world)
+        .judge(&text)
+        .err()
+        .map(|_| BE_SPECIFIC.to_owned())
+}
+
 /// What `npc` says to the message just posted in `thread`: the engine decides from
-/// the clue rules whose conditions hold now. `direct` messages always get an answer;
-/// group members may stay silent. An engine failure ends the run as an
-/// infrastructure failure (the message itself was sent).
+/// the clue rules whose conditions hold now (a task's clues only once it is
+/// released). `direct` messages always get an answer; group members may stay
+/// silent. `clarify` (the message is not specific) replaces every clue. An engine
+/// failure ends the run as an infrastructure failure (the message itself was sent).
 fn ask(
     world: &mut World,
     ctx: &mut CallContext<'_>,
@@ -86,6 +119,7 @@ fn ask(
     npc: Entity,
     thread: Entity,
     direct: bool,
+    clarify: Option<String>,
 ) -> Option<(String, Vec<String>)> {
     let n = world.get::<Npc>(npc)?.clone();
     let thread_key = world.get::<Key>(thread).map(|k| k.0.clone())?;
@@ -95,18 +129,49 @@ fn ask(
         .unwrap_or_default();
     let text = messages.last().map(|m| m.text.clone()).unwrap_or_default();
     let words = concepts(&text);
-    let history = world.resource::<History>();
-    let clues: Vec<ActiveClue> = n
-        .clues
-        .iter()
-        .filter(|c| c.after.iter().all(|cond| history.holds(cond)))
-        .map(|c| ActiveClue {
-            key: c.key.clone(),
-            topics: c.topics.clone(),
-            response: c.response.clone(),
-            triggered: c.trigger.matches(&words),
-        })
-        .collect();
+    let mut clarify = clarify;
+    let mut clues: Vec<ActiveClue> = Vec::new();
+    if clarify.is_none() {
+        let scope = scope(world);
+        let history = world.resource::<History>();
+        for c in n.clues.iter().filter(|c| {
+            c.task.as_ref().is_none_or(|t| history.released.contains(t))
+                && c.after.iter().all(|cond| history.holds(cond))
+        }) {
+            let mut triggered = c.trigger.matches(&words);
+            if triggered {
+                match scope.who(&words, &c.trigger) {
+                    Named::Clear => {}
+                    Named::Other => triggered = false,
+                    Named::Which(q) => {
+                        clarify = Some(q);
+                        break;
+                    }
+                }
+            }
+            clues.push(ActiveClue {
+                key: c.key.clone(),
+                // Exclusions are matching machinery, not subjects.
+                topics: c
+                    .topics
+                    .iter()
+                    .map(|g| {
+                        g.iter()
+                            .filter(|a| !a.trim().starts_with('!'))
+                            .cloned()
+                            .collect::<Vec<_>>()
+                    })
+                    .filter(|g| !g.is_empty())
+                    .collect(),
+                response: c.response.clone(),
+                triggered,
+                near: !triggered && !c.trigger.excluded(&words) && c.trigger.near(&words),
+            });
+        }
+        if clarify.is_some() {
+            clues.clear();
+        }
+    }
     let conversation: Vec<Line> = messages
         .iter()
         .map(|m| Line {
@@ -133,6 +198,7 @@ fn ask(
         direct,
         conversation,
         clues,
+        clarify,
     };
     let now = world.resource::<Clock>().now;
     let head =
@@ -210,7 +276,8 @@ pub(super) fn send_message(
         .get::<Key>(thread)
         .map(|k| k.0.clone())
         .unwrap_or_default();
-    if let Some(reply) = ask(world, ctx, &key, npc, thread, true) {
+    let clarify = verdict(world, thread);
+    if let Some(reply) = ask(world, ctx, &key, npc, thread, true, clarify) {
         schedule_reply(world, &key, npc, &thread_key, reply);
     }
     Ok(
@@ -276,14 +343,18 @@ pub(super) fn send_group_message(
         .get::<Thread>(e)
         .map(|t| t.members.clone())
         .unwrap_or_default();
-    let mut replying = Vec::new();
+    let clarify = verdict(world, e);
     for m in members.iter().skip(1) {
         let Some(npc) = world.resource::<Index>().keys.get(m).copied() else {
             continue;
         };
-        if let Some(reply) = ask(world, ctx, m, npc, e, false) {
+        if let Some(reply) = ask(world, ctx, m, npc, e, clarify.is_some(), clarify.clone()) {
             schedule_reply(world, m, npc, group.trim(), reply);
-            replying.push(m.clone());
+        }
+        // A message that is not specific gets one request to be specific, from the
+        // group's first colleague, whoever holds what.
+        if clarify.is_some() {
+            break;
         }
     }
     Ok(

@@ -3,7 +3,10 @@
 //! `run_python` output is not reproducible by re-running (the interpreter, its
 //! version and the host may differ), so its whole outcome, including the bytes of
 //! files it wrote, is kept in the trajectory; replay applies the recorded outcome
-//! instead of running the script again.
+//! instead of running the script again. That holds for every outcome: a call
+//! refused because the sandbox was unavailable is recorded (as `{"error": ..}`)
+//! like any other, so such runs replay too. The size of a record is bounded by
+//! the sandbox's caps on output and on files brought back.
 
 use std::collections::BTreeMap;
 
@@ -39,6 +42,10 @@ pub trait PythonBackend: Send {
 pub struct LivePython {
     /// Limits per call.
     pub limits: PythonLimits,
+    /// Bubblewrap binary to use instead of `$TBSIM_BWRAP` or `bwrap` (a
+    /// configuration switch; a path that does not work makes the tool
+    /// unavailable).
+    pub bwrap: Option<std::ffi::OsString>,
 }
 
 impl PythonBackend for LivePython {
@@ -54,13 +61,27 @@ impl PythonBackend for LivePython {
             files,
             limits: self.limits,
         };
-        match crate::python::run(&req) {
+        let outcome = match &self.bwrap {
+            Some(bwrap) => crate::python::run_with_bwrap(&req, bwrap),
+            None => crate::python::run(&req),
+        };
+        match outcome {
             Ok(o) => {
                 let b64 = base64::engine::general_purpose::STANDARD;
                 let written: BTreeMap<&String, String> =
                     o.written.iter().map(|(k, v)| (k, b64.encode(v))).collect();
-                json!({"exit_code": o.exit_code, "stdout": o.stdout, "stderr": o.stderr, "timed_out": o.timed_out,
-                       "memory_exceeded": o.memory_exceeded, "written": written, "deleted": o.deleted, "refused": o.refused})
+                let mut record = json!({"exit_code": o.exit_code, "stdout": o.stdout, "stderr": o.stderr, "timed_out": o.timed_out,
+                       "memory_exceeded": o.memory_exceeded, "written": written, "deleted": o.deleted, "refused": o.refused});
+                // Only when a limit was hit, so ordinary records keep their shape.
+                if !o.limits_hit.is_empty() {
+                    let messages: Vec<String> = o
+                        .limits_hit
+                        .iter()
+                        .map(|hit| hit.message(&self.limits))
+                        .collect();
+                    record["limits"] = json!(messages);
+                }
+                record
             }
             Err(e) => json!({"error": e.to_string()}),
         }
@@ -102,13 +123,18 @@ pub fn outcome_from_record(record: &Value) -> BTreeMap<String, Vec<u8>> {
         .unwrap_or_default()
 }
 
+/// Runs the script and applies its outcome. The record (second) is returned
+/// even when the call fails, so that replay meets the same failure.
 pub(super) fn run_python(
     world: &mut World,
     code: &str,
     ctx: &mut CallContext<'_>,
-) -> Result<(Value, Value), ToolError> {
+) -> (ToolResultT, Option<Value>) {
     if code.trim().is_empty() {
-        return Err(ToolError::new(ErrorKind::Invalid, "the script is empty"));
+        return (
+            Err(ToolError::new(ErrorKind::Invalid, "the script is empty")),
+            None,
+        );
     }
     let files: BTreeMap<String, Vec<u8>> = {
         let idx = world.resource::<Index>();
@@ -125,10 +151,11 @@ pub(super) fn run_python(
     };
     let record = ctx.python.run(ctx.step, ctx.call_id, code, &files);
     if let Some(err) = record["error"].as_str() {
-        return Err(ToolError::new(
+        let error = ToolError::new(
             ErrorKind::Unavailable,
             format!("run_python is unavailable: {err}"),
-        ));
+        );
+        return (Err(error), Some(record));
     }
     let mut refused: Vec<String> = record["refused"]
         .as_array()
@@ -138,12 +165,16 @@ pub(super) fn run_python(
         .collect();
     let mut written = Vec::new();
     for (rel, bytes) in outcome_from_record(&record) {
-        match VPath::parse(&format!("workspace/{rel}")) {
-            Ok(p) if !world.resource::<Index>().folders.contains_key(p.as_str()) => {
+        let parsed = VPath::parse(&format!("workspace/{rel}")).ok().filter(|p| {
+            crate::path::check_name_limits(p.relative()).is_ok()
+                && !world.resource::<Index>().folders.contains_key(p.as_str())
+        });
+        match parsed {
+            Some(p) => {
                 put_file(world, &p, bytes);
                 written.push(p.as_str().to_owned());
             }
-            _ => refused.push(format!("{rel}: not a valid workspace file path")),
+            None => refused.push(format!("{rel}: not a valid workspace file path")),
         }
     }
     let mut deleted = Vec::new();
@@ -158,8 +189,11 @@ pub(super) fn run_python(
             deleted.push(p);
         }
     }
-    let visible = json!({"exit_code": record["exit_code"], "stdout": record["stdout"], "stderr": record["stderr"],
+    let mut visible = json!({"exit_code": record["exit_code"], "stdout": record["stdout"], "stderr": record["stderr"],
                          "timed_out": record["timed_out"], "memory_exceeded": record["memory_exceeded"],
                          "written": written, "deleted": deleted, "refused": refused});
-    Ok((visible, record))
+    if let Some(limits) = record.get("limits") {
+        visible["limits"] = limits.clone();
+    }
+    (Ok(visible), Some(record))
 }

@@ -5,7 +5,7 @@ use bevy_ecs::prelude::*;
 use serde_json::{Value, json};
 
 use super::{Attachment, ErrorKind, ToolError, ToolResultT};
-use crate::path::{PathError, VPath};
+use crate::path::{PathError, VPath, check_name_limits};
 use crate::world::{History, Index, Revision, file_bytes, put_file};
 
 /// Largest file the agent may write or read as text.
@@ -26,15 +26,77 @@ fn is_folder(world: &World, p: &VPath) -> bool {
     p.is_root() || world.resource::<Index>().folders.contains_key(p.as_str())
 }
 
-/// Immediate children of a folder: (name, is_folder, size).
-fn children(world: &World, dir: &VPath) -> Vec<(String, bool, usize)> {
+/// Drive files that a colleague's clue points to and that the agent has not yet been
+/// told about (no clue naming the path disclosed, never read by its exact path).
+/// When a task makes "ask X where the manual is" its point, listing the drive must not
+/// shortcut that step, so such files stay out of `list_folder` until the colleague has
+/// named them; `read_file` of the exact path always works.
+fn unlisted(world: &mut World) -> std::collections::BTreeSet<String> {
+    let mut pointed: Vec<(String, String)> = Vec::new();
+    let mut q = world.query::<&crate::world::Npc>();
+    for npc in q.iter(world) {
+        for c in &npc.clues {
+            pointed.push((c.key.clone(), c.response.clone()));
+        }
+    }
+    let history = world.resource::<History>();
+    let idx = world.resource::<Index>();
+    idx.files
+        .keys()
+        .filter(|p| p.starts_with("drive/") && !history.consulted.contains(p.as_str()))
+        .filter(|p| {
+            let naming = pointed.iter().filter(|(_, r)| mentions_path(r, p));
+            let mut any = false;
+            for (k, _) in naming {
+                if history.disclosed.contains_key(k) {
+                    return false;
+                }
+                any = true;
+            }
+            any
+        })
+        .cloned()
+        .collect()
+}
+
+/// Whether `text` names `path` as a whole path (not as the prefix of a longer one).
+fn mentions_path(text: &str, path: &str) -> bool {
+    text.match_indices(path).any(|(i, _)| {
+        let end = i + path.len();
+        let before_ok = text[..i]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '/' || c == '_' || c == '-'));
+        let after_ok = text[end..]
+            .chars()
+            .next()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '/' || c == '_' || c == '-'));
+        before_ok && after_ok
+    })
+}
+
+/// Immediate children of a folder: (name, is_folder, size), leaving out `hidden`
+/// files and folders that hold nothing else.
+fn children(
+    world: &World,
+    dir: &VPath,
+    hidden: &std::collections::BTreeSet<String>,
+) -> Vec<(String, bool, usize)> {
     let idx = world.resource::<Index>();
     let prefix = format!("{}/", dir.as_str());
     let mut out: Vec<(String, bool, usize)> = Vec::new();
+    // Folders whose every file is hidden are left out too (their files name them).
+    let mut only_hidden: Vec<String> = Vec::new();
     for (path, e) in idx.files.range(prefix.clone()..) {
         let Some(rest) = path.strip_prefix(&prefix) else {
             break;
         };
+        if hidden.contains(path.as_str()) {
+            if let Some((folder, _)) = rest.split_once('/') {
+                only_hidden.push(folder.to_owned());
+            }
+            continue;
+        }
         match rest.split_once('/') {
             Some((folder, _)) => {
                 if out.last().is_none_or(|l| l.0 != folder) {
@@ -54,7 +116,10 @@ fn children(world: &World, dir: &VPath) -> Vec<(String, bool, usize)> {
         let Some(rest) = path.strip_prefix(&prefix) else {
             break;
         };
-        if !rest.contains('/') && !out.iter().any(|o| o.0 == rest) {
+        if !rest.contains('/')
+            && !out.iter().any(|o| o.0 == rest)
+            && !only_hidden.iter().any(|h| h == rest)
+        {
             out.push((rest.to_owned(), true, 0));
         }
     }
@@ -86,7 +151,8 @@ pub(super) fn list_folder(world: &mut World, path: Option<&str>) -> ToolResultT 
             },
         );
     }
-    let entries: Vec<Value> = children(world, &dir)
+    let hidden = unlisted(world);
+    let entries: Vec<Value> = children(world, &dir, &hidden)
         .into_iter()
         .map(|(name, folder, size)| {
             if folder {
@@ -179,6 +245,14 @@ fn writable(world: &World, p: &VPath) -> Result<(), ToolError> {
             format!("`{p}` is a folder; name a file inside it"),
         ));
     }
+    // The same name limits as the run_python sandbox, which must be able to
+    // create every workspace file.
+    check_name_limits(p.relative()).map_err(|e| {
+        ToolError::new(
+            ErrorKind::Path,
+            format!("{e}; workspace names are limited so that run_python can copy them"),
+        )
+    })?;
     // A file cannot sit where a folder is implied, nor below a file.
     let idx = world.resource::<Index>();
     let mut prefix = String::new();

@@ -276,10 +276,15 @@ pub fn execute(world: &mut World, call: &ToolCall, ctx: &mut CallContext<'_>) ->
         "my_calendar" => calendar::my_calendar(world).map(|v| Exec::ok(v, cost)),
         "my_tasks" => my_tasks(world).map(|v| Exec::ok(v, cost)),
         "calculator" => compute::calculator(a.str("expression")).map(|v| Exec::ok(v, cost)),
-        "run_python" => compute::run_python(world, a.str("code"), ctx).map(|(v, rec)| Exec {
-            record: Some(rec),
-            ..Exec::ok(v, cost)
-        }),
+        "run_python" => {
+            // Failed calls keep their record too: replay needs every outcome.
+            let (result, record) = compute::run_python(world, a.str("code"), ctx);
+            let exec = match result {
+                Ok(v) => Exec::ok(v, cost),
+                Err(e) => Exec::from_error(e),
+            };
+            Ok(Exec { record, ..exec })
+        }
         "list_services" => website::list_services(world).map(|v| Exec::ok(v, cost)),
         "service_health" => {
             website::service_health(world, a.opt("service")).map(|v| Exec::ok(v, cost))
@@ -421,7 +426,9 @@ fn my_tasks(world: &mut World) -> ToolResultT {
     let mut q = world.query::<&Task>();
     let mut tasks: Vec<&Task> = q
         .iter(world)
-        .filter(|t| t.state != TaskState::Pending)
+        // A task closed without ever being released (its gate never opened) was never
+        // the agent's: its objective must not surface when its deadline passes.
+        .filter(|t| t.state != TaskState::Pending && t.released_at.is_some())
         .collect();
     tasks.sort_by_key(|t| t.order);
     let list: Vec<Value> = tasks

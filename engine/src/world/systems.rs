@@ -426,8 +426,14 @@ fn evaluate_checkpoints(
         },
         released,
     );
-    drop(view);
-    record_passes(passed, clock.now, &index, &mut history, &mut queue, &mut trace);
+    record_passes(
+        passed,
+        clock.now,
+        &index,
+        &mut history,
+        &mut queue,
+        &mut trace,
+    );
 }
 
 /// Judges, at `now`, every unfrozen checkpoint of a released task that `due` selects;
@@ -469,9 +475,11 @@ fn record_passes(
         );
         if let Some(waiting) = index.waiting.get(&(task.clone(), key.clone())) {
             for w in waiting {
-                queue
-                    .0
-                    .push(now, EventClass::Release, SimEvent::Release { task: w.clone() });
+                queue.0.push(
+                    now,
+                    EventClass::Release,
+                    SimEvent::Release { task: w.clone() },
+                );
             }
         }
         history.passed.insert((task, key));
@@ -518,8 +526,14 @@ pub(crate) fn close_open_tasks(
         |cp| cp.kind == CheckKind::Answer,
         |task| open.contains(task),
     );
-    drop(view);
-    record_passes(passed, clock.now, &index, &mut history, &mut queue, &mut trace);
+    record_passes(
+        passed,
+        clock.now,
+        &index,
+        &mut history,
+        &mut queue,
+        &mut trace,
+    );
     for mut cp in &mut checkpoints {
         if open.contains(&cp.task) {
             cp.frozen = true;

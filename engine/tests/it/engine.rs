@@ -516,13 +516,28 @@ fn days_persist_the_company_and_deliver_mentor_feedback_each_morning() {
 #[test]
 fn answers_are_judged_at_close_not_latched_by_enumeration() {
     let loaded = crate::util::scenario("transactions-two-abnormal");
-    let names = [
-        "Meadowbrook Holdings",
-        "Quarrystone Trading",
-        "Northwind Supply",
-    ];
+    // The two abnormal suppliers and the manual's limit, as the scenario expects them,
+    // and a wrong third candidate.
+    let (right, limit) = match &loaded.scenario.tasks[0].checkpoints[1].check {
+        tbsim::scenario::Check::All(v) => match (&v[0], &v[1]) {
+            (
+                tbsim::scenario::Check::JsonStringSet { expected, .. },
+                tbsim::scenario::Check::JsonNumber { expected: l, .. },
+            ) => (expected.clone(), *l),
+            c => panic!("{c:?}"),
+        },
+        c => panic!("{c:?}"),
+    };
+    let other = ["Northwind Supply", "Harbourline Freight"]
+        .into_iter()
+        .find(|n| !right.iter().any(|r| r == n))
+        .unwrap()
+        .to_owned();
+    let names = [right[0].clone(), right[1].clone(), other];
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (r0, r1) = (names[0], names[1]);
     let write = |s: &mut Sim, list: &[&str]| {
-        let content = json!({ "abnormal_suppliers": list }).to_string();
+        let content = json!({ "abnormal_suppliers": list, "approval_limit": limit }).to_string();
         assert!(
             call(
                 s,
@@ -557,7 +572,7 @@ fn answers_are_judged_at_close_not_latched_by_enumeration() {
 
     // The right answer written once and left standing passes, judged at the close.
     let (mut s, _) = start(&loaded);
-    write(&mut s, &["Quarrystone Trading", "Meadowbrook Holdings"]);
+    write(&mut s, &[r1, r0]);
     call(&mut s, "wait", json!({"until": "17:30"}));
     let res = s.results();
     assert!(suppliers_passed(&res));
@@ -573,7 +588,7 @@ fn answers_are_judged_at_close_not_latched_by_enumeration() {
 
     // Right during the day, garbage at the deadline: nothing latched.
     let (mut s, _) = start(&loaded);
-    write(&mut s, &["Quarrystone Trading", "Meadowbrook Holdings"]);
+    write(&mut s, &[r1, r0]);
     call(&mut s, "wait", json!({"until": "16:30"}));
     write(&mut s, &[]);
     call(&mut s, "wait", json!({"until": "17:30"}));
@@ -601,4 +616,67 @@ fn diagnostics_are_reported_but_not_scored() {
     assert_eq!(consulted.kind, tbsim::check::CheckKind::Diagnostic);
     assert_eq!(t.score, 0.0);
     assert_eq!((t.passed, t.total), (0, 1));
+}
+
+/// Calls `run_python` once, then finishes.
+struct PythonOnce(u32);
+
+impl tbsim::agent::Agent for PythonOnce {
+    fn name(&self) -> String {
+        "python-once".into()
+    }
+
+    fn decide<'a>(
+        &'a mut self,
+        _obs: &'a tbsim::sim::Observation,
+    ) -> tbsim::agent::AgentFuture<'a> {
+        self.0 += 1;
+        let (name, arguments) = if self.0 == 1 {
+            ("run_python", r#"{"code": "print(6 * 7)"}"#)
+        } else {
+            ("finish", "{}")
+        };
+        let decision = Decision {
+            calls: vec![ToolCall {
+                id: format!("c{}", self.0),
+                name: name.into(),
+                arguments: arguments.into(),
+            }],
+        };
+        Box::pin(async move { Ok(decision) })
+    }
+}
+
+#[test]
+fn a_run_where_run_python_was_unavailable_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let loaded = crate::util::scenario("transactions-two-abnormal");
+    std::fs::write(dir.path().join("scenario.ron"), &loaded.source).unwrap();
+    let trace = Trajectory::to_file(&dir.path().join("trajectory.jsonl")).unwrap();
+    // A configuration switch that makes the sandbox unavailable.
+    let python = LivePython {
+        bwrap: Some("/nonexistent/bwrap-for-tbsim-test".into()),
+        ..LivePython::default()
+    };
+    let config = SimConfig {
+        agent: "python-once".into(),
+        ..SimConfig::default()
+    };
+    let (_, lines) = tbsim::run::run_with(
+        &loaded,
+        &mut PythonOnce(0),
+        config,
+        &tbsim::run::RunLimits::default(),
+        trace,
+        Box::new(python),
+    );
+    let result = lines
+        .iter()
+        .find(|l| l.contains(r#""tool":"run_python""#))
+        .expect("a run_python result");
+    assert!(result.contains("run_python is unavailable"), "{result}");
+    assert!(result.contains(r#""record":{"error":"#), "{result}");
+    let report = tbsim::replay::replay(dir.path()).unwrap();
+    assert!(report.identical(), "{:?}", report.divergence);
+    assert_eq!(report.lines, lines.len());
 }

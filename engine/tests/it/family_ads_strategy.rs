@@ -143,7 +143,7 @@ fn ads_strategy_trivially_wrong_answers_fail() {
             &csv,
             ads_strategy::wrong_answers,
             &["handbook_read", "heatmap_viewed"],
-            &["plan_valid"],
+            &[],
         );
     }
 }

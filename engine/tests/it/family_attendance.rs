@@ -143,6 +143,11 @@ fn attendance_trivially_wrong_answers_fail() {
                 | Check::JsonRecords { path, .. }
                 | Check::JsonStringSet { path, .. }
                 | Check::FileContains { path, .. } => Some(path.clone()),
+                // The yes/no question: flag and list judged together.
+                Check::All(v) => match &v[0] {
+                    Check::FileContains { path, .. } => Some(path.clone()),
+                    other => panic!("unexpected check {other:?}"),
+                },
                 other => panic!("unexpected check {other:?}"),
             })
             .unwrap();

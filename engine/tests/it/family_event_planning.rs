@@ -93,7 +93,14 @@ fn event_planning_explicit_parameters_are_honoured_and_checked() {
     let t = &s.tasks[0];
     assert_eq!(t.variant, "event_planning/a4");
     assert!(t.objective.contains("Human Resources") && t.objective.contains("by 16:45"));
-    assert!(t.checkpoints.iter().any(|c| c.key == "on_time"));
+    // Giveaways are gone: the brief's own itinerary is not scored, and the on-time
+    // flag is judged only together with the return time it follows from.
+    let keys: Vec<&str> = t.checkpoints.iter().map(|c| c.key.as_str()).collect();
+    assert!(keys.contains(&"end_time"), "{keys:?}");
+    assert!(
+        !keys.contains(&"on_time") && !keys.contains(&"plan"),
+        "{keys:?}"
+    );
     let chosen = Params {
         level: Some(Level::B1),
         metrics: Some(vec![OutingMetric::Distance]),

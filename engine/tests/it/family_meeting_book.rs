@@ -110,9 +110,13 @@ fn wrong_guest_lists_fail_the_invitee_checkpoint() {
             ));
             let booked = obs.results[0].ok;
             if label == "every candidate" {
+                // The calendar never reveals other people's commitments: the booking
+                // goes through, and only the invitee checkpoint judges it.
+                // (A room too small for everyone is a fair refusal: it names nobody.)
+                let err = obs.results[0].error.as_ref().map(|e| e.message.clone());
                 assert!(
-                    !booked,
-                    "seed {seed}: colleagues in other meetings cannot be booked"
+                    booked || err.as_deref().is_some_and(|m| m.contains(" seats ")),
+                    "seed {seed}: a booking error must not expose hidden commitments: {err:?}"
                 );
             }
             if booked {
@@ -157,7 +161,7 @@ fn wrong_guest_lists_fail_the_invitee_checkpoint() {
 }
 
 #[test]
-fn the_booking_attempt_reveals_clashes_and_the_right_list_passes() {
+fn the_booking_attempt_hides_clashes_and_the_right_list_passes() {
     let text = generate_one(&suite(
         3,
         meeting_book::Params {
@@ -198,8 +202,10 @@ fn the_booking_attempt_reveals_clashes_and_the_right_list_passes() {
         "book_meeting",
         serde_json::json!({"title": "x", "room": room, "start": window_start, "end": window_end, "attendees": everyone}),
     ));
-    let err = obs.results[0].error.as_ref().unwrap().message.clone();
-    assert!(err.contains("scheduling conflicts"), "{err}");
+    // The reported book-by-conflicts attack: the error used to name everyone with a
+    // clashing commitment. Now the booking of everyone goes through and names nobody.
+    let first = &obs.results[0];
+    assert!(first.ok, "{first:?}");
     let clash = loaded
         .scenario
         .company
@@ -207,7 +213,30 @@ fn the_booking_attempt_reveals_clashes_and_the_right_list_passes() {
         .iter()
         .find(|p| p.key == must_not_invite[0])
         .unwrap();
-    assert!(err.contains(&clash.name), "{err}");
+    // Everyone invited is listed back (the agent named them), and nothing else about
+    // them: no conflict, no other meeting.
+    let result = first.result.as_ref().unwrap();
+    let keys: Vec<&str> = result
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        ["attendees", "booked", "end", "room", "start"],
+        "{result}"
+    );
+    assert!(result["attendees"].to_string().contains(&clash.name));
+    let key = first.result.as_ref().unwrap()["booked"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    sim.step(&call(
+        "c",
+        "cancel_booking",
+        serde_json::json!({ "meeting": key }),
+    ));
     let obs = sim.step(&call(
         "2",
         "book_meeting",

@@ -125,6 +125,10 @@ fn sim_at_release(loaded: &LoadedScenario, task: &TaskSpec) -> Sim {
             });
         }
     }
+    // An answer gate opens when the gate task closes, at its deadline.
+    if let Some(gate) = chain.first() {
+        wait_until(&mut sim, loaded, &gate.deadline);
+    }
     if let Release::At(ts) = &task.release {
         wait_until(&mut sim, loaded, ts);
     }

@@ -118,6 +118,36 @@ fn check(what: &str, input: &[u8], f: impl FnOnce(&[u8])) {
     }
 }
 
+/// `dir/scenario/`: every bundled scenario file; `dir/tool_calls/`: `seeds`.
+fn write_seeds(dir: &Path, seeds: &[Vec<u8>]) {
+    let scen = dir.join("scenario");
+    let tools = dir.join("tool_calls");
+    std::fs::create_dir_all(&scen).unwrap();
+    std::fs::create_dir_all(&tools).unwrap();
+    let content = root().join("content/scenarios");
+    let mut stack = vec![content.clone()];
+    while let Some(d) = stack.pop() {
+        for p in files_in(&d) {
+            if p.extension().is_some_and(|e| e == "ron") {
+                let rel = p
+                    .strip_prefix(&content)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('/', "_");
+                std::fs::copy(&p, scen.join(rel)).unwrap();
+            }
+        }
+        let rd = std::fs::read_dir(&d).unwrap();
+        stack.extend(
+            rd.filter_map(|e| Some(e.ok()?.path()))
+                .filter(|p| p.is_dir()),
+        );
+    }
+    for (i, s) in seeds.iter().enumerate() {
+        std::fs::write(tools.join(format!("seed-{i:03}")), s).unwrap();
+    }
+}
+
 #[test]
 fn scenario_target_survives_seeds_regressions_and_mutations() {
     // The small scenarios as mutation seeds (each valid mutation builds a world).
@@ -156,6 +186,10 @@ fn tool_call_target_survives_seeds_regressions_and_mutations() {
     let world: LoadedScenario = scenario("busy-day");
     let seeds = tbsim::fuzz::tool_seeds(&world.scenario);
     assert!(seeds.len() >= 10, "plans and hand-made calls");
+    // `TBSIM_FUZZ_SEEDS=<dir>` writes the seed corpora for the real fuzzers.
+    if let Some(dir) = std::env::var_os("TBSIM_FUZZ_SEEDS") {
+        write_seeds(Path::new(&dir), &seeds);
+    }
     let run = |d: &[u8]| tbsim::fuzz::tool_calls(&world, d);
     let t0 = std::time::Instant::now();
     for (i, s) in seeds.iter().enumerate() {

@@ -384,3 +384,41 @@ fn parsing_alone_accepts_what_validation_refuses() {
     let s = parse_str(&src, Path::new("s.ron")).unwrap();
     assert!(tbsim::scenario::validate(&s, Path::new("s.ron"), None).is_err());
 }
+
+#[test]
+fn the_cli_refuses_the_escaping_sidecar_and_accepts_a_bare_relative_path() {
+    let (root, dir, victim) = pack();
+    let h = hash_of(&victim).unwrap();
+    std::fs::write(
+        dir.join("evil.ron"),
+        scenario(&sidecar("../../../victim.txt", &h), CHECK, DEADLINE),
+    )
+    .unwrap();
+    let out = root.path().join("runs");
+    let o = crate::util::tbsim(&["run", "--out", out.to_str().unwrap(), "evil.ron"], &dir);
+    let (_, stderr) = crate::util::text(&o);
+    assert!(!o.status.success());
+    assert!(
+        stderr.contains(
+            "evil.ron: error[TB0018]: files[0].content.path: `../../../victim.txt` contains `..`"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(&h), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "OPENAI_API_KEY=sk-secret\n"
+    );
+    // A confined sidecar, with the scenario named relative to the working directory.
+    std::fs::write(dir.join("t.csv"), "a\n").unwrap();
+    let h = hash_of(&dir.join("t.csv")).unwrap();
+    std::fs::write(
+        dir.join("good.ron"),
+        scenario(&sidecar("t.csv", &h), CHECK, DEADLINE),
+    )
+    .unwrap();
+    let o = crate::util::tbsim(&["validate", "good.ron"], &dir);
+    let (stdout, stderr) = crate::util::text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.contains("ok: good.ron"), "{stdout}");
+}

@@ -30,8 +30,14 @@ mod family_resume_select;
 mod family_sales;
 mod family_urgent_interrupt;
 mod family_website_monitor;
+// Content attacks: guessable answers, listing past a colleague, days that disagree.
+mod giveaways;
 // Hostile scenario files: escaping sidecars, special files, sizes, impossible values.
 mod hostile_scenarios;
+// The independent solver over every variant of five families (solve-a).
+mod solver_a;
+// Colleagues answer specific questions, in other words too, and never keyword soup.
+mod npc_questions;
 // The model-backed agent and colleagues over HTTP against tools/fake-llm.
 mod llm;
 // The bundled benchmark suites and freshly drawn ones.

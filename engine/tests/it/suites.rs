@@ -42,6 +42,7 @@ fn check_suite(name: &str, days: usize) {
                     .len()
             )
         );
+        gates_leave_time(&loaded.scenario, file);
         let (o, _) = run(&loaded, &mut Oracle::new(&loaded.scenario), None);
         assert_eq!(
             o.checkpoint_score,
@@ -52,6 +53,64 @@ fn check_suite(name: &str, days: usize) {
         let (i, _) = run(&loaded, &mut Idle::default(), None);
         assert_eq!(i.checkpoint_score, 0.0, "{file}");
     }
+}
+
+/// A gate on an answer checkpoint opens only when the gate task closes (its
+/// deadline), so the task waiting on it must have time left after that.
+fn gates_leave_time(s: &tbsim::scenario::Scenario, file: &str) {
+    use tbsim::scenario::{Check, Release};
+    fn answer(c: &Check) -> bool {
+        match c {
+            Check::Consulted(_)
+            | Check::Disclosed(_)
+            | Check::ToolCalled { .. }
+            | Check::Attended(_) => false,
+            Check::All(v) => v.iter().any(answer),
+            _ => true,
+        }
+    }
+    for t in &s.tasks {
+        let Release::AfterCheckpoint { task, checkpoint } = &t.release else {
+            continue;
+        };
+        let gate = s.tasks.iter().find(|g| &g.key == task).unwrap();
+        let cp = gate
+            .checkpoints
+            .iter()
+            .find(|c| &c.key == checkpoint)
+            .unwrap();
+        if answer(&cp.check) {
+            // `YYYY-MM-DDTHH:MM` compares as text; 45 minutes is the shortest stage.
+            let minutes = |d: &str| -> i64 {
+                let day: i64 = d[8..10].parse().unwrap();
+                let h: i64 = d[11..13].parse().unwrap();
+                let m: i64 = d[14..16].parse().unwrap();
+                day * 1440 + h * 60 + m
+            };
+            assert!(
+                minutes(&t.deadline) - minutes(&gate.deadline) >= 45,
+                "{file}: {} waits on {}'s answer `{checkpoint}`, judged at {}, but is due at {}",
+                t.key,
+                gate.key,
+                gate.deadline,
+                t.deadline
+            );
+        }
+    }
+}
+
+#[test]
+fn traineebench_plus_is_generated_and_solvable() {
+    check_suite("traineebench-plus", 1);
+    // All fourteen families, the three without a reference counterpart included.
+    let suite = load_suite(&root().join("content/suites/traineebench-plus.ron")).unwrap();
+    let used: std::collections::BTreeSet<&str> = suite
+        .scenarios
+        .iter()
+        .flat_map(|s| s.day_plans().into_iter().flatten())
+        .map(|t| t.family.key())
+        .collect();
+    assert_eq!(used.len(), family_keys().len(), "{used:?}");
 }
 
 #[test]

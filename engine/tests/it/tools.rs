@@ -351,3 +351,92 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn long_or_deep_workspace_names_are_refused_and_run_python_keeps_working() {
+    let mut s = sim("transactions-two-abnormal");
+    let long = format!("workspace/{}.txt", "A".repeat(300));
+    let deep = format!("workspace/{}x.txt", "d/".repeat(3000));
+    for (path, says) in [
+        (&long, "name longer than 255 bytes"),
+        (&deep, "is longer than 1024 bytes"),
+    ] {
+        let r = call(
+            &mut s,
+            "write_file",
+            &json!({"path": path, "content": "x"}).to_string(),
+        );
+        assert_eq!(err_kind(&r), "path");
+        let message = &r.error.as_ref().unwrap().message;
+        assert!(message.contains(says), "{message}");
+        assert!(
+            message.len() < 300,
+            "the error echoes the whole path: {message}"
+        );
+    }
+    let nested = format!("workspace/{}x.txt", "d/".repeat(40));
+    let r = call(
+        &mut s,
+        "write_file",
+        &json!({"path": nested, "content": "x"}).to_string(),
+    );
+    assert!(
+        r.error
+            .as_ref()
+            .unwrap()
+            .message
+            .contains("nested more than 32 levels"),
+        "{:?}",
+        r.error
+    );
+    let r = call(
+        &mut s,
+        "copy_from_drive",
+        &json!({"path": "drive", "to": long}).to_string(),
+    );
+    assert!(!r.ok, "{:?}", r.result);
+    if !python_ready() {
+        return;
+    }
+    // The script may make such names itself: they stay in the sandbox, and
+    // the tool still works on the next call.
+    let code = "import os\nos.makedirs('/'.join(['d'] * 40))\nopen('/'.join(['d'] * 40 + ['x.txt']), 'w').write('x')\nopen('B' * 250, 'w').write('y')\n";
+    let r = call(&mut s, "run_python", &json!({"code": code}).to_string());
+    let v = r.result.unwrap();
+    assert_eq!(v["exit_code"], 0, "{v}");
+    assert_eq!(v["refused"].as_array().unwrap().len(), 1, "{v}");
+    for _ in 0..2 {
+        let r = call(&mut s, "run_python", r#"{"code": "print('still here')"}"#);
+        let v = r.result.unwrap();
+        assert_eq!(v["stdout"], "still here\n", "{v}");
+    }
+}
+
+#[test]
+fn many_big_files_do_not_all_come_back_and_the_trajectory_stays_small() {
+    if !python_ready() {
+        return;
+    }
+    let mut s = sim("transactions-two-abnormal");
+    let code =
+        "for i in range(40):\n    open('f%02d.bin' % i, 'wb').write(b'0' * (8 * 1000 * 1000))\n";
+    let r = call(&mut s, "run_python", &json!({"code": code}).to_string());
+    let v = r.result.unwrap();
+    let written = v["written"].as_array().unwrap().len();
+    assert!(written <= 2, "{written} files of 8 MB came back");
+    let refused = v["refused"].as_array().unwrap();
+    assert!(!refused.is_empty(), "{v}");
+    assert!(
+        refused.iter().any(|r| r
+            .as_str()
+            .unwrap()
+            .contains("at most 8 MiB of new or changed files")),
+        "{v}"
+    );
+    // 40 x 8 MB exceed the workspace copy's cap (256 MiB): stopped, and said so.
+    let limits = v["limits"].as_array().map(Vec::len).unwrap_or(0);
+    assert_eq!(limits, 1, "{v}");
+    assert!(v["limits"][0].as_str().unwrap().contains("256 MiB"), "{v}");
+    let total: usize = s.trajectory().lines().iter().map(String::len).sum();
+    assert!(total < 12_000_000, "trajectory of {total} bytes");
+}

@@ -7,24 +7,49 @@
 //!
 //! Confinement is layered and free of `unsafe`:
 //! * filesystem, network, processes: by default the interpreter runs inside
-//!   bubblewrap (`bwrap --unshare-all`), which sees only `/usr`, the `/bin` and
-//!   `/lib*` links, the interpreter's own prefix (read-only), a fresh `/tmp`,
-//!   `/proc` and `/dev`, the workspace copy at `/workspace` and the script at
-//!   `/sandbox`. Nothing else of the host (the benchmark's hidden answers
-//!   included) is visible. When bubblewrap is missing or broken, [`run`] fails
-//!   with [`PythonError::SandboxUnavailable`] instead of running unconfined,
-//!   unless `TBSIM_PYTHON_UNCONFINED=1` asks for the old behaviour:
-//!   `unshare -rn` when the host allows it, and no filesystem isolation;
-//! * always: a Python audit hook that refuses network access and starting
-//!   processes (defence in depth);
-//! * memory: an address-space limit (`RLIMIT_AS`) on the interpreter only;
+//!   bubblewrap, in its own PID, network, IPC and UTS namespaces, seeing only
+//!   `/usr`, the `/bin` and `/lib*` links, the interpreter's own prefix
+//!   (read-only), a size-capped `/tmp`, `/proc`, `/dev`, the workspace copy at
+//!   `/workspace` and the script at `/sandbox`. Nothing else of the host (the
+//!   benchmark's hidden answers included) is visible. When tbsim runs as an
+//!   ordinary user bubblewrap also creates a user namespace; when it runs as
+//!   root (where a user namespace would map the script to root, which no
+//!   process limit binds) the script instead runs as `nobody` (uid 65534) with
+//!   no capabilities. When bubblewrap is missing or broken, [`run`] fails with
+//!   [`PythonError::SandboxUnavailable`] instead of running unconfined, unless
+//!   `TBSIM_PYTHON_UNCONFINED=1` asks for the old behaviour: `unshare -rn`
+//!   when the host allows it, no filesystem isolation and only the
+//!   per-process memory limit;
+//! * resources, for the sandbox as a whole (see [`PythonLimits`] and
+//!   [`containment`]): the prelude runs as PID 1 of the sandbox and supervises
+//!   the script. The script gets `RLIMIT_NPROC` (process count),
+//!   `RLIMIT_AS` (memory per process), `RLIMIT_CPU` and `RLIMIT_FSIZE` (size
+//!   of any one file); the supervisor polls every 10 ms the number of
+//!   processes, their total anonymous memory and total CPU time, and every
+//!   50 ms the size and entry count of the workspace copy, and kills every
+//!   process in the sandbox when one is over its cap. `/tmp` is a tmpfs of
+//!   fixed size. Polling bounds totals only up to what can be allocated
+//!   between two polls; the hard bound is the per-process limits times the
+//!   process limit. Where systemd can create a transient scope (cgroup v2),
+//!   the whole sandbox also runs under `MemoryMax`, `MemorySwapMax=0` and
+//!   `TasksMax`, which the kernel enforces at allocation time;
 //! * wall time: the child gets its own process group, which is killed on
-//!   timeout (inside bubblewrap, `--die-with-parent` and the PID namespace
-//!   take everything else down with it).
+//!   timeout (bubblewrap's `--die-with-parent` and the PID namespace take
+//!   everything else down with it);
+//! * a Python audit hook refuses `socket` connections and the usual ways of
+//!   starting processes (`subprocess`, `os.system`, `os.fork`, `os.exec*`,
+//!   `os.posix_spawn`, `pty.spawn`) with a clear error. It is a courtesy, not
+//!   a boundary: `ctypes` (calling libc's `fork` or `execve`) and
+//!   `_posixsubprocess.fork_exec` raise no audit event and bypass it. That is
+//!   harmless inside bubblewrap, because such processes are confined by the
+//!   same namespaces and limits as the script; in unconfined mode nothing
+//!   stops them.
 //!
-//! Inside bubblewrap, the prelude forks once: the parent waits for the script
-//! and reports on its stdin (a pipe back to us) whether it exited or was
-//! killed by a signal, which bubblewrap's own exit status cannot tell apart.
+//! The script's exit status reaches the host through the supervisor's stdin,
+//! a pipe only PID 1 holds: processes in the namespace cannot signal PID 1,
+//! and the supervisor is not dumpable (or, as root, another user), so its
+//! `/proc/1/fd` is closed to them. Bubblewrap's own exit status could not tell
+//! a death by signal N from `exit(128 + N)`.
 //!
 //! Python is started with `-s` rather than `-I`: `-I` implies `-E`, which would
 //! ignore `PYTHONHASHSEED=0` and make set ordering differ between runs. The
@@ -43,6 +68,20 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use thiserror::Error;
+
+mod confinement;
+mod interpreter;
+mod limits;
+mod output;
+mod workspace;
+
+use confinement::*;
+pub use confinement::{Containment, containment};
+use interpreter::*;
+use limits::*;
+pub use limits::{LimitHit, PythonLimits};
+use output::*;
+use workspace::*;
 
 /// Environment variable naming the interpreter to use instead of `python3`.
 pub const PYTHON_ENV_VAR: &str = "TBSIM_PYTHON";
@@ -79,29 +118,7 @@ const CAPTURE_SLACK: usize = 64 * 1024;
 /// before assuming a stray descendant holds them open.
 const PIPE_GRACE: Duration = Duration::from_millis(500);
 
-/// Resource limits for one run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PythonLimits {
-    /// Wall-clock time before the whole process group is killed.
-    pub wall_time: Duration,
-    /// Virtual memory limit (`RLIMIT_AS`); 0 means no limit.
-    pub memory_bytes: u64,
-    /// Cap on each of stdout and stderr, in bytes, before the marker line.
-    pub max_output_bytes: usize,
-    /// Files larger than this are not copied back (they go to `refused`).
-    pub max_file_bytes: u64,
-}
-
-impl Default for PythonLimits {
-    fn default() -> Self {
-        Self {
-            wall_time: Duration::from_secs(10),
-            memory_bytes: 512 * 1024 * 1024,
-            max_output_bytes: 64 * 1024,
-            max_file_bytes: 8 * 1024 * 1024,
-        }
-    }
-}
+const MIB: u64 = 1024 * 1024;
 
 /// One script run over a snapshot of the workspace.
 #[derive(Debug, Clone, Copy)]
@@ -131,8 +148,10 @@ pub struct PythonOutcome {
     pub written: BTreeMap<String, Vec<u8>>,
     /// Input files that no longer exist as regular files, sorted.
     pub deleted: Vec<String>,
-    /// "path: reason" for everything that was not copied back, sorted.
+    /// "path: reason" for everything that was not copied in or back, sorted.
     pub refused: Vec<String>,
+    /// Sandbox-wide limits the script ran into, sorted.
+    pub limits_hit: Vec<LimitHit>,
 }
 
 /// Infrastructure failures only; the script's own failures are outcomes.
@@ -151,8 +170,6 @@ pub enum PythonError {
     /// nothing was run.
     #[error("run_python sandbox unavailable: {reason}; {fix}", fix = SANDBOX_FIX)]
     SandboxUnavailable { reason: String },
-    #[error("invalid workspace path {path:?}: {reason}")]
-    InvalidPath { path: String, reason: &'static str },
     #[error("run_python sandbox I/O failed while {context}: {source}")]
     Io {
         context: String,
@@ -179,47 +196,32 @@ pub fn sandbox_available() -> bool {
     check_bwrap(&bwrap_from_env()).is_ok()
 }
 
-/// How the interpreter is confined.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Confinement {
-    /// Inside bubblewrap, started from this binary.
-    Bubblewrap(OsString),
-    /// `unshare -rn` when available; no filesystem isolation.
-    Unconfined,
-}
-
-impl Confinement {
-    fn from_env() -> Self {
-        if std::env::var_os(UNCONFINED_ENV_VAR).is_some_and(|v| v == "1") {
-            Self::Unconfined
-        } else {
-            Self::Bubblewrap(bwrap_from_env())
-        }
-    }
-}
-
-fn bwrap_from_env() -> OsString {
-    std::env::var_os(BWRAP_ENV_VAR)
-        .filter(|value| !value.is_empty())
-        .unwrap_or_else(|| OsString::from("bwrap"))
-}
-
 /// Runs the script and collects the outcome.
 pub fn run(req: &PythonRequest<'_>) -> Result<PythonOutcome, PythonError> {
     run_confined(req, &Confinement::from_env())
+}
+
+/// Runs the script inside the given bubblewrap binary, whatever the
+/// environment says (a configuration switch for callers and tests).
+pub fn run_with_bwrap(
+    req: &PythonRequest<'_>,
+    bwrap: &OsStr,
+) -> Result<PythonOutcome, PythonError> {
+    run_confined(req, &Confinement::Bubblewrap(bwrap.to_owned()))
 }
 
 fn run_confined(
     req: &PythonRequest<'_>,
     confinement: &Confinement,
 ) -> Result<PythonOutcome, PythonError> {
-    for path in req.files.keys() {
-        validate_path(path)?;
-    }
     if let Confinement::Bubblewrap(bwrap) = confinement {
         check_bwrap(bwrap).map_err(|reason| PythonError::SandboxUnavailable { reason })?;
     }
     let python = resolve_interpreter()?;
+    let owner = match confinement {
+        Confinement::Bubblewrap(_) => sandbox_uid(),
+        Confinement::Unconfined => None,
+    };
 
     let temp = tempfile::Builder::new()
         .prefix("tbsim-py-")
@@ -228,19 +230,22 @@ fn run_confined(
     let root = temp.path();
     let workspace = root.join("ws");
     fs::create_dir(&workspace).map_err(io_error("creating the workspace copy"))?;
-    for (path, bytes) in req.files {
-        let target = workspace.join(path);
-        if let Some(parent) = target.parent() {
-            fs::create_dir_all(parent).map_err(io_error(format!("creating folders for {path}")))?;
-        }
-        fs::write(&target, bytes).map_err(io_error(format!("writing {path}")))?;
-    }
+    chown_to(&workspace, owner)
+        .map_err(io_error("handing the workspace copy to the sandbox user"))?;
+    let mut refused_inputs = Vec::new();
+    let inputs = write_inputs(&workspace, req.files, owner, &mut refused_inputs);
     // Both live outside the workspace copy, so they are never copied back.
     let sandbox_dir = root.join("sandbox");
     fs::create_dir(&sandbox_dir).map_err(io_error("creating the script folder"))?;
     fs::write(sandbox_dir.join("script.py"), req.script).map_err(io_error("writing script.py"))?;
     fs::write(sandbox_dir.join("prelude.py"), PRELUDE).map_err(io_error("writing prelude.py"))?;
 
+    let input_bytes: u64 = inputs.values().map(|b| b.len() as u64).sum();
+    let supervision = Supervision {
+        limits: req.limits,
+        workspace_bytes: req.limits.workspace_bytes.max(input_bytes + 1),
+        run_as: owner,
+    };
     let (mut command, status_pipe) = match confinement {
         Confinement::Bubblewrap(bwrap) => {
             let (reader, writer) = io::pipe().map_err(io_error("creating the status pipe"))?;
@@ -249,7 +254,7 @@ fn run_confined(
                 &python,
                 &sandbox_dir,
                 &workspace,
-                &req.limits,
+                &supervision,
                 writer,
             );
             (command, Some(reader))
@@ -274,7 +279,7 @@ fn run_confined(
         .stderr
         .take()
         .map(|pipe| Reader::spawn(pipe, capture_cap));
-    let status_reader = status_pipe.map(|pipe| Reader::spawn(pipe, 256));
+    let status_reader = status_pipe.map(|pipe| Reader::spawn(pipe, 4096));
 
     let (status, timed_out) = wait_with_deadline(&mut child, req.limits.wall_time)?;
     let readers = [&stdout_reader, &stderr_reader, &status_reader];
@@ -293,19 +298,21 @@ fn run_confined(
         r.finish(&replacements, req.limits.max_output_bytes)
     });
 
-    let (exit_code, signal) = match status_reader {
-        None => (status.code(), status.signal()),
+    let (exit_code, signal, limits_hit) = match status_reader {
+        None => (status.code(), status.signal(), Vec::new()),
         Some(reader) => {
             let report = reader.finish(&[], usize::MAX);
             match sandbox_exit(&report, status, timed_out) {
-                Some(exit) => exit,
-                None => {
-                    let detail = stderr.trim();
-                    let detail = if detail.is_empty() {
-                        format!("it ended with {status} and no message")
-                    } else {
-                        detail.lines().take(5).collect::<Vec<_>>().join(" / ")
-                    };
+                Ok(exit) => exit,
+                Err(supervisor) => {
+                    let detail = supervisor.unwrap_or_else(|| {
+                        let detail = stderr.trim();
+                        if detail.is_empty() {
+                            format!("it ended with {status} and no message")
+                        } else {
+                            detail.lines().take(5).collect::<Vec<_>>().join(" / ")
+                        }
+                    });
                     return Err(PythonError::SandboxUnavailable {
                         reason: format!("bubblewrap did not start the interpreter ({detail})"),
                     });
@@ -314,13 +321,18 @@ fn run_confined(
         }
     };
 
-    let memory_exceeded = stderr.contains("MemoryError")
+    let stopped = limits_hit
+        .iter()
+        .any(|hit| !matches!(hit, LimitHit::Tmp | LimitHit::FileSize));
+    let memory_exceeded = limits_hit.contains(&LimitHit::Memory)
+        || stderr.contains("MemoryError")
         || stderr.contains("Cannot allocate memory")
-        || (!timed_out && matches!(signal, Some(6 | 9 | 11)));
+        || (!timed_out && !stopped && matches!(signal, Some(6 | 9 | 11)));
 
-    let snapshot = collect_workspace(&workspace, req.files, req.limits.max_file_bytes);
-    let deleted = req
-        .files
+    let mut snapshot = collect_workspace(&workspace, &inputs, &req.limits);
+    snapshot.refused.append(&mut refused_inputs);
+    snapshot.refused.sort();
+    let deleted = inputs
         .keys()
         .filter(|path| !snapshot.present.contains(*path))
         .cloned()
@@ -335,207 +347,52 @@ fn run_confined(
         written: snapshot.written,
         deleted,
         refused: snapshot.refused,
+        limits_hit,
     })
 }
 
-/// Decodes the prelude's report ("started", then "exit N" or "signal N") into
-/// the script's exit code and terminating signal. `None` means the sandbox
-/// never got as far as running the prelude.
+/// The script's exit code, terminating signal and the limits it hit.
+type SandboxExit = (Option<i32>, Option<i32>, Vec<LimitHit>);
+
+/// Decodes the supervisor's report ("started", "limit KIND" lines, then
+/// "exit N" or "signal N"). `Err` means the sandbox never got as far as
+/// running the script, with the supervisor's own reason when it gave one.
 fn sandbox_exit(
     report: &str,
     bwrap: ExitStatus,
     timed_out: bool,
-) -> Option<(Option<i32>, Option<i32>)> {
-    let mut lines = report.lines();
-    let started = lines.next() == Some("started");
+) -> Result<SandboxExit, Option<String>> {
+    let mut started = false;
+    let mut ended = None;
+    let mut hits = Vec::new();
+    let number = |text: &str| text.parse::<i32>().ok();
+    for line in report.lines() {
+        match line.split_once(' ') {
+            None if line == "started" => started = true,
+            Some(("error", reason)) => return Err(Some(reason.to_owned())),
+            Some(("limit", kind)) => hits.extend(LimitHit::parse(kind)),
+            Some(("exit", code)) if number(code).is_some() => ended = Some((number(code), None)),
+            Some(("signal", sig)) if number(sig).is_some() => ended = Some((None, number(sig))),
+            _ => {}
+        }
+    }
+    hits.sort();
+    hits.dedup();
     if timed_out {
         // Our own kill; bubblewrap itself died of SIGKILL.
-        return Some((bwrap.code(), bwrap.signal()));
+        return Ok((bwrap.code(), bwrap.signal(), hits));
     }
     if !started {
-        return None;
+        return Err(None);
     }
-    let last = lines.next().and_then(|line| line.split_once(' '));
-    let number = |text: &str| text.parse::<i32>().ok();
-    Some(match last {
-        Some(("exit", code)) if number(code).is_some() => (number(code), None),
-        Some(("signal", sig)) if number(sig).is_some() => (None, number(sig)),
-        // The prelude's supervising parent itself was killed; bubblewrap
-        // reports that, bash-style, as 128 + signal.
-        _ => match bwrap.code() {
-            Some(code) if code > 128 => (None, Some(code - 128)),
-            Some(code) => (Some(code), None),
-            None => (None, bwrap.signal()),
-        },
-    })
-}
-
-fn validate_path(path: &str) -> Result<(), PythonError> {
-    let reason = if path.is_empty() {
-        Some("the path is empty")
-    } else if path.starts_with('/') {
-        Some("absolute paths are not allowed, use a workspace-relative path")
-    } else if path.contains('\0') {
-        Some("the path contains a NUL byte")
-    } else if path.split('/').any(|part| part == "..") {
-        Some("'..' is not allowed")
-    } else if path.split('/').any(|part| part.is_empty() || part == ".") {
-        Some("empty or '.' path segments are not allowed")
-    } else {
-        None
-    };
-    match reason {
-        Some(reason) => Err(PythonError::InvalidPath {
-            path: path.to_owned(),
-            reason,
-        }),
-        None => Ok(()),
-    }
-}
-
-/// The real interpreter and the installation folders it needs at run time.
-#[derive(Debug, Clone)]
-struct Interpreter {
-    executable: PathBuf,
-    /// `sys.prefix`, `sys.base_prefix`, `sys.exec_prefix`, `sys.base_exec_prefix`.
-    prefixes: Vec<PathBuf>,
-}
-
-/// Finds the real interpreter binary. Asking Python for `sys.executable` (with
-/// the host environment) sees through launchers such as pyenv shims, which
-/// would not work inside the cleared sandbox environment.
-fn resolve_interpreter() -> Result<Interpreter, PythonError> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Result<Interpreter, String>>>> = OnceLock::new();
-    let interpreter = std::env::var(PYTHON_ENV_VAR)
-        .ok()
-        .filter(|value| !value.trim().is_empty())
-        .unwrap_or_else(|| "python3".to_owned());
-    let cache = CACHE.get_or_init(Mutex::default);
-    let cached = cache
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .get(&interpreter)
-        .cloned();
-    let resolved = cached.unwrap_or_else(|| {
-        let result = probe_interpreter(&interpreter);
-        cache
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .insert(interpreter.clone(), result.clone());
-        result
+    let (code, signal) = ended.unwrap_or_else(|| match bwrap.code() {
+        // The supervisor itself was killed; bubblewrap reports that,
+        // bash-style, as 128 + signal.
+        Some(code) if code > 128 => (None, Some(code - 128)),
+        Some(code) => (Some(code), None),
+        None => (None, bwrap.signal()),
     });
-    resolved.map_err(|reason| PythonError::InterpreterNotFound {
-        interpreter,
-        reason,
-    })
-}
-
-fn probe_interpreter(interpreter: &str) -> Result<Interpreter, String> {
-    const PROBE: &str = r#"import sys; sys.stdout.write("\0".join([sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]))"#;
-    let output = Command::new(interpreter)
-        .args(["-c", PROBE])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !output.status.success() {
-        return Err(format!("it exited with {}", output.status));
-    }
-    let text = String::from_utf8_lossy(&output.stdout);
-    let mut parts = text.split('\0').map(str::trim);
-    let executable = match parts.next() {
-        Some(path) if !path.is_empty() => PathBuf::from(path),
-        _ => PathBuf::from(interpreter),
-    };
-    let prefixes = parts
-        .filter(|path| !path.is_empty())
-        .map(PathBuf::from)
-        .collect();
-    Ok(Interpreter {
-        executable,
-        prefixes,
-    })
-}
-
-/// Whether this bubblewrap binary can set up the namespaces we use, cached
-/// per binary. `Err` carries the reason for the error message.
-fn check_bwrap(bwrap: &OsStr) -> Result<(), String> {
-    static CACHE: OnceLock<Mutex<HashMap<OsString, Result<(), String>>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(Mutex::default);
-    let cached = cache
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .get(bwrap)
-        .cloned();
-    cached.unwrap_or_else(|| {
-        let result = probe_bwrap(bwrap);
-        cache
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .insert(bwrap.to_owned(), result.clone());
-        result
-    })
-}
-
-fn probe_bwrap(bwrap: &OsStr) -> Result<(), String> {
-    let shown = bwrap.to_string_lossy();
-    let output = Command::new(bwrap)
-        .args([
-            "--unshare-all",
-            "--die-with-parent",
-            "--new-session",
-            "--clearenv",
-            "--setenv",
-            "PATH",
-            SAFE_PATH,
-            "--ro-bind",
-            "/",
-            "/",
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
-            "--tmpfs",
-            "/tmp",
-            "true",
-        ])
-        .env_clear()
-        .env("PATH", SAFE_PATH)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .map_err(|e| format!("`{shown}` could not be run ({e})"))?;
-    if output.status.success() {
-        return Ok(());
-    }
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let detail = stderr.lines().next().unwrap_or("").trim();
-    let detail = if detail.is_empty() {
-        String::new()
-    } else {
-        format!(": {detail}")
-    };
-    Err(format!(
-        "`{shown} --unshare-all` does not work on this host ({}{detail})",
-        output.status
-    ))
-}
-
-/// Whether `unshare -rn` works here (it needs unprivileged user namespaces).
-fn unshare_works() -> bool {
-    static WORKS: OnceLock<bool> = OnceLock::new();
-    *WORKS.get_or_init(|| {
-        Command::new("unshare")
-            .args(["-rn", "true"])
-            .env_clear()
-            .env("PATH", SAFE_PATH)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|status| status.success())
-    })
+    Ok((code, signal, hits))
 }
 
 /// The environment the script sees, apart from `HOME`.
@@ -546,147 +403,6 @@ const SCRIPT_ENV: [(&str, &str); 5] = [
     ("PYTHONIOENCODING", "utf-8"),
     ("LC_ALL", "C.UTF-8"),
 ];
-
-/// The old, unconfined mode: `sh` sets the memory limit, then becomes
-/// Python; `unshare -rn` removes the network when the host allows it.
-fn unconfined_command(
-    python: &Path,
-    sandbox_dir: &Path,
-    workspace: &Path,
-    limits: &PythonLimits,
-) -> Command {
-    let mut command = if unshare_works() {
-        let mut c = Command::new("unshare");
-        // "--" so that sh's "-c" is not taken as unshare's own option.
-        c.args(["-rn", "--", "/bin/sh"]);
-        c
-    } else {
-        Command::new("/bin/sh")
-    };
-    // sh applies the limit to itself, then becomes Python via exec, so the
-    // limit covers exactly the interpreter and nothing in this process.
-    let limit = match limits.memory_bytes {
-        0 => String::new(),
-        bytes => format!("ulimit -v {} 2>/dev/null; ", (bytes / 1024).max(1)),
-    };
-    command
-        .arg("-c")
-        .arg(format!("{limit}exec \"$0\" \"$@\""))
-        .arg(python)
-        .arg("-s")
-        .arg(sandbox_dir.join("prelude.py"))
-        .arg(sandbox_dir.join("script.py"))
-        .current_dir(workspace)
-        .env_clear()
-        .envs(SCRIPT_ENV)
-        .env("HOME", workspace)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Own process group, so a timeout can kill anything the script forked.
-        .process_group(0);
-    command
-}
-
-/// Bubblewrap with only what the interpreter needs. The prelude gets the
-/// memory limit as an extra argument: it forks, limits the child that runs
-/// the script, and writes how it ended to `status` (its stdin).
-fn bubblewrap_command(
-    bwrap: &OsStr,
-    python: &Interpreter,
-    sandbox_dir: &Path,
-    workspace: &Path,
-    limits: &PythonLimits,
-    status: io::PipeWriter,
-) -> Command {
-    let mut command = Command::new(bwrap);
-    command.env_clear().env("PATH", SAFE_PATH).args([
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
-        "--clearenv",
-    ]);
-    for (name, value) in SCRIPT_ENV.into_iter().chain([("HOME", WORKSPACE_MOUNT)]) {
-        command.args(["--setenv", name, value]);
-    }
-    command.args(["--ro-bind", "/usr", "/usr"]);
-    let mut visible = vec![PathBuf::from("/usr")];
-    for dir in SYSTEM_DIRS {
-        let Ok(metadata) = fs::symlink_metadata(dir) else {
-            continue;
-        };
-        if metadata.file_type().is_symlink() {
-            if let Ok(target) = fs::read_link(dir) {
-                command.arg("--symlink").arg(target).arg(dir);
-            }
-        } else if metadata.is_dir() {
-            command.args(["--ro-bind", dir, dir]);
-            visible.push(PathBuf::from(dir));
-        }
-    }
-    command.args([
-        "--ro-bind-try",
-        "/etc/alternatives",
-        "/etc/alternatives",
-        "--ro-bind-try",
-        "/etc/ld.so.cache",
-        "/etc/ld.so.cache",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--tmpfs",
-        "/tmp",
-    ]);
-    for path in interpreter_binds(python, visible) {
-        command.arg("--ro-bind-try").arg(&path).arg(&path);
-    }
-    command
-        .arg("--bind")
-        .arg(workspace)
-        .arg(WORKSPACE_MOUNT)
-        .arg("--ro-bind")
-        .arg(sandbox_dir)
-        .arg(SCRIPT_MOUNT)
-        .args(["--chdir", WORKSPACE_MOUNT, "--"])
-        .arg(&python.executable)
-        .arg("-s")
-        .arg(format!("{SCRIPT_MOUNT}/prelude.py"))
-        .arg(format!("{SCRIPT_MOUNT}/script.py"))
-        .arg(limits.memory_bytes.to_string())
-        .stdin(Stdio::from(status))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Own process group, so a timeout kills bubblewrap, whose death takes
-        // the whole sandbox down (--die-with-parent, PID namespace).
-        .process_group(0);
-    command
-}
-
-/// The interpreter's installation folders, plus its binary when it lives
-/// elsewhere, each bound read-only at its own path. Never `/` itself, and
-/// nothing already visible.
-fn interpreter_binds(python: &Interpreter, mut visible: Vec<PathBuf>) -> Vec<PathBuf> {
-    let mut folders: Vec<&PathBuf> = python.prefixes.iter().collect();
-    folders.sort_by_key(|path| path.components().count());
-    let mut binds = Vec::new();
-    let executable = [
-        Some(python.executable.clone()),
-        python.executable.canonicalize().ok(),
-    ];
-    let candidates = folders
-        .into_iter()
-        .cloned()
-        .chain(executable.into_iter().flatten());
-    for path in candidates {
-        let usable = path.is_absolute() && path.parent().is_some();
-        if usable && !visible.iter().any(|seen| path.starts_with(seen)) {
-            visible.push(path.clone());
-            binds.push(path);
-        }
-    }
-    binds
-}
 
 fn wait_with_deadline(
     child: &mut Child,
@@ -734,401 +450,8 @@ fn kill_group(pgid: u32) {
         .status();
 }
 
-/// Drains one pipe on its own thread so a chatty script never blocks on a
-/// full pipe, keeping only the first `cap` bytes.
-#[derive(Debug)]
-struct Reader {
-    captured: Arc<Mutex<Captured>>,
-    handle: JoinHandle<()>,
-}
-
-#[derive(Debug, Default)]
-struct Captured {
-    bytes: Vec<u8>,
-    truncated: bool,
-}
-
-impl Reader {
-    fn spawn(mut pipe: impl Read + Send + 'static, cap: usize) -> Self {
-        let captured = Arc::new(Mutex::new(Captured::default()));
-        let sink = Arc::clone(&captured);
-        let handle = thread::spawn(move || {
-            let mut buffer = [0u8; 8192];
-            loop {
-                let n = match pipe.read(&mut buffer) {
-                    Ok(0) => break,
-                    Ok(n) => n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(_) => break,
-                };
-                let mut sink = sink.lock().unwrap_or_else(|p| p.into_inner());
-                let keep = n.min(cap.saturating_sub(sink.bytes.len()));
-                sink.bytes.extend_from_slice(&buffer[..keep]);
-                sink.truncated |= keep < n;
-            }
-        });
-        Self { captured, handle }
-    }
-
-    /// Decodes, scrubs temporary paths and truncates. A reader that has not
-    /// finished is abandoned (its thread ends when the pipe finally closes).
-    fn finish(self, replacements: &[(String, &'static str)], max: usize) -> String {
-        let finished = self.handle.is_finished();
-        if finished {
-            let _ = self.handle.join();
-        }
-        let captured = self.captured.lock().unwrap_or_else(|p| p.into_inner());
-        let truncated = captured.truncated || !finished;
-        let mut text = String::from_utf8_lossy(&captured.bytes).into_owned();
-        drop(captured);
-        if truncated {
-            strip_partial_path(&mut text, replacements);
-        }
-        for (from, to) in replacements {
-            text = replace_path(&text, from, to);
-        }
-        truncate_output(text, truncated, max)
-    }
-}
-
-/// Waits until every reader has seen end-of-file, or `grace` passes.
-fn wait_for_readers(readers: &[&Option<Reader>], grace: Duration) -> bool {
-    let deadline = Instant::now() + grace;
-    loop {
-        let done = readers
-            .iter()
-            .all(|r| r.as_ref().is_none_or(|r| r.handle.is_finished()));
-        if done {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        thread::sleep(Duration::from_millis(2));
-    }
-}
-
-/// Sandbox paths to hide from the agent, longest first so that the
-/// workspace form wins over the bare root: "<root>/ws/a.csv" -> "./a.csv",
-/// "<root>/sandbox/script.py" -> "./script.py". Inside bubblewrap the paths
-/// are fixed ("/workspace", "/sandbox"), but the host ones can still show up
-/// in bubblewrap's own messages.
-fn path_replacements(root: &Path, bubblewrap: bool) -> Vec<(String, &'static str)> {
-    let mut roots = vec![root.to_string_lossy().into_owned()];
-    if let Ok(canonical) = root.canonicalize() {
-        roots.push(canonical.to_string_lossy().into_owned());
-    }
-    roots.dedup();
-    let mut pairs: Vec<(String, &'static str)> = roots
-        .iter()
-        .flat_map(|r| {
-            [
-                (format!("{r}/ws"), "."),
-                (format!("{r}/sandbox"), "."),
-                (r.clone(), "."),
-            ]
-        })
-        .collect();
-    if bubblewrap {
-        pairs.push((WORKSPACE_MOUNT.to_owned(), "."));
-        pairs.push((SCRIPT_MOUNT.to_owned(), "."));
-    }
-    pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
-    pairs
-}
-
-/// Replaces `from` only where it is a whole path: not preceded by a name
-/// character or '/', and not followed by more of a file name, so that
-/// "/workspace/a.csv" and "'/workspace'" change but "/workspaces" or
-/// "/x/workspace" do not.
-fn replace_path(text: &str, from: &str, to: &str) -> String {
-    fn name_char(c: char) -> bool {
-        c.is_alphanumeric() || c == '_' || c == '-'
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut copied = 0;
-    for (start, _) in text.match_indices(from) {
-        if start < copied {
-            continue;
-        }
-        let end = start + from.len();
-        let before = text[..start].chars().next_back();
-        let mut after = text[end..].chars();
-        let whole = !before.is_some_and(|c| name_char(c) || c == '.' || c == '/')
-            && match after.next() {
-                Some('.') => !after.next().is_some_and(|c| name_char(c) || c == '.'),
-                Some(c) => !name_char(c),
-                None => true,
-            };
-        if whole {
-            out.push_str(&text[copied..start]);
-            out.push_str(to);
-            copied = end;
-        }
-    }
-    out.push_str(&text[copied..]);
-    out
-}
-
-/// When capture stopped mid-path, the random part of the temporary name
-/// would survive replacement; drop that fragment so output stays stable.
-fn strip_partial_path(text: &mut String, replacements: &[(String, &'static str)]) {
-    let longest = replacements
-        .iter()
-        .filter_map(|(path, _)| {
-            (1..path.len())
-                .rev()
-                .find(|&k| path.is_char_boundary(k) && text.ends_with(&path[..k]))
-        })
-        .max();
-    if let Some(k) = longest {
-        text.truncate(text.len() - k);
-    }
-}
-
-fn truncate_output(mut text: String, truncated: bool, max: usize) -> String {
-    if !truncated && text.len() <= max {
-        return text;
-    }
-    let mut cut = max.min(text.len());
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    text.truncate(cut);
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text.push_str(TRUNCATION_MARKER);
-    text.push('\n');
-    text
-}
-
-#[derive(Debug, Default)]
-struct Snapshot {
-    written: BTreeMap<String, Vec<u8>>,
-    refused: Vec<String>,
-    /// Every path that is (still) a regular file, changed or not.
-    present: BTreeSet<String>,
-}
-
-/// Reads the workspace copy back without following symlinks. Iterative, so a
-/// deeply nested tree cannot exhaust the stack.
-fn collect_workspace(
-    workspace: &Path,
-    inputs: &BTreeMap<String, Vec<u8>>,
-    max_file_bytes: u64,
-) -> Snapshot {
-    let mut snapshot = Snapshot::default();
-    let mut pending = vec![(workspace.to_path_buf(), String::new())];
-    while let Some((dir, prefix)) = pending.pop() {
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) => {
-                let shown = if prefix.is_empty() { "." } else { &prefix };
-                snapshot
-                    .refused
-                    .push(format!("{shown}: folder could not be read ({e})"));
-                continue;
-            }
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let relative = format!("{prefix}{}", name.to_string_lossy());
-            if name.to_str().is_none() {
-                snapshot
-                    .refused
-                    .push(format!("{relative}: file name is not valid UTF-8"));
-                continue;
-            }
-            let path = entry.path();
-            let metadata = match fs::symlink_metadata(&path) {
-                Ok(m) => m,
-                Err(e) => {
-                    snapshot
-                        .refused
-                        .push(format!("{relative}: could not be read ({e})"));
-                    continue;
-                }
-            };
-            let kind = metadata.file_type();
-            let reason = if kind.is_dir() {
-                pending.push((path, format!("{relative}/")));
-                continue;
-            } else if kind.is_symlink() {
-                "symbolic link".to_owned()
-            } else if kind.is_fifo() {
-                "named pipe".to_owned()
-            } else if kind.is_socket() {
-                "socket".to_owned()
-            } else if kind.is_block_device() || kind.is_char_device() {
-                "device file".to_owned()
-            } else if !kind.is_file() {
-                "not a regular file".to_owned()
-            } else {
-                let original = inputs.get(&relative);
-                match read_regular_file(&path, &metadata, original, max_file_bytes) {
-                    Ok(bytes) => {
-                        snapshot.present.insert(relative.clone());
-                        if original != Some(&bytes) {
-                            snapshot.written.insert(relative, bytes);
-                        }
-                        continue;
-                    }
-                    Err(reason) => reason,
-                }
-            };
-            snapshot.refused.push(format!("{relative}: {reason}"));
-        }
-    }
-    snapshot.refused.sort();
-    snapshot
-}
-
-/// Reads a file that `symlink_metadata` called regular, refusing it if it is
-/// too big or if the path was swapped for something else in the meantime.
-fn read_regular_file(
-    path: &Path,
-    metadata: &fs::Metadata,
-    original: Option<&Vec<u8>>,
-    max_file_bytes: u64,
-) -> Result<Vec<u8>, String> {
-    // An unchanged oversized input is not news; only new big content is refused.
-    let limit = match original {
-        Some(bytes) if bytes.len() as u64 == metadata.len() => max_file_bytes.max(metadata.len()),
-        _ => max_file_bytes,
-    };
-    if metadata.len() > limit {
-        return Err(format!("larger than {max_file_bytes} bytes"));
-    }
-    let file = fs::File::open(path).map_err(|e| format!("could not be read ({e})"))?;
-    let opened = file
-        .metadata()
-        .map_err(|e| format!("could not be read ({e})"))?;
-    if !opened.is_file() || opened.dev() != metadata.dev() || opened.ino() != metadata.ino() {
-        return Err("changed while being read".to_owned());
-    }
-    let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("could not be read ({e})"))?;
-    if bytes.len() as u64 > limit {
-        return Err(format!("larger than {max_file_bytes} bytes"));
-    }
-    Ok(bytes)
-}
-
-/// Runs before the agent's script: installs the audit-hook guards, then runs
-/// the script as `__main__` and prints tracebacks without the prelude's frames.
-const PRELUDE: &str = r#"# tbsim run_python prelude (not part of the agent's script)
-import os
-import runpy
-import sys
-import traceback
-
-# runpy compiles with the absolute path; match it exactly when trimming frames.
-_script = os.path.abspath(sys.argv[1])
-_prelude = os.path.abspath(__file__)
-# What -P would do: the prelude's folder must not be importable.
-if sys.path and sys.path[0] != "" and _script.startswith(sys.path[0]):
-    del sys.path[0]
-# Inside bubblewrap the host passes the memory limit and reads the status.
-_memory_limit = int(sys.argv[2]) if len(sys.argv) > 2 else None
-sys.argv = ["script.py"]
-
-def _supervise(limit):
-    # Bubblewrap reports a death by signal N as exit code 128 + N, so this
-    # parent tells the host on fd 0 (a pipe) exactly how the script ended.
-    os.write(0, b"started\n")
-    pid = os.fork()
-    if pid == 0:
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
-        if limit > 0:
-            import resource
-            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-            if hard != resource.RLIM_INFINITY:
-                limit = min(limit, hard)
-            try:
-                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-            except (ValueError, OSError):
-                pass
-        return
-    while True:
-        try:
-            status = os.waitpid(pid, 0)[1]
-            break
-        except InterruptedError:
-            continue
-    if os.WIFSIGNALED(status):
-        report, code = "signal %d" % os.WTERMSIG(status), 128 + os.WTERMSIG(status)
-    else:
-        code = os.WEXITSTATUS(status)
-        report = "exit %d" % code
-    try:
-        os.write(0, (report + "\n").encode())
-    except OSError:
-        pass
-    os._exit(code)
-
-if _memory_limit is not None:
-    _supervise(_memory_limit)
-
-# runpy would otherwise set sys.argv[0] to the script's temporary path.
-class _KeepArgv0:
-    def __init__(self, value):
-        pass
-
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc_info):
-        return False
-
-if hasattr(runpy, "_ModifiedArgv0"):
-    runpy._ModifiedArgv0 = _KeepArgv0
-
-# Flush per line so output printed before a timeout is not lost in a buffer.
-for _stream in (sys.stdout, sys.stderr):
-    try:
-        _stream.reconfigure(line_buffering=True)
-    except Exception:
-        pass
-
-_NETWORK = frozenset({
-    "socket.connect", "socket.bind", "socket.getaddrinfo",
-    "socket.gethostbyname", "socket.gethostbyaddr", "socket.getnameinfo",
-    "socket.sendto", "socket.sendmsg", "urllib.Request",
-})
-_PROCESS = frozenset({
-    "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.fork",
-    "os.forkpty", "os.spawn", "pty.spawn",
-})
-
-def _guard(event, args):
-    if event in _NETWORK:
-        raise PermissionError("network access is disabled in run_python")
-    if event in _PROCESS:
-        raise PermissionError("starting processes is disabled in run_python")
-
-sys.addaudithook(_guard)
-
-try:
-    runpy.run_path(_script, run_name="__main__")
-except SystemExit:
-    raise
-except BaseException as exc:
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename != _script:
-        tb = tb.tb_next
-    report = traceback.TracebackException(type(exc), exc, tb)
-    # Frames of the guard hook below are noise to the agent.
-    report.stack = traceback.StackSummary.from_list(
-        [frame for frame in report.stack if frame.filename != _prelude])
-    sys.stderr.write("".join(report.format()))
-    sys.stderr.flush()
-    sys.exit(1)
-"#;
+/// The supervisor and prelude; see the comments at its top.
+const PRELUDE: &str = include_str!("prelude.py");
 
 #[cfg(test)]
 mod tests {
@@ -1414,8 +737,10 @@ open("keep.txt", "w").write("same")
     #[test]
     fn writes_outside_the_workspace_are_not_reported() {
         require_python!();
+        // The sandbox's root is not writable by the script (as root, it runs as
+        // nobody); either way nothing outside the workspace comes back.
         let out = run_script(
-            "open('../escape.txt', 'w').write('x')\nimport os\nprint(os.getcwd(), os.environ['HOME'])\n",
+            "try:\n    open('../escape.txt', 'w').write('x')\nexcept PermissionError:\n    pass\nimport os\nprint(os.getcwd(), os.environ['HOME'])\n",
         );
         assert_eq!(out.exit_code, Some(0), "{}", out.stderr);
         assert!(out.written.is_empty() && out.refused.is_empty() && out.deleted.is_empty());
@@ -1440,19 +765,299 @@ open("keep.txt", "w").write("same")
     }
 
     #[test]
-    fn invalid_request_paths_are_errors() {
-        for bad in ["../x", "/etc/passwd", "", "a/../../x", "a//b", "./a"] {
-            let input = files(&[(bad, "x")]);
-            let req = PythonRequest {
-                script: "",
-                files: &input,
-                limits: PythonLimits::default(),
-            };
-            assert!(
-                matches!(run(&req), Err(PythonError::InvalidPath { .. })),
-                "{bad:?} accepted"
-            );
+    fn bad_input_paths_are_refused_and_the_rest_still_runs() {
+        require_python!();
+        let long = format!("{}.txt", "A".repeat(300));
+        let deep = format!("{}x.txt", "d/".repeat(3000));
+        let mut input = files(&[("ok.txt", "fine")]);
+        for bad in ["../x", "/etc/passwd", "", "a//b", "./a", &long, &deep] {
+            input.insert(bad.to_owned(), b"x".to_vec());
         }
+        let out = run_with(
+            "import os\nprint(sorted(os.listdir('.')))\n",
+            &input,
+            PythonLimits::default(),
+        );
+        assert_eq!(out.exit_code, Some(0), "{}", out.stderr);
+        assert_eq!(out.stdout, "['ok.txt']\n");
+        assert_eq!(out.refused.len(), 7, "{:?}", out.refused);
+        assert!(
+            out.refused
+                .iter()
+                .all(|r| r.contains("not copied into the sandbox")),
+            "{:?}",
+            out.refused
+        );
+        assert!(
+            out.refused
+                .iter()
+                .any(|r| r.contains("name longer than 255 bytes")),
+            "{:?}",
+            out.refused
+        );
+        // Refused inputs are not reported as deleted by the script.
+        assert!(out.deleted.is_empty(), "{:?}", out.deleted);
+    }
+
+    #[test]
+    fn deep_paths_made_by_the_script_are_not_brought_back() {
+        require_python!();
+        let script = "import os\nos.makedirs('/'.join(['d'] * 40))\nopen('/'.join(['d'] * 40 + ['x.txt']), 'w').write('x')\nopen('ok.txt', 'w').write('y')\n";
+        let out = run_script(script);
+        assert_eq!(out.exit_code, Some(0), "{}", out.stderr);
+        assert_eq!(out.written.keys().collect::<Vec<_>>(), ["ok.txt"]);
+        assert_eq!(out.refused.len(), 1, "{:?}", out.refused);
+        assert!(
+            out.refused[0].contains("nested more than 32 levels"),
+            "{:?}",
+            out.refused
+        );
+    }
+
+    /// Forks with libc through ctypes, which no audit event sees.
+    const CTYPES_FORK: &str = "import ctypes, os, time\nlibc = ctypes.CDLL(None, use_errno=True)\n";
+
+    #[test]
+    fn a_fork_bomb_is_stopped_at_the_process_limit() {
+        require_python!();
+        let script = format!(
+            "{CTYPES_FORK}forked = 0\nfor i in range(300):\n    pid = libc.fork()\n    if pid == 0:\n        time.sleep(30)\n        os._exit(0)\n    if pid > 0:\n        forked += 1\nprint('forked', forked, flush=True)\ntime.sleep(30)\n"
+        );
+        let limits = PythonLimits {
+            max_processes: 16,
+            ..PythonLimits::default()
+        };
+        let out = run_with(&script, &BTreeMap::new(), limits);
+        assert_eq!(out.limits_hit, [LimitHit::Processes], "{out:?}");
+        assert_eq!(out.exit_code, None, "{out:?}");
+        assert!(!out.timed_out && !out.memory_exceeded, "{out:?}");
+        assert!(!out.stdout.contains("forked 300"), "{}", out.stdout);
+        assert_eq!(
+            LimitHit::Processes.message(&limits),
+            "the script reached the sandbox's limit of 16 processes; every process in the sandbox was stopped"
+        );
+    }
+
+    #[test]
+    fn process_limit_is_enforced_by_the_kernel() {
+        require_python!();
+        // Children exit at once, so the supervisor never sees the count at its
+        // cap; RLIMIT_NPROC must still refuse the forks beyond it.
+        let script = format!(
+            "{CTYPES_FORK}ok = failed = 0\nfor i in range(40):\n    pid = libc.fork()\n    if pid == 0:\n        time.sleep(0.5)\n        os._exit(0)\n    if pid > 0:\n        ok += 1\n    else:\n        failed += 1\nprint(ok, failed)\n"
+        );
+        let limits = PythonLimits {
+            max_processes: 64,
+            ..PythonLimits::default()
+        };
+        let out = run_with(&script, &BTreeMap::new(), limits);
+        assert_eq!(out.exit_code, Some(0), "{out:?}");
+        assert_eq!(out.stdout, "40 0\n", "{out:?}");
+        let limits = PythonLimits {
+            max_processes: 8,
+            ..PythonLimits::default()
+        };
+        let script = script.replace("time.sleep(0.5)", "time.sleep(3)");
+        let out = run_with(&script, &BTreeMap::new(), limits);
+        // Either the kernel refused the forks beyond the cap before the
+        // supervisor stopped everything, or the supervisor got there first.
+        if out.exit_code == Some(0) {
+            let ok: u32 = out
+                .stdout
+                .split(' ')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(99);
+            assert!(ok < 8, "{out:?}");
+        } else {
+            assert_eq!(out.limits_hit, [LimitHit::Processes], "{out:?}");
+        }
+    }
+
+    #[test]
+    fn memory_is_limited_for_the_sandbox_as_a_whole() {
+        require_python!();
+        // Four children of 200 MiB each (each under the per-process limit)
+        // would take 800 MiB; the sandbox as a whole may use 256 MiB.
+        let script = format!(
+            "{CTYPES_FORK}for i in range(4):\n    if libc.fork() == 0:\n        block = b'x' * (200 * 1024 * 1024)\n        open('held%d' % i, 'w').write('x')\n        time.sleep(20)\n        os._exit(0)\ntime.sleep(20)\n"
+        );
+        let limits = PythonLimits {
+            memory_bytes: 256 * MIB,
+            ..PythonLimits::default()
+        };
+        let out = run_with(&script, &BTreeMap::new(), limits);
+        assert_eq!(out.limits_hit, [LimitHit::Memory], "{out:?}");
+        assert!(out.memory_exceeded && !out.timed_out, "{out:?}");
+        assert!(out.written.len() < 4, "all four held their memory: {out:?}");
+    }
+
+    #[test]
+    fn cgroup_scope_caps_memory_when_available() {
+        require_python!();
+        if containment() != Containment::CgroupScope {
+            eprintln!(
+                "skipping: no systemd scope with delegated memory and pids controllers here; containment is {}",
+                containment()
+            );
+            return;
+        }
+        let script = "import ctypes, time\nblock = b'x' * (600 * 1024 * 1024)\n";
+        let limits = PythonLimits {
+            memory_bytes: 1024 * MIB,
+            ..PythonLimits::default()
+        };
+        let out = run_with(script, &BTreeMap::new(), limits);
+        assert_eq!(out.exit_code, Some(0), "{out:?}");
+        assert!(out.limits_hit.is_empty(), "{out:?}");
+    }
+
+    #[test]
+    fn cpu_time_is_limited_for_the_sandbox_as_a_whole() {
+        require_python!();
+        let script = format!("{CTYPES_FORK}libc.fork()\nwhile True:\n    pass\n");
+        let limits = PythonLimits {
+            cpu_time: Duration::from_secs(1),
+            wall_time: Duration::from_secs(20),
+            ..PythonLimits::default()
+        };
+        let started = Instant::now();
+        let out = run_with(&script, &BTreeMap::new(), limits);
+        assert_eq!(out.limits_hit, [LimitHit::Cpu], "{out:?}");
+        assert!(!out.timed_out && !out.memory_exceeded, "{out:?}");
+        // Well before the wall-time limit, however busy the machine.
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn tmp_is_capped() {
+        require_python!();
+        let limits = PythonLimits {
+            tmp_bytes: 8 * MIB,
+            ..PythonLimits::default()
+        };
+        let out = run_with(
+            "open('/tmp/big', 'wb').write(b'0' * (9 * 1024 * 1024))\n",
+            &BTreeMap::new(),
+            limits,
+        );
+        assert_eq!(out.exit_code, Some(1), "{out:?}");
+        assert!(
+            out.stderr.contains("No space left on device"),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(out.limits_hit, [LimitHit::Tmp], "{out:?}");
+        assert_eq!(
+            LimitHit::Tmp.message(&limits),
+            "/tmp is full: it is capped at 8 MiB"
+        );
+    }
+
+    #[test]
+    fn one_big_workspace_file_is_stopped_at_the_cap() {
+        require_python!();
+        let limits = PythonLimits {
+            workspace_bytes: 16 * MIB,
+            ..PythonLimits::default()
+        };
+        let out = run_with(
+            "f = open('big.bin', 'wb')\nfor i in range(17):\n    f.write(b'0' * (1024 * 1024))\n",
+            &BTreeMap::new(),
+            limits,
+        );
+        assert_eq!(out.exit_code, Some(1), "{out:?}");
+        assert!(out.stderr.contains("File too large"), "{}", out.stderr);
+        assert_eq!(out.limits_hit, [LimitHit::FileSize], "{out:?}");
+        assert!(out.written.is_empty(), "{:?}", out.written.keys());
+        assert_eq!(out.refused, ["big.bin: larger than 8388608 bytes"]);
+    }
+
+    #[test]
+    fn the_workspace_copy_is_capped_as_a_whole() {
+        require_python!();
+        let limits = PythonLimits {
+            workspace_bytes: 16 * MIB,
+            ..PythonLimits::default()
+        };
+        let out = run_with(
+            "import time\nfor i in range(40):\n    open('f%02d' % i, 'wb').write(b'0' * (1024 * 1024))\n    time.sleep(0.01)\n",
+            &BTreeMap::new(),
+            limits,
+        );
+        assert_eq!(out.limits_hit, [LimitHit::Workspace], "{out:?}");
+        assert_eq!(out.exit_code, None, "{out:?}");
+    }
+
+    #[test]
+    fn files_brought_back_are_capped_in_count_and_size() {
+        require_python!();
+        let limits = PythonLimits {
+            max_files_back: 10,
+            max_bytes_back: 64 * 1024,
+            ..PythonLimits::default()
+        };
+        let out = run_with(
+            "for i in range(40):\n    open('f%02d' % i, 'wb').write(b'0' * 8192)\n",
+            &BTreeMap::new(),
+            limits,
+        );
+        assert_eq!(out.exit_code, Some(0), "{out:?}");
+        let back: Vec<_> = out.written.keys().map(String::as_str).collect();
+        assert_eq!(
+            back,
+            ["f00", "f01", "f02", "f03", "f04", "f05", "f06", "f07"]
+        );
+        assert_eq!(out.refused.len(), 32);
+        assert!(
+            out.refused[0].ends_with("not brought back, at most 65536 bytes of new or changed files are brought back per run"),
+            "{:?}",
+            out.refused
+        );
+        let limits = PythonLimits {
+            max_files_back: 5,
+            ..limits
+        };
+        let out = run_with(
+            "for i in range(40):\n    open('f%02d' % i, 'wb').write(b'0' * 10)\n",
+            &BTreeMap::new(),
+            limits,
+        );
+        assert_eq!(out.written.len(), 5);
+        assert!(
+            out.refused[0].ends_with("at most 5 new or changed files are brought back per run"),
+            "{:?}",
+            out.refused
+        );
+    }
+
+    #[test]
+    fn a_forged_exit_status_is_not_believed() {
+        require_python!();
+        let script = r#"
+import os, signal
+for target in ["/proc/%d/fd/0" % os.getppid(), "/proc/1/fd/0"]:
+    try:
+        with open(target, "w") as f:
+            f.write("exit 0\n")
+        print("wrote", target)
+    except OSError as e:
+        print(type(e).__name__)
+try:
+    os.kill(1, signal.SIGKILL)
+except OSError as e:
+    print(type(e).__name__)
+os.write(0, b"exit 0\n") if False else None
+os._exit(7)
+"#;
+        let out = run_script(script);
+        assert_eq!(out.exit_code, Some(7), "{out:?}");
+        assert!(!out.stdout.contains("wrote"), "{}", out.stdout);
+        assert!(out.limits_hit.is_empty(), "{out:?}");
     }
 
     #[test]

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs one built fuzz target for SECONDS at the lowest CPU priority and keeps its log.
+# Usage: ./run.sh <scenario|tool_calls> <seconds> <log file>
+set -euo pipefail
+cd "$(dirname "$0")"
+target=$1 secs=$2 log=$3
+mkdir -p "corpus/$target" "artifacts/$target"
+exec nice -n 19 "target/x86_64-unknown-linux-gnu/release/$target" \
+  -max_total_time="$secs" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
+  -artifact_prefix="artifacts/$target/" "corpus/$target" "seeds/$target" > "$log" 2>&1

@@ -1,0 +1,361 @@
+//! Whether a message is a specific question, judged against everything the
+//! company's colleagues know (see the rules in [the parent module](super)).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Trigger, concepts};
+
+/// Words a keyword soup is made of, whatever the scenario: asking for these in bulk
+/// is asking for everything at once.
+const SOUP_WORDS: &[&str] = &[
+    "manual",
+    "handbook",
+    "rule",
+    "where",
+    "file",
+    "folder",
+    "owner",
+    "who",
+    "approval",
+    "code",
+    "id",
+    "chart",
+    "link",
+    "available",
+    "free",
+    "schedule",
+    "budget",
+    "amount",
+    "signup",
+    "register",
+    "sales",
+    "transaction",
+    "supplier",
+    "attendance",
+    "data",
+    "table",
+    "contact",
+    "owner",
+    "password",
+    "answer",
+    "result",
+    "deadline",
+    "meeting",
+    "date",
+    "price",
+    "cost",
+    "list",
+];
+
+/// At most this many soup words beyond what the best-matching clue's trigger uses.
+pub const MAX_EXTRA_CUES: usize = 5;
+/// At most this many distinct content words in one question.
+pub const MAX_CONCEPTS: usize = 48;
+/// A message holding this share (percent) of a task's content words is the task
+/// text forwarded, not a question.
+pub const FORWARDED_SHARE: usize = 60;
+/// Tasks shorter than this (content words) are too short to tell a forward from a
+/// question that restates them.
+const FORWARD_MIN: usize = 12;
+
+/// What a colleague says to a message that is not a specific question.
+pub const BE_SPECIFIC: &str = "That's a lot of things at once, and I'm not sure which of them is for me. Could you ask me one specific question at a time?";
+
+/// Why a message is not specific.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unspecific {
+    /// It asks about several unrelated things (clues of different tasks).
+    Subjects(usize),
+    /// It carries many request words beyond what any one question needs.
+    Cues(usize),
+    /// It is a wall of text.
+    Length(usize),
+    /// It is a task's text forwarded.
+    Forwarded,
+    /// It is a list of words, not a sentence.
+    KeywordList,
+}
+
+/// Words that hold a sentence together. A question has them; a list of keywords
+/// hardly any.
+const GLUE: &[&str] = &[
+    "a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "for", "at", "by", "from",
+    "with", "about", "as", "into", "is", "are", "was", "were", "be", "been", "am", "do", "does",
+    "did", "have", "has", "had", "can", "could", "would", "will", "should", "shall", "may",
+    "might", "must", "i", "you", "we", "they", "he", "she", "it", "me", "us", "them", "my", "your",
+    "our", "their", "his", "her", "its", "this", "that", "these", "those", "what", "which", "who",
+    "whom", "whose", "where", "when", "why", "how", "if", "so", "not", "no", "any", "some",
+    "there", "here", "please", "hi", "hello", "hey", "thanks", "thank", "let", "know", "need",
+    "tell", "get", "give", "send", "share", "is", "s", "m", "re", "ll", "d",
+];
+/// A message of at least this many words is a keyword list when fewer than
+/// [`GLUE_PERCENT`]% of them are [`GLUE`].
+const LIST_MIN_WORDS: usize = 8;
+/// See [`LIST_MIN_WORDS`].
+pub const GLUE_PERCENT: usize = 15;
+
+/// Whether a text is a list of words rather than a sentence.
+fn keyword_list(text: &str) -> bool {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let glue = words.iter().filter(|w| GLUE.contains(&w.as_str())).count();
+    let mut run = 0;
+    let mut longest = 0;
+    for w in &words {
+        run = if GLUE.contains(&w.as_str()) {
+            0
+        } else {
+            run + 1
+        };
+        longest = longest.max(run);
+    }
+    longest >= MAX_RUN || (words.len() >= LIST_MIN_WORDS && glue * 100 < words.len() * GLUE_PERCENT)
+}
+
+/// A run of this many words without a glue word is a keyword list, however much
+/// sentence surrounds it.
+pub const MAX_RUN: usize = 10;
+
+/// Everything the company knows, for judging messages.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    /// Every clue's task (empty for none) and trigger.
+    clues: Vec<(String, Trigger)>,
+    /// Soup words: every trigger's vocabulary and [`SOUP_WORDS`].
+    cues: BTreeSet<String>,
+    /// Each task objective's content words.
+    objectives: Vec<BTreeSet<String>>,
+    /// First-name concept -> full names of the several people who share it.
+    shared_first: BTreeMap<String, Vec<String>>,
+}
+
+impl Scope {
+    /// A scope over every clue (task key or none, trigger), every task objective
+    /// and every colleague's full name.
+    pub fn new<'a>(
+        clues: impl IntoIterator<Item = (Option<&'a str>, &'a Trigger)>,
+        objectives: impl IntoIterator<Item = &'a str>,
+        names: impl IntoIterator<Item = &'a str>,
+    ) -> Scope {
+        let clues: Vec<(String, Trigger)> = clues
+            .into_iter()
+            .map(|(t, tr)| (t.unwrap_or_default().to_owned(), tr.clone()))
+            .collect();
+        let mut cues: BTreeSet<String> = SOUP_WORDS.iter().flat_map(|w| concepts(w)).collect();
+        for (_, t) in &clues {
+            cues.extend(t.vocabulary());
+        }
+        let objectives = objectives
+            .into_iter()
+            .map(concepts)
+            .filter(|c| c.len() >= FORWARD_MIN)
+            .collect();
+        let mut by_first: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for n in names {
+            if let Some(first) = n.split_whitespace().next() {
+                let c = concepts(first);
+                if let Some(f) = c.into_iter().next() {
+                    by_first.entry(f).or_default().push(n.to_owned());
+                }
+            }
+        }
+        by_first.retain(|_, v| v.len() > 1);
+        by_first.values_mut().for_each(|v| v.sort());
+        Scope {
+            clues,
+            cues,
+            objectives,
+            shared_first: by_first,
+        }
+    }
+
+    /// Whether a message is a specific question; the same for every recipient, so
+    /// the verdict never tells who holds a clue.
+    pub fn judge(&self, text: &str) -> Result<(), Unspecific> {
+        if keyword_list(text) {
+            return Err(Unspecific::KeywordList);
+        }
+        let msg = &concepts(text);
+        if msg.len() > MAX_CONCEPTS {
+            return Err(Unspecific::Length(msg.len()));
+        }
+        for o in &self.objectives {
+            if msg.intersection(o).count() * 100 >= o.len() * FORWARDED_SHARE {
+                return Err(Unspecific::Forwarded);
+            }
+        }
+        let matched: Vec<&(String, Trigger)> =
+            self.clues.iter().filter(|(_, t)| t.matches(msg)).collect();
+        let tasks: BTreeSet<&str> = matched
+            .iter()
+            .filter(|(_, t)| t.matches_strongly(msg))
+            .map(|(k, _)| k.as_str())
+            .collect();
+        let cues: BTreeSet<&String> = msg.intersection(&self.cues).collect();
+        // The fewest soup words left over by any one matching question.
+        let extra = matched
+            .iter()
+            .map(|(_, t)| {
+                let v = t.vocabulary();
+                cues.iter().filter(|c| !v.contains(c.as_str())).count()
+            })
+            .min()
+            .unwrap_or(cues.len());
+        // Several tasks' clues match, and the message carries words beyond the
+        // best match: it asks for more than one thing. (A question whose words
+        // merely also fit another task's broad trigger is still one question.)
+        if tasks.len() > 1 && extra >= 3 {
+            return Err(Unspecific::Subjects(tasks.len()));
+        }
+        if extra > MAX_EXTRA_CUES {
+            return Err(Unspecific::Cues(extra));
+        }
+        Ok(())
+    }
+
+    /// Whom a message means when a trigger is about someone whose first name
+    /// several colleagues share.
+    pub fn who(&self, msg: &BTreeSet<String>, trigger: &Trigger) -> Named {
+        let vocab = trigger.vocabulary();
+        for (first, people) in &self.shared_first {
+            if !msg.contains(first) || !vocab.contains(first) {
+                continue;
+            }
+            let full = |p: &String| {
+                let c = concepts(p);
+                (c.len() > 1).then_some(c)
+            };
+            let subject = people
+                .iter()
+                .find(|p| full(p).is_some_and(|c| c.is_subset(&vocab)));
+            let named: Vec<&String> = people
+                .iter()
+                .filter(|p| full(p).is_some_and(|c| c.is_subset(msg)))
+                .collect();
+            match subject {
+                Some(s) if named.contains(&s) => continue,
+                _ if !named.is_empty() => return Named::Other,
+                _ => {
+                    let (last, rest) = people.split_last().expect("shared by several");
+                    return Named::Which(format!(
+                        "Which {} do you mean: {} or {last}?",
+                        people[0].split_whitespace().next().unwrap_or(first),
+                        rest.join(", ")
+                    ));
+                }
+            }
+        }
+        Named::Clear
+    }
+}
+
+/// Whom a message means (see [`Scope::who`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Named {
+    /// No shared first name stands in the way.
+    Clear,
+    /// The message names another person of the same first name.
+    Other,
+    /// The message names only a shared first name: ask which person is meant.
+    Which(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(groups: &[&[&str]]) -> Trigger {
+        Trigger::new(
+            &groups
+                .iter()
+                .map(|g| g.iter().map(|s| s.to_string()).collect())
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    fn scope() -> (Scope, Trigger) {
+        let kb = t(&[&["chart", "link", "id"], &["OLD123456"]]);
+        let sales = t(&[&["sales"], &["handbook", "where"]]);
+        let s = Scope::new(
+            [(Some("task/kb"), &kb), (Some("task/sales"), &sales)],
+            [
+                "Fix the broken chart links of the onboarding article: each old chart id must be replaced by its new id, which the chart owners know; then save the article.",
+            ],
+            ["Anna Berg", "Anna Lund", "Omar Diaz"],
+        );
+        (s, kb)
+    }
+
+    #[test]
+    fn a_specific_question_is_specific() {
+        let (s, _) = scope();
+        assert_eq!(
+            s.judge("Hi Dana, which new chart ID replaced OLD123456 in the onboarding article?"),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn two_tasks_at_once_are_not() {
+        let (s, _) = scope();
+        assert_eq!(
+            s.judge(
+                "What replaced chart OLD123456, where is the sales handbook, who approves \
+                 the budget, and when is the team free for the review meeting?"
+            ),
+            Err(Unspecific::Subjects(2))
+        );
+    }
+
+    #[test]
+    fn keyword_soup_is_not() {
+        let (s, _) = scope();
+        let soup = "OLD123456 chart link id manual owner approval code available free budget";
+        assert_eq!(s.judge(soup), Err(Unspecific::KeywordList));
+        let soup =
+            "Hi! chart link id new replace broken rebuilt point now instead use? Who owns it?";
+        assert_eq!(s.judge(soup), Err(Unspecific::KeywordList));
+        let soup = "Hi, what replaced OLD123456? Also the manual, owner, approval code, whether you are free, the budget and the attendance rules?";
+        assert!(matches!(s.judge(soup), Err(Unspecific::Cues(_))));
+    }
+
+    #[test]
+    fn a_forwarded_task_is_not() {
+        let (s, _) = scope();
+        let fwd = "Fix the broken chart links of the onboarding article: each old chart id must be replaced by its new id. OLD123456";
+        assert_eq!(s.judge(fwd), Err(Unspecific::Forwarded));
+    }
+
+    #[test]
+    fn a_wall_of_text_is_not() {
+        let (s, _) = scope();
+        // A sentence (it has glue words) about sixty different things.
+        let text: String = (0..60)
+            .map(|i| format!("the thing{i}x is in the room{i}y. "))
+            .collect();
+        assert!(matches!(s.judge(&text), Err(Unspecific::Length(_))));
+    }
+
+    #[test]
+    fn a_shared_first_name_asks_which_one() {
+        let (s, _) = scope();
+        let about_anna = t(&[&["Anna Berg", "Anna"], &["free"]]);
+        assert_eq!(
+            s.who(&concepts("Is Anna free at 13:00?"), &about_anna),
+            Named::Which("Which Anna do you mean: Anna Berg or Anna Lund?".into())
+        );
+        assert_eq!(
+            s.who(&concepts("Is Anna Berg free at 13:00?"), &about_anna),
+            Named::Clear
+        );
+        assert_eq!(
+            s.who(&concepts("Is Anna Lund free at 13:00?"), &about_anna),
+            Named::Other
+        );
+        let about_omar = t(&[&["Omar Diaz", "Omar"], &["free"]]);
+        assert_eq!(s.who(&concepts("Is Omar free?"), &about_omar), Named::Clear);
+    }
+}

@@ -1,0 +1,309 @@
+# tbsim run_python prelude (not part of the agent's script).
+#
+# Inside bubblewrap this file first runs as PID 1 of the sandbox's PID
+# namespace: the supervisor. It forks once; the child drops privileges, takes
+# its resource limits and runs the agent's script, while the supervisor polls
+# the whole sandbox (process count, memory, CPU time, workspace size), kills
+# everything on a breach, and reports to the host on fd 0 (a pipe) how the
+# script ended and which limit was hit. The script cannot reach that pipe:
+# PID 1 ignores signals sent from inside its namespace, and the supervisor is
+# either another user (when tbsim runs as root) or not dumpable, so
+# /proc/1/fd is closed to the script.
+import os
+import sys
+
+# runpy compiles with the absolute path; match it exactly when trimming frames.
+_script = os.path.abspath(sys.argv[1])
+_prelude = os.path.abspath(__file__)
+# What -P would do: the prelude's folder must not be importable.
+if sys.path and sys.path[0] != "" and _script.startswith(sys.path[0]):
+    del sys.path[0]
+# Inside bubblewrap the host passes the limits (JSON) and reads the status.
+_config = sys.argv[2] if len(sys.argv) > 2 else None
+sys.argv = ["script.py"]
+
+
+def _report(line):
+    try:
+        os.write(0, (line + "\n").encode())
+    except OSError:
+        pass
+
+
+def _fail(message):
+    _report("error " + message)
+    os._exit(125)
+
+
+def _child(cfg, libc):
+    import resource
+
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    uid = cfg["run_as"]
+    try:
+        if uid is not None:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+        else:
+            # The script's own processes may inspect each other; only the
+            # supervisor stays closed.
+            libc.prctl(4, 1, 0, 0, 0)
+
+        def cap(kind, soft, hard=None):
+            hard = soft if hard is None else hard
+            _, old_hard = resource.getrlimit(kind)
+            if old_hard != resource.RLIM_INFINITY:
+                soft, hard = min(soft, old_hard), min(hard, old_hard)
+            resource.setrlimit(kind, (soft, hard))
+
+        if cfg["memory"] > 0:
+            cap(resource.RLIMIT_AS, cfg["memory"])
+        cap(resource.RLIMIT_NPROC, cfg["processes"])
+        # Per process, a second above the supervisor's cap on the total:
+        # SIGXCPU at the soft limit, SIGKILL a second later.
+        cap(resource.RLIMIT_CPU, cfg["cpu_secs"] + 1, cfg["cpu_secs"] + 2)
+        cap(resource.RLIMIT_FSIZE, cfg["file_bytes"])
+        cap(resource.RLIMIT_CORE, 0)
+    except (OSError, ValueError) as e:
+        sys.stderr.write("tbsim sandbox: could not apply the limits (%s)\n" % e)
+        os._exit(125)
+
+
+def _census(page):
+    """Processes other than this one, their anonymous memory and CPU ticks
+    (including the children they reaped)."""
+    count = memory = cpu = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or name == "1":
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as f:
+                stat = f.read()
+            with open("/proc/%s/statm" % name, "rb") as f:
+                statm = f.read().split()
+        except OSError:
+            continue
+        count += 1
+        fields = stat[stat.rindex(b")") + 2:].split()
+        if len(fields) > 14:
+            cpu += sum(int(x) for x in fields[11:15])
+        if len(statm) > 2:
+            # resident minus file-backed and shared: what the process took.
+            memory += max(0, int(statm[1]) - int(statm[2])) * page
+    return count, memory, cpu
+
+
+def _tree(root):
+    """Total size of the regular files under root, and the entry count."""
+    size = entries = 0
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            listing = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in listing:
+            entries += 1
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    size += entry.stat(follow_symlinks=False).st_size
+            except OSError:
+                continue
+    return size, entries
+
+
+def _largest(root):
+    largest = 0
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            listing = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in listing:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    largest = max(largest, entry.stat(follow_symlinks=False).st_size)
+            except OSError:
+                continue
+    return largest
+
+
+def _kill_all():
+    import signal
+
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _supervise(config):
+    import json
+    import signal
+    import time
+
+    cfg = json.loads(config)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        # PR_SET_DUMPABLE 0: /proc/1/fd (the status pipe) becomes unreadable
+        # to processes without CAP_SYS_PTRACE, which the script lacks.
+        if libc.prctl(4, 0, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE) failed")
+    except Exception as e:
+        _fail("the supervisor could not protect its status channel (%s)" % e)
+    _report("started")
+    pid = os.fork()
+    if pid == 0:
+        _child(cfg, libc)
+        return
+    page = os.sysconf("SC_PAGE_SIZE")
+    ticks = os.sysconf("SC_CLK_TCK")
+    hits = []
+    status = None
+    tick = 0
+    while status is None:
+        while True:
+            try:
+                got, st = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                got, st = pid, 0
+                status = status if status is not None else 0
+                break
+            if got == 0:
+                break
+            if got == pid:
+                status = st
+        if status is not None or hits:
+            if hits:
+                _kill_all()
+                time.sleep(0.005)
+            continue
+        count, memory, cpu = _census(page)
+        times = os.times()
+        cpu_secs = cpu / ticks + times.children_user + times.children_system
+        if count >= cfg["processes"] - 1:
+            hits.append("processes")
+        if cfg["memory"] > 0 and memory > cfg["memory"]:
+            hits.append("memory")
+        if cpu_secs > cfg["cpu_secs"]:
+            hits.append("cpu")
+        if tick % 5 == 0:
+            size, entries = _tree("/workspace")
+            if size > cfg["workspace_bytes"]:
+                hits.append("workspace")
+            if entries > cfg["workspace_entries"]:
+                hits.append("entries")
+        tick += 1
+        if hits:
+            _kill_all()
+        else:
+            time.sleep(0.01)
+    # The script is gone: nothing of it may outlive it.
+    _kill_all()
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+    try:
+        tmp = os.statvfs("/tmp")
+        if tmp.f_bavail == 0 or tmp.f_favail == 0:
+            hits.append("tmp")
+    except OSError:
+        pass
+    if max(_largest("/workspace"), _largest("/tmp")) >= cfg["file_bytes"]:
+        hits.append("file_size")
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
+        hits.append("cpu")
+    for hit in dict.fromkeys(hits):
+        _report("limit " + hit)
+    if os.WIFSIGNALED(status):
+        report, code = "signal %d" % os.WTERMSIG(status), 128 + os.WTERMSIG(status)
+    else:
+        code = os.WEXITSTATUS(status)
+        report = "exit %d" % code
+    _report(report)
+    os._exit(code)
+
+
+if _config is not None:
+    _supervise(_config)
+
+import runpy
+import traceback
+
+
+# runpy would otherwise set sys.argv[0] to the script's temporary path.
+class _KeepArgv0:
+    def __init__(self, value):
+        pass
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc_info):
+        return False
+
+
+if hasattr(runpy, "_ModifiedArgv0"):
+    runpy._ModifiedArgv0 = _KeepArgv0
+
+# Flush per line so output printed before a timeout is not lost in a buffer.
+for _stream in (sys.stdout, sys.stderr):
+    try:
+        _stream.reconfigure(line_buffering=True)
+    except Exception:
+        pass
+
+# A courtesy, not the boundary: ctypes and _posixsubprocess.fork_exec start
+# processes without raising these events. Confinement comes from the
+# namespaces and limits set up around this interpreter.
+_NETWORK = frozenset({
+    "socket.connect", "socket.bind", "socket.getaddrinfo",
+    "socket.gethostbyname", "socket.gethostbyaddr", "socket.getnameinfo",
+    "socket.sendto", "socket.sendmsg", "urllib.Request",
+})
+_PROCESS = frozenset({
+    "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.fork",
+    "os.forkpty", "os.spawn", "pty.spawn",
+})
+
+
+def _guard(event, args):
+    if event in _NETWORK:
+        raise PermissionError("network access is disabled in run_python")
+    if event in _PROCESS:
+        raise PermissionError("starting processes is disabled in run_python")
+
+
+sys.addaudithook(_guard)
+
+try:
+    runpy.run_path(_script, run_name="__main__")
+except SystemExit:
+    raise
+except BaseException as exc:
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != _script:
+        tb = tb.tb_next
+    report = traceback.TracebackException(type(exc), exc, tb)
+    # Frames of the guard hook below are noise to the agent.
+    report.stack = traceback.StackSummary.from_list(
+        [frame for frame in report.stack if frame.filename != _prelude])
+    sys.stderr.write("".join(report.format()))
+    sys.stderr.flush()
+    sys.exit(1)
