@@ -814,6 +814,35 @@ fn blank_rows(
     blank
 }
 
+/// For interpolation: when no two blank rows are adjacent, the row after (else
+/// before) the first blank joins it. The truth of a lone gap is the mean of its two
+/// neighbours, which a script that fills every blank with its neighbours' mean
+/// writes without reading the task; across two missing days it is not.
+fn widen_a_gap(table: &Table, target: &str, mut blank: BTreeSet<usize>) -> BTreeSet<usize> {
+    let n = table.rows.len();
+    if blank.iter().any(|r| blank.contains(&(r + 1))) {
+        return blank;
+    }
+    let usable = |r: usize, blank: &BTreeSet<usize>| {
+        r < n && !(table.never_blank)(table, target, r) && !blank.contains(&r)
+    };
+    let mut add = None;
+    for &r in &blank {
+        if usable(r + 1, &blank) {
+            add = Some(r + 1);
+            break;
+        }
+        if r > 0 && usable(r - 1, &blank) {
+            add = Some(r - 1);
+            break;
+        }
+    }
+    if let Some(r) = add {
+        blank.insert(r);
+    }
+    blank
+}
+
 fn to_csv(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut s = header.join(",");
     s.push('\n');
@@ -879,9 +908,10 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         .iter()
         .position(|h| *h == target)
         .ok_or("target column missing")?;
-    let blank = blank_rows(&mut data_rng, &table, target, rate, run);
+    let mut blank = blank_rows(&mut data_rng, &table, target, rate, run);
     let mut truth = table.rows.clone();
     if task_type == TaskType::DailyInterpolation {
+        blank = widen_a_gap(&table, target, blank);
         interpolate(&mut truth, &blank);
     }
     let mut input = table.rows.clone();
@@ -1346,10 +1376,15 @@ mod tests {
                         let table = build(t, &mut rng, rows, (2025, 10, 1)).unwrap();
                         for &(target, tol) in &table.targets {
                             let col = table.header.iter().position(|h| *h == target).unwrap();
-                            let blank = blank_rows(&mut rng, &table, target, rate, run);
+                            let mut blank = blank_rows(&mut rng, &table, target, rate, run);
                             assert!(!blank.is_empty());
                             let mut truth = table.rows.clone();
                             if t == TaskType::DailyInterpolation {
+                                blank = widen_a_gap(&table, target, blank);
+                                assert!(
+                                    blank.iter().any(|r| blank.contains(&(r + 1))),
+                                    "seed {seed}: interpolation has a gap of two days"
+                                );
                                 interpolate(&mut truth, &blank);
                             }
                             let mut published = table.rows.clone();
