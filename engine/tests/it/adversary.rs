@@ -54,7 +54,12 @@ fn stride() -> usize {
 /// The families of a scenario's tasks.
 fn families(path: &Path) -> BTreeSet<String> {
     let loaded = load_file(path).unwrap();
-    loaded.scenario.tasks.iter().map(|t| t.family.clone()).collect()
+    loaded
+        .scenario
+        .tasks
+        .iter()
+        .map(|t| t.family.clone())
+        .collect()
 }
 
 /// Every `stride`-th of `files` (sorted), then, in file order, each further file that
@@ -191,7 +196,10 @@ fn row(results: &[RunResult]) -> Row {
             }
             for c in t.checkpoints.iter().filter(|c| c.kind.scored()) {
                 let e = passed
-                    .entry(format!("{}/{} ({:?}, w{})", t.family, c.key, c.kind, c.weight))
+                    .entry(format!(
+                        "{}/{} ({:?}, w{})",
+                        t.family, c.key, c.kind, c.weight
+                    ))
                     .or_default();
                 e.1 += 1;
                 if c.passed {
@@ -249,7 +257,11 @@ fn content_blind_adversaries_stay_under_the_ceiling_on_every_suite() {
         table.push('\n');
     }
     println!("mean checkpoint score / tasks solved, ceiling {CEILING}\n\n{table}{details}");
-    assert!(failures.is_empty(), "over the ceiling:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "over the ceiling:\n{}",
+        failures.join("\n")
+    );
 }
 
 // The attacks behind the breaches the full measurement found, one by one, each on
@@ -287,8 +299,14 @@ fn joining_every_meeting_does_not_solve_meeting_attend() {
                     .passed
             };
             assert!(passed("attended_on_time"), "seed {seed}: {name} attends");
-            assert!(!passed("decision_recorded"), "seed {seed}: {name} has the cap");
-            assert!(r.tasks.iter().all(|t| !t.success), "seed {seed}: {name}: {r:?}");
+            assert!(
+                !passed("decision_recorded"),
+                "seed {seed}: {name} has the cap"
+            );
+            assert!(
+                r.tasks.iter().all(|t| !t.success),
+                "seed {seed}: {name}: {r:?}"
+            );
             assert!(
                 (attend.score - 1.0 / 6.0).abs() < 1e-9,
                 "seed {seed}: {name} scored {} on attending",
@@ -427,7 +445,10 @@ fn a_blind_clean_answer_fails_every_has_late_or_early_instance() {
         }
         assert_solvable(&loaded, &format!("attendance seed {seed}"));
     }
-    assert!(clean >= 3, "only {clean} clean months in 40: the attack was not tried");
+    assert!(
+        clean >= 3,
+        "only {clean} clean months in 40: the attack was not tried"
+    );
 }
 
 /// Breach: ads `within_budget` passed for any one cheap channel. A plan that is not

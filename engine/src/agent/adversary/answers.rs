@@ -66,11 +66,7 @@ fn answer_json(objective: &str, output: &str, keys: &[String], f: &mut dyn Fille
 /// by reading it (the copy is written when the read returns, see `CopyBack`).
 fn copy(urgency: Urgency, src: &str, dst: &str, out: &mut Out) {
     if src.starts_with("drive/") {
-        out.call(
-            urgency,
-            "copy_from_drive",
-            json!({"path": src, "to": dst}),
-        );
+        out.call(urgency, "copy_from_drive", json!({"path": src, "to": dst}));
     } else {
         out.tagged(
             urgency,
@@ -106,7 +102,12 @@ impl Tactic for MajorityAnswers {
         let obj = &t.objective;
         for o in scrape::output_paths(obj) {
             if scrape::extension(&o) == "json" {
-                let v = answer_json(obj, &o, &scrape::identifiers(obj), &mut Majority { objective: obj });
+                let v = answer_json(
+                    obj,
+                    &o,
+                    &scrape::identifiers(obj),
+                    &mut Majority { objective: obj },
+                );
                 out.call(
                     Urgency::Answer,
                     "write_file",
@@ -115,7 +116,11 @@ impl Tactic for MajorityAnswers {
             } else if let Some(src) = scrape::source_for(obj, &o) {
                 copy(Urgency::Answer, &src, &o, out);
             } else {
-                out.call(Urgency::Answer, "write_file", json!({"path": o, "content": ""}));
+                out.call(
+                    Urgency::Answer,
+                    "write_file",
+                    json!({"path": o, "content": ""}),
+                );
             }
         }
     }
@@ -241,7 +246,11 @@ impl EnumerateCandidates {
             .flat_map(|t| scrape::numbers(t, 20))
             .take(40)
             .collect();
-        let dates: Vec<String> = corpus.iter().flat_map(|t| scrape::dates(t)).take(20).collect();
+        let dates: Vec<String> = corpus
+            .iter()
+            .flat_map(|t| scrape::dates(t))
+            .take(20)
+            .collect();
         let times: Vec<String> = corpus
             .iter()
             .flat_map(|t| scrape::clock_times(t))
@@ -305,9 +314,18 @@ impl EnumerateCandidates {
                 let text = format!(
                     "About \"{}\": is this yours? {} Please fix or approve it now.",
                     t.title,
-                    strings.iter().take(6).cloned().collect::<Vec<_>>().join(", ")
+                    strings
+                        .iter()
+                        .take(6)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 );
-                out.call(Urgency::Social, "send_message", json!({"to": c.key, "text": text}));
+                out.call(
+                    Urgency::Social,
+                    "send_message",
+                    json!({"to": c.key, "text": text}),
+                );
             }
         }
     }
@@ -364,7 +382,11 @@ impl Tactic for EnumerateCandidates {
                 let corpus: Vec<&str> = k.corpus().collect();
                 for (o, path) in &self.rewrites {
                     if let Some(t) = k.files.get(path).and_then(|src| replace_ids(src, &corpus)) {
-                        out.call(Urgency::Answer, "write_file", json!({"path": o, "content": t}));
+                        out.call(
+                            Urgency::Answer,
+                            "write_file",
+                            json!({"path": o, "content": t}),
+                        );
                     }
                 }
             }
@@ -378,9 +400,18 @@ impl Tactic for EnumerateCandidates {
                 let outs = scrape::output_paths(&t.objective);
                 let mut n = 0;
                 for p in scrape::input_paths(&t.objective, &outs) {
-                    let tool = if p.ends_with('/') { "list_folder" } else { "read_file" };
+                    let tool = if p.ends_with('/') {
+                        "list_folder"
+                    } else {
+                        "read_file"
+                    };
                     let path = p.trim_end_matches('/');
-                    out.tagged(Urgency::Answer, tool, json!({"path": path}), format!("t{idx}"));
+                    out.tagged(
+                        Urgency::Answer,
+                        tool,
+                        json!({"path": path}),
+                        format!("t{idx}"),
+                    );
                     n += 1;
                 }
                 if n == 0 {
@@ -394,8 +425,7 @@ impl Tactic for EnumerateCandidates {
                 result,
                 ..
             } => {
-                let Some(idx) = tag.strip_prefix('t').and_then(|i| i.parse::<usize>().ok())
-                else {
+                let Some(idx) = tag.strip_prefix('t').and_then(|i| i.parse::<usize>().ok()) else {
                     return;
                 };
                 let v = result.result.as_ref().filter(|_| result.ok);
@@ -476,7 +506,12 @@ impl Tactic for CopyDrive {
             Event::Start => {
                 self.started = true;
                 self.outstanding = 1;
-                out.tagged(Urgency::Setup, "list_folder", json!({"path": "drive"}), "list".into());
+                out.tagged(
+                    Urgency::Setup,
+                    "list_folder",
+                    json!({"path": "drive"}),
+                    "list".into(),
+                );
             }
             Event::Task(t) if self.started && self.outstanding == 0 => self.deliver(t, out),
             Event::Task(t) => self.waiting.push((*t).clone()),

@@ -102,7 +102,10 @@ impl BookByConflicts {
         let (name, capacity) = b.rooms[room].clone();
         b.invite.append(&mut b.reserve);
         while b.invite.len() as u64 + 1 > capacity {
-            let last = b.invite.pop().expect("over capacity means someone is invited");
+            let last = b
+                .invite
+                .pop()
+                .expect("over capacity means someone is invited");
             b.reserve.insert(0, last);
         }
         b.attempts += 1;
@@ -121,7 +124,10 @@ pub fn named_in_conflicts(message: &str) -> Vec<String> {
         return Vec::new();
     };
     rest.split(';')
-        .filter_map(|seg| seg.split_once(" is in ").map(|(who, _)| who.trim().to_owned()))
+        .filter_map(|seg| {
+            seg.split_once(" is in ")
+                .map(|(who, _)| who.trim().to_owned())
+        })
         .collect()
 }
 

@@ -516,7 +516,8 @@ impl Adversary {
                 name: q.tool.into(),
                 arguments: q.args.to_string(),
             };
-            self.owners.insert(call.id.clone(), (i, q.tag, call.clone()));
+            self.owners
+                .insert(call.id.clone(), (i, q.tag, call.clone()));
             calls.push(call);
         }
         if calls.is_empty() {

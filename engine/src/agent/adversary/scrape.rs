@@ -129,7 +129,9 @@ pub fn option_lists(text: &str) -> Vec<Vec<String>> {
 pub fn options_for(text: &str, key: &str) -> Option<Vec<String>> {
     let at = text.find(&format!("`{key}`"))?;
     let window: String = text[at..].chars().take(160).collect();
-    let next_key = window[1 + key.len() + 1..].find('`').unwrap_or(window.len());
+    let next_key = window[1 + key.len() + 1..]
+        .find('`')
+        .unwrap_or(window.len());
     option_lists(&window[..(1 + key.len() + 1 + next_key).min(window.len())])
         .into_iter()
         .next()
@@ -138,7 +140,11 @@ pub fn options_for(text: &str, key: &str) -> Option<Vec<String>> {
 /// Whether the text right after a backticked key says it is a boolean.
 pub fn is_boolean_key(text: &str, key: &str) -> bool {
     text.find(&format!("`{key}`")).is_some_and(|at| {
-        let window: String = text[at..].chars().take(60).collect::<String>().to_lowercase();
+        let window: String = text[at..]
+            .chars()
+            .take(60)
+            .collect::<String>()
+            .to_lowercase();
         window.contains("true or false") || window.contains("true/false")
     })
 }
@@ -480,7 +486,9 @@ pub fn named_after(text: &str, key: &str) -> Option<String> {
 
 /// Colleague names and department words found in the text, by the names given.
 pub fn mentions<'a>(text: &str, names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    names.filter(|n| !n.is_empty() && text.contains(*n)).collect()
+    names
+        .filter(|n| !n.is_empty() && text.contains(*n))
+        .collect()
 }
 
 #[cfg(test)]
@@ -514,10 +522,7 @@ mod tests {
             vec!["disk_full", "memory_exhausted", "cpu_saturated"]
         );
         assert!(options_for(WEB, "slow_pages").is_none());
-        assert!(is_boolean_key(
-            "whether (`ok`, true or false). Save",
-            "ok"
-        ));
+        assert!(is_boolean_key("whether (`ok`, true or false). Save", "ok"));
     }
 
     #[test]
@@ -526,7 +531,10 @@ mod tests {
         let s = shape_after(o, "workspace/p.json").unwrap();
         let Shape::Object(f) = s else { panic!() };
         assert_eq!(f.len(), 5);
-        assert_eq!(f[0], ("event_date".into(), Shape::Text("YYYY-MM-DD".into())));
+        assert_eq!(
+            f[0],
+            ("event_date".into(), Shape::Text("YYYY-MM-DD".into()))
+        );
         assert_eq!(f[2].1, Shape::Array(vec![Shape::Text("CH001".into())]));
         assert_eq!(f[3].1, Shape::Hole);
         assert_eq!(f[4].1, Shape::Bool(true));
@@ -540,7 +548,11 @@ mod tests {
         assert_eq!(id_tokens(t), vec!["CH001", "NEW123456", "EMP-0042"]);
         assert!(numbers(t, 20).contains(&12.5));
         assert_eq!(
-            named_after("morning at Larch Lake, lunch at Jade Garden Kitchen)", "lunch").as_deref(),
+            named_after(
+                "morning at Larch Lake, lunch at Jade Garden Kitchen)",
+                "lunch"
+            )
+            .as_deref(),
             Some("Jade Garden Kitchen")
         );
     }

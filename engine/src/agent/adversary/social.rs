@@ -150,7 +150,9 @@ impl Tactic for KeywordBroadcast {
             Event::Result { result, .. } if result.tool == "list_colleagues" => self.create(k, out),
             Event::Message {
                 from_name, text, ..
-            } if self.forwarded.len() < MAX_FORWARDS && self.forwarded.insert((*text).to_owned()) => {
+            } if self.forwarded.len() < MAX_FORWARDS
+                && self.forwarded.insert((*text).to_owned()) =>
+            {
                 self.post(format!("Forwarding what {from_name} said: {text}"), k, out);
                 let task = self
                     .last_task
@@ -171,7 +173,10 @@ impl Tactic for KeywordBroadcast {
         }
         for t in ready {
             self.post(
-                format!("{}\n\nAnyone who knows about any of this, please reply: {SOUP}", t.objective),
+                format!(
+                    "{}\n\nAnyone who knows about any of this, please reply: {SOUP}",
+                    t.objective
+                ),
                 k,
                 out,
             );
@@ -210,7 +215,11 @@ impl Tactic for Impersonate {
                     title = t.title,
                     obj = t.objective
                 );
-                out.call(Urgency::Social, "send_message", json!({"to": c.key, "text": text}));
+                out.call(
+                    Urgency::Social,
+                    "send_message",
+                    json!({"to": c.key, "text": text}),
+                );
             }
         }
     }
@@ -228,7 +237,11 @@ impl Tactic for Parrot {
             let n = self.echoed.entry((*from).to_owned()).or_default();
             if *n < 3 && from.starts_with("npc/") {
                 *n += 1;
-                out.call(Urgency::Social, "send_message", json!({"to": from, "text": text}));
+                out.call(
+                    Urgency::Social,
+                    "send_message",
+                    json!({"to": from, "text": text}),
+                );
             }
         }
     }
@@ -265,7 +278,11 @@ impl Tactic for AskForAnswer {
                             t.title
                         ),
                     };
-                    out.call(Urgency::Social, "send_message", json!({"to": who, "text": text}));
+                    out.call(
+                        Urgency::Social,
+                        "send_message",
+                        json!({"to": who, "text": text}),
+                    );
                 }
             }
             Event::Message {
