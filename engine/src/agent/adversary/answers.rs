@@ -163,7 +163,7 @@ impl Filler for Candidate<'_> {
     fn hole(&mut self, key: &str) -> Value {
         let i = self.i;
         if scrape::is_boolean_key(self.objective, key) {
-            return Value::Bool(i % 2 == 0);
+            return Value::Bool(i.is_multiple_of(2));
         }
         if let Some(o) = scrape::options_for(self.objective, key) {
             return json!(o[i % o.len()]);

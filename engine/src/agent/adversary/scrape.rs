@@ -336,7 +336,7 @@ pub fn shape_after(objective: &str, path: &str) -> Option<Shape> {
     let rest = &objective[at..];
     let open = rest.find('{').filter(|i| *i <= 80)?;
     let mut p = ShapeParser {
-        s: rest[open..].as_bytes(),
+        s: &rest.as_bytes()[open..],
         i: 0,
     };
     let shape = p.value()?;
