@@ -39,16 +39,17 @@ fn chosen() -> Vec<&'static str> {
     }
 }
 
-/// Every how many scenarios of a suite are run: `TBSIM_ADVERSARY_STRIDE`, default 10
-/// (five scenarios of a 50-scenario suite, plus whatever `suites` adds to cover every
-/// family), so the test stays within a few minutes in debug builds; set it to 1 for
-/// the full measurement.
+/// Every how many scenarios of a suite are run besides those `sample` adds to cover
+/// every family: `TBSIM_ADVERSARY_STRIDE`, default 50 (the first scenario of a
+/// 50-scenario suite, then the family cover, four to six scenarios a suite), so the
+/// test stays as short as a debug build allows; set it to 1 for the full measurement
+/// (`runs/validity/adversary.md`).
 fn stride() -> usize {
     std::env::var("TBSIM_ADVERSARY_STRIDE")
         .ok()
         .and_then(|v| v.parse().ok())
         .filter(|n| *n >= 1)
-        .unwrap_or(10)
+        .unwrap_or(50)
 }
 
 /// The families of a scenario's tasks.
