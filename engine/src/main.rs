@@ -158,7 +158,11 @@ struct RunArgs {
         "feedback", "trials",
     ])]
     resume: Option<PathBuf>,
-    /// Agent: `oracle`, `idle`, `solver` or `llm:<alias>` (default: the `default` alias if configured, else `oracle`).
+    /// Agent: `oracle`, `idle`, `solver`, `llm:<alias>` or `adversary:<name>` (a content-blind attacker:
+    /// read-everything, list-everything, message-everyone, keyword-broadcast, majority-answers,
+    /// enumerate-candidates, book-by-conflicts, join-all-meetings, copy-drive, echo-objective,
+    /// impersonate, parrot, ask-for-answer, combined). Default: the `default` alias if
+    /// configured, else `oracle`.
     #[arg(long)]
     agent: Option<String>,
     /// Colleagues: `scripted` (rule-following) or `llm:<alias>`.
@@ -376,6 +380,19 @@ impl Models {
             "oracle" => Box::new(Oracle::new(&loaded.scenario)),
             "idle" => Box::new(Idle::default()),
             "solver" => Box::new(Solver::new()),
+            spec if spec.starts_with("adversary:") => {
+                let name = &spec["adversary:".len()..];
+                Box::new(tbsim::agent::adversary::by_name(name).with_context(|| {
+                    let names: Vec<&str> = tbsim::agent::adversary::ADVERSARIES
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect();
+                    format!(
+                        "unknown adversary `{name}`; available: {}",
+                        names.join(", ")
+                    )
+                })?)
+            }
             spec => match spec.strip_prefix("llm:") {
                 Some(alias) if !alias.is_empty() => {
                     let caller = self.caller(opts, alias, seed)?;
@@ -396,7 +413,7 @@ impl Models {
                     ))
                 }
                 _ => bail!(
-                    "unknown agent `{spec}`; available: {}, llm:<alias>",
+                    "unknown agent `{spec}`; available: {}, llm:<alias>, adversary:<name>",
                     tbsim::agent::BUILTIN.join(", ")
                 ),
             },

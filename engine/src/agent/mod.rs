@@ -19,6 +19,7 @@
 //! requests, and answers a call from those later lines when it would send the same
 //! request again, so no completed call is made twice.
 
+pub mod adversary;
 mod idle;
 pub mod llm;
 mod oracle;
@@ -29,6 +30,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 
+pub use adversary::Adversary;
 pub use idle::Idle;
 pub use oracle::Oracle;
 pub use solver::Solver;
@@ -224,5 +226,6 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
     }
 }
 
-/// The built-in agents by name (besides `llm:<alias>`).
+/// The built-in agents by name (besides `llm:<alias>` and `adversary:<name>`, see
+/// [`adversary::ADVERSARIES`]).
 pub const BUILTIN: &[&str] = &["oracle", "idle", "solver"];

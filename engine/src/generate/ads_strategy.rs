@@ -922,15 +922,10 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 check: Check::Consulted(heat_path(group)),
                 feedback: "You did not open the target-density heatmap for the campaign's audience group. Marketing can tell you where the heatmaps are; use the one whose name matches the group in your brief.".into(),
             },
-            // No separate `plan_valid`: listing every channel passed it even over
-            // budget. Well-formedness is part of `within_budget`.
-            CheckpointSpec {
-                key: "within_budget".into(),
-                description: "The selected channels fit within the budget".into(),
-                weight: 1,
-                check: check(BudgetAspect::WithinCapacity),
-                feedback: "The selected channels cost more than the budget allows. Add up the `cost` column for your selection and drop channels until it fits.".into(),
-            },
+            // No separate `plan_valid` (listing every channel passed it even over
+            // budget) and no separate `within_budget` (any one cheap channel passed
+            // it blind): fitting the budget is part of every answer checkpoint below,
+            // and its weight went to `optimal`, the plan itself.
             CheckpointSpec {
                 key: "cost_reported".into(),
                 description: "`total_cost` is the selection's cost (within 1%)".into(),
@@ -947,8 +942,8 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             },
             CheckpointSpec {
                 key: "optimal".into(),
-                description: "No selection within the budget has a larger total effective exposure".into(),
-                weight: 5,
+                description: "The selection fits the budget and no selection within it has a larger total effective exposure".into(),
+                weight: 6,
                 check: check(BudgetAspect::Optimal { tolerance: 0.1 }),
                 feedback: "A better selection exists within the budget. Compute every channel's effective exposure and solve the 0/1 knapsack exactly (dynamic programming over the budget) instead of picking greedily.".into(),
             },

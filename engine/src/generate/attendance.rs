@@ -683,8 +683,13 @@ fn simulate(
 enum Expected {
     /// Named numbers: (key, value, tolerance, decimals for the oracle).
     Numbers(Vec<(&'static str, f64, f64, usize)>),
-    /// `has_late_or_early`, and who.
-    Flag { any: bool, ids: Vec<String> },
+    /// `has_late_or_early`, who, and the days present in scope: the figure that
+    /// shows the month was checked, so that "no one" is never a blind answer.
+    Flag {
+        any: bool,
+        ids: Vec<String>,
+        present: u32,
+    },
     /// Employee records: text fields beyond id and name, numeric fields.
     List {
         text: Vec<&'static str>,
@@ -759,6 +764,7 @@ fn expected(
             (ids.len() < scope.len()).then_some(Expected::Flag {
                 any: !ids.is_empty(),
                 ids,
+                present: scope.iter().map(|&e| stats[e].present_days).sum(),
             })
         }
         StatType::TotalAbsenceDays => {
@@ -879,7 +885,9 @@ fn answer_json(e: &Expected, roster: &[Employee]) -> serde_json::Value {
             }
             serde_json::Value::Object(o)
         }
-        Expected::Flag { any, ids } => json!({"has_late_or_early": any, "employees": ids}),
+        Expected::Flag { any, ids, present } => {
+            json!({"has_late_or_early": any, "employees": ids, "present_days": present})
+        }
         Expected::List {
             text,
             numbers,
@@ -924,7 +932,7 @@ fn checkpoints(e: &Expected, path: &str, roster: &[Employee]) -> Vec<CheckpointS
                 ),
             })
             .collect(),
-        Expected::Flag { any, ids } => {
+        Expected::Flag { any, ids, present } => {
             let (yes, no) = if *any { ("true", "false") } else { ("false", "true") };
             // One checkpoint: the flag alone is a yes/no guess.
             vec![CheckpointSpec {
@@ -942,8 +950,16 @@ fn checkpoints(e: &Expected, path: &str, roster: &[Employee]) -> Vec<CheckpointS
                         pointer: "/employees".into(),
                         expected: ids.clone(),
                     },
+                    // In a clean month `false` and `[]` are a prior; the days
+                    // present are not.
+                    Check::JsonNumber {
+                        path: path.into(),
+                        pointer: "/present_days".into(),
+                        expected: f64::from(*present),
+                        tolerance: 0.0,
+                    },
                 ]),
-                feedback: "`has_late_or_early` or the `employees` list is wrong. A day is late or early only beyond the grace period (or outside the flexible-hours rule) of the employee's department; check each workday against those limits, and list the IDs of exactly the employees in scope with at least one late or early day, and no one else.".into(),
+                feedback: "`has_late_or_early`, the `employees` list or `present_days` is wrong. A day is late or early only beyond the grace period (or outside the flexible-hours rule) of the employee's department; check each workday against those limits, list the IDs of exactly the employees in scope with at least one late or early day, and no one else, and count the workdays each employee in scope was present (not absent under their department's rules), summed over them.".into(),
             }]
         }
         Expected::List {
@@ -1093,8 +1109,8 @@ fn question_text(q: &Question, who: &str, among: &str) -> (String, String) {
             "{\"avg_late_days\": <number>, \"avg_early_days\": <number>} (two decimals)".into(),
         ),
         StatType::HasLateOrEarly => (
-            format!("whether anyone {among} had at least one late arrival or early departure {rule}, and who"),
-            "{\"has_late_or_early\": true or false, \"employees\": [\"<employee_id>\", ...]}".into(),
+            format!("whether anyone {among} had at least one late arrival or early departure {rule}, and who; also give the total number of days present of the employees in scope, summed over them, to show the month was checked"),
+            "{\"has_late_or_early\": true or false, \"employees\": [\"<employee_id>\", ...], \"present_days\": <integer>}".into(),
         ),
         StatType::TotalAbsenceDays => (
             format!("the total number of absence days of {who} {rule}"),

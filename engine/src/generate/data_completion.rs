@@ -814,6 +814,69 @@ fn blank_rows(
     blank
 }
 
+/// For interpolation: when no two blank rows are adjacent, the row after (else
+/// before) the first blank joins it. The truth of a lone gap is the mean of its two
+/// neighbours, which a script that fills every blank with its neighbours' mean
+/// writes without reading the task; across two missing days it is not.
+fn widen_a_gap(table: &Table, target: &str, mut blank: BTreeSet<usize>) -> BTreeSet<usize> {
+    let n = table.rows.len();
+    if blank.iter().any(|r| blank.contains(&(r + 1))) {
+        return blank;
+    }
+    let usable = |r: usize, blank: &BTreeSet<usize>| {
+        r < n && !(table.never_blank)(table, target, r) && !blank.contains(&r)
+    };
+    let mut add = None;
+    for &r in &blank {
+        if usable(r + 1, &blank) {
+            add = Some(r + 1);
+            break;
+        }
+        if r > 0 && usable(r - 1, &blank) {
+            add = Some(r - 1);
+            break;
+        }
+    }
+    if let Some(r) = add {
+        blank.insert(r);
+    }
+    blank
+}
+
+/// Whether filling the blanks of column `col` top to bottom from the nearest
+/// values above and below (zero, the one above, the one below, or their mean,
+/// each fill seeing the ones before it) lands within `tolerance` of `truth` on
+/// every blank, for any of those rules.
+fn blind_fill_passes(
+    truth: &[Vec<String>],
+    blank: &BTreeSet<usize>,
+    col: usize,
+    tolerance: f64,
+) -> bool {
+    type Fill = fn(Option<f64>, Option<f64>) -> Option<f64>;
+    let fills: [Fill; 4] = [
+        |_, _| Some(0.0),
+        |p, _| p,
+        |_, n| n,
+        |p, n| Some((p? + n?) / 2.0),
+    ];
+    let value = |r: usize| truth[r][col].parse::<f64>().ok();
+    fills.iter().any(|fill| {
+        let mut got: Vec<Option<f64>> = (0..truth.len())
+            .map(|r| if blank.contains(&r) { None } else { value(r) })
+            .collect();
+        for &r in blank {
+            let prev = got[..r].iter().rev().find_map(|v| *v);
+            let next = got[r + 1..].iter().find_map(|v| *v);
+            got[r] = fill(prev, next);
+        }
+        blank.iter().all(|&r| match (got[r], value(r)) {
+            (Some(g), Some(t)) => (g - t).abs() <= tolerance + 1e-9,
+            _ => false,
+        })
+    })
+}
+
 fn to_csv(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut s = header.join(",");
     s.push('\n');
@@ -879,10 +942,22 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         .iter()
         .position(|h| *h == target)
         .ok_or("target column missing")?;
-    let blank = blank_rows(&mut data_rng, &table, target, rate, run);
+    let mut blank = blank_rows(&mut data_rng, &table, target, rate, run);
     let mut truth = table.rows.clone();
     if task_type == TaskType::DailyInterpolation {
-        interpolate(&mut truth, &blank);
+        // Blanks are drawn again (a bounded number of times) while a fill that
+        // never looks at the days, such as carrying the neighbours forward or
+        // taking their mean, would be within the tolerance everywhere: on a flat
+        // stretch the interpolation is no work.
+        for _ in 0..64 {
+            blank = widen_a_gap(&table, target, blank);
+            truth = table.rows.clone();
+            interpolate(&mut truth, &blank);
+            if !blind_fill_passes(&truth, &blank, col, tolerance) {
+                break;
+            }
+            blank = blank_rows(&mut data_rng, &table, target, rate, run);
+        }
     }
     let mut input = table.rows.clone();
     for &r in &blank {
@@ -1346,10 +1421,15 @@ mod tests {
                         let table = build(t, &mut rng, rows, (2025, 10, 1)).unwrap();
                         for &(target, tol) in &table.targets {
                             let col = table.header.iter().position(|h| *h == target).unwrap();
-                            let blank = blank_rows(&mut rng, &table, target, rate, run);
+                            let mut blank = blank_rows(&mut rng, &table, target, rate, run);
                             assert!(!blank.is_empty());
                             let mut truth = table.rows.clone();
                             if t == TaskType::DailyInterpolation {
+                                blank = widen_a_gap(&table, target, blank);
+                                assert!(
+                                    blank.iter().any(|r| blank.contains(&(r + 1))),
+                                    "seed {seed}: interpolation has a gap of two days"
+                                );
                                 interpolate(&mut truth, &blank);
                             }
                             let mut published = table.rows.clone();

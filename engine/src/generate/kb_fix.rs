@@ -189,6 +189,12 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let mut clue_keys = Vec::new();
     let mut plan_asks = Vec::new();
     let mut plan_reads_replies = Vec::new();
+    // Every chart was rebuilt twice: the owner names the withdrawn first rebuild and
+    // the current one, in either order, on lines of their own. Swapping an old ID for
+    // whatever ID comes next to it (a script's reading of a mapping) links a
+    // withdrawn chart or nothing; only reading which one is current fixes the link.
+    // Its own stream, so the articles stay as they were drawn.
+    let mut history = ctx.rng("kb/history");
     for (owner, items) in &by_owner {
         let person = pool[*owner];
         let key = format!("clue/{}/{}", ctx.id, slug(&person.name));
@@ -197,7 +203,17 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         subject.extend(titles.iter().map(|t| (*t).to_owned()));
         let mapping: Vec<String> = items
             .iter()
-            .map(|(old, new, t)| format!("- {old} is now {new} (in \"{t}\")"))
+            .map(|(old, new, t)| {
+                let withdrawn = draw_id(&mut history, "NEW");
+                let current = format!("  {new}: current, link this one");
+                let gone = format!("  {withdrawn}: withdrawn, do not use");
+                let (a, b) = if history.random_range(0..2) == 0 {
+                    (current, gone)
+                } else {
+                    (gone, current)
+                };
+                format!("- {old} (in \"{t}\") was rebuilt twice:\n{a}\n{b}")
+            })
             .collect();
         clues.push((person.key.clone(), Clue {
             key: key.clone(),
@@ -211,7 +227,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             ],
             after: Vec::new(),
             response: format!(
-                "Yes, those are my charts. They were rebuilt last week, so here are the replacement IDs:\n{}\nI can't edit the articles myself, so please update the links.",
+                "Yes, those are my charts. They were rebuilt more than once; here is where each stands:\n{}\nI can't edit the articles myself, so please update the links to the current charts.",
                 mapping.join("\n")
             ),
         }));

@@ -2,8 +2,11 @@
 //!
 //! The intern is invited to a department's purchasing sync. Joining within the
 //! tolerance around the start (and not before the room opens) is a checkpoint of its
-//! own; a second task is announced in the meeting to those present: summarise the
-//! purchase requests raised, applying the procurement rules for the `check` kinds.
+//! own (weight 1); the meeting sets next month's purchasing budget cap, which the
+//! intern records afterwards (an answer, weight 5, so that joining every meeting
+//! blindly earns a sixth of the task); a second task is announced in the meeting to those present:
+//! summarise the purchase requests raised, applying the procurement rules for the
+//! `check` kinds.
 //! Differences from the reference: attendance has a lower bound (joining opens 5
 //! minutes before the start) and cannot move time backwards; `statistics` is scored;
 //! the meeting's room and department vary.
@@ -58,6 +61,20 @@ pub const SUMMARY: &str = "workspace/procurement_summary.json";
 fn summary_path(ctx: &Ctx<'_>) -> String {
     format!("workspace/procurement_summary{}.json", ctx.suffix())
 }
+
+/// Where the meeting's decision is recorded.
+fn decision_path(ctx: &Ctx<'_>) -> String {
+    format!("workspace/purchasing_sync_decision{}.json", ctx.suffix())
+}
+
+/// The budget caps a sync may set: 4,000 to 12,000 in steps of 250 (33 values), so a
+/// guess is right about 3% of the time and only the meeting tells which it is. Drawn
+/// from its own stream so the rest of the instance stays as it was.
+fn draw_cap(ctx: &Ctx<'_>) -> u32 {
+    4000 + 250 * ctx.rng("meeting/cap").random_range(0..=32u32)
+}
+/// Minutes after the meeting's end to record its decision.
+const RECORD_MIN: u32 = 60;
 const MAX_QTY: u32 = 3;
 const MAX_UNIT: u32 = 600;
 const MAX_TOTAL: u32 = 1000;
@@ -213,6 +230,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             && r.unit_price <= MAX_UNIT
             && r.quantity * r.unit_price <= MAX_TOTAL)));
 
+    let cap = draw_cap(ctx);
     let need = speakers.len() as u32 + 2;
     let rooms: Vec<_> = ctx.rooms.iter().filter(|r| r.capacity >= need).collect();
     let room = rooms[rng.random_range(0..rooms.len())];
@@ -232,8 +250,10 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         announce_after_min: 5,
         early_tolerance_min: 5,
         late_tolerance_min: 5,
+        // Said only in the meeting: the join result and the announcement carry it,
+        // the calendar does not.
         notes: format!(
-            "{} opens the meeting and goes round the table for purchase requests.",
+            "{} opens the meeting: next month's {dept} purchasing budget is capped at {cap} EUR. Then they go round the table for purchase requests.",
             organizer.name
         ),
     };
@@ -241,7 +261,21 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let attend_key = ctx.task_key();
     let mut join = step("join_meeting", json!({"meeting": meeting_key}));
     join.gate = Gate::NotBefore(ctx.at(&start));
-    let attend_plan = vec![join];
+    let decision = decision_path(ctx);
+    let record_by = add_minutes(&end, RECORD_MIN).min(ctx.deadline.to_owned());
+    let cap_check = Check::JsonNumber {
+        path: decision.clone(),
+        pointer: "/budget_cap".into(),
+        expected: f64::from(cap),
+        tolerance: 0.5,
+    };
+    let attend_plan = vec![
+        join,
+        step(
+            "write_file",
+            json!({"path": decision, "content": json!({"budget_cap": cap}).to_string()}),
+        ),
+    ];
     let kind_name = match kind {
         Kind::None => "none",
         Kind::Write => "write",
@@ -256,24 +290,40 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         difficulty: difficulty(&attend_plan, 0),
         title: format!("Attend the {dept} purchasing sync"),
         objective: format!(
-            "{} invited you to the {dept} purchasing sync in the {} from {start} to {end}. Attend it: join on time (the room opens 5 minutes before the start; more than 5 minutes late is late). Work may be handed out in the meeting.",
+            "{} invited you to the {dept} purchasing sync in the {} from {start} to {end}. Attend it: join on time (the room opens 5 minutes before the start; more than 5 minutes late is late). The meeting sets next month's purchasing budget cap: afterwards, record the cap it set in `{decision}` as {{\"budget_cap\": <number>}}. Work may also be handed out in the meeting.",
             organizer.name, room.name
         ),
         assigned_by: organizer.key.clone(),
         release: ctx.day_start(),
-        deadline: ctx.at(&end),
+        // An hour past the meeting (or the task's own deadline, if sooner) to record
+        // the decision.
+        deadline: ctx.at(&record_by),
         priority: ctx.priority,
-        checkpoints: vec![CheckpointSpec {
-            key: "attended_on_time".into(),
-            description: "Joined the meeting between 5 minutes before and 5 minutes after its start".into(),
-            weight: 1,
-            check: Check::Attended(meeting_key.clone()),
-            feedback: "You did not join the meeting on time. Meetings notify you when they start; join within 5 minutes of the start (wait until then if you are early).".into(),
-        }],
+        checkpoints: vec![
+            // An event, so tasks gated on attendance open the moment the intern
+            // joins (the bundled suites gate on it).
+            CheckpointSpec {
+                key: "attended_on_time".into(),
+                description: "Joined the meeting between 5 minutes before and 5 minutes after its start".into(),
+                weight: 1,
+                check: Check::Attended(meeting_key.clone()),
+                feedback: "You did not join the meeting on time. Meetings notify you when they start; join within 5 minutes of the start (wait until then if you are early).".into(),
+            },
+            // What was decided, known only to those who were there (a late joiner
+            // still reads it in the join result). It carries the task: joining every
+            // meeting blindly earns the attendance point alone, a sixth of it.
+            CheckpointSpec {
+                key: "decision_recorded".into(),
+                description: format!("`budget_cap` in `{decision}` is the cap the meeting set"),
+                weight: 5,
+                check: cap_check,
+                feedback: format!("The budget cap is missing or wrong. It is stated when the meeting opens (join on time to hear it); write it to `{decision}` as {{\"budget_cap\": <number>}}."),
+            },
+        ],
         hints: vec![
             "Check your calendar for the meeting's time and key.".into(),
             "A notification arrives when the meeting starts; join_meeting right away.".into(),
-            format!("Use wait until {start}, then join_meeting `{meeting_key}`; listen for announcements."),
+            format!("Use wait until {start}, then join_meeting `{meeting_key}`; the join result's notes state the cap."),
         ],
         plan: attend_plan,
     };
@@ -284,6 +334,12 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         clues: Vec::new(),
         ..Default::default()
     };
+    if ctx.at(ctx.deadline) <= ctx.at(&end) {
+        return Err(format!(
+            "the deadline {} must be after the meeting ends ({end})",
+            ctx.deadline
+        ));
+    }
     if kind == Kind::None {
         return Ok(parts);
     }
@@ -425,12 +481,6 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         ],
         plan,
     };
-    if ctx.at(ctx.deadline) <= ctx.at(&end) {
-        return Err(format!(
-            "the deadline {} must be after the meeting ends ({end})",
-            ctx.deadline
-        ));
-    }
     parts.tasks.push(summary);
     Ok(parts)
 }

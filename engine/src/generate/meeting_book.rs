@@ -717,16 +717,18 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         },
         CheckpointSpec {
             key: "booked".into(),
-            description: format!("A meeting titled \"{title}\" is booked from {s_hm} to {e_hm}"),
+            description: format!("A meeting titled \"{title}\" is booked from {s_hm} to {e_hm} with exactly the people who can attend"),
             weight: 1,
-            check: booked(Vec::new(), Vec::new(), false, Some(keyword.to_owned()), None),
-            feedback: "No meeting with the requested title was booked for the requested slot. Book it with book_meeting for exactly the start and end you were given (available_rooms lists free rooms), before it starts.".into(),
+            // A booking counts only with the right guests: the slot and title are
+            // in the brief, so booking them with everyone is no work at all.
+            check: booked(eligible.clone(), clashing.clone(), true, Some(keyword.to_owned()), None),
+            feedback: "No meeting with the requested title was booked for the requested slot with the right guests. Book it with book_meeting for exactly the start and end you were given (available_rooms lists free rooms), before it starts, inviting exactly those who can come.".into(),
         },
         CheckpointSpec {
             key: "attendees_right".into(),
             description: "Exactly the people who can attend are invited".into(),
             weight: 2,
-            check: booked(eligible.clone(), clashing, true, None, None),
+            check: booked(eligible.clone(), clashing.clone(), true, None, None),
             feedback: match kind {
                 Kind::Department => "The invite list was wrong. Invite every department member who can come (including the manager) and nobody else; leave off only those whose other meeting really overlaps the slot. A colleague who merely sounds busy may be free: their manager knows.".into(),
                 Kind::Manager => "The invite list was wrong. Invite every manager of the named departments who can come and nobody else; leave off those who told you they are busy then (a failed booking also lists conflicts).".into(),
@@ -734,9 +736,10 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         },
         CheckpointSpec {
             key: "attended_on_time".into(),
-            description: format!("Joined the booked meeting between its start and {LATE_MIN} minutes after"),
+            description: format!("Joined the booked meeting (with the right guests) between its start and {LATE_MIN} minutes after"),
             weight: 1,
-            check: booked(Vec::new(), Vec::new(), false, None, Some(LATE_MIN)),
+            // Joining one's own meeting counts only for the right meeting (as above).
+            check: booked(eligible.clone(), clashing, true, None, Some(LATE_MIN)),
             feedback: format!("You did not join your meeting on time. A notification arrives when it starts; join it then with join_meeting (it opens at its start, and more than {LATE_MIN} minutes late counts as late)."),
         },
     ];

@@ -144,12 +144,13 @@ fn wrong_guest_lists_fail_the_invitee_checkpoint() {
             };
             assert!(!cp("attendees_right"), "seed {seed}: {label} must not pass");
             assert!(!cp("availability_confirmed"), "nobody was asked");
-            if booked {
-                assert!(
-                    cp("booked") && cp("attended_on_time"),
-                    "seed {seed}: {label}"
-                );
-            }
+            // Booking the brief's slot and joining it is no work without the
+            // right guests: a wrong list earns nothing at all (the
+            // book-by-conflicts adversary's 2 of 4).
+            assert!(
+                !cp("booked") && !cp("attended_on_time"),
+                "seed {seed}: {label} (booked: {booked})"
+            );
         }
     }
     assert_eq!(tried.len(), 4, "{tried:?}");

@@ -2,6 +2,8 @@
 
 mod util;
 
+// Content-blind adversaries on every bundled suite stay under the score ceiling.
+mod adversary;
 // Batch runs (concurrency, trials, async agents) and `tbsim report`.
 mod batch;
 // The `tbsim` binary end to end: run, replay, validate, tools, gen, suites, metatasks.

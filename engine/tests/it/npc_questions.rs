@@ -112,7 +112,8 @@ fn vars(s: &Scenario, holder: &str, clue: &Clue) -> BTreeMap<&'static str, Strin
     let olds: Vec<&str> = clue
         .response
         .lines()
-        .filter_map(|l| l.strip_prefix("- ")?.split(" is now ").next())
+        .filter_map(|l| l.strip_prefix("- ")?.split_whitespace().next())
+        .filter(|id| id.starts_with("OLD"))
         .collect();
     if !olds.is_empty() {
         v.insert("ids", olds.join(" and "));

@@ -428,7 +428,7 @@ impl Attendance {
                     .filter(|e| e.3.late.0 + e.3.early.0 > 0)
                     .map(|e| e.0.as_str())
                     .collect();
-                json!({"has_late_or_early": !ids.is_empty(), "employees": ids})
+                json!({"has_late_or_early": !ids.is_empty(), "employees": ids, "present_days": sum(&|s| s.present) as u64})
             }
             Question::TotalAbsence => json!({"total_absence_days": sum(&|s| s.absent) as u64}),
             Question::Overtime => {

@@ -212,20 +212,22 @@ impl Job for KbFix {
     }
 
     fn on_message(&mut self, m: &Incoming) {
-        let Some(o) = self.owners.get_mut(&m.from_name) else {
+        let Some(owner) = self.owners.get_mut(&m.from_name) else {
             return;
         };
-        o.answered = true;
-        // "- OLD123 is now NEW456 (in ...)".
+        owner.answered = true;
+        // "- OLD123 (in ...) was rebuilt twice:" then one line per rebuild,
+        // "  NEW456: current, link this one" or "  NEW789: withdrawn, do not use".
+        let mut old: Option<String> = None;
         for line in m.text.lines() {
             let w: Vec<&str> = line
                 .split_whitespace()
                 .map(|w| w.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
                 .collect();
-            for k in w.windows(4) {
-                if k[1] == "is" && k[2] == "now" && o.olds.iter().any(|x| x == k[0]) {
-                    self.new_ids.insert(k[0].to_owned(), k[3].to_owned());
-                }
+            if let Some(o) = w.iter().find(|x| owner.olds.iter().any(|y| y == *x)) {
+                old = Some((*o).to_owned());
+            } else if let (Some(o), [id, "current", ..]) = (&old, w.as_slice()) {
+                self.new_ids.insert(o.clone(), (*id).to_owned());
             }
         }
     }
