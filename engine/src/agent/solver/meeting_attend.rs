@@ -1,7 +1,9 @@
 //! Meetings to attend, and the purchase-request summaries handed out in them.
 //!
 //! Attending: find the meeting on the calendar by its title, wait until just before
-//! it starts, join. Summarising: the requests are in the objective as announced;
+//! it starts, join; when the objective asks for the meeting's decision to be
+//! recorded, read the cap from the join result's notes (said only in the meeting)
+//! and write it where the objective names. Summarising: the requests are in the objective as announced;
 //! when the rules file is named, read its three limits and keep the requests within
 //! all of them.
 
@@ -21,12 +23,18 @@ pub(crate) fn recognise(task: &Brief) -> Option<Box<dyn Job>> {
             .split(" in the ")
             .next()?
             .to_owned();
+        // "record the cap it set in `<path>`": the first backticked name after it.
+        let record = o
+            .split("record the cap it set in ")
+            .nth(1)
+            .and_then(|rest| backticked(rest).into_iter().next());
         return Some(Box::new(Attend {
             title,
             meeting: None,
             start: None,
             joined: false,
             looked: false,
+            record,
         }));
     }
     if o.contains("summarise the purchase requests") {
@@ -43,6 +51,8 @@ pub struct Attend {
     start: Option<SimTime>,
     joined: bool,
     looked: bool,
+    /// Where to record the meeting's budget cap, if the objective asks.
+    record: Option<String>,
 }
 
 /// How long before the start to join (joining opens a few minutes early).
@@ -83,7 +93,18 @@ impl Job for Attend {
                 }
             } else if r.tool == "join_meeting" {
                 self.joined = true;
-                return Next::Done;
+                let cap = r
+                    .result
+                    .as_ref()
+                    .and_then(|v| v.get("notes"))
+                    .and_then(Value::as_str)
+                    .and_then(|notes| number_after(notes, "capped at"));
+                return match (self.record.take(), cap) {
+                    (Some(path), Some(cap)) => {
+                        write(&path, &json!({ "budget_cap": cap }).to_string())
+                    }
+                    _ => Next::Done,
+                };
             }
         }
         if !self.looked {
