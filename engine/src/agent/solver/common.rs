@@ -311,3 +311,17 @@ pub(crate) fn short_name(cx: &Cx, full: &str) -> String {
         > 1;
     if shared { full } else { first }.to_owned()
 }
+
+/// Markdown table rows as cells (the separator row left out).
+pub(crate) fn md_rows(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .filter(|l| l.trim_start().starts_with('|') && !l.contains("---"))
+        .map(|l| {
+            l.trim()
+                .trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_owned())
+                .collect()
+        })
+        .collect()
+}

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{Brief, Cx, Job, Next, backticked, csv_records, file_text, listed, read, send, write};
+use super::{
+    Brief, Cx, Job, Next, backticked, csv_records, file_text, listed, md_rows, read, send, write,
+};
 use crate::sim::ToolResult;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -190,20 +192,6 @@ fn num(v: &Value) -> f64 {
 
 fn cents_of(s: &str) -> i64 {
     (s.trim().parse::<f64>().unwrap_or(0.0) * 100.0).round() as i64
-}
-
-/// Markdown table rows as cells.
-fn md_rows(text: &str) -> Vec<Vec<String>> {
-    text.lines()
-        .filter(|l| l.trim_start().starts_with('|') && !l.contains("---"))
-        .map(|l| {
-            l.trim()
-                .trim_matches('|')
-                .split('|')
-                .map(|c| c.trim().to_owned())
-                .collect()
-        })
-        .collect()
 }
 
 impl Chain {

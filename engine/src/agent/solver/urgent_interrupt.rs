@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::{
-    Brief, Cx, Job, Next, backticked, csv_records, file_text, first_number, listed, number_after,
-    read, send, write,
+    Brief, Cx, Job, Next, backticked, csv_records, file_text, first_number, listed, md_rows,
+    number_after, read, send, write,
 };
 use crate::sim::ToolResult;
 
@@ -325,17 +325,7 @@ struct Signups {
 }
 
 fn workshops(schedule: &str) -> Vec<(String, String)> {
-    let rows: Vec<Vec<String>> = schedule
-        .lines()
-        .filter(|l| l.trim_start().starts_with('|') && !l.contains("---"))
-        .map(|l| {
-            l.trim()
-                .trim_matches('|')
-                .split('|')
-                .map(|c| c.trim().to_owned())
-                .collect()
-        })
-        .collect();
+    let rows = md_rows(schedule);
     let Some((head, body)) = rows.split_first() else {
         return Vec::new();
     };
