@@ -68,6 +68,13 @@ impl Epoch {
         Ok(Epoch { day0: days })
     }
 
+    /// The epoch `n` calendar days later (earlier when `n` is negative).
+    pub fn days_later(self, n: i64) -> Self {
+        Epoch {
+            day0: self.day0 + n,
+        }
+    }
+
     /// Parses `YYYY-MM-DDTHH:MM[:SS]`, or `HH:MM[:SS]` meaning the first day.
     /// Times before the epoch are an error.
     pub fn parse(&self, s: &str) -> Result<SimTime, TimeFormatError> {

@@ -570,6 +570,12 @@ fn build_services(
             ctx.start
         ));
     }
+    if minutes(ctx.deadline)? * 60 >= FIXED_AT {
+        return Err(format!(
+            "website_monitor needs the deadline before 23:00 (the incident is fixed overnight), not at {}",
+            ctx.deadline
+        ));
+    }
     let mut d = Draw {
         rng,
         epoch: Epoch::from_timestamp(&ctx.at("00:00")).map_err(|e| e.to_string())?,
@@ -658,7 +664,13 @@ fn build_services(
             vec![d.point(start, week)],
         )));
     }
-    let week = (slow_base * d.u(2.2, 3.0)).max(week_max * d.u(1.4, 1.7));
+    let (times_base, over_max) = (d.u(2.2, 3.0), d.u(1.4, 1.7));
+    // Above every healthy page of any day too (a base is at most 650 ms and a day
+    // reads up to 8% above it), since a later day's run still lists yesterday's
+    // front end and its pages.
+    let week = (slow_base * times_base)
+        .max(week_max * over_max)
+        .max(710.0 * over_max);
     let day = (slow_base * d.u(3.5, 5.0)).max(1500.0).max(day_max * 2.5);
     let hour = (day * d.u(1.1, 1.3)).max(hour_max * 2.5);
     let worse = d.u(1.2, 1.5);
@@ -725,6 +737,7 @@ fn build_services(
         pages,
         logs: web_logs,
     });
+    bound_to_the_day(&d, ctx.day, &mut services, PAGES[slow].path, slow_base);
     services.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(Incident {
         services,
@@ -733,6 +746,93 @@ fn build_services(
         failing_stem: PAGES[slow].backend,
         web,
     })
+}
+
+/// When an incident is fixed: 23:00 on its own day, after the deadline.
+const FIXED_AT: u64 = 23 * 3600;
+/// When it begins to show: 23:30 on the evening before its day (from day 2 on;
+/// a day-1 incident has no earlier history to hide).
+const SHOWS_FROM: u64 = 23 * 3600 + 1800;
+
+/// Confines the incident to its day, so a multi-day run sees each day's incident
+/// only on that day: every series that reaches a warning, and every page's load
+/// times, read healthy from the evening before (day 2 on) and again from 23:00.
+/// Without this a series stays at its last point forever, so yesterday's failure
+/// would still be critical today and today's slow page slow yesterday.
+fn bound_to_the_day(
+    d: &Draw<'_>,
+    day: u32,
+    services: &mut [ServiceSpec],
+    slow_page: &str,
+    slow_base: f64,
+) {
+    let before = (day >= 2).then(|| {
+        let iso = d.epoch.days_later(-1).iso(SimTime(SHOWS_FROM));
+        iso[..16].to_owned()
+    });
+    let bound = |points: &mut Vec<Point>, healthy: f64| {
+        let healthy = (healthy * 10.0).round() / 10.0;
+        // The series keeps its course until a minute before the fix (a disk
+        // filling into the night included), then steps back to healthy.
+        let last = SimTime(FIXED_AT - 60);
+        let timed: Vec<(SimTime, f64)> = points
+            .iter()
+            .filter_map(|p| Some((d.epoch.parse(&p.at).ok()?, p.value)))
+            .collect();
+        let held = crate::world::series_at(&timed, last);
+        points.retain(|p| d.epoch.parse(&p.at).is_ok_and(|t| t < last));
+        points.push(d.point(last.0, held));
+        points.push(d.point(FIXED_AT, healthy));
+        if let Some(at) = &before {
+            points.insert(
+                0,
+                Point {
+                    at: at.clone(),
+                    value: healthy,
+                },
+            );
+        }
+    };
+    for s in services.iter_mut() {
+        for m in &mut s.metrics {
+            let Some((warn, crit)) = m.thresholds else {
+                continue;
+            };
+            let higher_is_worse = warn <= crit;
+            let warned = m.points.iter().any(|p| {
+                if higher_is_worse {
+                    p.value >= warn
+                } else {
+                    p.value <= warn
+                }
+            });
+            if warned {
+                // Well inside the healthy side of the warning threshold.
+                let healthy = if higher_is_worse {
+                    warn * 0.7
+                } else {
+                    warn + (100.0 - warn) * 0.6
+                };
+                bound(&mut m.points, healthy);
+            }
+        }
+        for p in &mut s.pages {
+            // A healthy page's usual load is its last-24-hours level; this also
+            // ends a decoy page's earlier slow spell with the day.
+            let usual = if p.path == slow_page {
+                slow_base
+            } else {
+                p.load_ms
+                    .iter()
+                    .find(|w| w.window == "last_24_hours")
+                    .and_then(|w| w.points.first())
+                    .map_or(slow_base, |pt| pt.value)
+            };
+            for w in &mut p.load_ms {
+                bound(&mut w.points, usual);
+            }
+        }
+    }
 }
 
 /// Generates one instance: the task parts and the monitored services.
@@ -786,16 +886,21 @@ pub fn generate_with_services(
         .collect();
     let w = build_services(ctx, &mut rng, cause, slow, &others)?;
 
-    // People: HR's register keeper, the website owner, the approver on duty.
+    // People: HR's register keeper, the website owner, the approver on duty. The
+    // register and the website's owner are facts about the company, drawn once per
+    // scenario, so a later day's incident has the same owner as an earlier one's
+    // (otherwise two answers to "who looks after the website?" would conflict).
+    let mut company_rng =
+        crate::rng::stream(ctx.seed, &format!("gen/{}/website-register", ctx.scenario));
     let hr = ctx.company.department("Human Resources");
     let hr_managers = ctx.company.managers("Human Resources");
     let keeper = *hr_managers
-        .get(rng.random_range(0..hr_managers.len().max(1)))
+        .get(company_rng.random_range(0..hr_managers.len().max(1)))
         .or(hr.first())
         .ok_or("the company has no Human Resources department")?;
     let engineers = ctx.company.staff("Engineering");
     let owner = *engineers
-        .get(rng.random_range(0..engineers.len().max(1)))
+        .get(company_rng.random_range(0..engineers.len().max(1)))
         .ok_or("the company has no Engineering staff")?;
     let ems = ctx.company.managers("Engineering");
     let approver = *ems
@@ -1269,6 +1374,100 @@ mod tests {
                 }
             });
         }
+    }
+
+    /// The expected slow page and failing service of one generated task.
+    fn expected(parts: &Parts) -> (String, String) {
+        let task = &parts.tasks[0];
+        let failing = match &task.checkpoints[1].check {
+            Check::All(c) => match &c[0] {
+                Check::JsonStringSet { expected, .. } => expected[0].clone(),
+                _ => unreachable!(),
+            },
+            _ => unreachable!(),
+        };
+        let slow = match &task.checkpoints[0].check {
+            Check::JsonStringSet { expected, .. } => expected[0].clone(),
+            _ => unreachable!(),
+        };
+        (slow, failing)
+    }
+
+    /// Two days' incidents in one world: on each day only that day's failing
+    /// service is critical, and only that day's slow page (behind that day's front
+    /// end) stands out in every window; yesterday's incident is fixed and
+    /// tomorrow's has not begun. The website's owner is the same on both days.
+    #[test]
+    fn each_days_incident_shows_only_on_its_day() {
+        for seed in 0..40 {
+            with_ctx(seed, |ctx1| {
+                let ctx2 = Ctx {
+                    id: "web2",
+                    date: "2025-10-02",
+                    day: 2,
+                    release: ctx1.release.clone(),
+                    priority: ctx1.priority,
+                    ..*ctx1
+                };
+                let (p1, s1) = generate_with_services(ctx1, &Params::default()).unwrap();
+                let (p2, s2) = generate_with_services(&ctx2, &Params::default()).unwrap();
+                // One website, one owner, whichever day asks.
+                assert_eq!(answer(&p1)["owners"], answer(&p2)["owners"], "seed {seed}");
+                let all: Vec<ServiceSpec> = s1.iter().chain(&s2).cloned().collect();
+                let world = world_at(&all);
+                let epoch = Epoch::from_timestamp("2025-10-01T09:00").unwrap();
+                for (date, parts, own) in [("2025-10-01", &p1, &s1), ("2025-10-02", &p2, &s2)] {
+                    let (slow, failing) = expected(parts);
+                    let web = &own.iter().find(|s| !s.pages.is_empty()).unwrap().name;
+                    for hm in ["09:00", "12:00", "16:59", "21:00"] {
+                        let t = epoch.parse(&format!("{date}T{hm}")).unwrap();
+                        let critical: Vec<&str> = world
+                            .iter()
+                            .filter(|s| s.health_at(t) == crate::world::Health::Critical)
+                            .map(|s| s.name.as_str())
+                            .collect();
+                        assert_eq!(critical, vec![failing.as_str()], "seed {seed} {date} {hm}");
+                        for window in crate::scenario::PAGE_WINDOWS {
+                            let mut rows: Vec<(f64, bool)> = Vec::new();
+                            for s in &all {
+                                for p in &s.pages {
+                                    let w = p.load_ms.iter().find(|w| w.window == window).unwrap();
+                                    let pts: Vec<_> = w
+                                        .points
+                                        .iter()
+                                        .map(|p| (epoch.parse(&p.at).unwrap(), p.value))
+                                        .collect();
+                                    let ms = crate::world::series_at(&pts, t);
+                                    rows.push((ms, p.path == slow && &s.name == web));
+                                }
+                            }
+                            let slow_ms = rows.iter().find(|r| r.1).unwrap().0;
+                            for (ms, _) in rows.iter().filter(|r| !r.1) {
+                                assert!(
+                                    slow_ms > 1.3 * ms,
+                                    "seed {seed} {date} {hm} {window}: {slow_ms} vs {ms}"
+                                );
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    }
+
+    /// A deadline at or after 23:00 leaves no night to fix the incident in.
+    #[test]
+    fn a_deadline_past_the_fix_is_refused() {
+        with_ctx(1, |ctx| {
+            let late = Ctx {
+                deadline: "23:00",
+                release: ctx.release.clone(),
+                priority: ctx.priority,
+                ..*ctx
+            };
+            let err = generate_with_services(&late, &Params::default()).unwrap_err();
+            assert!(err.contains("before 23:00"), "{err}");
+        });
     }
 
     /// The oracle's report, from the plan's last step.

@@ -97,9 +97,19 @@ pub const GLUE_PERCENT: usize = 15;
 /// Whether a text is a list of words rather than a sentence.
 fn keyword_list(text: &str) -> bool {
     let words: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+        .split_whitespace()
+        .flat_map(|token| {
+            // A file path names one thing, however many words its folders hold.
+            if is_path(token) {
+                vec!["/path".to_owned()]
+            } else {
+                token
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_lowercase)
+                    .collect()
+            }
+        })
         .collect();
     let glue = words.iter().filter(|w| GLUE.contains(&w.as_str())).count();
     let mut run = 0;
@@ -113,6 +123,23 @@ fn keyword_list(text: &str) -> bool {
         longest = longest.max(run);
     }
     longest >= MAX_RUN || (words.len() >= LIST_MIN_WORDS && glue * 100 < words.len() * GLUE_PERCENT)
+}
+
+/// Whether a whitespace-separated token is a file path: folders and a file name
+/// with a short extension (`drive/sales/q3.csv`, in backticks or quotes or not).
+/// Slash-joined words without a file name are not, so a keyword list cannot hide
+/// as one "path".
+fn is_path(token: &str) -> bool {
+    let t = token.trim_matches(|c: char| !c.is_alphanumeric() && c != '/' && c != '_');
+    let Some((dir, file)) = t.rsplit_once('/') else {
+        return false;
+    };
+    let ext_ok = file.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && (1..=5).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+    });
+    ext_ok && !dir.is_empty() && t.split('/').all(|seg| !seg.is_empty() && seg.len() <= 64)
 }
 
 /// A run of this many words without a glue word is a keyword list, however much
@@ -195,13 +222,25 @@ impl Scope {
             .map(|(k, _)| k.as_str())
             .collect();
         let cues: BTreeSet<&String> = msg.intersection(&self.cues).collect();
-        // The fewest soup words left over by any one matching question.
-        let extra = matched
-            .iter()
-            .map(|(_, t)| {
-                let v = t.vocabulary();
-                cues.iter().filter(|c| !v.contains(c.as_str())).count()
-            })
+        // The fewest soup words left over by any one task's matching questions
+        // together: one question about a task may name several of its facts (a
+        // guest, the meeting's title and its hours). A clue of no task stands alone.
+        let mut by_task: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+        let mut alone: Vec<BTreeSet<String>> = Vec::new();
+        for (task, t) in &matched {
+            if task.is_empty() {
+                alone.push(t.vocabulary());
+            } else {
+                by_task
+                    .entry(task.as_str())
+                    .or_default()
+                    .extend(t.vocabulary());
+            }
+        }
+        let extra = by_task
+            .values()
+            .chain(&alone)
+            .map(|v| cues.iter().filter(|c| !v.contains(c.as_str())).count())
             .min()
             .unwrap_or(cues.len());
         // Several tasks' clues match, and the message carries words beyond the
@@ -320,6 +359,21 @@ mod tests {
         assert_eq!(s.judge(soup), Err(Unspecific::KeywordList));
         let soup = "Hi, what replaced OLD123456? Also the manual, owner, approval code, whether you are free, the budget and the attendance rules?";
         assert!(matches!(s.judge(soup), Err(Unspecific::Cues(_))));
+    }
+
+    #[test]
+    fn a_path_is_one_word_but_slashed_keywords_are_not() {
+        let (s, _) = scope();
+        // Ten folder and file words in one path, after "the": one reference.
+        let q = "Hi Dana, I'm fixing the chart in the onboarding article \
+                 `drive/knowledge_base/day2/onboarding/charts/old_chart_links.md`. \
+                 Which new chart ID replaced OLD123456?";
+        assert_eq!(s.judge(q), Ok(()));
+        assert!(is_path("`drive/a/b.csv`."));
+        assert!(!is_path("chart/link/id/manual/owner/approval/code"));
+        assert!(!is_path("and/or"));
+        let soup = "OLD123456 chart/link/id/manual/owner/approval/code/available/free/budget";
+        assert!(s.judge(soup).is_err());
     }
 
     #[test]
