@@ -222,25 +222,15 @@ impl Scope {
             .map(|(k, _)| k.as_str())
             .collect();
         let cues: BTreeSet<&String> = msg.intersection(&self.cues).collect();
-        // The fewest soup words left over by any one task's matching questions
-        // together: one question about a task may name several of its facts (a
-        // guest, the meeting's title and its hours). A clue of no task stands alone.
-        let mut by_task: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
-        let mut alone: Vec<BTreeSet<String>> = Vec::new();
-        for (task, t) in &matched {
-            if task.is_empty() {
-                alone.push(t.vocabulary());
-            } else {
-                by_task
-                    .entry(task.as_str())
-                    .or_default()
-                    .extend(t.vocabulary());
-            }
-        }
-        let extra = by_task
-            .values()
-            .chain(&alone)
-            .map(|v| cues.iter().filter(|c| !v.contains(c.as_str())).count())
+        // The fewest soup words left over by any one matching question. (Not by
+        // a task's questions together: one task's clues can cover most request
+        // words, and a soup would then pass as "one question".)
+        let extra = matched
+            .iter()
+            .map(|(_, t)| {
+                let v = t.vocabulary();
+                cues.iter().filter(|c| !v.contains(c.as_str())).count()
+            })
             .min()
             .unwrap_or(cues.len());
         // Several tasks' clues match, and the message carries words beyond the
