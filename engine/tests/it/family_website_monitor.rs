@@ -153,7 +153,13 @@ fn monitoring_tools_accept_empty_arguments_and_follow_simulated_time() {
             let failing = l.scenario.services.iter().find(|s| {
                 s.metrics
                     .iter()
-                    .any(|m| m.name == "disk_used_pct" && m.points.len() == 3)
+                    // A filling disk: critical from the morning, then held and
+                    // fixed at night (two more points).
+                    .any(|m| {
+                        m.name == "disk_used_pct"
+                            && m.points.len() >= 4
+                            && m.points[1].value >= 90.0
+                    })
             })?;
             let name = failing.name.clone();
             Some((l, name))
