@@ -306,10 +306,66 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     })
 }
 
-/// KB answers have no candidate list; copied inputs are covered by the generic tests.
+/// Plausible wrong fixes for tests, per article: every link pointed at the
+/// withdrawn rebuild its owner also names (what swapping an old ID for the ID
+/// beside it in the reply can give), and the right fix with one link left old.
 pub fn wrong_answers(
-    _task: &TaskSpec,
-    _scenario: &crate::scenario::Scenario,
+    task: &TaskSpec,
+    scenario: &crate::scenario::Scenario,
 ) -> Vec<(String, String)> {
-    Vec::new()
+    // Old ID -> withdrawn ID, read from the owners' replies the way an agent sees them.
+    let mut withdrawn = std::collections::BTreeMap::new();
+    for clue in scenario
+        .company
+        .people
+        .iter()
+        .flat_map(|p| &p.clues)
+        .filter(|c| c.task.as_deref() == Some(task.key.as_str()))
+    {
+        let mut old = None;
+        for line in clue.response.lines() {
+            if let Some(rest) = line.strip_prefix("- ") {
+                old = rest.split_whitespace().next().map(str::to_owned);
+            } else if let (Some(o), Some((id, "withdrawn, do not use"))) =
+                (&old, line.trim().split_once(": "))
+            {
+                withdrawn.insert(o.clone(), id.to_owned());
+            }
+        }
+    }
+    let pick = |key: &str| -> Vec<&Check> {
+        task.checkpoints
+            .iter()
+            .filter(|c| c.key == key)
+            .flat_map(|c| match &c.check {
+                Check::All(v) => v.iter().collect(),
+                other => vec![other],
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (exact, contains) in pick("articles_intact").into_iter().zip(pick("links_fixed")) {
+        let (
+            Check::FileText { path, expected },
+            Check::FileContains {
+                present, absent, ..
+            },
+        ) = (exact, contains)
+        else {
+            continue;
+        };
+        // `present[i]` is the new link of `absent[i]`'s old one.
+        let mut to_withdrawn = expected.clone();
+        for (new, old) in present.iter().zip(absent) {
+            let id = old.trim_start_matches("charts?id=").trim_end();
+            if let Some(w) = withdrawn.get(id) {
+                to_withdrawn = to_withdrawn.replace(new, &format!("charts?id={w} "));
+            }
+        }
+        out.push((path.clone(), to_withdrawn));
+        if let (Some(new), Some(old)) = (present.first(), absent.first()) {
+            out.push((path.clone(), expected.replacen(new, old, 1)));
+        }
+    }
+    out
 }

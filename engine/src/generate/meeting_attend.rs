@@ -485,12 +485,29 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     Ok(parts)
 }
 
-/// "Every candidate listed" answers for tests: every request said in the meeting,
-/// for the kinds that must filter them.
+/// Wrong answers for tests. The attend task: a cap of 0 and every number its
+/// brief states (none is the cap, which only the meeting says). A summary: every
+/// request said in the meeting when rules must filter them; otherwise the list
+/// short of its last request, and the totals taken as unit prices.
 pub fn wrong_answers(
     task: &TaskSpec,
     _scenario: &crate::scenario::Scenario,
 ) -> Vec<(String, String)> {
+    if let Some(path) = task.checkpoints.iter().find_map(|c| match &c.check {
+        Check::JsonNumber { path, pointer, .. } if pointer == "/budget_cap" => Some(path.clone()),
+        _ => None,
+    }) {
+        let mut caps: std::collections::BTreeSet<u64> = [0].into();
+        let text = format!("{} {}", task.title, task.objective);
+        caps.extend(
+            text.split(|c: char| !c.is_ascii_digit())
+                .filter_map(|n| n.parse::<u64>().ok()),
+        );
+        return caps
+            .into_iter()
+            .map(|cap| (path.clone(), json!({"budget_cap": cap}).to_string()))
+            .collect();
+    }
     let filtered = task.checkpoints.iter().any(|c| c.key == "rules_consulted");
     let Some(path) = task.checkpoints.iter().find_map(|c| match &c.check {
         Check::JsonRecords { path, .. } => Some(path.clone()),
@@ -498,9 +515,6 @@ pub fn wrong_answers(
     }) else {
         return Vec::new();
     };
-    if !filtered {
-        return Vec::new();
-    }
     // Requests are announced as "- Name: Q x Item at P each".
     let all: Vec<serde_json::Value> = task
         .objective
@@ -515,13 +529,32 @@ pub fn wrong_answers(
             )
         })
         .collect();
-    let total: u32 = all
+    let answer = |requests: &[serde_json::Value]| {
+        let total: u64 = requests.iter().filter_map(|r| r["total"].as_u64()).sum();
+        (
+            path.clone(),
+            json!({"requests": requests, "statistics": {"total_cost": total}}).to_string(),
+        )
+    };
+    if filtered {
+        return vec![answer(&all)];
+    }
+    let mut out = Vec::new();
+    if all.len() > 1 {
+        out.push(answer(&all[..all.len() - 1]));
+    }
+    let unit_totals: Vec<serde_json::Value> = all
         .iter()
-        .filter_map(|r| r["total"].as_u64())
-        .map(|t| t as u32)
-        .sum();
-    vec![(
-        path,
-        json!({"requests": all, "statistics": {"total_cost": total}}).to_string(),
-    )]
+        .map(|r| {
+            let mut r = r.clone();
+            r["total"] = r["unit_price"].clone();
+            r
+        })
+        .collect();
+    // Only where totals are graded (otherwise the records carry no total).
+    let with_totals = task.checkpoints.iter().any(|c| c.key == "total_correct");
+    if with_totals && all.iter().any(|r| r["quantity"] != 1) {
+        out.push(answer(&unit_totals));
+    }
+    out
 }

@@ -457,15 +457,26 @@ const PRELUDE: &str = include_str!("prelude.py");
 mod tests {
     use super::*;
 
-    /// Skips the test unless both python3 and bubblewrap work here.
+    /// Whether a test must skip for want of `what`: never in CI (`CI` set),
+    /// where `.ci/run` installs python3 and bubblewrap, so a broken install
+    /// fails the suite instead of passing it by skipping.
+    fn missing(present: bool, what: &str) -> bool {
+        if !present {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must provide {what} (see .ci/run)"
+            );
+            eprintln!("skipping: {what} is not usable here");
+        }
+        !present
+    }
+
+    /// Skips the test unless both python3 and bubblewrap work here (fails in CI).
     macro_rules! require_python {
         () => {
-            if !python_available() {
-                eprintln!("skipping: no python3");
-                return;
-            }
-            if !sandbox_available() {
-                eprintln!("skipping: bubblewrap (bwrap) is not usable here");
+            if missing(python_available(), "python3")
+                || missing(sandbox_available(), "bubblewrap (bwrap)")
+            {
                 return;
             }
         };
@@ -1250,8 +1261,7 @@ print(os.listdir("/tmp"), os.getcwd(), os.environ["HOME"])
 
     #[test]
     fn bubblewrap_that_never_starts_python_is_an_error() {
-        if !python_available() {
-            eprintln!("skipping: no python3");
+        if missing(python_available(), "python3") {
             return;
         }
         // `true` passes the probe but runs nothing.
@@ -1269,8 +1279,7 @@ print(os.listdir("/tmp"), os.getcwd(), os.environ["HOME"])
 
     #[test]
     fn unconfined_mode_still_runs() {
-        if !python_available() {
-            eprintln!("skipping: no python3");
+        if missing(python_available(), "python3") {
             return;
         }
         let input = files(&[("a.txt", "alpha")]);

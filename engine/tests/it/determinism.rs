@@ -107,3 +107,25 @@ fn in_process_replay_matches() {
         assert_eq!(rep.digest, r.digest);
     }
 }
+
+/// Pinned digests of every bundled example under the oracle: a change to the
+/// engine that alters any run's bytes (event order, a system's effect, a tool's
+/// output, the trajectory's shape) fails here, also when both runs of
+/// `same_inputs_same_digest_and_bytes` would agree. The digest hashes every
+/// trajectory line; the scenario's own hash is pinned beside it, so a content
+/// regeneration shows as a changed scenario, an engine change as a changed run.
+/// Review and accept intended changes with `cargo insta review`.
+#[test]
+fn bundled_examples_have_pinned_digests_under_the_oracle() {
+    use std::fmt::Write as _;
+    let mut table = String::from("scenario | scenario blake3 (16) | run digest\n");
+    for path in bundled() {
+        let bytes = std::fs::read(&path).unwrap();
+        let loaded = tbsim::scenario::load_file(&path).unwrap();
+        let (r, _) = run(&loaded, &mut Oracle::new(&loaded.scenario), None);
+        let name = path.file_name().unwrap().to_string_lossy();
+        let scenario_hash = blake3::hash(&bytes).to_hex();
+        writeln!(table, "{name} | {} | {}", &scenario_hash[..16], r.digest).unwrap();
+    }
+    insta::assert_snapshot!("oracle_digests", table);
+}

@@ -18,9 +18,18 @@ fn load(text: &str) -> LoadedScenario {
 
 type Wrong = fn(&tbsim::scenario::TaskSpec, &tbsim::scenario::Scenario) -> Vec<(String, String)>;
 
+/// What [`assert_trivially_wrong_fails`] tried: all wrong answers, and those of
+/// them from the family's own "every candidate" generator.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Tried {
+    pub answers: usize,
+    pub candidates: usize,
+}
+
 /// Writes trivially wrong answers (an empty file, a copied input, every candidate)
-/// into each answer path and requires that no checkpoint passes.
-pub fn assert_trivially_wrong_fails(loaded: &LoadedScenario, wrong: Wrong) {
+/// into each answer path and requires that no checkpoint passes. Returns what it
+/// tried, so a caller can require that something was.
+pub fn assert_trivially_wrong_fails(loaded: &LoadedScenario, wrong: Wrong) -> Tried {
     use tbsim::scenario::{Check, Content};
     use tbsim::sim::{Decision, Sim, SimConfig};
     use tbsim::tools::{LivePython, ToolCall};
@@ -47,6 +56,7 @@ pub fn assert_trivially_wrong_fails(loaded: &LoadedScenario, wrong: Wrong) {
         })
         .max_by_key(String::len)
         .unwrap_or_default();
+    let mut tried = Tried::default();
     for task in &s.tasks {
         // Gated tasks need other work first; their families are swept ungated.
         if matches!(
@@ -80,6 +90,8 @@ pub fn assert_trivially_wrong_fails(loaded: &LoadedScenario, wrong: Wrong) {
                 .into_iter()
                 .map(|(p, c)| (p, c, "every candidate")),
         );
+        tried.answers += attempts.len();
+        tried.candidates += attempts.iter().filter(|a| a.2 == "every candidate").count();
         for (path, content, label) in attempts {
             let mut sim = Sim::new(
                 loaded,
@@ -156,6 +168,7 @@ pub fn assert_trivially_wrong_fails(loaded: &LoadedScenario, wrong: Wrong) {
             );
         }
     }
+    tried
 }
 
 fn sweep(family: impl Fn() -> Family, wrong: Wrong) {
@@ -166,7 +179,8 @@ fn sweep(family: impl Fn() -> Family, wrong: Wrong) {
         });
         variants.extend(loaded.scenario.tasks.iter().map(|t| t.variant.clone()));
         if seed % 20 == 0 {
-            assert_trivially_wrong_fails(&loaded, wrong);
+            let tried = assert_trivially_wrong_fails(&loaded, wrong);
+            assert!(tried.candidates > 0, "seed {seed}: no wrong answer tried");
         }
         text
     });
@@ -319,4 +333,34 @@ fn bundled_scenarios_reject_trivially_wrong_answers() {
         let loaded = tbsim::scenario::load_file(&path).unwrap();
         assert_trivially_wrong_fails(&loaded, any_wrong);
     }
+}
+
+/// Every family's wrong-answer generator yields answers, and the harness writes
+/// them: a family whose generator returned nothing, or whose answer paths the
+/// harness missed, would pass `assert_trivially_wrong_fails` without a test.
+#[test]
+fn trivially_wrong_answers_are_tried_for_every_family() {
+    let mut families = std::collections::BTreeMap::new();
+    for v in Family::all_variants() {
+        families.entry(v.family.key()).or_insert(v.family);
+    }
+    assert_eq!(families.len(), 14, "{:?}", families.keys());
+    let mut none = Vec::new();
+    for (key, family) in families {
+        let suite = plan(0, family);
+        let loaded = load(&tbsim::generate::generate_suite(&suite).unwrap()[0].1);
+        if key == "meeting_book" {
+            // No answer file: its wrong answers are guest lists, booked and
+            // refused in `family_meeting_book`.
+            let task = &loaded.scenario.tasks[0];
+            let lists = tbsim::generate::meeting_book::wrong_bookings(task, &loaded.scenario);
+            assert!(lists.len() >= 3, "meeting_book: {lists:?}");
+            continue;
+        }
+        let tried = assert_trivially_wrong_fails(&loaded, any_wrong);
+        if tried.candidates == 0 || tried.answers == 0 {
+            none.push(format!("{key}: {tried:?}"));
+        }
+    }
+    assert!(none.is_empty(), "no wrong answers tried for {none:?}");
 }
