@@ -55,6 +55,13 @@ enum Command {
         /// (default: `<first run dir>/report`).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Compare groups instead: each directory is one group (one agent's batch),
+        /// every later one is paired with the first by scenario, seed and trial
+        /// (bootstrap intervals, permutation p-values, per-family differences, the
+        /// minimum detectable difference, and the noise floor of groups with
+        /// several trials). Writes compare.md, compare.json, CSVs and compare.svg.
+        #[arg(long)]
+        compare: bool,
     },
     /// Parse and check scenario files.
     Validate {
@@ -824,6 +831,23 @@ impl Progress for ProgressBar {
     }
 }
 
+fn cmd_compare(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<ExitCode> {
+    if dirs.len() < 2 {
+        bail!("--compare needs at least two run directories (the first is the baseline)");
+    }
+    let cmp = tbsim::report::compare::Comparison::load(dirs)?;
+    let out = out.unwrap_or_else(|| dirs[0].join("report"));
+    let written = cmp.write(&out)?;
+    write!(std::io::stdout().lock(), "{}", cmp.markdown())?;
+    eprintln!(
+        "comparison of {} groups written to {} ({} files)",
+        dirs.len(),
+        out.display(),
+        written.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 fn cmd_report(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<ExitCode> {
     let runs = tbsim::report::load_runs(dirs)?;
     let report = tbsim::report::Report::new(&runs);
@@ -1075,7 +1099,16 @@ fn main() -> ExitCode {
     let res = match cli.command {
         Command::Run(args) => cmd_run(args),
         Command::Replay { run_dir } => cmd_replay(&run_dir),
-        Command::Report { run_dirs, out } => cmd_report(&run_dirs, out),
+        Command::Report {
+            run_dirs,
+            out,
+            compare: true,
+        } => cmd_compare(&run_dirs, out),
+        Command::Report {
+            run_dirs,
+            out,
+            compare: false,
+        } => cmd_report(&run_dirs, out),
         Command::Validate { scenarios } => cmd_validate(&scenarios),
         Command::Tools { json } => cmd_tools(json),
         Command::Gen {

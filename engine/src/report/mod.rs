@@ -30,6 +30,7 @@
 //! Output is deterministic: models, strata and kinds are sorted, numbers are formatted
 //! with fixed precision, and no paths or times appear in the tables.
 
+pub mod compare;
 mod render;
 mod svg;
 

@@ -87,7 +87,7 @@ impl Table {
         out
     }
 
-    fn markdown(&self, out: &mut String) {
+    pub(super) fn markdown(&self, out: &mut String) {
         let _ = writeln!(out, "## {}\n", self.title);
         if !self.note.is_empty() {
             let _ = writeln!(out, "{}\n", self.note);

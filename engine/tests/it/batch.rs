@@ -820,3 +820,86 @@ fn resuming_a_directory_without_runs_says_so() {
     assert!(!o.status.success());
     assert!(stderr.contains("holds no run.json"), "{stderr}");
 }
+
+/// `tbsim report --compare`: two agents' batches with two trials each, paired by
+/// scenario, seed and trial; the exact permutation test on four pairs; the noise
+/// floor of each group; the same bytes twice; a single group refused.
+#[test]
+fn report_compare_pairs_runs_and_prints_intervals_and_p_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios = [
+        root().join("content/scenarios/meeting-only.ron"),
+        root().join("content/scenarios/kb-fix-medium.ron"),
+    ];
+    let batch = |agent: &str| {
+        let out = dir.path().join(agent);
+        let mut args = vec![
+            "run",
+            "--agent",
+            agent,
+            "--trials",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(scenarios.iter().map(|p| p.to_str().unwrap()));
+        let o = tbsim(&args, &root());
+        assert!(o.status.success(), "{}", text(&o).1);
+        out
+    };
+    let (oracle, idle) = (batch("oracle"), batch("idle"));
+    let out = dir.path().join("cmp");
+    let args = [
+        "report",
+        "--compare",
+        oracle.to_str().unwrap(),
+        idle.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = tbsim(&args, &root());
+    assert!(o.status.success(), "{}", text(&o).1);
+    let md = text(&o).0;
+    assert!(
+        md.contains("## Paired difference (B − A) over runs"),
+        "{md}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
+    let c = &v["contrasts"][0];
+    assert_eq!(c["pairs"], 4, "2 scenarios x 2 trials: {c}");
+    assert_eq!(
+        (c["unpaired_a"].as_u64(), c["unpaired_b"].as_u64()),
+        (Some(0), Some(0))
+    );
+    let score = &c["score"];
+    assert_eq!(score["diff"], -1.0);
+    assert_eq!(
+        (score["ci_low"].as_f64(), score["ci_high"].as_f64()),
+        (Some(-1.0), Some(-1.0))
+    );
+    // Four equal differences: 2 of the 16 sign assignments are as extreme.
+    assert_eq!(score["exact"], true);
+    assert_eq!(score["p_value"], 0.125);
+    assert!(c["families"].as_array().unwrap().len() >= 2);
+    assert_eq!(
+        v["noise"].as_array().unwrap().len(),
+        2,
+        "both groups ran two trials"
+    );
+    for f in [
+        "compare.md",
+        "compare.svg",
+        "compare_runs.csv",
+        "compare_families.csv",
+        "compare_noise.csv",
+    ] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    let again = tbsim(&args, &root());
+    assert_eq!(o.stdout, again.stdout, "same runs, same comparison");
+
+    let one = tbsim(&["report", "--compare", oracle.to_str().unwrap()], &root());
+    assert_eq!(one.status.code(), Some(2));
+    assert!(text(&one).1.contains("at least two"), "{}", text(&one).1);
+}
