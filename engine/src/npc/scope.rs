@@ -149,8 +149,9 @@ pub const MAX_RUN: usize = 10;
 /// Everything the company knows, for judging messages.
 #[derive(Debug, Clone, Default)]
 pub struct Scope {
-    /// Every clue's task (empty for none) and trigger.
-    clues: Vec<(String, Trigger)>,
+    /// Every clue's task (empty for none), trigger and the trigger's vocabulary
+    /// (computed once: judging a message needs it for every matching clue).
+    clues: Vec<(String, Trigger, BTreeSet<String>)>,
     /// Soup words: every trigger's vocabulary and [`SOUP_WORDS`].
     cues: BTreeSet<String>,
     /// Each task objective's content words.
@@ -167,13 +168,13 @@ impl Scope {
         objectives: impl IntoIterator<Item = &'a str>,
         names: impl IntoIterator<Item = &'a str>,
     ) -> Scope {
-        let clues: Vec<(String, Trigger)> = clues
+        let clues: Vec<(String, Trigger, BTreeSet<String>)> = clues
             .into_iter()
-            .map(|(t, tr)| (t.unwrap_or_default().to_owned(), tr.clone()))
+            .map(|(t, tr)| (t.unwrap_or_default().to_owned(), tr.clone(), tr.vocabulary()))
             .collect();
         let mut cues: BTreeSet<String> = SOUP_WORDS.iter().flat_map(|w| concepts(w)).collect();
-        for (_, t) in &clues {
-            cues.extend(t.vocabulary());
+        for (_, _, v) in &clues {
+            cues.extend(v.iter().cloned());
         }
         let objectives = objectives
             .into_iter()
@@ -214,12 +215,12 @@ impl Scope {
                 return Err(Unspecific::Forwarded);
             }
         }
-        let matched: Vec<&(String, Trigger)> =
-            self.clues.iter().filter(|(_, t)| t.matches(msg)).collect();
+        let matched: Vec<&(String, Trigger, BTreeSet<String>)> =
+            self.clues.iter().filter(|(_, t, _)| t.matches(msg)).collect();
         let tasks: BTreeSet<&str> = matched
             .iter()
-            .filter(|(_, t)| t.matches_strongly(msg))
-            .map(|(k, _)| k.as_str())
+            .filter(|(_, t, _)| t.matches_strongly(msg))
+            .map(|(k, _, _)| k.as_str())
             .collect();
         let cues: BTreeSet<&String> = msg.intersection(&self.cues).collect();
         // The fewest soup words left over by any one matching question. (Not by
@@ -227,10 +228,7 @@ impl Scope {
         // words, and a soup would then pass as "one question".)
         let extra = matched
             .iter()
-            .map(|(_, t)| {
-                let v = t.vocabulary();
-                cues.iter().filter(|c| !v.contains(c.as_str())).count()
-            })
+            .map(|(_, _, v)| cues.iter().filter(|c| !v.contains(c.as_str())).count())
             .min()
             .unwrap_or(cues.len());
         // Several tasks' clues match, and the message carries words beyond the
