@@ -170,7 +170,13 @@ impl Scope {
     ) -> Scope {
         let clues: Vec<(String, Trigger, BTreeSet<String>)> = clues
             .into_iter()
-            .map(|(t, tr)| (t.unwrap_or_default().to_owned(), tr.clone(), tr.vocabulary()))
+            .map(|(t, tr)| {
+                (
+                    t.unwrap_or_default().to_owned(),
+                    tr.clone(),
+                    tr.vocabulary(),
+                )
+            })
             .collect();
         let mut cues: BTreeSet<String> = SOUP_WORDS.iter().flat_map(|w| concepts(w)).collect();
         for (_, _, v) in &clues {
@@ -215,8 +221,11 @@ impl Scope {
                 return Err(Unspecific::Forwarded);
             }
         }
-        let matched: Vec<&(String, Trigger, BTreeSet<String>)> =
-            self.clues.iter().filter(|(_, t, _)| t.matches(msg)).collect();
+        let matched: Vec<&(String, Trigger, BTreeSet<String>)> = self
+            .clues
+            .iter()
+            .filter(|(_, t, _)| t.matches(msg))
+            .collect();
         let tasks: BTreeSet<&str> = matched
             .iter()
             .filter(|(_, t, _)| t.matches_strongly(msg))

@@ -6,7 +6,8 @@
 //!
 //! * **by model**: checkpoint score, success rate, share of runs solved, average steps
 //!   and tool calls;
-//! * **by number of tasks** in the run, **by difficulty** and **by family** (task-level:
+//! * **by number of tasks** in one working day (a multi-day run counts once per day,
+//!   as the paper's Table 3 stratifies), **by difficulty** and **by family** (task-level:
 //!   mean task score and share of tasks solved), and **by day** for multi-day runs
 //!   (day 1, day 2, ... and the gain over the previous day);
 //! * **pass^k** across trials (see [`pass_hat_k`]);
@@ -411,17 +412,28 @@ fn mean(xs: impl IntoIterator<Item = f64>) -> f64 {
     if n == 0 { 0.0 } else { sum / n as f64 }
 }
 
-/// A stratum over runs.
-fn run_stratum(agent: &str, stratum: String, runs: &[&RunRecord]) -> StratumRow {
+/// One working day's worth of a run for "by number of tasks": a one-day run, or
+/// one day of a multi-day run (whose decisions are not split by day).
+struct Unit {
+    tasks: usize,
+    score: f64,
+    success: f64,
+    /// Decisions and tool calls, for one-day runs.
+    effort: Option<(u64, u64)>,
+}
+
+/// A stratum over working days.
+fn unit_stratum(agent: &str, stratum: String, units: &[Unit]) -> StratumRow {
+    let efforts: Vec<(u64, u64)> = units.iter().filter_map(|u| u.effort).collect();
     StratumRow {
         agent: agent.to_owned(),
         stratum,
-        runs: runs.len(),
-        tasks: runs.iter().map(|r| r.tasks.len()).sum(),
-        checkpoint_score: mean(runs.iter().map(|r| r.checkpoint_score)),
-        success_rate: mean(runs.iter().map(|r| r.success_rate)),
-        avg_steps: Some(mean(runs.iter().map(|r| r.steps as f64))),
-        avg_tool_calls: Some(mean(runs.iter().map(|r| r.tool_calls as f64))),
+        runs: units.len(),
+        tasks: units.iter().map(|u| u.tasks).sum(),
+        checkpoint_score: mean(units.iter().map(|u| u.score)),
+        success_rate: mean(units.iter().map(|u| u.success)),
+        avg_steps: (!efforts.is_empty()).then(|| mean(efforts.iter().map(|e| e.0 as f64))),
+        avg_tool_calls: (!efforts.is_empty()).then(|| mean(efforts.iter().map(|e| e.1 as f64))),
     }
 }
 
@@ -502,14 +514,32 @@ impl Report {
                 avg_tool_calls: mean(mine.iter().map(|r| r.tool_calls as f64)),
             });
 
-            let mut by_count: BTreeMap<usize, Vec<&RunRecord>> = BTreeMap::new();
+            // The paper's Table 3 stratifies by the tasks of one working day: a
+            // multi-day run counts once per day, by that day's tasks.
+            let mut by_count: BTreeMap<usize, Vec<Unit>> = BTreeMap::new();
             for r in mine {
-                by_count.entry(r.tasks.len()).or_default().push(r);
+                if r.days.len() >= 2 {
+                    for d in &r.days {
+                        by_count.entry(d.tasks).or_default().push(Unit {
+                            tasks: d.tasks,
+                            score: d.checkpoint_score,
+                            success: d.success_rate,
+                            effort: None,
+                        });
+                    }
+                } else {
+                    by_count.entry(r.tasks.len()).or_default().push(Unit {
+                        tasks: r.tasks.len(),
+                        score: r.checkpoint_score,
+                        success: r.success_rate,
+                        effort: Some((r.steps, r.tool_calls)),
+                    });
+                }
             }
             rep.by_tasks.extend(
                 by_count
                     .into_iter()
-                    .map(|(k, rs)| run_stratum(agent, k.to_string(), &rs)),
+                    .map(|(k, units)| unit_stratum(agent, k.to_string(), &units)),
             );
             rep.by_difficulty.extend(task_strata(agent, mine, |t| {
                 if t.difficulty.is_empty() {

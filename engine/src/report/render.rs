@@ -142,7 +142,8 @@ pub(super) fn tables(r: &Report) -> Vec<Table> {
         let mut columns = vec![
             ("model", "agent"),
             (col, "stratum"),
-            ("runs", "runs"),
+            // Run-level strata count working days (a multi-day run once per day).
+            (if run_level { "days" } else { "runs" }, "runs"),
             ("tasks", "tasks"),
             ("checkpoint score", "checkpoint_score"),
             ("success rate", "success_rate"),
@@ -211,8 +212,8 @@ pub(super) fn tables(r: &Report) -> Vec<Table> {
         stratum(
             "by_tasks",
             "By number of tasks",
-            "tasks in run",
-            "Runs grouped by how many tasks they hold; means over runs.",
+            "tasks in day",
+            "Working days grouped by how many tasks they hold: a one-day run counts once, a multi-day run once per day, by that day's tasks (the paper's Table 3 stratifies by the tasks of one working day). Means over those days; decisions and tool calls per run are shown for one-day runs only.",
             &r.by_tasks,
             true,
         ),

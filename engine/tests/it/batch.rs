@@ -399,17 +399,37 @@ fn report_on_a_real_batch() {
     assert!(near(cols[3], score), "{csv_row}");
     assert!(near(cols[6], steps), "{csv_row}");
 
-    // By number of tasks: the oracle's runs of the largest scenario.
-    let most = oracle
+    // By number of tasks in one working day: a one-day run counts once, a
+    // multi-day run once per day by that day's tasks. The largest stratum.
+    let units: Vec<(usize, f64)> = oracle
         .iter()
-        .map(|r| r["tasks"].as_array().unwrap().len())
-        .max()
-        .unwrap();
-    let biggest: Vec<f64> = oracle
-        .iter()
-        .filter(|r| r["tasks"].as_array().unwrap().len() == most)
-        .map(|r| f(&r["checkpoint_score"]))
+        .flat_map(|r| {
+            let days = r["days"].as_array().cloned().unwrap_or_default();
+            if days.len() >= 2 {
+                days.iter()
+                    .map(|d| {
+                        (
+                            d["tasks"].as_u64().unwrap() as usize,
+                            f(&d["checkpoint_score"]),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            } else {
+                vec![(
+                    r["tasks"].as_array().unwrap().len(),
+                    f(&r["checkpoint_score"]),
+                )]
+            }
+        })
         .collect();
+    assert!(
+        oracle
+            .iter()
+            .any(|r| r["days"].as_array().is_some_and(|d| d.len() >= 2)),
+        "the batch holds a multi-day run"
+    );
+    let most = units.iter().map(|u| u.0).max().unwrap();
+    let biggest: Vec<f64> = units.iter().filter(|u| u.0 == most).map(|u| u.1).collect();
     let row = rep["by_tasks"]
         .as_array()
         .unwrap()
