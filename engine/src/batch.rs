@@ -63,6 +63,9 @@ pub enum BatchError {
     /// `trials` or `concurrency` was zero.
     #[error("{0} must be at least 1")]
     Zero(&'static str),
+    /// A shard given on the command line or by a job engine is not usable.
+    #[error("{0}")]
+    Shard(String),
     /// The agent could not be created for a job.
     #[error("cannot create the agent for `{scenario}` trial {trial}: {source}")]
     Agent {
@@ -176,6 +179,116 @@ pub fn plan(
         }
     }
     Ok(jobs)
+}
+
+/// One of `count` deterministic shares of a batch, so that `count` independent
+/// processes (a Kubernetes Indexed Job, a Slurm array) together run exactly the
+/// whole batch: job `i` of the plan (scenario order, then trial order) belongs to
+/// shard `i mod count`. Round-robin, so every shard gets a similar mix of
+/// scenarios. Run directories are named from the whole plan, so the shards' runs
+/// land where an unsharded run would put them (a shared `--out` ends up as one
+/// batch; separate ones report together).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// Zero-based index, below `count`.
+    pub index: u32,
+    /// Number of shards, at least 1.
+    pub count: u32,
+}
+
+impl Shard {
+    /// A shard from a zero-based index and a count.
+    pub fn new(index: u32, count: u32) -> Result<Shard, BatchError> {
+        if count == 0 || index >= count {
+            return Err(BatchError::Shard(format!(
+                "shard index {index} is not below the shard count {count}"
+            )));
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// Parses `K/N` with `K` counted from 1 (`1/4` ... `4/4`), as `--shard` takes it.
+    pub fn parse(text: &str) -> Result<Shard, BatchError> {
+        let bad = || {
+            BatchError::Shard(format!(
+                "`{text}` is not a shard: expected K/N with 1 <= K <= N, e.g. `2/8`"
+            ))
+        };
+        let (k, n) = text.trim().split_once('/').ok_or_else(bad)?;
+        let (k, n): (u32, u32) = (
+            k.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if k == 0 || k > n {
+            return Err(bad());
+        }
+        Shard::new(k - 1, n)
+    }
+
+    /// The shard a job engine assigns through the environment, and the variable it
+    /// came from: Kubernetes Indexed Jobs set `JOB_COMPLETION_INDEX` (zero-based;
+    /// the count is not in the environment, so the manifest sets
+    /// `TBSIM_SHARD_COUNT` to the job's `completions`); Slurm arrays set
+    /// `SLURM_ARRAY_TASK_ID`, `SLURM_ARRAY_TASK_MIN` and `SLURM_ARRAY_TASK_COUNT`
+    /// (the index is the task id minus the minimum, so `--array=1-8` and `0-7` both
+    /// work; arrays with a step or gaps are refused). `None` when neither is set.
+    pub fn from_env(
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<(Shard, &'static str)>, BatchError> {
+        let num = |name: &str| -> Result<Option<u32>, BatchError> {
+            match var(name) {
+                None => Ok(None),
+                Some(v) => v.trim().parse().map(Some).map_err(|_| {
+                    BatchError::Shard(format!("{name}=`{v}` is not a non-negative integer"))
+                }),
+            }
+        };
+        if let Some(index) = num("JOB_COMPLETION_INDEX")? {
+            let count = num("TBSIM_SHARD_COUNT")?.ok_or_else(|| {
+                BatchError::Shard(
+                    "JOB_COMPLETION_INDEX is set but TBSIM_SHARD_COUNT is not: set it to the Indexed Job's `completions` (see tools/k8s/)".into(),
+                )
+            })?;
+            return Ok(Some((Shard::new(index, count)?, "JOB_COMPLETION_INDEX")));
+        }
+        if let Some(id) = num("SLURM_ARRAY_TASK_ID")? {
+            let count = num("SLURM_ARRAY_TASK_COUNT")?.ok_or_else(|| {
+                BatchError::Shard(
+                    "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not".into(),
+                )
+            })?;
+            let min = num("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
+            if let Some(max) = num("SLURM_ARRAY_TASK_MAX")?
+                && max.checked_sub(min).map(|span| span + 1) != Some(count)
+            {
+                return Err(BatchError::Shard(format!(
+                    "the Slurm array {min}-{max} has {count} tasks: use a contiguous array without a step (e.g. --array=0-{})",
+                    count.saturating_sub(1)
+                )));
+            }
+            let index = id.checked_sub(min).ok_or_else(|| {
+                BatchError::Shard(format!(
+                    "SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}"
+                ))
+            })?;
+            return Ok(Some((Shard::new(index, count)?, "SLURM_ARRAY_TASK_ID")));
+        }
+        Ok(None)
+    }
+
+    /// The jobs of the plan that belong to this shard, in plan order.
+    pub fn select(self, jobs: Vec<Job>) -> Vec<Job> {
+        jobs.into_iter()
+            .filter(|j| j.index as u64 % u64::from(self.count) == u64::from(self.index))
+            .collect()
+    }
+}
+
+impl std::fmt::Display for Shard {
+    /// `K/N`, `K` from 1.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index + 1, self.count)
+    }
 }
 
 /// Settings shared by every job of a batch.
@@ -504,6 +617,75 @@ mod tests {
             .join("../content/scenarios")
             .join(format!("{name}.ron"));
         Arc::new(crate::scenario::load_file(&path).expect("bundled scenario loads"))
+    }
+
+    #[test]
+    fn shards_partition_the_plan_exactly() {
+        let (a, b, c) = (
+            scenario("meeting-only"),
+            scenario("busy-day"),
+            scenario("kb-fix-medium"),
+        );
+        let whole = plan(&[a, b, c], 3, None, Path::new("o")).unwrap();
+        for n in 1..=11 {
+            let mut seen: Vec<PathBuf> = (0..n)
+                .flat_map(|k| Shard::new(k, n).unwrap().select(whole.clone()))
+                .map(|j| j.dir)
+                .collect();
+            seen.sort();
+            let mut all: Vec<PathBuf> = whole.iter().map(|j| j.dir.clone()).collect();
+            all.sort();
+            assert_eq!(seen, all, "{n} shards cover every job exactly once");
+        }
+        // Round-robin: shard 1/4 of 9 jobs takes plan positions 0, 4 and 8.
+        let first: Vec<usize> = Shard::parse("1/4")
+            .unwrap()
+            .select(whole)
+            .iter()
+            .map(|j| j.index)
+            .collect();
+        assert_eq!(first, vec![0, 4, 8]);
+    }
+
+    #[test]
+    fn shards_parse_and_come_from_job_engines() {
+        assert_eq!(Shard::parse("2/8").unwrap(), Shard { index: 1, count: 8 });
+        assert_eq!(Shard::parse(" 8 / 8 ").unwrap().to_string(), "8/8");
+        for bad in ["0/4", "5/4", "1/0", "x/2", "3", "-1/2", ""] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|p| p.0 == k).map(|p| p.1.to_owned())
+        };
+        assert_eq!(Shard::from_env(env(&[])).unwrap(), None);
+        let k8s = env(&[("JOB_COMPLETION_INDEX", "2"), ("TBSIM_SHARD_COUNT", "5")]);
+        assert_eq!(
+            Shard::from_env(k8s).unwrap(),
+            Some((Shard { index: 2, count: 5 }, "JOB_COMPLETION_INDEX"))
+        );
+        let err = Shard::from_env(env(&[("JOB_COMPLETION_INDEX", "2")])).unwrap_err();
+        assert!(err.to_string().contains("TBSIM_SHARD_COUNT"), "{err}");
+        // `--array=1-4`: task 3 is the third shard.
+        let slurm = env(&[
+            ("SLURM_ARRAY_TASK_ID", "3"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_MAX", "4"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ]);
+        assert_eq!(
+            Shard::from_env(slurm).unwrap(),
+            Some((Shard { index: 2, count: 4 }, "SLURM_ARRAY_TASK_ID"))
+        );
+        // `--array=0-6:2` has 4 tasks over a span of 7: refused, it would leave gaps.
+        let stepped = env(&[
+            ("SLURM_ARRAY_TASK_ID", "2"),
+            ("SLURM_ARRAY_TASK_MIN", "0"),
+            ("SLURM_ARRAY_TASK_MAX", "6"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ]);
+        assert!(Shard::from_env(stepped).is_err());
+        let past = env(&[("JOB_COMPLETION_INDEX", "5"), ("TBSIM_SHARD_COUNT", "5")]);
+        assert!(Shard::from_env(past).is_err());
     }
 
     #[test]

@@ -162,7 +162,7 @@ struct RunArgs {
     #[arg(long, conflicts_with_all = [
         "scenarios", "out", "agent", "npc", "prompts", "memory", "npc_cache", "history_tokens",
         "token_cost", "token_budget", "time_budget", "seed", "hints", "max_steps", "turn_cost",
-        "feedback", "trials",
+        "feedback", "trials", "shard",
     ])]
     resume: Option<PathBuf>,
     /// Agent: `oracle`, `idle`, `solver`, `llm:<alias>` or `adversary:<name>` (a content-blind attacker:
@@ -227,6 +227,13 @@ struct RunArgs {
     /// scenario's) and goes to `<out>/<scenario>/trial-<t>/`.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     trials: u32,
+    /// Run only share K of N of the (scenario x trial) runs (K from 1): N processes
+    /// with K = 1..N together run the whole batch, each run in the directory an
+    /// unsharded run gives it. Without it, a Kubernetes Indexed Job
+    /// (`JOB_COMPLETION_INDEX` with `TBSIM_SHARD_COUNT`) or a Slurm array
+    /// (`SLURM_ARRAY_TASK_ID`, `SLURM_ARRAY_TASK_COUNT`) picks the share.
+    #[arg(long)]
+    shard: Option<String>,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -663,6 +670,22 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         PathBuf::from("runs").join(format!("{label}-{}", agent_name.replace(':', "-")))
     });
     let jobs = tbsim::batch::plan(&loaded, args.trials, args.seed, &out)?;
+    let shard = match &args.shard {
+        Some(s) => Some((tbsim::batch::Shard::parse(s)?, "--shard")),
+        None => tbsim::batch::Shard::from_env(|k| std::env::var(k).ok())?,
+    };
+    let jobs = match shard {
+        Some((shard, from)) => {
+            let total = jobs.len();
+            let mine = shard.select(jobs);
+            eprintln!(
+                "shard {shard} (from {from}): {} of the batch's {total} runs",
+                mine.len()
+            );
+            mine
+        }
+        None => jobs,
+    };
     let spec = BatchSpec {
         concurrency: args.concurrency as usize,
         limits: opts.limits(),

@@ -470,8 +470,15 @@ fn task_strata(
 impl Report {
     /// Aggregates `runs`.
     pub fn new(runs: &[RunRecord]) -> Report {
+        // Aggregate in one canonical order, whatever directories the runs were read
+        // from (a sharded batch, read from several, reports like the whole one):
+        // floating-point sums and listed rows then come out the same.
+        let mut ordered: Vec<&RunRecord> = runs.iter().collect();
+        ordered.sort_by(|a, b| {
+            (&a.agent, &a.scenario, a.seed, a.trial).cmp(&(&b.agent, &b.scenario, b.seed, b.trial))
+        });
         let mut by_agent: BTreeMap<&str, Vec<&RunRecord>> = BTreeMap::new();
-        for r in runs {
+        for r in ordered {
             by_agent.entry(&r.agent).or_default().push(r);
         }
         let mut rep = Report {

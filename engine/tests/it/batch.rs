@@ -923,3 +923,120 @@ fn report_compare_pairs_runs_and_prints_intervals_and_p_values() {
     assert_eq!(one.status.code(), Some(2));
     assert!(text(&one).1.contains("at least two"), "{}", text(&one).1);
 }
+
+/// Three shards as three processes, each told its share a different way (the flag,
+/// a Kubernetes Indexed Job's variables, a Slurm array's), together run exactly the
+/// batch: the same run directories, and `tbsim report` over the three output
+/// directories writes byte for byte the tables of one unsharded run.
+#[test]
+fn sharded_runs_report_like_one_run() {
+    use crate::util::tbsim_command;
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios: Vec<String> = ["meeting-only", "busy-day", "kb-fix-medium"]
+        .iter()
+        .map(|s| {
+            root()
+                .join(format!("content/scenarios/{s}.ron"))
+                .display()
+                .to_string()
+        })
+        .collect();
+    let run = |out: &Path, shard: Option<&str>, env: &[(&str, &str)]| {
+        let mut args = vec![
+            "run",
+            "--agent",
+            "adversary:join-all-meetings",
+            "--trials",
+            "2",
+        ];
+        let out_s = out.display().to_string();
+        args.extend(["--out", out_s.as_str()]);
+        if let Some(s) = shard {
+            args.extend(["--shard", s]);
+        }
+        args.extend(scenarios.iter().map(String::as_str));
+        let mut c = tbsim_command(&args, &root());
+        c.envs(env.iter().copied());
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", text(&o).1);
+        text(&o).1
+    };
+    let whole = dir.path().join("whole");
+    run(&whole, None, &[]);
+    let shards = [
+        dir.path().join("s1"),
+        dir.path().join("s2"),
+        dir.path().join("s3"),
+    ];
+    let said = [
+        run(&shards[0], Some("1/3"), &[]),
+        run(
+            &shards[1],
+            None,
+            &[("JOB_COMPLETION_INDEX", "1"), ("TBSIM_SHARD_COUNT", "3")],
+        ),
+        run(
+            &shards[2],
+            None,
+            &[
+                ("SLURM_ARRAY_TASK_ID", "3"),
+                ("SLURM_ARRAY_TASK_MIN", "1"),
+                ("SLURM_ARRAY_TASK_MAX", "3"),
+                ("SLURM_ARRAY_TASK_COUNT", "3"),
+            ],
+        ),
+    ];
+    assert!(
+        said[0].contains("shard 1/3 (from --shard): 2 of the batch's 6 runs"),
+        "{}",
+        said[0]
+    );
+    assert!(
+        said[1].contains("shard 2/3 (from JOB_COMPLETION_INDEX)"),
+        "{}",
+        said[1]
+    );
+    assert!(
+        said[2].contains("shard 3/3 (from SLURM_ARRAY_TASK_ID)"),
+        "{}",
+        said[2]
+    );
+
+    // Every run directory of the whole batch exists in exactly one shard.
+    let runs = |d: &Path| -> Vec<String> {
+        tbsim::report::find_named(&[d.to_path_buf()], "result.json")
+            .unwrap()
+            .iter()
+            .map(|p| p.strip_prefix(d).unwrap().display().to_string())
+            .collect()
+    };
+    let mut union: Vec<String> = shards.iter().flat_map(|s| runs(s)).collect();
+    union.sort();
+    assert_eq!(union, runs(&whole));
+    assert_eq!(union.len(), 6);
+
+    let report = |dirs: &[&Path], out: &Path| {
+        let mut args = vec!["report".to_owned()];
+        args.extend(dirs.iter().map(|d| d.display().to_string()));
+        args.extend(["--out".to_owned(), out.display().to_string()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = tbsim(&args, &root());
+        assert!(o.status.success(), "{}", text(&o).1);
+    };
+    let (r1, r2) = (dir.path().join("r-whole"), dir.path().join("r-shards"));
+    report(&[&whole], &r1);
+    report(&[&shards[0], &shards[1], &shards[2]], &r2);
+    let mut files: Vec<_> = fs::read_dir(&r1)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "{files:?}");
+    for f in files {
+        assert_eq!(
+            fs::read(r1.join(&f)).unwrap(),
+            fs::read(r2.join(&f)).unwrap(),
+            "{f:?} differs between the sharded and the unsharded report"
+        );
+    }
+}

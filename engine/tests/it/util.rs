@@ -53,11 +53,30 @@ pub fn run(
 
 /// Runs the real `tbsim` binary.
 pub fn tbsim(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tbsim"))
-        .args(args)
-        .current_dir(cwd)
+    tbsim_command(args, cwd)
         .output()
         .expect("the tbsim binary runs")
+}
+
+/// The job-engine variables `tbsim run` shards by.
+pub const SHARD_VARS: [&str; 6] = [
+    "JOB_COMPLETION_INDEX",
+    "TBSIM_SHARD_COUNT",
+    "SLURM_ARRAY_TASK_ID",
+    "SLURM_ARRAY_TASK_MIN",
+    "SLURM_ARRAY_TASK_MAX",
+    "SLURM_ARRAY_TASK_COUNT",
+];
+
+/// The real `tbsim` binary, ready to run: without the job-engine variables, so tests
+/// run inside a Slurm array or an Indexed Job still run whole batches.
+pub fn tbsim_command(args: &[&str], cwd: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tbsim"));
+    c.args(args).current_dir(cwd);
+    for v in SHARD_VARS {
+        c.env_remove(v);
+    }
+    c
 }
 
 /// stdout and stderr as text.
