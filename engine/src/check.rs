@@ -30,6 +30,10 @@ use crate::scenario::{
 };
 use crate::time::SimTime;
 
+/// Version of the checkpoint semantics (what passes, and when it is judged): bumped
+/// whenever a check could judge the same work differently; results record it.
+pub const CHECKER_VERSION: u32 = 1;
+
 /// A meeting the intern booked, as a check sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BookedMeeting {

@@ -46,6 +46,17 @@ enum Command {
         /// A run directory (or a directory of run directories).
         run_dir: PathBuf,
     },
+    /// Re-drive recorded runs against a fixed scenario (or the current checker) and
+    /// say which checkpoints changed; writes `result.regraded.json` beside each
+    /// `result.json`.
+    Regrade {
+        /// A run directory (or a directory of run directories).
+        run_dir: PathBuf,
+        /// The fixed scenario (default: each run's own `scenario.ron`, to regrade
+        /// under the current checker).
+        #[arg(long)]
+        scenario: Option<PathBuf>,
+    },
     /// Tables and charts from finished runs (Markdown, JSON, CSV, SVG).
     Report {
         /// Run directories (searched at any depth for result.json).
@@ -896,6 +907,56 @@ fn cmd_report(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn cmd_regrade(dir: &Path, fixed: Option<&Path>) -> Result<ExitCode> {
+    let mut stdout = std::io::stdout().lock();
+    let verdict = |v: Option<bool>| match v {
+        Some(true) => "passed",
+        Some(false) => "failed",
+        None => "absent",
+    };
+    for d in dirs_holding(dir, "trajectory.jsonl")? {
+        let g = tbsim::replay::regrade(&d, fixed)
+            .with_context(|| format!("regrading `{}`", d.display()))?;
+        let out = d.join("result.regraded.json");
+        std::fs::write(&out, serde_json::to_string_pretty(&g.after)? + "\n")
+            .with_context(|| format!("cannot write `{}`", out.display()))?;
+        writeln!(
+            stdout,
+            "{}: checkpoint score {:.3} -> {:.3}, success rate {:.3} -> {:.3}, {} checkpoint{} changed",
+            d.display(),
+            g.before.checkpoint_score,
+            g.after.checkpoint_score,
+            g.before.success_rate,
+            g.after.success_rate,
+            g.changed.len(),
+            if g.changed.len() == 1 { "" } else { "s" }
+        )?;
+        for c in &g.changed {
+            writeln!(
+                stdout,
+                "  {}#{}: {} -> {}",
+                c.task,
+                c.checkpoint,
+                verdict(c.before),
+                verdict(c.after)
+            )?;
+        }
+        match &g.agent_saw_differently {
+            None => writeln!(
+                stdout,
+                "  the agent saw the same tool results: its decisions stand as made"
+            )?,
+            Some(div) => writeln!(
+                stdout,
+                "  the agent would have seen a different result from step {} on (trajectory line {}); later decisions answer the old world",
+                div.step, div.line
+            )?,
+        }
+        writeln!(stdout, "  written to {}", out.display())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn cmd_replay(dir: &Path) -> Result<ExitCode> {
     let mut failed = false;
     let mut stdout = std::io::stdout().lock();
@@ -1122,6 +1183,7 @@ fn main() -> ExitCode {
     let res = match cli.command {
         Command::Run(args) => cmd_run(args),
         Command::Replay { run_dir } => cmd_replay(&run_dir),
+        Command::Regrade { run_dir, scenario } => cmd_regrade(&run_dir, scenario.as_deref()),
         Command::Report {
             run_dirs,
             out,

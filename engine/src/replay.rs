@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::npc::RecordedNpc;
-use crate::scenario::{ScenarioErrors, load_file};
+use crate::result::RunResult;
+use crate::scenario::{LoadedScenario, ScenarioErrors, load_file};
 use crate::sim::{Sim, SimConfig};
 use crate::trajectory::{Trajectory, digest_lines};
 
@@ -96,9 +97,29 @@ pub fn replay(dir: &Path) -> Result<ReplayReport, ReplayError> {
             want.to_owned(),
         ));
     }
+    let mut sim = redrive(&rec, &loaded);
+    let result = sim.results();
+    let got = sim.trajectory().lines();
+    let recorded: Vec<&str> = rec.lines.iter().map(String::as_str).collect();
+    let divergence = first_divergence(&recorded, got);
+    let recorded_digest = std::fs::read_to_string(dir.join("result.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<BTreeMap<String, Value>>(&t).ok())
+        .and_then(|m| m.get("digest").and_then(Value::as_str).map(str::to_owned));
+    Ok(ReplayReport {
+        lines: got.len(),
+        digest: result.digest,
+        recorded_digest,
+        divergence,
+    })
+}
+
+/// A fresh world for `loaded`, driven by the recorded decisions (with recorded
+/// `run_python` outcomes and model-played colleagues' replies) to where the run ended.
+fn redrive(rec: &crate::run::Recorded, loaded: &LoadedScenario) -> Sim {
     let config = config_from_header(&rec.header);
     let mut sim = Sim::new(
-        &loaded,
+        loaded,
         config,
         Trajectory::in_memory(),
         Box::new(rec.python.clone()),
@@ -124,19 +145,111 @@ pub fn replay(dir: &Path) -> Result<ReplayReport, ReplayError> {
     if let Some(r) = rec.end {
         sim.end(r);
     }
-    let result = sim.results();
-    let got = sim.trajectory().lines();
-    let recorded: Vec<&str> = rec.lines.iter().map(String::as_str).collect();
-    let divergence = first_divergence(&recorded, got);
-    let recorded_digest = std::fs::read_to_string(dir.join("result.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<BTreeMap<String, Value>>(&t).ok())
-        .and_then(|m| m.get("digest").and_then(Value::as_str).map(str::to_owned));
-    Ok(ReplayReport {
-        lines: got.len(),
-        digest: result.digest,
-        recorded_digest,
-        divergence,
+    sim
+}
+
+/// A checkpoint whose verdict a regrade changed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ChangedCheckpoint {
+    /// Task key.
+    pub task: String,
+    /// Checkpoint key.
+    pub checkpoint: String,
+    /// Passed in the recorded result (`None`: the checkpoint did not exist).
+    pub before: Option<bool>,
+    /// Passed now (`None`: the fixed scenario no longer has it).
+    pub after: Option<bool>,
+}
+
+/// The outcome of regrading a recorded run.
+#[derive(Debug, Clone)]
+pub struct Regrade {
+    /// The recorded result.
+    pub before: RunResult,
+    /// The result of the recorded decisions in the (fixed) scenario.
+    pub after: RunResult,
+    /// Checkpoints whose verdict changed, in task then checkpoint order.
+    pub changed: Vec<ChangedCheckpoint>,
+    /// The first tool result the agent would have seen differently (its recorded
+    /// line), or `None` if everything the agent saw is unchanged, so its decisions
+    /// stand as made. After that point the recorded decisions answer a world that
+    /// no longer exists, and the new scores deserve less trust.
+    pub agent_saw_differently: Option<Divergence>,
+}
+
+/// Re-drives the run in `dir` against `fixed` (default: the run's own scenario
+/// copy, to regrade under the current checker) and compares the verdicts. The
+/// agent's decisions are replayed as recorded; scripted colleagues answer from the
+/// fixed scenario, recorded `run_python` outcomes and model colleagues' replies are
+/// reused.
+pub fn regrade(dir: &Path, fixed: Option<&Path>) -> Result<Regrade, ReplayError> {
+    let rec = crate::run::read_recorded(&dir.join("trajectory.jsonl"))?;
+    let res_path = dir.join("result.json");
+    let before: RunResult = std::fs::read_to_string(&res_path)
+        .map_err(|e| ReplayError::Io(res_path.clone(), e))
+        .and_then(|t| {
+            serde_json::from_str(&t)
+                .map_err(|e| ReplayError::Format(res_path.clone(), 1, e.to_string()))
+        })?;
+    let scen_path = fixed.map_or_else(|| dir.join("scenario.ron"), Path::to_path_buf);
+    let loaded = load_file(&scen_path).map_err(ReplayError::Scenario)?;
+    let mut sim = redrive(&rec, &loaded);
+    let mut after = sim.results();
+    after.trial = before.trial;
+    // What the agent saw: the tool results (notifications included).
+    let seen = |lines: Vec<&str>| -> Vec<String> {
+        lines
+            .into_iter()
+            .filter(|l| serde_json::from_str::<Value>(l).is_ok_and(|v| v["type"] == "result"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let recorded = seen(rec.lines.iter().map(String::as_str).collect());
+    let now = seen(
+        sim.trajectory()
+            .lines()
+            .iter()
+            .map(String::as_str)
+            .collect(),
+    );
+    let agent_saw_differently = first_divergence(
+        &recorded.iter().map(String::as_str).collect::<Vec<_>>(),
+        &now,
+    )
+    .map(|mut d| {
+        // Report the line's number in the recorded trajectory.
+        if let Some(pos) = rec.lines.iter().position(|l| *l == d.expected) {
+            d.line = pos + 1;
+        }
+        d
+    });
+    let verdicts = |r: &RunResult| -> BTreeMap<(String, String), bool> {
+        r.tasks
+            .iter()
+            .flat_map(|t| {
+                t.checkpoints
+                    .iter()
+                    .map(|c| ((t.key.clone(), c.key.clone()), c.passed))
+            })
+            .collect()
+    };
+    let (b, a) = (verdicts(&before), verdicts(&after));
+    let keys: std::collections::BTreeSet<&(String, String)> = b.keys().chain(a.keys()).collect();
+    let changed = keys
+        .into_iter()
+        .filter(|k| b.get(*k) != a.get(*k))
+        .map(|k| ChangedCheckpoint {
+            task: k.0.clone(),
+            checkpoint: k.1.clone(),
+            before: b.get(k).copied(),
+            after: a.get(k).copied(),
+        })
+        .collect();
+    Ok(Regrade {
+        before,
+        after,
+        changed,
+        agent_saw_differently,
     })
 }
 

@@ -129,6 +129,25 @@ pub struct RunResult {
     /// `infra_error`): the scores then say nothing about the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub infra_error: Option<String>,
+    /// What made this result: the scenario's hash and generator, the engine and the
+    /// checker version (absent in results written before it existed).
+    #[serde(default)]
+    pub provenance: Provenance,
+}
+
+/// What a result was made from, so a fixed scenario or checker can be told apart
+/// and old runs regraded (`tbsim regrade`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// BLAKE3 of the scenario file's bytes.
+    pub scenario_blake3: String,
+    /// The scenario's `generated_by` (absent for hand-written scenarios).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated_by: Option<String>,
+    /// `tbsim <version>`.
+    pub engine: String,
+    /// [`crate::check::CHECKER_VERSION`].
+    pub checker: u32,
 }
 
 /// Model calls, tokens and cost.
@@ -303,6 +322,8 @@ pub(crate) fn collect(
         model: None,
         npc_model: None,
         infra_error: run.infra_error.clone(),
+        // Filled in by the simulation, which knows the scenario file.
+        provenance: Provenance::default(),
     }
 }
 

@@ -139,6 +139,7 @@ pub struct Sim {
     config: SimConfig,
     company: String,
     scenario: String,
+    provenance: crate::result::Provenance,
 }
 
 impl std::fmt::Debug for Sim {
@@ -177,6 +178,12 @@ impl Sim {
             finished_scores: false,
             company: loaded.scenario.company.name.clone(),
             scenario: loaded.scenario.name.clone(),
+            provenance: crate::result::Provenance {
+                scenario_blake3: loaded.blake3.clone(),
+                generated_by: loaded.scenario.generated_by.clone(),
+                engine: format!("tbsim {}", env!("CARGO_PKG_VERSION")),
+                checker: crate::check::CHECKER_VERSION,
+            },
             config,
         };
         let mut header = json!({
@@ -539,6 +546,7 @@ impl Sim {
         }
         let mut r = r;
         r.digest = self.trajectory().digest();
+        r.provenance = self.provenance.clone();
         r
     }
 }

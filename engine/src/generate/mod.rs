@@ -610,6 +610,11 @@ fn plan_err(scenario: &str, message: impl Into<String>) -> GenError {
 }
 
 /// Builds one scenario from its plan.
+/// Version of the generators' output: bumped whenever any family draws or words its
+/// instances differently, so results name which generation their scenario came from.
+pub const GENERATOR_VERSION: u32 = 1;
+
+/// Generates one scenario from its plan.
 pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenario, GenError> {
     let name = plan.name.as_str();
     if !plan.tasks.is_empty() && !plan.days.is_empty() {
@@ -670,6 +675,7 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
     let mut scenario = Scenario {
         name: name.to_owned(),
         description: plan.description.clone(),
+        generated_by: Some(format!("tbsim-gen/{GENERATOR_VERSION}")),
         seed: stream(suite_seed, &format!("gen/{name}/runtime-seed")).random_range(1..1_000_000),
         clock: ClockSpec {
             start: format!("{}T{}", plan.date, plan.start),

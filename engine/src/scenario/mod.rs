@@ -33,6 +33,10 @@ pub struct Scenario {
     /// What the scenario exercises (for humans).
     #[serde(default)]
     pub description: String,
+    /// What generated it (`tbsim-gen/<generator version>`), for regrading: a run's
+    /// result names the scenario's hash and this, so stale content is recognisable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated_by: Option<String>,
     /// Default master seed for runtime randomness (NPC reply delays).
     pub seed: u64,
     /// Working hours, tool costs.

@@ -378,3 +378,100 @@ fn metatasks_lists_every_variant() {
         .collect();
     assert_eq!(keys.len(), list.len(), "variant keys are unique");
 }
+
+/// `tbsim regrade`: the oracle's recorded run re-driven against its own scenario
+/// (nothing changes), against a scenario whose expected answer was fixed (the
+/// verdict changes, the agent saw the same), and against one whose manual changed
+/// too (the agent would have seen something else, and from which step). Results
+/// carry the provenance regrading relies on.
+#[test]
+fn regrade_reports_changed_checkpoints_and_what_the_agent_saw() {
+    use crate::util::{root, tbsim, text};
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let scen = root().join("content/scenarios/transactions-two-abnormal.ron");
+    let o = tbsim(
+        &[
+            "run",
+            "--agent",
+            "oracle",
+            "--out",
+            run.to_str().unwrap(),
+            scen.to_str().unwrap(),
+        ],
+        &root(),
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("result.json")).unwrap()).unwrap();
+    let loaded = tbsim::scenario::load_file(&scen).unwrap();
+    assert_eq!(
+        result["provenance"]["scenario_blake3"],
+        loaded.blake3.as_str()
+    );
+    assert_eq!(
+        result["provenance"]["checker"],
+        tbsim::check::CHECKER_VERSION
+    );
+    assert_eq!(
+        result["provenance"]["generated_by"],
+        format!("tbsim-gen/{}", tbsim::generate::GENERATOR_VERSION)
+    );
+
+    let regrade = |fixed: Option<&std::path::Path>| {
+        let mut args = vec!["regrade".to_owned(), run.display().to_string()];
+        if let Some(f) = fixed {
+            args.extend(["--scenario".to_owned(), f.display().to_string()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = tbsim(&args, &root());
+        assert!(o.status.success(), "{}", text(&o).1);
+        text(&o).0
+    };
+    let same = regrade(None);
+    assert!(
+        same.contains("1.000 -> 1.000") && same.contains("0 checkpoints changed"),
+        "{same}"
+    );
+    assert!(same.contains("saw the same tool results"), "{same}");
+    assert!(run.join("result.regraded.json").is_file());
+
+    let original = std::fs::read_to_string(&scen).unwrap();
+    assert!(original.contains("expected: 8000.0,"));
+    let answer_fixed = dir.path().join("answer.ron");
+    std::fs::write(
+        &answer_fixed,
+        original.replace("expected: 8000.0,", "expected: 9000.0,"),
+    )
+    .unwrap();
+    let out = regrade(Some(&answer_fixed));
+    assert!(
+        out.contains("task/review#suppliers_correct: passed -> failed"),
+        "{out}"
+    );
+    assert!(out.contains("saw the same tool results"), "{out}");
+    let regraded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("result.regraded.json")).unwrap())
+            .unwrap();
+    assert_eq!(regraded["checkpoint_score"], 0.0);
+    // The recorded result is left as it was.
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("result.json")).unwrap()).unwrap();
+    assert_eq!(kept["checkpoint_score"], 1.0);
+
+    let manual_fixed = dir.path().join("manual.ron");
+    let text_fixed = original
+        .replace("expected: 8000.0,", "expected: 9000.0,")
+        .replace("limit of 8000", "limit of 9000");
+    assert_ne!(
+        text_fixed,
+        original.replace("expected: 8000.0,", "expected: 9000.0,")
+    );
+    std::fs::write(&manual_fixed, text_fixed).unwrap();
+    let out = regrade(Some(&manual_fixed));
+    assert!(
+        out.contains("would have seen a different result from step"),
+        "{out}"
+    );
+    assert!(out.contains("passed -> failed"), "{out}");
+}
