@@ -79,6 +79,7 @@ pub mod result;
 pub mod rng;
 pub mod run;
 pub mod scenario;
+pub mod schedule;
 pub mod sim;
 pub mod time;
 pub mod tools;

@@ -133,6 +133,10 @@ pub struct RunResult {
     /// checker version (absent in results written before it existed).
     #[serde(default)]
     pub provenance: Provenance,
+    /// How the agent scheduled its day ([`crate::schedule`]); filled in when the
+    /// trajectory can be read back (run directories and in-memory runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<crate::schedule::Schedule>,
 }
 
 /// What a result was made from, so a fixed scenario or checker can be told apart
@@ -324,6 +328,7 @@ pub(crate) fn collect(
         infra_error: run.infra_error.clone(),
         // Filled in by the simulation, which knows the scenario file.
         provenance: Provenance::default(),
+        schedule: None,
     }
 }
 

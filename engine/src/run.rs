@@ -218,8 +218,16 @@ pub fn run_with(
     python: Box<dyn PythonBackend>,
 ) -> (RunResult, Vec<String>) {
     let mut sim = Sim::new(loaded, config, trace, python);
-    let r = drive(&mut sim, agent, limits);
-    (r, sim.trajectory().lines().to_vec())
+    let mut r = drive(&mut sim, agent, limits);
+    let lines = sim.trajectory().lines().to_vec();
+    // Only a trajectory kept in memory can be read back here.
+    if !lines.is_empty() {
+        r.schedule = Some(crate::schedule::compute(
+            &loaded.scenario,
+            lines.iter().map(String::as_str),
+        ));
+    }
+    (r, lines)
 }
 
 /// Runs and writes the run directory `out`.
@@ -285,14 +293,23 @@ pub async fn run_to_dir_async(
     sim.set_npc_engine(npc);
     let mut result = drive_async(&mut sim, agent, limits).await;
     result.trial = trial;
-    finish_dir(&sim, &result, out, traj_path)?;
+    finish_dir(&sim, &mut result, &loaded.scenario, out, traj_path)?;
     Ok(result)
 }
 
-fn finish_dir(sim: &Sim, result: &RunResult, out: &Path, traj: PathBuf) -> Result<(), RunError> {
+fn finish_dir(
+    sim: &Sim,
+    result: &mut RunResult,
+    scenario: &crate::scenario::Scenario,
+    out: &Path,
+    traj: PathBuf,
+) -> Result<(), RunError> {
     if let Some(e) = sim.trajectory().io_error() {
         return Err(RunError::Trajectory(traj, e.to_owned()));
     }
+    // Scheduling figures come from the trajectory as written.
+    let text = std::fs::read_to_string(&traj).map_err(io(&traj))?;
+    result.schedule = Some(crate::schedule::compute(scenario, text.lines()));
     let res_path = out.join("result.json");
     let mut text = serde_json::to_string_pretty(result).expect("results serialise");
     text.push('\n');
@@ -511,7 +528,7 @@ pub fn resume_dir(
         .map_err(|e| RunError::Agent(dir.to_owned(), e))?;
     let mut result = block_on(drive_from(&mut sim, agent, limits, obs, usage));
     result.trial = trial;
-    finish_dir(&sim, &result, dir, traj_path)?;
+    finish_dir(&sim, &mut result, &loaded.scenario, dir, traj_path)?;
     Ok(result)
 }
 

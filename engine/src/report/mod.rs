@@ -120,6 +120,10 @@ pub struct RunRecord {
     /// Cost, when the model has prices.
     #[serde(default)]
     pub cost: Option<f64>,
+    /// Scheduling figures: from `result.json`, or computed from the run's
+    /// `trajectory.jsonl` and `scenario.ron` when the result predates them.
+    #[serde(default)]
+    pub schedule: Option<crate::schedule::Schedule>,
 }
 
 /// One task of a run.
@@ -236,12 +240,52 @@ pub fn load_runs(roots: &[PathBuf]) -> Result<Vec<RunRecord>, ReportError> {
         .iter()
         .map(|f| {
             let text = std::fs::read_to_string(f).map_err(io_err(f))?;
-            serde_json::from_str(&text).map_err(|source| ReportError::Parse {
-                path: f.clone(),
-                source,
-            })
+            let mut r: RunRecord =
+                serde_json::from_str(&text).map_err(|source| ReportError::Parse {
+                    path: f.clone(),
+                    source,
+                })?;
+            if r.schedule.is_none() {
+                r.schedule = schedule_beside(f);
+            }
+            Ok(r)
         })
         .collect()
+}
+
+/// The scheduling figures of the run whose `result.json` is `result`, computed
+/// from the trajectory and scenario beside it (`None` if either is missing or the
+/// scenario does not load).
+fn schedule_beside(result: &Path) -> Option<crate::schedule::Schedule> {
+    let dir = result.parent()?;
+    let text = std::fs::read_to_string(dir.join("trajectory.jsonl")).ok()?;
+    let loaded = crate::scenario::load_file(&dir.join("scenario.ron")).ok()?;
+    Some(crate::schedule::compute(&loaded.scenario, text.lines()))
+}
+
+/// Per model: how it scheduled (see [`crate::schedule`] for the definitions).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScheduleRow {
+    /// Agent name.
+    pub agent: String,
+    /// Runs with scheduling figures.
+    pub runs: usize,
+    /// Mean over acted-on tasks of release to first action, minutes.
+    pub release_to_first_action_min: Option<f64>,
+    /// Share of acted-on tasks still worked on after their deadline.
+    pub late_share: Option<f64>,
+    /// Mean tardiness of those late tasks, minutes.
+    pub tardiness_min: Option<f64>,
+    /// Mean interrupt response over joined meetings, minutes.
+    pub interrupt_response_min: Option<f64>,
+    /// Share of the intern's meetings never joined.
+    pub missed_meetings_share: Option<f64>,
+    /// Priority inversion per run, minutes (`None`: no run has figures).
+    pub inversion_min: Option<f64>,
+    /// Context switches per run.
+    pub context_switches: Option<f64>,
+    /// Idle (waiting) time per run, minutes.
+    pub idle_min: Option<f64>,
 }
 
 /// Per model.
@@ -386,6 +430,8 @@ pub struct Report {
     pub tokens: Vec<TokenRow>,
     /// Tasks never released because the checkpoint gating them never passed, per run.
     pub gates_failed: Vec<GateRow>,
+    /// How each model scheduled.
+    pub schedule: Vec<ScheduleRow>,
 }
 
 /// A task that was never released because its gate failed, in one run.
@@ -420,6 +466,56 @@ struct Unit {
     success: f64,
     /// Decisions and tool calls, for one-day runs.
     effort: Option<(u64, u64)>,
+}
+
+/// Scheduling figures of one model's runs (those that have them).
+fn schedule_row(agent: &str, runs: &[&RunRecord]) -> ScheduleRow {
+    let s: Vec<&crate::schedule::Schedule> =
+        runs.iter().filter_map(|r| r.schedule.as_ref()).collect();
+    let tasks: Vec<&crate::schedule::TaskSchedule> = s.iter().flat_map(|g| &g.tasks).collect();
+    let acted: Vec<&&crate::schedule::TaskSchedule> = tasks
+        .iter()
+        .filter(|t| t.tardiness_secs.is_some())
+        .collect();
+    let late: Vec<f64> = acted
+        .iter()
+        .filter_map(|t| t.tardiness_secs.filter(|x| *x > 0))
+        .map(|x| x as f64 / 60.0)
+        .collect();
+    let first: Vec<f64> = tasks
+        .iter()
+        .filter_map(|t| t.release_to_first_action_secs)
+        .map(|x| x as f64 / 60.0)
+        .collect();
+    let meetings: Vec<&crate::schedule::MeetingResponse> =
+        s.iter().flat_map(|g| &g.meetings).collect();
+    let responses: Vec<f64> = meetings
+        .iter()
+        .filter_map(|m| m.response_secs)
+        .map(|x| x as f64 / 60.0)
+        .collect();
+    let some_mean = |xs: &[f64]| (!xs.is_empty()).then(|| mean(xs.iter().copied()));
+    let per_run = |f: fn(&crate::schedule::Schedule) -> f64| {
+        (!s.is_empty()).then(|| mean(s.iter().map(|g| f(g))))
+    };
+    ScheduleRow {
+        agent: agent.to_owned(),
+        runs: s.len(),
+        release_to_first_action_min: some_mean(&first),
+        late_share: (!acted.is_empty()).then(|| late.len() as f64 / acted.len() as f64),
+        tardiness_min: some_mean(&late),
+        interrupt_response_min: some_mean(&responses),
+        missed_meetings_share: (!meetings.is_empty()).then(|| {
+            meetings
+                .iter()
+                .filter(|m| m.response_secs.is_none())
+                .count() as f64
+                / meetings.len() as f64
+        }),
+        inversion_min: per_run(|g| g.inversion_secs as f64 / 60.0),
+        context_switches: per_run(|g| g.context_switches as f64),
+        idle_min: per_run(|g| g.idle_secs as f64 / 60.0),
+    }
 }
 
 /// A stratum over working days.
@@ -498,6 +594,7 @@ impl Report {
             end_reasons: Vec::new(),
             tokens: Vec::new(),
             gates_failed: Vec::new(),
+            schedule: Vec::new(),
         };
         for (agent, mine) in &by_agent {
             let n = mine.len() as f64;
@@ -640,6 +737,8 @@ impl Report {
                     }
                 }
             }
+
+            rep.schedule.push(schedule_row(agent, mine));
 
             // Folded from +0.0: an empty f64 sum is -0.0, which would print as "-0.0000".
             let cost = mine.iter().filter_map(|r| r.cost).fold(0.0, |a, b| a + b);

@@ -371,6 +371,41 @@ pub(super) fn tables(r: &Report) -> Vec<Table> {
                 })
                 .collect(),
         },
+        Table {
+            name: "schedule",
+            title: "Scheduling",
+            note: "From each run's trajectory (definitions: `engine/src/schedule.rs`). A tool call belongs to the task whose files, meetings or colleagues it names. First action: minutes from a task's release to the first call on it. Late: share of acted-on tasks still worked on after their deadline, and their mean tardiness (minutes). Interrupt response: minutes from a meeting's start to joining it; missed: share of the intern's meetings never joined. Inversion: minutes per run spent on a task while a higher-priority released task was unfinished. Switches: changes of task between consecutive calls, per run. Idle: minutes per run in `wait`, nights excluded.",
+            columns: vec![
+                ("model", "agent"),
+                ("runs", "runs"),
+                ("first action (min)", "release_to_first_action_min"),
+                ("late", "late_share"),
+                ("tardiness (min)", "tardiness_min"),
+                ("interrupt response (min)", "interrupt_response_min"),
+                ("missed meetings", "missed_meetings_share"),
+                ("inversion (min)", "inversion_min"),
+                ("switches", "context_switches"),
+                ("idle (min)", "idle_min"),
+            ],
+            rows: r
+                .schedule
+                .iter()
+                .map(|s| {
+                    vec![
+                        text(&s.agent),
+                        int(s.runs),
+                        opt(s.release_to_first_action_min, avg),
+                        opt(s.late_share, score),
+                        opt(s.tardiness_min, avg),
+                        opt(s.interrupt_response_min, avg),
+                        opt(s.missed_meetings_share, score),
+                        opt(s.inversion_min, avg),
+                        opt(s.context_switches, avg),
+                        opt(s.idle_min, avg),
+                    ]
+                })
+                .collect(),
+        },
     ]
 }
 

@@ -1040,3 +1040,65 @@ fn sharded_runs_report_like_one_run() {
         );
     }
 }
+
+/// Scheduling figures are written into `result.json`, and `tbsim report` computes
+/// them from the trajectory for results that lack them (older runs), with the same
+/// outcome: nothing is re-run.
+#[test]
+fn report_computes_scheduling_from_trajectories_of_recorded_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("b");
+    let a = root().join("content/scenarios/busy-day.ron");
+    let b = root().join("content/scenarios/two-days.ron");
+    let o = tbsim(
+        &[
+            "run",
+            "--agent",
+            "oracle",
+            "--out",
+            out.to_str().unwrap(),
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+        ],
+        &root(),
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    let row = |name: &str| -> Value {
+        let r = dir.path().join(name);
+        let o = tbsim(
+            &[
+                "report",
+                out.to_str().unwrap(),
+                "--out",
+                r.to_str().unwrap(),
+            ],
+            &root(),
+        );
+        assert!(o.status.success(), "{}", text(&o).1);
+        let rep: Value =
+            serde_json::from_str(&fs::read_to_string(r.join("report.json")).unwrap()).unwrap();
+        rep["schedule"][0].clone()
+    };
+    let results = tbsim::report::find_named(std::slice::from_ref(&out), "result.json").unwrap();
+    assert_eq!(results.len(), 2);
+    for f in &results {
+        let v: Value = serde_json::from_str(&fs::read_to_string(f).unwrap()).unwrap();
+        let s = &v["schedule"];
+        assert!(
+            s["tasks"].as_array().is_some_and(|t| !t.is_empty()),
+            "{f:?}"
+        );
+        assert_eq!(s["missed_meetings"], 0);
+    }
+    let with = row("with");
+    assert_eq!(with["runs"], 2);
+    assert_eq!(with["late_share"], 0.0, "the oracle is never late: {with}");
+    // Strip the figures, as a result written before they existed: the report
+    // computes the same from trajectory.jsonl and scenario.ron.
+    for f in &results {
+        let mut v: Value = serde_json::from_str(&fs::read_to_string(f).unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("schedule");
+        fs::write(f, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    }
+    assert_eq!(row("without"), with);
+}
