@@ -52,8 +52,11 @@
 //!    morning, where the mentor's feedback on the previous day is delivered.
 //! 5. **Agent actions** are applied at the current instant after every event due at
 //!    that instant, each followed by a tick, then time advances by the tool's cost.
-//! 6. **Systems** run chained on the single-threaded executor with ambiguity
-//!    detection set to error; a test shuffles the schedule and compares digests.
+//! 6. **Systems** run as one chain (a total order) on the single-threaded executor.
+//!    Every system writes the trajectory or the queue, so none may run unordered:
+//!    ambiguity detection is an error, and a system added outside the chain fails
+//!    the first tick. Pinned oracle digests of the bundled examples catch any change
+//!    in what a run writes.
 //! 7. **Randomness** comes from streams keyed by `(master seed, stable key)`
 //!    ([`rng`]); adding an object never changes another object's draws.
 //! 8. **No hash-order output.** Everything observable is sorted by key or scenario

@@ -707,7 +707,6 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
             token_cost_secs: args.token_cost,
             agent: agent_name.clone(),
             feedback: args.feedback.into(),
-            shuffle: None,
         },
     };
     // Each run directory records its options, world settings and scenario before

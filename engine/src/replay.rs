@@ -79,7 +79,6 @@ pub fn config_from_header(header: &Value) -> SimConfig {
         token_cost_secs: header["token_cost_secs"].as_u64().map(|v| v as u32),
         agent: header["agent"].as_str().unwrap_or_default().to_owned(),
         feedback: serde_json::from_value(header["feedback"].clone()).unwrap_or_default(),
-        shuffle: None,
     }
 }
 

@@ -50,9 +50,6 @@ pub struct SimConfig {
     /// Mentor feedback between days.
     #[serde(default)]
     pub feedback: crate::world::FeedbackPolicy,
-    /// Shuffle seed for the tick schedule (tests; needs the `shuffle` feature).
-    #[serde(skip)]
-    pub shuffle: Option<u64>,
 }
 
 /// What the agent is told at the start.
@@ -170,7 +167,7 @@ impl Sim {
         );
         let mut sim = Sim {
             world,
-            schedule: tick_schedule(config.shuffle),
+            schedule: tick_schedule(),
             python,
             npc: Box::new(Scripted),
             step: 0,

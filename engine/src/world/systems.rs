@@ -19,23 +19,17 @@ use super::*;
 use crate::check::{BookedMeeting, CheckKind, WorldView, evaluate};
 use crate::queue::EventClass;
 
-/// Builds the tick schedule. `shuffle_seed` (with the `shuffle` feature) randomises the
-/// order of unconstrained systems, to prove the chain constrains everything.
-pub fn tick_schedule(shuffle_seed: Option<u64>) -> Schedule {
+/// Builds the tick schedule: one chain, so the systems run in a total order. Every
+/// system writes the trajectory or the queue, so no two could run unordered; the
+/// ambiguity check is an error, so a system added outside the chain fails the
+/// first tick of every test instead of running in an order bevy picks.
+pub fn tick_schedule() -> Schedule {
     let mut schedule = Schedule::default();
     schedule.set_executor(SingleThreadedExecutor::new());
-    #[allow(unused_mut)]
-    let mut settings = ScheduleBuildSettings {
+    schedule.set_build_settings(ScheduleBuildSettings {
         ambiguity_detection: LogLevel::Error,
         ..Default::default()
-    };
-    #[cfg(feature = "shuffle")]
-    {
-        settings.shuffle_seed = shuffle_seed;
-    }
-    #[cfg(not(feature = "shuffle"))]
-    let _ = shuffle_seed;
-    schedule.set_build_settings(settings);
+    });
     schedule.add_systems(
         (
             start_of_day,

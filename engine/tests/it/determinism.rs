@@ -28,33 +28,6 @@ fn the_seed_changes_npc_timing_but_not_the_outcome() {
     assert_eq!((a.checkpoint_score, b.checkpoint_score), (1.0, 1.0));
 }
 
-#[cfg(feature = "shuffle")]
-#[test]
-fn shuffled_system_order_gives_the_same_digest() {
-    use tbsim::run::{RunLimits, run_in_memory};
-    use tbsim::sim::SimConfig;
-    for name in ["busy-day", "meeting-check-sum"] {
-        let loaded = crate::util::scenario(name);
-        let base = run(&loaded, &mut Oracle::new(&loaded.scenario), None)
-            .0
-            .digest;
-        for k in 0..6 {
-            let config = SimConfig {
-                agent: "oracle".into(),
-                shuffle: Some(k),
-                ..SimConfig::default()
-            };
-            let (r, _) = run_in_memory(
-                &loaded,
-                &mut Oracle::new(&loaded.scenario),
-                config,
-                &RunLimits::default(),
-            );
-            assert_eq!(r.digest, base, "{name} with shuffle seed {k}");
-        }
-    }
-}
-
 #[test]
 fn bundled_scenarios_score_one_for_the_oracle_and_zero_for_idle() {
     for path in bundled() {

@@ -8,7 +8,7 @@ mod adversary;
 mod batch;
 // The `tbsim` binary end to end: run, replay, validate, tools, gen, suites, metatasks.
 mod cli;
-// Same inputs, same bytes: repeated runs, shuffled schedules, regenerated content.
+// Same inputs, same bytes: repeated runs, pinned digests, regenerated content.
 mod determinism;
 // Engine behaviours through the tools: interrupts, deadlines, events, chat, calendar, files, days.
 mod engine;
