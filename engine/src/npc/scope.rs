@@ -152,6 +152,11 @@ pub struct Scope {
     /// Every clue's task (empty for none), trigger and the trigger's vocabulary
     /// (computed once: judging a message needs it for every matching clue).
     clues: Vec<(String, Trigger, BTreeSet<String>)>,
+    /// Concept -> clues that concept can start matching: the first concept of each
+    /// alternative of a trigger's first group. A trigger matches only if some
+    /// alternative of its first group is in the message, so the clues indexed under
+    /// the message's concepts are the only ones worth matching.
+    by_concept: BTreeMap<String, Vec<usize>>,
     /// Soup words: every trigger's vocabulary and [`SOUP_WORDS`].
     cues: BTreeSet<String>,
     /// Each task objective's content words.
@@ -182,6 +187,17 @@ impl Scope {
         for (_, _, v) in &clues {
             cues.extend(v.iter().cloned());
         }
+        let mut by_concept: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, (_, t, _)) in clues.iter().enumerate() {
+            for alt in t.groups.first().into_iter().flatten() {
+                if let Some(c) = alt.iter().next() {
+                    let list = by_concept.entry(c.clone()).or_default();
+                    if list.last() != Some(&i) {
+                        list.push(i);
+                    }
+                }
+            }
+        }
         let objectives = objectives
             .into_iter()
             .map(concepts)
@@ -200,6 +216,7 @@ impl Scope {
         by_first.values_mut().for_each(|v| v.sort());
         Scope {
             clues,
+            by_concept,
             cues,
             objectives,
             shared_first: by_first,
@@ -222,9 +239,9 @@ impl Scope {
             }
         }
         let matched: Vec<&(String, Trigger, BTreeSet<String>)> = self
-            .clues
-            .iter()
-            .filter(|(_, t, _)| t.matches(msg))
+            .matching(msg)
+            .into_iter()
+            .map(|i| &self.clues[i])
             .collect();
         let tasks: BTreeSet<&str> = matched
             .iter()
@@ -250,6 +267,21 @@ impl Scope {
             return Err(Unspecific::Cues(extra));
         }
         Ok(())
+    }
+
+    /// Indices of the clues whose trigger matches, in clue order (as a scan of
+    /// every clue would find them), looked up through [`Scope::by_concept`].
+    fn matching(&self, msg: &BTreeSet<String>) -> Vec<usize> {
+        let candidates: BTreeSet<usize> = msg
+            .iter()
+            .filter_map(|c| self.by_concept.get(c))
+            .flatten()
+            .copied()
+            .collect();
+        candidates
+            .into_iter()
+            .filter(|&i| self.clues[i].1.matches(msg))
+            .collect()
     }
 
     /// Whom a message means when a trigger is about someone whose first name
@@ -371,6 +403,51 @@ mod tests {
         assert!(!is_path("and/or"));
         let soup = "OLD123456 chart/link/id/manual/owner/approval/code/available/free/budget";
         assert!(s.judge(soup).is_err());
+    }
+
+    /// The concept index finds exactly the clues a scan of every trigger finds, for
+    /// questions built from every trigger's words and from every task's text.
+    #[test]
+    fn the_concept_index_matches_like_a_full_scan() {
+        for name in ["busy-day", "traineebench-plus/traineebench-plus-006"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("../content/scenarios/{name}.ron"));
+            let s = crate::scenario::load_file(&path).unwrap().scenario;
+            let triggers: Vec<(Option<&str>, Trigger)> = s
+                .company
+                .people
+                .iter()
+                .flat_map(|p| &p.clues)
+                .map(|c| (c.task.as_deref(), Trigger::new(&c.trigger)))
+                .collect();
+            let scope = Scope::new(
+                triggers.iter().map(|(k, t)| (*k, t)),
+                s.tasks.iter().map(|t| t.objective.as_str()),
+                s.company.people.iter().map(|p| p.name.as_str()),
+            );
+            let mut texts: Vec<String> = s.tasks.iter().map(|t| t.objective.clone()).collect();
+            for c in s.company.people.iter().flat_map(|p| &p.clues) {
+                // Every pair of alternatives across the first two groups.
+                let first = c.trigger.first().cloned().unwrap_or_default();
+                let second = c.trigger.get(1).cloned().unwrap_or_default();
+                for a in &first {
+                    texts.push(a.clone());
+                    for b in &second {
+                        texts.push(format!("{a} {b}"));
+                    }
+                }
+            }
+            let mut hits = 0;
+            for text in &texts {
+                let msg = concepts(text);
+                let scan: Vec<usize> = (0..scope.clues.len())
+                    .filter(|&i| scope.clues[i].1.matches(&msg))
+                    .collect();
+                hits += scan.len();
+                assert_eq!(scope.matching(&msg), scan, "{name}: {text}");
+            }
+            assert!(hits > 0, "{name}: the questions matched something");
+        }
     }
 
     #[test]
