@@ -66,16 +66,16 @@
 
 pub mod agent;
 pub mod batch;
-pub mod calculator;
+mod calculator;
 pub mod check;
 pub mod fuzz;
 pub mod generate;
 pub mod llm;
 pub mod npc;
 pub mod path;
-pub mod python;
+mod python;
 pub mod queue;
-pub mod render;
+mod raster;
 pub mod replay;
 pub mod report;
 pub mod result;

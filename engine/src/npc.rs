@@ -3,7 +3,7 @@
 //! The tools ask an [`NpcEngine`] for each reply through an [`NpcQuery`] that holds
 //! everything the engine may use: the person, the conversation, and the clue rules
 //! whose conditions hold now (the engine never sees a clue it may not reveal). The
-//! [`Scripted`] engine answers from the rules alone; `llm::npc` plays the colleague
+//! [`Scripted`] engine answers from the rules alone; `llm::colleague` plays the colleague
 //! with a model; [`RecordedNpc`] returns what a trajectory recorded, so replay needs
 //! no network. An engine's `record` goes into the trajectory as an `npc` line.
 //!

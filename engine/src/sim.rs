@@ -29,7 +29,7 @@ use crate::tools::{
 };
 use crate::trajectory::{FORMAT, Trajectory};
 use crate::world::{
-    Batch, Clock, EndReason, Inbox, Intern, Notification, Queue, RunState, SimEvent, Trace,
+    Clock, DueEvents, EndReason, Inbox, Intern, Notification, Queue, RunState, SimEvent, Trace,
     build_world, tick_schedule,
 };
 
@@ -305,9 +305,9 @@ impl Sim {
     }
 
     fn tick(&mut self, batch: Vec<Due<SimEvent>>) {
-        self.world.resource_mut::<Batch>().0 = batch;
+        self.world.resource_mut::<DueEvents>().0 = batch;
         self.schedule.run(&mut self.world);
-        self.world.resource_mut::<Batch>().0.clear();
+        self.world.resource_mut::<DueEvents>().0.clear();
     }
 
     /// Processes every event due at or before `target`, then sets the clock to it.

@@ -2,7 +2,7 @@
 //!
 //! Model: the city's planning grid has one target-density heatmap per audience group
 //! (one or two Gaussian hot spots, min-max normalised and rounded to 0-5). The values
-//! exist only in the PNG heatmaps on the drive (drawn by [`crate::render`]), so the
+//! exist only in the PNG heatmaps on the drive (drawn by [`crate::scenario::Drawing::png`]), so the
 //! agent must look at the image for its campaign's group; the other groups' maps are
 //! distractors. Channels sit on grid cells with a weekly cost, a base effect and an
 //! audience fit for the campaign's group. A channel's effective exposure is
@@ -30,7 +30,7 @@ use serde_json::json;
 
 use super::{Ctx, Parts, company::slug, corpus, difficulty, step};
 use crate::check::budget_best;
-use crate::render::text_width;
+use crate::raster::text_width;
 use crate::scenario::{
     BudgetAspect, BudgetCheck, Check, CheckpointSpec, Clue, Condition, Content, DomainCheck,
     Drawing, FileSpec, Gate, Scenario, Shape, TaskSpec,

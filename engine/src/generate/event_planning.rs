@@ -41,7 +41,7 @@ use serde_json::json;
 
 use super::{Ctx, Parts, company::slug, corpus, difficulty, pick_distinct, step};
 use crate::check::{Outing, outings, parse_hhmm};
-use crate::render::text_width;
+use crate::raster::text_width;
 use crate::scenario::{
     Check, CheckpointSpec, Clue, Condition, Content, DomainCheck, Drawing, FileSpec, Gate,
     OutingAspect, OutingCheck, OutingMap, OutingMetric, Scenario, Shape, TaskSpec,

@@ -27,10 +27,10 @@
 //! every recorded error message.
 
 pub mod client;
+pub mod colleague;
 pub mod config;
 pub mod history;
 pub mod message;
-pub mod npc;
 pub mod prompt;
 pub mod reply;
 

@@ -154,12 +154,9 @@ pub struct PythonOutcome {
     pub limits_hit: Vec<LimitHit>,
 }
 
-/// Infrastructure failures only; the script's own failures are outcomes.
+/// Infrastructure failures only; the script's own failures are outcomes. (Each
+/// variant's `#[error]` message is its documentation.)
 #[derive(Debug, Error)]
-#[expect(
-    missing_docs,
-    reason = "each variant's #[error] message is its documentation"
-)]
 pub enum PythonError {
     #[error(
         "python interpreter not found: `{interpreter}` could not be run ({reason}); install python3 or set {var} to the interpreter's path",

@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde::ser::{self, Impossible};
 
 use super::Scenario;
-use super::load::ErrorCode;
+use super::error::ErrorCode;
 
 /// Largest scenario file, in bytes (TB0022).
 pub const MAX_SCENARIO_BYTES: u64 = 8 * 1024 * 1024;

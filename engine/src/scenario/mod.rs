@@ -9,6 +9,7 @@
 //! Times are written as `YYYY-MM-DDTHH:MM` (or `HH:MM`, meaning the first day) and are
 //! converted to integer [`SimTime`](crate::time::SimTime) at load time.
 
+mod error;
 pub mod limits;
 mod load;
 pub(crate) mod sidecar;
@@ -18,10 +19,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub(crate) use load::syntax_error;
-pub use load::{
-    ErrorCode, LoadedScenario, Location, ScenarioError, ScenarioErrors, load_file, parse_str,
-};
+pub(crate) use error::syntax_error;
+pub use error::{ErrorCode, Location, ScenarioError, ScenarioErrors};
+pub use load::{LoadedScenario, load_file, parse_str};
 pub use validate::validate;
 
 /// A whole scenario.
@@ -218,7 +218,7 @@ pub enum Content {
         blake3: String,
     },
     /// A raster image drawn from a recipe and rendered to PNG bytes when the world
-    /// is built ([`crate::render`]); the same recipe always gives the same bytes.
+    /// is built ([`Drawing::png`]); the same recipe always gives the same bytes.
     Drawing(Drawing),
 }
 
@@ -238,6 +238,13 @@ pub struct Drawing {
     /// Shapes, painted in order.
     #[serde(default)]
     pub shapes: Vec<Shape>,
+}
+
+impl Drawing {
+    /// The PNG this drawing renders to (the bytes an agent's `read_file` returns).
+    pub fn png(&self) -> Vec<u8> {
+        crate::raster::png(self)
+    }
 }
 
 /// One painted shape. Parts outside the canvas are clipped.

@@ -4,8 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use super::error::{ErrorCode, Location, ScenarioError, ScenarioErrors};
 use super::limits;
-use super::load::{ErrorCode, Location, ScenarioError, ScenarioErrors};
 use super::sidecar::{self, SidecarError};
 use super::{
     BudgetAspect, Check, Condition, Content, DomainCheck, Drawing, FileSpec, Gate, OutingAspect,
@@ -1159,7 +1159,7 @@ const MAX_TEXT_CHARS: usize = 200;
 /// canvas sides, shape count, coordinates, colours (`#rrggbb`, at most 256 distinct),
 /// thickness and scale, and text the built-in font can draw.
 fn check_drawing(cx: &mut Ctx<'_>, at: &str, d: &Drawing) {
-    use crate::render::{MAX_COLOURS, MAX_SIDE, font_supports, parse_colour};
+    use crate::raster::{MAX_COLOURS, MAX_SIDE, font_supports, parse_colour};
     for (name, v) in [("width", d.width), ("height", d.height)] {
         if !(1..=MAX_SIDE).contains(&v) {
             cx.err(

@@ -3,7 +3,7 @@
 use bevy_ecs::prelude::*;
 use serde_json::{Value, json};
 
-use super::{ErrorKind, ToolError, ToolResultT, display_name, parse_when, resolve_person};
+use super::{ErrorKind, ToolError, ToolOutcome, display_name, parse_when, resolve_person};
 use crate::queue::EventClass;
 use crate::time::{Epoch, SimTime};
 use crate::world::{Clock, Index, Intern, Key, Meeting, Queue, Revision, Room, SimEvent};
@@ -57,7 +57,7 @@ fn meetings(world: &mut World) -> Vec<(String, Meeting)> {
     v
 }
 
-pub(super) fn available_rooms(world: &mut World, start: &str, end: &str) -> ToolResultT {
+pub(super) fn available_rooms(world: &mut World, start: &str, end: &str) -> ToolOutcome {
     let (s, e) = interval(world, start, end)?;
     let busy: Vec<String> = meetings(world)
         .into_iter()
@@ -80,7 +80,7 @@ pub(super) fn book_meeting(
     start: &str,
     end: &str,
     attendees: &[&str],
-) -> ToolResultT {
+) -> ToolOutcome {
     if title.trim().is_empty() {
         return Err(ToolError::new(
             ErrorKind::Invalid,
@@ -247,7 +247,7 @@ fn meeting_entity(world: &mut World, key: &str) -> Result<Entity, ToolError> {
     }
 }
 
-pub(super) fn cancel_booking(world: &mut World, key: &str) -> ToolResultT {
+pub(super) fn cancel_booking(world: &mut World, key: &str) -> ToolOutcome {
     let e = meeting_entity(world, key)?;
     let now = world.resource::<Clock>().now;
     let me = world.resource::<Intern>().key.clone();
@@ -346,7 +346,7 @@ pub(super) fn join_meeting(world: &mut World, key: &str) -> Result<(Value, SimTi
     Ok((v, m.end))
 }
 
-pub(super) fn my_calendar(world: &mut World) -> ToolResultT {
+pub(super) fn my_calendar(world: &mut World) -> ToolOutcome {
     let me = world.resource::<Intern>().key.clone();
     let epoch = world.resource::<Clock>().epoch;
     let list: Vec<Value> = meetings(world)

@@ -4,7 +4,7 @@ use bevy_ecs::prelude::*;
 use rand::RngExt;
 use serde_json::{Value, json};
 
-use super::{CallContext, ErrorKind, ToolError, ToolResultT, display_name, resolve_person};
+use super::{CallContext, ErrorKind, ToolError, ToolOutcome, display_name, resolve_person};
 use crate::npc::{ActiveClue, BE_SPECIFIC, Line, Named, NpcQuery, concepts};
 use crate::queue::EventClass;
 use crate::time::SimDuration;
@@ -15,7 +15,7 @@ use crate::world::{
 
 const MAX_TEXT: usize = 4000;
 
-pub(super) fn list_colleagues(world: &mut World) -> ToolResultT {
+pub(super) fn list_colleagues(world: &mut World) -> ToolOutcome {
     let mut q = world.query::<(&Key, &Npc)>();
     let mut people: Vec<(&Key, &Npc)> = q.iter(world).collect();
     people.sort_by(|a, b| a.0.cmp(b.0));
@@ -251,7 +251,7 @@ pub(super) fn send_message(
     to: &str,
     text: &str,
     ctx: &mut CallContext<'_>,
-) -> ToolResultT {
+) -> ToolOutcome {
     let (key, npc) = resolve_person(world, to)?;
     check_text(text)?;
     let thread = dm_thread(world, &key);
@@ -269,7 +269,7 @@ pub(super) fn send_message(
     )
 }
 
-pub(super) fn create_group(world: &mut World, name: &str, members: &[&str]) -> ToolResultT {
+pub(super) fn create_group(world: &mut World, name: &str, members: &[&str]) -> ToolOutcome {
     if name.trim().is_empty() {
         return Err(ToolError::new(ErrorKind::Invalid, "the group needs a name"));
     }
@@ -313,7 +313,7 @@ pub(super) fn send_group_message(
     group: &str,
     text: &str,
     ctx: &mut CallContext<'_>,
-) -> ToolResultT {
+) -> ToolOutcome {
     check_text(text)?;
     let e = world
         .resource::<Index>()
@@ -346,7 +346,7 @@ pub(super) fn send_group_message(
     )
 }
 
-pub(super) fn read_messages(world: &mut World, with: Option<&str>) -> ToolResultT {
+pub(super) fn read_messages(world: &mut World, with: Option<&str>) -> ToolOutcome {
     let epoch = world.resource::<Clock>().epoch;
     let Some(with) = with else {
         let mut q = world.query::<(&Key, &Thread)>();

@@ -14,12 +14,12 @@ use base64::Engine;
 use bevy_ecs::prelude::*;
 use serde_json::{Value, json};
 
-use super::{CallContext, ErrorKind, ToolError, ToolResultT};
+use super::{CallContext, ErrorKind, ToolError, ToolOutcome};
 use crate::path::VPath;
 use crate::python::{PythonLimits, PythonRequest};
 use crate::world::{File, Index, put_file, remove_file};
 
-pub(super) fn calculator(expression: &str) -> ToolResultT {
+pub(super) fn calculator(expression: &str) -> ToolOutcome {
     crate::calculator::evaluate(expression)
         .map(|r| json!({"expression": expression, "result": r}))
         .map_err(|e| ToolError::new(ErrorKind::Invalid, format!("calculator: {e}")))
@@ -129,7 +129,7 @@ pub(super) fn run_python(
     world: &mut World,
     code: &str,
     ctx: &mut CallContext<'_>,
-) -> (ToolResultT, Option<Value>) {
+) -> (ToolOutcome, Option<Value>) {
     if code.trim().is_empty() {
         return (
             Err(ToolError::new(ErrorKind::Invalid, "the script is empty")),

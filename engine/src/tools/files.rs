@@ -4,7 +4,7 @@ use base64::Engine;
 use bevy_ecs::prelude::*;
 use serde_json::{Value, json};
 
-use super::{Attachment, ErrorKind, ToolError, ToolResultT};
+use super::{Attachment, ErrorKind, ToolError, ToolOutcome};
 use crate::path::{PathError, VPath, check_name_limits};
 use crate::world::{History, Index, Revision, file_bytes, put_file};
 
@@ -128,7 +128,7 @@ fn children(
     out
 }
 
-pub(super) fn list_folder(world: &mut World, path: Option<&str>) -> ToolResultT {
+pub(super) fn list_folder(world: &mut World, path: Option<&str>) -> ToolOutcome {
     let p = path.map(str::trim).unwrap_or("");
     if p.is_empty() || p == "." || p == "./" {
         return Ok(json!({"path": "", "entries": [
@@ -271,7 +271,7 @@ fn writable(world: &World, p: &VPath) -> Result<(), ToolError> {
     Ok(())
 }
 
-pub(super) fn write_file(world: &mut World, path: &str, content: &str) -> ToolResultT {
+pub(super) fn write_file(world: &mut World, path: &str, content: &str) -> ToolOutcome {
     let p = parse(path)?;
     writable(world, &p)?;
     if content.len() > MAX_TEXT_BYTES {
@@ -285,7 +285,7 @@ pub(super) fn write_file(world: &mut World, path: &str, content: &str) -> ToolRe
     Ok(json!({"path": p.as_str(), "bytes": content.len(), "created": !existed}))
 }
 
-pub(super) fn copy_from_drive(world: &mut World, path: &str, to: Option<&str>) -> ToolResultT {
+pub(super) fn copy_from_drive(world: &mut World, path: &str, to: Option<&str>) -> ToolOutcome {
     let src = parse(path)?;
     if !src.is_drive() {
         return Err(ToolError::new(

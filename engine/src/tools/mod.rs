@@ -16,6 +16,10 @@ use bevy_ecs::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+/// Whether `run_python` can run here (python3 is found, the bubblewrap sandbox
+/// works) and how its limits are enforced on this host; the sandbox itself is
+/// internal.
+pub use crate::python::{Containment, containment, python_available, sandbox_available};
 pub use catalogue::{TOOL_NAMES, ToolSpec, catalogue, check_args};
 pub use compute::{LivePython, PythonBackend, RecordedPython, outcome_from_record};
 
@@ -154,7 +158,7 @@ impl Exec {
     }
 }
 
-pub(crate) type ToolResultT = Result<Value, ToolError>;
+pub(crate) type ToolOutcome = Result<Value, ToolError>;
 
 const IDENTITY_FIELDS: &[&str] = &[
     "sender",
@@ -421,7 +425,7 @@ fn wait(world: &mut World, until: Option<&str>, minutes: Option<f64>) -> Result<
     })
 }
 
-fn my_tasks(world: &mut World) -> ToolResultT {
+fn my_tasks(world: &mut World) -> ToolOutcome {
     let epoch = world.resource::<Clock>().epoch;
     let mut q = world.query::<&Task>();
     let mut tasks: Vec<&Task> = q

@@ -9,7 +9,7 @@
 use bevy_ecs::prelude::*;
 use serde_json::{Value, json};
 
-use super::{ErrorKind, ToolError, ToolResultT};
+use super::{ErrorKind, ToolError, ToolOutcome};
 use crate::scenario::PAGE_WINDOWS;
 use crate::time::SimTime;
 use crate::world::{Clock, Key, Metric, Service, series_at};
@@ -76,7 +76,7 @@ fn metric_json(m: &Metric, t: SimTime) -> Value {
     })
 }
 
-pub(super) fn list_services(world: &mut World) -> ToolResultT {
+pub(super) fn list_services(world: &mut World) -> ToolOutcome {
     let list = services(world);
     let out: Vec<Value> = list
         .iter()
@@ -89,7 +89,7 @@ pub(super) fn list_services(world: &mut World) -> ToolResultT {
     Ok(json!({"services": out}))
 }
 
-pub(super) fn service_health(world: &mut World, service: Option<&str>) -> ToolResultT {
+pub(super) fn service_health(world: &mut World, service: Option<&str>) -> ToolOutcome {
     let t = now(world);
     let shown = world.resource::<Clock>().epoch.display(t);
     let list = services(world);
@@ -115,7 +115,7 @@ pub(super) fn page_load_times(
     world: &mut World,
     window: Option<&str>,
     page: Option<&str>,
-) -> ToolResultT {
+) -> ToolOutcome {
     let window = window.map_or("last_24_hours", str::trim);
     if !PAGE_WINDOWS.contains(&window) {
         return Err(ToolError::new(
@@ -165,7 +165,7 @@ pub(super) fn page_load_times(
     Ok(json!({"window": window, "as_of": shown, "pages": rows}))
 }
 
-pub(super) fn error_logs(world: &mut World, service: &str, lines: Option<u64>) -> ToolResultT {
+pub(super) fn error_logs(world: &mut World, service: &str, lines: Option<u64>) -> ToolOutcome {
     let t = now(world);
     let epoch = world.resource::<Clock>().epoch;
     let list = services(world);
@@ -181,7 +181,7 @@ pub(super) fn error_logs(world: &mut World, service: &str, lines: Option<u64>) -
     Ok(json!({"service": s.name, "lines": visible[from..]}))
 }
 
-pub(super) fn reboot_server() -> ToolResultT {
+pub(super) fn reboot_server() -> ToolOutcome {
     Err(ToolError::new(
         ErrorKind::Permission,
         "you do not have permission to reboot production servers (the attempt has been logged). \

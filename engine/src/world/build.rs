@@ -22,7 +22,7 @@ fn bytes_of(loaded: &LoadedScenario, path: &str, c: &Content) -> Vec<u8> {
     match c {
         Content::Text(t) => t.as_bytes().to_vec(),
         Content::Sidecar { .. } => loaded.assets.get(path).cloned().unwrap_or_default(),
-        Content::Drawing(d) => crate::render::png(d),
+        Content::Drawing(d) => crate::raster::png(d),
     }
 }
 
@@ -90,7 +90,7 @@ pub fn build_world(
     world.insert_resource(History::default());
     world.insert_resource(Revision::default());
     world.insert_resource(Inbox::default());
-    world.insert_resource(Batch::default());
+    world.insert_resource(DueEvents::default());
     world.insert_resource(Queue(EventQueue::with_capacity(64)));
     world.insert_resource(Rngs(RngStreams::new(seed)));
     world.insert_resource(Trace(trace));

@@ -315,9 +315,9 @@ pub struct Revision(pub u64);
 #[derive(Resource, Debug, Default)]
 pub struct Inbox(pub Vec<Notification>);
 
-/// The events of the batch being processed.
+/// The events due at the current instant, being processed by this tick.
 #[derive(Resource, Debug, Default)]
-pub struct Batch(pub Vec<crate::queue::Due<SimEvent>>);
+pub struct DueEvents(pub Vec<crate::queue::Due<SimEvent>>);
 
 /// The pending events.
 #[derive(Resource, Debug, Default)]

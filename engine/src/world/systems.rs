@@ -78,7 +78,7 @@ fn released_notification(
 }
 
 fn release_tasks(
-    batch: Res<Batch>,
+    batch: Res<DueEvents>,
     clock: Res<Clock>,
     index: Res<Index>,
     hints: Res<HintTier>,
@@ -113,7 +113,7 @@ fn release_tasks(
 }
 
 fn meeting_interrupts(
-    batch: Res<Batch>,
+    batch: Res<DueEvents>,
     clock: Res<Clock>,
     index: Res<Index>,
     intern: Res<Intern>,
@@ -192,7 +192,7 @@ fn meeting_interrupts(
 /// Exclusive: deliveries may create threads and files.
 fn deliver(world: &mut World) {
     let batch: Vec<SimEvent> = world
-        .resource::<Batch>()
+        .resource::<DueEvents>()
         .0
         .iter()
         .map(|d| d.event.clone())
@@ -365,7 +365,7 @@ impl WorldView for View<'_, '_, '_> {
 
 fn evaluate_checkpoints(
     mut last: Local<u64>,
-    batch: Res<Batch>,
+    batch: Res<DueEvents>,
     clock: Res<Clock>,
     index: Res<Index>,
     intern: Res<Intern>,
@@ -541,7 +541,7 @@ pub(crate) fn close_open_tasks(
 }
 
 fn latch_deadlines(
-    batch: Res<Batch>,
+    batch: Res<DueEvents>,
     clock: Res<Clock>,
     index: Res<Index>,
     mut tasks: Query<&mut Task>,
@@ -582,7 +582,7 @@ fn latch_deadlines(
 }
 
 fn start_of_day(
-    batch: Res<Batch>,
+    batch: Res<DueEvents>,
     clock: Res<Clock>,
     mut mentor: ResMut<Mentor>,
     mut inbox: ResMut<Inbox>,
@@ -650,7 +650,7 @@ fn review(policy: FeedbackPolicy, tasks: &[&Task], checkpoints: &[&Checkpoint]) 
 }
 
 fn end_of_day(
-    batch: Res<Batch>,
+    batch: Res<DueEvents>,
     clock: Res<Clock>,
     policy: Res<FeedbackPolicy>,
     tasks: Query<&Task>,

@@ -176,10 +176,10 @@ fn ads_strategy_heatmaps_are_images_and_the_city_matters() {
     assert_ne!(ia[0].1, ib[0].1, "another city draws other maps");
     // Rendered PNGs are deterministic and compact.
     for (_, d) in &ia {
-        let png = tbsim::render::png(d);
+        let png = d.png();
         assert!(png.starts_with(b"\x89PNG"));
         assert!(png.len() < 100_000, "{} bytes", png.len());
-        assert_eq!(png, tbsim::render::png(d));
+        assert_eq!(png, d.png());
     }
     // The densities are nowhere in the text files the agent can read.
     let csv = sa.files.iter().find(|f| f.path.ends_with(".csv")).unwrap();

@@ -621,7 +621,7 @@ fn image_scenario(dir: &Path) -> ImageScenario {
         .to_vec();
     drop(sim);
     assert!(
-        png == tbsim::render::png(&drawing),
+        png == drawing.png(),
         "the world renders the scenario's recipe"
     );
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
@@ -631,7 +631,7 @@ fn image_scenario(dir: &Path) -> ImageScenario {
         .iter()
         .filter(|f| f.path != heat)
         .filter_map(|f| match &f.content {
-            Content::Drawing(d) => Some(tbsim::render::png(d)),
+            Content::Drawing(d) => Some(d.png()),
             _ => None,
         })
         .collect();

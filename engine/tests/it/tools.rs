@@ -244,7 +244,7 @@ fn no_tool_reaches_hidden_answers() {
 }
 
 fn python_ready() -> bool {
-    let ok = tbsim::python::python_available() && tbsim::python::sandbox_available();
+    let ok = tbsim::tools::python_available() && tbsim::tools::sandbox_available();
     if !ok {
         assert!(
             std::env::var_os("CI").is_none(),

@@ -318,7 +318,7 @@ fn digit_glyphs() -> Vec<Glyph> {
             text,
         )],
     };
-    let Some(img) = decode_png(&crate::render::png(&drawing)) else {
+    let Some(img) = decode_png(&crate::raster::png(&drawing)) else {
         return Vec::new();
     };
     // Each character advances six pixels; with spaces, digit d starts at 2 + 12 d.

@@ -23,10 +23,8 @@ use crate::scenario::{Drawing, Shape};
 pub const MAX_SIDE: u32 = 2048;
 /// Most distinct colours in one drawing (background included).
 pub const MAX_COLOURS: usize = 256;
-/// Font cell: glyph width and height, in font pixels.
+/// Font cell: glyph width, in font pixels (glyphs are 7 high).
 pub const GLYPH_W: u32 = 5;
-/// See [`GLYPH_W`].
-pub const GLYPH_H: u32 = 7;
 /// Horizontal advance per character, in font pixels.
 pub const ADVANCE: u32 = 6;
 
@@ -343,7 +341,8 @@ pub fn crc32(data: &[u8]) -> u32 {
 }
 
 /// Adler-32, as zlib uses.
-pub fn adler32(data: &[u8]) -> u32 {
+#[cfg(test)]
+fn adler32(data: &[u8]) -> u32 {
     adler32_rows(data, data.len().max(1))
 }
 
