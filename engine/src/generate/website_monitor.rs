@@ -1327,14 +1327,7 @@ mod tests {
         for seed in 0..60 {
             with_ctx(seed, |ctx| {
                 let (parts, services) = generate_with_services(ctx, &Params::default()).unwrap();
-                let task = &parts.tasks[0];
-                let failing = match &task.checkpoints[1].check {
-                    Check::All(c) => match &c[0] {
-                        Check::JsonStringSet { expected, .. } => expected[0].clone(),
-                        _ => unreachable!(),
-                    },
-                    _ => unreachable!(),
-                };
+                let (slow, failing) = expected(&parts);
                 let epoch = Epoch::from_timestamp("2025-10-01T09:00").unwrap();
                 for hm in ["09:00", "12:00", "16:59"] {
                     let t = epoch.parse(hm).unwrap();
@@ -1345,10 +1338,6 @@ mod tests {
                         .collect();
                     assert_eq!(critical, vec![failing.clone()], "seed {seed} at {hm}");
                 }
-                let slow = match &task.checkpoints[0].check {
-                    Check::JsonStringSet { expected, .. } => expected[0].clone(),
-                    _ => unreachable!(),
-                };
                 let web = services.iter().find(|s| !s.pages.is_empty()).unwrap();
                 for window in crate::scenario::PAGE_WINDOWS {
                     for hm in ["09:00", "17:00"] {

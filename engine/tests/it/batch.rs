@@ -1050,19 +1050,7 @@ fn report_computes_scheduling_from_trajectories_of_recorded_runs() {
     let out = dir.path().join("b");
     let a = root().join("content/scenarios/busy-day.ron");
     let b = root().join("content/scenarios/two-days.ron");
-    let o = tbsim(
-        &[
-            "run",
-            "--agent",
-            "oracle",
-            "--out",
-            out.to_str().unwrap(),
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-        ],
-        &root(),
-    );
-    assert!(o.status.success(), "{}", text(&o).1);
+    crate::util::run_agent("oracle", &out, &[&a, &b]);
     let row = |name: &str| -> Value {
         let r = dir.path().join(name);
         let o = tbsim(

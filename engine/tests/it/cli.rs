@@ -390,18 +390,7 @@ fn regrade_reports_changed_checkpoints_and_what_the_agent_saw() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
     let scen = root().join("content/scenarios/transactions-two-abnormal.ron");
-    let o = tbsim(
-        &[
-            "run",
-            "--agent",
-            "oracle",
-            "--out",
-            run.to_str().unwrap(),
-            scen.to_str().unwrap(),
-        ],
-        &root(),
-    );
-    assert!(o.status.success(), "{}", text(&o).1);
+    crate::util::run_agent("oracle", &run, &[&scen]);
     let result: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("result.json")).unwrap()).unwrap();
     let loaded = tbsim::scenario::load_file(&scen).unwrap();

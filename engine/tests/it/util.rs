@@ -58,6 +58,15 @@ pub fn tbsim(args: &[&str], cwd: &Path) -> Output {
         .expect("the tbsim binary runs")
 }
 
+/// `tbsim run --agent <agent> --out <out> <scenarios...>` through the real binary;
+/// panics with its stderr if it fails.
+pub fn run_agent(agent: &str, out: &Path, scenarios: &[&Path]) {
+    let mut args = vec!["run", "--agent", agent, "--out", out.to_str().unwrap()];
+    args.extend(scenarios.iter().map(|p| p.to_str().unwrap()));
+    let o = tbsim(&args, &root());
+    assert!(o.status.success(), "{}", text(&o).1);
+}
+
 /// The job-engine variables `tbsim run` shards by.
 pub const SHARD_VARS: [&str; 6] = [
     "JOB_COMPLETION_INDEX",
