@@ -64,6 +64,8 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub use tbsim_core::{path, queue, rng, time};
+
 pub mod agent;
 pub mod batch;
 mod calculator;
@@ -72,19 +74,15 @@ pub mod fuzz;
 pub mod generate;
 pub mod llm;
 pub mod npc;
-pub mod path;
 mod python;
-pub mod queue;
 mod raster;
 pub mod replay;
 pub mod report;
 pub mod result;
-pub mod rng;
 pub mod run;
 pub mod scenario;
 pub mod schedule;
 pub mod sim;
-pub mod time;
 pub mod tools;
 pub mod trajectory;
 pub mod world;

@@ -1,0 +1,21 @@
+//! tbsim's bottom layer, imported by every other tbsim crate and importing none:
+//!
+//! * [`time`]: integer simulated time ([`time::SimTime`], seconds since the first
+//!   day's midnight) and the calendar anchor that converts it to and from workplace
+//!   timestamps. Nothing here reads the wall clock.
+//! * [`rng`]: random streams derived from `(master seed, stable key)`, so adding an
+//!   object never changes another object's draws.
+//! * [`path`]: the agent's paths, normalised and confined to the drive and the
+//!   workspace.
+//! * [`queue`]: the event queue and its total order, `(time, class, sequence)`.
+//!
+//! The agent-engine protocol (observations, decisions, tool calls and errors,
+//! notifications) belongs here too and still lives in the `tbsim` crate; moving it
+//! is the next step of the split (see `engine/README.md`).
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod path;
+pub mod queue;
+pub mod rng;
+pub mod time;
