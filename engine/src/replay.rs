@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::npc::RecordedNpc;
 use crate::result::RunResult;
 use crate::scenario::{LoadedScenario, ScenarioErrors, load_file};
-use crate::sim::{Sim, SimConfig};
+use crate::sim::Sim;
 use crate::trajectory::{Trajectory, digest_lines};
 
 /// Why a replay could not start.
@@ -25,9 +25,12 @@ pub enum ReplayError {
     /// The run's scenario copy is invalid.
     #[error("{0}")]
     Scenario(ScenarioErrors),
-    /// The trajectory is malformed.
+    /// A file is malformed (1-based line number).
     #[error("`{0}` line {1}: {2}")]
     Format(PathBuf, usize, String),
+    /// The trajectory cannot be read back.
+    #[error(transparent)]
+    Trajectory(#[from] crate::trajectory::TrajectoryError),
     /// The scenario copy is not the one the run used.
     #[error("`{0}` has BLAKE3 {1} but the trajectory was recorded with {2}")]
     ScenarioChanged(PathBuf, String, String),
@@ -70,22 +73,10 @@ impl ReplayReport {
     }
 }
 
-/// The simulation settings recorded in a trajectory header.
-pub fn config_from_header(header: &Value) -> SimConfig {
-    SimConfig {
-        seed: header["seed"].as_u64(),
-        hints: header["hints"].as_u64().unwrap_or(0) as u8,
-        turn_cost_secs: header["turn_cost_secs"].as_u64().map(|v| v as u32),
-        token_cost_secs: header["token_cost_secs"].as_u64().map(|v| v as u32),
-        agent: header["agent"].as_str().unwrap_or_default().to_owned(),
-        feedback: serde_json::from_value(header["feedback"].clone()).unwrap_or_default(),
-    }
-}
-
 /// Replays the run in `dir`.
 pub fn replay(dir: &Path) -> Result<ReplayReport, ReplayError> {
     let traj = dir.join("trajectory.jsonl");
-    let rec = crate::run::read_recorded(&traj)?;
+    let rec = crate::trajectory::read_recorded(&traj)?;
     let scen_path = dir.join("scenario.ron");
     let loaded = load_file(&scen_path).map_err(ReplayError::Scenario)?;
     let want = rec.header["scenario_blake3"].as_str().unwrap_or_default();
@@ -115,8 +106,8 @@ pub fn replay(dir: &Path) -> Result<ReplayReport, ReplayError> {
 
 /// A fresh world for `loaded`, driven by the recorded decisions (with recorded
 /// `run_python` outcomes and model-played colleagues' replies) to where the run ended.
-fn redrive(rec: &crate::run::Recorded, loaded: &LoadedScenario) -> Sim {
-    let config = config_from_header(&rec.header);
+fn redrive(rec: &crate::trajectory::Recorded, loaded: &LoadedScenario) -> Sim {
+    let config = crate::trajectory::config_from_header(&rec.header);
     let mut sim = Sim::new(
         loaded,
         config,
@@ -182,7 +173,7 @@ pub struct Regrade {
 /// fixed scenario, recorded `run_python` outcomes and model colleagues' replies are
 /// reused.
 pub fn regrade(dir: &Path, fixed: Option<&Path>) -> Result<Regrade, ReplayError> {
-    let rec = crate::run::read_recorded(&dir.join("trajectory.jsonl"))?;
+    let rec = crate::trajectory::read_recorded(&dir.join("trajectory.jsonl"))?;
     let res_path = dir.join("result.json");
     let before: RunResult = std::fs::read_to_string(&res_path)
         .map_err(|e| ReplayError::Io(res_path.clone(), e))

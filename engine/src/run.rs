@@ -29,13 +29,14 @@ use serde_json::Value;
 
 use crate::agent::{Agent, AgentError, PastStep, block_on};
 use crate::npc::{NpcEngine, RecordedNpc, Scripted};
-use crate::replay::{ReplayError, config_from_header};
+use crate::replay::ReplayError;
 use crate::result::{ModelUsage, RunResult};
 use crate::scenario::{Content, LoadedScenario, WorldChange, load_file};
 use crate::sim::{Decision, Observation, Sim, SimConfig};
 use crate::time::SimDuration;
-use crate::tools::{LivePython, PythonBackend, RecordedPython, ToolCall};
-use crate::trajectory::{Trajectory, expand_requests};
+use crate::tools::{LivePython, PythonBackend, RecordedPython};
+use crate::trajectory::Trajectory;
+use crate::trajectory::{config_from_header, read_recorded};
 use crate::world::EndReason;
 
 /// Failure to write a run.
@@ -344,99 +345,6 @@ impl PythonBackend for ResumePython {
     }
 }
 
-/// A recorded model line: parsed, and as written (replay and resume copy the text,
-/// so the bytes do not depend on how a `Value` orders its keys).
-#[derive(Debug, Clone)]
-pub(crate) struct RecordedLine {
-    pub value: Value,
-    pub text: String,
-}
-
-/// A recorded decision with the model lines before it.
-#[derive(Debug, Clone)]
-pub(crate) struct RecordedStep {
-    pub records: Vec<RecordedLine>,
-    pub decision: Decision,
-    pub tokens_out: u64,
-}
-
-/// What a trajectory holds for re-driving it.
-#[derive(Debug)]
-pub(crate) struct Recorded {
-    pub header: Value,
-    pub steps: Vec<RecordedStep>,
-    /// Model lines after the last decision (a failed or interrupted turn).
-    pub trailing: Vec<RecordedLine>,
-    pub python: RecordedPython,
-    pub npc_lines: Vec<Value>,
-    pub end: Option<EndReason>,
-    /// The lines, unparsed (a torn last line dropped).
-    pub lines: Vec<String>,
-}
-
-/// Reads a trajectory. A torn last line (a crash mid-write) is dropped.
-pub(crate) fn read_recorded(traj: &Path) -> Result<Recorded, ReplayError> {
-    let text = std::fs::read_to_string(traj).map_err(|e| ReplayError::Io(traj.to_owned(), e))?;
-    let fmt = |line: usize, m: &str| ReplayError::Format(traj.to_owned(), line, m.to_owned());
-    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-    let mut parsed = Vec::with_capacity(lines.len());
-    for (i, l) in lines.iter().enumerate() {
-        match serde_json::from_str::<Value>(l) {
-            Ok(v) => parsed.push(v),
-            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => break,
-            Err(e) => return Err(fmt(i + 1, &e.to_string())),
-        }
-    }
-    lines.truncate(parsed.len());
-    // Model lines may hold a turn request in its compact form: the agent and the
-    // reuse of recorded calls work on full requests (the text stays as written).
-    expand_requests(&mut parsed).map_err(|e| fmt(e.line() + 1, &e.to_string()))?;
-    let header = parsed
-        .first()
-        .filter(|h| h["type"] == "header")
-        .cloned()
-        .ok_or_else(|| fmt(1, "expected a header line"))?;
-    let mut steps = Vec::new();
-    let mut pending = Vec::new();
-    let mut python = RecordedPython::default();
-    let mut npc_lines = Vec::new();
-    let mut end = None;
-    for (i, v) in parsed.iter().enumerate() {
-        match v["type"].as_str() {
-            Some("model") => pending.push(RecordedLine {
-                value: v.clone(),
-                text: lines[i].clone(),
-            }),
-            Some("decision") => {
-                let calls: Vec<ToolCall> = serde_json::from_value(v["calls"].clone())
-                    .map_err(|e| fmt(i + 1, &e.to_string()))?;
-                steps.push(RecordedStep {
-                    records: std::mem::take(&mut pending),
-                    decision: Decision { calls },
-                    tokens_out: v["tokens_out"].as_u64().unwrap_or(0),
-                });
-            }
-            Some("result") if v["result"]["tool"] == "run_python" && !v["record"].is_null() => {
-                let step = v["step"].as_u64().unwrap_or(0);
-                let call = v["call"].as_str().unwrap_or_default().to_owned();
-                python.outcomes.insert((step, call), v["record"].clone());
-            }
-            Some("npc") => npc_lines.push(v.clone()),
-            Some("end") => end = serde_json::from_value::<EndReason>(v["reason"].clone()).ok(),
-            _ => {}
-        }
-    }
-    Ok(Recorded {
-        header,
-        steps,
-        trailing: pending,
-        python,
-        npc_lines,
-        end,
-        lines,
-    })
-}
-
 /// Continues the interrupted run in `dir` with `agent`, asking `npc` (wrapped so
 /// recorded replies are reused) for colleagues' new replies; `trial` is recorded in
 /// `result.json` as a fresh run of that trial would record it. A run that already
@@ -455,7 +363,7 @@ pub fn resume_dir(
     trial: Option<u32>,
 ) -> Result<RunResult, RunError> {
     let traj_path = dir.join("trajectory.jsonl");
-    let rec = read_recorded(&traj_path)?;
+    let rec = read_recorded(&traj_path).map_err(ReplayError::from)?;
     let res_path = dir.join("result.json");
     if rec.end.is_some_and(|r| r != EndReason::InfraError)
         && let Ok(text) = std::fs::read_to_string(&res_path)

@@ -16,6 +16,10 @@
 //!
 //! The digest is the BLAKE3 hash of all lines, each followed by `\n`.
 //!
+//! Reading one back ([`read_recorded`], for replay, resume and regrading) keeps
+//! each model line as written and as parsed, and fails with a [`TrajectoryError`]
+//! naming the file and line; a torn last line (a crash mid-write) is dropped.
+//!
 //! ## Model lines
 //!
 //! A `model` line holds `type`, `step`, `t`, `purpose` (`turn`, `summary` or
@@ -39,9 +43,14 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use serde_json::Value;
+
+use crate::sim::{Decision, SimConfig};
+use crate::tools::{RecordedPython, ToolCall};
+use crate::world::EndReason;
 
 /// Current trajectory format version.
 pub const FORMAT: u32 = 1;
@@ -268,6 +277,133 @@ pub fn expand_requests(lines: &mut [serde_json::Value]) -> Result<(), RequestDel
         }
     }
     Ok(())
+}
+
+/// A trajectory that cannot be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum TrajectoryError {
+    /// The file is missing or unreadable.
+    #[error("cannot read `{0}`: {1}")]
+    Io(PathBuf, std::io::Error),
+    /// A line is not what the format says (1-based line number).
+    #[error("`{0}` line {1}: {2}")]
+    Format(PathBuf, usize, String),
+}
+
+/// A recorded model line: parsed, and as written (replay and resume copy the text,
+/// so the bytes do not depend on how a `Value` orders its keys).
+#[derive(Debug, Clone)]
+pub struct RecordedLine {
+    /// The line parsed (a compact turn request expanded to the full request).
+    pub value: Value,
+    /// The line as written.
+    pub text: String,
+}
+
+/// A recorded decision with the model lines before it.
+#[derive(Debug, Clone)]
+pub struct RecordedStep {
+    /// The model lines before the decision.
+    pub records: Vec<RecordedLine>,
+    /// The decision.
+    pub decision: Decision,
+    /// Output tokens its model calls produced.
+    pub tokens_out: u64,
+}
+
+/// What a trajectory holds for re-driving it.
+#[derive(Debug)]
+pub struct Recorded {
+    /// The header line.
+    pub header: Value,
+    /// The decisions, in order.
+    pub steps: Vec<RecordedStep>,
+    /// Model lines after the last decision (a failed or interrupted turn).
+    pub trailing: Vec<RecordedLine>,
+    /// `run_python` outcomes, by step and call.
+    pub python: RecordedPython,
+    /// Model-played colleagues' lines.
+    pub npc_lines: Vec<Value>,
+    /// Why the run ended, if it did.
+    pub end: Option<EndReason>,
+    /// The lines, unparsed (a torn last line dropped).
+    pub lines: Vec<String>,
+}
+
+/// Reads a trajectory. A torn last line (a crash mid-write) is dropped.
+pub fn read_recorded(traj: &Path) -> Result<Recorded, TrajectoryError> {
+    let text =
+        std::fs::read_to_string(traj).map_err(|e| TrajectoryError::Io(traj.to_owned(), e))?;
+    let fmt = |line: usize, m: &str| TrajectoryError::Format(traj.to_owned(), line, m.to_owned());
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let mut parsed = Vec::with_capacity(lines.len());
+    for (i, l) in lines.iter().enumerate() {
+        match serde_json::from_str::<Value>(l) {
+            Ok(v) => parsed.push(v),
+            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => break,
+            Err(e) => return Err(fmt(i + 1, &e.to_string())),
+        }
+    }
+    lines.truncate(parsed.len());
+    // Model lines may hold a turn request in its compact form: the agent and the
+    // reuse of recorded calls work on full requests (the text stays as written).
+    expand_requests(&mut parsed).map_err(|e| fmt(e.line() + 1, &e.to_string()))?;
+    let header = parsed
+        .first()
+        .filter(|h| h["type"] == "header")
+        .cloned()
+        .ok_or_else(|| fmt(1, "expected a header line"))?;
+    let mut steps = Vec::new();
+    let mut pending = Vec::new();
+    let mut python = RecordedPython::default();
+    let mut npc_lines = Vec::new();
+    let mut end = None;
+    for (i, v) in parsed.iter().enumerate() {
+        match v["type"].as_str() {
+            Some("model") => pending.push(RecordedLine {
+                value: v.clone(),
+                text: lines[i].clone(),
+            }),
+            Some("decision") => {
+                let calls: Vec<ToolCall> = serde_json::from_value(v["calls"].clone())
+                    .map_err(|e| fmt(i + 1, &e.to_string()))?;
+                steps.push(RecordedStep {
+                    records: std::mem::take(&mut pending),
+                    decision: Decision { calls },
+                    tokens_out: v["tokens_out"].as_u64().unwrap_or(0),
+                });
+            }
+            Some("result") if v["result"]["tool"] == "run_python" && !v["record"].is_null() => {
+                let step = v["step"].as_u64().unwrap_or(0);
+                let call = v["call"].as_str().unwrap_or_default().to_owned();
+                python.outcomes.insert((step, call), v["record"].clone());
+            }
+            Some("npc") => npc_lines.push(v.clone()),
+            Some("end") => end = serde_json::from_value::<EndReason>(v["reason"].clone()).ok(),
+            _ => {}
+        }
+    }
+    Ok(Recorded {
+        header,
+        steps,
+        trailing: pending,
+        python,
+        npc_lines,
+        end,
+        lines,
+    })
+}
+
+/// The simulation settings recorded in a trajectory header.
+pub fn config_from_header(header: &Value) -> SimConfig {
+    SimConfig {
+        seed: header["seed"].as_u64(),
+        hints: header["hints"].as_u64().unwrap_or(0) as u8,
+        turn_cost_secs: header["turn_cost_secs"].as_u64().map(|v| v as u32),
+        token_cost_secs: header["token_cost_secs"].as_u64().map(|v| v as u32),
+        agent: header["agent"].as_str().unwrap_or_default().to_owned(),
+        feedback: serde_json::from_value(header["feedback"].clone()).unwrap_or_default(),
+    }
 }
 
 #[cfg(test)]
