@@ -1342,15 +1342,7 @@ mod tests {
                 for window in crate::scenario::PAGE_WINDOWS {
                     for hm in ["09:00", "17:00"] {
                         let t = epoch.parse(hm).unwrap();
-                        let ms = |p: &PageSpec| {
-                            let w = p.load_ms.iter().find(|w| w.window == window).unwrap();
-                            let pts: Vec<_> = w
-                                .points
-                                .iter()
-                                .map(|p| (epoch.parse(&p.at).unwrap(), p.value))
-                                .collect();
-                            crate::world::series_at(&pts, t)
-                        };
+                        let ms = |p: &PageSpec| load_at(p, window, t);
                         let slow_ms = ms(web.pages.iter().find(|p| p.path == slow).unwrap());
                         for p in web.pages.iter().filter(|p| p.path != slow) {
                             assert!(
@@ -1363,6 +1355,18 @@ mod tests {
                 }
             });
         }
+    }
+
+    /// A page's mean load in `window` at `t` (times on the test day's epoch).
+    fn load_at(p: &PageSpec, window: &str, t: crate::time::SimTime) -> f64 {
+        let epoch = Epoch::from_timestamp("2025-10-01T09:00").unwrap();
+        let w = p.load_ms.iter().find(|w| w.window == window).unwrap();
+        let pts: Vec<_> = w
+            .points
+            .iter()
+            .map(|p| (epoch.parse(&p.at).unwrap(), p.value))
+            .collect();
+        crate::world::series_at(&pts, t)
     }
 
     /// The expected slow page and failing service of one generated task.
@@ -1420,13 +1424,7 @@ mod tests {
                             let mut rows: Vec<(f64, bool)> = Vec::new();
                             for s in &all {
                                 for p in &s.pages {
-                                    let w = p.load_ms.iter().find(|w| w.window == window).unwrap();
-                                    let pts: Vec<_> = w
-                                        .points
-                                        .iter()
-                                        .map(|p| (epoch.parse(&p.at).unwrap(), p.value))
-                                        .collect();
-                                    let ms = crate::world::series_at(&pts, t);
+                                    let ms = load_at(p, window, t);
                                     rows.push((ms, p.path == slow && &s.name == web));
                                 }
                             }
