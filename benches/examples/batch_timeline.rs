@@ -28,9 +28,9 @@ use tbsim::llm::client::{CallFuture, ModelCaller, RequestBody};
 use tbsim::llm::history::SummaryPolicy;
 use tbsim::llm::message::Message;
 use tbsim::llm::prompt::Templates;
-use tbsim::result::ModelUsage;
+use tbsim::protocol::ModelUsage;
+use tbsim::protocol::SimConfig;
 use tbsim::run::RunLimits;
-use tbsim::sim::SimConfig;
 use tbsim::trajectory::Trajectory;
 use tbsim_benches::{fake_model, load_scenario, run_oracle_day};
 

@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 use fake_llm::FakeServer;
 use tbsim::agent::Oracle;
 use tbsim::llm::{ApiConfig, ModelConfig};
+use tbsim::protocol::SimConfig;
 use tbsim::result::RunResult;
 use tbsim::run::{RunLimits, run_with};
 use tbsim::scenario::{LoadedScenario, load_file};
-use tbsim::sim::SimConfig;
 use tbsim::tools::LivePython;
 use tbsim::trajectory::Trajectory;
 

@@ -42,10 +42,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::agent::{Agent, AgentError};
+use crate::protocol::SimConfig;
 use crate::result::RunResult;
 use crate::run::{RunError, RunLimits, resume_dir, run_to_dir_async};
 use crate::scenario::LoadedScenario;
-use crate::sim::SimConfig;
 
 /// Extra blocking threads beyond the world threads, for HTTP clients' own blocking
 /// work (name resolution).

@@ -9,9 +9,11 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::protocol::ToolCall;
+use crate::protocol::{Decision, SimConfig};
 use crate::scenario::{self, LoadedScenario};
-use crate::sim::{Decision, Sim, SimConfig};
-use crate::tools::{PythonBackend, ToolCall};
+use crate::sim::Sim;
+use crate::tools::PythonBackend;
 use crate::trajectory::Trajectory;
 
 /// Most tool calls one input may make (keeps each execution short).

@@ -64,7 +64,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub use tbsim_core::{path, queue, rng, time};
+pub use tbsim_core::{path, protocol, queue, rng, time};
 
 pub mod agent;
 pub mod batch;

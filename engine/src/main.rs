@@ -19,12 +19,12 @@ use tbsim::llm::history::SummaryPolicy;
 use tbsim::llm::prompt::Templates;
 use tbsim::llm::{ApiConfig, HttpModel};
 use tbsim::npc::{NpcEngine, Scripted};
+use tbsim::protocol::SimConfig;
+use tbsim::protocol::{EndReason, FeedbackPolicy};
 use tbsim::result::{RunResult, render_table};
 use tbsim::run::RunLimits;
 use tbsim::scenario::{LoadedScenario, load_file};
-use tbsim::sim::SimConfig;
 use tbsim::time::SimDuration;
-use tbsim::world::{EndReason, FeedbackPolicy};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -1026,7 +1026,7 @@ fn cmd_validate(files: &[PathBuf]) -> Result<ExitCode> {
 }
 
 fn cmd_tools(json: bool) -> Result<ExitCode> {
-    let cat = tbsim::tools::catalogue();
+    let cat = tbsim::protocol::catalogue();
     let mut stdout = std::io::stdout().lock();
     if json {
         writeln!(stdout, "{}", serde_json::to_string_pretty(&cat)?)?;

@@ -474,7 +474,7 @@ pub trait NpcEngine: Send {
     /// Answers the last message of `q.conversation`.
     fn reply(&mut self, q: &NpcQuery<'_>) -> Result<NpcAnswer, NpcError>;
     /// Model usage so far (model-backed engines).
-    fn usage(&self) -> Option<crate::result::ModelUsage> {
+    fn usage(&self) -> Option<crate::protocol::ModelUsage> {
         None
     }
 }
@@ -603,7 +603,7 @@ impl NpcEngine for RecordedNpc {
         })
     }
 
-    fn usage(&self) -> Option<crate::result::ModelUsage> {
+    fn usage(&self) -> Option<crate::protocol::ModelUsage> {
         self.fallback.as_ref().and_then(|f| f.usage())
     }
 }

@@ -239,6 +239,14 @@ impl Canvas {
 }
 
 /// Renders a drawing to PNG bytes.
+impl Drawing {
+    /// The PNG this drawing renders to (the bytes an agent's `read_file` returns).
+    pub fn png(&self) -> Vec<u8> {
+        png(self)
+    }
+}
+
+/// Renders `d` (see [`Drawing::png`]).
 pub fn png(d: &Drawing) -> Vec<u8> {
     let w = d.width.clamp(1, MAX_SIDE);
     let h = d.height.clamp(1, MAX_SIDE);

@@ -112,7 +112,9 @@ fn redrive(rec: &crate::trajectory::Recorded, loaded: &LoadedScenario) -> Sim {
         loaded,
         config,
         Trajectory::in_memory(),
-        Box::new(rec.python.clone()),
+        Box::new(crate::tools::RecordedPython {
+            outcomes: rec.python.clone(),
+        }),
     );
     let mut npc = RecordedNpc::new(None);
     for l in &rec.npc_lines {

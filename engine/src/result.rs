@@ -14,9 +14,11 @@ use std::fmt::Write as _;
 use bevy_ecs::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::EndReason;
+use crate::protocol::ModelUsage;
+use crate::protocol::SimConfig;
 use crate::scenario::{Difficulty, Priority};
-use crate::sim::SimConfig;
-use crate::world::{Checkpoint, Clock, EndReason, RunState, Task};
+use crate::world::{Checkpoint, Clock, RunState, Task};
 
 /// One checkpoint's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -112,7 +114,7 @@ pub struct RunResult {
     /// Trajectory digest (hex BLAKE3).
     pub digest: String,
     /// Feedback policy between days.
-    pub feedback: crate::world::FeedbackPolicy,
+    pub feedback: crate::protocol::FeedbackPolicy,
     /// Per working day.
     pub days: Vec<DayResult>,
     /// Checkpoint score of each day minus the previous day's (empty for one day).
@@ -152,38 +154,6 @@ pub struct Provenance {
     pub engine: String,
     /// [`crate::check::CHECKER_VERSION`].
     pub checker: u32,
-}
-
-/// Model calls, tokens and cost.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ModelUsage {
-    /// Completed model calls (turns, summaries, reflections; for colleagues, live calls).
-    pub calls: u64,
-    /// Prompt tokens, as the API reported them.
-    pub input_tokens: u64,
-    /// Completion tokens, as the API reported them.
-    pub output_tokens: u64,
-    /// Cost in the configured currency (from `price_in`/`price_out` per million tokens).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost: Option<f64>,
-}
-
-impl ModelUsage {
-    /// Adds another usage.
-    pub fn add(&mut self, o: &ModelUsage) {
-        self.calls += o.calls;
-        self.input_tokens += o.input_tokens;
-        self.output_tokens += o.output_tokens;
-        self.cost = match (self.cost, o.cost) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
-        };
-    }
-
-    /// Input plus output tokens.
-    pub fn tokens(&self) -> u64 {
-        self.input_tokens + self.output_tokens
-    }
 }
 
 /// One working day's outcome.
@@ -305,7 +275,7 @@ pub(crate) fn collect(
         .map(|w| w[1].checkpoint_score - w[0].checkpoint_score)
         .collect();
     RunResult {
-        feedback: *world.resource::<crate::world::FeedbackPolicy>(),
+        feedback: world.resource::<crate::world::Feedback>().0,
         days,
         day_gain,
         scenario: scenario.to_owned(),

@@ -29,15 +29,17 @@ use serde_json::Value;
 
 use crate::agent::{Agent, AgentError, PastStep, block_on};
 use crate::npc::{NpcEngine, RecordedNpc, Scripted};
+use crate::protocol::EndReason;
+use crate::protocol::ModelUsage;
+use crate::protocol::{Decision, Observation, SimConfig};
 use crate::replay::ReplayError;
-use crate::result::{ModelUsage, RunResult};
+use crate::result::RunResult;
 use crate::scenario::{Content, LoadedScenario, WorldChange, load_file};
-use crate::sim::{Decision, Observation, Sim, SimConfig};
+use crate::sim::Sim;
 use crate::time::SimDuration;
 use crate::tools::{LivePython, PythonBackend, RecordedPython};
 use crate::trajectory::Trajectory;
 use crate::trajectory::{config_from_header, read_recorded};
-use crate::world::EndReason;
 
 /// Failure to write a run.
 #[derive(Debug, thiserror::Error)]
@@ -123,7 +125,7 @@ pub fn drive(sim: &mut Sim, agent: &mut dyn Agent, limits: &RunLimits) -> RunRes
 ///
 /// The only await point is the agent's decision: the simulation itself is stepped
 /// synchronously in between, so the future is runtime-agnostic. The batch runner
-/// (`crate::batch`) polls it on a blocking thread inside a tokio runtime, so an agent
+/// (the `batch` module) polls it on a blocking thread inside a tokio runtime, so an agent
 /// whose decision awaits network I/O finds a reactor, and a slow simulation step (a
 /// sandboxed Python call, a model-played colleague) never stalls other worlds' I/O.
 pub async fn drive_async(sim: &mut Sim, agent: &mut dyn Agent, limits: &RunLimits) -> RunResult {
@@ -383,7 +385,9 @@ pub fn resume_dir(
     let tmp = dir.join("trajectory.resume.jsonl");
     let trace = Trajectory::to_file(&tmp).map_err(io(&tmp))?;
     let python = ResumePython {
-        recorded: rec.python.clone(),
+        recorded: RecordedPython {
+            outcomes: rec.python.clone(),
+        },
         live: LivePython::default(),
     };
     let mut sim = Sim::new(&loaded, config, trace, Box::new(python));
@@ -449,9 +453,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::agent::{AgentFuture, ModelRecord, RecordSink};
-    use crate::llm::client::RequestBody;
-    use crate::tools::ToolCall;
+    use crate::agent::{AgentFuture, RecordSink};
+    use crate::protocol::ModelRecord;
+    use crate::protocol::RequestBody;
+    use crate::protocol::ToolCall;
 
     /// Makes one model call, then waits once before finishing; at that wait, looks
     /// for the call's line in the trajectory file.

@@ -585,7 +585,7 @@ mod tests {
         let (_, lines) = crate::run::run_in_memory(
             &loaded,
             &mut crate::agent::Oracle::new(&loaded.scenario),
-            crate::sim::SimConfig {
+            crate::protocol::SimConfig {
                 agent: "oracle".into(),
                 ..Default::default()
             },

@@ -16,113 +16,23 @@
 //! they led to ([`Sim::record_agent`]); replay copies them back from the trajectory.
 
 use bevy_ecs::prelude::*;
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::json;
 
-use crate::agent::ModelRecord;
 use crate::npc::{NpcEngine, Scripted};
+use crate::protocol::ModelRecord;
+use crate::protocol::{
+    Briefing, Decision, EndReason, Notification, Observation, SimConfig, ToolResult,
+};
+use crate::protocol::{ErrorKind, ToolCall, ToolError};
 use crate::queue::Due;
 use crate::scenario::LoadedScenario;
 use crate::time::{SimDuration, SimTime};
-use crate::tools::{
-    self, Advance, Attachment, CallContext, ErrorKind, PythonBackend, ToolCall, ToolError,
-};
+use crate::tools::{self, Advance, CallContext, PythonBackend};
 use crate::trajectory::{FORMAT, Trajectory};
 use crate::world::{
-    Clock, DueEvents, EndReason, Inbox, Intern, Notification, Queue, RunState, SimEvent, Trace,
-    build_world, tick_schedule,
+    Clock, DueEvents, Inbox, Intern, Queue, RunState, SimEvent, Trace, build_world, tick_schedule,
 };
-
-/// Settings for one simulation.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SimConfig {
-    /// Master seed (default: the scenario's).
-    pub seed: Option<u64>,
-    /// Hints given with each released task (0-3).
-    pub hints: u8,
-    /// Thinking seconds per decision (default: the scenario's).
-    pub turn_cost_secs: Option<u32>,
-    /// Further thinking seconds per 1000 output tokens of a decision's model calls.
-    #[serde(default)]
-    pub token_cost_secs: Option<u32>,
-    /// Agent name, recorded in the trajectory.
-    pub agent: String,
-    /// Mentor feedback between days.
-    #[serde(default)]
-    pub feedback: crate::world::FeedbackPolicy,
-}
-
-/// What the agent is told at the start.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Briefing {
-    /// The agent's name.
-    pub you: String,
-    /// The agent's key.
-    pub key: String,
-    /// Department.
-    pub department: String,
-    /// Manager's name.
-    pub manager: String,
-    /// Company name.
-    pub company: String,
-    /// Start of the working day (`YYYY-MM-DDTHH:MM:SS`, accepted by the tools).
-    pub day_starts: String,
-    /// End of the working day (`YYYY-MM-DDTHH:MM:SS`).
-    pub day_ends: String,
-}
-
-/// One tool result as the agent sees it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolResult {
-    /// The call's id.
-    pub call_id: String,
-    /// Tool name.
-    pub tool: String,
-    /// Whether it succeeded.
-    pub ok: bool,
-    /// Simulated time after the call, as shown to agents.
-    pub time: String,
-    /// Seconds since the epoch after the call.
-    pub t: SimTime,
-    /// The value (on success).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub result: Option<Value>,
-    /// The error (on failure).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub error: Option<ToolError>,
-    /// Images and other binaries.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub attachments: Vec<Attachment>,
-    /// Notifications since the previous result.
-    pub notifications: Vec<Notification>,
-}
-
-/// What the agent observes before each decision.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Observation {
-    /// Decisions made so far.
-    pub step: u64,
-    /// Current time, shown to agents.
-    pub time: String,
-    /// Seconds since the epoch.
-    pub t: SimTime,
-    /// On the first observation only.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub briefing: Option<Briefing>,
-    /// Results of the previous decision's calls.
-    pub results: Vec<ToolResult>,
-    /// Notifications not attached to a result (start of day; a decision with no calls).
-    pub notifications: Vec<Notification>,
-    /// Whether the run is over.
-    pub over: bool,
-}
-
-/// An agent's decision: tool calls to make now, in order.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Decision {
-    /// Calls.
-    pub calls: Vec<ToolCall>,
-}
 
 /// A simulation in progress.
 pub struct Sim {
@@ -203,7 +113,7 @@ impl Sim {
     }
 
     /// Model usage of the colleagues' engine, if it is model-backed.
-    pub fn npc_usage(&self) -> Option<crate::result::ModelUsage> {
+    pub fn npc_usage(&self) -> Option<crate::protocol::ModelUsage> {
         self.npc.usage()
     }
 
@@ -393,7 +303,7 @@ impl Sim {
             you: intern.name.clone(),
             key: intern.key.clone(),
             department: intern.department.clone(),
-            manager: tools::display_name(&self.world, &intern.manager),
+            manager: crate::world::display_name(&self.world, &intern.manager),
             company: self.company.clone(),
             day_starts: clock.epoch.iso(clock.start),
             day_ends: clock.epoch.iso(clock.end),

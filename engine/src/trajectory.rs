@@ -41,6 +41,7 @@
 //! as JSON values, to the bodies sent); trajectories written before the compact form
 //! existed only hold full requests and read the same.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -48,9 +49,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::sim::{Decision, SimConfig};
-use crate::tools::{RecordedPython, ToolCall};
-use crate::world::EndReason;
+use crate::protocol::EndReason;
+use crate::protocol::ToolCall;
+use crate::protocol::{Decision, SimConfig};
 
 /// Current trajectory format version.
 pub const FORMAT: u32 = 1;
@@ -118,7 +119,7 @@ impl Trajectory {
     pub fn record_raw(&mut self, line: &str) {
         debug_assert!(!line.contains('\n'), "one line");
         // Configured API keys never reach a trajectory, whatever carried them here.
-        let redacted = crate::llm::reply::redact_secrets(line);
+        let redacted = crate::protocol::secrets::redact_secrets(line);
         let line = redacted.as_deref().unwrap_or(line);
         self.hasher.update(line.as_bytes());
         self.hasher.update(b"\n");
@@ -321,7 +322,7 @@ pub struct Recorded {
     /// Model lines after the last decision (a failed or interrupted turn).
     pub trailing: Vec<RecordedLine>,
     /// `run_python` outcomes, by step and call.
-    pub python: RecordedPython,
+    pub python: BTreeMap<(u64, String), Value>,
     /// Model-played colleagues' lines.
     pub npc_lines: Vec<Value>,
     /// Why the run ended, if it did.
@@ -355,7 +356,7 @@ pub fn read_recorded(traj: &Path) -> Result<Recorded, TrajectoryError> {
         .ok_or_else(|| fmt(1, "expected a header line"))?;
     let mut steps = Vec::new();
     let mut pending = Vec::new();
-    let mut python = RecordedPython::default();
+    let mut python = BTreeMap::new();
     let mut npc_lines = Vec::new();
     let mut end = None;
     for (i, v) in parsed.iter().enumerate() {
@@ -376,7 +377,7 @@ pub fn read_recorded(traj: &Path) -> Result<Recorded, TrajectoryError> {
             Some("result") if v["result"]["tool"] == "run_python" && !v["record"].is_null() => {
                 let step = v["step"].as_u64().unwrap_or(0);
                 let call = v["call"].as_str().unwrap_or_default().to_owned();
-                python.outcomes.insert((step, call), v["record"].clone());
+                python.insert((step, call), v["record"].clone());
             }
             Some("npc") => npc_lines.push(v.clone()),
             Some("end") => end = serde_json::from_value::<EndReason>(v["reason"].clone()).ok(),

@@ -34,9 +34,9 @@ use tbsim::batch::{AgentFactory, BatchSpec, Job, JobOutcome, NoProgress, plan, r
 use tbsim::llm::HttpModel;
 use tbsim::llm::history::SummaryPolicy;
 use tbsim::llm::prompt::Templates;
+use tbsim::protocol::SimConfig;
 use tbsim::run::RunLimits;
 use tbsim::scenario::LoadedScenario;
-use tbsim::sim::SimConfig;
 use tbsim::trajectory::Trajectory;
 use tbsim_benches::{fake_model, load_scenario, process_cpu, run_oracle_day};
 

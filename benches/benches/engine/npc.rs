@@ -19,8 +19,10 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use serde_json::json;
 use tbsim::npc::{Scope, Trigger, concepts};
-use tbsim::sim::{Decision, Sim};
-use tbsim::tools::{LivePython, ToolCall};
+use tbsim::protocol::Decision;
+use tbsim::protocol::ToolCall;
+use tbsim::sim::Sim;
+use tbsim::tools::LivePython;
 use tbsim::trajectory::Trajectory;
 use tbsim_benches::{load_scenario, oracle_config};
 

@@ -9,13 +9,14 @@
 //!   workspace.
 //! * [`queue`]: the event queue and its total order, `(time, class, sequence)`.
 //!
-//! The agent-engine protocol (observations, decisions, tool calls and errors,
-//! notifications) belongs here too and still lives in the `tbsim` crate; moving it
-//! is the next step of the split (see `engine/README.md`).
+//! * [`protocol`]: the agent ⇄ engine protocol as plain data: observations,
+//!   decisions, tool calls and their errors, notifications, the tool catalogue, run
+//!   settings and end reasons, model records and usage.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod path;
+pub mod protocol;
 pub mod queue;
 pub mod rng;
 pub mod time;

@@ -1,8 +1,8 @@
 //! The idle agent: waits for the day to end. It proves no checkpoint passes by itself.
 
 use super::{Agent, AgentFuture};
-use crate::sim::{Decision, Observation};
-use crate::tools::ToolCall;
+use crate::protocol::ToolCall;
+use crate::protocol::{Decision, Observation};
 
 /// Does nothing but wait.
 #[derive(Debug, Default)]

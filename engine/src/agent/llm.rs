@@ -47,15 +47,16 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::{Agent, AgentError, AgentFuture, ModelRecord, PastStep, RecordSink, TurnLog};
-use crate::llm::client::{CallOutcome, ModelCaller, RequestBody, contain_reply};
+use crate::llm::client::{CallOutcome, ModelCaller, contain_reply};
 use crate::llm::history::{HistoryPolicy, transcript};
 use crate::llm::message::{
     Content, ImageUrl, Message, Part, Role, assistant_from, response_text, tool_schemas_json,
 };
 use crate::llm::prompt::{PromptBuilder, render_notifications, status_line};
-use crate::result::ModelUsage;
-use crate::sim::{Briefing, Decision, Observation, ToolResult};
-use crate::world::Notification;
+use crate::protocol::ModelUsage;
+use crate::protocol::Notification;
+use crate::protocol::RequestBody;
+use crate::protocol::{Briefing, Decision, Observation, ToolResult};
 
 /// What the agent carries from one day to the next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -565,9 +566,9 @@ mod tests {
     use crate::llm::client::{CallFuture, usage_with_prices};
     use crate::llm::history::SummaryPolicy;
     use crate::llm::prompt::Templates;
-    use crate::result::ModelUsage;
+    use crate::protocol::Attachment;
+    use crate::protocol::ModelUsage;
     use crate::time::SimTime;
-    use crate::tools::Attachment;
     use crate::trajectory::expand_requests;
 
     /// Answers from a queue and keeps every request and its ordinal.

@@ -35,12 +35,11 @@ pub use idle::Idle;
 pub use oracle::Oracle;
 pub use solver::Solver;
 
-use serde::Serialize;
 use serde_json::Value;
 
-use crate::llm::client::RequestBody;
-use crate::result::ModelUsage;
-use crate::sim::{Decision, Observation};
+use crate::protocol::ModelUsage;
+use crate::protocol::{Decision, Observation};
+pub use tbsim_core::protocol::ModelRecord;
 
 /// A future returned by an agent.
 pub type AgentFuture<'a> = Pin<Box<dyn Future<Output = Result<Decision, AgentError>> + Send + 'a>>;
@@ -55,65 +54,6 @@ pub enum AgentError {
     /// run ends without judging the agent.
     #[error("infrastructure error: {0}")]
     Infra(String),
-}
-
-/// One model call as the trajectory records it (keys never included).
-///
-/// It is written with `request`, or with `request_delta` instead when that is set
-/// (the compact form of a turn request, see [`crate::trajectory`]); the other fields
-/// as named.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelRecord {
-    /// Why the call was made: `turn`, `summary` or `reflection`.
-    pub purpose: &'static str,
-    /// The provider's model name.
-    pub model: String,
-    /// The request body exactly as sent.
-    pub request: RequestBody,
-    /// The compact form written instead of `request`, if any: `request` relative to
-    /// the previous turn request of the run.
-    pub request_delta: Option<RequestBody>,
-    /// Failed attempts before the outcome, one line each.
-    pub failures: Vec<String>,
-    /// The response body (`null` when the call failed for good).
-    pub response: Value,
-    /// Tokens and cost of the response.
-    pub usage: Option<ModelUsage>,
-    /// Why the call failed for good.
-    pub error: Option<String>,
-}
-
-impl Serialize for ModelRecord {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        /// The written shape: `request` or `request_delta`, never both.
-        #[derive(Serialize)]
-        struct Wire<'a> {
-            purpose: &'a str,
-            model: &'a str,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            request: Option<&'a RequestBody>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            request_delta: Option<&'a RequestBody>,
-            #[serde(skip_serializing_if = "<[String]>::is_empty")]
-            failures: &'a [String],
-            response: &'a Value,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            usage: Option<&'a ModelUsage>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            error: Option<&'a str>,
-        }
-        Wire {
-            purpose: self.purpose,
-            model: &self.model,
-            request: self.request_delta.is_none().then_some(&self.request),
-            request_delta: self.request_delta.as_ref(),
-            failures: &self.failures,
-            response: &self.response,
-            usage: self.usage.as_ref(),
-            error: self.error.as_deref(),
-        }
-        .serialize(s)
-    }
 }
 
 /// Where an agent puts its model records as their calls complete; the runner drains

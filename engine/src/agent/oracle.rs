@@ -12,11 +12,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Agent, AgentFuture};
+use crate::protocol::Notification;
+use crate::protocol::ToolCall;
+use crate::protocol::{Decision, Observation};
 use crate::scenario::{Gate, PlanStep, Priority, Scenario};
-use crate::sim::{Decision, Observation};
 use crate::time::{Epoch, SimTime};
-use crate::tools::ToolCall;
-use crate::world::Notification;
 
 /// How long before a time-gated step the oracle stops starting other work.
 const GUARD_SECS: u64 = 15 * 60;

@@ -300,7 +300,7 @@ fn make_solvable(seed: u64, plan: &mut ScenarioPlan) -> Result<(), String> {
             scenario,
         };
         let mut oracle = crate::agent::Oracle::new(&loaded.scenario);
-        let config = crate::sim::SimConfig {
+        let config = crate::protocol::SimConfig {
             agent: "oracle".into(),
             ..Default::default()
         };

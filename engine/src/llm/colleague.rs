@@ -33,7 +33,7 @@ use super::message::{Message, Role, response_text};
 use super::prompt::{NO_REPLY, PromptBuilder};
 use crate::agent::block_on;
 use crate::npc::{NpcAnswer, NpcEngine, NpcError, NpcQuery, appears_in};
-use crate::result::ModelUsage;
+use crate::protocol::ModelUsage;
 
 /// A directory of cached replies, keyed by request hash.
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::tools::ToolCall;
+use crate::protocol::ToolCall;
 
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -150,7 +150,7 @@ pub fn tool_schemas_json() -> &'static RawValue {
 
 /// The catalogue as chat-completions `tools`.
 pub fn tool_schemas() -> Vec<Value> {
-    crate::tools::catalogue()
+    crate::protocol::catalogue()
         .iter()
         .map(|t| {
             json!({"type": "function", "function": {

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::npc::NpcQuery;
-use crate::sim::Briefing;
-use crate::world::Notification;
+use crate::protocol::Briefing;
+use crate::protocol::Notification;
 
 /// Template names and the values each accepts.
 pub const TEMPLATES: &[(&str, &[&str])] = &[

@@ -21,11 +21,12 @@
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-/// Longest tool-call arguments text kept as sent: twice the largest content a tool
-/// accepts (1 MiB), so every argument a tool could accept passes whole.
-pub const MAX_ARGUMENT_BYTES: usize = 2 << 20;
+pub use tbsim_core::protocol::arguments::{
+    HEAD_BYTES, MARKER_KEY, MAX_ARGUMENT_BYTES, head, marker, marker_of, refusal,
+};
+pub use tbsim_core::protocol::secrets::{MIN_SECRET_LEN, redact_secrets, register_secret};
 
 /// Longest assistant text kept as sent.
 pub const MAX_CONTENT_BYTES: usize = 2 << 20;
@@ -33,65 +34,9 @@ pub const MAX_CONTENT_BYTES: usize = 2 << 20;
 /// Arguments a tool refused are kept whole up to this length.
 pub const REFUSED_KEEP_BYTES: usize = 4 << 10;
 
-/// Bytes of the original kept at the head of a marker.
-pub const HEAD_BYTES: usize = 512;
-
-/// The key of the marker object that stands for cut arguments.
-pub const MARKER_KEY: &str = "tbsim_truncated";
-
 /// Values nested deeper than this are kept as JSON text by [`parse_completion`]
 /// (serde_json refuses 128 levels).
 const MAX_DEPTH: usize = 64;
-
-/// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
-fn head(s: &str, max: usize) -> &str {
-    let mut end = s.len().min(max);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
-/// The marker standing for `args`: a JSON object, so that servers which parse the
-/// arguments of earlier calls in a conversation still accept it.
-pub fn marker(args: &str) -> String {
-    json!({MARKER_KEY: {
-        "bytes": args.len(),
-        "blake3": blake3::hash(args.as_bytes()).to_hex().to_string(),
-        "head": head(args, HEAD_BYTES),
-    }})
-    .to_string()
-}
-
-/// The original length and hash recorded in a marker, if `args` is one.
-pub fn marker_of(args: &str) -> Option<(u64, String)> {
-    // A marker is short; do not parse anything long looking for one.
-    if args.len() > HEAD_BYTES * 8 + 256 || !args.contains(MARKER_KEY) {
-        return None;
-    }
-    let v: Value = serde_json::from_str(args).ok()?;
-    let obj = v.as_object()?;
-    if obj.len() != 1 {
-        return None;
-    }
-    let m = obj.get(MARKER_KEY)?;
-    Some((m["bytes"].as_u64()?, m["blake3"].as_str()?.to_owned()))
-}
-
-/// Why a call's arguments are refused before they are parsed: too long, or a marker
-/// left where over-long arguments were cut.
-pub fn refusal(args: &str) -> Option<String> {
-    if args.len() > MAX_ARGUMENT_BYTES {
-        return Some(format!(
-            "the arguments are {} bytes, over the {MAX_ARGUMENT_BYTES}-byte limit; send less (write large data in parts, or compute it with run_python)",
-            args.len()
-        ));
-    }
-    let (bytes, hash) = marker_of(args)?;
-    Some(format!(
-        "the arguments were {bytes} bytes (blake3 {hash}), over the {MAX_ARGUMENT_BYTES}-byte limit, and were not run; send less (write large data in parts, or compute it with run_python)"
-    ))
-}
 
 /// Cuts over-long tool-call arguments and assistant text in a chat-completions
 /// response, in place. Returns how many values were cut.
@@ -164,42 +109,6 @@ pub fn redact_value(v: &mut Value, redact: &dyn Fn(&str) -> Option<String>) {
         }
         _ => {}
     }
-}
-
-/// Secrets shorter than this are not registered for [`redact_secrets`]: they would
-/// match ordinary text (test configurations use short dummies).
-pub const MIN_SECRET_LEN: usize = 16;
-
-static SECRETS: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
-
-/// Registers a configured secret (an API key), so that [`redact_secrets`] removes it
-/// from whatever this process writes. Each model client registers its key.
-pub fn register_secret(secret: &str) {
-    if secret.len() < MIN_SECRET_LEN {
-        return;
-    }
-    let mut all = SECRETS
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !all.iter().any(|s| s == secret) {
-        all.push(secret.to_owned());
-    }
-}
-
-/// `text` with every registered secret replaced by `[redacted]`, or `None` if it
-/// holds none (the common case costs one substring search per secret).
-pub fn redact_secrets(text: &str) -> Option<String> {
-    let all = SECRETS
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut out: Option<String> = None;
-    for s in all.iter() {
-        let cur = out.as_deref().unwrap_or(text);
-        if cur.contains(s.as_str()) {
-            out = Some(cur.replace(s.as_str(), "[redacted]"));
-        }
-    }
-    out
 }
 
 /// Parses a response body. A body that is valid JSON but nests deeper than the
@@ -295,6 +204,7 @@ impl<'de> Visitor<'de> for Shallow {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn deep(n: usize) -> String {
         format!("{}1{}", "{\"a\":".repeat(n), "}".repeat(n))

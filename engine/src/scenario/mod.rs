@@ -19,6 +19,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::protocol::Priority;
+
 pub(crate) use error::syntax_error;
 pub use error::{ErrorCode, Location, ScenarioError, ScenarioErrors};
 pub use load::{LoadedScenario, load_file, parse_str};
@@ -240,13 +242,6 @@ pub struct Drawing {
     pub shapes: Vec<Shape>,
 }
 
-impl Drawing {
-    /// The PNG this drawing renders to (the bytes an agent's `read_file` returns).
-    pub fn png(&self) -> Vec<u8> {
-        crate::raster::png(self)
-    }
-}
-
 /// One painted shape. Parts outside the canvas are clipped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Shape {
@@ -311,21 +306,6 @@ pub enum Difficulty {
     Easy,
     /// Long plan or clues behind other clues.
     Hard,
-}
-
-/// Task priority, shown to the agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Priority {
-    /// Can wait.
-    Low,
-    /// The default.
-    #[default]
-    Normal,
-    /// Do before normal work.
-    High,
-    /// Drop everything.
-    Urgent,
 }
 
 /// A task.

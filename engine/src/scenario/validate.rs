@@ -137,13 +137,13 @@ pub fn validate(
         );
     }
     for tool in s.clock.costs.keys() {
-        if !crate::tools::TOOL_NAMES.contains(&tool.as_str()) {
+        if !crate::protocol::TOOL_NAMES.contains(&tool.as_str()) {
             cx.err(
                 ErrorCode::BadValue,
                 format!("clock.costs.{tool}"),
                 format!(
                     "unknown tool `{tool}`; expected one of: {}",
-                    crate::tools::TOOL_NAMES.join(", ")
+                    crate::protocol::TOOL_NAMES.join(", ")
                 ),
             );
         }
@@ -683,7 +683,7 @@ pub fn validate(
         }
         for (j, step) in t.plan.iter().enumerate() {
             let pat = format!("{at}.plan[{j}]");
-            if !crate::tools::TOOL_NAMES.contains(&step.tool.as_str()) {
+            if !crate::protocol::TOOL_NAMES.contains(&step.tool.as_str()) {
                 cx.err(
                     ErrorCode::BadValue,
                     format!("{pat}.tool"),
@@ -902,13 +902,13 @@ fn check_check(cx: &mut Ctx<'_>, at: &str, check: &Check, refs: &Refs<'_>) {
             }
         }
         Check::ToolCalled { tool, .. } => {
-            if !crate::tools::TOOL_NAMES.contains(&tool.as_str()) {
+            if !crate::protocol::TOOL_NAMES.contains(&tool.as_str()) {
                 cx.err(
                     ErrorCode::BadValue,
                     at.to_owned(),
                     format!(
                         "unknown tool `{tool}`; expected one of: {}",
-                        crate::tools::TOOL_NAMES.join(", ")
+                        crate::protocol::TOOL_NAMES.join(", ")
                     ),
                 );
             }

@@ -6,11 +6,12 @@ use serde_json::{Value, json};
 
 use super::{CallContext, ErrorKind, ToolError, ToolOutcome, display_name, resolve_person};
 use crate::npc::{ActiveClue, BE_SPECIFIC, Line, Named, NpcQuery, concepts};
+use crate::protocol::EndReason;
 use crate::queue::EventClass;
 use crate::time::SimDuration;
 use crate::world::{
-    ChatMessage, Clock, Company, EndReason, History, Index, Intern, Key, Npc, Queue, Revision,
-    Rngs, RunState, SimEvent, Specificity, Thread, Trace,
+    ChatMessage, Clock, Company, History, Index, Intern, Key, Npc, Queue, Revision, Rngs, RunState,
+    SimEvent, Specificity, Thread, Trace,
 };
 
 const MAX_TEXT: usize = 4000;

@@ -6,107 +6,25 @@
 //! is a structured [`ToolError`] with a kind the engine counts; no input panics.
 
 mod calendar;
-mod catalogue;
 mod chat;
 mod compute;
 mod files;
 mod website;
 
 use bevy_ecs::prelude::*;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// Whether `run_python` can run here (python3 is found, the bubblewrap sandbox
 /// works) and how its limits are enforced on this host; the sandbox itself is
 /// internal.
 pub use crate::python::{Containment, containment, python_available, sandbox_available};
-pub use catalogue::{TOOL_NAMES, ToolSpec, catalogue, check_args};
 pub use compute::{LivePython, PythonBackend, RecordedPython, outcome_from_record};
+pub use tbsim_core::protocol::catalogue::{TOOL_NAMES, ToolSpec, catalogue, check_args};
+pub use tbsim_core::protocol::{Attachment, ErrorKind, ToolCall, ToolError};
 
 use crate::time::{Epoch, SimDuration, SimTime};
+pub(crate) use crate::world::display_name;
 use crate::world::{Clock, History, Index, Intern, Npc, Revision, Task, TaskState};
-
-/// A tool call as an agent makes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolCall {
-    /// Call id (echoed in the result).
-    pub id: String,
-    /// Tool name.
-    pub name: String,
-    /// Arguments as JSON text.
-    pub arguments: String,
-}
-
-/// Kinds of tool failure, counted per run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
-    /// No such tool.
-    UnknownTool,
-    /// Arguments are not JSON.
-    MalformedJson,
-    /// Arguments do not fit the schema.
-    Schema,
-    /// An attempt to act as someone else.
-    Impersonation,
-    /// A path outside the roots.
-    Path,
-    /// A write to the read-only drive, or an action on someone else's booking.
-    Permission,
-    /// The thing named does not exist.
-    NotFound,
-    /// The request is well-formed but not possible now.
-    Invalid,
-    /// A facility is unavailable on this machine (e.g. no Python sandbox).
-    Unavailable,
-    /// The run is over.
-    RunOver,
-}
-
-impl ErrorKind {
-    /// snake_case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::UnknownTool => "unknown_tool",
-            ErrorKind::MalformedJson => "malformed_json",
-            ErrorKind::Schema => "schema",
-            ErrorKind::Impersonation => "impersonation",
-            ErrorKind::Path => "path",
-            ErrorKind::Permission => "permission",
-            ErrorKind::NotFound => "not_found",
-            ErrorKind::Invalid => "invalid",
-            ErrorKind::Unavailable => "unavailable",
-            ErrorKind::RunOver => "run_over",
-        }
-    }
-}
-
-/// A structured tool error.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolError {
-    /// Kind.
-    pub kind: ErrorKind,
-    /// What went wrong and what to do instead.
-    pub message: String,
-}
-
-impl ToolError {
-    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        ToolError {
-            kind,
-            message: message.into(),
-        }
-    }
-}
-
-/// An image or other binary returned with a result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Attachment {
-    /// MIME type.
-    pub mime: String,
-    /// Base64 bytes.
-    pub data: String,
-}
 
 /// How far the clock moves after a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,7 +108,7 @@ pub fn execute(world: &mut World, call: &ToolCall, ctx: &mut CallContext<'_>) ->
         ));
     };
     // Over-long arguments are refused unread (a model's cut ones arrive as a marker).
-    if let Some(m) = crate::llm::reply::refusal(&call.arguments) {
+    if let Some(m) = crate::protocol::arguments::refusal(&call.arguments) {
         return Exec::from_error(ToolError::new(
             ErrorKind::Schema,
             format!("{}: {m}", spec.name),
@@ -490,18 +408,4 @@ pub(crate) fn resolve_person(world: &World, who: &str) -> Result<(String, Entity
             format!("no colleague called `{w}`; use list_colleagues to see keys and names"),
         )),
     }
-}
-
-/// A person's display name by key (the intern included).
-pub(crate) fn display_name(world: &World, key: &str) -> String {
-    let me = world.resource::<Intern>();
-    if key == me.key {
-        return me.name.clone();
-    }
-    world
-        .resource::<Index>()
-        .keys
-        .get(key)
-        .and_then(|e| world.get::<Npc>(*e))
-        .map_or_else(|| key.to_owned(), |n| n.name.clone())
 }

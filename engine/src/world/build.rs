@@ -43,7 +43,7 @@ pub fn build_world(
     let t = |v: &str| epoch.parse(v).unwrap_or_default();
     let mut world = World::new();
 
-    let mut costs: BTreeMap<String, SimDuration> = crate::tools::catalogue()
+    let mut costs: BTreeMap<String, SimDuration> = crate::protocol::catalogue()
         .iter()
         .map(|c| {
             (
@@ -96,7 +96,7 @@ pub fn build_world(
     world.insert_resource(Trace(trace));
     world.insert_resource(RunState::default());
     world.insert_resource(HintTier(hints));
-    world.insert_resource(feedback);
+    world.insert_resource(Feedback(feedback));
     world.insert_resource(Mentor::default());
 
     let handbook = s

@@ -16,9 +16,10 @@ use serde::Serialize;
 
 use crate::npc::Trigger;
 use crate::path::VPath;
+use crate::protocol::{EndReason, FeedbackPolicy, Notification};
 use crate::queue::EventQueue;
 use crate::rng::RngStreams;
-use crate::scenario::{Check, Condition, Priority, TaskSpec};
+use crate::scenario::{Check, Condition, TaskSpec};
 use crate::time::{Epoch, SimDuration, SimTime};
 use crate::trajectory::Trajectory;
 
@@ -344,27 +345,6 @@ pub struct RunState {
     pub infra_error: Option<String>,
 }
 
-/// Why a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EndReason {
-    /// The agent called `finish`.
-    Finished,
-    /// The working day ended.
-    DayEnd,
-    /// The step limit was reached.
-    MaxSteps,
-    /// The agent failed (e.g. it produced something unusable).
-    AgentError,
-    /// A model API stayed unavailable past the retry budget: the infrastructure
-    /// failed, not the agent, so the run says nothing about the agent's ability.
-    InfraError,
-    /// The run's model-token budget was spent.
-    TokenBudget,
-    /// The run's simulated-time budget was spent.
-    TimeBudget,
-}
-
 /// Something that happens at a time.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -424,121 +404,9 @@ pub enum SimEvent {
     },
 }
 
-/// What the agent is told between tool results.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Notification {
-    /// A new message.
-    Message {
-        /// When.
-        at: String,
-        /// Thread key.
-        thread: String,
-        /// Sender key.
-        from: String,
-        /// Sender name.
-        from_name: String,
-        /// Text.
-        text: String,
-    },
-    /// A task was released.
-    TaskReleased {
-        /// When.
-        at: String,
-        /// Task key.
-        task: String,
-        /// Title.
-        title: String,
-        /// Objective.
-        objective: String,
-        /// Who assigned it.
-        assigned_by: String,
-        /// Deadline.
-        deadline: String,
-        /// Priority.
-        priority: Priority,
-        /// Hints given up front (by the hint policy).
-        #[serde(skip_serializing_if = "Vec::is_empty", default)]
-        hints: Vec<String>,
-    },
-    /// A meeting the intern is invited to starts now.
-    MeetingStarting {
-        /// When.
-        at: String,
-        /// Meeting key.
-        meeting: String,
-        /// Title.
-        title: String,
-        /// Room name.
-        room: String,
-        /// End time.
-        ends: String,
-    },
-    /// Something was said in a meeting the intern attends.
-    Announcement {
-        /// When.
-        at: String,
-        /// Meeting key.
-        meeting: String,
-        /// Text.
-        text: String,
-    },
-    /// A meeting the intern attended ended.
-    MeetingEnded {
-        /// When.
-        at: String,
-        /// Meeting key.
-        meeting: String,
-    },
-    /// A file appeared.
-    FileAdded {
-        /// When.
-        at: String,
-        /// Path.
-        path: String,
-    },
-    /// A released task's deadline passed.
-    DeadlinePassed {
-        /// When.
-        at: String,
-        /// Task key.
-        task: String,
-        /// Title.
-        title: String,
-    },
-    /// A working day is over.
-    DayEnded {
-        /// When.
-        at: String,
-        /// Day number, from 1.
-        day: u32,
-        /// Whether another day follows.
-        more_days: bool,
-    },
-    /// A new working day starts, with the mentor's feedback on finished work.
-    DayStarted {
-        /// When.
-        at: String,
-        /// Day number, from 1.
-        day: u32,
-        /// Mentor feedback (empty under the `none` policy).
-        #[serde(skip_serializing_if = "Vec::is_empty", default)]
-        feedback: Vec<String>,
-    },
-}
-
-/// How much mentor feedback the agent gets between days.
-#[derive(Resource, Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FeedbackPolicy {
-    /// None.
-    None,
-    /// Per task: how many checkpoints passed.
-    Summary,
-    /// The summary plus, for each failed checkpoint, what was missed and how to find it.
-    #[default]
-    Detailed,
-}
+/// The run's mentor-feedback policy, as a world resource.
+#[derive(Resource, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Feedback(pub FeedbackPolicy);
 
 /// Mentor state: tasks already reviewed, feedback waiting for the next morning.
 #[derive(Resource, Debug, Default)]
@@ -610,4 +478,18 @@ pub fn remove_file(world: &mut World, path: &str) -> bool {
 pub fn file_bytes<'w>(world: &'w World, path: &str) -> Option<&'w [u8]> {
     let e = *world.resource::<Index>().files.get(path)?;
     world.get::<File>(e).map(|f| f.bytes.as_slice())
+}
+
+/// A person's display name by key (the intern included).
+pub fn display_name(world: &World, key: &str) -> String {
+    let me = world.resource::<Intern>();
+    if key == me.key {
+        return me.name.clone();
+    }
+    world
+        .resource::<Index>()
+        .keys
+        .get(key)
+        .and_then(|e| world.get::<Npc>(*e))
+        .map_or_else(|| key.to_owned(), |n| n.name.clone())
 }

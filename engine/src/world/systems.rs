@@ -212,7 +212,7 @@ fn deliver(world: &mut World) {
                     Some(e) => e,
                     None => {
                         let me = world.resource::<Intern>().key.clone();
-                        let title = crate::tools::display_name(world, &from);
+                        let title = super::display_name(world, &from);
                         let e = world
                             .spawn((
                                 Key(thread.clone()),
@@ -258,7 +258,7 @@ fn deliver(world: &mut World) {
                     world.resource_mut::<Trace>().0.record(&json!({"type": "disclosure", "t": now.0, "npc": from, "clue": clue, "task": task, "first": first}));
                 }
                 world.resource_mut::<Revision>().0 += 1;
-                let from_name = crate::tools::display_name(world, &from);
+                let from_name = super::display_name(world, &from);
                 world.resource_mut::<Inbox>().0.push(Notification::Message {
                     at,
                     thread,
@@ -652,7 +652,7 @@ fn review(policy: FeedbackPolicy, tasks: &[&Task], checkpoints: &[&Checkpoint]) 
 fn end_of_day(
     batch: Res<DueEvents>,
     clock: Res<Clock>,
-    policy: Res<FeedbackPolicy>,
+    policy: Res<Feedback>,
     tasks: Query<&Task>,
     checkpoints: Query<&Checkpoint>,
     mut mentor: ResMut<Mentor>,
@@ -682,10 +682,10 @@ fn end_of_day(
         due_tasks.sort_by_key(|t| t.order);
         let mut cps: Vec<&Checkpoint> = checkpoints.iter().collect();
         cps.sort_by_key(|c| c.order);
-        let feedback = if *policy == FeedbackPolicy::None {
+        let feedback = if policy.0 == FeedbackPolicy::None {
             Vec::new()
         } else {
-            review(*policy, &due_tasks, &cps)
+            review(policy.0, &due_tasks, &cps)
         };
         for t in &due_tasks {
             mentor.reviewed.insert(t.spec.key.clone());

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tbsim::agent::{Agent, AgentError, AgentFuture, Oracle};
 use tbsim::batch::{BatchSpec, Job, NoProgress, plan, run_jobs_blocking};
+use tbsim::protocol::{Observation, SimConfig};
 use tbsim::run::RunLimits;
-use tbsim::sim::{Observation, SimConfig};
 
 use crate::util::{bundled, root, tbsim, text};
 

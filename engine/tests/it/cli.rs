@@ -199,7 +199,7 @@ fn tools_catalogue_as_text_and_json() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, tbsim::tools::TOOL_NAMES);
+    assert_eq!(names, tbsim::protocol::TOOL_NAMES);
     for t in v.as_array().unwrap() {
         assert_eq!(t["parameters"]["type"], "object");
         assert_eq!(t["parameters"]["additionalProperties"], false);

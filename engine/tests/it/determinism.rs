@@ -62,7 +62,7 @@ fn in_process_replay_matches() {
     for name in ["busy-day", "transactions-none-abnormal"] {
         let loaded = crate::util::scenario(name);
         let out = dir.path().join(name);
-        let config = tbsim::sim::SimConfig {
+        let config = tbsim::protocol::SimConfig {
             agent: "oracle".into(),
             hints: 2,
             ..Default::default()

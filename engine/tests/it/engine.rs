@@ -2,11 +2,13 @@
 //! timed events, group chat, bookings and attachments.
 
 use serde_json::json;
+use tbsim::protocol::Notification;
+use tbsim::protocol::ToolCall;
+use tbsim::protocol::{Decision, SimConfig, ToolResult};
 use tbsim::scenario::{Content, FileSpec, LoadedScenario, TimedEvent, WorldChange};
-use tbsim::sim::{Decision, Sim, SimConfig, ToolResult};
-use tbsim::tools::{LivePython, ToolCall};
+use tbsim::sim::Sim;
+use tbsim::tools::LivePython;
 use tbsim::trajectory::Trajectory;
-use tbsim::world::Notification;
 
 fn start(loaded: &LoadedScenario) -> (Sim, Vec<Notification>) {
     let mut s = Sim::new(
@@ -89,7 +91,7 @@ fn meeting_interrupt_announces_a_task_only_to_those_present() {
         r.result
     );
     assert!(!kinds(&r.notifications).contains(&"task_released".to_owned()));
-    s.end(tbsim::world::EndReason::Finished);
+    s.end(tbsim::protocol::EndReason::Finished);
     let res = s.results();
     assert!(!res.tasks[0].success, "late is not on time");
     assert_eq!(
@@ -104,7 +106,7 @@ fn meeting_interrupt_announces_a_task_only_to_those_present() {
         "join_meeting",
         json!({"meeting": "meeting/sync-sync"}),
     );
-    assert_eq!(r.error.unwrap().kind, tbsim::tools::ErrorKind::Invalid);
+    assert_eq!(r.error.unwrap().kind, tbsim::protocol::ErrorKind::Invalid);
 }
 
 #[test]
@@ -127,7 +129,7 @@ fn deadlines_freeze_checkpoints() {
         "write_file",
         json!({"path": "workspace/transaction_review_report.json", "content": "{\"abnormal_suppliers\": []}"}),
     );
-    s.end(tbsim::world::EndReason::Finished);
+    s.end(tbsim::protocol::EndReason::Finished);
     let res = s.results();
     let passed: Vec<&str> = res.tasks[0]
         .checkpoints
@@ -332,7 +334,7 @@ fn bookings_check_rooms_people_and_ownership() {
     );
     assert_eq!(
         r.error.unwrap().kind,
-        tbsim::tools::ErrorKind::Permission,
+        tbsim::protocol::ErrorKind::Permission,
         "only the organiser cancels"
     );
     let r = call(&mut s, "my_calendar", json!({}));
@@ -407,7 +409,7 @@ fn the_trajectory_is_on_disk_while_the_run_is_in_flight() {
 
 #[test]
 fn days_persist_the_company_and_deliver_mentor_feedback_each_morning() {
-    use tbsim::world::FeedbackPolicy;
+    use tbsim::protocol::FeedbackPolicy;
     let loaded = crate::util::scenario("two-days");
     for policy in [
         FeedbackPolicy::None,
@@ -502,7 +504,7 @@ fn days_persist_the_company_and_deliver_mentor_feedback_each_morning() {
             json!({"with": loaded.scenario.intern.manager}),
         );
         assert_eq!(r.result.unwrap()["messages"][0]["text"], "Good morning!");
-        s.end(tbsim::world::EndReason::Finished);
+        s.end(tbsim::protocol::EndReason::Finished);
         let res = s.results();
         assert_eq!(res.days.len(), 2);
         assert_eq!((res.days[0].tasks, res.days[1].tasks), (2, 3));
@@ -565,7 +567,7 @@ fn answers_are_judged_at_close_not_latched_by_enumeration() {
         write(&mut s, &subset);
     }
     write(&mut s, &["garbage"]);
-    s.end(tbsim::world::EndReason::Finished);
+    s.end(tbsim::protocol::EndReason::Finished);
     let res = s.results();
     assert!(!suppliers_passed(&res), "the last delivery is wrong");
     assert_eq!(res.tasks[0].score, 0.0, "{:#?}", res.tasks[0]);
@@ -628,7 +630,7 @@ impl tbsim::agent::Agent for PythonOnce {
 
     fn decide<'a>(
         &'a mut self,
-        _obs: &'a tbsim::sim::Observation,
+        _obs: &'a tbsim::protocol::Observation,
     ) -> tbsim::agent::AgentFuture<'a> {
         self.0 += 1;
         let (name, arguments) = if self.0 == 1 {

@@ -30,9 +30,11 @@ pub struct Tried {
 /// into each answer path and requires that no checkpoint passes. Returns what it
 /// tried, so a caller can require that something was.
 pub fn assert_trivially_wrong_fails(loaded: &LoadedScenario, wrong: Wrong) -> Tried {
+    use tbsim::protocol::ToolCall;
+    use tbsim::protocol::{Decision, SimConfig};
     use tbsim::scenario::{Check, Content};
-    use tbsim::sim::{Decision, Sim, SimConfig};
-    use tbsim::tools::{LivePython, ToolCall};
+    use tbsim::sim::Sim;
+    use tbsim::tools::LivePython;
     fn paths(c: &Check, out: &mut Vec<String>) {
         match c {
             Check::FileExists { path }
@@ -117,7 +119,7 @@ pub fn assert_trivially_wrong_fails(loaded: &LoadedScenario, wrong: Wrong) -> Tr
                     .iter()
                     .chain(obs.results.iter().flat_map(|r| &r.notifications))
                 {
-                    if let tbsim::world::Notification::MeetingStarting { meeting, .. } = n {
+                    if let tbsim::protocol::Notification::MeetingStarting { meeting, .. } = n {
                         let args = serde_json::json!({"meeting": meeting}).to_string();
                         sim.step(&Decision {
                             calls: vec![ToolCall {
@@ -152,7 +154,7 @@ pub fn assert_trivially_wrong_fails(loaded: &LoadedScenario, wrong: Wrong) -> Tr
                     arguments: args,
                 }],
             });
-            sim.end(tbsim::world::EndReason::Finished);
+            sim.end(tbsim::protocol::EndReason::Finished);
             let r = sim.results();
             let t = r.tasks.iter().find(|t| t.key == task.key).unwrap();
             let passed: Vec<&str> = t

@@ -4,9 +4,11 @@ use std::collections::BTreeSet;
 
 use tbsim::agent::Oracle;
 use tbsim::generate::{Family, Suite, TaskPlan, meeting_book};
+use tbsim::protocol::ToolCall;
+use tbsim::protocol::{Decision, SimConfig};
 use tbsim::scenario::{Check, LoadedScenario, Scenario};
-use tbsim::sim::{Decision, Sim, SimConfig};
-use tbsim::tools::{LivePython, ToolCall};
+use tbsim::sim::Sim;
+use tbsim::tools::LivePython;
 use tbsim::trajectory::Trajectory;
 
 use crate::util::{
@@ -132,7 +134,7 @@ fn wrong_guest_lists_fail_the_invitee_checkpoint() {
                 ));
                 assert!(joined.results[0].ok, "seed {seed}: {:?}", joined.results[0]);
             }
-            sim.end(tbsim::world::EndReason::Finished);
+            sim.end(tbsim::protocol::EndReason::Finished);
             let r = sim.results();
             let cp = |k: &str| {
                 r.tasks[0]
@@ -245,7 +247,7 @@ fn the_booking_attempt_hides_clashes_and_the_right_list_passes() {
                            "start": window_start, "end": window_end, "attendees": must_invite}),
     ));
     assert!(obs.results[0].ok, "{:?}", obs.results[0]);
-    sim.end(tbsim::world::EndReason::Finished);
+    sim.end(tbsim::protocol::EndReason::Finished);
     let r = sim.results();
     let passed: Vec<&str> = r.tasks[0]
         .checkpoints

@@ -4,10 +4,12 @@
 use std::collections::BTreeSet;
 
 use tbsim::generate::{Family, Suite, sales};
+use tbsim::protocol::ToolCall;
+use tbsim::protocol::{Decision, SimConfig};
 use tbsim::result::RunResult;
 use tbsim::scenario::{Check, LoadedScenario, Scenario, TaskSpec};
-use tbsim::sim::{Decision, Sim, SimConfig};
-use tbsim::tools::{LivePython, ToolCall};
+use tbsim::sim::Sim;
+use tbsim::tools::LivePython;
 use tbsim::trajectory::Trajectory;
 
 use crate::util::{

@@ -5,11 +5,13 @@ use std::collections::BTreeSet;
 
 use tbsim::agent::Oracle;
 use tbsim::generate::{Family, generate_suite, urgent_interrupt};
+use tbsim::protocol::ToolCall;
+use tbsim::protocol::{Decision, SimConfig};
 use tbsim::result::RunResult;
 use tbsim::scenario::{Check, Gate, LoadedScenario, Release, Scenario, TaskSpec};
-use tbsim::sim::{Decision, Sim, SimConfig};
+use tbsim::sim::Sim;
 use tbsim::time::Epoch;
-use tbsim::tools::{LivePython, ToolCall};
+use tbsim::tools::LivePython;
 use tbsim::trajectory::Trajectory;
 
 pub(crate) use crate::family_ads_strategy::{load, suite};
@@ -153,7 +155,7 @@ pub(crate) fn assert_wrong_fail(
         task.key
     );
     let check = |sim: &mut Sim, path: Option<&str>, person: Option<&str>, label: &str| {
-        sim.end(tbsim::world::EndReason::Finished);
+        sim.end(tbsim::protocol::EndReason::Finished);
         let r = sim.results();
         let tr = result_of(&r, &task.key);
         assert!(tr.released_at.is_some(), "{}: released", task.key);

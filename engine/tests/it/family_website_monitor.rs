@@ -4,9 +4,11 @@
 use serde_json::Value;
 use tbsim::agent::Oracle;
 use tbsim::generate::{Family, website_monitor};
+use tbsim::protocol::ToolCall;
+use tbsim::protocol::{Decision, SimConfig, ToolResult};
 use tbsim::scenario::{Content, Gate, LoadedScenario, PlanStep};
-use tbsim::sim::{Decision, Sim, SimConfig, ToolResult};
-use tbsim::tools::{LivePython, ToolCall};
+use tbsim::sim::Sim;
+use tbsim::tools::LivePython;
 use tbsim::trajectory::Trajectory;
 
 use crate::family_sales::{assert_wrong_answers_fail, load, suite, sweep};
@@ -177,7 +179,7 @@ fn monitoring_tools_accept_empty_arguments_and_follow_simulated_time() {
         assert!(r.ok, "{tool} {{}}: {:?}", r.error);
     }
     let bad = call(&mut sim, "error_logs", serde_json::json!({}));
-    assert_eq!(bad.error.unwrap().kind, tbsim::tools::ErrorKind::Schema);
+    assert_eq!(bad.error.unwrap().kind, tbsim::protocol::ErrorKind::Schema);
     let bad = call(
         &mut sim,
         "page_load_times",
@@ -189,7 +191,10 @@ fn monitoring_tools_accept_empty_arguments_and_follow_simulated_time() {
         "service_health",
         serde_json::json!({"service": "nope"}),
     );
-    assert_eq!(bad.error.unwrap().kind, tbsim::tools::ErrorKind::NotFound);
+    assert_eq!(
+        bad.error.unwrap().kind,
+        tbsim::protocol::ErrorKind::NotFound
+    );
 
     let disk = |sim: &mut Sim| -> (f64, usize) {
         let r = call(

@@ -10,9 +10,11 @@ use tbsim::generate::{
     DayPlan, Family, ReleasePlan, ScenarioPlan, Suite, TaskPlan, generate_scenario, generate_suite,
     transaction_review,
 };
+use tbsim::protocol::ToolCall;
+use tbsim::protocol::{Decision, SimConfig, ToolResult};
 use tbsim::scenario::{Check, LoadedScenario, Scenario};
-use tbsim::sim::{Decision, Sim, SimConfig, ToolResult};
-use tbsim::tools::{LivePython, ToolCall};
+use tbsim::sim::Sim;
+use tbsim::tools::LivePython;
 use tbsim::trajectory::Trajectory;
 
 use crate::util::{DATE, load_generated, one_task_plan};

@@ -7,12 +7,12 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use tbsim::agent::Idle;
+use tbsim::protocol::SimConfig;
 use tbsim::run::{RunLimits, run_to_dir};
 use tbsim::scenario::limits::{
     LIST_LIMITS, MAX_PATH_BYTES, MAX_PATH_DEPTH, MAX_SCENARIO_BYTES, MAX_SIDECAR_BYTES,
 };
 use tbsim::scenario::{Content, ErrorCode, FileSpec, ScenarioErrors, load_file, parse_str};
-use tbsim::sim::SimConfig;
 
 use crate::util::root;
 

@@ -580,8 +580,9 @@ struct ImageScenario {
 
 fn image_scenario(dir: &Path) -> ImageScenario {
     use tbsim::generate::{Family, ads_strategy};
+    use tbsim::protocol::SimConfig;
     use tbsim::scenario::{Check, Content, load_file};
-    use tbsim::sim::{Sim, SimConfig};
+    use tbsim::sim::Sim;
 
     let family = Family::AdsStrategy(ads_strategy::Params {
         difficulty: Some(ads_strategy::Level::VeryEasy),

@@ -9,9 +9,11 @@ use serde::Deserialize;
 use serde_json::json;
 use tbsim::generate::{Family, Suite, TaskPlan};
 use tbsim::npc::{ASK_WHAT, BE_SPECIFIC, Trigger, concepts};
+use tbsim::protocol::ToolCall;
+use tbsim::protocol::{Decision, SimConfig};
 use tbsim::scenario::{Clue, Condition, LoadedScenario, Scenario};
-use tbsim::sim::{Decision, Sim, SimConfig};
-use tbsim::tools::{LivePython, ToolCall};
+use tbsim::sim::Sim;
+use tbsim::tools::LivePython;
 use tbsim::trajectory::Trajectory;
 use tbsim::world::History;
 

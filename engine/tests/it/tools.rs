@@ -4,8 +4,10 @@
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use tbsim::sim::{Decision, Sim, SimConfig, ToolResult};
-use tbsim::tools::{LivePython, ToolCall};
+use tbsim::protocol::ToolCall;
+use tbsim::protocol::{Decision, SimConfig, ToolResult};
+use tbsim::sim::Sim;
+use tbsim::tools::LivePython;
 use tbsim::trajectory::Trajectory;
 
 fn sim(name: &str) -> Sim {
@@ -124,7 +126,7 @@ fn adversarial_calls_are_refused_and_counted() {
         let r = call(&mut s, tool, args);
         assert!(r.ok, "{tool}: {:?}", r.error);
     }
-    s.end(tbsim::world::EndReason::Finished);
+    s.end(tbsim::protocol::EndReason::Finished);
     let res = s.results();
     assert_eq!(res.errors, expected, "errors are counted by kind");
     assert_eq!(res.checkpoint_score, 0.0, "refused calls changed nothing");
@@ -226,7 +228,7 @@ fn no_tool_reaches_hidden_answers() {
     let mut r = sent;
     let reply = loop {
         let found = r.notifications.iter().find_map(|n| match n {
-            tbsim::world::Notification::Message { from, text, .. } if *from == owner.key => {
+            tbsim::protocol::Notification::Message { from, text, .. } if *from == owner.key => {
                 Some(text.clone())
             }
             _ => None,
@@ -337,7 +339,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
     /// Random calls never panic, always produce a result, and never move time backwards.
     #[test]
-    fn random_calls_never_panic(calls in prop::collection::vec((prop::sample::select(tbsim::tools::TOOL_NAMES.to_vec()), arb_json()), 1..12)) {
+    fn random_calls_never_panic(calls in prop::collection::vec((prop::sample::select(tbsim::protocol::TOOL_NAMES.to_vec()), arb_json()), 1..12)) {
         let mut s = sim("meeting-check-sum");
         let mut last = s.now();
         for (tool, args) in calls {

@@ -6,11 +6,13 @@ use std::process::{Command, Output};
 
 use tbsim::agent::{Agent, Idle, Oracle};
 use tbsim::generate::{Family, ScenarioPlan, Suite, TaskPlan, generate_suite, to_ron};
+use tbsim::protocol::ToolCall;
+use tbsim::protocol::{Decision, SimConfig, ToolResult};
 use tbsim::result::RunResult;
 use tbsim::run::{RunLimits, run_in_memory};
 use tbsim::scenario::{LoadedScenario, Scenario, load_file, parse_str, validate};
-use tbsim::sim::{Decision, Sim, SimConfig, ToolResult};
-use tbsim::tools::{LivePython, ToolCall};
+use tbsim::sim::Sim;
+use tbsim::tools::LivePython;
 use tbsim::trajectory::Trajectory;
 
 /// The repository root.
@@ -237,7 +239,7 @@ pub fn write_answer_and(
         }],
     });
     on_write(&obs.results[0]);
-    sim.end(tbsim::world::EndReason::Finished);
+    sim.end(tbsim::protocol::EndReason::Finished);
     sim.results()
 }
 

@@ -25,9 +25,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use super::{Agent, AgentFuture};
-use crate::sim::{Decision, Observation, ToolResult};
-use crate::tools::{ToolCall, catalogue};
-use crate::world::Notification;
+use crate::protocol::Notification;
+use crate::protocol::{Decision, Observation, ToolResult};
+use crate::protocol::{ToolCall, catalogue};
 
 /// Every adversary by name, with what it does (for `--help` and the docs).
 pub const ADVERSARIES: &[(&str, &str)] = &[

@@ -94,7 +94,7 @@ pub fn identifiers(text: &str) -> Vec<String> {
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
             && s.chars().next().is_some_and(|c| c.is_ascii_lowercase());
-        if ident && !crate::tools::TOOL_NAMES.contains(&s.as_str()) && !v.contains(&s) {
+        if ident && !crate::protocol::TOOL_NAMES.contains(&s.as_str()) && !v.contains(&s) {
             v.push(s);
         }
     }

@@ -11,7 +11,7 @@ use base64::Engine as _;
 use serde_json::json;
 
 use super::{Brief, Cx, Incoming, Job, Next, file_text, paths_about};
-use crate::sim::ToolResult;
+use crate::protocol::ToolResult;
 
 /// The heatmaps' grid-line grey.
 const GRID: [u8; 3] = [0x8a, 0x8a, 0x8a];

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::{Brief, Cx, Incoming, Job, Next, file_text, paths_about, rank_by_folder};
-use crate::sim::ToolResult;
+use crate::protocol::ToolResult;
 
 /// One department's rules as the manual states them (minutes after midnight).
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::{Brief, Cx, Incoming, Job, Next, file_text};
-use crate::sim::ToolResult;
+use crate::protocol::ToolResult;
 use crate::time::SimTime;
 
 /// What the latest instructions ask for.

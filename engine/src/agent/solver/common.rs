@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::{Colleague, Cx, Next};
-use crate::sim::ToolResult;
+use crate::protocol::ToolResult;
 use crate::time::{Epoch, SimTime};
 
 /// Parses `Wed 2025-10-01 09:30`, `2025-10-01 09:30`, `2025-10-01T09:30[:SS]` or `HH:MM`.

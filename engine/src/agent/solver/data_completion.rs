@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use super::{Brief, Cx, Incoming, Job, Next, file_text, paths_about, rank_by_folder};
-use crate::sim::ToolResult;
+use crate::protocol::ToolResult;
 
 /// Reference data a table needs: fee rates or carrier service levels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,7 +18,7 @@ use super::{
     Brief, Cx, Job, Next, backticked, file_text, first_number, listed, read, send, short_name,
     write,
 };
-use crate::sim::ToolResult;
+use crate::protocol::ToolResult;
 use crate::time::SimTime;
 
 /// How long to wait for the last participant's reply before asking again.

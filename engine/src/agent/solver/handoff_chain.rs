@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::{
     Brief, Cx, Job, Next, backticked, csv_records, file_text, listed, md_rows, read, send, write,
 };
-use crate::sim::ToolResult;
+use crate::protocol::ToolResult;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Stage {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use super::{Brief, Cx, Incoming, Job, Next, file_text};
-use crate::sim::ToolResult;
+use crate::protocol::ToolResult;
 
 const MANUAL: &str = "drive/kb/kb_fix_manual.md";
 /// Questions per owner beyond one per article before giving up on them.

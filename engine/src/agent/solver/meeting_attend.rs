@@ -10,7 +10,7 @@
 use serde_json::{Value, json};
 
 use super::{Brief, Cx, Job, Next, backticked, file_text, first_number, number_after, read, write};
-use crate::sim::ToolResult;
+use crate::protocol::ToolResult;
 use crate::time::SimTime;
 
 /// The solver if the objective is a meeting to attend or a request summary.

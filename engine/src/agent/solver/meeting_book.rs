@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::{Brief, Cx, Job, Next, backticked, file_text, read, send, short_name};
-use crate::sim::ToolResult;
+use crate::protocol::ToolResult;
 use crate::time::SimTime;
 
 #[derive(Debug, Clone, PartialEq)]

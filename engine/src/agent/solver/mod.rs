@@ -34,10 +34,10 @@ use serde_json::{Value, json};
 pub(crate) use common::*;
 
 use super::{Agent, AgentFuture};
-use crate::sim::{Briefing, Decision, Observation, ToolResult};
+use crate::protocol::Notification;
+use crate::protocol::ToolCall;
+use crate::protocol::{Briefing, Decision, Observation, ToolResult};
 use crate::time::{Epoch, SimTime};
-use crate::tools::ToolCall;
-use crate::world::Notification;
 
 /// A released task as the agent was told about it.
 #[derive(Debug, Clone, PartialEq, Eq)]

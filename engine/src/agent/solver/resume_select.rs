@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::{Brief, Cx, Job, Next, backticked, file_text, listed, read, write};
-use crate::sim::ToolResult;
+use crate::protocol::ToolResult;
 
 #[derive(Debug, Clone, PartialEq)]
 struct Req {

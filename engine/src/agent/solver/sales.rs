@@ -11,7 +11,7 @@ use super::{
     Asked, Brief, Cx, Inquiry, Job, Next, backticked, csv_records, department_keys, drive_path,
     file_text, listed, read, write,
 };
-use crate::sim::ToolResult;
+use crate::protocol::ToolResult;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {

@@ -9,7 +9,7 @@ use super::{
     Brief, Cx, Job, Next, backticked, csv_records, file_text, number_after, paths_in, read, send,
     write,
 };
-use crate::sim::ToolResult;
+use crate::protocol::ToolResult;
 
 /// The solver if the objective is a transaction review.
 pub(crate) fn recognise(task: &Brief) -> Option<Box<dyn Job>> {

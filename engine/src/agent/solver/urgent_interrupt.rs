@@ -14,7 +14,7 @@ use super::{
     Brief, Cx, Job, Next, backticked, csv_records, file_text, first_number, listed, md_rows,
     number_after, read, send, write,
 };
-use crate::sim::ToolResult;
+use crate::protocol::ToolResult;
 
 /// The solver if the objective is an urgent request or the workshop sign-ups.
 pub(crate) fn recognise(task: &Brief) -> Option<Box<dyn Job>> {

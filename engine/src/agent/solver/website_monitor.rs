@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::{Asked, Brief, Cx, Inquiry, Job, Next, backticked, department_keys, read, write};
-use crate::sim::ToolResult;
+use crate::protocol::ToolResult;
 
 /// The solver if the objective is the website incident.
 pub(crate) fn recognise(task: &Brief) -> Option<Box<dyn Job>> {
