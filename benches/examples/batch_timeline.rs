@@ -20,19 +20,21 @@ use std::time::Instant;
 use fake_llm::{Config, script_from_trajectory};
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tbsim::agent::llm::{LlmAgent, Memory};
-use tbsim::agent::{Agent, AgentError};
-use tbsim::batch::{AgentFactory, BatchSpec, Job, JobResult, Progress, plan, run_jobs_blocking};
-use tbsim::llm::HttpModel;
-use tbsim::llm::client::{CallFuture, ModelCaller, RequestBody};
-use tbsim::llm::history::SummaryPolicy;
-use tbsim::llm::message::Message;
-use tbsim::llm::prompt::Templates;
-use tbsim::protocol::ModelUsage;
-use tbsim::protocol::SimConfig;
-use tbsim::run::RunLimits;
-use tbsim::trajectory::Trajectory;
 use tbsim_benches::{fake_model, load_scenario, run_oracle_day};
+use tbsim_core::protocol::ModelUsage;
+use tbsim_core::protocol::SimConfig;
+use tbsim_engine::agent::{Agent, AgentError};
+use tbsim_engine::batch::{
+    AgentFactory, BatchSpec, Job, JobResult, Progress, plan, run_jobs_blocking,
+};
+use tbsim_engine::run::RunLimits;
+use tbsim_engine::trajectory::Trajectory;
+use tbsim_model::HttpModel;
+use tbsim_model::agent::{LlmAgent, Memory};
+use tbsim_model::client::{CallFuture, ModelCaller, RequestBody};
+use tbsim_model::history::SummaryPolicy;
+use tbsim_model::message::Message;
+use tbsim_model::prompt::Templates;
 
 /// One model call: its ordinal within its run, when it was sent and answered (µs).
 type Call = (u64, u128, u128);
@@ -122,7 +124,7 @@ fn main() {
         keep_bodies: false,
         ..Config::default()
     });
-    let runtime = tbsim::llm::client::runtime().expect("runtime");
+    let runtime = tbsim_model::client::runtime().expect("runtime");
     let http = Arc::new(HttpModel::new(cfg, runtime.handle().clone(), 0).expect("client"));
     let out = std::env::temp_dir().join(format!("tbsim-timeline-{}", std::process::id()));
     let ideal = (waves * turns) as u64 * delay_ms;

@@ -13,14 +13,14 @@
 use std::path::{Path, PathBuf};
 
 use fake_llm::FakeServer;
-use tbsim::agent::Oracle;
-use tbsim::llm::{ApiConfig, ModelConfig};
-use tbsim::protocol::SimConfig;
-use tbsim::result::RunResult;
-use tbsim::run::{RunLimits, run_with};
-use tbsim::scenario::{LoadedScenario, load_file};
-use tbsim::tools::LivePython;
-use tbsim::trajectory::Trajectory;
+use tbsim_core::protocol::SimConfig;
+use tbsim_engine::agent::Oracle;
+use tbsim_engine::result::RunResult;
+use tbsim_engine::run::{RunLimits, run_with};
+use tbsim_engine::tools::LivePython;
+use tbsim_engine::trajectory::Trajectory;
+use tbsim_model::{ApiConfig, ModelConfig};
+use tbsim_scenario::{LoadedScenario, load_file};
 
 /// The largest bundled scenario: all three task families on one working day.
 pub const BUSY_DAY: &str = "busy-day.ron";
@@ -40,7 +40,7 @@ pub fn scenario_path(name: &str) -> PathBuf {
     scenarios_dir().join(name)
 }
 
-/// Loads and validates the bundled scenario `name` with [`tbsim::scenario::load_file`].
+/// Loads and validates the bundled scenario `name` with [`tbsim_scenario::load_file`].
 ///
 /// Call it once, outside the timed loop: parsing and validation are not what the
 /// day benches measure.

@@ -45,7 +45,7 @@ use crate::agent::{Agent, AgentError};
 use crate::protocol::SimConfig;
 use crate::result::RunResult;
 use crate::run::{RunError, RunLimits, resume_dir, run_to_dir_async};
-use crate::scenario::LoadedScenario;
+use tbsim_scenario::LoadedScenario;
 
 /// Extra blocking threads beyond the world threads, for HTTP clients' own blocking
 /// work (name resolution).
@@ -538,7 +538,7 @@ pub struct BatchSummary {
     /// Share of completed runs that solved every task.
     pub solved: f64,
     /// pass^k with `k` = trials, when there are several trials (see
-    /// [`crate::report::pass_hat_k`]).
+    /// [`crate::result::pass_hat_k`]).
     pub pass_k: Option<f64>,
 }
 
@@ -564,7 +564,7 @@ impl BatchSummary {
             e.0 += 1;
             if o.result
                 .as_ref()
-                .is_ok_and(|r| crate::report::is_solved(r.success_rate))
+                .is_ok_and(|r| crate::result::is_solved(r.success_rate))
             {
                 e.1 += 1;
             }
@@ -578,9 +578,9 @@ impl BatchSummary {
             trials,
             checkpoint_score: mean(&|r| r.checkpoint_score),
             success_rate: mean(&|r| r.success_rate),
-            solved: mean(&|r| f64::from(u8::from(crate::report::is_solved(r.success_rate)))),
+            solved: mean(&|r| f64::from(u8::from(crate::result::is_solved(r.success_rate)))),
             pass_k: (trials > 1)
-                .then(|| crate::report::pass_hat_k(&counts, trials as usize))
+                .then(|| crate::result::pass_hat_k(&counts, trials as usize))
                 .flatten(),
         }
     }
@@ -616,7 +616,7 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../content/scenarios")
             .join(format!("{name}.ron"));
-        Arc::new(crate::scenario::load_file(&path).expect("bundled scenario loads"))
+        Arc::new(tbsim_scenario::load_file(&path).expect("bundled scenario loads"))
     }
 
     #[test]

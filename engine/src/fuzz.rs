@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 
 use crate::protocol::ToolCall;
 use crate::protocol::{Decision, SimConfig};
-use crate::scenario::{self, LoadedScenario};
 use crate::sim::Sim;
 use crate::tools::PythonBackend;
 use crate::trajectory::Trajectory;
+use tbsim_scenario::LoadedScenario;
 
 /// Most tool calls one input may make (keeps each execution short).
 pub const MAX_CALLS: usize = 48;
@@ -25,10 +25,10 @@ pub const MAX_CALLS: usize = 48;
 pub fn scenario_bytes(data: &[u8]) {
     let src = String::from_utf8_lossy(data);
     let file = Path::new("fuzz.ron");
-    let Ok(parsed) = scenario::parse_str(&src, file) else {
+    let Ok(parsed) = tbsim_scenario::parse_str(&src, file) else {
         return;
     };
-    let Ok(assets) = scenario::validate(&parsed, file, None) else {
+    let Ok(assets) = tbsim_scenario::validate(&parsed, file, None) else {
         return;
     };
     let loaded = LoadedScenario {
@@ -117,7 +117,7 @@ impl PythonBackend for ScriptedPython {
 /// Seeds for [`tool_calls`] drawn from a scenario: every task's oracle plan as one
 /// input (the calls that reach deep into that task's state), then hand-made calls
 /// covering every tool, including the argument shapes models get wrong.
-pub fn tool_seeds(s: &crate::scenario::Scenario) -> Vec<Vec<u8>> {
+pub fn tool_seeds(s: &tbsim_scenario::Scenario) -> Vec<Vec<u8>> {
     let mut seeds: Vec<Vec<u8>> = s
         .tasks
         .iter()

@@ -1,4 +1,4 @@
-//! # tbsim — a deterministic discrete-event simulator of a workplace
+//! # tbsim-engine — the simulation
 //!
 //! tbsim turns the TraineeBench idea into a benchmark and training environment: an
 //! agent works as a new intern in a simulated company. Tasks stream in with
@@ -6,31 +6,38 @@
 //! ones, and the facts needed are hidden in files and with colleagues who must be
 //! asked. Each task is scored by checkpoints and explained by feedback.
 //!
+//! This crate sits on `tbsim-core` (time, rng, paths, the queue and the agent ⇄
+//! engine [`protocol`]) and `tbsim-scenario` (the scenario format, checkpoint
+//! predicates, drawings); the model client, the generators, the report and the CLI
+//! sit above it and it imports none of them.
+//!
 //! ## Model
 //!
-//! * A [`scenario`] file (RON) is the whole truth: company, files, rooms, meetings,
-//!   tasks with checkpoints, clues, hints, feedback and an oracle plan, and timed
-//!   events. [`generate`] writes scenarios from suites of meta-task rules. Pictures
-//!   are stored as drawing recipes and rendered to PNG by [`render`] when the world
-//!   is built.
+//! * A scenario file (RON, `tbsim-scenario`) is the whole truth: company, files,
+//!   rooms, meetings, tasks with checkpoints, clues, hints, feedback and an oracle
+//!   plan, and timed events. Pictures are stored as drawing recipes and rendered to
+//!   PNG when the world is built.
 //! * The [`world`] is a bevy_ecs `World`: people, files, folders, rooms, meetings,
 //!   tasks, deadlines, checkpoints and chat threads are entities with stable keys;
 //!   the clock, event [`queue`], RNG streams and trajectory are resources.
 //! * [`sim::Sim`] advances time through the queue. After each batch of same-time
 //!   events one chained schedule of systems runs (releases, interrupts, deliveries,
 //!   checkpoint evaluation, deadline latching, end of day).
-//! * An [`agent::Agent`] sees observations and returns tool calls; [`tools`] are its
-//!   only way to reach the world. Built-in agents: the plan-following oracle, the
-//!   idle agent, and a model-backed agent over OpenAI-compatible APIs ([`llm`]).
+//! * An [`agent::Agent`] sees [`protocol::Observation`]s and returns
+//!   [`protocol::Decision`]s; [`tools`] are its only way to reach the world. Agents
+//!   here: the plan-following oracle and the idle agent (the model-backed agent is in
+//!   `tbsim-model`, the solver and adversaries in `tbsim-agents`).
 //! * Colleagues answer through an [`npc::NpcEngine`]: scripted from their clue
-//!   rules, or played by a model through a reply cache. Model calls happen outside
-//!   the simulated clock and are recorded, so replay needs no network.
+//!   rules here, or played by a model (`tbsim-model`). Model calls happen outside the
+//!   simulated clock and are recorded, so replay needs no network.
 //! * Each run writes a [`trajectory`]; [`replay`] re-drives a fresh world from it and
 //!   must reproduce every line and the digest. A model turn request is written relative
 //!   to the previous one ([`trajectory::expand_requests`] restores it in full).
-//! * [`batch`] runs many scenarios and trials as independent worlds, a bounded number
-//!   at a time, with identical outputs whatever the concurrency; [`report`] turns
-//!   their `result.json` files into the paper's tables and charts.
+//! * A run's [`result`] is plain data collected from the world by [`sim`];
+//!   [`schedule`] computes the scheduling metrics from a trajectory.
+//! * [`run`] drives one agent through one world into a run directory; [`batch`] runs
+//!   many scenarios and trials as independent worlds, a bounded number at a time,
+//!   with identical outputs whatever the concurrency.
 //!
 //! ## Ordering guarantees
 //!
@@ -69,18 +76,12 @@ pub use tbsim_core::{path, protocol, queue, rng, time};
 pub mod agent;
 pub mod batch;
 mod calculator;
-pub mod check;
 pub mod fuzz;
-pub mod generate;
-pub mod llm;
 pub mod npc;
 mod python;
-mod raster;
 pub mod replay;
-pub mod report;
 pub mod result;
 pub mod run;
-pub mod scenario;
 pub mod schedule;
 pub mod sim;
 pub mod tools;

@@ -12,9 +12,9 @@ use serde_json::Value;
 
 use crate::npc::RecordedNpc;
 use crate::result::RunResult;
-use crate::scenario::{LoadedScenario, ScenarioErrors, load_file};
 use crate::sim::Sim;
 use crate::trajectory::{Trajectory, digest_lines};
+use tbsim_scenario::{LoadedScenario, ScenarioErrors, load_file};
 
 /// Why a replay could not start.
 #[derive(Debug, thiserror::Error)]

@@ -4,7 +4,7 @@
 //! checkpoints that passed; a scenario's checkpoint score is the mean task score; a
 //! task succeeds when every scored checkpoint passed; the success rate is the share of
 //! tasks that did. Diagnostic checkpoints (files consulted, clues disclosed, tools
-//! called; see [`crate::check::CheckKind`]) are reported with the time they first held
+//! called; see [`tbsim_scenario::check::CheckKind`]) are reported with the time they first held
 //! but weigh nothing. A task never released scores 0; when a gate kept it back, the
 //! result says which.
 
@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 use crate::protocol::EndReason;
 use crate::protocol::ModelUsage;
 use crate::protocol::SimConfig;
-use crate::scenario::{Difficulty, Priority};
 use crate::world::{Checkpoint, Clock, RunState, Task};
+use tbsim_scenario::{Difficulty, Priority};
 
 /// One checkpoint's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,7 +30,7 @@ pub struct CheckpointResult {
     /// Weight (counted only when `kind` is scored).
     pub weight: u32,
     /// When it is judged and whether it is scored.
-    pub kind: crate::check::CheckKind,
+    pub kind: tbsim_scenario::check::CheckKind,
     /// Whether it passed: an answer when its task closed, an event or diagnostic
     /// while the task was open.
     pub passed: bool,
@@ -152,7 +152,7 @@ pub struct Provenance {
     pub generated_by: Option<String>,
     /// `tbsim <version>`.
     pub engine: String,
-    /// [`crate::check::CHECKER_VERSION`].
+    /// [`tbsim_scenario::check::CHECKER_VERSION`].
     pub checker: u32,
 }
 
@@ -199,7 +199,7 @@ pub(crate) fn collect(
             let passed = mine.iter().filter(|c| c.passed_at.is_some()).count();
             let success = passed == mine.len() && !mine.is_empty();
             let gate_failed = match (&t.released_at, &t.spec.release) {
-                (None, crate::scenario::Release::AfterCheckpoint { task, checkpoint }) => {
+                (None, tbsim_scenario::Release::AfterCheckpoint { task, checkpoint }) => {
                     Some(format!("{task}#{checkpoint}"))
                 }
                 _ => None,
@@ -401,4 +401,33 @@ pub fn render_table(results: &[RunResult]) -> String {
         );
     }
     out
+}
+
+/// Whether a run with this success rate solved every task (the per-trial success of
+/// pass^k). Written as `>=` so a rate of exactly 1.0 read back from JSON counts.
+pub fn is_solved(success_rate: f64) -> bool {
+    success_rate >= 1.0
+}
+
+/// τ-bench's unbiased estimate of pass^k: the probability that `k` trials drawn
+/// without replacement from a scenario's trials all succeed, averaged over scenarios.
+///
+/// `scenarios` holds `(n, c)` per scenario: trials run and trials that succeeded. Each
+/// scenario contributes `C(c, k) / C(n, k)`. Returns `None` when there is no scenario,
+/// `k` is 0, or some scenario has fewer than `k` trials (the estimate needs `k` of
+/// them).
+pub fn pass_hat_k(scenarios: &[(usize, usize)], k: usize) -> Option<f64> {
+    if scenarios.is_empty() || k == 0 || scenarios.iter().any(|&(n, _)| n < k) {
+        return None;
+    }
+    let sum: f64 = scenarios
+        .iter()
+        .map(|&(n, c)| {
+            // C(c,k)/C(n,k) = prod_{i<k} (c-i)/(n-i): no large binomials, and 0 once c < k.
+            (0..k)
+                .map(|i| c.saturating_sub(i) as f64 / (n - i) as f64)
+                .product::<f64>()
+        })
+        .sum();
+    Some(sum / scenarios.len() as f64)
 }

@@ -34,12 +34,12 @@ use crate::protocol::ModelUsage;
 use crate::protocol::{Decision, Observation, SimConfig};
 use crate::replay::ReplayError;
 use crate::result::RunResult;
-use crate::scenario::{Content, LoadedScenario, WorldChange, load_file};
 use crate::sim::Sim;
 use crate::time::SimDuration;
 use crate::tools::{LivePython, PythonBackend, RecordedPython};
 use crate::trajectory::Trajectory;
 use crate::trajectory::{config_from_header, read_recorded};
+use tbsim_scenario::{Content, LoadedScenario, WorldChange, load_file};
 
 /// Failure to write a run.
 #[derive(Debug, thiserror::Error)]
@@ -287,7 +287,7 @@ pub async fn run_to_dir_async(
         if let Content::Sidecar { path, .. } = &f.content
             && let Some(bytes) = loaded.assets.get(&f.path)
         {
-            crate::scenario::sidecar::write_into(out, path, bytes).map_err(io(&out.join(path)))?;
+            tbsim_scenario::sidecar::write_into(out, path, bytes).map_err(io(&out.join(path)))?;
         }
     }
     let traj_path = out.join("trajectory.jsonl");
@@ -303,7 +303,7 @@ pub async fn run_to_dir_async(
 fn finish_dir(
     sim: &Sim,
     result: &mut RunResult,
-    scenario: &crate::scenario::Scenario,
+    scenario: &tbsim_scenario::Scenario,
     out: &Path,
     traj: PathBuf,
 ) -> Result<(), RunError> {

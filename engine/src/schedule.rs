@@ -35,8 +35,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::scenario::{Priority, Scenario};
 use crate::time::Epoch;
+use tbsim_scenario::{Priority, Scenario};
 
 /// One task's scheduling figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -456,7 +456,7 @@ mod tests {
     fn busy_day() -> Scenario {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../content/scenarios/busy-day.ron");
-        crate::scenario::load_file(&path).unwrap().scenario
+        tbsim_scenario::load_file(&path).unwrap().scenario
     }
 
     fn release(t: u64, task: &str) -> String {
@@ -581,7 +581,7 @@ mod tests {
     fn the_oracle_schedules_busy_day_on_time() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../content/scenarios/busy-day.ron");
-        let loaded = crate::scenario::load_file(&path).unwrap();
+        let loaded = tbsim_scenario::load_file(&path).unwrap();
         let (_, lines) = crate::run::run_in_memory(
             &loaded,
             &mut crate::agent::Oracle::new(&loaded.scenario),

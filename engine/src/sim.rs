@@ -26,13 +26,13 @@ use crate::protocol::{
 };
 use crate::protocol::{ErrorKind, ToolCall, ToolError};
 use crate::queue::Due;
-use crate::scenario::LoadedScenario;
 use crate::time::{SimDuration, SimTime};
 use crate::tools::{self, Advance, CallContext, PythonBackend};
 use crate::trajectory::{FORMAT, Trajectory};
 use crate::world::{
     Clock, DueEvents, Inbox, Intern, Queue, RunState, SimEvent, Trace, build_world, tick_schedule,
 };
+use tbsim_scenario::LoadedScenario;
 
 /// A simulation in progress.
 pub struct Sim {
@@ -89,7 +89,7 @@ impl Sim {
                 scenario_blake3: loaded.blake3.clone(),
                 generated_by: loaded.scenario.generated_by.clone(),
                 engine: format!("tbsim {}", env!("CARGO_PKG_VERSION")),
-                checker: crate::check::CHECKER_VERSION,
+                checker: tbsim_scenario::check::CHECKER_VERSION,
             },
             config,
         };

@@ -1,5 +1,5 @@
 //! The batch runner: every bundled scenario with the oracle agent, through
-//! `tbsim::batch` (the path `tbsim run --concurrency N` takes), at concurrency 1, 2
+//! `tbsim_engine::batch` (the path `tbsim run --concurrency N` takes), at concurrency 1, 2
 //! and 4.
 //!
 //! Scenarios are loaded once, outside timing. Each iteration plans the batch, starts
@@ -14,7 +14,7 @@
 //! replies) — need the model-backed agent and the OpenAI-compatible test server in
 //! `tools/` from the LLM branch. They are deliberately not faked here: add them as
 //! groups in this file once `llm:<alias>` can be built through an
-//! `tbsim::batch::AgentFactory`, and record the figures in `runs/bench/`.
+//! `tbsim_engine::batch::AgentFactory`, and record the figures in `runs/bench/`.
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -22,11 +22,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
-use tbsim::agent::{Agent, AgentError, Oracle};
-use tbsim::batch::{AgentFactory, BatchSpec, Job, JobOutcome, NoProgress, plan, run_jobs_blocking};
-use tbsim::run::RunLimits;
-use tbsim::scenario::{LoadedScenario, load_file};
 use tbsim_benches::{oracle_config, scenarios_dir};
+use tbsim_engine::agent::{Agent, AgentError, Oracle};
+use tbsim_engine::batch::{
+    AgentFactory, BatchSpec, Job, JobOutcome, NoProgress, plan, run_jobs_blocking,
+};
+use tbsim_engine::run::RunLimits;
+use tbsim_scenario::{LoadedScenario, load_file};
 
 criterion_group!(benches, batch);
 

@@ -20,10 +20,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
-use tbsim::sim::Sim;
-use tbsim::tools::LivePython;
-use tbsim::trajectory::Trajectory;
 use tbsim_benches::{BUSY_DAY, load_scenario, oracle_config, run_oracle_day};
+use tbsim_engine::sim::Sim;
+use tbsim_engine::tools::LivePython;
+use tbsim_engine::trajectory::Trajectory;
 
 criterion_group!(benches, day);
 

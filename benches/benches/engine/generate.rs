@@ -2,7 +2,7 @@
 //! `tbsim gen --suite content/suites/traineebench.ron` does minus writing the files.
 //!
 //! The suite file is read and parsed once, outside timing; each iteration is one
-//! `tbsim::generate::generate_suite` call (every scenario generated and serialised to
+//! `tbsim_gen::generate_suite` call (every scenario generated and serialised to
 //! RON). This is not `tbsim suite new`, which also proves each scenario solvable with
 //! the oracle. Throughput is in scenarios.
 
@@ -11,8 +11,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
-use tbsim::generate::{generate_suite, load_suite};
 use tbsim_benches::scenarios_dir;
+use tbsim_gen::{generate_suite, load_suite};
 
 criterion_group!(benches, generate);
 

@@ -1,7 +1,7 @@
 //! Batch throughput of model-backed runs against slow replies (issue 4 §8): does
 //! throughput grow linearly with `--concurrency` up to 256 scenarios in one process?
 //!
-//! Two workloads, each run N times through `tbsim::batch` (`run_jobs_blocking`, the
+//! Two workloads, each run N times through `tbsim_engine::batch` (`run_jobs_blocking`, the
 //! path `tbsim run --concurrency N` takes: each world on its own blocking thread,
 //! writing its run directory) by the built-in model-backed agent, built as the CLI
 //! builds `llm:<alias>` (one `HttpModel` on the shared request runtime, reseeded
@@ -28,17 +28,19 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
 use fake_llm::{Config, FakeServer, ScriptCall, script_from_trajectory};
-use tbsim::agent::llm::{LlmAgent, Memory};
-use tbsim::agent::{Agent, AgentError};
-use tbsim::batch::{AgentFactory, BatchSpec, Job, JobOutcome, NoProgress, plan, run_jobs_blocking};
-use tbsim::llm::HttpModel;
-use tbsim::llm::history::SummaryPolicy;
-use tbsim::llm::prompt::Templates;
-use tbsim::protocol::SimConfig;
-use tbsim::run::RunLimits;
-use tbsim::scenario::LoadedScenario;
-use tbsim::trajectory::Trajectory;
 use tbsim_benches::{fake_model, load_scenario, process_cpu, run_oracle_day};
+use tbsim_core::protocol::SimConfig;
+use tbsim_engine::agent::{Agent, AgentError};
+use tbsim_engine::batch::{
+    AgentFactory, BatchSpec, Job, JobOutcome, NoProgress, plan, run_jobs_blocking,
+};
+use tbsim_engine::run::RunLimits;
+use tbsim_engine::trajectory::Trajectory;
+use tbsim_model::HttpModel;
+use tbsim_model::agent::{LlmAgent, Memory};
+use tbsim_model::history::SummaryPolicy;
+use tbsim_model::prompt::Templates;
+use tbsim_scenario::LoadedScenario;
 
 criterion_group!(benches, llm_concurrency);
 
@@ -66,7 +68,7 @@ impl Drop for ScratchDir {
 }
 
 /// Makes a model caller for a config, on the shared request runtime.
-type MakeCaller = Box<dyn Fn(tbsim::llm::ModelConfig) -> Arc<HttpModel>>;
+type MakeCaller = Box<dyn Fn(tbsim_model::ModelConfig) -> Arc<HttpModel>>;
 
 /// What every batch shares: the scenario, the oracle's script, the request runtime
 /// (inside `caller`) and the prompt templates.
@@ -126,7 +128,7 @@ impl Setup {
 
 fn llm_concurrency(c: &mut Criterion) {
     // The CLI's request runtime, shared by every caller (as `tbsim run` shares it).
-    let runtime = tbsim::llm::client::runtime().expect("runtime");
+    let runtime = tbsim_model::client::runtime().expect("runtime");
     let scratch = ScratchDir::new("llm-concurrency");
     let mut group = c.benchmark_group("llm_concurrency");
     group.warm_up_time(Duration::from_millis(100));

@@ -14,15 +14,15 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use fake_llm::{Config, script_from_trajectory};
-use tbsim::agent::llm::{LlmAgent, Memory};
-use tbsim::llm::HttpModel;
-use tbsim::llm::history::SummaryPolicy;
-use tbsim::llm::prompt::Templates;
-use tbsim::protocol::SimConfig;
-use tbsim::run::{RunLimits, run_with};
-use tbsim::tools::LivePython;
-use tbsim::trajectory::Trajectory;
 use tbsim_benches::{BUSY_DAY, fake_model, load_scenario, run_oracle_day};
+use tbsim_core::protocol::SimConfig;
+use tbsim_engine::run::{RunLimits, run_with};
+use tbsim_engine::tools::LivePython;
+use tbsim_engine::trajectory::Trajectory;
+use tbsim_model::HttpModel;
+use tbsim_model::agent::{LlmAgent, Memory};
+use tbsim_model::history::SummaryPolicy;
+use tbsim_model::prompt::Templates;
 
 criterion_group!(benches, llm_turn);
 
@@ -35,7 +35,7 @@ fn llm_turn(c: &mut Criterion) {
         script,
         ..Config::default()
     });
-    let rt = tbsim::llm::client::runtime().expect("runtime");
+    let rt = tbsim_model::client::runtime().expect("runtime");
     let caller = Arc::new(HttpModel::new(cfg, rt.handle().clone(), 0).expect("client"));
     let prompts = Arc::new(Templates::builtin());
     let run_llm = || {

@@ -1,7 +1,7 @@
 //! A full multi-day composite run with the oracle: one scenario of 10 working days,
 //! 6 tasks a day (families drawn anew each day from all of them), 200 colleagues.
 //!
-//! Built outside timing with `tbsim::generate::suite::new_suite` (which proves the
+//! Built outside timing with `tbsim_gen::suite::new_suite` (which proves the
 //! plan solvable), generated, serialised and parsed back as `tbsim gen` output would
 //! be. As of 2026-11-21 `new_suite` rejects every 10-day request with 4 or more tasks
 //! a day: its solvability proof runs the oracle under the default limit of 400
@@ -17,15 +17,15 @@ use std::path::Path;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
-use tbsim::agent::Oracle;
-use tbsim::generate::suite::{Mode, SuiteRequest, family_keys, new_suite};
-use tbsim::generate::{DayPlan, ReleasePlan, ScenarioPlan, generate_scenario, to_ron};
-use tbsim::result::RunResult;
-use tbsim::run::{RunLimits, run_with};
-use tbsim::scenario::{LoadedScenario, parse_str, validate};
-use tbsim::tools::LivePython;
-use tbsim::trajectory::Trajectory;
 use tbsim_benches::oracle_config;
+use tbsim_engine::agent::Oracle;
+use tbsim_engine::result::RunResult;
+use tbsim_engine::run::{RunLimits, run_with};
+use tbsim_engine::tools::LivePython;
+use tbsim_engine::trajectory::Trajectory;
+use tbsim_gen::suite::{Mode, SuiteRequest, family_keys, new_suite};
+use tbsim_gen::{DayPlan, ReleasePlan, ScenarioPlan, generate_scenario, to_ron};
+use tbsim_scenario::{LoadedScenario, parse_str, validate};
 
 criterion_group!(benches, multiday);
 

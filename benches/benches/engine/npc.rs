@@ -18,13 +18,13 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use serde_json::json;
-use tbsim::npc::{Scope, Trigger, concepts};
-use tbsim::protocol::Decision;
-use tbsim::protocol::ToolCall;
-use tbsim::sim::Sim;
-use tbsim::tools::LivePython;
-use tbsim::trajectory::Trajectory;
 use tbsim_benches::{load_scenario, oracle_config};
+use tbsim_core::protocol::Decision;
+use tbsim_core::protocol::ToolCall;
+use tbsim_engine::npc::{Scope, Trigger, concepts};
+use tbsim_engine::sim::Sim;
+use tbsim_engine::tools::LivePython;
+use tbsim_engine::trajectory::Trajectory;
 
 criterion_group!(benches, npc);
 

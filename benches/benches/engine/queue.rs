@@ -1,5 +1,5 @@
 //! Event-queue benches: the classic hold model and a fill/drain pass, on
-//! `tbsim::queue::EventQueue` (priority-queue underneath) and, as the floor, on
+//! `tbsim_core::queue::EventQueue` (priority-queue underneath) and, as the floor, on
 //! `std::collections::BinaryHeap<Reverse<(u64, u8, u64)>>` with the same keys.
 //!
 //! Hold model: the queue holds `n` pending events; one hold pops the minimum and
@@ -13,9 +13,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
-use tbsim::queue::{EventClass, EventQueue};
-use tbsim::time::SimTime;
 use tbsim_benches::SplitMix64;
+use tbsim_core::queue::{EventClass, EventQueue};
+use tbsim_core::time::SimTime;
 
 criterion_group!(benches, hold, fill_drain);
 

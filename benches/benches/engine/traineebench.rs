@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
-use tbsim::scenario::{LoadedScenario, load_file};
-use tbsim::trajectory::Trajectory;
 use tbsim_benches::{run_oracle_day, scenarios_dir};
+use tbsim_engine::trajectory::Trajectory;
+use tbsim_scenario::{LoadedScenario, load_file};
 
 criterion_group!(benches, traineebench_oracle);
 

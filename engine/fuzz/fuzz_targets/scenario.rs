@@ -2,5 +2,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    tbsim::fuzz::scenario_bytes(data);
+    tbsim_engine::fuzz::scenario_bytes(data);
 });

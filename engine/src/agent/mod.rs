@@ -19,21 +19,16 @@
 //! requests, and answers a call from those later lines when it would send the same
 //! request again, so no completed call is made twice.
 
-pub mod adversary;
 mod idle;
-pub mod llm;
 mod oracle;
-mod solver;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 
-pub use adversary::Adversary;
 pub use idle::Idle;
 pub use oracle::Oracle;
-pub use solver::Solver;
 
 use serde_json::Value;
 
@@ -165,7 +160,3 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
         }
     }
 }
-
-/// The built-in agents by name (besides `llm:<alias>` and `adversary:<name>`, see
-/// [`adversary::ADVERSARIES`]).
-pub const BUILTIN: &[&str] = &["oracle", "idle", "solver"];

@@ -15,8 +15,8 @@ use super::{Agent, AgentFuture};
 use crate::protocol::Notification;
 use crate::protocol::ToolCall;
 use crate::protocol::{Decision, Observation};
-use crate::scenario::{Gate, PlanStep, Priority, Scenario};
 use crate::time::{Epoch, SimTime};
+use tbsim_scenario::{Gate, PlanStep, Priority, Scenario};
 
 /// How long before a time-gated step the oracle stops starting other work.
 const GUARD_SECS: u64 = 15 * 60;

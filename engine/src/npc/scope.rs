@@ -412,7 +412,7 @@ mod tests {
         for name in ["busy-day", "traineebench-plus/traineebench-plus-006"] {
             let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join(format!("../content/scenarios/{name}.ron"));
-            let s = crate::scenario::load_file(&path).unwrap().scenario;
+            let s = tbsim_scenario::load_file(&path).unwrap().scenario;
             let triggers: Vec<(Option<&str>, Trigger)> = s
                 .company
                 .people

@@ -10,9 +10,9 @@ use bevy_ecs::prelude::*;
 use serde_json::{Value, json};
 
 use super::{ErrorKind, ToolError, ToolOutcome};
-use crate::scenario::PAGE_WINDOWS;
 use crate::time::SimTime;
 use crate::world::{Clock, Key, Metric, Service, series_at};
+use tbsim_scenario::PAGE_WINDOWS;
 
 /// Lines `error_logs` returns when `lines` is not given.
 const DEFAULT_LINES: u64 = 20;

@@ -7,8 +7,8 @@ use bevy_ecs::prelude::*;
 use super::*;
 use crate::npc::Trigger;
 use crate::queue::EventClass;
-use crate::scenario::{Content, LoadedScenario, Release, WorldChange};
 use crate::time::SimDuration;
+use tbsim_scenario::{Content, LoadedScenario, Release, WorldChange};
 
 /// Files that appear later, by scenario event index.
 #[derive(Resource, Debug, Default)]
@@ -22,7 +22,7 @@ fn bytes_of(loaded: &LoadedScenario, path: &str, c: &Content) -> Vec<u8> {
     match c {
         Content::Text(t) => t.as_bytes().to_vec(),
         Content::Sidecar { .. } => loaded.assets.get(path).cloned().unwrap_or_default(),
-        Content::Drawing(d) => crate::raster::png(d),
+        Content::Drawing(d) => d.png(),
     }
 }
 
@@ -154,7 +154,7 @@ pub fn build_world(
     }
 
     // Monitored services: their state is a function of time, so no events are needed.
-    let series = |points: &[crate::scenario::Point]| -> Series {
+    let series = |points: &[tbsim_scenario::Point]| -> Series {
         let mut v: Series = points.iter().map(|p| (t(&p.at), p.value)).collect();
         // Stable: points at the same instant keep their written order (a step).
         v.sort_by_key(|p| p.0);

@@ -19,9 +19,9 @@ use crate::path::VPath;
 use crate::protocol::{EndReason, FeedbackPolicy, Notification};
 use crate::queue::EventQueue;
 use crate::rng::RngStreams;
-use crate::scenario::{Check, Condition, TaskSpec};
 use crate::time::{Epoch, SimDuration, SimTime};
 use crate::trajectory::Trajectory;
+use tbsim_scenario::{Check, Condition, TaskSpec};
 
 pub use build::build_world;
 pub use service::{Health, Log, Metric, Page, Series, Service, series_at};
@@ -177,7 +177,7 @@ pub struct Checkpoint {
     /// Predicate.
     pub check: Check,
     /// When it is judged and whether it is scored (from `check`).
-    pub kind: crate::check::CheckKind,
+    pub kind: tbsim_scenario::check::CheckKind,
     /// Feedback when failed.
     pub feedback: String,
     /// When it passed: for an answer, the close of its task (if it held then); for

@@ -10,8 +10,8 @@
 use bevy_ecs::prelude::*;
 use serde::Serialize;
 
-use crate::scenario::LogLevel;
 use crate::time::SimTime;
+use tbsim_scenario::LogLevel;
 
 /// A value over time: `(time, value)` points in time order.
 pub type Series = Vec<(SimTime, f64)>;

@@ -16,8 +16,8 @@ use serde_json::json;
 
 use super::build::{HintTier, TimedFiles};
 use super::*;
-use crate::check::{BookedMeeting, CheckKind, WorldView, evaluate};
 use crate::queue::EventClass;
+use tbsim_scenario::check::{BookedMeeting, CheckKind, WorldView, evaluate};
 
 /// Builds the tick schedule: one chain, so the systems run in a total order. Every
 /// system writes the trajectory or the queue, so no two could run unordered; the
@@ -613,7 +613,7 @@ fn review(policy: FeedbackPolicy, tasks: &[&Task], checkpoints: &[&Checkpoint]) 
             .filter(|c| c.kind.scored() && c.passed_at.is_some())
             .count();
         let line = match (t.released_at, &t.spec.release) {
-            (None, crate::scenario::Release::AfterCheckpoint { task, .. }) => {
+            (None, tbsim_scenario::Release::AfterCheckpoint { task, .. }) => {
                 let before = tasks
                     .iter()
                     .find(|o| &o.spec.key == task)

@@ -1,0 +1,400 @@
+//! Urgent interrupts and the routine task they interrupt.
+//!
+//! The urgent task's objective only says a request is in the messages: the solver
+//! reads the manager's message and recognises which of four requests it is (a
+//! figure from a quarterly report, an incident snapshot, a contract reference to
+//! forward, a budget to relay from a named colleague). The routine task collects
+//! workshop sign-ups from each host named in the schedule.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::{
+    Brief, Cx, Job, Next, backticked, csv_records, file_text, first_number, listed, md_rows,
+    number_after, read, send, write,
+};
+use tbsim_core::protocol::ToolResult;
+
+/// The solver if the objective is an urgent request or the workshop sign-ups.
+pub(crate) fn recognise(task: &Brief) -> Option<Box<dyn Job>> {
+    let o = &task.objective;
+    if o.contains("has just sent you an urgent request") {
+        return Some(Box::new(Urgent {
+            manager: task.assigned_by.clone(),
+            request: None,
+            phase: Phase::Start,
+        }));
+    }
+    if o.contains("workshop sign-up numbers") {
+        let t = backticked(o);
+        return Some(Box::new(Signups {
+            schedule: t.iter().find(|p| p.ends_with(".md"))?.clone(),
+            out: t.iter().find(|p| p.ends_with(".json"))?.clone(),
+            hosts: Vec::new(),
+            asked: 0,
+            since: BTreeMap::new(),
+            phase: 0,
+        }));
+    }
+    None
+}
+
+fn between<'a>(s: &'a str, a: &str, b: &str) -> Option<&'a str> {
+    let i = s.find(a)? + a.len();
+    let j = s[i..].find(b)? + i;
+    Some(&s[i..j])
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Request {
+    Lookup {
+        metric: String,
+        region: String,
+        file_suffix: String,
+        folder: String,
+    },
+    Brief {
+        service: String,
+        folder: String,
+        out: String,
+    },
+    Forward {
+        colleague: String,
+        vendor: String,
+        folder: String,
+    },
+    Relay {
+        project: String,
+        holder: String,
+    },
+}
+
+fn metric_column(spoken: &str) -> &'static str {
+    if spoken.contains("revenue") {
+        "revenue_keur"
+    } else if spoken.contains("new customers") {
+        "new_customers"
+    } else if spoken.contains("returned") {
+        "returns"
+    } else {
+        "orders"
+    }
+}
+
+fn parse_request(m: &str) -> Option<Request> {
+    let folder = || -> Option<String> {
+        backticked(m)
+            .into_iter()
+            .find(|p| p.starts_with("drive/"))
+            .map(|p| p.trim_end_matches('/').to_owned())
+    };
+    if m.contains(" region in Q") {
+        let metric = between(m, "need the ", " for the ")?.to_owned();
+        let region = between(m, &format!("need the {metric} for the "), " region in Q")?.to_owned();
+        let q = between(m, " region in Q", ".")?;
+        let (qq, qy) = q.split_once(' ')?;
+        return Some(Request::Lookup {
+            metric,
+            region,
+            file_suffix: format!("_{qy}_q{qq}.csv"),
+            folder: folder()?,
+        });
+    }
+    if m.contains("incidents are not resolved") {
+        return Some(Request::Brief {
+            service: between(m, "how many ", " incidents")?.to_owned(),
+            folder: folder()?,
+            out: backticked(m).into_iter().find(|p| p.ends_with(".json"))?,
+        });
+    }
+    if m.contains("contract reference") {
+        let colleague = between(m, "quick one: ", " (")?.to_owned();
+        return Some(Request::Forward {
+            colleague,
+            vendor: between(m, "on a call with ", " and needs")?.to_owned(),
+            folder: folder()?,
+        });
+    }
+    if m.contains("approved for Project ") {
+        let project = between(m, "approved for Project ", ".")?.to_owned();
+        let before = m.split(" in Finance has it").next()?;
+        let holder = before.rsplit(". ").next()?.trim().to_owned();
+        return Some(Request::Relay { project, holder });
+    }
+    None
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Phase {
+    Start,
+    List(String),
+    Read(String),
+    Asked(usize),
+    Reply(Next),
+    Done,
+}
+
+struct Urgent {
+    manager: String,
+    request: Option<Request>,
+    phase: Phase,
+}
+
+impl Urgent {
+    fn answer_from(&self, cx: &Cx, text: &str) -> Option<Next> {
+        match self.request.as_ref()? {
+            Request::Lookup { region, metric, .. } => {
+                let col = metric_column(metric);
+                let row = csv_records(text)
+                    .into_iter()
+                    .find(|r| r.get("region").is_some_and(|x| x == region))?;
+                let figure = row.get(col)?.clone();
+                Some(send(&self.manager, &figure))
+            }
+            Request::Brief { service, out, .. } => {
+                let mut c: BTreeMap<&str, u64> =
+                    [("critical", 0), ("major", 0), ("minor", 0)].into();
+                for r in csv_records(text) {
+                    if r.get("service").is_some_and(|s| s == service)
+                        && r.get("status").is_some_and(|s| s != "resolved")
+                        && let Some(n) = r.get("severity").and_then(|s| c.get_mut(s.as_str()))
+                    {
+                        *n += 1;
+                    }
+                }
+                Some(write(out, &json!(c).to_string()))
+            }
+            Request::Forward {
+                colleague, vendor, ..
+            } => {
+                let row = csv_records(text).into_iter().find(|r| {
+                    r.get("supplier").is_some_and(|s| s == vendor)
+                        && r.get("status").is_some_and(|s| s == "active")
+                })?;
+                let reference = row.get("contract_ref")?.clone();
+                let to = cx
+                    .colleague(colleague)
+                    .map_or(colleague.clone(), |c| c.key.clone());
+                let first = colleague.split_whitespace().next().unwrap_or(colleague);
+                Some(send(
+                    &to,
+                    &format!(
+                        "Hi {first}, our current contract reference for {vendor} is {reference}."
+                    ),
+                ))
+            }
+            Request::Relay { .. } => None,
+        }
+    }
+}
+
+impl Job for Urgent {
+    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Next {
+        let mut last = last;
+        loop {
+            match self.phase.clone() {
+                Phase::Start => {
+                    // The release names the manager; messages come from their key.
+                    if let Some(c) = cx.colleague(&self.manager) {
+                        self.manager = c.key.clone();
+                    }
+                    let found = cx
+                        .inbox
+                        .iter()
+                        .rev()
+                        .filter(|h| h.from == self.manager)
+                        .find_map(|h| parse_request(&h.text));
+                    let Some(req) = found else {
+                        return Next::Idle;
+                    };
+                    self.phase = match &req {
+                        Request::Lookup { folder, .. }
+                        | Request::Brief { folder, .. }
+                        | Request::Forward { folder, .. } => Phase::List(folder.clone()),
+                        Request::Relay { .. } => Phase::Asked(cx.inbox.len()),
+                    };
+                    self.request = Some(req.clone());
+                    if let Request::Relay { project, holder } = req {
+                        let to = cx
+                            .colleague(&holder)
+                            .map_or(holder.clone(), |c| c.key.clone());
+                        let first = holder
+                            .split_whitespace()
+                            .next()
+                            .unwrap_or(&holder)
+                            .to_owned();
+                        return send(
+                            &to,
+                            &format!(
+                                "Hi {first}, what budget was approved for Project {project}? I need the approved amount."
+                            ),
+                        );
+                    }
+                }
+                Phase::List(folder) => {
+                    if let Some(r) = last.take() {
+                        let files = listed(r);
+                        let want = match self.request.as_ref() {
+                            Some(Request::Lookup { file_suffix, .. }) => files
+                                .iter()
+                                .find(|f| f.ends_with(file_suffix.as_str()))
+                                .cloned(),
+                            Some(Request::Brief { .. }) => files
+                                .iter()
+                                .find(|f| f.ends_with("incident_log.csv"))
+                                .cloned(),
+                            Some(Request::Forward { .. }) => files
+                                .iter()
+                                .find(|f| f.ends_with("contract_register.csv"))
+                                .cloned(),
+                            _ => None,
+                        };
+                        let Some(file) =
+                            want.or_else(|| files.iter().find(|f| f.ends_with(".csv")).cloned())
+                        else {
+                            self.phase = Phase::Done;
+                            continue;
+                        };
+                        self.phase = Phase::Read(file);
+                        continue;
+                    }
+                    return Next::Call("list_folder", json!({"path": folder}));
+                }
+                Phase::Read(file) => {
+                    if let Some(r) = last.take() {
+                        let text = file_text(r).unwrap_or_default().to_owned();
+                        self.phase = match self.answer_from(cx, &text) {
+                            Some(a) => Phase::Reply(a),
+                            None => Phase::Done,
+                        };
+                        continue;
+                    }
+                    return read(&file);
+                }
+                Phase::Asked(since) => {
+                    last.take();
+                    let Some(Request::Relay { project, holder }) = self.request.clone() else {
+                        self.phase = Phase::Done;
+                        continue;
+                    };
+                    let key = cx
+                        .colleague(&holder)
+                        .map_or(holder.clone(), |c| c.key.clone());
+                    let replies = cx.replies_from(&key, since);
+                    let Some(amount) = replies
+                        .iter()
+                        .find_map(|h| number_after(&h.text, "approved "))
+                    else {
+                        if replies.is_empty() {
+                            return Next::Idle;
+                        }
+                        self.phase = Phase::Done;
+                        continue;
+                    };
+                    self.phase = Phase::Reply(send(
+                        &self.manager,
+                        &format!(
+                            "The approved budget for Project {project} is {} EUR.",
+                            amount as u64
+                        ),
+                    ));
+                }
+                Phase::Reply(act) => {
+                    if last.take().is_some() {
+                        self.phase = Phase::Done;
+                        continue;
+                    }
+                    return act;
+                }
+                Phase::Done => return Next::Done,
+            }
+        }
+    }
+}
+
+struct Signups {
+    schedule: String,
+    out: String,
+    /// (title, host name).
+    hosts: Vec<(String, String)>,
+    asked: usize,
+    /// Host key -> inbox length when asked.
+    since: BTreeMap<String, usize>,
+    phase: u8,
+}
+
+fn workshops(schedule: &str) -> Vec<(String, String)> {
+    let rows = md_rows(schedule);
+    let Some((head, body)) = rows.split_first() else {
+        return Vec::new();
+    };
+    let col = |name: &str| head.iter().position(|h| h.eq_ignore_ascii_case(name));
+    let (Some(w), Some(h)) = (col("Workshop"), col("Host")) else {
+        return Vec::new();
+    };
+    body.iter()
+        .filter_map(|r| Some((r.get(w)?.clone(), r.get(h)?.clone())))
+        .collect()
+}
+
+/// The confirmed count in a host's reply: the number just before "confirmed".
+fn confirmed(text: &str) -> Option<f64> {
+    let i = text.find("confirmed")?;
+    let before = &text[..i];
+    let start = before.trim_end().rfind(|c: char| !c.is_ascii_digit())? + 1;
+    first_number(&before[start..]).or_else(|| first_number(before))
+}
+
+impl Job for Signups {
+    fn step(&mut self, cx: &Cx, last: Option<&ToolResult>) -> Next {
+        match self.phase {
+            0 => {
+                self.phase = 1;
+                read(&self.schedule)
+            }
+            1 => {
+                if let Some(r) = last
+                    && r.tool == "read_file"
+                {
+                    self.hosts = workshops(file_text(r).unwrap_or_default());
+                }
+                if let Some((title, host)) = self.hosts.get(self.asked).cloned() {
+                    self.asked += 1;
+                    let key = cx.colleague(&host).map_or(host.clone(), |c| c.key.clone());
+                    self.since.insert(key.clone(), cx.inbox.len());
+                    let first = host.split_whitespace().next().unwrap_or(&host).to_owned();
+                    return send(
+                        &key,
+                        &format!(
+                            "Hi {first}, L&D asked me to collect next week's workshop sign-ups. How many confirmed sign-ups do you have for {title}?"
+                        ),
+                    );
+                }
+                self.phase = 2;
+                self.step(cx, None)
+            }
+            2 => {
+                let mut list = Vec::new();
+                for (title, host) in &self.hosts {
+                    let key = cx.colleague(host).map_or(host.clone(), |c| c.key.clone());
+                    let since = self.since.get(&key).copied().unwrap_or(0);
+                    let got = cx
+                        .replies_from(&key, since)
+                        .iter()
+                        .find_map(|h| confirmed(&h.text));
+                    match got {
+                        Some(n) => list.push(json!({"title": title, "signups": n as u64})),
+                        None => return Next::Idle,
+                    }
+                }
+                self.phase = 3;
+                write(&self.out, &json!({"workshops": list}).to_string())
+            }
+            _ => {
+                let _: Option<Value> = None;
+                Next::Done
+            }
+        }
+    }
+}

@@ -1,0 +1,560 @@
+//! Meeting attend: a meeting interrupts the day; attending on time reveals a task.
+//!
+//! The intern is invited to a department's purchasing sync. Joining within the
+//! tolerance around the start (and not before the room opens) is a checkpoint of its
+//! own (weight 1); the meeting sets next month's purchasing budget cap, which the
+//! intern records afterwards (an answer, weight 5, so that joining every meeting
+//! blindly earns a sixth of the task); a second task is announced in the meeting to those present:
+//! summarise the purchase requests raised, applying the procurement rules for the
+//! `check` kinds.
+//! Differences from the reference: attendance has a lower bound (joining opens 5
+//! minutes before the start) and cannot move time backwards; `statistics` is scored;
+//! the meeting's room and department vary.
+
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{Ctx, Parts, corpus, difficulty, pick_distinct, step};
+use tbsim_scenario::{
+    Check, CheckpointSpec, Content, FileSpec, Gate, MeetingSpec, Record, Release, TaskSpec,
+};
+
+/// What the announced task asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Kind {
+    /// Nothing is announced; attending is the whole task.
+    None,
+    /// List every request.
+    Write,
+    /// List every request with totals, and the grand total.
+    Sum,
+    /// List only requests that follow the rules.
+    Check,
+    /// List reasonable requests with totals, and the grand total.
+    CheckSum,
+}
+
+/// Parameters; unset ones are drawn uniformly from the reference's space.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// `09:00`, `09:30` or `10:00`.
+    #[serde(default)]
+    pub start: Option<String>,
+    /// 30, 60, 90 or 120 minutes.
+    #[serde(default)]
+    pub duration_min: Option<u32>,
+    /// Task kind.
+    #[serde(default)]
+    pub kind: Option<Kind>,
+    /// Number of unreasonable requests (1-3).
+    #[serde(default)]
+    pub level: Option<u8>,
+}
+
+/// The rules' drive path.
+pub const RULES: &str = "drive/finance/procurement_rules.md";
+/// Where the summary goes.
+pub const SUMMARY: &str = "workspace/procurement_summary.json";
+
+fn summary_path(ctx: &Ctx<'_>) -> String {
+    format!("workspace/procurement_summary{}.json", ctx.suffix())
+}
+
+/// Where the meeting's decision is recorded.
+fn decision_path(ctx: &Ctx<'_>) -> String {
+    format!("workspace/purchasing_sync_decision{}.json", ctx.suffix())
+}
+
+/// The budget caps a sync may set: 4,000 to 12,000 in steps of 250 (33 values), so a
+/// guess is right about 3% of the time and only the meeting tells which it is. Drawn
+/// from its own stream so the rest of the instance stays as it was.
+fn draw_cap(ctx: &Ctx<'_>) -> u32 {
+    4000 + 250 * ctx.rng("meeting/cap").random_range(0..=32u32)
+}
+/// Minutes after the meeting's end to record its decision.
+const RECORD_MIN: u32 = 60;
+const MAX_QTY: u32 = 3;
+const MAX_UNIT: u32 = 600;
+const MAX_TOTAL: u32 = 1000;
+
+struct Request {
+    name: String,
+    item: String,
+    quantity: u32,
+    unit_price: u32,
+    reasonable: bool,
+}
+
+fn add_minutes(hm: &str, minutes: u32) -> String {
+    let (h, m) = hm.split_once(':').unwrap_or(("9", "0"));
+    let total = h.parse::<u32>().unwrap_or(9) * 60 + m.parse::<u32>().unwrap_or(0) + minutes;
+    format!("{:02}:{:02}", total / 60, total % 60)
+}
+
+/// The variants: kind x level (level only matters where requests are filtered, but
+/// it changes what is said in the meeting for every kind but `None`).
+pub fn variants() -> Vec<(String, Params)> {
+    let mut v = Vec::new();
+    for (name, kind) in [
+        ("none", Kind::None),
+        ("write", Kind::Write),
+        ("sum", Kind::Sum),
+        ("check", Kind::Check),
+        ("check_sum", Kind::CheckSum),
+    ] {
+        for level in 1..=3u8 {
+            v.push((
+                format!("meeting_attend/{name}/l{level}"),
+                Params {
+                    kind: Some(kind),
+                    level: Some(level),
+                    ..Params::default()
+                },
+            ));
+        }
+    }
+    v
+}
+
+/// Generates one instance (one or two tasks).
+pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
+    let mut rng = ctx.rng("meeting");
+    let summary = summary_path(ctx);
+    let start = p
+        .start
+        .clone()
+        .unwrap_or_else(|| ["09:00", "09:30", "10:00"][rng.random_range(0..3)].to_owned());
+    let duration = p
+        .duration_min
+        .unwrap_or_else(|| [30, 60, 90, 120][rng.random_range(0..4)]);
+    let kind = p.kind.unwrap_or_else(|| {
+        [
+            Kind::None,
+            Kind::Write,
+            Kind::Sum,
+            Kind::Check,
+            Kind::CheckSum,
+        ][rng.random_range(0..5)]
+    });
+    let level = p.level.unwrap_or_else(|| rng.random_range(1..=3));
+    if !["09:00", "09:30", "10:00"].contains(&start.as_str())
+        || ![30, 60, 90, 120].contains(&duration)
+        || !(1..=3).contains(&level)
+    {
+        return Err(format!(
+            "meeting_attend parameters out of range: start {start} (09:00|09:30|10:00), duration {duration} (30|60|90|120), level {level} (1-3)"
+        ));
+    }
+    if start.as_str() < ctx.start {
+        return Err(format!(
+            "the meeting at {start} starts before the working day ({})",
+            ctx.start
+        ));
+    }
+    let dept = ["Marketing", "Product"][rng.random_range(0..2)];
+    let organizer = ctx
+        .company
+        .managers(dept)
+        .first()
+        .copied()
+        .ok_or_else(|| format!("{dept} has no manager"))?;
+    let staff = ctx.company.staff(dept);
+    if staff.len() < 4 {
+        return Err(format!(
+            "{dept} has {} staff; meeting_attend needs 4 (raise company_size)",
+            staff.len()
+        ));
+    }
+    let n_speakers = rng.random_range(4..=staff.len().min(5));
+    let speakers: Vec<&tbsim_scenario::Person> = pick_distinct(&mut rng, staff.len(), n_speakers)
+        .into_iter()
+        .map(|i| staff[i])
+        .collect();
+    let unreasonable: Vec<usize> = if kind == Kind::None {
+        Vec::new()
+    } else {
+        pick_distinct(&mut rng, speakers.len(), usize::from(level))
+    };
+    let items = pick_distinct(&mut rng, corpus::CATALOGUE.len(), speakers.len());
+    let requests: Vec<Request> = speakers
+        .iter()
+        .zip(&items)
+        .enumerate()
+        .map(|(i, (person, item))| {
+            let it = &corpus::CATALOGUE[*item];
+            let bad = unreasonable.contains(&i);
+            let (quantity, unit_price) = if !bad {
+                let price = rng.random_range(it.min_price..=it.max_price);
+                (
+                    rng.random_range(1..=MAX_QTY.min(MAX_TOTAL / price).max(1)),
+                    price,
+                )
+            } else {
+                // Break exactly one family of rule, chosen at random where possible.
+                let over_total_ok = it.max_price * MAX_QTY > MAX_TOTAL;
+                match rng.random_range(0..if over_total_ok { 3 } else { 2 }) {
+                    0 => (
+                        rng.random_range(1..=2),
+                        rng.random_range(MAX_UNIT + 50..=1000),
+                    ),
+                    1 => (
+                        rng.random_range(MAX_QTY + 1..=MAX_QTY + 3),
+                        rng.random_range(
+                            it.min_price
+                                ..=it
+                                    .max_price
+                                    .min(MAX_TOTAL / (MAX_QTY + 3))
+                                    .max(it.min_price),
+                        ),
+                    ),
+                    _ => {
+                        let q = MAX_QTY;
+                        let lo = (MAX_TOTAL / q + 1).max(it.min_price);
+                        (q, rng.random_range(lo..=it.max_price))
+                    }
+                }
+            };
+            Request {
+                name: person.name.clone(),
+                item: it.name.to_owned(),
+                quantity,
+                unit_price,
+                reasonable: !bad,
+            }
+        })
+        .collect();
+    debug_assert!(requests.iter().all(|r| r.reasonable
+        == (r.quantity <= MAX_QTY
+            && r.unit_price <= MAX_UNIT
+            && r.quantity * r.unit_price <= MAX_TOTAL)));
+
+    let cap = draw_cap(ctx);
+    let need = speakers.len() as u32 + 2;
+    let rooms: Vec<_> = ctx.rooms.iter().filter(|r| r.capacity >= need).collect();
+    let room = rooms[rng.random_range(0..rooms.len())];
+    let end = add_minutes(&start, duration);
+    let meeting_key = format!("meeting/{}-sync", ctx.id);
+    let mut attendees: Vec<String> = speakers.iter().map(|p| p.key.clone()).collect();
+    attendees.push(super::company::INTERN_KEY.into());
+    let meeting = MeetingSpec {
+        key: meeting_key.clone(),
+        title: format!("{dept} purchasing sync"),
+        room: room.key.clone(),
+        start: ctx.at(&start),
+        end: ctx.at(&end),
+        organizer: organizer.key.clone(),
+        attendees,
+        agenda: "Team purchase requests for next month.".into(),
+        announce_after_min: 5,
+        early_tolerance_min: 5,
+        late_tolerance_min: 5,
+        // Said only in the meeting: the join result and the announcement carry it,
+        // the calendar does not.
+        notes: format!(
+            "{} opens the meeting: next month's {dept} purchasing budget is capped at {cap} EUR. Then they go round the table for purchase requests.",
+            organizer.name
+        ),
+    };
+
+    let attend_key = ctx.task_key();
+    let mut join = step("join_meeting", json!({"meeting": meeting_key}));
+    join.gate = Gate::NotBefore(ctx.at(&start));
+    let decision = decision_path(ctx);
+    let record_by = add_minutes(&end, RECORD_MIN).min(ctx.deadline.to_owned());
+    let cap_check = Check::JsonNumber {
+        path: decision.clone(),
+        pointer: "/budget_cap".into(),
+        expected: f64::from(cap),
+        tolerance: 0.5,
+    };
+    let attend_plan = vec![
+        join,
+        step(
+            "write_file",
+            json!({"path": decision, "content": json!({"budget_cap": cap}).to_string()}),
+        ),
+    ];
+    let kind_name = match kind {
+        Kind::None => "none",
+        Kind::Write => "write",
+        Kind::Sum => "sum",
+        Kind::Check => "check",
+        Kind::CheckSum => "check_sum",
+    };
+    let attend = TaskSpec {
+        key: attend_key.clone(),
+        family: "meeting_attend".into(),
+        variant: format!("meeting_attend/{kind_name}/l{level}"),
+        difficulty: difficulty(&attend_plan, 0),
+        title: format!("Attend the {dept} purchasing sync"),
+        objective: format!(
+            "{} invited you to the {dept} purchasing sync in the {} from {start} to {end}. Attend it: join on time (the room opens 5 minutes before the start; more than 5 minutes late is late). The meeting sets next month's purchasing budget cap: afterwards, record the cap it set in `{decision}` as {{\"budget_cap\": <number>}}. Work may also be handed out in the meeting.",
+            organizer.name, room.name
+        ),
+        assigned_by: organizer.key.clone(),
+        release: ctx.day_start(),
+        // An hour past the meeting (or the task's own deadline, if sooner) to record
+        // the decision.
+        deadline: ctx.at(&record_by),
+        priority: ctx.priority,
+        checkpoints: vec![
+            // An event, so tasks gated on attendance open the moment the intern
+            // joins (the bundled suites gate on it).
+            CheckpointSpec {
+                key: "attended_on_time".into(),
+                description: "Joined the meeting between 5 minutes before and 5 minutes after its start".into(),
+                weight: 1,
+                check: Check::Attended(meeting_key.clone()),
+                feedback: "You did not join the meeting on time. Meetings notify you when they start; join within 5 minutes of the start (wait until then if you are early).".into(),
+            },
+            // What was decided, known only to those who were there (a late joiner
+            // still reads it in the join result). It carries the task: joining every
+            // meeting blindly earns the attendance point alone, a sixth of it.
+            CheckpointSpec {
+                key: "decision_recorded".into(),
+                description: format!("`budget_cap` in `{decision}` is the cap the meeting set"),
+                weight: 5,
+                check: cap_check,
+                feedback: format!("The budget cap is missing or wrong. It is stated when the meeting opens (join on time to hear it); write it to `{decision}` as {{\"budget_cap\": <number>}}."),
+            },
+        ],
+        hints: vec![
+            "Check your calendar for the meeting's time and key.".into(),
+            "A notification arrives when the meeting starts; join_meeting right away.".into(),
+            format!("Use wait until {start}, then join_meeting `{meeting_key}`; the join result's notes state the cap."),
+        ],
+        plan: attend_plan,
+    };
+    let mut parts = Parts {
+        tasks: vec![attend],
+        files: Vec::new(),
+        meetings: vec![meeting],
+        clues: Vec::new(),
+        ..Default::default()
+    };
+    if ctx.at(ctx.deadline) <= ctx.at(&end) {
+        return Err(format!(
+            "the deadline {} must be after the meeting ends ({end})",
+            ctx.deadline
+        ));
+    }
+    if kind == Kind::None {
+        return Ok(parts);
+    }
+
+    let with_totals = matches!(kind, Kind::Sum | Kind::CheckSum);
+    let filtered = matches!(kind, Kind::Check | Kind::CheckSum);
+    let spoken: Vec<String> = requests
+        .iter()
+        .map(|r| {
+            format!(
+                "- {}: {} x {} at {} each",
+                r.name, r.quantity, r.item, r.unit_price
+            )
+        })
+        .collect();
+    let kept: Vec<&Request> = requests
+        .iter()
+        .filter(|r| !filtered || r.reasonable)
+        .collect();
+    let total: u32 = kept.iter().map(|r| r.quantity * r.unit_price).sum();
+    let record = |r: &Request| -> serde_json::Value {
+        let mut v = json!({"name": r.name, "item": r.item, "quantity": r.quantity, "unit_price": r.unit_price});
+        if with_totals {
+            v["total"] = json!(r.quantity * r.unit_price);
+        }
+        v
+    };
+    let mut answer = json!({"requests": kept.iter().map(|r| record(r)).collect::<Vec<_>>()});
+    if with_totals {
+        answer["statistics"] = json!({"total_cost": total});
+    }
+    let shape = if with_totals {
+        "{\"requests\": [{\"name\": ..., \"item\": ..., \"quantity\": ..., \"unit_price\": ..., \"total\": ...}], \"statistics\": {\"total_cost\": ...}}"
+    } else {
+        "{\"requests\": [{\"name\": ..., \"item\": ..., \"quantity\": ..., \"unit_price\": ...}]}"
+    };
+    let filter_text = if filtered {
+        format!(
+            " Include only requests that follow the procurement rules in `{RULES}`; leave the others out."
+        )
+    } else {
+        " Include every request.".to_owned()
+    };
+    let summary_key = format!("task/{}-summary", ctx.id);
+    let mut plan = Vec::new();
+    if filtered {
+        plan.push(step("read_file", json!({"path": RULES})));
+    }
+    plan.push(step("write_file", json!({"path": summary, "content": serde_json::to_string_pretty(&answer).unwrap_or_default()})));
+    let mut checkpoints = vec![
+        CheckpointSpec {
+            key: "requests_match".into(),
+            description: "The requests listed are exactly the ones asked for, with the right quantities and prices".into(),
+            weight: 1,
+            check: Check::JsonRecords {
+                path: summary.clone(),
+                pointer: "/requests".into(),
+                expected: kept
+                    .iter()
+                    .map(|r| {
+                        let mut rec = Record::default();
+                        rec.text.insert("name".into(), r.name.clone());
+                        rec.text.insert("item".into(), r.item.clone());
+                        rec.numbers.insert("quantity".into(), f64::from(r.quantity));
+                        rec.numbers.insert("unit_price".into(), f64::from(r.unit_price));
+                        if with_totals {
+                            rec.numbers.insert("total".into(), f64::from(r.quantity * r.unit_price));
+                        }
+                        rec
+                    })
+                    .collect(),
+                tolerance: 0.5,
+            },
+            feedback: if filtered {
+                format!("The request list is missing or does not match. Write `{summary}` as {shape}. Apply each procurement rule (quantity, unit price and total) to every request, keep only the reasonable ones, and copy names, items and numbers exactly as said in the meeting.")
+            } else {
+                format!("The request list is missing or does not match. Write `{summary}` as {shape}, recording every request raised in the meeting with names, items and numbers exactly as said.")
+            },
+        },
+    ];
+    if with_totals {
+        checkpoints.push(CheckpointSpec {
+            key: "total_correct".into(),
+            description: "`statistics.total_cost` is the sum of the listed totals".into(),
+            weight: 1,
+            check: Check::JsonNumber { path: summary.clone(), pointer: "/statistics/total_cost".into(), expected: f64::from(total), tolerance: 0.5 },
+            feedback: "The grand total is wrong or missing. Each total is quantity x unit price; `statistics.total_cost` adds the totals of the listed requests (use the calculator).".into(),
+        });
+    }
+    if filtered {
+        checkpoints.push(CheckpointSpec {
+            key: "rules_consulted".into(),
+            description: "Read the procurement rules".into(),
+            weight: 1,
+            check: Check::Consulted(RULES.into()),
+            feedback: format!("The procurement rules were not read. They are at `{RULES}`."),
+        });
+        parts.files.push(FileSpec {
+            path: RULES.into(),
+            content: Content::Text(corpus::fill(
+                corpus::PROCUREMENT_RULES,
+                &[
+                    ("company", corpus::COMPANY),
+                    ("max_quantity", &MAX_QTY.to_string()),
+                    ("max_unit_price", &MAX_UNIT.to_string()),
+                    ("max_total", &MAX_TOTAL.to_string()),
+                ],
+            )),
+        });
+    }
+    let summary = TaskSpec {
+        key: summary_key,
+        family: "meeting_attend".into(),
+        variant: format!("meeting_attend/{kind_name}/l{level}"),
+        difficulty: difficulty(&plan, 0),
+        title: "Summarise the purchase requests".into(),
+        objective: format!(
+            "In the {dept} purchasing sync, {} asked you to summarise the purchase requests raised:\n{}\nWrite them to `{summary}` as {shape}.{filter_text}",
+            organizer.name,
+            spoken.join("\n")
+        ),
+        assigned_by: organizer.key.clone(),
+        release: Release::InMeeting(meeting_key),
+        deadline: ctx.at(ctx.deadline),
+        priority: ctx.priority,
+        checkpoints,
+        hints: vec![
+            "Everything you need was said in the meeting announcement.".into(),
+            if filtered {
+                format!("Read `{RULES}` and test each request against every rule.")
+            } else {
+                "List every request; keep names and items exactly as said.".into()
+            },
+            if with_totals {
+                "Compute each total as quantity x unit price and add the listed totals for `statistics.total_cost`.".into()
+            } else {
+                format!("Write valid JSON to `{summary}` with one object per request.")
+            },
+        ],
+        plan,
+    };
+    parts.tasks.push(summary);
+    Ok(parts)
+}
+
+/// Wrong answers for tests. The attend task: a cap of 0 and every number its
+/// brief states (none is the cap, which only the meeting says). A summary: every
+/// request said in the meeting when rules must filter them; otherwise the list
+/// short of its last request, and the totals taken as unit prices.
+pub fn wrong_answers(
+    task: &TaskSpec,
+    _scenario: &tbsim_scenario::Scenario,
+) -> Vec<(String, String)> {
+    if let Some(path) = task.checkpoints.iter().find_map(|c| match &c.check {
+        Check::JsonNumber { path, pointer, .. } if pointer == "/budget_cap" => Some(path.clone()),
+        _ => None,
+    }) {
+        let mut caps: std::collections::BTreeSet<u64> = [0].into();
+        let text = format!("{} {}", task.title, task.objective);
+        caps.extend(
+            text.split(|c: char| !c.is_ascii_digit())
+                .filter_map(|n| n.parse::<u64>().ok()),
+        );
+        return caps
+            .into_iter()
+            .map(|cap| (path.clone(), json!({"budget_cap": cap}).to_string()))
+            .collect();
+    }
+    let filtered = task.checkpoints.iter().any(|c| c.key == "rules_consulted");
+    let Some(path) = task.checkpoints.iter().find_map(|c| match &c.check {
+        Check::JsonRecords { path, .. } => Some(path.clone()),
+        _ => None,
+    }) else {
+        return Vec::new();
+    };
+    // Requests are announced as "- Name: Q x Item at P each".
+    let all: Vec<serde_json::Value> = task
+        .objective
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.strip_prefix("- ")?.split_once(": ")?;
+            let (q, rest) = rest.split_once(" x ")?;
+            let (item, p) = rest.rsplit_once(" at ")?;
+            let (q, p): (u32, u32) = (q.parse().ok()?, p.strip_suffix(" each")?.parse().ok()?);
+            Some(
+                json!({"name": name, "item": item, "quantity": q, "unit_price": p, "total": q * p}),
+            )
+        })
+        .collect();
+    let answer = |requests: &[serde_json::Value]| {
+        let total: u64 = requests.iter().filter_map(|r| r["total"].as_u64()).sum();
+        (
+            path.clone(),
+            json!({"requests": requests, "statistics": {"total_cost": total}}).to_string(),
+        )
+    };
+    if filtered {
+        return vec![answer(&all)];
+    }
+    let mut out = Vec::new();
+    if all.len() > 1 {
+        out.push(answer(&all[..all.len() - 1]));
+    }
+    let unit_totals: Vec<serde_json::Value> = all
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r["total"] = r["unit_price"].clone();
+            r
+        })
+        .collect();
+    // Only where totals are graded (otherwise the records carry no total).
+    let with_totals = task.checkpoints.iter().any(|c| c.key == "total_correct");
+    if with_totals && all.iter().any(|r| r["quantity"] != 1) {
+        out.push(answer(&unit_totals));
+    }
+    out
+}

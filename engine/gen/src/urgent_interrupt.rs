@@ -1,0 +1,1227 @@
+//! Urgent interrupt: the manager's message lands mid-task with a short deadline.
+//!
+//! The model: at a seeded time in the middle of the day the intern's manager sends a
+//! direct message with a high-priority request; the urgent task is released at the
+//! same instant (`Release::At`), and its content exists only in that message (the
+//! task notification just says an urgent request arrived). A few minutes before it,
+//! a routine task was released (collect next week's workshop sign-ups from their
+//! hosts), which needs several colleague round trips, so any agent is mid-work when
+//! the interrupt lands: it must switch, meet the short deadline, and then resume the
+//! routine before the end-of-day deadline. The request kinds:
+//! - `Lookup`: find one figure in the right quarterly report on the drive and reply
+//!   to the manager with it (the other figures of its row, column and quarter are
+//!   forbidden, so listing candidates fails);
+//! - `Brief`: count the unresolved incidents of one service by severity and save a
+//!   small JSON file;
+//! - `Forward`: send a colleague the current (active, not expired) contract
+//!   reference of a supplier;
+//! - `Relay`: ask the budget holder in Finance for a project's approved budget and
+//!   reply to the manager with it (the requested amount is forbidden).
+//!
+//! The deadline is the kind's own tool time (plus the holder's slowest reply for
+//! `Relay`) plus a slack of 20-25 minutes (`Tight`) or 45-50 minutes (`Relaxed`),
+//! rounded up to 5 minutes and never under 30. The interrupt always has `Urgent`
+//! priority; the routine takes the suite's priority and deadline.
+//!
+//! Differences from the reference: this family does not exist there (the reference
+//! has no timed events, no priorities and no deadline scoring); it is new here.
+//! The family sets its own release times, so it accepts only `Start` or `At`
+//! releases (the interrupt window starts at that time).
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{Ctx, Parts, company::slug, corpus, difficulty, pick_distinct, step};
+use tbsim_core::rng::StreamRng;
+use tbsim_scenario::{
+    Check, CheckpointSpec, Clue, Condition, Content, FileSpec, Gate, PlanStep, Priority, Record,
+    Release, Scenario, TaskSpec, TimedEvent, WorldChange,
+};
+
+/// What the manager asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Kind {
+    /// Look up a figure in a drive report and reply with it.
+    Lookup,
+    /// Produce a short JSON file of counts.
+    Brief,
+    /// Send a colleague a reference found on the drive.
+    Forward,
+    /// Ask a colleague for a figure and reply with it.
+    Relay,
+}
+
+/// How much slack the deadline leaves over the minimum tool time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Pace {
+    /// 20-25 minutes of slack.
+    Tight,
+    /// 45-50 minutes of slack.
+    Relaxed,
+}
+
+/// Parameters; unset ones are drawn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Request kind.
+    #[serde(default)]
+    pub kind: Option<Kind>,
+    /// Deadline tightness.
+    #[serde(default)]
+    pub pace: Option<Pace>,
+    /// When the message arrives, `HH:MM` (default: drawn mid-day).
+    #[serde(default)]
+    pub at: Option<String>,
+    /// Minutes from the message to the deadline (20-180; overrides `pace`).
+    #[serde(default)]
+    pub deadline_min: Option<u32>,
+    /// Workshops in the routine task (2-3).
+    #[serde(default)]
+    pub workshops: Option<u8>,
+}
+
+const KINDS: [(Kind, &str); 4] = [
+    (Kind::Lookup, "lookup"),
+    (Kind::Brief, "brief"),
+    (Kind::Forward, "forward"),
+    (Kind::Relay, "relay"),
+];
+const PACES: [(Pace, &str); 2] = [(Pace::Tight, "tight"), (Pace::Relaxed, "relaxed")];
+
+const SCHEDULE: &str = include_str!("corpus/urgent_interrupt/workshop_schedule.md");
+const REPORTS_README: &str = include_str!("corpus/urgent_interrupt/regional_reports_readme.md");
+const REGISTER_NOTES: &str = include_str!("corpus/urgent_interrupt/contract_register_notes.md");
+
+/// Workshop titles and the words that name each one in a question.
+const WORKSHOPS: &[(&str, &[&str])] = &[
+    (
+        "Spreadsheet Modelling Basics",
+        &["spreadsheet", "modelling", "modeling"],
+    ),
+    ("Writing Clear Status Updates", &["status update", "status"]),
+    (
+        "Negotiation for Non-Negotiators",
+        &["negotiation", "negotiating"],
+    ),
+    ("Introduction to SQL Reporting", &["sql"]),
+    ("Running Better Retrospectives", &["retrospective", "retro"]),
+    (
+        "Presenting Data to Executives",
+        &["presenting", "presentation"],
+    ),
+    ("Time Blocking in Practice", &["blocking"]),
+    (
+        "Customer Interview Techniques",
+        &["interview", "interviewing"],
+    ),
+    (
+        "Accessible Document Design",
+        &["accessible", "accessibility"],
+    ),
+    ("Giving and Receiving Feedback", &["feedback"]),
+    ("Python for Analysts", &["python"]),
+    ("Keeping a Project Risk Register", &["risk"]),
+];
+const SIGNUP_WORDS: &[&str] = &[
+    "signup",
+    "sign",
+    "registered",
+    "registration",
+    "attendee",
+    "attendance",
+    "headcount",
+    "enrolled",
+    "participant",
+    "people",
+    "many",
+    "count",
+    "number",
+    "seat",
+    "register",
+    "enrolment",
+    "enrollment",
+    "enrol",
+    "enroll",
+    "booked",
+    "booking",
+    "attending",
+    "spot",
+    "place",
+    "full",
+    "capacity",
+    "turnout",
+    "interest",
+    "confirmed",
+    "coming",
+    "size",
+];
+const WEEKDAYS: [&str; 5] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"];
+
+const REGIONS: &[&str] = &[
+    "North",
+    "South",
+    "East",
+    "West",
+    "Central",
+    "Coastal",
+    "Highlands",
+    "Metro",
+    "Riverside",
+    "Lakes",
+];
+/// Column, how the manager names it, value range.
+const METRICS: &[(&str, &str, (u32, u32))] = &[
+    (
+        "revenue_keur",
+        "revenue (in thousands of euros)",
+        (300, 2_500),
+    ),
+    ("orders", "number of orders", (800, 6_000)),
+    ("new_customers", "number of new customers", (100, 900)),
+    ("returns", "number of returned orders", (100, 600)),
+];
+const SERVICES: &[&str] = &[
+    "Payments",
+    "Checkout",
+    "Search",
+    "Notifications",
+    "Reporting",
+    "Identity",
+    "Billing",
+];
+const SEVERITIES: [&str; 3] = ["critical", "major", "minor"];
+const PROJECTS: &[&str] = &[
+    "Heron",
+    "Lantern",
+    "Quarry",
+    "Juniper",
+    "Meridian",
+    "Saffron",
+    "Tidewater",
+    "Bramble",
+    "Kestrel",
+    "Orchard",
+];
+
+/// Minutes since midnight of `HH:MM`.
+pub(crate) fn to_min(hm: &str) -> Option<u32> {
+    let (h, m) = hm.trim().split_once(':')?;
+    let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
+    (h < 24 && m < 60).then_some(h * 60 + m)
+}
+
+/// `HH:MM` of minutes since midnight.
+pub(crate) fn hm(min: u32) -> String {
+    format!("{:02}:{:02}", min / 60, min % 60)
+}
+
+/// The minute of the day the family's work may start, from the suite's release.
+pub(crate) fn release_minute(ctx: &Ctx<'_>, family: &str) -> Result<u32, String> {
+    let at = match &ctx.release {
+        Release::Start => ctx.start,
+        Release::At(ts) => ts.split_once('T').map_or(ts.as_str(), |(_, t)| t),
+        _ => {
+            return Err(format!(
+                "{family} schedules its own messages at fixed times, so it needs a release of Start or At(..)"
+            ));
+        }
+    };
+    to_min(at).ok_or_else(|| format!("bad time `{at}`"))
+}
+
+/// `YYYY-MM-DD` shifted by `days`.
+pub(crate) fn shift_date(date: &str, days: i64) -> Result<String, String> {
+    let base =
+        tbsim_core::time::Epoch::from_timestamp("1970-01-01T00:00").map_err(|e| e.to_string())?;
+    let t = base
+        .parse(&format!("{date}T00:00"))
+        .map_err(|e| e.to_string())?;
+    let d = (t.0 / 86_400) as i64 + days;
+    if d < 0 {
+        return Err(format!("{date} shifted by {days} days is before 1970"));
+    }
+    Ok(base.iso(tbsim_core::time::SimTime(d as u64 * 86_400))[..10].to_owned())
+}
+
+fn first_name(full: &str) -> &str {
+    full.split_whitespace().next().unwrap_or(full)
+}
+
+/// A figure that cannot be mistaken for a year in a message (`Q3 2025`).
+fn figure(rng: &mut StreamRng, (lo, hi): (u32, u32)) -> u32 {
+    loop {
+        let v = rng.random_range(lo..=hi);
+        if !(1_900..=2_100).contains(&v) {
+            return v;
+        }
+    }
+}
+
+/// The variants: request kind x pace.
+pub fn variants() -> Vec<(String, Params)> {
+    let mut v = Vec::new();
+    for (kind, kname) in KINDS {
+        for (pace, pname) in PACES {
+            v.push((
+                format!("urgent_interrupt/{kname}/{pname}"),
+                Params {
+                    kind: Some(kind),
+                    pace: Some(pace),
+                    ..Params::default()
+                },
+            ));
+        }
+    }
+    v
+}
+
+/// What one request kind contributes to the urgent task.
+struct Request {
+    message: String,
+    checkpoints: Vec<CheckpointSpec>,
+    plan: Vec<PlanStep>,
+    hints: [String; 2],
+    files: Vec<FileSpec>,
+    clues: Vec<(String, Clue)>,
+    people_to_ask: usize,
+}
+
+/// Shared inputs of the request builders.
+struct Req<'a> {
+    ctx: &'a Ctx<'a>,
+    task: &'a str,
+    manager: &'a tbsim_scenario::Person,
+    other: &'a tbsim_scenario::Person,
+    at: &'a str,
+    due: &'a str,
+}
+
+fn dm_reply(to: &str, text: String) -> PlanStep {
+    step("send_message", json!({"to": to, "text": text}))
+}
+
+fn lookup(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
+    let (y, m) = year_month(r.ctx.date)?;
+    let now_q = y * 4 + (m as i32 - 1) / 3;
+    let quarters: Vec<(i32, i32)> = (1..=3)
+        .rev()
+        .map(|back| {
+            let q = now_q - back;
+            (q.div_euclid(4), q.rem_euclid(4) + 1)
+        })
+        .collect();
+    let n_regions = rng.random_range(5..=6);
+    let regions: Vec<&str> = pick_distinct(rng, REGIONS.len(), n_regions)
+        .into_iter()
+        .map(|i| REGIONS[i])
+        .collect();
+    // values[quarter][region][metric]: a base per region and measure, drifting a
+    // little from quarter to quarter.
+    let mut bases = Vec::with_capacity(regions.len());
+    for _ in &regions {
+        let row: Vec<u32> = METRICS.iter().map(|m| figure(rng, m.2)).collect();
+        bases.push(row);
+    }
+    let mut values = Vec::with_capacity(quarters.len());
+    for _ in &quarters {
+        let mut table = Vec::with_capacity(bases.len());
+        for row in &bases {
+            let mut drifted = Vec::with_capacity(row.len());
+            for base in row {
+                let v = (f64::from(*base) * rng.random_range(0.85..1.2)).round() as u32;
+                drifted.push(if (1_900..=2_100).contains(&v) {
+                    v + 250
+                } else {
+                    v
+                });
+            }
+            table.push(drifted);
+        }
+        values.push(table);
+    }
+    let (qi, ri, mi) = (
+        rng.random_range(0..quarters.len()),
+        rng.random_range(0..regions.len()),
+        rng.random_range(0..METRICS.len()),
+    );
+    let answer = values[qi][ri][mi];
+    let mut wrong: BTreeSet<u32> = BTreeSet::new();
+    wrong.extend(values[qi][ri].iter().copied());
+    wrong.extend(values[qi].iter().map(|row| row[mi]));
+    wrong.extend(values.iter().map(|q| q[ri][mi]));
+    wrong.remove(&answer);
+
+    let folder = r.ctx.folder("drive/reports/regional");
+    let mut files = vec![FileSpec {
+        path: format!("{folder}/README.md"),
+        content: Content::Text(REPORTS_README.to_owned()),
+    }];
+    let mut target = String::new();
+    for (k, (qy, qq)) in quarters.iter().enumerate() {
+        let path = format!("{folder}/regional_sales_{qy}_q{qq}.csv");
+        let mut csv = String::from("region,revenue_keur,orders,new_customers,returns\n");
+        for (ri2, region) in regions.iter().enumerate() {
+            let row = &values[k][ri2];
+            let _ = writeln!(csv, "{region},{},{},{},{}", row[0], row[1], row[2], row[3]);
+        }
+        if k == qi {
+            target = path.clone();
+        }
+        files.push(FileSpec {
+            path,
+            content: Content::Text(csv),
+        });
+    }
+    let (qy, qq) = quarters[qi];
+    let (col, spoken, _) = METRICS[mi];
+    let region = regions[ri];
+    let message = format!(
+        "{}, sorry to pull you off what you're doing. I'm going into board prep and need the {spoken} for the {region} region in Q{qq} {qy}. The quarterly regional sales reports are in `{folder}/`. Please reply here with just that figure, by {} at the latest.",
+        first_name(super::company::INTERN_NAME),
+        r.due
+    );
+    let mut plan = vec![
+        step("read_messages", json!({"with": r.manager.key})),
+        step("list_folder", json!({"path": folder})),
+        step("read_file", json!({"path": target})),
+    ];
+    plan.push(dm_reply(
+        &r.manager.key,
+        format!("{region}, Q{qq} {qy}, {col}: {answer}"),
+    ));
+    Ok(Request {
+        message,
+        checkpoints: vec![
+            CheckpointSpec {
+                key: "report_consulted".into(),
+                description: "Opened the report for the quarter the manager asked about".into(),
+                weight: 1,
+                check: Check::Consulted(target),
+                feedback: "The report for the requested quarter was not opened. The manager's message names the quarter and the folder; the reports are split into one file per quarter.".into(),
+            },
+            CheckpointSpec {
+                key: "figure_sent".into(),
+                description: "Replied to the manager with the requested figure, and no other candidate figure, before the deadline".into(),
+                weight: 2,
+                check: Check::MessageSent {
+                    to: r.manager.key.clone(),
+                    contains: vec![answer.to_string()],
+                    absent: wrong.iter().map(u32::to_string).collect(),
+                    after: Some(r.at.to_owned()),
+                },
+                feedback: "The manager did not get the right figure in time. Read the request again for the region, the quarter and the measure, take the single cell at that row and column of that quarter's report, and reply with that figure alone; other figures from the table count as a wrong answer.".into(),
+            },
+        ],
+        plan,
+        hints: [
+            format!("The reports in `{folder}/` are split by quarter; the README explains the columns."),
+            "Open the file for the quarter the manager named, find the region's row and the requested column, and reply with that one figure only.".into(),
+        ],
+        files,
+        clues: Vec::new(),
+        people_to_ask: 0,
+    })
+}
+
+fn brief(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
+    let n_services = rng.random_range(3..=4);
+    let services: Vec<&str> = pick_distinct(rng, SERVICES.len(), n_services)
+        .into_iter()
+        .map(|i| SERVICES[i])
+        .collect();
+    let target = services[0];
+    let sev = |rng: &mut StreamRng| SEVERITIES[[0, 1, 1, 2, 2, 2][rng.random_range(0..6)]];
+    // (service, severity, status)
+    let mut rows: Vec<(&str, &str, &str)> = Vec::new();
+    // The target service: some unresolved (at least one "monitoring", which still
+    // counts), some resolved (so counting every row is wrong).
+    let unresolved = rng.random_range(3..=6);
+    for i in 0..unresolved {
+        let status = if i == 0 {
+            "monitoring"
+        } else if rng.random_bool(0.7) {
+            "open"
+        } else {
+            "monitoring"
+        };
+        rows.push((target, sev(rng), status));
+    }
+    for _ in 0..rng.random_range(2..=4) {
+        rows.push((target, sev(rng), "resolved"));
+    }
+    for (k, s) in services.iter().enumerate().skip(1) {
+        for j in 0..rng.random_range(2..=5) {
+            // Another service always has an open incident, so ignoring the service fails.
+            let status = if k == 1 && j == 0 {
+                "open"
+            } else {
+                ["open", "monitoring", "resolved", "resolved"][rng.random_range(0..4)]
+            };
+            rows.push((s, sev(rng), status));
+        }
+    }
+    let mut ids = BTreeSet::new();
+    let mut dated: Vec<(String, u32, &str, &str, &str)> = Vec::new();
+    for (s, v, st) in rows {
+        let back = rng.random_range(0..=13);
+        let id = loop {
+            let id = rng.random_range(1_000..10_000u32);
+            if ids.insert(id) {
+                break id;
+            }
+        };
+        dated.push((shift_date(r.ctx.date, -back)?, id, s, v, st));
+    }
+    dated.sort();
+    let mut csv = String::from("incident_id,opened,service,severity,status\n");
+    for (d, id, s, v, st) in &dated {
+        let _ = writeln!(csv, "INC-{id},{d},{s},{v},{st}");
+    }
+    let counts: Vec<u32> = SEVERITIES
+        .iter()
+        .map(|v| {
+            dated
+                .iter()
+                .filter(|(_, _, s, sv, st)| *s == target && sv == v && *st != "resolved")
+                .count() as u32
+        })
+        .collect();
+    let folder = r.ctx.folder("drive/ops/incidents");
+    let log = format!("{folder}/incident_log.csv");
+    let out = format!("workspace/incident_snapshot{}.json", r.ctx.suffix());
+    let answer = json!({"critical": counts[0], "major": counts[1], "minor": counts[2]});
+    let message = format!(
+        "{}, I need a quick snapshot for the ops review: how many {target} incidents are not resolved yet (status open or monitoring), by severity. The incident log is in `{folder}/`. Save the counts in `{out}` as {{\"critical\": n, \"major\": n, \"minor\": n}} by {}, please.",
+        first_name(super::company::INTERN_NAME),
+        r.due
+    );
+    Ok(Request {
+        message,
+        checkpoints: vec![
+            CheckpointSpec {
+                key: "log_consulted".into(),
+                description: "Opened the incident log".into(),
+                weight: 1,
+                check: Check::Consulted(log.clone()),
+                feedback: "The incident log was not opened. The manager's message says which folder it is in.".into(),
+            },
+            CheckpointSpec {
+                key: "snapshot_correct".into(),
+                description: format!("`{out}` holds the unresolved incident counts by severity for the requested service, before the deadline"),
+                weight: 2,
+                check: Check::All(
+                    SEVERITIES
+                        .iter()
+                        .zip(&counts)
+                        .map(|(s, c)| Check::JsonNumber {
+                            path: out.clone(),
+                            pointer: format!("/{s}"),
+                            expected: f64::from(*c),
+                            tolerance: 0.0,
+                        })
+                        .collect(),
+                ),
+                feedback: format!("The snapshot in `{out}` is missing, late or wrong. Count only the requested service's incidents, only those not resolved (both `open` and `monitoring` count), separately for each severity, and write the three numbers as JSON."),
+            },
+        ],
+        plan: vec![
+            step("read_messages", json!({"with": r.manager.key})),
+            step("list_folder", json!({"path": folder})),
+            step("read_file", json!({"path": log})),
+            step("write_file", json!({"path": out, "content": answer.to_string()})),
+        ],
+        hints: [
+            "The incident log lists every service and every status; the request is about one service only.".into(),
+            "Filter the rows to the named service, drop the `resolved` ones, and count the rest per severity (critical, major, minor).".into(),
+        ],
+        files: vec![FileSpec {
+            path: log,
+            content: Content::Text(csv),
+        }],
+        clues: Vec::new(),
+        people_to_ask: 0,
+    })
+}
+
+fn forward(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
+    let n = rng.random_range(6..=8);
+    let combos = corpus::SUPPLIER_PREFIXES.len() * corpus::SUPPLIER_SUFFIXES.len();
+    let vendors: Vec<String> = pick_distinct(rng, combos, n)
+        .into_iter()
+        .map(|i| {
+            format!(
+                "{} {}",
+                corpus::SUPPLIER_PREFIXES[i / corpus::SUPPLIER_SUFFIXES.len()],
+                corpus::SUPPLIER_SUFFIXES[i % corpus::SUPPLIER_SUFFIXES.len()]
+            )
+        })
+        .collect();
+    let (y, _) = year_month(r.ctx.date)?;
+    let mut refs = BTreeSet::new();
+    let mut new_ref = |rng: &mut StreamRng| loop {
+        let letters: String = (0..2)
+            .map(|_| char::from(b'A' + rng.random_range(0..26u8)))
+            .collect();
+        let re = format!("CTR-{}-{letters}", rng.random_range(1_000..10_000u32));
+        if refs.insert(re.clone()) {
+            return re;
+        }
+    };
+    let areas = [
+        "Engineering",
+        "Sales",
+        "Marketing",
+        "Product",
+        "Finance",
+        "Human Resources",
+    ];
+    // (vendor, ref, status, start year, area)
+    let mut rows: Vec<(String, String, &str, i32, &str)> = Vec::new();
+    for (i, v) in vendors.iter().enumerate() {
+        let area = areas[rng.random_range(0..areas.len())];
+        let start = y - rng.random_range(0..=2);
+        // The requested supplier (index 0) and one other were renewed: an expired
+        // row precedes the active one.
+        if i <= 1 {
+            rows.push((v.clone(), new_ref(rng), "expired", start - 2, area));
+        }
+        rows.push((v.clone(), new_ref(rng), "active", start, area));
+    }
+    let vendor = vendors[0].clone();
+    let active = rows
+        .iter()
+        .find(|row| row.0 == vendor && row.2 == "active")
+        .map(|row| row.1.clone())
+        .ok_or("no active contract")?;
+    let wrong: Vec<String> = rows
+        .iter()
+        .map(|row| row.1.clone())
+        .filter(|re| *re != active)
+        .collect();
+    // Shuffle rows by a drawn key so the requested supplier is not always first.
+    let mut keyed: Vec<(u32, usize)> = (0..rows.len())
+        .map(|i| (rng.random_range(0..u32::MAX), i))
+        .collect();
+    keyed.sort();
+    let mut csv =
+        String::from("supplier,contract_ref,status,start_year,end_year,owner_department\n");
+    for (_, i) in keyed {
+        let (v, re, st, start, area) = &rows[i];
+        let end = start + 2;
+        let _ = writeln!(csv, "{v},{re},{st},{start},{end},{area}");
+    }
+    let folder = r.ctx.folder("drive/legal/contracts");
+    let register = format!("{folder}/contract_register.csv");
+    let colleague = r.other;
+    let message = format!(
+        "{}, quick one: {} ({}) is on a call with {vendor} and needs our current contract reference for them. The contract register is in `{folder}/`. Please send it to {} directly by {}; no need to copy me.",
+        first_name(super::company::INTERN_NAME),
+        colleague.name,
+        colleague.department,
+        first_name(&colleague.name),
+        r.due
+    );
+    Ok(Request {
+        message,
+        checkpoints: vec![
+            CheckpointSpec {
+                key: "register_consulted".into(),
+                description: "Opened the contract register".into(),
+                weight: 1,
+                check: Check::Consulted(register.clone()),
+                feedback: "The contract register was not opened. The manager's message says which folder it is in.".into(),
+            },
+            CheckpointSpec {
+                key: "reference_forwarded".into(),
+                description: "Sent the colleague the supplier's active contract reference, and no other reference, before the deadline".into(),
+                weight: 2,
+                check: Check::MessageSent {
+                    to: colleague.key.clone(),
+                    contains: vec![active.clone()],
+                    absent: wrong,
+                    after: Some(r.at.to_owned()),
+                },
+                feedback: "The colleague did not get the right contract reference in time. Message the colleague named in the request (not the manager) with the reference of the supplier's active contract; a renewed supplier also has an expired row, and sending other references counts as a wrong answer.".into(),
+            },
+        ],
+        plan: vec![
+            step("read_messages", json!({"with": r.manager.key})),
+            step("list_folder", json!({"path": folder})),
+            step("read_file", json!({"path": register})),
+            dm_reply(
+                &colleague.key,
+                format!(
+                    "Hi {}, {} asked me to send you our current contract reference for {vendor}: {active}",
+                    first_name(&colleague.name),
+                    first_name(&r.manager.name)
+                ),
+            ),
+        ],
+        hints: [
+            format!("The contract register is in `{folder}/`; a note there explains renewed contracts."),
+            "Send the reference straight to the colleague named in the request, and only the one whose status is `active`.".into(),
+        ],
+        files: vec![
+            FileSpec {
+                path: format!("{folder}/README.md"),
+                content: Content::Text(corpus::fill(REGISTER_NOTES, &[("company", corpus::COMPANY)])),
+            },
+            FileSpec {
+                path: register,
+                content: Content::Text(csv),
+            },
+        ],
+        clues: Vec::new(),
+        people_to_ask: 0,
+    })
+}
+
+fn relay(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
+    let project = PROJECTS[rng.random_range(0..PROJECTS.len())];
+    let requested = rng.random_range(40..=300u32) * 500;
+    let approved = requested - rng.random_range(2..=(requested / 500 / 4).max(3)) * 500;
+    let holder = r.other;
+    let clue_key = format!("clue/{}/approved-budget", r.ctx.id);
+    let clue = Clue {
+        key: clue_key.clone(),
+        task: Some(r.task.to_owned()),
+        trigger: vec![
+            vec![project.to_owned()],
+            [
+                "budget",
+                "approved",
+                "amount",
+                "funding",
+                "figure",
+                "cost",
+                "money",
+                "number",
+                "approval",
+                "sum",
+                "total",
+                "eur",
+                "euro",
+                "final",
+                "committee",
+                "granted",
+                "allocated",
+                "allocation",
+                "how much",
+                "value",
+            ]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect(),
+        ],
+        after: vec![Condition::Released(r.task.to_owned())],
+        response: format!(
+            "Project {project}: the team asked for {} EUR, and the investment committee approved {} EUR last week. The approved amount is the one to quote.",
+            thousands(requested),
+            thousands(approved)
+        ),
+    };
+    let message = format!(
+        "{}, I need a number before my next call: the budget Finance approved for Project {project}. {} in Finance has it. Please ask {} and reply to me here with the approved amount by {}.",
+        first_name(super::company::INTERN_NAME),
+        holder.name,
+        first_name(&holder.name),
+        r.due
+    );
+    let mut wait = step("read_messages", json!({"with": holder.key}));
+    wait.gate = Gate::ReplyFrom(holder.key.clone());
+    Ok(Request {
+        message,
+        checkpoints: vec![
+            CheckpointSpec {
+                key: "holder_asked".into(),
+                description: "Asked the budget holder about the project's budget".into(),
+                weight: 1,
+                check: Check::Disclosed(vec![clue_key]),
+                feedback: "The budget holder was not asked. The manager's message names the person in Finance who has the figure; ask them about the project by name.".into(),
+            },
+            CheckpointSpec {
+                key: "figure_sent".into(),
+                description: "Replied to the manager with the approved budget, not the requested one, before the deadline".into(),
+                weight: 2,
+                check: Check::MessageSent {
+                    to: r.manager.key.clone(),
+                    contains: vec![approved.to_string()],
+                    absent: vec![requested.to_string()],
+                    after: Some(r.at.to_owned()),
+                },
+                feedback: "The manager did not get the approved budget in time. Ask the budget holder, then reply to the manager with the amount the committee approved (not the amount the team asked for).".into(),
+            },
+        ],
+        plan: vec![
+            step("read_messages", json!({"with": r.manager.key})),
+            dm_reply(
+                &holder.key,
+                format!(
+                    "Hi {}, {} needs the approved budget for Project {project}. What amount was approved?",
+                    first_name(&holder.name),
+                    first_name(&r.manager.name)
+                ),
+            ),
+            wait,
+            dm_reply(
+                &r.manager.key,
+                format!("The approved budget for Project {project} is {approved} EUR."),
+            ),
+        ],
+        hints: [
+            "Only the Finance colleague named in the message knows the figure; ask them about the project by its name.".into(),
+            "Two amounts exist for the project; the manager wants the approved one, sent back to the manager.".into(),
+        ],
+        files: Vec::new(),
+        clues: vec![(holder.key.clone(), clue)],
+        people_to_ask: 1,
+    })
+}
+
+/// `48500` as `48,500`.
+fn thousands(v: u32) -> String {
+    let s = v.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub(crate) fn year_month(date: &str) -> Result<(i32, u32), String> {
+    let mut parts = date.split('-');
+    let y = parts.next().and_then(|v| v.parse().ok());
+    let m = parts.next().and_then(|v| v.parse().ok());
+    match (y, m) {
+        (Some(y), Some(m)) if (1..=12).contains(&m) => Ok((y, m)),
+        _ => Err(format!("bad date `{date}`")),
+    }
+}
+
+/// Generates one instance: the urgent task (first) and the routine it interrupts.
+pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
+    let mut draw = ctx.rng("params");
+    let kind = p
+        .kind
+        .unwrap_or_else(|| KINDS[draw.random_range(0..KINDS.len())].0);
+    let pace = p
+        .pace
+        .unwrap_or_else(|| PACES[draw.random_range(0..PACES.len())].0);
+    let n_ws = p.workshops.unwrap_or_else(|| draw.random_range(2..=3));
+    if !(2..=3).contains(&n_ws) || p.deadline_min.is_some_and(|d| !(20..=180).contains(&d)) {
+        return Err(format!(
+            "urgent_interrupt parameters out of range: workshops {n_ws} (2-3), deadline_min {:?} (20-180)",
+            p.deadline_min
+        ));
+    }
+    let kname = KINDS.iter().find(|k| k.0 == kind).map_or("", |k| k.1);
+
+    // People: the manager asks; `other` is the colleague to forward to or to ask;
+    // the hosts run the workshops. All distinct.
+    let manager = ctx
+        .company
+        .people
+        .iter()
+        .find(|p| p.key == ctx.company.mentor)
+        .ok_or("the company has no mentor")?;
+    let mut who = ctx.rng("people");
+    let other_pool: Vec<&tbsim_scenario::Person> = match kind {
+        Kind::Relay => ctx.company.department("Finance"),
+        _ => ["Sales", "Product", "Engineering"]
+            .iter()
+            .flat_map(|d| ctx.company.staff(d))
+            .collect(),
+    };
+    let other_pool: Vec<_> = other_pool
+        .into_iter()
+        .filter(|p| p.key != manager.key)
+        .collect();
+    if other_pool.is_empty() {
+        return Err("urgent_interrupt needs Finance and Sales staff (raise company_size)".into());
+    }
+    let other = other_pool[who.random_range(0..other_pool.len())];
+    let hr = ctx
+        .company
+        .managers("Human Resources")
+        .first()
+        .copied()
+        .ok_or("the company has no HR manager")?;
+    let host_pool: Vec<&tbsim_scenario::Person> = ctx
+        .company
+        .non_executives()
+        .into_iter()
+        .filter(|p| p.key != other.key && p.key != hr.key && p.key != manager.key)
+        .collect();
+    let hosts: Vec<&tbsim_scenario::Person> =
+        pick_distinct(&mut who, host_pool.len(), usize::from(n_ws))
+            .into_iter()
+            .map(|i| host_pool[i])
+            .collect();
+
+    // Timing: deadline length, interrupt time, routine release a few minutes before.
+    let mut timing = ctx.rng("timing");
+    let tool_min = match kind {
+        Kind::Lookup | Kind::Forward => 7,
+        Kind::Brief => 3,
+        Kind::Relay => 11 + other.reply_minutes.unwrap_or((2, 8)).1,
+    };
+    let slack = match pace {
+        Pace::Tight => timing.random_range(20..=25),
+        Pace::Relaxed => timing.random_range(45..=50),
+    };
+    let minutes = p
+        .deadline_min
+        .unwrap_or_else(|| ((tool_min + slack).div_ceil(5) * 5).max(30));
+    if minutes < tool_min + 10 {
+        return Err(format!(
+            "deadline_min {minutes} is too tight for a {kname} request (it needs {tool_min} minutes of tool time plus slack)"
+        ));
+    }
+    // The label follows the actual slack (tight below 35 minutes), so a pinned
+    // `deadline_min` cannot mislabel a variant.
+    let tight = minutes - tool_min < 35;
+    if p.pace.is_some_and(|x| (x == Pace::Tight) != tight) {
+        return Err(format!(
+            "deadline_min {minutes} leaves {} minutes of slack, which contradicts `pace` (tight means under 35)",
+            minutes - tool_min
+        ));
+    }
+    let pname = if tight { "tight" } else { "relaxed" };
+    let gap = timing.random_range(6..=12);
+    let base = release_minute(ctx, "urgent_interrupt")?;
+    let day_deadline = to_min(ctx.deadline).ok_or("bad deadline")?;
+    let latest = day_deadline.saturating_sub(minutes + 60);
+    let at = match &p.at {
+        Some(a) => {
+            let t = to_min(a).ok_or_else(|| format!("`at` must be HH:MM, found `{a}`"))?;
+            if t < base + gap || t > latest {
+                return Err(format!(
+                    "`at` {a} must fall between {} and {} (after the release, with an hour left before the deadline)",
+                    hm(base + gap),
+                    hm(latest)
+                ));
+            }
+            t
+        }
+        None => {
+            let (lo, hi) = (base + 90, latest.saturating_sub(15));
+            if lo > hi {
+                return Err(format!(
+                    "the day is too short for an urgent interrupt: work starts at {} and the deadline is {}",
+                    hm(base),
+                    ctx.deadline
+                ));
+            }
+            timing.random_range(lo..=hi)
+        }
+    };
+    let routine_at = at - gap;
+    let at_ts = ctx.at(&hm(at));
+    let due = hm(at + minutes);
+    let task = ctx.task_key();
+    let routine_key = format!("task/{}-routine", ctx.id);
+
+    let req = Req {
+        ctx,
+        task: &task,
+        manager,
+        other,
+        at: &at_ts,
+        due: &due,
+    };
+    let mut rng = ctx.rng("request");
+    let request = match kind {
+        Kind::Lookup => lookup(&req, &mut rng)?,
+        Kind::Brief => brief(&req, &mut rng)?,
+        Kind::Forward => forward(&req, &mut rng)?,
+        Kind::Relay => relay(&req, &mut rng)?,
+    };
+    let urgent = TaskSpec {
+        key: task.clone(),
+        family: "urgent_interrupt".into(),
+        variant: format!("urgent_interrupt/{kname}/{pname}"),
+        difficulty: difficulty(&request.plan, request.people_to_ask),
+        title: format!("Urgent request from {}", manager.name),
+        objective: format!(
+            "{} has just sent you an urgent request; it is in your messages from them. Put your other work on hold, get this done by {due}, then go back to what you were doing.",
+            manager.name
+        ),
+        assigned_by: manager.key.clone(),
+        release: Release::At(at_ts.clone()),
+        deadline: ctx.at(&due),
+        priority: Priority::Urgent,
+        checkpoints: request.checkpoints,
+        hints: vec![
+            format!(
+                "Read {}'s latest message: the whole request and its deadline are there.",
+                manager.name
+            ),
+            request.hints[0].clone(),
+            request.hints[1].clone(),
+        ],
+        plan: request.plan,
+    };
+
+    // The routine task.
+    let mut rw = ctx.rng("routine");
+    let picks = pick_distinct(&mut rw, WORKSHOPS.len(), usize::from(n_ws));
+    let days = pick_distinct(&mut rw, WEEKDAYS.len(), usize::from(n_ws));
+    let schedule_path = format!(
+        "{}/workshops_next_week.md",
+        ctx.folder("drive/learning/workshops")
+    );
+    let out = format!("workspace/workshop_signups{}.json", ctx.suffix());
+    let mut rows = Vec::new();
+    let mut expected = Vec::new();
+    let mut answer = Vec::new();
+    let mut clues = request.clues;
+    let mut clue_keys = Vec::new();
+    let mut asks = Vec::new();
+    let mut reads = Vec::new();
+    for (k, (&wi, host)) in picks.iter().zip(&hosts).enumerate() {
+        let (title, words) = WORKSHOPS[wi];
+        let room = &ctx.rooms[rw.random_range(0..ctx.rooms.len())];
+        let signups = rw.random_range(5..=room.capacity.max(6) + 6);
+        let waiting = rw.random_range(1..=6u32);
+        rows.push((
+            days[k],
+            format!(
+                "| {title} | {} | {} | {} |",
+                WEEKDAYS[days[k]], room.name, host.name
+            ),
+        ));
+        let key = format!("clue/{}/signups-{}", ctx.id, slug(&host.name));
+        clues.push((host.key.clone(), Clue {
+            key: key.clone(),
+            task: Some(routine_key.clone()),
+            trigger: vec![
+                words.iter().map(|w| (*w).to_owned()).collect(),
+                SIGNUP_WORDS.iter().map(|w| (*w).to_owned()).collect(),
+            ],
+            after: vec![Condition::Released(routine_key.clone())],
+            response: format!(
+                "For {title} I have {signups} confirmed sign-ups so far, plus {waiting} on the waiting list (they only get a seat if someone cancels)."
+            ),
+        }));
+        clue_keys.push(key);
+        let mut rec = Record::default();
+        rec.text.insert("title".into(), title.to_owned());
+        rec.numbers.insert("signups".into(), f64::from(signups));
+        expected.push(rec);
+        answer.push(json!({"title": title, "signups": signups}));
+        asks.push(dm_reply(
+            &host.key,
+            format!(
+                "Hi {}, L&D asked me to collect next week's workshop sign-ups. How many people have signed up for {title}?",
+                first_name(&host.name)
+            ),
+        ));
+        let mut read = step("read_messages", json!({"with": host.key}));
+        read.gate = Gate::ReplyFrom(host.key.clone());
+        reads.push(read);
+    }
+    rows.sort();
+    let table: Vec<String> = rows.into_iter().map(|(_, r)| r).collect();
+    let mut plan = vec![step("read_file", json!({"path": schedule_path}))];
+    plan.extend(asks);
+    plan.extend(reads);
+    plan.push(step(
+        "write_file",
+        json!({"path": out, "content": serde_json::to_string_pretty(&json!({"workshops": answer})).unwrap_or_default()}),
+    ));
+    let routine = TaskSpec {
+        key: routine_key.clone(),
+        family: "urgent_interrupt".into(),
+        variant: format!("urgent_interrupt/{kname}/{pname}"),
+        difficulty: difficulty(&plan, hosts.len()),
+        title: "Collect next week's workshop sign-ups".into(),
+        objective: format!(
+            "{} (Learning & Development) needs next week's workshop sign-up numbers to book rooms. The schedule is at `{schedule_path}`; each workshop's host keeps its sign-up list. Ask the hosts and save `{out}` as {{\"workshops\": [{{\"title\": ..., \"signups\": ...}}]}}, one entry per workshop, counting confirmed sign-ups only.",
+            hr.name
+        ),
+        assigned_by: hr.key.clone(),
+        release: Release::At(ctx.at(&hm(routine_at))),
+        deadline: ctx.at(ctx.deadline),
+        priority: ctx.priority,
+        checkpoints: vec![
+            CheckpointSpec {
+                key: "hosts_asked".into(),
+                description: "Every workshop host gave you their sign-up count".into(),
+                weight: 1,
+                check: Check::Disclosed(clue_keys),
+                feedback: "Not every workshop host was asked. The schedule names each workshop's host; message each one about their workshop's sign-ups.".into(),
+            },
+            CheckpointSpec {
+                key: "signups_recorded".into(),
+                description: format!("`{out}` lists each workshop with its confirmed sign-ups"),
+                weight: 2,
+                check: Check::JsonRecords {
+                    path: out.clone(),
+                    pointer: "/workshops".into(),
+                    expected,
+                    tolerance: 0.0,
+                },
+                feedback: format!("`{out}` is missing or its numbers are wrong. Use the workshop titles exactly as in the schedule and the confirmed sign-ups each host gave (people on a waiting list do not count). If an urgent request interrupted you, come back to this task afterwards."),
+            },
+        ],
+        hints: vec![
+            format!("The schedule at `{schedule_path}` names each workshop's host."),
+            "Message each host about their own workshop; only they know how many signed up.".into(),
+            "Record confirmed sign-ups only, not the waiting list, with the titles exactly as in the schedule.".into(),
+        ],
+        plan,
+    };
+
+    let mut files = request.files;
+    files.push(FileSpec {
+        path: schedule_path,
+        content: Content::Text(corpus::fill(
+            SCHEDULE,
+            &[("company", corpus::COMPANY), ("rows", &table.join("\n"))],
+        )),
+    });
+    Ok(Parts {
+        tasks: vec![urgent, routine],
+        files,
+        meetings: Vec::new(),
+        clues,
+        events: vec![TimedEvent {
+            at: at_ts,
+            change: WorldChange::Message {
+                from: manager.key.clone(),
+                text: request.message,
+            },
+        }],
+        ..Default::default()
+    })
+}
+
+/// Trivially wrong workspace answers for a task of this family: (path, content).
+pub fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for cp in &task.checkpoints {
+        match (&cp.key[..], &cp.check) {
+            ("signups_recorded", Check::JsonRecords { path, expected, .. }) => {
+                let source = scenario
+                    .files
+                    .iter()
+                    .find(|f| f.path.ends_with("workshops_next_week.md"));
+                if let Some(FileSpec {
+                    content: Content::Text(t),
+                    ..
+                }) = source
+                {
+                    out.push((path.clone(), t.clone()));
+                }
+                out.push((path.clone(), String::new()));
+                // Every workshop listed, with no real count.
+                let zero: Vec<_> = expected
+                    .iter()
+                    .map(|r| json!({"title": r.text.get("title"), "signups": 0}))
+                    .collect();
+                out.push((path.clone(), json!({"workshops": zero}).to_string()));
+            }
+            ("snapshot_correct", Check::All(checks)) => {
+                let Some(Check::JsonNumber { path, .. }) = checks.first() else {
+                    continue;
+                };
+                out.push((path.clone(), String::new()));
+                let log = scenario
+                    .files
+                    .iter()
+                    .find(|f| f.path.ends_with("incident_log.csv"));
+                let Some(FileSpec {
+                    content: Content::Text(csv),
+                    ..
+                }) = log
+                else {
+                    continue;
+                };
+                out.push((path.clone(), csv.clone()));
+                // Every incident counted, whatever its service or status.
+                let rows: Vec<Vec<&str>> = csv
+                    .lines()
+                    .skip(1)
+                    .map(|l| l.split(',').collect())
+                    .collect();
+                let all: Vec<usize> = SEVERITIES
+                    .iter()
+                    .map(|s| rows.iter().filter(|r| r.get(3) == Some(s)).count())
+                    .collect();
+                out.push((
+                    path.clone(),
+                    json!({"critical": all[0], "major": all[1], "minor": all[2]}).to_string(),
+                ));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Trivially wrong messages for the message checkpoints of a task: (person key,
+/// text). Each lists every candidate, or gives a wrong candidate alone.
+pub fn wrong_messages(task: &TaskSpec) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for cp in &task.checkpoints {
+        if let Check::MessageSent {
+            to,
+            contains,
+            absent,
+            ..
+        } = &cp.check
+        {
+            let all: Vec<&str> = contains.iter().chain(absent).map(String::as_str).collect();
+            out.push((
+                to.clone(),
+                format!("It is one of these: {}", all.join(", ")),
+            ));
+            if let Some(a) = absent.first() {
+                out.push((to.clone(), format!("It is {a}.")));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_and_times() {
+        assert_eq!(thousands(48_500), "48,500");
+        assert_eq!(thousands(500), "500");
+        assert_eq!(thousands(150_000), "150,000");
+        assert_eq!(to_min("09:05"), Some(545));
+        assert_eq!(to_min("24:00"), None);
+        assert_eq!(hm(545), "09:05");
+        assert_eq!(shift_date("2025-03-01", -1).unwrap(), "2025-02-28");
+        assert_eq!(shift_date("2024-12-31", 1).unwrap(), "2025-01-01");
+    }
+
+    #[test]
+    fn figures_never_look_like_years() {
+        let mut rng = tbsim_core::rng::stream(1, "t");
+        for _ in 0..2_000 {
+            let v = figure(&mut rng, (1_800, 2_200));
+            assert!(!(1_900..=2_100).contains(&v));
+        }
+    }
+
+    #[test]
+    fn every_variant_is_listed_once() {
+        let v = variants();
+        assert_eq!(v.len(), 8);
+        let keys: BTreeSet<&str> = v.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys.len(), 8);
+    }
+}
