@@ -1,0 +1,211 @@
+//! Argument types shared by the subcommands, and the options a run records.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use serde::{Deserialize, Serialize};
+use tbsim_core::protocol::FeedbackPolicy;
+use tbsim_core::protocol::SimConfig;
+use tbsim_core::time::SimDuration;
+use tbsim_engine::run::RunLimits;
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+pub(crate) enum ModeArg {
+    Stationary,
+    Mutable,
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct RunArgs {
+    /// Scenario files.
+    #[arg(required_unless_present = "resume")]
+    pub(crate) scenarios: Vec<PathBuf>,
+    /// Continue the interrupted run in this directory, or every unfinished run below it
+    /// (a batch's output directory): runs that ended are kept, interrupted ones continue,
+    /// ones that never started start. Options come from each run's `run.json`; only
+    /// --api-config, --concurrency and --json may be given anew.
+    #[arg(long, conflicts_with_all = [
+        "scenarios", "out", "agent", "npc", "prompts", "memory", "npc_cache", "history_tokens",
+        "token_cost", "token_budget", "time_budget", "seed", "hints", "max_steps", "turn_cost",
+        "feedback", "trials", "shard",
+    ])]
+    pub(crate) resume: Option<PathBuf>,
+    /// Agent: `oracle`, `idle`, `solver`, `llm:<alias>` or `adversary:<name>` (a content-blind attacker:
+    /// read-everything, list-everything, message-everyone, keyword-broadcast, majority-answers,
+    /// enumerate-candidates, book-by-conflicts, join-all-meetings, copy-drive, echo-objective,
+    /// impersonate, parrot, ask-for-answer, combined). Default: the `default` alias if
+    /// configured, else `oracle`.
+    #[arg(long)]
+    pub(crate) agent: Option<String>,
+    /// Colleagues: `scripted` (rule-following) or `llm:<alias>`.
+    #[arg(long, default_value = "scripted")]
+    pub(crate) npc: String,
+    /// Model configuration (default: $TBSIM_API_CONFIG, else ./api_config.json).
+    #[arg(long)]
+    pub(crate) api_config: Option<PathBuf>,
+    /// Where model-played colleagues' replies are cached.
+    #[arg(long, default_value = "runs/.npc-cache")]
+    pub(crate) npc_cache: PathBuf,
+    /// A directory of prompt templates replacing the built-in ones (`system.md`, `task.md`, ...).
+    #[arg(long)]
+    pub(crate) prompts: Option<PathBuf>,
+    /// What a model-backed agent carries between days.
+    #[arg(long, value_enum, default_value_t = MemoryArg::None)]
+    pub(crate) memory: MemoryArg,
+    /// Estimated tokens (characters / 4) above which the agent's history is summarised.
+    #[arg(long, default_value_t = 60_000)]
+    pub(crate) history_tokens: usize,
+    /// Simulated seconds charged per 1000 output tokens of a model turn (on top of --turn-cost).
+    #[arg(long)]
+    pub(crate) token_cost: Option<u32>,
+    /// End the run once the agent has used this many model tokens (input + output).
+    #[arg(long)]
+    pub(crate) token_budget: Option<u64>,
+    /// End the run once this many simulated minutes have passed since its start.
+    #[arg(long)]
+    pub(crate) time_budget: Option<u64>,
+    /// Master seed (default: each scenario's own).
+    #[arg(long)]
+    pub(crate) seed: Option<u64>,
+    /// Output directory (default: `runs/<scenario or batch>-<agent>`).
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    /// Print results as JSON instead of the table.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Hints given with each task (0-3).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub(crate) hints: u8,
+    /// Maximum agent decisions per working day (a D-day scenario allows D times as many).
+    #[arg(long, default_value_t = 400)]
+    pub(crate) max_steps: u64,
+    /// Simulated seconds charged per agent decision.
+    #[arg(long)]
+    pub(crate) turn_cost: Option<u32>,
+    /// Mentor feedback delivered each morning on the previous days' finished tasks.
+    #[arg(long, value_enum, default_value_t = Feedback::Detailed)]
+    pub(crate) feedback: Feedback,
+    /// Runs (independent worlds) in flight at once; results do not depend on it.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) concurrency: u32,
+    /// Independent runs per scenario; trial t uses seed base + t (base: --seed or the
+    /// scenario's) and goes to `<out>/<scenario>/trial-<t>/`.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) trials: u32,
+    /// Run only share K of N of the (scenario x trial) runs (K from 1): N processes
+    /// with K = 1..N together run the whole batch, each run in the directory an
+    /// unsharded run gives it. Without it, a Kubernetes Indexed Job
+    /// (`JOB_COMPLETION_INDEX` with `TBSIM_SHARD_COUNT`) or a Slurm array
+    /// (`SLURM_ARRAY_TASK_ID`, `SLURM_ARRAY_TASK_COUNT`) picks the share.
+    #[arg(long)]
+    pub(crate) shard: Option<String>,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum MemoryArg {
+    None,
+    Notes,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+pub(crate) enum Feedback {
+    None,
+    Summary,
+    Detailed,
+}
+
+impl From<Feedback> for FeedbackPolicy {
+    fn from(f: Feedback) -> Self {
+        match f {
+            Feedback::None => FeedbackPolicy::None,
+            Feedback::Summary => FeedbackPolicy::Summary,
+            Feedback::Detailed => FeedbackPolicy::Detailed,
+        }
+    }
+}
+
+/// The options of a run, kept in its directory as `run.json` so `--resume` can
+/// rebuild the same agent. Never holds a key: only the config file's path.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct RunOptions {
+    pub(crate) agent: String,
+    pub(crate) npc: String,
+    pub(crate) api_config: Option<PathBuf>,
+    pub(crate) npc_cache: PathBuf,
+    pub(crate) prompts: Option<PathBuf>,
+    pub(crate) memory: MemoryArg,
+    pub(crate) history_tokens: usize,
+    pub(crate) max_steps: u64,
+    pub(crate) token_budget: Option<u64>,
+    pub(crate) time_budget_minutes: Option<u64>,
+}
+
+/// `run.json`: the run's options, and what `--resume` needs to start it if it never
+/// started (its world settings and trial). Files written before the world settings
+/// were kept still read: the extra fields are then absent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct RunFile {
+    #[serde(flatten)]
+    pub(crate) options: RunOptions,
+    /// The world's settings, with this run's seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) sim: Option<SimConfig>,
+    /// Trial index (from 0) and the number of trials of the scenario in its batch.
+    #[serde(default)]
+    pub(crate) trial: u32,
+    #[serde(default = "one")]
+    pub(crate) trials: u32,
+}
+
+pub(crate) fn one() -> u32 {
+    1
+}
+
+impl RunFile {
+    pub(crate) fn read(dir: &Path) -> Result<RunFile> {
+        let path = dir.join("run.json");
+        let text = std::fs::read_to_string(&path).with_context(|| {
+            format!(
+                "cannot read `{}`; only runs written by `tbsim run` can be resumed",
+                path.display()
+            )
+        })?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("`{}` is not a run description", path.display()))
+    }
+
+    /// The trial `result.json` records (as for a batch job).
+    pub(crate) fn recorded_trial(&self) -> Option<u32> {
+        tbsim_engine::batch::recorded_trial(self.trial, self.trials)
+    }
+}
+
+/// The directories at or below `dir` (at any depth, so a batch with trials,
+/// `<out>/<scenario>/trial-<t>/`, counts) that hold a file named `file`; an error
+/// saying so when there are none.
+pub(crate) fn dirs_holding(dir: &Path, file: &str) -> Result<Vec<PathBuf>> {
+    let dirs: Vec<PathBuf> = tbsim_report::find_named(&[dir.to_path_buf()], file)
+        .with_context(|| format!("cannot read `{}`", dir.display()))?
+        .into_iter()
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect();
+    if dirs.is_empty() {
+        bail!(
+            "`{}` holds no {file} (nor do its subdirectories); pass a run directory written by `tbsim run`",
+            dir.display()
+        );
+    }
+    Ok(dirs)
+}
+
+impl RunOptions {
+    pub(crate) fn limits(&self) -> RunLimits {
+        RunLimits {
+            max_steps: self.max_steps,
+            token_budget: self.token_budget,
+            time_budget: self.time_budget_minutes.map(SimDuration::minutes),
+        }
+    }
+}

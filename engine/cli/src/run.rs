@@ -1,0 +1,544 @@
+//! `tbsim run`: one agent on scenarios, batches, trials, shards and resuming.
+
+use std::io::{IsTerminal, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+
+use std::sync::{Arc, Mutex};
+
+use tbsim_agents::Solver;
+use tbsim_core::protocol::EndReason;
+use tbsim_core::protocol::SimConfig;
+use tbsim_engine::agent::{Agent, AgentError, Idle, Oracle};
+use tbsim_engine::batch::{AgentFactory, BatchError, BatchSpec, BatchSummary, Job, Progress};
+use tbsim_engine::npc::{NpcEngine, Scripted};
+use tbsim_engine::result::{RunResult, render_table};
+use tbsim_model::agent::{LlmAgent, Memory};
+use tbsim_model::colleague::{LlmNpc, ReplyCache};
+use tbsim_model::config::locate;
+use tbsim_model::history::SummaryPolicy;
+use tbsim_model::prompt::Templates;
+use tbsim_model::{ApiConfig, HttpModel};
+use tbsim_scenario::{LoadedScenario, load_file};
+
+use crate::args::*;
+
+/// What model-backed parts of a run share: the runtime their requests run on,
+/// the config, one HTTP client per model alias, and the templates.
+pub(crate) struct Models {
+    pub(crate) runtime: Option<tokio::runtime::Runtime>,
+    pub(crate) config: Option<ApiConfig>,
+    /// Built once per alias (milliseconds each); every run gets a reseeded copy.
+    pub(crate) clients: std::collections::BTreeMap<String, HttpModel>,
+    pub(crate) prompts: Arc<Templates>,
+}
+
+impl Models {
+    pub(crate) fn new(opts: &RunOptions) -> Result<Models> {
+        let prompts = Arc::new(Templates::load(opts.prompts.as_deref())?);
+        Ok(Models {
+            runtime: None,
+            config: None,
+            clients: std::collections::BTreeMap::new(),
+            prompts,
+        })
+    }
+
+    pub(crate) fn caller(
+        &mut self,
+        opts: &RunOptions,
+        alias: &str,
+        seed: u64,
+    ) -> Result<Arc<HttpModel>> {
+        if let Some(base) = self.clients.get(alias) {
+            return Ok(Arc::new(base.reseeded(seed)));
+        }
+        if self.config.is_none() {
+            let (path, _) = locate(opts.api_config.as_deref());
+            self.config = Some(ApiConfig::load(&path)?);
+        }
+        let cfg = self.config.as_ref().expect("loaded").model(alias)?;
+        if self.runtime.is_none() {
+            self.runtime =
+                Some(tbsim_model::client::runtime().context("cannot start the async runtime")?);
+        }
+        let handle = self.runtime.as_ref().expect("built").handle().clone();
+        let base = HttpModel::new(cfg, handle, seed)?;
+        self.clients.insert(alias.to_owned(), base.clone());
+        Ok(Arc::new(base))
+    }
+
+    pub(crate) fn agent(
+        &mut self,
+        opts: &RunOptions,
+        loaded: &LoadedScenario,
+        seed: u64,
+    ) -> Result<Box<dyn Agent>> {
+        Ok(match opts.agent.as_str() {
+            "oracle" => Box::new(Oracle::new(&loaded.scenario)),
+            "idle" => Box::new(Idle::default()),
+            "solver" => Box::new(Solver::new()),
+            spec if spec.starts_with("adversary:") => {
+                let name = &spec["adversary:".len()..];
+                Box::new(tbsim_agents::adversary::by_name(name).with_context(|| {
+                    let names: Vec<&str> = tbsim_agents::adversary::ADVERSARIES
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect();
+                    format!(
+                        "unknown adversary `{name}`; available: {}",
+                        names.join(", ")
+                    )
+                })?)
+            }
+            spec => match spec.strip_prefix("llm:") {
+                Some(alias) if !alias.is_empty() => {
+                    let caller = self.caller(opts, alias, seed)?;
+                    let history = SummaryPolicy {
+                        threshold: opts.history_tokens,
+                        ..SummaryPolicy::default()
+                    };
+                    let memory = match opts.memory {
+                        MemoryArg::None => Memory::None,
+                        MemoryArg::Notes => Memory::Notes,
+                    };
+                    Box::new(LlmAgent::new(
+                        spec,
+                        caller,
+                        self.prompts.clone(),
+                        Box::new(history),
+                        memory,
+                    ))
+                }
+                _ => bail!(
+                    "unknown agent `{spec}`; available: {}, llm:<alias>, adversary:<name>",
+                    BUILTIN_AGENTS.join(", ")
+                ),
+            },
+        })
+    }
+
+    pub(crate) fn npc(&mut self, opts: &RunOptions, seed: u64) -> Result<Box<dyn NpcEngine>> {
+        Ok(match opts.npc.as_str() {
+            "scripted" => Box::new(Scripted),
+            spec => match spec.strip_prefix("llm:") {
+                Some(alias) if !alias.is_empty() => {
+                    let caller = self.caller(opts, alias, seed)?;
+                    Box::new(LlmNpc::new(
+                        caller,
+                        self.prompts.clone(),
+                        ReplyCache::new(&opts.npc_cache),
+                    ))
+                }
+                _ => bail!("unknown colleagues engine `{spec}`; available: scripted, llm:<alias>"),
+            },
+        })
+    }
+}
+
+/// The agent when `--agent` is absent: the `default` model alias if one is
+/// configured, else the oracle. Says which on stderr.
+pub(crate) fn default_agent(api_config: Option<&Path>) -> Result<String> {
+    let (path, explicit) = locate(api_config);
+    if explicit || path.is_file() {
+        let cfg = ApiConfig::load(&path)?;
+        if cfg.has("default") {
+            eprintln!(
+                "note: no --agent given; using the model alias `default` from {}",
+                path.display()
+            );
+            return Ok("llm:default".into());
+        }
+    }
+    eprintln!(
+        "note: no --agent given and no model is configured; using the built-in `oracle` agent"
+    );
+    Ok("oracle".into())
+}
+
+pub(crate) fn print_results(results: &[RunResult], json: bool, out: &Path) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        let text = if results.len() == 1 {
+            serde_json::to_string_pretty(&results[0])?
+        } else {
+            serde_json::to_string_pretty(&results)?
+        };
+        writeln!(stdout, "{text}")?;
+    } else {
+        write!(stdout, "{}", render_table(results))?;
+        writeln!(
+            stdout,
+            "run written to {} (replay with `tbsim replay {}`)",
+            out.display(),
+            out.display()
+        )?;
+    }
+    Ok(())
+}
+
+pub(crate) fn cmd_resume(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
+    if !(dir.join("run.json").is_file() && dir.join("trajectory.jsonl").is_file()) {
+        return resume_batch(dir, args);
+    }
+    let file = RunFile::read(dir)?;
+    let trial = file.recorded_trial();
+    let mut opts = file.options;
+    // Keys may live elsewhere now; everything else stays as the run began.
+    if args.api_config.is_some() {
+        opts.api_config = args.api_config.clone();
+    }
+    let loaded = load_file(&dir.join("scenario.ron"))?;
+    // `--seed` cannot be given with `--resume`: the run's own seed is in its header.
+    let seed = header_seed(dir).unwrap_or(loaded.scenario.seed);
+    let mut models = Models::new(&opts)?;
+    let mut agent = models.agent(&opts, &loaded, seed)?;
+    let npc = models.npc(&opts, seed)?;
+    let r = tbsim_engine::run::resume_dir(dir, agent.as_mut(), &opts.limits(), npc, trial)
+        .with_context(|| format!("resuming `{}`", dir.display()))?;
+    print_results(std::slice::from_ref(&r), args.json, dir)?;
+    Ok(exit_code(&[r]))
+}
+
+/// Resumes every run at or below `dir` as one batch at `--concurrency`: ended runs
+/// report their recorded results, interrupted ones continue from their
+/// trajectories, and ones that never started start with the settings their
+/// `run.json` recorded. All must come from one `tbsim run` invocation.
+pub(crate) fn resume_batch(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
+    let dirs = dirs_holding(dir, "run.json")?;
+    let mut jobs = Vec::with_capacity(dirs.len());
+    let mut opts: Option<RunOptions> = None;
+    let mut world: Option<SimConfig> = None;
+    for d in dirs {
+        let file = RunFile::read(&d)?;
+        let mut options = file.options.clone();
+        if args.api_config.is_some() {
+            options.api_config = args.api_config.clone();
+        }
+        match &opts {
+            None => opts = Some(options),
+            Some(o) if *o == options => {}
+            Some(_) => bail!(
+                "`{}` was run with other options than the runs before it; resume the runs of \
+                 each `tbsim run` separately",
+                d.display()
+            ),
+        }
+        let loaded = load_file(&d.join("scenario.ron"))
+            .with_context(|| format!("cannot resume `{}`", d.display()))?;
+        let started = d.join("trajectory.jsonl").is_file();
+        let seed = match (&file.sim, started) {
+            (Some(sim), _) => sim.seed,
+            // Older run files: a started run's seed is in its trajectory header.
+            (None, true) => header_seed(&d),
+            (None, false) => bail!(
+                "`{}` never started, and its run.json (from an older tbsim) does not record how \
+                 to start it; start it again with `tbsim run`",
+                d.display()
+            ),
+        }
+        .unwrap_or(loaded.scenario.seed);
+        if let Some(sim) = &file.sim {
+            let settings = SimConfig {
+                seed: None,
+                ..sim.clone()
+            };
+            match &world {
+                None => world = Some(settings),
+                Some(w) if *w == settings => {}
+                Some(_) => bail!(
+                    "`{}` was run with other world settings than the runs before it; resume \
+                     the runs of each `tbsim run` separately",
+                    d.display()
+                ),
+            }
+        }
+        jobs.push(Job {
+            index: jobs.len(),
+            scenario: Arc::new(loaded),
+            trial: file.trial,
+            trials: file.trials,
+            seed,
+            dir: d,
+            resume: true,
+        });
+    }
+    let opts = opts.expect("dirs_holding returns at least one");
+    let factory = Arc::new(Factory {
+        opts: opts.clone(),
+        models: Mutex::new(Models::new(&opts)?),
+    });
+    let spec = BatchSpec {
+        concurrency: args.concurrency as usize,
+        limits: opts.limits(),
+        config: world.unwrap_or_default(),
+    };
+    run_batch(jobs, &spec, factory, args, dir)
+}
+
+/// The seed in a trajectory's header line.
+pub(crate) fn header_seed(dir: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(dir.join("trajectory.jsonl")).ok()?;
+    let header: serde_json::Value = serde_json::from_str(text.lines().next()?).ok()?;
+    header["seed"].as_u64()
+}
+
+/// 3 when a run ended by an infrastructure failure (it can be resumed), else 0.
+pub(crate) fn exit_code(results: &[RunResult]) -> ExitCode {
+    let infra: Vec<&RunResult> = results
+        .iter()
+        .filter(|r| r.end_reason == Some(EndReason::InfraError))
+        .collect();
+    if infra.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!(
+        "error: {} run(s) ended by an infrastructure failure, not by the agent; continue with `tbsim run --resume <RUN_DIR>`",
+        infra.len()
+    );
+    ExitCode::from(3)
+}
+
+pub(crate) fn cmd_run(args: RunArgs) -> Result<ExitCode> {
+    if let Some(dir) = &args.resume {
+        return cmd_resume(dir, &args);
+    }
+    let agent_name = match &args.agent {
+        Some(a) => a.clone(),
+        None => default_agent(args.api_config.as_deref())?,
+    };
+    let opts = RunOptions {
+        agent: agent_name.clone(),
+        npc: args.npc.clone(),
+        api_config: args.api_config.clone(),
+        npc_cache: args.npc_cache.clone(),
+        prompts: args.prompts.clone(),
+        memory: args.memory,
+        history_tokens: args.history_tokens,
+        max_steps: args.max_steps,
+        token_budget: args.token_budget,
+        time_budget_minutes: args.time_budget,
+    };
+    let factory = Arc::new(Factory {
+        opts: opts.clone(),
+        models: Mutex::new(Models::new(&opts)?),
+    });
+    // Load everything first, so a bad file fails before any run starts.
+    let mut loaded = Vec::new();
+    let mut bad = 0;
+    for p in &args.scenarios {
+        match load_file(p) {
+            Ok(l) => loaded.push(l),
+            Err(e) => {
+                eprintln!("{e}");
+                bad += 1;
+            }
+        }
+    }
+    if bad > 0 {
+        bail!("{bad} scenario file(s) are invalid; nothing was run");
+    }
+    // Bad agent or colleague settings fail here, before any world starts.
+    if let Some(first) = loaded.first() {
+        let mut models = factory.models.lock().expect("not poisoned");
+        models.agent(&opts, first, first.scenario.seed)?;
+        models.npc(&opts, first.scenario.seed)?;
+    }
+    let loaded: Vec<Arc<LoadedScenario>> = loaded.into_iter().map(Arc::new).collect();
+    let out = args.out.clone().unwrap_or_else(|| {
+        let label = if loaded.len() == 1 {
+            loaded[0].scenario.name.clone()
+        } else {
+            "batch".into()
+        };
+        PathBuf::from("runs").join(format!("{label}-{}", agent_name.replace(':', "-")))
+    });
+    let jobs = tbsim_engine::batch::plan(&loaded, args.trials, args.seed, &out)?;
+    let shard = match &args.shard {
+        Some(s) => Some((tbsim_engine::batch::Shard::parse(s)?, "--shard")),
+        None => tbsim_engine::batch::Shard::from_env(|k| std::env::var(k).ok())?,
+    };
+    let jobs = match shard {
+        Some((shard, from)) => {
+            let total = jobs.len();
+            let mine = shard.select(jobs);
+            eprintln!(
+                "shard {shard} (from {from}): {} of the batch's {total} runs",
+                mine.len()
+            );
+            mine
+        }
+        None => jobs,
+    };
+    let spec = BatchSpec {
+        concurrency: args.concurrency as usize,
+        limits: opts.limits(),
+        config: SimConfig {
+            seed: None,
+            hints: args.hints,
+            turn_cost_secs: args.turn_cost,
+            token_cost_secs: args.token_cost,
+            agent: agent_name.clone(),
+            feedback: args.feedback.into(),
+        },
+    };
+    // Each run directory records its options, world settings and scenario before
+    // anything runs, so `--resume` can rebuild the agent, and start any run the
+    // interruption kept from starting.
+    for job in &jobs {
+        std::fs::create_dir_all(&job.dir)
+            .with_context(|| format!("cannot create `{}`", job.dir.display()))?;
+        let file = RunFile {
+            options: opts.clone(),
+            sim: Some(SimConfig {
+                seed: Some(job.seed),
+                ..spec.config.clone()
+            }),
+            trial: job.trial,
+            trials: job.trials,
+        };
+        let p = job.dir.join("run.json");
+        std::fs::write(&p, serde_json::to_string_pretty(&file)? + "\n")
+            .with_context(|| format!("cannot write `{}`", p.display()))?;
+        let p = job.dir.join("scenario.ron");
+        std::fs::write(&p, &job.scenario.source)
+            .with_context(|| format!("cannot write `{}`", p.display()))?;
+    }
+    run_batch(jobs, &spec, factory, &args, &out)
+}
+
+/// Runs a planned batch with a progress bar, prints the results (and a summary when
+/// there are several) and says how the process should exit.
+pub(crate) fn run_batch(
+    jobs: Vec<Job>,
+    spec: &BatchSpec,
+    factory: Arc<Factory>,
+    args: &RunArgs,
+    out: &Path,
+) -> Result<ExitCode> {
+    // The bar draws on stderr only for a person watching: never into a pipe or a log,
+    // and not alongside machine-readable output.
+    let bar = if args.json || !std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let bar = indicatif::ProgressBar::new(jobs.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs, eta {eta} {wide_msg}",
+            )
+            .expect("the progress template is valid"),
+        );
+        bar
+    };
+    let started = std::time::Instant::now();
+    // A clone stays here: the model runtime inside must be dropped on this thread,
+    // never from within the batch runtime.
+    let outcomes = tbsim_engine::batch::run_jobs_blocking(
+        jobs,
+        spec,
+        factory.clone(),
+        Arc::new(ProgressBar(bar.clone())),
+    )?;
+    bar.finish_and_clear();
+    let summary = BatchSummary::new(&outcomes);
+    let mut results: Vec<RunResult> = Vec::new();
+    let mut failures = Vec::new();
+    for o in outcomes {
+        match o.result {
+            Ok(r) => results.push(r),
+            Err(e) => failures.push(e),
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        let text = if results.len() == 1 && failures.is_empty() {
+            serde_json::to_string_pretty(&results[0])?
+        } else {
+            serde_json::to_string_pretty(&results)?
+        };
+        writeln!(stdout, "{text}")?;
+    } else {
+        write!(stdout, "{}", render_table(&results))?;
+        if summary.runs > 1 {
+            write!(stdout, "{}", summary.render())?;
+        }
+        writeln!(
+            stdout,
+            "run written to {} (replay with `tbsim replay {}`; tables with `tbsim report {}`)",
+            out.display(),
+            out.display(),
+            out.display()
+        )?;
+    }
+    drop(stdout);
+    if summary.runs > 1 {
+        eprintln!(
+            "{} runs in {:.1} s of wall time at concurrency {}",
+            summary.runs,
+            started.elapsed().as_secs_f64(),
+            args.concurrency
+        );
+    }
+    if !failures.is_empty() {
+        for e in &failures {
+            eprintln!("error: {e}");
+        }
+        bail!("{} of {} runs failed", failures.len(), summary.runs);
+    }
+    Ok(exit_code(&results))
+}
+
+/// Makes each job's agent and colleagues' engine from the run options; model
+/// configuration and the request runtime are built once and shared.
+pub(crate) struct Factory {
+    pub(crate) opts: RunOptions,
+    pub(crate) models: Mutex<Models>,
+}
+
+impl AgentFactory for Factory {
+    fn make(&self, job: &Job) -> Result<Box<dyn Agent>, AgentError> {
+        let mut models = self
+            .models
+            .lock()
+            .map_err(|_| AgentError::Agent("model setup panicked".into()))?;
+        models
+            .agent(&self.opts, &job.scenario, job.seed)
+            .map_err(|e| AgentError::Agent(format!("{e:#}")))
+    }
+
+    fn npc(&self, job: &Job) -> Result<Box<dyn NpcEngine>, AgentError> {
+        let mut models = self
+            .models
+            .lock()
+            .map_err(|_| AgentError::Agent("model setup panicked".into()))?;
+        models
+            .npc(&self.opts, job.seed)
+            .map_err(|e| AgentError::Agent(format!("{e:#}")))
+    }
+}
+
+/// The progress bar, fed by the batch runner's world threads.
+pub(crate) struct ProgressBar(indicatif::ProgressBar);
+
+impl Progress for ProgressBar {
+    fn finished(&self, job: &Job, outcome: &Result<RunResult, BatchError>) {
+        let label = if job.trials > 1 {
+            format!("{} trial {}", job.name(), job.trial)
+        } else {
+            job.name().to_owned()
+        };
+        match outcome {
+            Ok(r) => self
+                .0
+                .set_message(format!("{label}: score {:.3}", r.checkpoint_score)),
+            Err(e) => self.0.println(format!("failed: {e}")),
+        }
+        self.0.inc(1);
+    }
+}
+
+/// The built-in agents by name (besides `llm:<alias>` and `adversary:<name>`, see
+/// [`tbsim_agents::adversary::ADVERSARIES`]).
+pub(crate) const BUILTIN_AGENTS: &[&str] = &["oracle", "idle", "solver"];
