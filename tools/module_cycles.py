@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Lists the import cycles between the top-level modules of the `tbsim` crate.
+"""Lists the import cycles between the top-level modules of each tbsim crate.
 
 Reads engine/src as text: a module X imports module Y when a non-test line of X
 names `crate::Y` (directly or in a `use crate::{...}` group). Prints each strongly
@@ -8,7 +8,10 @@ gate the split of issue 10 once the cycles are gone. Crates cannot import each
 other in a circle at all (cargo refuses), so this is the check for what is still
 inside one crate.
 
-    python3 tools/module_cycles.py [engine/src]
+    python3 tools/module_cycles.py [CRATE_SRC_DIR...]
+
+With no argument it checks every crate of the workspace (`engine/src` and
+`engine/*/src`).
 """
 import collections
 import os
@@ -68,10 +71,22 @@ def cycles(mods, dep):
     return out
 
 
+def crate_dirs():
+    engine = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "engine")
+    dirs = [os.path.join(engine, "src")]
+    for name in sorted(os.listdir(engine)):
+        src = os.path.join(engine, name, "src")
+        if os.path.isfile(os.path.join(engine, name, "Cargo.toml")) and os.path.isdir(src):
+            dirs.append(src)
+    return [os.path.normpath(d) for d in dirs]
+
+
 if __name__ == "__main__":
-    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "engine", "src")
-    found = cycles(*graph(src))
-    for c in found:
-        print("cycle: " + " <-> ".join(c))
-    print(f"{len(found)} cycle(s)")
-    sys.exit(1 if found else 0)
+    total = 0
+    for src in sys.argv[1:] or crate_dirs():
+        found = cycles(*graph(src))
+        for c in found:
+            print(f"{src}: cycle: " + " <-> ".join(c))
+        total += len(found)
+    print(f"{total} cycle(s)")
+    sys.exit(1 if total else 0)

@@ -34,6 +34,9 @@ mod family_website_monitor;
 mod giveaways;
 // Hostile scenario files: escaping sidecars, special files, sizes, impossible values.
 mod hostile_scenarios;
+
+// The crates import only the layers below them; no module cycles.
+mod house;
 // The independent solver over every variant of every family.
 mod solver;
 // Colleagues answer specific questions, in other words too, and never keyword soup.

@@ -1,0 +1,136 @@
+//! The house rules of issue 10: the crates depend on each other one way only, as
+//! `engine/README.md` lays out, and no crate's modules import each other in a circle.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::util::root;
+
+/// Each tbsim crate and the tbsim crates it may import (`engine/README.md`).
+const LAYERS: &[(&str, &[&str])] = &[
+    ("tbsim-core", &[]),
+    ("tbsim-scenario", &["tbsim-core"]),
+    ("tbsim-engine", &["tbsim-core", "tbsim-scenario"]),
+    ("tbsim-model", &["tbsim-core", "tbsim-engine"]),
+    (
+        "tbsim-agents",
+        &["tbsim-core", "tbsim-scenario", "tbsim-engine"],
+    ),
+    (
+        "tbsim-gen",
+        &["tbsim-core", "tbsim-scenario", "tbsim-engine"],
+    ),
+    (
+        "tbsim-report",
+        &["tbsim-core", "tbsim-scenario", "tbsim-engine"],
+    ),
+    (
+        "tbsim",
+        &[
+            "tbsim-core",
+            "tbsim-scenario",
+            "tbsim-engine",
+            "tbsim-model",
+            "tbsim-agents",
+            "tbsim-gen",
+            "tbsim-report",
+        ],
+    ),
+];
+
+/// Normal (non-dev) dependencies of every workspace package, from `cargo metadata`.
+fn dependencies() -> BTreeMap<String, BTreeSet<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
+        .current_dir(root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut deps = BTreeMap::new();
+    for p in meta["packages"].as_array().unwrap() {
+        let names = p["dependencies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["kind"].is_null())
+            .map(|d| d["name"].as_str().unwrap().to_owned())
+            .collect();
+        deps.insert(p["name"].as_str().unwrap().to_owned(), names);
+    }
+    deps
+}
+
+#[test]
+fn crates_import_only_the_layers_below() {
+    let deps = dependencies();
+    for (krate, allowed) in LAYERS {
+        let got = deps
+            .get(*krate)
+            .unwrap_or_else(|| panic!("{krate} is not in the workspace"));
+        let tbsim: BTreeSet<&str> = got
+            .iter()
+            .map(String::as_str)
+            .filter(|d| d.starts_with("tbsim"))
+            .collect();
+        let allowed: BTreeSet<&str> = allowed.iter().copied().collect();
+        let above: Vec<&&str> = tbsim.difference(&allowed).collect();
+        assert!(
+            above.is_empty(),
+            "{krate} imports {above:?}, outside its layer"
+        );
+    }
+    // The HTTP/TLS stack belongs to the model crate alone.
+    for (krate, got) in &deps {
+        if got.contains("reqwest") {
+            assert_eq!(krate, "tbsim-model", "{krate} pulls reqwest");
+        }
+    }
+}
+
+#[test]
+fn no_crate_has_a_module_cycle() {
+    let out = Command::new("python3")
+        .arg(root().join("tools/module_cycles.py"))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("0 cycle(s)"));
+}
+
+#[test]
+fn the_cycle_check_finds_a_cycle() {
+    // The check must be able to fail: two modules naming each other.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("lib.rs"), "mod a;\nmod b;\n").unwrap();
+    std::fs::write(dir.path().join("a.rs"), "use crate::b::B;\npub struct A;\n").unwrap();
+    std::fs::write(
+        dir.path().join("b.rs"),
+        "use crate::{a::A, c};\npub struct B;\n",
+    )
+    .unwrap();
+    let out = Command::new("python3")
+        .arg(root().join("tools/module_cycles.py"))
+        .arg(dir.path())
+        .output()
+        .expect("python3 runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("cycle: a <-> b"));
+}
