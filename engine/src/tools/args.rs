@@ -242,8 +242,9 @@ pub struct Wait {
 #[serde(deny_unknown_fields)]
 pub struct Finish {}
 
-/// A whole number of at least 1. JSON has one number type, so `5.0` is accepted as 5,
-/// like any whole number below 9·10¹⁵; `5.5`, `0` and `-5` are not.
+/// A whole number of at least 1: an integer up to 2⁶³−1, or a number written with a
+/// fraction of zero below 9·10¹⁵ (`5.0` is 5); `5.5`, `0` and `-5` are refused. The
+/// same rule as the schema walker's `integer` with `minimum: 1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Positive(pub u64);
 
@@ -313,7 +314,8 @@ pub fn parameters<T: JsonSchema>() -> Value {
 /// record of an absent optional field), `properties` and `required` always present,
 /// and keys in one fixed order: `type`, `properties`, `required`,
 /// `additionalProperties` on the object; `type`, `items`, `minItems`, `minimum`,
-/// `description` on a property.
+/// `description` on a property (serde_json sorts keys unless its `preserve_order`
+/// feature is on; then this order is the one the hand-written schemas had).
 #[derive(Debug, Clone, Copy)]
 struct AgentFacing;
 
