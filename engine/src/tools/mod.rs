@@ -1,7 +1,8 @@
 //! The agent's tools: the only way an agent reaches the world.
 //!
-//! A call is a tool name and a JSON arguments text. It is parsed, checked against
-//! the tool's schema, and executed as the session's intern — no tool takes an
+//! A call is a tool name and a JSON arguments text. It is parsed into the tool's
+//! argument struct ([`args`], from which the schema the agent is shown is derived),
+//! and executed as the session's intern — no tool takes an
 //! identity argument, and one that tries is refused as impersonation. Every failure
 //! is a structured [`ToolError`] with a kind the engine counts; no input panics.
 
@@ -19,6 +20,7 @@ use serde_json::{Value, json};
 /// internal.
 pub use crate::python::{Containment, containment, python_available, sandbox_available};
 pub use compute::{LivePython, PythonBackend, RecordedPython, outcome_from_record};
+pub use tbsim_core::protocol::args::ToolArgs;
 pub use tbsim_core::protocol::catalogue::{TOOL_NAMES, ToolSpec, catalogue, check_args};
 pub use tbsim_core::protocol::{Attachment, ErrorKind, ToolCall, ToolError};
 
@@ -141,12 +143,20 @@ pub fn execute(world: &mut World, call: &ToolCall, ctx: &mut CallContext<'_>) ->
             ),
         ));
     }
-    if let Err(m) = check_args(&spec.parameters, &args) {
-        return Exec::from_error(ToolError::new(
-            ErrorKind::Schema,
-            format!("{}: {m}", spec.name),
-        ));
-    }
+    // The arguments are read into the tool's struct here and nowhere else. When they
+    // do not fit, the schema walker says which field and what it expects, in the words
+    // agents have always been shown (serde's own message is the fallback; the two
+    // agree on what fits, which the catalogue's tests hold).
+    let parsed = match ToolArgs::parse(spec.name, &args) {
+        Ok(p) => p,
+        Err(e) => {
+            let m = check_args(&spec.parameters, &args).err().unwrap_or(e);
+            return Exec::from_error(ToolError::new(
+                ErrorKind::Schema,
+                format!("{}: {m}", spec.name),
+            ));
+        }
+    };
     record_call(world, spec.name);
     let cost = world
         .resource::<Clock>()
@@ -154,85 +164,80 @@ pub fn execute(world: &mut World, call: &ToolCall, ctx: &mut CallContext<'_>) ->
         .get(spec.name)
         .copied()
         .unwrap_or(SimDuration::minutes(u64::from(spec.cost_minutes)));
-    let a = Args(&args);
-    let out = match spec.name {
-        "list_colleagues" => chat::list_colleagues(world).map(|v| Exec::ok(v, cost)),
-        "send_message" => {
-            chat::send_message(world, a.str("to"), a.str("text"), ctx).map(|v| Exec::ok(v, cost))
+    let out = match parsed {
+        ToolArgs::ListColleagues(_) => chat::list_colleagues(world).map(|v| Exec::ok(v, cost)),
+        ToolArgs::SendMessage(a) => {
+            chat::send_message(world, &a.to, &a.text, ctx).map(|v| Exec::ok(v, cost))
         }
-        "create_group" => {
-            chat::create_group(world, a.str("name"), &a.strs("members")).map(|v| Exec::ok(v, cost))
+        ToolArgs::CreateGroup(a) => {
+            let members: Vec<&str> = a.members.iter().map(String::as_str).collect();
+            chat::create_group(world, &a.name, &members).map(|v| Exec::ok(v, cost))
         }
-        "send_group_message" => chat::send_group_message(world, a.str("group"), a.str("text"), ctx)
-            .map(|v| Exec::ok(v, cost)),
-        "read_messages" => chat::read_messages(world, a.opt("with")).map(|v| Exec::ok(v, cost)),
-        "list_folder" => files::list_folder(world, a.opt("path")).map(|v| Exec::ok(v, cost)),
-        "read_file" => files::read_file(world, a.str("path")).map(|(v, att)| Exec {
+        ToolArgs::SendGroupMessage(a) => {
+            chat::send_group_message(world, &a.group, &a.text, ctx).map(|v| Exec::ok(v, cost))
+        }
+        ToolArgs::ReadMessages(a) => {
+            chat::read_messages(world, a.with.as_deref()).map(|v| Exec::ok(v, cost))
+        }
+        ToolArgs::ListFolder(a) => {
+            files::list_folder(world, a.path.as_deref()).map(|v| Exec::ok(v, cost))
+        }
+        ToolArgs::ReadFile(a) => files::read_file(world, &a.path).map(|(v, att)| Exec {
             attachments: att,
             ..Exec::ok(v, cost)
         }),
-        "write_file" => {
-            files::write_file(world, a.str("path"), a.str("content")).map(|v| Exec::ok(v, cost))
+        ToolArgs::WriteFile(a) => {
+            files::write_file(world, &a.path, &a.content).map(|v| Exec::ok(v, cost))
         }
-        "copy_from_drive" => {
-            files::copy_from_drive(world, a.str("path"), a.opt("to")).map(|v| Exec::ok(v, cost))
+        ToolArgs::CopyFromDrive(a) => {
+            files::copy_from_drive(world, &a.path, a.to.as_deref()).map(|v| Exec::ok(v, cost))
         }
-        "available_rooms" => calendar::available_rooms(world, a.str("start"), a.str("end"))
-            .map(|v| Exec::ok(v, cost)),
-        "book_meeting" => calendar::book_meeting(
-            world,
-            a.str("title"),
-            a.str("room"),
-            a.str("start"),
-            a.str("end"),
-            &a.strs("attendees"),
-        )
-        .map(|v| Exec::ok(v, cost)),
-        "cancel_booking" => {
-            calendar::cancel_booking(world, a.str("meeting")).map(|v| Exec::ok(v, cost))
+        ToolArgs::AvailableRooms(a) => {
+            calendar::available_rooms(world, &a.start, &a.end).map(|v| Exec::ok(v, cost))
         }
-        "join_meeting" => calendar::join_meeting(world, a.str("meeting")).map(|(v, end)| Exec {
-            advance: Advance::Until(end),
-            ..Exec::ok(v, cost)
-        }),
-        "my_calendar" => calendar::my_calendar(world).map(|v| Exec::ok(v, cost)),
-        "my_tasks" => my_tasks(world).map(|v| Exec::ok(v, cost)),
-        "calculator" => compute::calculator(a.str("expression")).map(|v| Exec::ok(v, cost)),
-        "run_python" => {
+        ToolArgs::BookMeeting(a) => {
+            let attendees: Vec<&str> = a.attendees.iter().map(String::as_str).collect();
+            calendar::book_meeting(world, &a.title, &a.room, &a.start, &a.end, &attendees)
+                .map(|v| Exec::ok(v, cost))
+        }
+        ToolArgs::CancelBooking(a) => {
+            calendar::cancel_booking(world, &a.meeting).map(|v| Exec::ok(v, cost))
+        }
+        ToolArgs::JoinMeeting(a) => {
+            calendar::join_meeting(world, &a.meeting).map(|(v, end)| Exec {
+                advance: Advance::Until(end),
+                ..Exec::ok(v, cost)
+            })
+        }
+        ToolArgs::MyCalendar(_) => calendar::my_calendar(world).map(|v| Exec::ok(v, cost)),
+        ToolArgs::MyTasks(_) => my_tasks(world).map(|v| Exec::ok(v, cost)),
+        ToolArgs::Calculator(a) => compute::calculator(&a.expression).map(|v| Exec::ok(v, cost)),
+        ToolArgs::RunPython(a) => {
             // Failed calls keep their record too: replay needs every outcome.
-            let (result, record) = compute::run_python(world, a.str("code"), ctx);
+            let (result, record) = compute::run_python(world, &a.code, ctx);
             let exec = match result {
                 Ok(v) => Exec::ok(v, cost),
                 Err(e) => Exec::from_error(e),
             };
             Ok(Exec { record, ..exec })
         }
-        "list_services" => website::list_services(world).map(|v| Exec::ok(v, cost)),
-        "service_health" => {
-            website::service_health(world, a.opt("service")).map(|v| Exec::ok(v, cost))
+        ToolArgs::ListServices(_) => website::list_services(world).map(|v| Exec::ok(v, cost)),
+        ToolArgs::ServiceHealth(a) => {
+            website::service_health(world, a.service.as_deref()).map(|v| Exec::ok(v, cost))
         }
-        "page_load_times" => website::page_load_times(world, a.opt("window"), a.opt("page"))
-            .map(|v| Exec::ok(v, cost)),
-        "error_logs" => website::error_logs(
-            world,
-            a.str("service"),
-            args.get("lines").and_then(Value::as_f64).map(|f| f as u64),
-        )
-        .map(|v| Exec::ok(v, cost)),
-        "reboot_server" => website::reboot_server().map(|v| Exec::ok(v, cost)),
-        "wait" => wait(
-            world,
-            a.opt("until"),
-            args.get("minutes").and_then(Value::as_f64),
-        ),
-        "finish" => Ok(Exec {
+        ToolArgs::PageLoadTimes(a) => {
+            website::page_load_times(world, a.window.as_deref(), a.page.as_deref())
+                .map(|v| Exec::ok(v, cost))
+        }
+        ToolArgs::ErrorLogs(a) => {
+            website::error_logs(world, &a.service, a.lines.map(|n| n.0)).map(|v| Exec::ok(v, cost))
+        }
+        ToolArgs::RebootServer(_) => website::reboot_server().map(|v| Exec::ok(v, cost)),
+        ToolArgs::Wait(a) => wait(world, a.until.as_deref(), a.minutes.map(|n| n.0)),
+        ToolArgs::Finish(_) => Ok(Exec {
             finish: true,
             ..Exec::ok(json!({"finished": true}), SimDuration(0))
         }),
-        other => Err(ToolError::new(
-            ErrorKind::UnknownTool,
-            format!("tool `{other}` is not implemented"),
-        )),
     };
     out.unwrap_or_else(Exec::from_error)
 }
@@ -270,25 +275,7 @@ impl std::fmt::Debug for CallContext<'_> {
     }
 }
 
-struct Args<'a>(&'a Value);
-
-impl<'a> Args<'a> {
-    fn str(&self, k: &str) -> &'a str {
-        self.0.get(k).and_then(Value::as_str).unwrap_or("")
-    }
-    fn opt(&self, k: &str) -> Option<&'a str> {
-        self.0.get(k).and_then(Value::as_str)
-    }
-    fn strs(&self, k: &str) -> Vec<&'a str> {
-        self.0
-            .get(k)
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default()
-    }
-}
-
-fn wait(world: &mut World, until: Option<&str>, minutes: Option<f64>) -> Result<Exec, ToolError> {
+fn wait(world: &mut World, until: Option<&str>, minutes: Option<u64>) -> Result<Exec, ToolError> {
     let clock = world.resource::<Clock>();
     let now = clock.now;
     let end = clock.end;
@@ -314,13 +301,13 @@ fn wait(world: &mut World, until: Option<&str>, minutes: Option<f64>) -> Result<
             Some(t.min(end))
         }
         (None, Some(m)) => {
-            if m.is_nan() || m < 1.0 {
+            if m < 1 {
                 return Err(ToolError::new(
                     ErrorKind::Invalid,
                     "minutes must be at least 1",
                 ));
             }
-            Some(now.after(SimDuration::minutes(m.min(1e6) as u64)).min(end))
+            Some(now.after(SimDuration::minutes(m.min(1_000_000))).min(end))
         }
         (None, None) => None,
     };

@@ -1,10 +1,13 @@
 //! The tool catalogue: names, descriptions and JSON schemas.
 //!
-//! One catalogue serves every agent front end. The same schema objects are used to
-//! validate calls, so what an agent is shown is exactly what is enforced.
+//! One catalogue serves every agent front end. Each tool's schema is derived from its
+//! argument struct in [`super::args`], and every call is read into that struct, so
+//! what an agent is shown is exactly what is enforced.
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
+
+use super::args::*;
 
 /// One tool as an agent sees it.
 #[derive(Debug, Clone, Serialize)]
@@ -49,10 +52,6 @@ pub const TOOL_NAMES: &[&str] = &[
     "finish",
 ];
 
-fn obj(props: Value, required: &[&str]) -> Value {
-    json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
-}
-
 /// The catalogue, built once per process (every tool call looks its tool up here).
 pub fn catalogue() -> &'static [ToolSpec] {
     static CATALOGUE: std::sync::LazyLock<Vec<ToolSpec>> = std::sync::LazyLock::new(build);
@@ -60,230 +59,173 @@ pub fn catalogue() -> &'static [ToolSpec] {
 }
 
 fn build() -> Vec<ToolSpec> {
-    let s = |d: &str| json!({"type": "string", "description": d});
-    let t = |d: &str| json!({"type": "string", "description": format!("{d} Either `HH:MM` (today) or `YYYY-MM-DDTHH:MM`.")});
     vec![
         ToolSpec {
             name: "list_colleagues",
             family: "chat",
             description: "List everyone in the company you can message: key, name, department and position.",
-            parameters: obj(json!({}), &[]),
+            parameters: parameters::<ListColleagues>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "send_message",
             family: "chat",
             description: "Send a direct message to a colleague. Replies arrive later as notifications. Be specific: name what you need.",
-            parameters: obj(
-                json!({"to": s("Colleague's key (e.g. `npc/dana-li`) or full name."), "text": s("The message.")}),
-                &["to", "text"],
-            ),
+            parameters: parameters::<SendMessage>(),
             cost_minutes: 5,
         },
         ToolSpec {
             name: "create_group",
             family: "chat",
             description: "Create a group chat with colleagues (you are added automatically). Returns the group key.",
-            parameters: obj(
-                json!({"name": s("Group name."), "members": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "Colleagues' keys or full names."}}),
-                &["name", "members"],
-            ),
+            parameters: parameters::<CreateGroup>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "send_group_message",
             family: "chat",
             description: "Send a message to a group chat. Each member who knows something relevant replies.",
-            parameters: obj(
-                json!({"group": s("Group key from create_group."), "text": s("The message.")}),
-                &["group", "text"],
-            ),
+            parameters: parameters::<SendGroupMessage>(),
             cost_minutes: 10,
         },
         ToolSpec {
             name: "read_messages",
             family: "chat",
             description: "Without `with`: list your conversations and unread counts. With `with` (a thread key, colleague key or name): the whole conversation.",
-            parameters: obj(
-                json!({"with": s("Thread key, colleague key or full name.")}),
-                &[],
-            ),
+            parameters: parameters::<ReadMessages>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "list_folder",
             family: "files",
             description: "List a folder on the shared drive (`drive/...`) or in your workspace (`workspace/...`). Without `path`, list the two roots.",
-            parameters: obj(
-                json!({"path": s("Folder path, e.g. `drive/finance`.")}),
-                &[],
-            ),
+            parameters: parameters::<ListFolder>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "read_file",
             family: "files",
             description: "Read a file from the drive or your workspace. Images come back as an attachment.",
-            parameters: obj(
-                json!({"path": s("File path, e.g. `drive/kb/guide.md`.")}),
-                &["path"],
-            ),
+            parameters: parameters::<ReadFile>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "write_file",
             family: "files",
             description: "Create or overwrite a text file in your workspace (`workspace/...`). The drive is read-only.",
-            parameters: obj(
-                json!({"path": s("Workspace path, e.g. `workspace/report.json`."), "content": s("Full file content.")}),
-                &["path", "content"],
-            ),
+            parameters: parameters::<WriteFile>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "copy_from_drive",
             family: "files",
             description: "Copy a file or folder from the shared drive into your workspace.",
-            parameters: obj(
-                json!({"path": s("Drive path of a file or folder."), "to": s("Workspace destination (default: `workspace/<name>`). A folder or a path ending in `/` copies inside it.")}),
-                &["path"],
-            ),
+            parameters: parameters::<CopyFromDrive>(),
             cost_minutes: 10,
         },
         ToolSpec {
             name: "available_rooms",
             family: "calendar",
             description: "Rooms free for the whole interval, within office hours.",
-            parameters: obj(
-                json!({"start": t("Start."), "end": t("End.")}),
-                &["start", "end"],
-            ),
+            parameters: parameters::<AvailableRooms>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "book_meeting",
             family: "calendar",
             description: "Book a room and invite colleagues. Fails on room or attendee conflicts, listing them.",
-            parameters: obj(
-                json!({"title": s("Meeting title."), "room": s("Room key or name."), "start": t("Start."), "end": t("End."),
-                       "attendees": {"type": "array", "items": {"type": "string"}, "description": "Colleagues' keys or full names."}}),
-                &["title", "room", "start", "end", "attendees"],
-            ),
+            parameters: parameters::<BookMeeting>(),
             cost_minutes: 5,
         },
         ToolSpec {
             name: "cancel_booking",
             family: "calendar",
             description: "Cancel a meeting you booked, before it starts.",
-            parameters: obj(
-                json!({"meeting": s("Meeting key (or its title).")}),
-                &["meeting"],
-            ),
+            parameters: parameters::<CancelBooking>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "join_meeting",
             family: "calendar",
             description: "Join a meeting you are invited to and stay until it ends. Joining opens shortly before the start; arrive on time to hear the announcements.",
-            parameters: obj(
-                json!({"meeting": s("Meeting key (or its title).")}),
-                &["meeting"],
-            ),
+            parameters: parameters::<JoinMeeting>(),
             cost_minutes: 0,
         },
         ToolSpec {
             name: "my_calendar",
             family: "calendar",
             description: "Your meetings (invited or booked), in time order.",
-            parameters: obj(json!({}), &[]),
+            parameters: parameters::<MyCalendar>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "my_tasks",
             family: "time",
             description: "The tasks you have been given so far, with deadlines, priorities and status.",
-            parameters: obj(json!({}), &[]),
+            parameters: parameters::<MyTasks>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "calculator",
             family: "compute",
             description: "Evaluate arithmetic: + - * / % ^ and parentheses.",
-            parameters: obj(
-                json!({"expression": s("E.g. `(120 + 45.5) * 3`.")}),
-                &["expression"],
-            ),
+            parameters: parameters::<Calculator>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "run_python",
             family: "compute",
             description: "Run a Python 3 script over a copy of your workspace (cwd = workspace root; no network, no subprocesses, time and memory limited). Files it writes come back into your workspace.",
-            parameters: obj(json!({"code": s("The script.")}), &["code"]),
+            parameters: parameters::<RunPython>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "list_services",
             family: "monitor",
             description: "List the production services the monitoring system watches: name, role, metrics and the pages each serves.",
-            parameters: obj(json!({}), &[]),
+            parameters: parameters::<ListServices>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "service_health",
             family: "monitor",
             description: "Live health of one service or (without `service`) all of them: status (ok, warning, critical) and each metric's value, status and change over the last hour.",
-            parameters: obj(
-                json!({"service": s("Service name from list_services.")}),
-                &[],
-            ),
+            parameters: parameters::<ServiceHealth>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "page_load_times",
             family: "monitor",
             description: "Mean page load times (ms) over a window ending now, for every page or one page.",
-            parameters: obj(
-                json!({"window": s("`last_hour`, `last_24_hours` (default) or `last_7_days`."), "page": s("A page path, e.g. `/pricing`.")}),
-                &[],
-            ),
+            parameters: parameters::<PageLoadTimes>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "error_logs",
             family: "monitor",
             description: "The most recent log lines of a service, oldest first.",
-            parameters: obj(
-                json!({"service": s("Service name from list_services."), "lines": {"type": "integer", "minimum": 1, "description": "How many lines (default 20, at most 200)."}}),
-                &["service"],
-            ),
+            parameters: parameters::<ErrorLogs>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "reboot_server",
             family: "monitor",
             description: "Reboot a production server. Needs production change rights.",
-            parameters: obj(
-                json!({"service": s("Service name from list_services.")}),
-                &["service"],
-            ),
+            parameters: parameters::<RebootServer>(),
             cost_minutes: 1,
         },
         ToolSpec {
             name: "wait",
             family: "time",
             description: "Let time pass: until a time, for some minutes, or (with no arguments) until the next notification. Any notification wakes you early.",
-            parameters: obj(
-                json!({"until": t("Wake at this time."), "minutes": {"type": "integer", "minimum": 1, "description": "Minutes to wait."}}),
-                &[],
-            ),
+            parameters: parameters::<Wait>(),
             cost_minutes: 0,
         },
         ToolSpec {
             name: "finish",
             family: "time",
             description: "End your working day. Call it when all your tasks are done.",
-            parameters: obj(json!({}), &[]),
+            parameters: parameters::<Finish>(),
             cost_minutes: 0,
         },
     ]
@@ -380,6 +322,7 @@ fn kind(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn names_match_the_catalogue() {
@@ -435,5 +378,99 @@ mod tests {
                 .unwrap_err()
                 .contains("no arguments")
         );
+    }
+
+    /// `tbsim tools --json` as it was when the schemas were written by hand: what
+    /// agents, and the model requests recorded in trajectories, have always seen.
+    const PINNED: &str = include_str!("catalogue.json");
+
+    #[test]
+    fn each_schema_is_the_one_agents_have_always_seen() {
+        let pinned: Value = serde_json::from_str(PINNED).unwrap();
+        let pinned = pinned.as_array().unwrap();
+        assert_eq!(pinned.len(), catalogue().len());
+        for (spec, was) in catalogue().iter().zip(pinned) {
+            assert_eq!(was["name"], spec.name);
+            assert_eq!(spec.parameters, was["parameters"], "{}", spec.name);
+        }
+        // Byte for byte, the whole catalogue (names, families, descriptions, costs).
+        let now = serde_json::to_string_pretty(catalogue()).unwrap();
+        assert_eq!(format!("{now}\n"), PINNED);
+    }
+
+    #[test]
+    fn every_tool_has_its_argument_struct() {
+        assert_eq!(ToolArgs::TOOLS, TOOL_NAMES);
+        for spec in catalogue() {
+            assert_eq!(
+                ToolArgs::parameters(spec.name).as_ref(),
+                Some(&spec.parameters),
+                "{}",
+                spec.name
+            );
+        }
+    }
+
+    fn arb_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<u64>().prop_map(|n| json!(n)),
+            (-3i64..300).prop_map(|n| json!(n)),
+            (-3i64..300).prop_map(|n| json!(n as f64)),
+            (-3i64..300).prop_map(|n| json!(n as f64 + 0.5)),
+            any::<f64>().prop_map(|f| json!(f)),
+            Just(json!(9e15)),
+            Just(json!(-0.0)),
+            "[a-z/:. -]{0,8}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(2, 12, 3, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                proptest::collection::btree_map("[a-z]{1,4}", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Argument objects built from every field name any tool takes, plus strangers.
+    fn arb_args() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let mut names: Vec<String> = catalogue()
+            .iter()
+            .flat_map(|t| {
+                t.parameters["properties"]
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .cloned()
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        names.extend(["x".to_owned(), "cc".to_owned()]);
+        prop_oneof![
+            9 => proptest::collection::btree_map(proptest::sample::select(names), arb_value(), 0..5)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            1 => arb_value(),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, ..Default::default() })]
+        /// The typed parse and the schema walker that phrases its refusals agree on
+        /// what fits every tool, and neither panics.
+        #[test]
+        fn parsing_agrees_with_the_schema(tool in proptest::sample::select(TOOL_NAMES), args in arb_args()) {
+            let spec = catalogue().iter().find(|t| t.name == tool).unwrap();
+            let parsed = ToolArgs::parse(tool, &args);
+            let checked = check_args(&spec.parameters, &args);
+            proptest::prop_assert_eq!(parsed.is_ok(), checked.is_ok(), "{} {} parsed {:?} checked {:?}", tool, args, parsed, checked);
+            if let Err(m) = checked {
+                proptest::prop_assert!(!m.is_empty());
+            }
+        }
     }
 }

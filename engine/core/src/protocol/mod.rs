@@ -8,7 +8,9 @@
 //!   [`ErrorKind`] when it is refused, and the [`Notification`]s since the previous
 //!   result.
 //! * The [`catalogue`] lists the tools (names, descriptions, JSON schemas, costs) as
-//!   data; every front end shows the same catalogue and the engine enforces it.
+//!   data; every front end shows the same catalogue and the engine enforces it. The
+//!   schemas are derived from one typed argument struct per tool ([`args`]), which
+//!   the engine also parses each call into.
 //! * A run is set up by a [`SimConfig`] and ends for an [`EndReason`].
 //! * A model-backed agent's calls are [`ModelRecord`]s over [`RequestBody`]s, with
 //!   [`ModelUsage`]; [`arguments`] holds the size limit on call arguments and
@@ -16,6 +18,7 @@
 //!
 //! Nothing here knows about the world: this module imports only [`crate::time`].
 
+pub mod args;
 pub mod arguments;
 mod call;
 pub mod catalogue;
@@ -25,6 +28,7 @@ mod notification;
 mod observation;
 pub mod secrets;
 
+pub use args::ToolArgs;
 pub use call::{Attachment, ErrorKind, ToolCall, ToolError};
 pub use catalogue::{TOOL_NAMES, ToolSpec, catalogue};
 pub use config::{EndReason, FeedbackPolicy, SimConfig};
