@@ -2,7 +2,7 @@
 
 use tbsim::agent::{Idle, Oracle};
 use tbsim::generate::{
-    Family, Suite, TaskPlan, generate_suite, kb_fix, meeting_attend, transaction_review,
+    Family, Suite, TaskPlan, generate_suite, kb_fix, meeting_attend, registry, transaction_review,
 };
 use tbsim::scenario::LoadedScenario;
 
@@ -303,28 +303,14 @@ fn every_listed_variant_is_solvable_and_idle_scores_zero() {
     }
 }
 
-/// The family's own "every candidate" answers, by the task's family key.
+/// The family's own "every candidate" answers, from the task's registered family.
 fn any_wrong(
     task: &tbsim::scenario::TaskSpec,
     s: &tbsim::scenario::Scenario,
 ) -> Vec<(String, String)> {
-    match task.family.as_str() {
-        "kb_fix" => kb_fix::wrong_answers(task, s),
-        "meeting_attend" => meeting_attend::wrong_answers(task, s),
-        "transaction_review" => transaction_review::wrong_answers(task, s),
-        "meeting_book" => tbsim::generate::meeting_book::wrong_answers(task, s),
-        "resume_select" => tbsim::generate::resume_select::wrong_answers(task, s),
-        "sales" => tbsim::generate::sales::wrong_answers(task, s),
-        "attendance" => tbsim::generate::attendance::wrong_answers(task, s),
-        "data_completion" => tbsim::generate::data_completion::wrong_answers(task, s),
-        "urgent_interrupt" => tbsim::generate::urgent_interrupt::wrong_answers(task, s),
-        "changed_requirement" => tbsim::generate::changed_requirement::wrong_answers(task, s),
-        "handoff_chain" => tbsim::generate::handoff_chain::wrong_answers(task, s),
-        "ads_strategy" => tbsim::generate::ads_strategy::wrong_answers(task, s),
-        "event_planning" => tbsim::generate::event_planning::wrong_answers(task, s),
-        "website_monitor" => tbsim::generate::website_monitor::wrong_answers(task, s),
-        other => panic!("no wrong-answer generator for family `{other}`"),
-    }
+    registry::of_task(task)
+        .unwrap_or_else(|| panic!("{}: unregistered family `{}`", task.key, task.family))
+        .wrong_answers(task, s)
 }
 
 #[test]
@@ -340,16 +326,12 @@ fn bundled_scenarios_reject_trivially_wrong_answers() {
 /// harness missed, would pass `assert_trivially_wrong_fails` without a test.
 #[test]
 fn trivially_wrong_answers_are_tried_for_every_family() {
-    let mut families = std::collections::BTreeMap::new();
-    for v in Family::all_variants() {
-        families.entry(v.family.key()).or_insert(v.family);
-    }
-    assert_eq!(families.len(), 14, "{:?}", families.keys());
     let mut none = Vec::new();
-    for (key, family) in families {
-        let suite = plan(0, family);
+    for entry in registry::FAMILIES {
+        let key = entry.key();
+        let suite = plan(0, entry.unset());
         let loaded = load(&tbsim::generate::generate_suite(&suite).unwrap()[0].1);
-        if key == "meeting_book" {
+        if key == <registry::MeetingBook as registry::MetaTask>::KEY {
             // No answer file: its wrong answers are guest lists, booked and
             // refused in `family_meeting_book`.
             let task = &loaded.scenario.tasks[0];
