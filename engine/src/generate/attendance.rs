@@ -37,7 +37,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Ctx, Parts, company::slug, corpus, difficulty, pick_distinct, step};
+use super::{Ctx, Parts, company::slug, corpus, pick_distinct, step};
 use crate::rng::StreamRng;
 use crate::scenario::{
     Check, CheckpointSpec, Clue, Condition, Content, FileSpec, Gate, Record, Scenario, TaskSpec,
@@ -1566,28 +1566,22 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     }];
     cps.extend(checkpoints(&exp, &answer_path, &roster));
     let variant = format!("attendance/{}/l{}", task_type.name(), level.number());
-    let spec = TaskSpec {
-        key: task,
-        family: "attendance".into(),
-        variant,
-        difficulty: difficulty(&plan, 1),
-        title: format!("Attendance figures for {month_name}"),
-        objective: format!(
+    let spec = ctx
+        .task_spec::<super::registry::Attendance>(variant)
+        .key(task)
+        .title(format!("Attendance figures for {month_name}"))
+        .objective(format!(
             "Please analyse last month's attendance ({month_name}) and report {question}. People Operations exported the punches and the staff roster to `{folder}/`. The attendance rules differ by level and department and are not in that folder: ask {} for them rather than guessing. Save the result as `{answer_path}` in the form {shape}.",
             if department == "all" { "People Operations (an HR manager)".to_owned() } else { format!("the {department} manager") }
-        ),
-        assigned_by: ctx.company.mentor.clone(),
-        release: ctx.release.clone(),
-        deadline: ctx.at(ctx.deadline),
-        priority: ctx.priority,
-        checkpoints: cps,
-        hints: vec![
+        ))
+        .checkpoints(cps)
+        .hints(vec![
             format!("The rules are not with the data; {} can tell you where they are.", if department == "all" { "an HR manager".to_owned() } else { format!("the {department} manager") }),
             "Apply the section of each employee's own department: grace or flexible hours, the overtime block, what a missing punch means, and whether make-up requests count.".into(),
             "Per workday use only punches from 06:00 to 23:59, take the first clock-in and the last clock-out, add approved make-up punches where accepted (never rejected ones), and only then aggregate over the employees in scope.".into(),
-        ],
-        plan,
-    };
+        ])
+        .plan(plan, 1)
+        .build();
     Ok(Parts {
         tasks: vec![spec],
         files,

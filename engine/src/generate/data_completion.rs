@@ -31,7 +31,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Ctx, Parts, company::slug, corpus, difficulty, pick_distinct, step};
+use super::{Ctx, Parts, company::slug, corpus, pick_distinct, step};
 use crate::rng::StreamRng;
 use crate::scenario::{
     Check, CheckpointSpec, Clue, Condition, Content, FileSpec, Gate, Scenario, TaskSpec,
@@ -1126,36 +1126,30 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         }
         _ => "Turn the relation around when a part rather than the total is missing.",
     };
-    let spec = TaskSpec {
-        key: task,
-        family: "data_completion".into(),
-        variant: format!(
+    let spec = ctx
+        .task_spec::<super::registry::DataCompletion>(format!(
             "data_completion/{}/{}/{}",
             domain.name(),
             task_type.name(),
             level.name()
-        ),
-        difficulty: difficulty(&plan, people),
-        title: format!("Complete the {} data", domain.name()),
-        objective: format!(
+        ))
+        .key(task)
+        .title(format!("Complete the {} data", domain.name()))
+        .objective(format!(
             "Some values are missing from the {} dataset `{dataset}`. Please complete it: the handbook `{handbook}` explains how the columns relate. Fill only the blank cells of the column with gaps and change nothing else.{resource_note} Save the completed table as `{output}` with the same columns and rows, in the same order.",
             domain.name()
-        ),
-        assigned_by: ctx.company.mentor.clone(),
-        release: ctx.release.clone(),
-        deadline: ctx.at(ctx.deadline),
-        priority: ctx.priority,
-        checkpoints,
-        hints: vec![
+        ))
+        .checkpoints(checkpoints)
+        .hints(vec![
             "The handbook has a section for each kind of table; find the one matching this table's columns.".into(),
             match &table.resource {
                 Some(r) => format!("Every gap can be computed exactly, but the relation needs reference data that {} keeps.", r.dept),
                 None => "Every gap can be computed exactly from the other cells of its row or the rows around it.".into(),
             },
             relation_hint.into(),
-        ],
-        plan,
-    };
+        ])
+        .plan(plan, people)
+        .build();
     Ok(Parts {
         tasks: vec![spec],
         files,

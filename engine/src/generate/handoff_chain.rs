@@ -29,7 +29,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Ctx, Parts, company::slug, difficulty, pick_distinct, step};
+use super::{Ctx, Parts, company::slug, pick_distinct, step};
 use crate::rng::StreamRng;
 use crate::scenario::{
     Check, CheckpointSpec, Content, FileSpec, PlanStep, Record, Release, Scenario, TaskSpec,
@@ -1132,21 +1132,21 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 checkpoint: "output_correct".into(),
             },
         };
-        tasks.push(TaskSpec {
-            key,
-            family: "handoff_chain".into(),
-            variant: format!("handoff_chain/{kname}/len{length}"),
-            difficulty: difficulty(&s.plan, 0),
-            title: s.title,
-            objective: s.objective,
-            assigned_by: s.assigned_by,
-            release,
-            deadline: stage_deadline(i as u32),
-            priority: ctx.priority,
-            checkpoints: s.checkpoints,
-            hints: s.hints,
-            plan: s.plan,
-        });
+        tasks.push(
+            ctx.task_spec::<super::registry::HandoffChain>(format!(
+                "handoff_chain/{kname}/len{length}"
+            ))
+            .key(key)
+            .title(s.title)
+            .objective(s.objective)
+            .assigned_by(s.assigned_by)
+            .release(release)
+            .deadline(stage_deadline(i as u32))
+            .checkpoints(s.checkpoints)
+            .hints(s.hints)
+            .plan(s.plan, 0)
+            .build(),
+        );
     }
     Ok(Parts {
         tasks,

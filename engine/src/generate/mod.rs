@@ -24,6 +24,7 @@ pub mod meeting_book;
 pub mod registry;
 pub mod resume_select;
 pub mod sales;
+pub mod spec;
 pub mod suite;
 pub mod transaction_review;
 pub mod urgent_interrupt;

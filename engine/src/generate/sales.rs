@@ -32,7 +32,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Ctx, Parts, company::slug, corpus, difficulty, pick_distinct, step};
+use super::{Ctx, Parts, company::slug, corpus, pick_distinct, step};
 use crate::rng::StreamRng;
 use crate::scenario::{Check, CheckpointSpec, Clue, Content, FileSpec, Gate, Record, TaskSpec};
 
@@ -1175,27 +1175,21 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         json!({"path": out, "content": answer.to_json().to_string()}),
     ));
     let (request, example) = ask(&q, year);
-    let spec = TaskSpec {
-        key: task,
-        family: "sales".into(),
-        variant: variant_key(&q),
-        difficulty: difficulty(&plan, 1),
-        title: format!("Analyse Q{} {year} sales", q.quarter),
-        objective: format!(
+    let spec = ctx
+        .task_spec::<super::registry::Sales>(variant_key(&q))
+        .key(task)
+        .title(format!("Analyse Q{} {year} sales", q.quarter))
+        .objective(format!(
             "Please analyse last year's sales for the quarterly review. {request} The quarterly order exports of every sales team are in `{folder}`. The Sales team has a handbook that says how sales figures are computed; ask them for it and follow it. Save the result as `{out}`, shaped like this: {example}"
-        ),
-        assigned_by: ctx.company.mentor.clone(),
-        release: ctx.release.clone(),
-        deadline: ctx.at(ctx.deadline),
-        priority: ctx.priority,
-        checkpoints: checkpoints(&answer, &out),
-        hints: vec![
+        ))
+        .checkpoints(checkpoints(&answer, &out))
+        .hints(vec![
             "Someone in the Sales team can tell you where the sales analysis handbook is; its rules decide what counts.".into(),
             "Not every row is a sale, and not everyone works every quarter: read the handbook's rules before adding anything up.".into(),
             "Drop cancelled orders, total each employee_id's booked orders in the requested quarter's export(s), and only then rank, average or compare.".into(),
-        ],
-        plan,
-    };
+        ])
+        .plan(plan, 1)
+        .build();
     Ok(Parts {
         tasks: vec![spec],
         files,

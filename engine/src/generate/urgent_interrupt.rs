@@ -35,7 +35,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Ctx, Parts, company::slug, corpus, difficulty, pick_distinct, step};
+use super::{Ctx, Parts, company::slug, corpus, pick_distinct, step};
 use crate::rng::StreamRng;
 use crate::scenario::{
     Check, CheckpointSpec, Clue, Condition, Content, FileSpec, Gate, PlanStep, Priority, Record,
@@ -943,31 +943,29 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         Kind::Forward => forward(&req, &mut rng)?,
         Kind::Relay => relay(&req, &mut rng)?,
     };
-    let urgent = TaskSpec {
-        key: task.clone(),
-        family: "urgent_interrupt".into(),
-        variant: format!("urgent_interrupt/{kname}/{pname}"),
-        difficulty: difficulty(&request.plan, request.people_to_ask),
-        title: format!("Urgent request from {}", manager.name),
-        objective: format!(
+    let urgent = ctx
+        .task_spec::<super::registry::UrgentInterrupt>(format!("urgent_interrupt/{kname}/{pname}"))
+        .key(task.clone())
+        .title(format!("Urgent request from {}", manager.name))
+        .objective(format!(
             "{} has just sent you an urgent request; it is in your messages from them. Put your other work on hold, get this done by {due}, then go back to what you were doing.",
             manager.name
-        ),
-        assigned_by: manager.key.clone(),
-        release: Release::At(at_ts.clone()),
-        deadline: ctx.at(&due),
-        priority: Priority::Urgent,
-        checkpoints: request.checkpoints,
-        hints: vec![
+        ))
+        .assigned_by(manager.key.clone())
+        .release(Release::At(at_ts.clone()))
+        .deadline(ctx.at(&due))
+        .priority(Priority::Urgent)
+        .checkpoints(request.checkpoints)
+        .hints(vec![
             format!(
                 "Read {}'s latest message: the whole request and its deadline are there.",
                 manager.name
             ),
             request.hints[0].clone(),
             request.hints[1].clone(),
-        ],
-        plan: request.plan,
-    };
+        ])
+        .plan(request.plan, request.people_to_ask)
+        .build();
 
     // The routine task.
     let mut rw = ctx.rng("routine");
@@ -1036,21 +1034,17 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         "write_file",
         json!({"path": out, "content": serde_json::to_string_pretty(&json!({"workshops": answer})).unwrap_or_default()}),
     ));
-    let routine = TaskSpec {
-        key: routine_key.clone(),
-        family: "urgent_interrupt".into(),
-        variant: format!("urgent_interrupt/{kname}/{pname}"),
-        difficulty: difficulty(&plan, hosts.len()),
-        title: "Collect next week's workshop sign-ups".into(),
-        objective: format!(
+    let routine = ctx
+        .task_spec::<super::registry::UrgentInterrupt>(format!("urgent_interrupt/{kname}/{pname}"))
+        .key(routine_key.clone())
+        .title("Collect next week's workshop sign-ups")
+        .objective(format!(
             "{} (Learning & Development) needs next week's workshop sign-up numbers to book rooms. The schedule is at `{schedule_path}`; each workshop's host keeps its sign-up list. Ask the hosts and save `{out}` as {{\"workshops\": [{{\"title\": ..., \"signups\": ...}}]}}, one entry per workshop, counting confirmed sign-ups only.",
             hr.name
-        ),
-        assigned_by: hr.key.clone(),
-        release: Release::At(ctx.at(&hm(routine_at))),
-        deadline: ctx.at(ctx.deadline),
-        priority: ctx.priority,
-        checkpoints: vec![
+        ))
+        .assigned_by(hr.key.clone())
+        .release(Release::At(ctx.at(&hm(routine_at))))
+        .checkpoints(vec![
             CheckpointSpec {
                 key: "hosts_asked".into(),
                 description: "Every workshop host gave you their sign-up count".into(),
@@ -1070,14 +1064,14 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 },
                 feedback: format!("`{out}` is missing or its numbers are wrong. Use the workshop titles exactly as in the schedule and the confirmed sign-ups each host gave (people on a waiting list do not count). If an urgent request interrupted you, come back to this task afterwards."),
             },
-        ],
-        hints: vec![
+        ])
+        .hints(vec![
             format!("The schedule at `{schedule_path}` names each workshop's host."),
             "Message each host about their own workshop; only they know how many signed up.".into(),
             "Record confirmed sign-ups only, not the waiting list, with the titles exactly as in the schedule.".into(),
-        ],
-        plan,
-    };
+        ])
+        .plan(plan, hosts.len())
+        .build();
 
     let mut files = request.files;
     files.push(FileSpec {
