@@ -469,38 +469,16 @@ fn evaluate_domain(d: &DomainCheck, view: &dyn WorldView) -> bool {
     }
 }
 
-/// `YYYY-MM-DD` as `(year, month, day)`, with a real day of the month.
+/// `YYYY-MM-DD` as `(year, month, day)`, with a real day of the month (see
+/// [`Date::parse`](crate::scenario::date::Date::parse)).
 pub fn parse_date(s: &str) -> Option<(u32, u32, u32)> {
-    let b = s.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<u32> {
-        let t = s.get(r)?;
-        t.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| t.parse().ok())?
-    };
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days = match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return None,
-    };
-    (1..=days).contains(&d).then_some((y, m, d))
+    crate::scenario::date::Date::parse(s).map(|d| (d.year() as u32, d.month(), d.day()))
 }
 
-/// `HH:MM` (or `H:MM`) as minutes after midnight.
+/// `HH:MM` (or `H:MM`) as minutes after midnight (see
+/// [`Clock::parse`](crate::scenario::date::Clock::parse)).
 pub fn parse_hhmm(s: &str) -> Option<u32> {
-    let (h, m) = s.trim().split_once(':')?;
-    if h.is_empty() || h.len() > 2 || m.len() != 2 {
-        return None;
-    }
-    let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
-    (h < 24 && m < 60).then_some(h * 60 + m)
+    crate::scenario::date::Clock::parse(s).map(|c| c.minutes())
 }
 
 /// Money and ratings with two decimals, as exact integer hundredths.

@@ -9,6 +9,7 @@
 //! Times are written as `YYYY-MM-DDTHH:MM` (or `HH:MM`, meaning the first day) and are
 //! converted to integer [`SimTime`](crate::time::SimTime) at load time.
 
+pub mod date;
 mod error;
 pub mod limits;
 mod load;
