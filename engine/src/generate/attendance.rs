@@ -39,6 +39,7 @@ use serde_json::json;
 
 use super::{Ctx, Parts, company::slug, corpus, pick_distinct, step};
 use crate::rng::StreamRng;
+use crate::scenario::date::{Clock, Date};
 use crate::scenario::{
     Check, CheckpointSpec, Clue, Condition, Content, FileSpec, Gate, Record, Scenario, TaskSpec,
 };
@@ -307,7 +308,7 @@ impl Policy {
 }
 
 fn hm(minutes: u32) -> String {
-    format!("{:02}:{:02}", minutes / 60, minutes % 60)
+    Clock(minutes).to_string()
 }
 
 /// Clock-in or clock-out.
@@ -478,20 +479,13 @@ pub fn solve(
     out
 }
 
-/// Day of the week, 0 = Sunday (Sakamoto's method).
+/// Day of the week, 0 = Sunday.
 fn weekday(y: i32, m: u32, d: u32) -> u32 {
-    const T: [i32; 12] = [0, 3, 2, 5, 0, 3, 5, 1, 4, 6, 2, 4];
-    let y = if m < 3 { y - 1 } else { y };
-    (y + y / 4 - y / 100 + y / 400 + T[m as usize - 1] + d as i32).rem_euclid(7) as u32
+    Date::new(y, m, d).map_or(0, Date::weekday_from_sunday)
 }
 
 fn days_in_month(y: i32, m: u32) -> u32 {
-    match m {
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
+    Date::new(y, m, 1).map_or(31, Date::days_in_month)
 }
 
 /// The calendar month before `date` (`YYYY-MM-DD`).

@@ -656,15 +656,15 @@ pub fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, Strin
     }) = table
     {
         out.push((path.clone(), csv.clone()));
-        let rows: Vec<Vec<&str>> = csv
-            .lines()
+        let rows: Vec<Vec<String>> = crate::check::parse_csv(csv)
+            .unwrap_or_default()
+            .into_iter()
             .skip(1)
-            .map(|l| l.split(',').collect())
             .collect();
         let all = if records {
             json!({"items": rows.iter().map(|r| json!({"id": r[0], "amount": r[3].parse::<u32>().unwrap_or(0)})).collect::<Vec<_>>()})
         } else {
-            json!({"ids": rows.iter().map(|r| r[0]).collect::<Vec<_>>()})
+            json!({"ids": rows.iter().map(|r| &r[0]).collect::<Vec<_>>()})
         };
         out.push((path, all.to_string()));
     }

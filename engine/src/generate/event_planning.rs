@@ -418,7 +418,7 @@ fn location(x: f64, y: f64) -> String {
 }
 
 fn hhmm(m: u32) -> String {
-    format!("{:02}:{:02}", m / 60, m % 60)
+    crate::scenario::date::Clock(m).to_string()
 }
 
 fn r2(v: f64) -> f64 {

@@ -236,14 +236,13 @@ fn signups_csv(header: &str, rows: &[SignUp], stamps: &[String]) -> String {
 }
 
 fn parse_signups(csv: &str) -> Vec<SignUp> {
-    csv.lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
+    csv_rows(csv)
+        .into_iter()
+        .filter_map(|f| {
             (f.len() == 4).then(|| SignUp {
-                name: f[1].to_owned(),
-                email: f[2].to_owned(),
-                team: f[3].to_owned(),
+                name: f[1].clone(),
+                email: f[2].clone(),
+                team: f[3].clone(),
             })
         })
         .collect()
@@ -1165,22 +1164,12 @@ fn text_of<'a>(scenario: &'a Scenario, suffix: &str) -> Option<&'a str> {
     })
 }
 
+/// The rows of a table below its header (quoted fields may hold commas).
 fn csv_rows(csv: &str) -> Vec<Vec<String>> {
-    csv.lines()
+    crate::check::parse_csv(csv)
+        .unwrap_or_default()
+        .into_iter()
         .skip(1)
-        .map(|l| {
-            // Quoted fields (item names) hold commas; split outside quotes.
-            let mut fields = vec![String::new()];
-            let mut quoted = false;
-            for c in l.chars() {
-                match c {
-                    '"' => quoted = !quoted,
-                    ',' if !quoted => fields.push(String::new()),
-                    _ => fields.last_mut().expect("non-empty").push(c),
-                }
-            }
-            fields
-        })
         .collect()
 }
 

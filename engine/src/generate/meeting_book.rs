@@ -187,7 +187,7 @@ fn minutes(hm: &str) -> Option<u32> {
 }
 
 fn hm(min: u32) -> String {
-    format!("{:02}:{:02}", min / 60, min % 60)
+    crate::scenario::date::Clock(min).to_string()
 }
 
 /// A colleague's other meeting.

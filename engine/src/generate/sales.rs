@@ -235,18 +235,19 @@ pub struct Row {
 
 /// Parses an export (the format [`render_csv`] writes). Malformed lines are skipped.
 pub fn parse_csv(text: &str) -> Vec<Row> {
-    text.lines()
+    crate::check::parse_csv(text)
+        .unwrap_or_default()
+        .into_iter()
         .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
+        .filter_map(|f| {
             if f.len() != 7 {
                 return None;
             }
             let (whole, frac) = f[5].split_once('.')?;
             let cents = whole.parse::<u64>().ok()? * 100 + frac.parse::<u64>().ok()?;
             Some(Row {
-                employee_id: f[2].to_owned(),
-                name: f[3].to_owned(),
+                employee_id: f[2].clone(),
+                name: f[3].clone(),
                 cents,
                 cancelled: f[6] == "cancelled",
             })
@@ -272,12 +273,7 @@ struct Order {
 }
 
 fn days_in_month(y: i32, m: u32) -> u32 {
-    match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        _ if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        _ => 28,
-    }
+    crate::scenario::date::Date::new(y, m, 1).map_or(28, |d| d.days_in_month())
 }
 
 fn normal(rng: &mut StreamRng) -> f64 {

@@ -59,7 +59,7 @@ fn to_minutes(hm: &str) -> u32 {
 }
 
 fn hm(minutes: u32) -> String {
-    format!("{:02}:{:02}", minutes / 60, minutes % 60)
+    crate::scenario::date::Clock(minutes).to_string()
 }
 
 /// When a gate on `checkpoint` of `gate` opens at the latest, in minutes of the day:

@@ -350,11 +350,15 @@ pub fn wrong_answers(
                             ),
                         &f.content,
                     ) {
-                        for l in csv.lines().skip(1) {
-                            if let Some(s) = l.split(',').nth(2)
+                        for row in crate::check::parse_csv(csv)
+                            .unwrap_or_default()
+                            .iter()
+                            .skip(1)
+                        {
+                            if let Some(s) = row.get(2)
                                 && !all.iter().any(|a| a == s)
                             {
-                                all.push(s.to_owned());
+                                all.push(s.clone());
                             }
                         }
                     }

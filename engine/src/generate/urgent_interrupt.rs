@@ -217,7 +217,7 @@ pub(crate) fn to_min(hm: &str) -> Option<u32> {
 
 /// `HH:MM` of minutes since midnight.
 pub(crate) fn hm(min: u32) -> String {
-    format!("{:02}:{:02}", min / 60, min % 60)
+    crate::scenario::date::Clock(min).to_string()
 }
 
 /// The minute of the day the family's work may start, from the suite's release.
@@ -236,15 +236,11 @@ pub(crate) fn release_minute(ctx: &Ctx<'_>, family: &str) -> Result<u32, String>
 
 /// `YYYY-MM-DD` shifted by `days`.
 pub(crate) fn shift_date(date: &str, days: i64) -> Result<String, String> {
-    let base = crate::time::Epoch::from_timestamp("1970-01-01T00:00").map_err(|e| e.to_string())?;
-    let t = base
-        .parse(&format!("{date}T00:00"))
-        .map_err(|e| e.to_string())?;
-    let d = (t.0 / 86_400) as i64 + days;
-    if d < 0 {
-        return Err(format!("{date} shifted by {days} days is before 1970"));
-    }
-    Ok(base.iso(crate::time::SimTime(d as u64 * 86_400))[..10].to_owned())
+    crate::scenario::date::Date::parse(date)
+        .ok_or_else(|| format!("bad date `{date}`"))?
+        .add_days(days)
+        .map(|d| d.to_string())
+        .ok_or_else(|| format!("{date} shifted by {days} days is out of range"))
 }
 
 fn first_name(full: &str) -> &str {
@@ -1140,14 +1136,18 @@ pub fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, Strin
                 };
                 out.push((path.clone(), csv.clone()));
                 // Every incident counted, whatever its service or status.
-                let rows: Vec<Vec<&str>> = csv
-                    .lines()
+                let rows: Vec<Vec<String>> = crate::check::parse_csv(csv)
+                    .unwrap_or_default()
+                    .into_iter()
                     .skip(1)
-                    .map(|l| l.split(',').collect())
                     .collect();
                 let all: Vec<usize> = SEVERITIES
                     .iter()
-                    .map(|s| rows.iter().filter(|r| r.get(3) == Some(s)).count())
+                    .map(|s| {
+                        rows.iter()
+                            .filter(|r| r.get(3).map(String::as_str) == Some(*s))
+                            .count()
+                    })
                     .collect();
                 out.push((
                     path.clone(),
