@@ -28,7 +28,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Ctx, Parts, company::slug, corpus, difficulty, step};
+use super::{Ctx, Parts, company::slug, corpus, step};
 use tbsim_scenario::check::budget_best;
 use tbsim_scenario::text_width;
 use tbsim_scenario::{
@@ -892,22 +892,16 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     } else {
         format!("The total budget is {budget} CNY, and the plan must not exceed it.")
     };
-    let spec = TaskSpec {
-        key: task.clone(),
-        family: "ads_strategy".into(),
-        variant: format!("ads_strategy/{}", level.key()),
-        difficulty: difficulty(&plan, 1),
-        title: format!("Plan the {} ads campaign", city.name),
-        objective: format!(
+    let spec = ctx
+        .task_spec::<super::registry::AdsStrategy>(format!("ads_strategy/{}", level.key()))
+        .key(task.clone())
+        .title(format!("Plan the {} ads campaign", city.name))
+        .objective(format!(
             "We are running a one-week outdoor ads campaign in {} aimed at {}. {limit_text} Build the multi-channel plan that gives the largest total effective exposure within the budget. Marketing has the planning handbook and the campaign data; ask a Marketing colleague. Save the plan as `{out}` in this form: {{\"selected_channels\": [\"CH001\", ...], \"total_cost\": ..., \"total_exposure\": ...}}.",
             city.name,
             group.label()
-        ),
-        assigned_by: ctx.company.mentor.clone(),
-        release: ctx.release.clone(),
-        deadline: ctx.at(ctx.deadline),
-        priority: ctx.priority,
-        checkpoints: vec![
+        ))
+        .checkpoints(vec![
             CheckpointSpec {
                 key: "handbook_read".into(),
                 description: "Read Marketing's campaign planning handbook".into(),
@@ -947,14 +941,14 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 check: check(BudgetAspect::Optimal { tolerance: 0.1 }),
                 feedback: "A better selection exists within the budget. Compute every channel's effective exposure and solve the 0/1 knapsack exactly (dynamic programming over the budget) instead of picking greedily.".into(),
             },
-        ],
-        hints: vec![
+        ])
+        .hints(vec![
             "Marketing keeps a handbook and the data for campaign plans; ask a Marketing colleague where they are.".into(),
             "The densities are printed in the heatmap image for your audience group; read the cell at each channel's grid_i (column) and grid_j (row, counted from the bottom).".into(),
             "Compute each channel's effective exposure with the handbook's formula, solve a 0/1 knapsack within the budget, and report the totals of the channels you selected.".into(),
-        ],
-        plan,
-    };
+        ])
+        .plan(plan, 1)
+        .build();
     Ok(Parts {
         tasks: vec![spec],
         files,

@@ -37,8 +37,9 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Ctx, Parts, company::slug, corpus, difficulty, pick_distinct, step};
+use super::{Ctx, Parts, company::slug, corpus, pick_distinct, step};
 use tbsim_core::rng::StreamRng;
+use tbsim_scenario::date::{Clock, Date};
 use tbsim_scenario::{
     Check, CheckpointSpec, Clue, Condition, Content, FileSpec, Gate, Record, Scenario, TaskSpec,
 };
@@ -307,7 +308,7 @@ impl Policy {
 }
 
 fn hm(minutes: u32) -> String {
-    format!("{:02}:{:02}", minutes / 60, minutes % 60)
+    Clock(minutes).to_string()
 }
 
 /// Clock-in or clock-out.
@@ -478,20 +479,13 @@ pub fn solve(
     out
 }
 
-/// Day of the week, 0 = Sunday (Sakamoto's method).
+/// Day of the week, 0 = Sunday.
 fn weekday(y: i32, m: u32, d: u32) -> u32 {
-    const T: [i32; 12] = [0, 3, 2, 5, 0, 3, 5, 1, 4, 6, 2, 4];
-    let y = if m < 3 { y - 1 } else { y };
-    (y + y / 4 - y / 100 + y / 400 + T[m as usize - 1] + d as i32).rem_euclid(7) as u32
+    Date::new(y, m, d).map_or(0, Date::weekday_from_sunday)
 }
 
 fn days_in_month(y: i32, m: u32) -> u32 {
-    match m {
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
+    Date::new(y, m, 1).map_or(31, Date::days_in_month)
 }
 
 /// The calendar month before `date` (`YYYY-MM-DD`).
@@ -1566,28 +1560,22 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     }];
     cps.extend(checkpoints(&exp, &answer_path, &roster));
     let variant = format!("attendance/{}/l{}", task_type.name(), level.number());
-    let spec = TaskSpec {
-        key: task,
-        family: "attendance".into(),
-        variant,
-        difficulty: difficulty(&plan, 1),
-        title: format!("Attendance figures for {month_name}"),
-        objective: format!(
+    let spec = ctx
+        .task_spec::<super::registry::Attendance>(variant)
+        .key(task)
+        .title(format!("Attendance figures for {month_name}"))
+        .objective(format!(
             "Please analyse last month's attendance ({month_name}) and report {question}. People Operations exported the punches and the staff roster to `{folder}/`. The attendance rules differ by level and department and are not in that folder: ask {} for them rather than guessing. Save the result as `{answer_path}` in the form {shape}.",
             if department == "all" { "People Operations (an HR manager)".to_owned() } else { format!("the {department} manager") }
-        ),
-        assigned_by: ctx.company.mentor.clone(),
-        release: ctx.release.clone(),
-        deadline: ctx.at(ctx.deadline),
-        priority: ctx.priority,
-        checkpoints: cps,
-        hints: vec![
+        ))
+        .checkpoints(cps)
+        .hints(vec![
             format!("The rules are not with the data; {} can tell you where they are.", if department == "all" { "an HR manager".to_owned() } else { format!("the {department} manager") }),
             "Apply the section of each employee's own department: grace or flexible hours, the overtime block, what a missing punch means, and whether make-up requests count.".into(),
             "Per workday use only punches from 06:00 to 23:59, take the first clock-in and the last clock-out, add approved make-up punches where accepted (never rejected ones), and only then aggregate over the employees in scope.".into(),
-        ],
-        plan,
-    };
+        ])
+        .plan(plan, 1)
+        .build();
     Ok(Parts {
         tasks: vec![spec],
         files,

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::urgent_interrupt::{hm, release_minute, shift_date, to_min, year_month};
-use super::{Ctx, Parts, corpus, difficulty, step};
+use super::{Ctx, Parts, corpus, step};
 use tbsim_core::rng::StreamRng;
 use tbsim_scenario::{
     Check, CheckpointSpec, Content, FileSpec, Gate, Record, Scenario, TaskSpec, TimedEvent,
@@ -565,13 +565,13 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         json!({"to": recipient.key, "text": total_msg(new_sel.len(), new_total)}),
     ));
 
-    let spec = TaskSpec {
-        key: task.clone(),
-        family: "changed_requirement".into(),
-        variant: format!("changed_requirement/{cname}/{tname}"),
-        difficulty: difficulty(&plan, 0),
-        title: format!("Select last month's large {}", theme.plural),
-        objective: format!(
+    let spec = ctx
+        .task_spec::<super::registry::ChangedRequirement>(format!(
+            "changed_requirement/{cname}/{tname}"
+        ))
+        .key(task.clone())
+        .title(format!("Select last month's large {}", theme.plural))
+        .objective(format!(
             "{} needs last month's large {} for {}. In `{data}`, select the {} dated {} (inclusive) with an amount of at least {} EUR. Save their IDs to `{out}` as {{\"ids\": [\"...\"]}}, then message {} the total amount of the selected {}. {} is still agreeing the details and may send changes before the deadline; the latest instructions count.",
             assigner.name,
             theme.plural,
@@ -582,12 +582,9 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             first_name(&assigner.name),
             theme.plural,
             first_name(&assigner.name),
-        ),
-        assigned_by: assigner.key.clone(),
-        release: ctx.release.clone(),
-        deadline: ctx.at(ctx.deadline),
-        priority: ctx.priority,
-        checkpoints: vec![
+        ))
+        .assigned_by(assigner.key.clone())
+        .checkpoints(vec![
             CheckpointSpec {
                 key: "list_correct".into(),
                 description: format!("`{out}` holds exactly the items the latest instructions select, in the latest format"),
@@ -610,14 +607,14 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 },
                 feedback: "The right total did not reach the right person after the last change. Add up the amounts of exactly the items the current rule selects and message that one figure to whoever the latest instructions name; an outdated total counts as wrong.".into(),
             },
-        ],
-        hints: vec![
+        ])
+        .hints(vec![
             format!("Keep reading {}'s messages while you work on this; the request can change.", assigner.name),
             "When a change arrives, redo every part it affects: the selection, the file's shape, the total or who receives it.".into(),
             "Only the latest instructions count: the total is the sum of the amounts of exactly the items in your final list.".into(),
-        ],
-        plan,
-    };
+        ])
+        .plan(plan, 0)
+        .build();
     Ok(Parts {
         tasks: vec![spec],
         files: vec![FileSpec {
@@ -659,15 +656,15 @@ pub fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, Strin
     }) = table
     {
         out.push((path.clone(), csv.clone()));
-        let rows: Vec<Vec<&str>> = csv
-            .lines()
+        let rows: Vec<Vec<String>> = tbsim_scenario::check::parse_csv(csv)
+            .unwrap_or_default()
+            .into_iter()
             .skip(1)
-            .map(|l| l.split(',').collect())
             .collect();
         let all = if records {
             json!({"items": rows.iter().map(|r| json!({"id": r[0], "amount": r[3].parse::<u32>().unwrap_or(0)})).collect::<Vec<_>>()})
         } else {
-            json!({"ids": rows.iter().map(|r| r[0]).collect::<Vec<_>>()})
+            json!({"ids": rows.iter().map(|r| &r[0]).collect::<Vec<_>>()})
         };
         out.push((path, all.to_string()));
     }

@@ -467,75 +467,7 @@ pub const PERSONAS: &[&str] = &[
     "Collaborative and generous with time, often suggests who else might help.",
 ];
 
-/// Returns the names of the `{name}` placeholders in `template`, in order of
-/// appearance (duplicates included).
-///
-/// A placeholder is `{` followed by one or more of `a-z` and `_`, then `}`.
-/// Other braces, such as those in a JSON example, are not placeholders.
-pub fn placeholders(template: &str) -> Vec<&str> {
-    let mut found = Vec::new();
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        let after = &rest[open + 1..];
-        let len = after
-            .bytes()
-            .take_while(|b| b.is_ascii_lowercase() || *b == b'_')
-            .count();
-        if len > 0 && after.as_bytes().get(len) == Some(&b'}') {
-            found.push(&after[..len]);
-            rest = &after[len + 1..];
-        } else {
-            rest = after;
-        }
-    }
-    found
-}
-
-/// Replaces each `{name}` placeholder in `template` with the value paired
-/// with `name` in `vars`.
-///
-/// Substitution is a single pass: inserted values are copied verbatim and
-/// never scanned for further placeholders. Braces that do not form a
-/// placeholder (see [`placeholders`]) are left as they are. Unused entries in
-/// `vars` are ignored.
-///
-/// # Panics
-///
-/// In debug builds, panics if a placeholder has no entry in `vars`. In
-/// release builds such a placeholder is left in the output unchanged.
-pub fn fill(template: &str, vars: &[(&str, &str)]) -> String {
-    let mut out = String::with_capacity(template.len());
-    let mut missing: Vec<&str> = Vec::new();
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        let len = after
-            .bytes()
-            .take_while(|b| b.is_ascii_lowercase() || *b == b'_')
-            .count();
-        if len > 0 && after.as_bytes().get(len) == Some(&b'}') {
-            let name = &after[..len];
-            match vars.iter().find(|(key, _)| *key == name) {
-                Some((_, value)) => out.push_str(value),
-                None => {
-                    missing.push(name);
-                    out.push_str(&rest[open..open + len + 2]);
-                }
-            }
-            rest = &after[len + 1..];
-        } else {
-            out.push('{');
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    debug_assert!(
-        missing.is_empty(),
-        "unreplaced placeholders in template: {missing:?}"
-    );
-    out
-}
+pub use super::template::{fill, placeholders};
 
 #[cfg(test)]
 mod tests {

@@ -31,8 +31,9 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Ctx, Parts, company::slug, corpus, difficulty, pick_distinct, step};
+use super::{Ctx, Parts, company::slug, corpus, pick_distinct, step};
 use tbsim_core::rng::StreamRng;
+use tbsim_scenario::date::Date;
 use tbsim_scenario::{
     Check, CheckpointSpec, Clue, Condition, Content, FileSpec, Gate, Scenario, TaskSpec,
 };
@@ -291,38 +292,19 @@ fn distinct_codes(rng: &mut StreamRng, prefix: &str, n: usize, space: usize) -> 
     out
 }
 
-/// `(y, m, d)` plus `days` (may be negative).
-fn shift_date((y, m, d): (i32, u32, u32), days: i64) -> (i32, u32, u32) {
-    // Days since 0000-03-01 style arithmetic (Howard Hinnant's civil algorithms).
-    let to_days = |y: i32, m: u32, d: u32| -> i64 {
-        let y = i64::from(if m <= 2 { y - 1 } else { y });
-        let era = y.div_euclid(400);
-        let yoe = y - era * 400;
-        let mp = (i64::from(m) + 9) % 12;
-        let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
-        era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy
-    };
-    let z = to_days(y, m, d) + days;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let dd = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let mm = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    ((yoe + era * 400 + i64::from(mm <= 2)) as i32, mm, dd)
+/// `today` plus `days` (may be negative).
+fn shift_date(today: Date, days: i64) -> Date {
+    today
+        .add_days(days)
+        .expect("a scenario's date is decades inside the supported years")
 }
 
-fn ymd((y, m, d): (i32, u32, u32)) -> String {
-    format!("{y:04}-{m:02}-{d:02}")
+fn ymd(d: Date) -> String {
+    d.to_string()
 }
 
-fn parse_date(date: &str) -> Result<(i32, u32, u32), String> {
-    let mut p = date.split('-').map(|v| v.parse::<i64>().ok());
-    match (p.next().flatten(), p.next().flatten(), p.next().flatten()) {
-        (Some(y), Some(m), Some(d)) => Ok((y as i32, m as u32, d as u32)),
-        _ => Err(format!("bad date `{date}`")),
-    }
+fn parse_date(date: &str) -> Result<Date, String> {
+    Date::parse(date).ok_or_else(|| format!("bad date `{date}`"))
 }
 
 const CARRIERS: &[&str] = &[
@@ -338,12 +320,7 @@ const CARRIERS: &[&str] = &[
 const FEE_CATEGORIES: &[&str] = &["domestic", "cross_border", "card", "wire", "marketplace"];
 
 /// Builds the complete table for a kind of dataset with `n` rows (about).
-fn build(
-    t: TaskType,
-    rng: &mut StreamRng,
-    n: usize,
-    today: (i32, u32, u32),
-) -> Result<Table, String> {
+fn build(t: TaskType, rng: &mut StreamRng, n: usize, today: Date) -> Result<Table, String> {
     let mut table = Table {
         header: Vec::new(),
         rows: Vec::new(),
@@ -352,7 +329,7 @@ fn build(
         keep_one: None,
         resource: None,
     };
-    let year = today.0 - 1;
+    let year = today.year() - 1;
     match t {
         TaskType::QuarterFromMonths => {
             table.header = vec!["entity", "quarter", "m1", "m2", "m3", "quarter_total"];
@@ -1126,36 +1103,30 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         }
         _ => "Turn the relation around when a part rather than the total is missing.",
     };
-    let spec = TaskSpec {
-        key: task,
-        family: "data_completion".into(),
-        variant: format!(
+    let spec = ctx
+        .task_spec::<super::registry::DataCompletion>(format!(
             "data_completion/{}/{}/{}",
             domain.name(),
             task_type.name(),
             level.name()
-        ),
-        difficulty: difficulty(&plan, people),
-        title: format!("Complete the {} data", domain.name()),
-        objective: format!(
+        ))
+        .key(task)
+        .title(format!("Complete the {} data", domain.name()))
+        .objective(format!(
             "Some values are missing from the {} dataset `{dataset}`. Please complete it: the handbook `{handbook}` explains how the columns relate. Fill only the blank cells of the column with gaps and change nothing else.{resource_note} Save the completed table as `{output}` with the same columns and rows, in the same order.",
             domain.name()
-        ),
-        assigned_by: ctx.company.mentor.clone(),
-        release: ctx.release.clone(),
-        deadline: ctx.at(ctx.deadline),
-        priority: ctx.priority,
-        checkpoints,
-        hints: vec![
+        ))
+        .checkpoints(checkpoints)
+        .hints(vec![
             "The handbook has a section for each kind of table; find the one matching this table's columns.".into(),
             match &table.resource {
                 Some(r) => format!("Every gap can be computed exactly, but the relation needs reference data that {} keeps.", r.dept),
                 None => "Every gap can be computed exactly from the other cells of its row or the rows around it.".into(),
             },
             relation_hint.into(),
-        ],
-        plan,
-    };
+        ])
+        .plan(plan, people)
+        .build();
     Ok(Parts {
         tasks: vec![spec],
         files,
@@ -1242,10 +1213,11 @@ mod tests {
 
     #[test]
     fn dates_shift_across_months_and_years() {
-        assert_eq!(shift_date((2025, 10, 1), -1), (2025, 9, 30));
-        assert_eq!(shift_date((2025, 1, 1), -1), (2024, 12, 31));
-        assert_eq!(shift_date((2024, 2, 28), 1), (2024, 2, 29));
-        assert_eq!(shift_date((2024, 3, 1), -366), (2023, 3, 1));
+        let d = |y, m, d| Date::new(y, m, d).unwrap();
+        assert_eq!(shift_date(d(2025, 10, 1), -1), d(2025, 9, 30));
+        assert_eq!(shift_date(d(2025, 1, 1), -1), d(2024, 12, 31));
+        assert_eq!(shift_date(d(2024, 2, 28), 1), d(2024, 2, 29));
+        assert_eq!(shift_date(d(2024, 3, 1), -366), d(2023, 3, 1));
     }
 
     fn num(s: &str) -> Option<f64> {
@@ -1418,7 +1390,8 @@ mod tests {
                     for seed in 0..5u64 {
                         let mut rng = stream(seed, &format!("{}/{}", t.name(), level.name()));
                         let (rate, run, rows) = level.preset();
-                        let table = build(t, &mut rng, rows, (2025, 10, 1)).unwrap();
+                        let table =
+                            build(t, &mut rng, rows, Date::new(2025, 10, 1).unwrap()).unwrap();
                         for &(target, tol) in &table.targets {
                             let col = table.header.iter().position(|h| *h == target).unwrap();
                             let mut blank = blank_rows(&mut rng, &table, target, rate, run);
@@ -1486,7 +1459,13 @@ mod tests {
     #[test]
     fn blanking_respects_presets_and_constraints() {
         let mut rng = stream(9, "blank");
-        let table = build(TaskType::QoqRate, &mut rng, 40, (2025, 10, 1)).unwrap();
+        let table = build(
+            TaskType::QoqRate,
+            &mut rng,
+            40,
+            Date::new(2025, 10, 1).unwrap(),
+        )
+        .unwrap();
         for _ in 0..50 {
             let b = blank_rows(&mut rng, &table, "quarter_total", 0.35, 7);
             let (_, groups) = table.keep_one.as_ref().unwrap();
@@ -1500,13 +1479,25 @@ mod tests {
             let q = blank_rows(&mut rng, &table, "qoq", 0.35, 7);
             assert!(q.iter().all(|&r| !table.rows[r][1].ends_with("-Q1")));
         }
-        let series = build(TaskType::DailyInterpolation, &mut rng, 30, (2025, 10, 1)).unwrap();
+        let series = build(
+            TaskType::DailyInterpolation,
+            &mut rng,
+            30,
+            Date::new(2025, 10, 1).unwrap(),
+        )
+        .unwrap();
         for _ in 0..50 {
             let b = blank_rows(&mut rng, &series, "stock_level", 0.35, 7);
             assert!(!b.contains(&0) && !b.contains(&29));
             assert!(b.len() >= 10);
         }
-        let single = build(TaskType::Funnel, &mut rng, 30, (2025, 10, 1)).unwrap();
+        let single = build(
+            TaskType::Funnel,
+            &mut rng,
+            30,
+            Date::new(2025, 10, 1).unwrap(),
+        )
+        .unwrap();
         assert_eq!(blank_rows(&mut rng, &single, "ctr", 0.05, 0).len(), 1);
     }
 
@@ -1515,7 +1506,13 @@ mod tests {
         let tables: BTreeSet<String> = (0..20u64)
             .map(|seed| {
                 let mut rng = stream(seed, "t");
-                let t = build(TaskType::QuarterFromMonths, &mut rng, 30, (2025, 10, 1)).unwrap();
+                let t = build(
+                    TaskType::QuarterFromMonths,
+                    &mut rng,
+                    30,
+                    Date::new(2025, 10, 1).unwrap(),
+                )
+                .unwrap();
                 to_csv(&t.header, &t.rows)
             })
             .collect();

@@ -39,7 +39,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Ctx, Parts, company::slug, corpus, difficulty, pick_distinct, step};
+use super::{Ctx, Parts, company::slug, corpus, pick_distinct, step};
 use tbsim_scenario::check::{Outing, outings, parse_hhmm};
 use tbsim_scenario::text_width;
 use tbsim_scenario::{
@@ -418,7 +418,7 @@ fn location(x: f64, y: f64) -> String {
 }
 
 fn hhmm(m: u32) -> String {
-    format!("{:02}:{:02}", m / 60, m % 60)
+    tbsim_scenario::date::Clock(m).to_string()
 }
 
 fn r2(v: f64) -> f64 {
@@ -1356,27 +1356,21 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             "List every itinerary (ordered pairs of different sites with every restaurant), compute the metric for each and keep a best one; ties are fine."
         }
     };
-    let spec = TaskSpec {
-        key: task.clone(),
-        family: "event_planning".into(),
-        variant: format!("event_planning/{}", level.key()),
-        difficulty: difficulty(&plan, np),
-        title: format!("Plan the {dept} team outing"),
-        objective: format!(
+    let spec = ctx
+        .task_spec::<super::registry::EventPlanning>(format!("event_planning/{}", level.key()))
+        .key(task.clone())
+        .title(format!("Plan the {dept} team outing"))
+        .objective(format!(
             "In {month} we are taking the {dept} department on a team-building day out. The people who signed up are listed in `{signup}`. First ask each of them which days they are free that month and choose a date that suits everyone. Then use the planning materials in `{folder}/` (guidelines, places list, road map) to {what}.{deadline_text} Save `{out}` as {shape}."
-        ),
-        assigned_by: ctx.company.mentor.clone(),
-        release: ctx.release.clone(),
-        deadline: ctx.at(ctx.deadline),
-        priority: ctx.priority,
-        checkpoints,
-        hints: vec![
+        ))
+        .checkpoints(checkpoints)
+        .hints(vec![
             "Everyone on the sign-up sheet knows their own availability; ask each of them about the team-building outing.".into(),
             "The guidelines define the day's timetable, the travel times (rounded up to whole minutes) and every metric; distances follow the roads on the map.".into(),
             third_hint.into(),
-        ],
-        plan,
-    };
+        ])
+        .plan(plan, np)
+        .build();
     Ok(Parts {
         tasks: vec![spec],
         files,

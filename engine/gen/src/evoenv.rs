@@ -25,21 +25,6 @@ use super::{
 };
 use tbsim_scenario::Priority;
 
-/// Reference task names, in the reference's hub order, with the family they map to.
-pub const TASK_NAMES: &[(&str, &str)] = &[
-    ("Attendance Statistics", "attendance"),
-    ("Meeting Attend", "meeting_attend"),
-    ("Meeting Book", "meeting_book"),
-    ("Transaction Data Review", "transaction_review"),
-    ("Website Monitor", "website_monitor"),
-    ("Data Completion", "data_completion"),
-    ("KB Link Fix", "kb_fix"),
-    ("Sales Analysis", "sales"),
-    ("ADs Strategy Plan", "ads_strategy"),
-    ("Resume Select", "resume_select"),
-    ("Event Planning", "event_planning"),
-];
-
 /// Reads an argument object, refusing keys outside `allowed`.
 pub(crate) fn object<'a>(
     v: &'a Value,
@@ -80,7 +65,7 @@ pub(crate) fn integer(m: &Map<String, Value>, at: &str, k: &str) -> Result<Optio
     }
 }
 
-fn kb(args: &Value, at: &str) -> Result<Family, String> {
+pub(super) fn kb(args: &Value, at: &str) -> Result<Family, String> {
     let m = object(args, at, &["task_params"])?;
     let tp = match m.get("task_params") {
         Some(v) => object(
@@ -126,7 +111,7 @@ fn kb(args: &Value, at: &str) -> Result<Family, String> {
     }))
 }
 
-fn meeting(args: &Value, at: &str) -> Result<Family, String> {
+pub(super) fn meeting(args: &Value, at: &str) -> Result<Family, String> {
     let m = object(
         args,
         at,
@@ -177,7 +162,7 @@ fn meeting(args: &Value, at: &str) -> Result<Family, String> {
     }))
 }
 
-fn transactions(args: &Value, at: &str) -> Result<Family, String> {
+pub(super) fn transactions(args: &Value, at: &str) -> Result<Family, String> {
     let m = object(
         args,
         at,
@@ -363,7 +348,7 @@ fn department(
         })
 }
 
-fn ads(args: &Value, at: &str) -> Result<Family, String> {
+pub(super) fn ads(args: &Value, at: &str) -> Result<Family, String> {
     use ads_strategy::{ChannelMix, Group, Level};
     let m = object(args, at, &["task_params"])?;
     let Some(v) = m.get("task_params").filter(|v| !v.is_null()) else {
@@ -478,7 +463,7 @@ fn ads(args: &Value, at: &str) -> Result<Family, String> {
     }))
 }
 
-fn attendance(args: &Value, at: &str) -> Result<Family, String> {
+pub(super) fn attendance(args: &Value, at: &str) -> Result<Family, String> {
     use attendance::{Level, Metric, Mode, StatType};
     let m = object(args, at, &["task_type_name", "task_params", "difficulty"])?;
     let types: Vec<(&str, StatType)> = StatType::ALL.iter().map(|t| (t.name(), *t)).collect();
@@ -545,7 +530,7 @@ fn attendance(args: &Value, at: &str) -> Result<Family, String> {
     Ok(Family::Attendance(p))
 }
 
-fn data_completion(args: &Value, at: &str) -> Result<Family, String> {
+pub(super) fn data_completion(args: &Value, at: &str) -> Result<Family, String> {
     use data_completion::{DataDomain as D, Level, TaskType as T};
     let m = object(args, at, &["domain", "task_type", "difficulty", "rows"])?;
     let domains = [
@@ -603,7 +588,7 @@ fn data_completion(args: &Value, at: &str) -> Result<Family, String> {
     }))
 }
 
-fn event(args: &Value, at: &str) -> Result<Family, String> {
+pub(super) fn event(args: &Value, at: &str) -> Result<Family, String> {
     use event_planning::{Level as L, Mode};
     use tbsim_scenario::OutingMetric as M;
     let m = object(args, at, &["task_type_name", "task_params"])?;
@@ -743,7 +728,7 @@ fn event(args: &Value, at: &str) -> Result<Family, String> {
     Ok(Family::EventPlanning(p))
 }
 
-fn meeting_book(args: &Value, at: &str) -> Result<Family, String> {
+pub(super) fn meeting_book(args: &Value, at: &str) -> Result<Family, String> {
     use meeting_book::Kind;
     let m = object(
         args,
@@ -806,7 +791,7 @@ fn single<'a>(v: &'a Value, at: &str) -> Result<&'a str, String> {
     }
 }
 
-fn resume(args: &Value, at: &str) -> Result<Family, String> {
+pub(super) fn resume(args: &Value, at: &str) -> Result<Family, String> {
     use resume_select::{DEGREES, MAJORS, POSITIONS, SKILLS, YEARS};
     let m = object(args, at, &["requirement", "position", "number_of_resumes"])?;
     let mut p = resume_select::Params {
@@ -858,7 +843,7 @@ fn resume(args: &Value, at: &str) -> Result<Family, String> {
     Ok(Family::ResumeSelect(p))
 }
 
-fn sales(args: &Value, at: &str) -> Result<Family, String> {
+pub(super) fn sales(args: &Value, at: &str) -> Result<Family, String> {
     use sales::{Direction, Kind as K, Mode};
     let kinds = [
         ("top_sales_employee", K::TopSalesEmployee),
@@ -948,7 +933,7 @@ fn sales(args: &Value, at: &str) -> Result<Family, String> {
     Ok(Family::Sales(p))
 }
 
-fn website(args: &Value, at: &str) -> Result<Family, String> {
+pub(super) fn website(args: &Value, at: &str) -> Result<Family, String> {
     match args.as_object() {
         Some(m) if m.is_empty() => Ok(Family::WebsiteMonitor(website_monitor::Params::default())),
         _ => Err(format!(
@@ -966,22 +951,12 @@ pub fn family_of(name: &str, args: &Value, at: &str) -> Result<Family, String> {
     };
     let aat = format!("{at}.arguments");
     let at = aat.as_str();
-    match name {
-        "Attendance Statistics" => attendance(args, at),
-        "Meeting Attend" => meeting(args, at),
-        "Meeting Book" => meeting_book(args, at),
-        "Transaction Data Review" => transactions(args, at),
-        "Website Monitor" => website(args, at),
-        "Data Completion" => data_completion(args, at),
-        "KB Link Fix" => kb(args, at),
-        "Sales Analysis" => sales(args, at),
-        "ADs Strategy Plan" => ads(args, at),
-        "Resume Select" => resume(args, at),
-        "Event Planning" => event(args, at),
-        other => Err(format!(
-            "{}.name: unknown task name `{other}`; known: {}",
+    match super::registry::by_reference_name(name).and_then(|e| e.reference()) {
+        Some(r) => (r.import)(args, at),
+        None => Err(format!(
+            "{}.name: unknown task name `{name}`; known: {}",
             at.trim_end_matches(".arguments"),
-            TASK_NAMES
+            super::registry::reference_names()
                 .iter()
                 .map(|(n, _)| format!("`{n}`"))
                 .collect::<Vec<_>>()
@@ -1124,7 +1099,7 @@ mod tests {
     /// A real config, or `None` (with a note) where the reference is not checked out.
     fn config(file: &str) -> Option<Value> {
         let path = format!(
-            "{}/../../../shared/reference/evoenv-configs/{file}",
+            "{}/../../shared/reference/evoenv-configs/{file}",
             env!("CARGO_MANIFEST_DIR")
         );
         match std::fs::read_to_string(&path) {
@@ -1161,13 +1136,19 @@ mod tests {
                         let at = format!("$.scenarios[{i}].days[{d}].tasks[{t}]");
                         let f = family_of(name, &task["arguments"], &at)
                             .unwrap_or_else(|e| panic!("{file}: {e}"));
-                        let key = TASK_NAMES.iter().find(|(n, _)| *n == name).unwrap().1;
+                        let key = super::super::registry::by_reference_name(name)
+                            .unwrap()
+                            .key();
                         assert_eq!(f.key(), key, "{at}");
                         *seen.entry(name).or_insert(0) += 1;
                     }
                 }
             }
-            assert_eq!(seen.len(), TASK_NAMES.len(), "{file}: {seen:?}");
+            assert_eq!(
+                seen.len(),
+                super::super::registry::reference_names().len(),
+                "{file}: {seen:?}"
+            );
             let suite = import(&cfg, 7).unwrap_or_else(|e| panic!("{file}: {e}"));
             assert_eq!(suite.scenarios.len(), 50);
         }

@@ -29,7 +29,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Ctx, Parts, company::slug, difficulty, pick_distinct, step};
+use super::{Ctx, Parts, company::slug, pick_distinct, step};
 use tbsim_core::rng::StreamRng;
 use tbsim_scenario::{
     Check, CheckpointSpec, Content, FileSpec, PlanStep, Record, Release, Scenario, TaskSpec,
@@ -236,14 +236,13 @@ fn signups_csv(header: &str, rows: &[SignUp], stamps: &[String]) -> String {
 }
 
 fn parse_signups(csv: &str) -> Vec<SignUp> {
-    csv.lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
+    csv_rows(csv)
+        .into_iter()
+        .filter_map(|f| {
             (f.len() == 4).then(|| SignUp {
-                name: f[1].to_owned(),
-                email: f[2].to_owned(),
-                team: f[3].to_owned(),
+                name: f[1].clone(),
+                email: f[2].clone(),
+                team: f[3].clone(),
             })
         })
         .collect()
@@ -1132,21 +1131,21 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 checkpoint: "output_correct".into(),
             },
         };
-        tasks.push(TaskSpec {
-            key,
-            family: "handoff_chain".into(),
-            variant: format!("handoff_chain/{kname}/len{length}"),
-            difficulty: difficulty(&s.plan, 0),
-            title: s.title,
-            objective: s.objective,
-            assigned_by: s.assigned_by,
-            release,
-            deadline: stage_deadline(i as u32),
-            priority: ctx.priority,
-            checkpoints: s.checkpoints,
-            hints: s.hints,
-            plan: s.plan,
-        });
+        tasks.push(
+            ctx.task_spec::<super::registry::HandoffChain>(format!(
+                "handoff_chain/{kname}/len{length}"
+            ))
+            .key(key)
+            .title(s.title)
+            .objective(s.objective)
+            .assigned_by(s.assigned_by)
+            .release(release)
+            .deadline(stage_deadline(i as u32))
+            .checkpoints(s.checkpoints)
+            .hints(s.hints)
+            .plan(s.plan, 0)
+            .build(),
+        );
     }
     Ok(Parts {
         tasks,
@@ -1165,22 +1164,12 @@ fn text_of<'a>(scenario: &'a Scenario, suffix: &str) -> Option<&'a str> {
     })
 }
 
+/// The rows of a table below its header (quoted fields may hold commas).
 fn csv_rows(csv: &str) -> Vec<Vec<String>> {
-    csv.lines()
+    tbsim_scenario::check::parse_csv(csv)
+        .unwrap_or_default()
+        .into_iter()
         .skip(1)
-        .map(|l| {
-            // Quoted fields (item names) hold commas; split outside quotes.
-            let mut fields = vec![String::new()];
-            let mut quoted = false;
-            for c in l.chars() {
-                match c {
-                    '"' => quoted = !quoted,
-                    ',' if !quoted => fields.push(String::new()),
-                    _ => fields.last_mut().expect("non-empty").push(c),
-                }
-            }
-            fields
-        })
         .collect()
 }
 

@@ -12,7 +12,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Ctx, Parts, company::slug, corpus, difficulty, pick_distinct, step};
+use super::{Ctx, Parts, company::slug, corpus, pick_distinct, step};
 use tbsim_scenario::{Check, CheckpointSpec, Clue, Content, FileSpec, Gate, TaskSpec};
 
 /// Difficulty presets.
@@ -253,21 +253,15 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         Level::Medium => "medium",
         Level::Hard => "hard",
     };
-    let spec = TaskSpec {
-        key: task.clone(),
-        family: "kb_fix".into(),
-        variant: format!("kb_fix/{lvl}"),
-        difficulty: difficulty(&plan, by_owner.len()),
-        title: "Fix broken chart links".into(),
-        objective: format!(
+    let spec = ctx
+        .task_spec::<super::registry::KbFix>(format!("kb_fix/{lvl}"))
+        .key(task.clone())
+        .title("Fix broken chart links")
+        .objective(format!(
             "Some knowledge-base articles link to charts that were rebuilt, so their chart links are broken. Fix the links in:\n{}\nChange nothing but the chart IDs. The knowledge-base manual on the shared drive explains the procedure.",
             article_lines.join("\n")
-        ),
-        assigned_by: ctx.company.mentor.clone(),
-        release: ctx.release.clone(),
-        deadline: ctx.at(ctx.deadline),
-        priority: ctx.priority,
-        checkpoints: vec![
+        ))
+        .checkpoints(vec![
             CheckpointSpec {
                 key: "owners_asked".into(),
                 description: "Every chart owner gave you their new chart IDs".into(),
@@ -289,14 +283,14 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 check: Check::All(exact),
                 feedback: "A fixed article differs from the original in more than the chart IDs, or was not saved under `workspace/<stem>_fixed.md`. Copy the article and change only the IDs.".into(),
             },
-        ],
-        hints: vec![
+        ])
+        .hints(vec![
             format!("The manual at `{MANUAL}` explains how broken chart links are repaired."),
             "Each broken link line names its chart owner; only that person knows the new ID.".into(),
             "Message each chart owner with the old IDs of their charts, replace only those IDs, and save `<stem>_fixed.md` in your workspace.".into(),
-        ],
-        plan,
-    };
+        ])
+        .plan(plan, by_owner.len())
+        .build();
     Ok(Parts {
         tasks: vec![spec],
         files,

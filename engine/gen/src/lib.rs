@@ -27,9 +27,12 @@ pub mod handoff_chain;
 pub mod kb_fix;
 pub mod meeting_attend;
 pub mod meeting_book;
+pub mod registry;
 pub mod resume_select;
 pub mod sales;
+pub mod spec;
 pub mod suite;
+pub mod template;
 pub mod transaction_review;
 pub mod urgent_interrupt;
 pub mod website_monitor;
@@ -209,211 +212,50 @@ pub struct Variant {
 }
 
 impl Family {
+    /// The family's entry in the registry ([`registry::FAMILIES`]).
+    pub fn entry(&self) -> &'static dyn registry::FamilyEntry {
+        registry::of(self)
+    }
+
     /// Every variant of every family, in family order.
     pub fn all_variants() -> Vec<Variant> {
-        let mut v = Vec::new();
-        v.extend(kb_fix::variants().into_iter().map(|(key, p)| Variant {
-            key,
-            family: Family::KbFix(p),
-        }));
-        v.extend(
-            meeting_attend::variants()
-                .into_iter()
-                .map(|(key, p)| Variant {
-                    key,
-                    family: Family::MeetingAttend(p),
-                }),
-        );
-        v.extend(
-            transaction_review::variants()
-                .into_iter()
-                .map(|(key, p)| Variant {
-                    key,
-                    family: Family::TransactionReview(p),
-                }),
-        );
-        v.extend(
-            meeting_book::variants()
-                .into_iter()
-                .map(|(key, p)| Variant {
-                    key,
-                    family: Family::MeetingBook(p),
-                }),
-        );
-        v.extend(
-            resume_select::variants()
-                .into_iter()
-                .map(|(key, p)| Variant {
-                    key,
-                    family: Family::ResumeSelect(p),
-                }),
-        );
-        v.extend(sales::variants().into_iter().map(|(key, p)| Variant {
-            key,
-            family: Family::Sales(p),
-        }));
-        v.extend(
-            website_monitor::variants()
-                .into_iter()
-                .map(|(key, p)| Variant {
-                    key,
-                    family: Family::WebsiteMonitor(p),
-                }),
-        );
-        v.extend(attendance::variants().into_iter().map(|(key, p)| Variant {
-            key,
-            family: Family::Attendance(p),
-        }));
-        v.extend(
-            data_completion::variants()
-                .into_iter()
-                .map(|(key, p)| Variant {
-                    key,
-                    family: Family::DataCompletion(p),
-                }),
-        );
-        v.extend(
-            urgent_interrupt::variants()
-                .into_iter()
-                .map(|(key, p)| Variant {
-                    key,
-                    family: Family::UrgentInterrupt(p),
-                }),
-        );
-        v.extend(
-            changed_requirement::variants()
-                .into_iter()
-                .map(|(key, p)| Variant {
-                    key,
-                    family: Family::ChangedRequirement(p),
-                }),
-        );
-        v.extend(
-            handoff_chain::variants()
-                .into_iter()
-                .map(|(key, p)| Variant {
-                    key,
-                    family: Family::HandoffChain(p),
-                }),
-        );
-        v.extend(
-            ads_strategy::variants()
-                .into_iter()
-                .map(|(key, p)| Variant {
-                    key,
-                    family: Family::AdsStrategy(p),
-                }),
-        );
-        v.extend(
-            event_planning::variants()
-                .into_iter()
-                .map(|(key, p)| Variant {
-                    key,
-                    family: Family::EventPlanning(p),
-                }),
-        );
-        v
+        registry::FAMILIES
+            .iter()
+            .flat_map(|e| e.variants())
+            .collect()
     }
 
     /// The same family with every parameter left to the generator.
     pub fn unset(&self) -> Family {
-        match self {
-            Family::KbFix(_) => Family::KbFix(Default::default()),
-            Family::MeetingAttend(_) => Family::MeetingAttend(Default::default()),
-            Family::TransactionReview(_) => Family::TransactionReview(Default::default()),
-            Family::MeetingBook(_) => Family::MeetingBook(Default::default()),
-            Family::ResumeSelect(_) => Family::ResumeSelect(Default::default()),
-            Family::Sales(_) => Family::Sales(Default::default()),
-            Family::WebsiteMonitor(_) => Family::WebsiteMonitor(Default::default()),
-            Family::Attendance(_) => Family::Attendance(Default::default()),
-            Family::DataCompletion(_) => Family::DataCompletion(Default::default()),
-            Family::UrgentInterrupt(_) => Family::UrgentInterrupt(Default::default()),
-            Family::ChangedRequirement(_) => Family::ChangedRequirement(Default::default()),
-            Family::HandoffChain(_) => Family::HandoffChain(Default::default()),
-            Family::AdsStrategy(_) => Family::AdsStrategy(Default::default()),
-            Family::EventPlanning(_) => Family::EventPlanning(Default::default()),
-        }
+        self.entry().unset()
     }
 
     /// The checkpoint of the family's main task that later tasks may wait on, if
     /// every variant has one (the urgent interrupt's task varies by kind).
     pub fn milestone(&self) -> Option<&'static str> {
-        Some(match self {
-            Family::KbFix(_) => "links_fixed",
-            Family::MeetingAttend(_) => "attended_on_time",
-            Family::TransactionReview(_) => "suppliers_correct",
-            Family::MeetingBook(_) => "booked",
-            Family::ResumeSelect(_) => "shortlist_correct",
-            Family::Sales(_) => "handbook_consulted",
-            Family::WebsiteMonitor(_) => "root_cause",
-            Family::Attendance(_) => "rules_consulted",
-            Family::DataCompletion(_) => "values_correct",
-            Family::ChangedRequirement(_) => "list_correct",
-            Family::HandoffChain(_) => "output_correct",
-            Family::AdsStrategy(_) => "optimal",
-            Family::EventPlanning(_) => "event_date",
-            Family::UrgentInterrupt(_) => return None,
-        })
+        self.entry().milestone()
     }
 
     /// Minutes a composite day must leave between the family's release and its
     /// deadline (its oracle plan, its interrupts and their slack).
     pub fn min_window_minutes(&self) -> u32 {
-        match self {
-            Family::UrgentInterrupt(_) => 5 * 60,
-            // A hard KB fix can need a dozen chart owners, each asked in turn.
-            Family::KbFix(_) => 4 * 60,
-            _ => 3 * 60,
-        }
+        self.entry().min_window_minutes()
     }
 
     /// Whether the family's task may be released on another task's checkpoint (the
     /// interrupt and the changed requirement are timed by the family itself).
     pub fn gateable(&self) -> bool {
-        !matches!(
-            self,
-            Family::UrgentInterrupt(_) | Family::ChangedRequirement(_)
-        )
+        self.entry().gateable()
     }
 
     /// The family's functional domain.
     pub fn domain(&self) -> Domain {
-        match self {
-            Family::KbFix(_) => Domain::ProactiveInquiry,
-            Family::MeetingAttend(_) => Domain::TimeManagement,
-            Family::TransactionReview(_) => Domain::InformationSynthesis,
-            Family::MeetingBook(_) => Domain::TimeManagement,
-            Family::ResumeSelect(_) => Domain::InformationSynthesis,
-            Family::Sales(_) => Domain::InformationSynthesis,
-            Family::WebsiteMonitor(_) => Domain::ProactiveInquiry,
-            Family::Attendance(_) => Domain::InformationSynthesis,
-            Family::DataCompletion(_) => Domain::InformationSynthesis,
-            Family::UrgentInterrupt(_) => Domain::TimeManagement,
-            Family::ChangedRequirement(_) => Domain::ProactiveInquiry,
-            Family::HandoffChain(_) => Domain::InformationSynthesis,
-            Family::AdsStrategy(_) => Domain::StrategicModelling,
-            Family::EventPlanning(_) => Domain::TimeManagement,
-        }
+        self.entry().domain()
     }
 
     /// The family's key.
     pub fn key(&self) -> &'static str {
-        match self {
-            Family::KbFix(_) => "kb_fix",
-            Family::MeetingAttend(_) => "meeting_attend",
-            Family::TransactionReview(_) => "transaction_review",
-            Family::MeetingBook(_) => "meeting_book",
-            Family::ResumeSelect(_) => "resume_select",
-            Family::Sales(_) => "sales",
-            Family::WebsiteMonitor(_) => "website_monitor",
-            Family::Attendance(_) => "attendance",
-            Family::DataCompletion(_) => "data_completion",
-            Family::UrgentInterrupt(_) => "urgent_interrupt",
-            Family::ChangedRequirement(_) => "changed_requirement",
-            Family::HandoffChain(_) => "handoff_chain",
-            Family::AdsStrategy(_) => "ads_strategy",
-            Family::EventPlanning(_) => "event_planning",
-        }
+        self.entry().key()
     }
 }
 
@@ -800,28 +642,7 @@ pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenari
 
 /// Runs the family's generator.
 fn generate_parts(ctx: &Ctx<'_>, family: &Family) -> Result<Parts, String> {
-    match family {
-        Family::KbFix(p) => kb_fix::generate(ctx, p),
-        Family::MeetingAttend(p) => meeting_attend::generate(ctx, p),
-        Family::TransactionReview(p) => transaction_review::generate(ctx, p),
-        Family::MeetingBook(p) => meeting_book::generate(ctx, p),
-        Family::ResumeSelect(p) => resume_select::generate(ctx, p),
-        Family::Sales(p) => sales::generate(ctx, p),
-        Family::Attendance(p) => attendance::generate(ctx, p),
-        Family::DataCompletion(p) => data_completion::generate(ctx, p),
-        Family::UrgentInterrupt(p) => urgent_interrupt::generate(ctx, p),
-        Family::ChangedRequirement(p) => changed_requirement::generate(ctx, p),
-        Family::HandoffChain(p) => handoff_chain::generate(ctx, p),
-        Family::AdsStrategy(p) => ads_strategy::generate(ctx, p),
-        Family::EventPlanning(p) => event_planning::generate(ctx, p),
-        // The website family also contributes the monitored services.
-        Family::WebsiteMonitor(p) => {
-            website_monitor::generate_with_services(ctx, p).map(|(mut parts, services)| {
-                parts.services = services;
-                parts
-            })
-        }
-    }
+    family.entry().generate(ctx, family)
 }
 
 /// One listed variant with its properties (for `tbsim metatasks`).

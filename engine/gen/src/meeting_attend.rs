@@ -15,7 +15,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Ctx, Parts, corpus, difficulty, pick_distinct, step};
+use super::{Ctx, Parts, corpus, pick_distinct, step};
 use tbsim_scenario::{
     Check, CheckpointSpec, Content, FileSpec, Gate, MeetingSpec, Record, Release, TaskSpec,
 };
@@ -283,23 +283,20 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         Kind::Check => "check",
         Kind::CheckSum => "check_sum",
     };
-    let attend = TaskSpec {
-        key: attend_key.clone(),
-        family: "meeting_attend".into(),
-        variant: format!("meeting_attend/{kind_name}/l{level}"),
-        difficulty: difficulty(&attend_plan, 0),
-        title: format!("Attend the {dept} purchasing sync"),
-        objective: format!(
+    let attend = ctx
+        .task_spec::<super::registry::MeetingAttend>(format!("meeting_attend/{kind_name}/l{level}"))
+        .key(attend_key.clone())
+        .title(format!("Attend the {dept} purchasing sync"))
+        .objective(format!(
             "{} invited you to the {dept} purchasing sync in the {} from {start} to {end}. Attend it: join on time (the room opens 5 minutes before the start; more than 5 minutes late is late). The meeting sets next month's purchasing budget cap: afterwards, record the cap it set in `{decision}` as {{\"budget_cap\": <number>}}. Work may also be handed out in the meeting.",
             organizer.name, room.name
-        ),
-        assigned_by: organizer.key.clone(),
-        release: ctx.day_start(),
+        ))
+        .assigned_by(organizer.key.clone())
+        .release(ctx.day_start())
         // An hour past the meeting (or the task's own deadline, if sooner) to record
         // the decision.
-        deadline: ctx.at(&record_by),
-        priority: ctx.priority,
-        checkpoints: vec![
+        .deadline(ctx.at(&record_by))
+        .checkpoints(vec![
             // An event, so tasks gated on attendance open the moment the intern
             // joins (the bundled suites gate on it).
             CheckpointSpec {
@@ -319,14 +316,14 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 check: cap_check,
                 feedback: format!("The budget cap is missing or wrong. It is stated when the meeting opens (join on time to hear it); write it to `{decision}` as {{\"budget_cap\": <number>}}."),
             },
-        ],
-        hints: vec![
+        ])
+        .hints(vec![
             "Check your calendar for the meeting's time and key.".into(),
             "A notification arrives when the meeting starts; join_meeting right away.".into(),
             format!("Use wait until {start}, then join_meeting `{meeting_key}`; the join result's notes state the cap."),
-        ],
-        plan: attend_plan,
-    };
+        ])
+        .plan(attend_plan, 0)
+        .build();
     let mut parts = Parts {
         tasks: vec![attend],
         files: Vec::new(),
@@ -450,23 +447,19 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             )),
         });
     }
-    let summary = TaskSpec {
-        key: summary_key,
-        family: "meeting_attend".into(),
-        variant: format!("meeting_attend/{kind_name}/l{level}"),
-        difficulty: difficulty(&plan, 0),
-        title: "Summarise the purchase requests".into(),
-        objective: format!(
+    let summary = ctx
+        .task_spec::<super::registry::MeetingAttend>(format!("meeting_attend/{kind_name}/l{level}"))
+        .key(summary_key)
+        .title("Summarise the purchase requests")
+        .objective(format!(
             "In the {dept} purchasing sync, {} asked you to summarise the purchase requests raised:\n{}\nWrite them to `{summary}` as {shape}.{filter_text}",
             organizer.name,
             spoken.join("\n")
-        ),
-        assigned_by: organizer.key.clone(),
-        release: Release::InMeeting(meeting_key),
-        deadline: ctx.at(ctx.deadline),
-        priority: ctx.priority,
-        checkpoints,
-        hints: vec![
+        ))
+        .assigned_by(organizer.key.clone())
+        .release(Release::InMeeting(meeting_key))
+        .checkpoints(checkpoints)
+        .hints(vec![
             "Everything you need was said in the meeting announcement.".into(),
             if filtered {
                 format!("Read `{RULES}` and test each request against every rule.")
@@ -478,9 +471,9 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             } else {
                 format!("Write valid JSON to `{summary}` with one object per request.")
             },
-        ],
-        plan,
-    };
+        ])
+        .plan(plan, 0)
+        .build();
     parts.tasks.push(summary);
     Ok(parts)
 }

@@ -36,7 +36,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Ctx, Parts, company::slug, difficulty, pick_distinct, step};
+use super::{Ctx, Parts, company::slug, pick_distinct, step};
 use tbsim_core::rng::StreamRng;
 use tbsim_scenario::{
     Check, CheckpointSpec, Clue, Condition, Content, FileSpec, Gate, MeetingSpec, Person, Scenario,
@@ -187,7 +187,7 @@ fn minutes(hm: &str) -> Option<u32> {
 }
 
 fn hm(min: u32) -> String {
-    format!("{:02}:{:02}", min / 60, min % 60)
+    tbsim_scenario::date::Clock(min).to_string()
 }
 
 /// A colleague's other meeting.
@@ -749,30 +749,27 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             feedback: format!("You did not join your meeting on time. A notification arrives when it starts; join it then with join_meeting (it opens at its start, and more than {LATE_MIN} minutes late counts as late)."),
         },
     ];
-    let spec = TaskSpec {
-        key: task,
-        family: "meeting_book".into(),
-        variant: format!("meeting_book/{}/c{conflicts}", kind.name()),
-        difficulty: difficulty(&plan, invitees.len()),
-        title: format!("Book the {title}"),
-        objective: format!(
+    let spec = ctx
+        .task_spec::<super::registry::MeetingBook>(format!(
+            "meeting_book/{}/c{conflicts}", kind.name()
+        ))
+        .key(task)
+        .title(format!("Book the {title}"))
+        .objective(format!(
             "Please book a meeting titled \"{title}\" today ({date}) from {s_hm} to {e_hm} for {who}. Before booking, ask each of them whether they can attend. Invite everyone who can and nobody else: anyone who cannot make it stays off the invite. Then attend the meeting yourself, joining when it starts (not more than {LATE_MIN} minutes late)."
-        ),
-        assigned_by: ctx.company.mentor.clone(),
-        release: ctx.release.clone(),
-        deadline: ctx.at(&e_hm),
-        priority: ctx.priority,
-        checkpoints,
-        hints: vec![
+        ))
+        .deadline(ctx.at(&e_hm))
+        .checkpoints(checkpoints)
+        .hints(vec![
             "list_colleagues shows everyone's department and position.".into(),
             match kind {
                 Kind::Department => "Ask each member about the meeting by its title. Someone unsure about their afternoon is not necessarily busy: ask their manager about them by name.".into(),
                 Kind::Manager => "Ask each manager about the meeting by its title. A booking that fails lists who is in another meeting then.".into(),
             },
             format!("Book one meeting for exactly {s_hm} to {e_hm} under the given title, invite everyone who can come and no one else, then wait for it to start and join it."),
-        ],
-        plan,
-    };
+        ])
+        .plan(plan, invitees.len())
+        .build();
     if ctx.at(&e_hm) <= ctx.at(ctx.start) {
         return Err("the meeting ends before the day starts".into());
     }

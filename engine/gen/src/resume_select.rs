@@ -27,7 +27,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Ctx, Parts, company::slug, corpus, difficulty, pick_distinct, step};
+use super::{Ctx, Parts, company::slug, corpus, pick_distinct, step};
 use tbsim_core::rng::StreamRng;
 use tbsim_scenario::{Check, CheckpointSpec, Content, FileSpec, Scenario, TaskSpec};
 
@@ -675,18 +675,14 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         .managers("Human Resources")
         .first()
         .map_or_else(|| ctx.company.mentor.clone(), |p| p.key.clone());
-    let spec = TaskSpec {
-        key: ctx.task_key(),
-        family: "resume_select".into(),
-        variant: format!("resume_select/{}/r{n}", slug(&req.position)),
-        difficulty: difficulty(&plan, 0),
-        title: format!("Shortlist applicants for {}", req.position),
-        objective,
-        assigned_by,
-        release: ctx.release.clone(),
-        deadline: ctx.at(ctx.deadline),
-        priority: ctx.priority,
-        checkpoints: vec![
+    let spec = ctx
+        .task_spec::<super::registry::ResumeSelect>(format!(
+            "resume_select/{}/r{n}", slug(&req.position)
+        ))
+        .title(format!("Shortlist applicants for {}", req.position))
+        .objective(objective)
+        .assigned_by(assigned_by)
+        .checkpoints(vec![
             CheckpointSpec {
                 key: "resumes_reviewed".into(),
                 description: "Read every resume in the applications folder".into(),
@@ -701,14 +697,14 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 check: Check::JsonStringSet { path: answer.clone(), pointer: "/candidates".into(), expected },
                 feedback: format!("The shortlist is wrong or `{answer}` is not of the form {{\"candidates\": [...]}}. Check each requirement for each resume: the role named in the summary, a completed degree at the required level in exactly the field, the sum of professional years (no internships), and every skill spelled as required. Listing unsuitable applicants counts against you."),
             },
-        ],
-        hints: vec![
+        ])
+        .hints(vec![
             "Each resume has a summary, education, experience and skills; the requirements are all in the task.".into(),
             "Check all five requirements for every resume; one miss is enough to rule an applicant out.".into(),
             "Near misses are deliberate: a similar job title, a degree marked in progress, a related field, an internship, or a similarly named skill (JavaScript is not Java) do not meet a requirement.".into(),
-        ],
-        plan,
-    };
+        ])
+        .plan(plan, 0)
+        .build();
     Ok(Parts {
         tasks: vec![spec],
         files,

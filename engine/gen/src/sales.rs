@@ -32,7 +32,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Ctx, Parts, company::slug, corpus, difficulty, pick_distinct, step};
+use super::{Ctx, Parts, company::slug, corpus, pick_distinct, step};
 use tbsim_core::rng::StreamRng;
 use tbsim_scenario::{Check, CheckpointSpec, Clue, Content, FileSpec, Gate, Record, TaskSpec};
 
@@ -235,18 +235,19 @@ pub struct Row {
 
 /// Parses an export (the format [`render_csv`] writes). Malformed lines are skipped.
 pub fn parse_csv(text: &str) -> Vec<Row> {
-    text.lines()
+    tbsim_scenario::check::parse_csv(text)
+        .unwrap_or_default()
+        .into_iter()
         .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
+        .filter_map(|f| {
             if f.len() != 7 {
                 return None;
             }
             let (whole, frac) = f[5].split_once('.')?;
             let cents = whole.parse::<u64>().ok()? * 100 + frac.parse::<u64>().ok()?;
             Some(Row {
-                employee_id: f[2].to_owned(),
-                name: f[3].to_owned(),
+                employee_id: f[2].clone(),
+                name: f[3].clone(),
                 cents,
                 cancelled: f[6] == "cancelled",
             })
@@ -272,12 +273,7 @@ struct Order {
 }
 
 fn days_in_month(y: i32, m: u32) -> u32 {
-    match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        _ if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        _ => 28,
-    }
+    tbsim_scenario::date::Date::new(y, m, 1).map_or(28, |d| d.days_in_month())
 }
 
 fn normal(rng: &mut StreamRng) -> f64 {
@@ -1175,27 +1171,21 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         json!({"path": out, "content": answer.to_json().to_string()}),
     ));
     let (request, example) = ask(&q, year);
-    let spec = TaskSpec {
-        key: task,
-        family: "sales".into(),
-        variant: variant_key(&q),
-        difficulty: difficulty(&plan, 1),
-        title: format!("Analyse Q{} {year} sales", q.quarter),
-        objective: format!(
+    let spec = ctx
+        .task_spec::<super::registry::Sales>(variant_key(&q))
+        .key(task)
+        .title(format!("Analyse Q{} {year} sales", q.quarter))
+        .objective(format!(
             "Please analyse last year's sales for the quarterly review. {request} The quarterly order exports of every sales team are in `{folder}`. The Sales team has a handbook that says how sales figures are computed; ask them for it and follow it. Save the result as `{out}`, shaped like this: {example}"
-        ),
-        assigned_by: ctx.company.mentor.clone(),
-        release: ctx.release.clone(),
-        deadline: ctx.at(ctx.deadline),
-        priority: ctx.priority,
-        checkpoints: checkpoints(&answer, &out),
-        hints: vec![
+        ))
+        .checkpoints(checkpoints(&answer, &out))
+        .hints(vec![
             "Someone in the Sales team can tell you where the sales analysis handbook is; its rules decide what counts.".into(),
             "Not every row is a sale, and not everyone works every quarter: read the handbook's rules before adding anything up.".into(),
             "Drop cancelled orders, total each employee_id's booked orders in the requested quarter's export(s), and only then rank, average or compare.".into(),
-        ],
-        plan,
-    };
+        ])
+        .plan(plan, 1)
+        .build();
     Ok(Parts {
         tasks: vec![spec],
         files,

@@ -45,22 +45,12 @@ pub struct SuiteRequest {
 
 /// A family with every parameter left to the generator, by key.
 pub fn family_by_key(key: &str) -> Option<Family> {
-    Family::all_variants()
-        .into_iter()
-        .map(|v| v.family)
-        .find(|f| f.key() == key)
-        .map(|f| f.unset())
+    super::registry::by_key(key).map(|e| e.unset())
 }
 
 /// Every family key, in catalogue order.
 pub fn family_keys() -> Vec<&'static str> {
-    let mut keys: Vec<&'static str> = Vec::new();
-    for v in Family::all_variants() {
-        if !keys.contains(&v.family.key()) {
-            keys.push(v.family.key());
-        }
-    }
-    keys
+    super::registry::FAMILIES.iter().map(|e| e.key()).collect()
 }
 
 fn to_minutes(hm: &str) -> u32 {
@@ -69,7 +59,7 @@ fn to_minutes(hm: &str) -> u32 {
 }
 
 fn hm(minutes: u32) -> String {
-    format!("{:02}:{:02}", minutes / 60, minutes % 60)
+    tbsim_scenario::date::Clock(minutes).to_string()
 }
 
 /// When a gate on `checkpoint` of `gate` opens at the latest, in minutes of the day:

@@ -16,7 +16,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Ctx, Parts, company::slug, corpus, difficulty, pick_distinct, step};
+use super::{Ctx, Parts, company::slug, corpus, pick_distinct, step};
 use tbsim_scenario::{Check, CheckpointSpec, Clue, Content, FileSpec, Gate, TaskSpec};
 
 /// Parameters; unset ones are drawn uniformly from the reference's space.
@@ -261,20 +261,16 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             json!({"path": report, "content": json!({"abnormal_suppliers": abnormal_names, "approval_limit": limit}).to_string()}),
         ),
     ];
-    let spec = TaskSpec {
-        key: task,
-        family: "transaction_review".into(),
-        variant: format!("transaction_review/n{normal}-a{abnormal}"),
-        difficulty: difficulty(&plan, 1),
-        title: "Review supplier transactions".into(),
-        objective: format!(
+    let spec = ctx
+        .task_spec::<super::registry::TransactionReview>(format!(
+            "transaction_review/n{normal}-a{abnormal}"
+        ))
+        .key(task)
+        .title("Review supplier transactions")
+        .objective(format!(
             "Please review the supplier transactions in `{table}` and find the suppliers whose payments look abnormal. Finance keeps a manual for this review; ask them for it. Save your findings as `{report}`, in the report format the manual gives."
-        ),
-        assigned_by: ctx.company.mentor.clone(),
-        release: ctx.release.clone(),
-        deadline: ctx.at(ctx.deadline),
-        priority: ctx.priority,
-        checkpoints: vec![
+        ))
+        .checkpoints(vec![
             CheckpointSpec {
                 key: "manual_consulted".into(),
                 description: "Read Finance's transaction review manual".into(),
@@ -294,14 +290,14 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 ]),
                 feedback: format!("The list of abnormal suppliers or the approval limit is missing or wrong. Write `{report}` as {{\"abnormal_suppliers\": [\"Supplier Name\", ...], \"approval_limit\": <the manual's single-approval limit>}}. A supplier is abnormal only if it shows all four signs in the manual (no rating, short history, several payments a month, amounts just under the approval limit); check every supplier against every sign, and do not list normal suppliers."),
             },
-        ],
-        hints: vec![
+        ])
+        .hints(vec![
             "Finance can point you to the manual for transaction reviews.".into(),
             "Group the table by supplier and compare each one with the four signs in the manual.".into(),
             "A supplier is abnormal only when all four signs hold; a new supplier with a rating and one payment a month is normal.".into(),
-        ],
-        plan,
-    };
+        ])
+        .plan(plan, 1)
+        .build();
     let files = vec![
         FileSpec {
             path: MANUAL.into(),
@@ -354,11 +350,15 @@ pub fn wrong_answers(
                             ),
                         &f.content,
                     ) {
-                        for l in csv.lines().skip(1) {
-                            if let Some(s) = l.split(',').nth(2)
+                        for row in tbsim_scenario::check::parse_csv(csv)
+                            .unwrap_or_default()
+                            .iter()
+                            .skip(1)
+                        {
+                            if let Some(s) = row.get(2)
                                 && !all.iter().any(|a| a == s)
                             {
-                                all.push(s.to_owned());
+                                all.push(s.clone());
                             }
                         }
                     }

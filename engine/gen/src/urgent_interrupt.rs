@@ -35,7 +35,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Ctx, Parts, company::slug, corpus, difficulty, pick_distinct, step};
+use super::{Ctx, Parts, company::slug, corpus, pick_distinct, step};
 use tbsim_core::rng::StreamRng;
 use tbsim_scenario::{
     Check, CheckpointSpec, Clue, Condition, Content, FileSpec, Gate, PlanStep, Priority, Record,
@@ -217,7 +217,7 @@ pub(crate) fn to_min(hm: &str) -> Option<u32> {
 
 /// `HH:MM` of minutes since midnight.
 pub(crate) fn hm(min: u32) -> String {
-    format!("{:02}:{:02}", min / 60, min % 60)
+    tbsim_scenario::date::Clock(min).to_string()
 }
 
 /// The minute of the day the family's work may start, from the suite's release.
@@ -236,16 +236,11 @@ pub(crate) fn release_minute(ctx: &Ctx<'_>, family: &str) -> Result<u32, String>
 
 /// `YYYY-MM-DD` shifted by `days`.
 pub(crate) fn shift_date(date: &str, days: i64) -> Result<String, String> {
-    let base =
-        tbsim_core::time::Epoch::from_timestamp("1970-01-01T00:00").map_err(|e| e.to_string())?;
-    let t = base
-        .parse(&format!("{date}T00:00"))
-        .map_err(|e| e.to_string())?;
-    let d = (t.0 / 86_400) as i64 + days;
-    if d < 0 {
-        return Err(format!("{date} shifted by {days} days is before 1970"));
-    }
-    Ok(base.iso(tbsim_core::time::SimTime(d as u64 * 86_400))[..10].to_owned())
+    tbsim_scenario::date::Date::parse(date)
+        .ok_or_else(|| format!("bad date `{date}`"))?
+        .add_days(days)
+        .map(|d| d.to_string())
+        .ok_or_else(|| format!("{date} shifted by {days} days is out of range"))
 }
 
 fn first_name(full: &str) -> &str {
@@ -944,31 +939,29 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         Kind::Forward => forward(&req, &mut rng)?,
         Kind::Relay => relay(&req, &mut rng)?,
     };
-    let urgent = TaskSpec {
-        key: task.clone(),
-        family: "urgent_interrupt".into(),
-        variant: format!("urgent_interrupt/{kname}/{pname}"),
-        difficulty: difficulty(&request.plan, request.people_to_ask),
-        title: format!("Urgent request from {}", manager.name),
-        objective: format!(
+    let urgent = ctx
+        .task_spec::<super::registry::UrgentInterrupt>(format!("urgent_interrupt/{kname}/{pname}"))
+        .key(task.clone())
+        .title(format!("Urgent request from {}", manager.name))
+        .objective(format!(
             "{} has just sent you an urgent request; it is in your messages from them. Put your other work on hold, get this done by {due}, then go back to what you were doing.",
             manager.name
-        ),
-        assigned_by: manager.key.clone(),
-        release: Release::At(at_ts.clone()),
-        deadline: ctx.at(&due),
-        priority: Priority::Urgent,
-        checkpoints: request.checkpoints,
-        hints: vec![
+        ))
+        .assigned_by(manager.key.clone())
+        .release(Release::At(at_ts.clone()))
+        .deadline(ctx.at(&due))
+        .priority(Priority::Urgent)
+        .checkpoints(request.checkpoints)
+        .hints(vec![
             format!(
                 "Read {}'s latest message: the whole request and its deadline are there.",
                 manager.name
             ),
             request.hints[0].clone(),
             request.hints[1].clone(),
-        ],
-        plan: request.plan,
-    };
+        ])
+        .plan(request.plan, request.people_to_ask)
+        .build();
 
     // The routine task.
     let mut rw = ctx.rng("routine");
@@ -1037,21 +1030,17 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         "write_file",
         json!({"path": out, "content": serde_json::to_string_pretty(&json!({"workshops": answer})).unwrap_or_default()}),
     ));
-    let routine = TaskSpec {
-        key: routine_key.clone(),
-        family: "urgent_interrupt".into(),
-        variant: format!("urgent_interrupt/{kname}/{pname}"),
-        difficulty: difficulty(&plan, hosts.len()),
-        title: "Collect next week's workshop sign-ups".into(),
-        objective: format!(
+    let routine = ctx
+        .task_spec::<super::registry::UrgentInterrupt>(format!("urgent_interrupt/{kname}/{pname}"))
+        .key(routine_key.clone())
+        .title("Collect next week's workshop sign-ups")
+        .objective(format!(
             "{} (Learning & Development) needs next week's workshop sign-up numbers to book rooms. The schedule is at `{schedule_path}`; each workshop's host keeps its sign-up list. Ask the hosts and save `{out}` as {{\"workshops\": [{{\"title\": ..., \"signups\": ...}}]}}, one entry per workshop, counting confirmed sign-ups only.",
             hr.name
-        ),
-        assigned_by: hr.key.clone(),
-        release: Release::At(ctx.at(&hm(routine_at))),
-        deadline: ctx.at(ctx.deadline),
-        priority: ctx.priority,
-        checkpoints: vec![
+        ))
+        .assigned_by(hr.key.clone())
+        .release(Release::At(ctx.at(&hm(routine_at))))
+        .checkpoints(vec![
             CheckpointSpec {
                 key: "hosts_asked".into(),
                 description: "Every workshop host gave you their sign-up count".into(),
@@ -1071,14 +1060,14 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 },
                 feedback: format!("`{out}` is missing or its numbers are wrong. Use the workshop titles exactly as in the schedule and the confirmed sign-ups each host gave (people on a waiting list do not count). If an urgent request interrupted you, come back to this task afterwards."),
             },
-        ],
-        hints: vec![
+        ])
+        .hints(vec![
             format!("The schedule at `{schedule_path}` names each workshop's host."),
             "Message each host about their own workshop; only they know how many signed up.".into(),
             "Record confirmed sign-ups only, not the waiting list, with the titles exactly as in the schedule.".into(),
-        ],
-        plan,
-    };
+        ])
+        .plan(plan, hosts.len())
+        .build();
 
     let mut files = request.files;
     files.push(FileSpec {
@@ -1147,14 +1136,18 @@ pub fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, Strin
                 };
                 out.push((path.clone(), csv.clone()));
                 // Every incident counted, whatever its service or status.
-                let rows: Vec<Vec<&str>> = csv
-                    .lines()
+                let rows: Vec<Vec<String>> = tbsim_scenario::check::parse_csv(csv)
+                    .unwrap_or_default()
+                    .into_iter()
                     .skip(1)
-                    .map(|l| l.split(',').collect())
                     .collect();
                 let all: Vec<usize> = SEVERITIES
                     .iter()
-                    .map(|s| rows.iter().filter(|r| r.get(3) == Some(s)).count())
+                    .map(|s| {
+                        rows.iter()
+                            .filter(|r| r.get(3).map(String::as_str) == Some(*s))
+                            .count()
+                    })
                     .collect();
                 out.push((
                     path.clone(),

@@ -240,61 +240,26 @@ fn record_matches(expected: &Record, got: &Value, tol: f64) -> bool {
     })
 }
 
-/// Parses CSV text (RFC 4180: quoted fields, `""` escapes, `\n` or `\r\n` line
-/// ends; a leading byte-order mark is dropped). Empty lines are skipped, as CSV
-/// readers commonly do. `None` when a quoted field is never closed.
+/// Parses CSV text, the one CSV reader of graders and generators: RFC 4180 quoted
+/// fields with `""` escapes, rows ended by `\n`, `\r\n` or `\r`, rows of any length
+/// (ragged rows are kept as they are), fields kept verbatim (no trimming), empty lines
+/// skipped and a leading byte-order mark dropped. `None` when the text holds an odd
+/// number of `"`: a quoted field left open (or a stray quote) fails the whole table.
+///
+/// With an even number, a `"` inside an unquoted field is an ordinary character
+/// (`5" x,6" y` is two fields), as in Python's `csv` module.
 pub fn parse_csv(text: &str) -> Option<Vec<Vec<String>>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut rows = Vec::new();
-    let mut row: Vec<String> = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    // Whether the current line has any content yet (so empty lines can be skipped).
-    let mut started = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if quoted {
-            match c {
-                '"' if chars.peek() == Some(&'"') => {
-                    chars.next();
-                    field.push('"');
-                }
-                '"' => quoted = false,
-                _ => field.push(c),
-            }
-            continue;
-        }
-        match c {
-            '"' => {
-                quoted = true;
-                started = true;
-            }
-            ',' => {
-                row.push(std::mem::take(&mut field));
-                started = true;
-            }
-            '\r' if chars.peek() == Some(&'\n') => {}
-            '\n' => {
-                if started {
-                    row.push(std::mem::take(&mut field));
-                    rows.push(std::mem::take(&mut row));
-                }
-                started = false;
-            }
-            _ => {
-                field.push(c);
-                started = true;
-            }
-        }
-    }
-    if quoted {
+    if text.bytes().filter(|&b| b == b'"').count() % 2 == 1 {
         return None;
     }
-    if started {
-        row.push(field);
-        rows.push(row);
-    }
-    Some(rows)
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes())
+        .records()
+        .map(|r| r.ok().map(|r| r.iter().map(str::to_owned).collect()))
+        .collect()
 }
 
 fn cell_matches(want: &str, got: &str, tol: f64) -> bool {
@@ -504,38 +469,16 @@ fn evaluate_domain(d: &DomainCheck, view: &dyn WorldView) -> bool {
     }
 }
 
-/// `YYYY-MM-DD` as `(year, month, day)`, with a real day of the month.
+/// `YYYY-MM-DD` as `(year, month, day)`, with a real day of the month (see
+/// [`Date::parse`](crate::date::Date::parse)).
 pub fn parse_date(s: &str) -> Option<(u32, u32, u32)> {
-    let b = s.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<u32> {
-        let t = s.get(r)?;
-        t.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| t.parse().ok())?
-    };
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days = match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return None,
-    };
-    (1..=days).contains(&d).then_some((y, m, d))
+    crate::date::Date::parse(s).map(|d| (d.year() as u32, d.month(), d.day()))
 }
 
-/// `HH:MM` (or `H:MM`) as minutes after midnight.
+/// `HH:MM` (or `H:MM`) as minutes after midnight (see
+/// [`Clock::parse`](crate::date::Clock::parse)).
 pub fn parse_hhmm(s: &str) -> Option<u32> {
-    let (h, m) = s.trim().split_once(':')?;
-    if h.is_empty() || h.len() > 2 || m.len() != 2 {
-        return None;
-    }
-    let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
-    (h < 24 && m < 60).then_some(h * 60 + m)
+    crate::date::Clock::parse(s).map(|c| c.minutes())
 }
 
 /// Money and ratings with two decimals, as exact integer hundredths.
@@ -955,6 +898,41 @@ mod tests {
         assert_eq!(parse_csv("a,b").unwrap().len(), 1, "no final newline");
         assert!(parse_csv("a,\"b\n").is_none(), "unclosed quote");
         assert!(parse_csv("").unwrap().is_empty());
+    }
+
+    /// The edge cases of agent-written CSV, pinned (the reader is the `csv` crate).
+    #[test]
+    fn csv_parsing_edge_cases() {
+        let rows = |t: &str| parse_csv(t).unwrap();
+        let s = |v: &[&str]| v.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+        // Whitespace is kept, around fields and around quoted fields.
+        assert_eq!(rows(" a , b \n"), vec![s(&[" a ", " b "])]);
+        // Ragged rows stay ragged.
+        assert_eq!(
+            rows("a,b,c\n1\n1,2,3,4\n"),
+            vec![s(&["a", "b", "c"]), s(&["1"]), s(&["1", "2", "3", "4"])]
+        );
+        // Line ends inside quotes are content; blank lines (also CRLF ones) are skipped.
+        assert_eq!(
+            rows("\"a\r\nb\",c\r\n\r\n\n\"\",d"),
+            vec![s(&["a\r\nb", "c"]), s(&["", "d"])]
+        );
+        // A line of spaces is a row with one field.
+        assert_eq!(rows("a\n  \n"), vec![s(&["a"]), s(&["  "])]);
+        // A lone CR ends a row.
+        assert_eq!(rows("a,b\rc,d"), vec![s(&["a", "b"]), s(&["c", "d"])]);
+        // A quote inside an unquoted field is a character.
+        assert_eq!(rows("5\" screen,x\"\n"), vec![s(&["5\" screen", "x\""])]);
+        // Text after a closing quote joins the field.
+        assert_eq!(rows("\"a\"b,c\n"), vec![s(&["ab", "c"])]);
+        // Only a comma separates: semicolons and tabs are content.
+        assert_eq!(rows("a;b\tc\n"), vec![s(&["a;b\tc"])]);
+        // Trailing commas are empty fields; a lone BOM is no row.
+        assert_eq!(rows("a,,\n"), vec![s(&["a", "", ""])]);
+        assert!(rows("\u{feff}").is_empty());
+        // An unclosed quote anywhere fails the whole table.
+        assert!(parse_csv("a,b\n\"c,d\n1,2\n").is_none());
+        assert!(parse_csv("5\" screen\n").is_none());
     }
 
     #[test]

@@ -20,6 +20,7 @@
 #![warn(missing_docs)]
 
 pub mod check;
+pub mod date;
 mod error;
 pub mod limits;
 mod load;

@@ -2,7 +2,7 @@
 
 use tbsim_engine::agent::{Idle, Oracle};
 use tbsim_gen::{
-    Family, Suite, TaskPlan, generate_suite, kb_fix, meeting_attend, transaction_review,
+    Family, Suite, TaskPlan, generate_suite, kb_fix, meeting_attend, registry, transaction_review,
 };
 use tbsim_scenario::LoadedScenario;
 
@@ -305,28 +305,14 @@ fn every_listed_variant_is_solvable_and_idle_scores_zero() {
     }
 }
 
-/// The family's own "every candidate" answers, by the task's family key.
+/// The family's own "every candidate" answers, from the task's registered family.
 fn any_wrong(
     task: &tbsim_scenario::TaskSpec,
     s: &tbsim_scenario::Scenario,
 ) -> Vec<(String, String)> {
-    match task.family.as_str() {
-        "kb_fix" => kb_fix::wrong_answers(task, s),
-        "meeting_attend" => meeting_attend::wrong_answers(task, s),
-        "transaction_review" => transaction_review::wrong_answers(task, s),
-        "meeting_book" => tbsim_gen::meeting_book::wrong_answers(task, s),
-        "resume_select" => tbsim_gen::resume_select::wrong_answers(task, s),
-        "sales" => tbsim_gen::sales::wrong_answers(task, s),
-        "attendance" => tbsim_gen::attendance::wrong_answers(task, s),
-        "data_completion" => tbsim_gen::data_completion::wrong_answers(task, s),
-        "urgent_interrupt" => tbsim_gen::urgent_interrupt::wrong_answers(task, s),
-        "changed_requirement" => tbsim_gen::changed_requirement::wrong_answers(task, s),
-        "handoff_chain" => tbsim_gen::handoff_chain::wrong_answers(task, s),
-        "ads_strategy" => tbsim_gen::ads_strategy::wrong_answers(task, s),
-        "event_planning" => tbsim_gen::event_planning::wrong_answers(task, s),
-        "website_monitor" => tbsim_gen::website_monitor::wrong_answers(task, s),
-        other => panic!("no wrong-answer generator for family `{other}`"),
-    }
+    registry::of_task(task)
+        .unwrap_or_else(|| panic!("{}: unregistered family `{}`", task.key, task.family))
+        .wrong_answers(task, s)
 }
 
 #[test]
@@ -342,16 +328,12 @@ fn bundled_scenarios_reject_trivially_wrong_answers() {
 /// harness missed, would pass `assert_trivially_wrong_fails` without a test.
 #[test]
 fn trivially_wrong_answers_are_tried_for_every_family() {
-    let mut families = std::collections::BTreeMap::new();
-    for v in Family::all_variants() {
-        families.entry(v.family.key()).or_insert(v.family);
-    }
-    assert_eq!(families.len(), 14, "{:?}", families.keys());
     let mut none = Vec::new();
-    for (key, family) in families {
-        let suite = plan(0, family);
+    for entry in registry::FAMILIES {
+        let key = entry.key();
+        let suite = plan(0, entry.unset());
         let loaded = load(&tbsim_gen::generate_suite(&suite).unwrap()[0].1);
-        if key == "meeting_book" {
+        if key == <registry::MeetingBook as registry::MetaTask>::KEY {
             // No answer file: its wrong answers are guest lists, booked and
             // refused in `family_meeting_book`.
             let task = &loaded.scenario.tasks[0];
