@@ -92,9 +92,11 @@ impl From<RegistryError> for ApiError {
             RegistryError::Scenario(ResolveError::BadName(_)) => {
                 ApiError::new(StatusCode::BAD_REQUEST, "bad_scenario_name", message)
             }
-            RegistryError::InvalidScenario(..) => {
-                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_scenario", message)
-            }
+            RegistryError::InvalidScenario(..) => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_scenario",
+                message,
+            ),
             RegistryError::TooMany(_) => {
                 ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too_many_sessions", message)
             }
@@ -118,7 +120,9 @@ impl From<SessionError> for ApiError {
 
 /// The body of a request, parsed as `T`: 413 past the size limit, 400 for
 /// anything that is not JSON or not of the expected shape.
-fn parse<T: serde::de::DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Result<T, ApiError> {
+fn parse<T: serde::de::DeserializeOwned>(
+    body: Result<Bytes, BytesRejection>,
+) -> Result<T, ApiError> {
     let bytes = body.map_err(|r| {
         if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::new(

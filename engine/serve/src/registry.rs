@@ -80,7 +80,10 @@ pub struct Entry {
 
 impl Entry {
     fn touch(&self) {
-        *self.last_used.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+        *self
+            .last_used
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
     }
 
     fn idle_for(&self) -> Duration {
@@ -207,7 +210,9 @@ impl Registry {
             let mut map = self.map();
             let ids: Vec<String> = map
                 .iter()
-                .filter(|(_, e)| e.idle_for() >= self.config.idle_timeout && e.session.try_lock().is_ok())
+                .filter(|(_, e)| {
+                    e.idle_for() >= self.config.idle_timeout && e.session.try_lock().is_ok()
+                })
                 .map(|(id, _)| id.clone())
                 .collect();
             ids.into_iter()
@@ -223,7 +228,8 @@ impl Registry {
 
     /// Runs [`Registry::expire_idle`] periodically, forever (spawn it).
     pub async fn reap(self: Arc<Self>) {
-        let every = (self.config.idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
+        let every =
+            (self.config.idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
         loop {
             tokio::time::sleep(every).await;
             self.expire_idle().await;

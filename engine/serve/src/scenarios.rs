@@ -15,7 +15,9 @@ use std::path::{Component, Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ResolveError {
     /// The name can never name a scenario (empty, too long, `..`, absolute).
-    #[error("`{0}` is not a scenario name: give a file stem or a path relative to a scenario root, without `..`")]
+    #[error(
+        "`{0}` is not a scenario name: give a file stem or a path relative to a scenario root, without `..`"
+    )]
     BadName(String),
     /// No scenario of that name.
     #[error("no scenario named `{0}`")]
@@ -141,7 +143,15 @@ mod tests {
         assert_eq!(roots.resolve("a.ron").unwrap(), canon.join("a.ron"));
         assert_eq!(roots.resolve("b").unwrap(), canon.join("sub/b.ron"));
         assert_eq!(roots.resolve("sub/b").unwrap(), canon.join("sub/b.ron"));
-        for bad in ["", "../secret", "sub/../a", "/etc/passwd", "./a", "a\\b", "c:x"] {
+        for bad in [
+            "",
+            "../secret",
+            "sub/../a",
+            "/etc/passwd",
+            "./a",
+            "a\\b",
+            "c:x",
+        ] {
             assert!(
                 matches!(roots.resolve(bad), Err(ResolveError::BadName(_))),
                 "{bad}"

@@ -23,13 +23,13 @@ def server(tmp_path_factory):
          "--token", "t0ken"],
         cwd=REPO,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         text=True,
     )
     line = proc.stdout.readline()
     if "listening on " not in line:
         proc.kill()
-        raise RuntimeError(f"tbsim serve did not start: {line!r} {proc.stderr.read()}")
+        raise RuntimeError(f"tbsim serve did not start: {line!r}")
     url = line.strip().split("listening on ", 1)[1]
     yield {"url": url, "token": "t0ken", "out": out}
     proc.terminate()

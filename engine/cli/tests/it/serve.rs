@@ -67,7 +67,10 @@ impl Server {
             .nth(1)
             .and_then(|c| c.parse().ok())
             .unwrap_or_else(|| panic!("no status in {head:?}"));
-        let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        let body = if head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked")
+        {
             dechunk(body)
         } else {
             body.to_owned()
@@ -122,7 +125,9 @@ fn dechunk(mut s: &str) -> String {
 }
 
 fn error_code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or_else(|| panic!("no error body: {v}"))
+    v["error"]["code"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no error body: {v}"))
 }
 
 /// The recorded decisions of a run directory, as step request bodies.
@@ -185,7 +190,11 @@ fn sessions_replaying_the_oracle_reproduce_its_runs() {
             assert_eq!(status, 200, "{name} step {i}: {out}");
             rewards += out["reward"].as_f64().unwrap();
             let ended = out["terminated"].as_bool().unwrap() || out["truncated"].as_bool().unwrap();
-            assert_eq!(ended, i + 1 == decisions.len(), "{name}: ends at the last decision");
+            assert_eq!(
+                ended,
+                i + 1 == decisions.len(),
+                "{name}: ends at the last decision"
+            );
             last = out;
         }
         let (status, state) = server.request("GET", &format!("/v1/sessions/{id}"), None);
@@ -196,7 +205,10 @@ fn sessions_replaying_the_oracle_reproduce_its_runs() {
         let want = result_without_agent(&oracle);
         assert_eq!(result_without_agent(&dir), want, "{name}: same result.json");
         let score = want["checkpoint_score"].as_f64().unwrap();
-        assert!((rewards - score).abs() < 1e-9, "{name}: rewards sum to the score");
+        assert!(
+            (rewards - score).abs() < 1e-9,
+            "{name}: rewards sum to the score"
+        );
         assert_eq!(
             last["terminated"].as_bool().unwrap(),
             matches!(want["end_reason"].as_str(), Some("finished" | "day_end")),
@@ -224,7 +236,11 @@ fn sessions_replaying_the_oracle_reproduce_its_runs() {
                 .unwrap();
         assert_eq!(run["agent"], "http:replayer");
         let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-        assert_eq!(keys(&run), keys(&cli), "{name}: run.json has the CLI's shape");
+        assert_eq!(
+            keys(&run),
+            keys(&cli),
+            "{name}: run.json has the CLI's shape"
+        );
         assert_eq!(run["sim"]["seed"], cli["sim"]["seed"]);
         let (status, _) = server.request("DELETE", &format!("/v1/sessions/{id}"), None);
         assert_eq!(status, 200);
@@ -237,7 +253,14 @@ fn hostile_requests_get_json_errors_and_leave_other_sessions_alone() {
     let out = tmp.path().join("serve");
     let server = Server::start(
         &out,
-        &["--max-sessions", "2", "--max-body", "4096", "--token", "s3cret"],
+        &[
+            "--max-sessions",
+            "2",
+            "--max-body",
+            "4096",
+            "--token",
+            "s3cret",
+        ],
     );
     let (status, live) = server.post("/v1/sessions", &json!({"scenario": "busy-day"}));
     assert_eq!(status, 201, "{live}");
@@ -247,20 +270,92 @@ fn hostile_requests_get_json_errors_and_leave_other_sessions_alone() {
 
     let step = format!("/v1/sessions/{live}/step");
     let cases: Vec<(&str, &str, Option<String>, u16, &str)> = vec![
-        ("GET", "/v1/sessions/0123456789abcdef0123456789abcdef", None, 404, "unknown_session"),
-        ("POST", "/v1/sessions/nope/step", Some(r#"{"tool_calls": []}"#.into()), 404, "unknown_session"),
+        (
+            "GET",
+            "/v1/sessions/0123456789abcdef0123456789abcdef",
+            None,
+            404,
+            "unknown_session",
+        ),
+        (
+            "POST",
+            "/v1/sessions/nope/step",
+            Some(r#"{"tool_calls": []}"#.into()),
+            404,
+            "unknown_session",
+        ),
         ("DELETE", "/v1/sessions/nope", None, 404, "unknown_session"),
-        ("POST", "/v1/sessions", Some(r#"{"scenario": "no-such-scenario"}"#.into()), 404, "unknown_scenario"),
-        ("POST", "/v1/sessions", Some(r#"{"scenario": "../../Cargo"}"#.into()), 400, "bad_scenario_name"),
-        ("POST", "/v1/sessions", Some(r#"{"scenario": "/etc/passwd"}"#.into()), 400, "bad_scenario_name"),
-        ("POST", "/v1/sessions", Some(r#"{"scenario": "busy-day""#.into()), 400, "malformed_json"),
-        ("POST", "/v1/sessions", Some("not json at all".into()), 400, "malformed_json"),
-        ("POST", "/v1/sessions", Some(r#"{"scenario": 7}"#.into()), 400, "invalid_request"),
-        ("POST", "/v1/sessions", Some(r#"{"scenario": "busy-day", "hints": 9}"#.into()), 400, "invalid_request"),
-        ("POST", "/v1/sessions", Some(r#"{"scenario": "busy-day", "agent": "a b"}"#.into()), 400, "invalid_request"),
+        (
+            "POST",
+            "/v1/sessions",
+            Some(r#"{"scenario": "no-such-scenario"}"#.into()),
+            404,
+            "unknown_scenario",
+        ),
+        (
+            "POST",
+            "/v1/sessions",
+            Some(r#"{"scenario": "../../Cargo"}"#.into()),
+            400,
+            "bad_scenario_name",
+        ),
+        (
+            "POST",
+            "/v1/sessions",
+            Some(r#"{"scenario": "/etc/passwd"}"#.into()),
+            400,
+            "bad_scenario_name",
+        ),
+        (
+            "POST",
+            "/v1/sessions",
+            Some(r#"{"scenario": "busy-day""#.into()),
+            400,
+            "malformed_json",
+        ),
+        (
+            "POST",
+            "/v1/sessions",
+            Some("not json at all".into()),
+            400,
+            "malformed_json",
+        ),
+        (
+            "POST",
+            "/v1/sessions",
+            Some(r#"{"scenario": 7}"#.into()),
+            400,
+            "invalid_request",
+        ),
+        (
+            "POST",
+            "/v1/sessions",
+            Some(r#"{"scenario": "busy-day", "hints": 9}"#.into()),
+            400,
+            "invalid_request",
+        ),
+        (
+            "POST",
+            "/v1/sessions",
+            Some(r#"{"scenario": "busy-day", "agent": "a b"}"#.into()),
+            400,
+            "invalid_request",
+        ),
         ("POST", &step, Some("{]".into()), 400, "malformed_json"),
-        ("POST", &step, Some(r#"{"calls": []}"#.into()), 400, "invalid_request"),
-        ("POST", "/v1/sessions", Some(format!(r#"{{"scenario": "{}"}}"#, "x".repeat(5000))), 413, "body_too_large"),
+        (
+            "POST",
+            &step,
+            Some(r#"{"calls": []}"#.into()),
+            400,
+            "invalid_request",
+        ),
+        (
+            "POST",
+            "/v1/sessions",
+            Some(format!(r#"{{"scenario": "{}"}}"#, "x".repeat(5000))),
+            413,
+            "body_too_large",
+        ),
         ("GET", "/v1/nothing-here", None, 404, "not_found"),
         ("PUT", "/v1/tools", None, 405, "method_not_allowed"),
     ];
@@ -274,8 +369,7 @@ fn hostile_requests_get_json_errors_and_leave_other_sessions_alone() {
         let (status, v) = server.request_as("GET", "/v1/tools", None, token);
         assert_eq!(status, 401, "{token:?}");
         assert_eq!(error_code(&v), "unauthorized");
-        let (status, _) =
-            server.request_as("GET", &format!("/v1/sessions/{live}"), None, token);
+        let (status, _) = server.request_as("GET", &format!("/v1/sessions/{live}"), None, token);
         assert_eq!(status, 401);
     }
     // Too many sessions: the cap is 2.
@@ -358,7 +452,13 @@ fn idle_sessions_expire_as_truncated_with_their_run_written() {
 fn a_public_address_without_a_token_is_refused_at_startup() {
     let tmp = tempfile::tempdir().unwrap();
     let o = tbsim(
-        &["serve", "--bind", "0.0.0.0:0", "--out", tmp.path().to_str().unwrap()],
+        &[
+            "serve",
+            "--bind",
+            "0.0.0.0:0",
+            "--out",
+            tmp.path().to_str().unwrap(),
+        ],
         &root(),
     );
     assert!(!o.status.success());
