@@ -33,11 +33,15 @@
 //! * Each run writes a [`trajectory`]; [`replay`] re-drives a fresh world from it and
 //!   must reproduce every line and the digest. A model turn request is written relative
 //!   to the previous one ([`trajectory::expand_requests`] restores it in full).
+//! * [`progress`] is a run's progress as plain data while it goes on (clock, released
+//!   tasks, score so far; nothing hidden), handed to agents that ask for it
+//!   ([`agent::Agent::wants_progress`]): the session API's reward comes from it.
 //! * A run's [`result`] is plain data collected from the world by [`sim`];
 //!   [`schedule`] computes the scheduling metrics from a trajectory.
 //! * [`run`] drives one agent through one world into a run directory; [`batch`] runs
 //!   many scenarios and trials as independent worlds, a bounded number at a time,
-//!   with identical outputs whatever the concurrency.
+//!   with identical outputs whatever the concurrency; [`run_file`] is the `run.json`
+//!   every front end writes beside a run.
 //!
 //! ## Ordering guarantees
 //!
@@ -78,10 +82,12 @@ pub mod batch;
 mod calculator;
 pub mod fuzz;
 pub mod npc;
+pub mod progress;
 mod python;
 pub mod replay;
 pub mod result;
 pub mod run;
+pub mod run_file;
 pub mod schedule;
 pub mod sim;
 pub mod tools;

@@ -146,6 +146,9 @@ async fn drive_from(
             sim.end(reason);
             break;
         }
+        if agent.wants_progress() {
+            agent.observe(&obs, &sim.progress());
+        }
         let decided = decide_recording(sim, agent, &obs).await;
         let log = agent.take_log();
         for r in &log.records {
@@ -162,9 +165,16 @@ async fn drive_from(
                 sim.end(EndReason::AgentError);
                 break;
             }
+            Err(AgentError::Abandoned(_)) => {
+                sim.end(EndReason::Abandoned);
+                break;
+            }
         }
     }
     let mut r = sim.results();
+    if agent.wants_progress() {
+        agent.observe(&obs, &sim.progress());
+    }
     if agent.uses_model() {
         r.model = Some(usage);
     }

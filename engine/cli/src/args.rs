@@ -6,9 +6,7 @@ use anyhow::{Context, Result, bail};
 
 use serde::{Deserialize, Serialize};
 use tbsim_core::protocol::FeedbackPolicy;
-use tbsim_core::protocol::SimConfig;
-use tbsim_core::time::SimDuration;
-use tbsim_engine::run::RunLimits;
+pub(crate) use tbsim_engine::run_file::{MemoryMode, RunFile, RunOptions};
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy)]
 pub(crate) enum ModeArg {
@@ -126,60 +124,23 @@ impl From<Feedback> for FeedbackPolicy {
     }
 }
 
-/// The options of a run, kept in its directory as `run.json` so `--resume` can
-/// rebuild the same agent. Never holds a key: only the config file's path.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct RunOptions {
-    pub(crate) agent: String,
-    pub(crate) npc: String,
-    pub(crate) api_config: Option<PathBuf>,
-    pub(crate) npc_cache: PathBuf,
-    pub(crate) prompts: Option<PathBuf>,
-    pub(crate) memory: MemoryArg,
-    pub(crate) history_tokens: usize,
-    pub(crate) max_steps: u64,
-    pub(crate) token_budget: Option<u64>,
-    pub(crate) time_budget_minutes: Option<u64>,
-}
-
-/// `run.json`: the run's options, and what `--resume` needs to start it if it never
-/// started (its world settings and trial). Files written before the world settings
-/// were kept still read: the extra fields are then absent.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct RunFile {
-    #[serde(flatten)]
-    pub(crate) options: RunOptions,
-    /// The world's settings, with this run's seed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) sim: Option<SimConfig>,
-    /// Trial index (from 0) and the number of trials of the scenario in its batch.
-    #[serde(default)]
-    pub(crate) trial: u32,
-    #[serde(default = "one")]
-    pub(crate) trials: u32,
-}
-
-pub(crate) fn one() -> u32 {
-    1
-}
-
-impl RunFile {
-    pub(crate) fn read(dir: &Path) -> Result<RunFile> {
-        let path = dir.join("run.json");
-        let text = std::fs::read_to_string(&path).with_context(|| {
-            format!(
-                "cannot read `{}`; only runs written by `tbsim run` can be resumed",
-                path.display()
-            )
-        })?;
-        serde_json::from_str(&text)
-            .with_context(|| format!("`{}` is not a run description", path.display()))
+impl From<MemoryArg> for MemoryMode {
+    fn from(m: MemoryArg) -> Self {
+        match m {
+            MemoryArg::None => MemoryMode::None,
+            MemoryArg::Notes => MemoryMode::Notes,
+        }
     }
+}
 
-    /// The trial `result.json` records (as for a batch job).
-    pub(crate) fn recorded_trial(&self) -> Option<u32> {
-        tbsim_engine::batch::recorded_trial(self.trial, self.trials)
-    }
+/// Reads a run directory's `run.json`, saying what can be resumed when it cannot.
+pub(crate) fn read_run_file(dir: &Path) -> Result<RunFile> {
+    RunFile::read(dir).with_context(|| {
+        format!(
+            "cannot read the run description in `{}`; only runs written by `tbsim run` can be resumed",
+            dir.display()
+        )
+    })
 }
 
 /// The directories at or below `dir` (at any depth, so a batch with trials,
@@ -200,12 +161,29 @@ pub(crate) fn dirs_holding(dir: &Path, file: &str) -> Result<Vec<PathBuf>> {
     Ok(dirs)
 }
 
-impl RunOptions {
-    pub(crate) fn limits(&self) -> RunLimits {
-        RunLimits {
-            max_steps: self.max_steps,
-            token_budget: self.token_budget,
-            time_budget: self.time_budget_minutes.map(SimDuration::minutes),
-        }
-    }
+#[derive(clap::Args, Debug)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on. A non-loopback address needs --token.
+    #[arg(long, default_value = "127.0.0.1:8765")]
+    pub(crate) bind: std::net::SocketAddr,
+    /// A directory of scenario files clients may name, besides the bundled
+    /// `content/scenarios`.
+    #[arg(long)]
+    pub(crate) scenarios: Option<PathBuf>,
+    /// Where each session writes its run directory (`<out>/<session id>/`).
+    #[arg(long, default_value = "runs/serve")]
+    pub(crate) out: PathBuf,
+    /// Bearer token every request must carry (`Authorization: Bearer <token>`).
+    #[arg(long)]
+    pub(crate) token: Option<String>,
+    /// Most sessions held at once (finished ones count until deleted or expired).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_sessions: u64,
+    /// Seconds after which an untouched session is closed (its run ends as
+    /// abandoned, truncated, and its directory is written).
+    #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) idle_timeout: u64,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub(crate) max_body: usize,
 }

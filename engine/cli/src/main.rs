@@ -6,6 +6,7 @@ mod regrade;
 mod replay;
 mod report;
 mod run;
+mod serve;
 mod tools;
 mod validate;
 
@@ -31,6 +32,8 @@ struct Cli {
 enum Command {
     /// Run an agent on scenarios and print a score table.
     Run(RunArgs),
+    /// Serve the HTTP session API: external agents drive worlds over JSON (see README).
+    Serve(ServeArgs),
     /// Re-drive a recorded run and check it reproduces exactly.
     Replay {
         /// A run directory (or a directory of run directories).
@@ -149,6 +152,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let res = match cli.command {
         Command::Run(args) => run::cmd_run(args),
+        Command::Serve(args) => serve::cmd_serve(args),
         Command::Replay { run_dir } => replay::cmd_replay(&run_dir),
         Command::Regrade { run_dir, scenario } => {
             regrade::cmd_regrade(&run_dir, scenario.as_deref())

@@ -101,8 +101,8 @@ impl Models {
                         ..SummaryPolicy::default()
                     };
                     let memory = match opts.memory {
-                        MemoryArg::None => Memory::None,
-                        MemoryArg::Notes => Memory::Notes,
+                        MemoryMode::None => Memory::None,
+                        MemoryMode::Notes => Memory::Notes,
                     };
                     Box::new(LlmAgent::new(
                         spec,
@@ -183,7 +183,7 @@ pub(crate) fn cmd_resume(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
     if !(dir.join("run.json").is_file() && dir.join("trajectory.jsonl").is_file()) {
         return resume_batch(dir, args);
     }
-    let file = RunFile::read(dir)?;
+    let file = read_run_file(dir)?;
     let trial = file.recorded_trial();
     let mut opts = file.options;
     // Keys may live elsewhere now; everything else stays as the run began.
@@ -212,7 +212,7 @@ pub(crate) fn resume_batch(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
     let mut opts: Option<RunOptions> = None;
     let mut world: Option<SimConfig> = None;
     for d in dirs {
-        let file = RunFile::read(&d)?;
+        let file = read_run_file(&d)?;
         let mut options = file.options.clone();
         if args.api_config.is_some() {
             options.api_config = args.api_config.clone();
@@ -315,7 +315,7 @@ pub(crate) fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         api_config: args.api_config.clone(),
         npc_cache: args.npc_cache.clone(),
         prompts: args.prompts.clone(),
-        memory: args.memory,
+        memory: args.memory.into(),
         history_tokens: args.history_tokens,
         max_steps: args.max_steps,
         token_budget: args.token_budget,
@@ -399,9 +399,7 @@ pub(crate) fn cmd_run(args: RunArgs) -> Result<ExitCode> {
             trial: job.trial,
             trials: job.trials,
         };
-        let p = job.dir.join("run.json");
-        std::fs::write(&p, serde_json::to_string_pretty(&file)? + "\n")
-            .with_context(|| format!("cannot write `{}`", p.display()))?;
+        file.write(&job.dir)?;
         let p = job.dir.join("scenario.ron");
         std::fs::write(&p, &job.scenario.source)
             .with_context(|| format!("cannot write `{}`", p.display()))?;

@@ -32,6 +32,7 @@ pub use oracle::Oracle;
 
 use serde_json::Value;
 
+use crate::progress::Progress;
 use crate::protocol::ModelUsage;
 use crate::protocol::{Decision, Observation};
 pub use tbsim_core::protocol::ModelRecord;
@@ -49,6 +50,10 @@ pub enum AgentError {
     /// run ends without judging the agent.
     #[error("infrastructure error: {0}")]
     Infra(String),
+    /// The agent went away (an external agent's session was closed or timed out):
+    /// the run ends as [`crate::protocol::EndReason::Abandoned`].
+    #[error("agent abandoned the run: {0}")]
+    Abandoned(String),
 }
 
 /// Where an agent puts its model records as their calls complete; the runner drains
@@ -116,6 +121,19 @@ pub trait Agent: Send {
     /// Whether the agent is backed by a model (its usage goes into the results).
     fn uses_model(&self) -> bool {
         false
+    }
+    /// Whether the runner should hand this agent the run's [`Progress`] with each
+    /// observation (see [`Agent::observe`]); off by default, as computing it costs a
+    /// pass over the tasks.
+    fn wants_progress(&self) -> bool {
+        false
+    }
+    /// When [`Agent::wants_progress`]: each observation with the run's progress,
+    /// right before the agent decides on it, and once more when the run has ended
+    /// (the last observation, which no decision follows, with the final scores). A
+    /// front end serving an external agent hands both out from here.
+    fn observe(&mut self, obs: &Observation, progress: &Progress) {
+        let _ = (obs, progress);
     }
     /// Brings the agent to the state it had after `past` (an interrupted run's steps),
     /// without calling any model. `pending` holds the model lines recorded after the

@@ -27,6 +27,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["tbsim-core", "tbsim-scenario", "tbsim-engine"],
     ),
     (
+        "tbsim-serve",
+        &["tbsim-core", "tbsim-scenario", "tbsim-engine"],
+    ),
+    (
         "tbsim",
         &[
             "tbsim-core",
@@ -36,6 +40,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "tbsim-agents",
             "tbsim-gen",
             "tbsim-report",
+            "tbsim-serve",
         ],
     ),
 ];

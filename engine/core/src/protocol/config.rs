@@ -53,4 +53,7 @@ pub enum EndReason {
     TokenBudget,
     /// The run's simulated-time budget was spent.
     TimeBudget,
+    /// The agent went away: an external agent's session was deleted, or idle past
+    /// its timeout. Cut off from outside the simulation, like a limit.
+    Abandoned,
 }

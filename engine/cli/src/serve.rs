@@ -1,0 +1,104 @@
+//! `tbsim serve`: the HTTP session API (`tbsim_serve::http`) on a socket.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use tbsim_serve::http::{ApiState, serve};
+use tbsim_serve::registry::{Registry, RegistryConfig};
+use tbsim_serve::scenarios::ScenarioRoots;
+
+use crate::args::ServeArgs;
+
+/// The bundled scenarios: `content/scenarios` in the working directory (the
+/// container's layout), else the source tree's.
+fn bundled_root() -> Option<PathBuf> {
+    let here = Path::new("content/scenarios");
+    if here.is_dir() {
+        return Some(here.to_path_buf());
+    }
+    let tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../content/scenarios");
+    tree.is_dir().then_some(tree)
+}
+
+pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
+    match &args.token {
+        Some(t) if t.is_empty() => bail!("--token must not be empty"),
+        None if !args.bind.ip().is_loopback() => bail!(
+            "refusing to listen on {} without --token: anyone who can reach it could run \
+             sessions; pass --token <secret> or bind a loopback address (127.0.0.1, ::1)",
+            args.bind
+        ),
+        _ => {}
+    }
+    let mut dirs = Vec::new();
+    if let Some(d) = &args.scenarios {
+        if !d.is_dir() {
+            bail!("--scenarios `{}` is not a directory", d.display());
+        }
+        dirs.push(d.clone());
+    }
+    dirs.extend(bundled_root());
+    if dirs.is_empty() {
+        bail!("no scenarios to serve: no bundled content/scenarios here; pass --scenarios DIR");
+    }
+    let roots = ScenarioRoots::new(&dirs).context("cannot read the scenario directories")?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create `{}`", args.out.display()))?;
+    let registry = Arc::new(Registry::new(RegistryConfig {
+        roots,
+        out: args.out.clone(),
+        max_sessions: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
+        idle_timeout: Duration::from_secs(args.idle_timeout),
+    }));
+    let api = Arc::new(ApiState {
+        registry,
+        token: args.token.clone(),
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .thread_name("tbsim-serve")
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.bind)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.bind))?;
+        let addr = listener.local_addr()?;
+        // Tests and scripts read the address (the port, with --bind ...:0) from here.
+        println!("tbsim serve: listening on http://{addr}");
+        std::io::stdout().flush()?;
+        eprintln!(
+            "sessions write their runs under {}; stop with Ctrl-C or SIGTERM (open sessions are closed and written)",
+            args.out.display()
+        );
+        let shutdown = async {
+            #[cfg(unix)]
+            {
+                use tokio::signal::unix::{SignalKind, signal};
+                match signal(SignalKind::terminate()) {
+                    Ok(mut term) => {
+                        tokio::select! {
+                            _ = tokio::signal::ctrl_c() => {}
+                            _ = term.recv() => {}
+                        }
+                    }
+                    Err(_) => {
+                        let _ = tokio::signal::ctrl_c().await;
+                    }
+                }
+            }
+            #[cfg(not(unix))]
+            {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        };
+        serve(listener, api, args.max_body, shutdown).await?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,502 @@
+//! `tbsim serve`, the HTTP session API, over real HTTP: sessions reproduce
+//! `tbsim run` byte for byte (but for the agent's name), every hostile request gets
+//! its JSON error, and the Python client's own tests pass against it.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tbsim_engine::trajectory::digest_lines;
+
+use crate::util::{root, run_agent, tbsim, tbsim_command, text};
+
+/// A `tbsim serve` on a free loopback port, killed when dropped.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+    token: Option<String>,
+}
+
+impl Server {
+    fn start(out: &Path, extra: &[&str]) -> Server {
+        let mut args = vec![
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let mut child = tbsim_command(&args, &root())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tbsim serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .trim()
+            .rsplit("http://")
+            .next()
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("no address in {line:?}"));
+        let token = extra
+            .iter()
+            .position(|a| *a == "--token")
+            .map(|i| extra[i + 1].to_owned());
+        Server { child, addr, token }
+    }
+
+    /// Sends raw bytes; returns the status and the body as JSON.
+    fn raw(&self, request: &[u8]) -> (u16, Value) {
+        let mut s = TcpStream::connect(self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(300))).unwrap();
+        s.write_all(request).unwrap();
+        let mut buf = Vec::new();
+        // The server may close early (an oversized body); what it sent is read.
+        let _ = s.read_to_end(&mut buf);
+        let text = String::from_utf8_lossy(&buf);
+        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        let status: u16 = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or_else(|| panic!("no status in {head:?}"));
+        let body = if head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked")
+        {
+            dechunk(body)
+        } else {
+            body.to_owned()
+        };
+        (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+    }
+
+    fn request(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
+        self.request_as(method, path, body, self.token.as_deref())
+    }
+
+    fn request_as(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+        token: Option<&str>,
+    ) -> (u16, Value) {
+        let body = body.unwrap_or("");
+        let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+        let req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            self.addr,
+            body.len()
+        );
+        self.raw(req.as_bytes())
+    }
+
+    fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        self.request("POST", path, Some(&body.to_string()))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+fn error_code(v: &Value) -> &str {
+    v["error"]["code"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no error body: {v}"))
+}
+
+/// The recorded decisions of a run directory, as step request bodies.
+fn recorded_decisions(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("trajectory.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["type"] == "decision")
+        .map(|v| {
+            let calls: Vec<Value> = v["calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| json!({"id": c["id"], "name": c["name"], "arguments": c["arguments"]}))
+                .collect();
+            json!({"tool_calls": calls})
+        })
+        .collect()
+}
+
+/// The trajectory's lines with the header's agent name replaced.
+fn lines_as(dir: &Path, agent: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join("trajectory.jsonl")).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let mut header: Value = serde_json::from_str(&lines[0]).unwrap();
+    header["agent"] = json!(agent);
+    lines[0] = serde_json::to_string(&header).unwrap();
+    lines
+}
+
+fn result_without_agent(dir: &Path) -> Value {
+    let mut r: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let m = r.as_object_mut().unwrap();
+    m.remove("agent");
+    m.remove("digest");
+    r
+}
+
+#[test]
+fn sessions_replaying_the_oracle_reproduce_its_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(&tmp.path().join("serve"), &[]);
+    for name in ["busy-day", "meeting-check-sum", "two-days", "kb-fix-medium"] {
+        let scenario = root().join(format!("content/scenarios/{name}.ron"));
+        let oracle = tmp.path().join(format!("oracle-{name}"));
+        run_agent("oracle", &oracle, &[&scenario]);
+        let (status, created) = server.post(
+            "/v1/sessions",
+            &json!({"scenario": name, "agent": "replayer"}),
+        );
+        assert_eq!(status, 201, "{name}: {created}");
+        let id = created["session"].as_str().unwrap().to_owned();
+        let decisions = recorded_decisions(&oracle);
+        let mut rewards = 0.0;
+        let mut last = Value::Null;
+        for (i, d) in decisions.iter().enumerate() {
+            let (status, out) = server.post(&format!("/v1/sessions/{id}/step"), d);
+            assert_eq!(status, 200, "{name} step {i}: {out}");
+            rewards += out["reward"].as_f64().unwrap();
+            let ended = out["terminated"].as_bool().unwrap() || out["truncated"].as_bool().unwrap();
+            assert_eq!(
+                ended,
+                i + 1 == decisions.len(),
+                "{name}: ends at the last decision"
+            );
+            last = out;
+        }
+        let (status, state) = server.request("GET", &format!("/v1/sessions/{id}"), None);
+        assert_eq!(status, 200);
+        assert_eq!(state["finished"], true, "{name}");
+        assert_eq!(state["agent"], "http:replayer");
+        let dir = tmp.path().join("serve").join(&id);
+        let want = result_without_agent(&oracle);
+        assert_eq!(result_without_agent(&dir), want, "{name}: same result.json");
+        let score = want["checkpoint_score"].as_f64().unwrap();
+        assert!(
+            (rewards - score).abs() < 1e-9,
+            "{name}: rewards sum to the score"
+        );
+        assert_eq!(
+            last["terminated"].as_bool().unwrap(),
+            matches!(want["end_reason"].as_str(), Some("finished" | "day_end")),
+            "{name}"
+        );
+        // The same lines once the header names the same agent, hence the same digest.
+        let served = lines_as(&dir, "oracle");
+        let recorded = lines_as(&oracle, "oracle");
+        assert_eq!(served, recorded, "{name}: same trajectory");
+        let oracle_result: Value =
+            serde_json::from_str(&std::fs::read_to_string(oracle.join("result.json")).unwrap())
+                .unwrap();
+        assert_eq!(
+            digest_lines(served.iter().map(String::as_str)),
+            oracle_result["digest"].as_str().unwrap(),
+            "{name}: same digest"
+        );
+        // The session's run directory replays like any other.
+        let o = tbsim(&["replay", dir.to_str().unwrap()], &root());
+        assert!(o.status.success(), "{name}: {}", text(&o).1);
+        let run: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+        let cli: Value =
+            serde_json::from_str(&std::fs::read_to_string(oracle.join("run.json")).unwrap())
+                .unwrap();
+        assert_eq!(run["agent"], "http:replayer");
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(
+            keys(&run),
+            keys(&cli),
+            "{name}: run.json has the CLI's shape"
+        );
+        assert_eq!(run["sim"]["seed"], cli["sim"]["seed"]);
+        let (status, _) = server.request("DELETE", &format!("/v1/sessions/{id}"), None);
+        assert_eq!(status, 200);
+    }
+}
+
+#[test]
+fn hostile_requests_get_json_errors_and_leave_other_sessions_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("serve");
+    let server = Server::start(
+        &out,
+        &[
+            "--max-sessions",
+            "2",
+            "--max-body",
+            "4096",
+            "--token",
+            "s3cret",
+        ],
+    );
+    let (status, live) = server.post("/v1/sessions", &json!({"scenario": "busy-day"}));
+    assert_eq!(status, 201, "{live}");
+    let live = live["session"].as_str().unwrap().to_owned();
+    assert_eq!(live.len(), 32);
+    assert!(live.chars().all(|c| c.is_ascii_hexdigit()));
+
+    let step = format!("/v1/sessions/{live}/step");
+    let cases: Vec<(&str, &str, Option<String>, u16, &str)> = vec![
+        (
+            "GET",
+            "/v1/sessions/0123456789abcdef0123456789abcdef",
+            None,
+            404,
+            "unknown_session",
+        ),
+        (
+            "POST",
+            "/v1/sessions/nope/step",
+            Some(r#"{"tool_calls": []}"#.into()),
+            404,
+            "unknown_session",
+        ),
+        ("DELETE", "/v1/sessions/nope", None, 404, "unknown_session"),
+        (
+            "POST",
+            "/v1/sessions",
+            Some(r#"{"scenario": "no-such-scenario"}"#.into()),
+            404,
+            "unknown_scenario",
+        ),
+        (
+            "POST",
+            "/v1/sessions",
+            Some(r#"{"scenario": "../../Cargo"}"#.into()),
+            400,
+            "bad_scenario_name",
+        ),
+        (
+            "POST",
+            "/v1/sessions",
+            Some(r#"{"scenario": "/etc/passwd"}"#.into()),
+            400,
+            "bad_scenario_name",
+        ),
+        (
+            "POST",
+            "/v1/sessions",
+            Some(r#"{"scenario": "busy-day""#.into()),
+            400,
+            "malformed_json",
+        ),
+        (
+            "POST",
+            "/v1/sessions",
+            Some("not json at all".into()),
+            400,
+            "malformed_json",
+        ),
+        (
+            "POST",
+            "/v1/sessions",
+            Some(r#"{"scenario": 7}"#.into()),
+            400,
+            "invalid_request",
+        ),
+        (
+            "POST",
+            "/v1/sessions",
+            Some(r#"{"scenario": "busy-day", "hints": 9}"#.into()),
+            400,
+            "invalid_request",
+        ),
+        (
+            "POST",
+            "/v1/sessions",
+            Some(r#"{"scenario": "busy-day", "agent": "a b"}"#.into()),
+            400,
+            "invalid_request",
+        ),
+        ("POST", &step, Some("{]".into()), 400, "malformed_json"),
+        (
+            "POST",
+            &step,
+            Some(r#"{"calls": []}"#.into()),
+            400,
+            "invalid_request",
+        ),
+        (
+            "POST",
+            "/v1/sessions",
+            Some(format!(r#"{{"scenario": "{}"}}"#, "x".repeat(5000))),
+            413,
+            "body_too_large",
+        ),
+        ("GET", "/v1/nothing-here", None, 404, "not_found"),
+        ("PUT", "/v1/tools", None, 405, "method_not_allowed"),
+    ];
+    for (method, path, body, want_status, want_code) in &cases {
+        let (status, v) = server.request(method, path, body.as_deref());
+        assert_eq!(status, *want_status, "{method} {path}: {v}");
+        assert_eq!(error_code(&v), *want_code, "{method} {path}");
+    }
+    // Wrong or missing token.
+    for token in [None, Some("wrong")] {
+        let (status, v) = server.request_as("GET", "/v1/tools", None, token);
+        assert_eq!(status, 401, "{token:?}");
+        assert_eq!(error_code(&v), "unauthorized");
+        let (status, _) = server.request_as("GET", &format!("/v1/sessions/{live}"), None, token);
+        assert_eq!(status, 401);
+    }
+    // Too many sessions: the cap is 2.
+    let (status, second) = server.post("/v1/sessions", &json!({"scenario": "meeting-only"}));
+    assert_eq!(status, 201, "{second}");
+    let (status, v) = server.post("/v1/sessions", &json!({"scenario": "meeting-only"}));
+    assert_eq!(status, 429);
+    assert_eq!(error_code(&v), "too_many_sessions");
+    // The live session was not touched by any of it, and goes on.
+    let (status, state) = server.request("GET", &format!("/v1/sessions/{live}"), None);
+    assert_eq!(status, 200);
+    assert_eq!(state["steps"], 0);
+    let (status, stepped) = server.post(
+        &format!("/v1/sessions/{live}/step"),
+        &json!({"tool_calls": [{"name": "no_such_tool", "arguments": "{oops"}, {"name": "wait", "arguments": {"minutes": 5}}]}),
+    );
+    assert_eq!(status, 200, "{stepped}");
+    let results = &stepped["observation"]["results"];
+    assert_eq!(results[0]["error"]["kind"], "unknown_tool", "{stepped}");
+    assert_eq!(stepped["info"]["errors"], 1);
+    assert_eq!(results[1]["ok"], true, "{stepped}");
+    // The tools and the OpenAPI document.
+    let (status, tools) = server.request("GET", "/v1/tools", None);
+    assert_eq!(status, 200);
+    let cli = tbsim(&["tools", "--json"], &root());
+    let want: Value = serde_json::from_slice(&cli.stdout).unwrap();
+    assert_eq!(tools, want, "the catalogue, as `tbsim tools --json`");
+    let (status, doc) = server.request("GET", "/openapi.json", None);
+    assert_eq!(status, 200);
+    assert_eq!(doc["openapi"], "3.1.0");
+    // Deleting ends the run as truncated and writes its directory; a second delete is 404.
+    let (status, fin) = server.request("DELETE", &format!("/v1/sessions/{live}"), None);
+    assert_eq!(status, 200, "{fin}");
+    assert_eq!(fin["truncated"], true);
+    assert_eq!(fin["result"]["end_reason"], "abandoned");
+    assert!(out.join(&live).join("result.json").is_file());
+    let (status, _) = server.request("DELETE", &format!("/v1/sessions/{live}"), None);
+    assert_eq!(status, 404);
+    // A step after the end is refused.
+    let second = second["session"].as_str().unwrap();
+    let (status, _) = server.post(
+        &format!("/v1/sessions/{second}/step"),
+        &json!({"tool_calls": [{"name": "finish"}]}),
+    );
+    assert_eq!(status, 200);
+    let (status, v) = server.post(
+        &format!("/v1/sessions/{second}/step"),
+        &json!({"tool_calls": [{"name": "finish"}]}),
+    );
+    assert_eq!(status, 409);
+    assert_eq!(error_code(&v), "session_over");
+}
+
+#[test]
+fn idle_sessions_expire_as_truncated_with_their_run_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("serve");
+    let server = Server::start(&out, &["--idle-timeout", "1"]);
+    let (status, created) = server.post("/v1/sessions", &json!({"scenario": "meeting-only"}));
+    assert_eq!(status, 201);
+    let id = created["session"].as_str().unwrap();
+    let result = out.join(id).join("result.json");
+    let started = Instant::now();
+    while !result.is_file() {
+        assert!(started.elapsed() < Duration::from_secs(60), "never expired");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (status, v) = server.request("GET", &format!("/v1/sessions/{id}"), None);
+    assert_eq!(status, 404);
+    assert_eq!(error_code(&v), "unknown_session");
+    // Written before the session was forgotten: the file is complete.
+    std::thread::sleep(Duration::from_millis(200));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    assert_eq!(r["end_reason"], "abandoned");
+    let o = tbsim(&["replay", out.join(id).to_str().unwrap()], &root());
+    assert!(o.status.success(), "{}", text(&o).1);
+}
+
+#[test]
+fn a_public_address_without_a_token_is_refused_at_startup() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = tbsim(
+        &[
+            "serve",
+            "--bind",
+            "0.0.0.0:0",
+            "--out",
+            tmp.path().to_str().unwrap(),
+        ],
+        &root(),
+    );
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("without --token"), "{}", text(&o).1);
+}
+
+/// Whether `python3 -c <code>` succeeds.
+fn python_has(code: &str) -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", code])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn the_python_client_passes_its_tests_against_the_server() {
+    if !python_has("import pytest, gymnasium") {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have pytest and gymnasium for the Python client's tests (see .ci/run)"
+        );
+        eprintln!("skipped: python3 with pytest and gymnasium is not available");
+        return;
+    }
+    let dir: PathBuf = root().join("tools/tbsim-client");
+    let o = std::process::Command::new("python3")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(&dir)
+        .env("TBSIM_BIN", env!("CARGO_BIN_EXE_tbsim"))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "pytest failed:\n{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

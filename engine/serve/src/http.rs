@@ -1,0 +1,448 @@
+//! The HTTP session API (axum): the routes, request parsing and error bodies.
+//!
+//! | route | |
+//! | --- | --- |
+//! | `POST /v1/sessions` | `{scenario, seed?, hints?, feedback?, max_steps?, agent?}` → `{session, observation, progress, info}` |
+//! | `POST /v1/sessions/{id}/step` | `{tool_calls: [{name, arguments, id?}]}` → `{observation, reward, terminated, truncated, info}` |
+//! | `GET /v1/sessions/{id}` | the session's state |
+//! | `DELETE /v1/sessions/{id}` | ends the run (as abandoned if it was going), writes its directory, returns the final state |
+//! | `GET /v1/tools` | the tool catalogue (as `tbsim tools --json`) |
+//! | `GET /openapi.json` | the OpenAPI 3.1 document of this API |
+//!
+//! Every error is `{"error": {"code", "message"}}` with a 4xx or 5xx status (see
+//! [`ApiError`]); with a token configured every route wants
+//! `Authorization: Bearer <token>`.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use tbsim_core::protocol::{Decision, FeedbackPolicy, ToolCall};
+
+use crate::registry::{OpenRequest, Registry, RegistryError};
+use crate::scenarios::ResolveError;
+use crate::session::{SessionError, SessionState, Turn};
+
+/// The OpenAPI 3.1 document of the API.
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+/// The default cap on a request body (bytes).
+pub const DEFAULT_MAX_BODY: usize = 1 << 20;
+
+/// The longest client name accepted (`agent` in the create request).
+pub const MAX_AGENT_NAME: usize = 64;
+
+/// What the server shares between requests.
+#[derive(Debug)]
+pub struct ApiState {
+    /// The sessions.
+    pub registry: Arc<Registry>,
+    /// The bearer token every request must carry, if any.
+    pub token: Option<String>,
+}
+
+/// An error response: a status, a stable code and a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// Stable machine-readable code.
+    pub code: &'static str,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({"error": {"code": self.code, "message": self.message}});
+        (self.status, Json(body)).into_response()
+    }
+}
+
+impl From<RegistryError> for ApiError {
+    fn from(e: RegistryError) -> Self {
+        let message = e.to_string();
+        match e {
+            RegistryError::UnknownSession(_) => {
+                ApiError::new(StatusCode::NOT_FOUND, "unknown_session", message)
+            }
+            RegistryError::Scenario(ResolveError::Unknown(_)) => {
+                ApiError::new(StatusCode::NOT_FOUND, "unknown_scenario", message)
+            }
+            RegistryError::Scenario(ResolveError::BadName(_)) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "bad_scenario_name", message)
+            }
+            RegistryError::InvalidScenario(..) => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_scenario",
+                message,
+            ),
+            RegistryError::TooMany(_) => {
+                ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too_many_sessions", message)
+            }
+            RegistryError::Session(e) => e.into(),
+            RegistryError::Random(_) => {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+            }
+        }
+    }
+}
+
+impl From<SessionError> for ApiError {
+    fn from(e: SessionError) -> Self {
+        let message = e.to_string();
+        match e {
+            SessionError::Over(_) => ApiError::new(StatusCode::CONFLICT, "session_over", message),
+            _ => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "run_failed", message),
+        }
+    }
+}
+
+/// The body of a request, parsed as `T`: 413 past the size limit, 400 for
+/// anything that is not JSON or not of the expected shape.
+fn parse<T: serde::de::DeserializeOwned>(
+    body: Result<Bytes, BytesRejection>,
+) -> Result<T, ApiError> {
+    let bytes = body.map_err(|r| {
+        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                "the request body is larger than the server accepts",
+            )
+        } else {
+            ApiError::new(StatusCode::BAD_REQUEST, "bad_body", r.body_text())
+        }
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        let code = if e.is_data() {
+            "invalid_request"
+        } else {
+            "malformed_json"
+        };
+        ApiError::new(StatusCode::BAD_REQUEST, code, e.to_string())
+    })
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateBody {
+    scenario: String,
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    hints: u8,
+    #[serde(default)]
+    feedback: FeedbackPolicy,
+    #[serde(default)]
+    max_steps: Option<u64>,
+    #[serde(default)]
+    agent: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StepBody {
+    tool_calls: Vec<CallBody>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallBody {
+    #[serde(default)]
+    id: Option<String>,
+    name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+}
+
+/// The decision a step body stands for: arguments given as an object (or any
+/// JSON value) are serialised, a string is passed as written (the engine judges
+/// it), absent ones are `{}`; missing ids become `call_<step>_<n>`.
+fn decision(body: StepBody, step: u64) -> Decision {
+    Decision {
+        calls: body
+            .tool_calls
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| ToolCall {
+                id: c
+                    .id
+                    .unwrap_or_else(|| format!("call_{}_{}", step + 1, i + 1)),
+                name: c.name,
+                arguments: match c.arguments {
+                    None | Some(Value::Null) => "{}".into(),
+                    Some(Value::String(s)) => s,
+                    Some(v) => v.to_string(),
+                },
+            })
+            .collect(),
+    }
+}
+
+fn info(turn: &Turn) -> Value {
+    json!({
+        "score": turn.progress.score,
+        "step": turn.progress.step,
+        "end_reason": turn.progress.end_reason,
+        "errors": turn.progress.error_count(),
+        "errors_by_kind": turn.progress.errors,
+        "tasks": turn.progress.tasks,
+        "day": turn.progress.day,
+        "time": turn.progress.time,
+    })
+}
+
+fn state_body(id: &str, state: SessionState) -> Value {
+    let mut v = serde_json::to_value(state).expect("states serialise");
+    v["session"] = json!(id);
+    v
+}
+
+async fn create(
+    State(api): State<Arc<ApiState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let b: CreateBody = parse(body)?;
+    if b.hints > 3 {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "hints must be 0-3",
+        ));
+    }
+    let client = b.agent.unwrap_or_else(|| "client".into());
+    if client.is_empty()
+        || client.len() > MAX_AGENT_NAME
+        || !client
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            format!("agent must be 1-{MAX_AGENT_NAME} characters of A-Z, a-z, 0-9, `-`, `_`, `.`"),
+        ));
+    }
+    let req = OpenRequest {
+        scenario: b.scenario,
+        seed: b.seed,
+        hints: b.hints,
+        feedback: b.feedback,
+        max_steps: b.max_steps.unwrap_or(400),
+        agent: format!("http:{client}"),
+    };
+    let (id, turn) = api.registry.open(req).await?;
+    let body = json!({
+        "session": id,
+        "observation": turn.observation,
+        "info": info(&turn),
+    });
+    Ok((StatusCode::CREATED, Json(body)).into_response())
+}
+
+async fn step(
+    State(api): State<Arc<ApiState>>,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let entry = api.registry.get(&id)?;
+    let b: StepBody = parse(body)?;
+    let mut session = entry.session.lock().await;
+    let d = decision(b, session.state().steps);
+    let turn = session.step(d).await?;
+    Ok(Json(json!({
+        "observation": turn.observation,
+        "reward": turn.reward,
+        "terminated": turn.terminated,
+        "truncated": turn.truncated,
+        "info": info(&turn),
+    })))
+}
+
+async fn state(
+    State(api): State<Arc<ApiState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let entry = api.registry.get(&id)?;
+    let session = entry.session.lock().await;
+    Ok(Json(state_body(&id, session.state())))
+}
+
+async fn delete(
+    State(api): State<Arc<ApiState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let entry = api.registry.remove(&id)?;
+    let mut session = entry.session.lock().await;
+    session.close().await?;
+    Ok(Json(state_body(&id, session.state())))
+}
+
+async fn tools() -> Json<Value> {
+    Json(serde_json::to_value(tbsim_core::protocol::catalogue()).expect("the catalogue serialises"))
+}
+
+async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this route does not take that method",
+    )
+}
+
+/// Whether `headers` carry `Authorization: Bearer <token>` (compared in constant time).
+fn authorised(headers: &HeaderMap, token: &str) -> bool {
+    let Some(given) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    let (a, b) = (given.as_bytes(), token.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn auth(State(api): State<Arc<ApiState>>, req: Request, next: Next) -> Response {
+    match &api.token {
+        Some(t) if !authorised(req.headers(), t) => ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing or wrong bearer token (send `Authorization: Bearer <token>`)",
+        )
+        .into_response(),
+        _ => next.run(req).await,
+    }
+}
+
+/// The API's router over `api`, with request bodies capped at `max_body` bytes.
+pub fn router(api: Arc<ApiState>, max_body: usize) -> Router {
+    Router::new()
+        .route("/v1/sessions", post(create))
+        .route("/v1/sessions/{id}/step", post(step))
+        .route("/v1/sessions/{id}", get(state).delete(delete))
+        .route("/v1/tools", get(tools))
+        .route("/openapi.json", get(openapi))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(max_body))
+        .layer(axum::middleware::from_fn_with_state(api.clone(), auth))
+        .with_state(api)
+}
+
+/// Serves the API on `listener` until `shutdown` resolves, expiring idle sessions
+/// meanwhile; then closes every session (each run directory is written).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    api: Arc<ApiState>,
+    max_body: usize,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let reaper = tokio::spawn(api.registry.clone().reap());
+    let served = axum::serve(listener, router(api.clone(), max_body))
+        .with_graceful_shutdown(shutdown)
+        .await;
+    reaper.abort();
+    api.registry.close_all().await;
+    served
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `$ref` in `v` names a component that exists.
+    fn refs(v: &Value, doc: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(r)) = m.get("$ref") {
+                    let ptr = r.strip_prefix('#').expect("local refs only");
+                    assert!(doc.pointer(ptr).is_some(), "dangling {r}");
+                    out.push(r.clone());
+                }
+                m.values().for_each(|x| refs(x, doc, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| refs(x, doc, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn the_openapi_document_covers_every_route_and_resolves() {
+        let doc: Value = serde_json::from_str(OPENAPI).unwrap();
+        assert_eq!(doc["openapi"], "3.1.0");
+        for (path, methods) in [
+            ("/v1/sessions", &["post"][..]),
+            ("/v1/sessions/{id}/step", &["post"]),
+            ("/v1/sessions/{id}", &["get", "delete"]),
+            ("/v1/tools", &["get"]),
+            ("/openapi.json", &["get"]),
+        ] {
+            for m in methods {
+                let op = &doc["paths"][path][m];
+                assert!(op.is_object(), "{m} {path}");
+                assert!(op["responses"].is_object(), "{m} {path}");
+                assert!(op["operationId"].is_string(), "{m} {path}");
+            }
+        }
+        assert_eq!(doc["paths"].as_object().unwrap().len(), 4 + 1);
+        let mut seen = Vec::new();
+        refs(&doc, &doc, &mut seen);
+        assert!(seen.len() > 10);
+    }
+
+    #[test]
+    fn step_bodies_become_decisions() {
+        let b: StepBody = serde_json::from_str(
+            r#"{"tool_calls": [{"name": "a", "arguments": {"x": 1}}, {"id": "k", "name": "b", "arguments": "{\"y\": 2}"}, {"name": "c"}]}"#,
+        )
+        .unwrap();
+        let d = decision(b, 4);
+        assert_eq!(d.calls[0].id, "call_5_1");
+        assert_eq!(d.calls[0].arguments, r#"{"x":1}"#);
+        assert_eq!(d.calls[1].id, "k");
+        assert_eq!(d.calls[1].arguments, r#"{"y": 2}"#);
+        assert_eq!(d.calls[2].arguments, "{}");
+    }
+
+    #[test]
+    fn only_the_exact_bearer_token_passes() {
+        let mut h = HeaderMap::new();
+        assert!(!authorised(&h, "s3cret"));
+        h.insert(header::AUTHORIZATION, "Bearer s3cre".parse().unwrap());
+        assert!(!authorised(&h, "s3cret"));
+        h.insert(header::AUTHORIZATION, "Basic s3cret".parse().unwrap());
+        assert!(!authorised(&h, "s3cret"));
+        h.insert(header::AUTHORIZATION, "Bearer s3cret".parse().unwrap());
+        assert!(authorised(&h, "s3cret"));
+    }
+}

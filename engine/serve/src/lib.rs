@@ -1,0 +1,24 @@
+//! # tbsim-serve — worlds driven by external agents
+//!
+//! The session layer every front end for agents outside the process shares (the
+//! HTTP session API here, an MCP server), and the HTTP session API itself.
+//!
+//! * [`session::Session`] owns one world. Its run is `tbsim_engine::run::run_to_dir_async`
+//!   — the code `tbsim run` uses — on a blocking thread, with a
+//!   [`session::RemoteAgent`] that hands each observation out and awaits the next
+//!   decision from a channel; scores, the run directory and `tbsim replay` are
+//!   therefore those of a `tbsim run` making the same decisions. The reward is the
+//!   change in the run's total checkpoint score ([`tbsim_engine::progress`]).
+//! * [`registry::Registry`] holds a server's sessions: unguessable ids, a cap,
+//!   idle expiry, and scenario names confined to the server's roots
+//!   ([`scenarios`]).
+//! * [`http`] is the JSON session API over axum (`tbsim serve`).
+//!
+//! Imports `tbsim-core`, `tbsim-scenario` and `tbsim-engine` only.
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod http;
+pub mod registry;
+pub mod scenarios;
+pub mod session;

@@ -1,0 +1,247 @@
+//! The sessions a server holds: unguessable ids, a cap on how many, idle expiry.
+//!
+//! Shared by every front end (the HTTP session API, an MCP server): each takes a
+//! [`Registry`], creates sessions through it and reaches them only by id. Sessions
+//! are independent worlds: a session's id is the only handle to it, ids are 128
+//! random bits from the OS, and nothing of one session is reachable from another.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use tbsim_core::protocol::FeedbackPolicy;
+use tbsim_scenario::load_file;
+
+use crate::scenarios::{ResolveError, ScenarioRoots};
+use crate::session::{Session, SessionError, SessionSpec, Turn};
+
+/// How a registry is set up.
+#[derive(Debug, Clone)]
+pub struct RegistryConfig {
+    /// Where scenarios are read from.
+    pub roots: ScenarioRoots,
+    /// Where each session writes its run directory (`<out>/<session id>/`).
+    pub out: PathBuf,
+    /// Most sessions held at once (finished ones count until deleted or expired).
+    pub max_sessions: usize,
+    /// A session untouched this long is closed (its run ends as abandoned, its
+    /// directory is written) and forgotten.
+    pub idle_timeout: Duration,
+}
+
+/// What a client asks for when it opens a session.
+#[derive(Debug, Clone)]
+pub struct OpenRequest {
+    /// A scenario name (see [`crate::scenarios`]).
+    pub scenario: String,
+    /// Master seed (default: the scenario's).
+    pub seed: Option<u64>,
+    /// Hint tier (0-3).
+    pub hints: u8,
+    /// Mentor feedback between days.
+    pub feedback: FeedbackPolicy,
+    /// Maximum decisions per working day.
+    pub max_steps: u64,
+    /// The agent's name as recorded (`http:<client>`).
+    pub agent: String,
+}
+
+/// Why a registry refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// No session with that id.
+    #[error("no session `{0}` (it never existed, was deleted or expired)")]
+    UnknownSession(String),
+    /// The scenario name is refused or unknown.
+    #[error(transparent)]
+    Scenario(#[from] ResolveError),
+    /// The scenario file does not load.
+    #[error("the scenario `{0}` does not load: {1}")]
+    InvalidScenario(String, String),
+    /// The cap on sessions is reached.
+    #[error("too many sessions (at most {0}); delete one or wait for one to expire")]
+    TooMany(usize),
+    /// The session failed.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The OS gave no randomness for an id.
+    #[error("no randomness for a session id: {0}")]
+    Random(String),
+}
+
+/// A session and when it was last used.
+#[derive(Debug)]
+pub struct Entry {
+    /// The session; steps on one session queue behind each other.
+    pub session: tokio::sync::Mutex<Session>,
+    last_used: Mutex<Instant>,
+}
+
+impl Entry {
+    fn touch(&self) {
+        *self
+            .last_used
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    }
+
+    fn idle_for(&self) -> Duration {
+        self.last_used
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .elapsed()
+    }
+}
+
+/// The sessions of one server (see the module docs).
+#[derive(Debug)]
+pub struct Registry {
+    config: RegistryConfig,
+    sessions: Mutex<HashMap<String, Arc<Entry>>>,
+    /// Slots taken by sessions being opened, so the cap holds while they start.
+    opening: Mutex<usize>,
+}
+
+/// A fresh session id: 128 random bits from the OS, as 32 hex digits.
+pub fn new_id() -> Result<String, RegistryError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| RegistryError::Random(e.to_string()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new(config: RegistryConfig) -> Registry {
+        Registry {
+            config,
+            sessions: Mutex::new(HashMap::new()),
+            opening: Mutex::new(0),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RegistryConfig {
+        &self.config
+    }
+
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Entry>>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sessions held.
+    pub fn len(&self) -> usize {
+        self.map().len()
+    }
+
+    /// Whether none is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Opens a session: resolves and loads the scenario, starts the run in
+    /// `<out>/<id>/` and returns the id with the first turn.
+    pub async fn open(&self, req: OpenRequest) -> Result<(String, Turn), RegistryError> {
+        let path = self.config.roots.resolve(&req.scenario)?;
+        {
+            let held = self.map().len();
+            let mut opening = self.opening.lock().unwrap_or_else(PoisonError::into_inner);
+            if held + *opening >= self.config.max_sessions {
+                return Err(RegistryError::TooMany(self.config.max_sessions));
+            }
+            *opening += 1;
+        }
+        let res = self.open_slot(req, path).await;
+        *self.opening.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
+        res
+    }
+
+    async fn open_slot(
+        &self,
+        req: OpenRequest,
+        path: PathBuf,
+    ) -> Result<(String, Turn), RegistryError> {
+        let name = req.scenario.clone();
+        let loaded = tokio::task::spawn_blocking(move || load_file(&path))
+            .await
+            .map_err(|e| RegistryError::InvalidScenario(name.clone(), e.to_string()))?
+            .map_err(|e| RegistryError::InvalidScenario(name, e.to_string()))?;
+        let id = new_id()?;
+        let spec = SessionSpec {
+            scenario: Arc::new(loaded),
+            seed: req.seed,
+            hints: req.hints,
+            feedback: req.feedback,
+            max_steps: req.max_steps,
+            agent: req.agent,
+            dir: self.config.out.join(&id),
+        };
+        let (session, turn) = Session::start(spec).await?;
+        let entry = Arc::new(Entry {
+            session: tokio::sync::Mutex::new(session),
+            last_used: Mutex::new(Instant::now()),
+        });
+        self.map().insert(id.clone(), entry);
+        Ok((id, turn))
+    }
+
+    /// The session with id `id`, marked as used now.
+    pub fn get(&self, id: &str) -> Result<Arc<Entry>, RegistryError> {
+        let entry = self
+            .map()
+            .get(id)
+            .cloned()
+            .ok_or_else(|| RegistryError::UnknownSession(id.to_owned()))?;
+        entry.touch();
+        Ok(entry)
+    }
+
+    /// Forgets the session with id `id` and returns it (the caller closes it).
+    pub fn remove(&self, id: &str) -> Result<Arc<Entry>, RegistryError> {
+        self.map()
+            .remove(id)
+            .ok_or_else(|| RegistryError::UnknownSession(id.to_owned()))
+    }
+
+    /// Closes and forgets every session idle past the timeout (a session busy
+    /// stepping is not idle). Returns how many.
+    pub async fn expire_idle(&self) -> usize {
+        let idle: Vec<(String, Arc<Entry>)> = {
+            let mut map = self.map();
+            let ids: Vec<String> = map
+                .iter()
+                .filter(|(_, e)| {
+                    e.idle_for() >= self.config.idle_timeout && e.session.try_lock().is_ok()
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.into_iter()
+                .filter_map(|id| map.remove(&id).map(|e| (id, e)))
+                .collect()
+        };
+        let n = idle.len();
+        for (_, entry) in idle {
+            let _ = entry.session.lock().await.close().await;
+        }
+        n
+    }
+
+    /// Runs [`Registry::expire_idle`] periodically, forever (spawn it).
+    pub async fn reap(self: Arc<Self>) {
+        let every =
+            (self.config.idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
+        loop {
+            tokio::time::sleep(every).await;
+            self.expire_idle().await;
+        }
+    }
+
+    /// Closes and forgets every session (at shutdown): each run ends and its
+    /// directory is written.
+    pub async fn close_all(&self) {
+        let all: Vec<Arc<Entry>> = self.map().drain().map(|(_, e)| e).collect();
+        for entry in all {
+            let _ = entry.session.lock().await.close().await;
+        }
+    }
+}

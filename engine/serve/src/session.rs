@@ -1,0 +1,401 @@
+//! One world driven by an external agent.
+//!
+//! A [`Session`] runs `tbsim_engine::run::run_to_dir_async` — the very function
+//! `tbsim run` uses — on a blocking thread of the current tokio runtime, with a
+//! [`RemoteAgent`] as the agent. The agent hands each observation (and the run's
+//! [`Progress`]) out through a channel and awaits the next [`Decision`] from another,
+//! so the run directory (`scenario.ron`, `trajectory.jsonl`, `result.json`), the
+//! scores and `tbsim replay` are those of a `tbsim run` making the same decisions.
+//! `run.json` is written in the CLI's shape before the run starts.
+//!
+//! Dropping the decision channel (closing the session, or dropping it) makes the
+//! agent give up: the run ends as [`EndReason::Abandoned`] and its directory is
+//! written.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use tbsim_core::protocol::{Decision, EndReason, FeedbackPolicy, Observation, SimConfig};
+use tbsim_engine::agent::{Agent, AgentError, AgentFuture};
+use tbsim_engine::npc::Scripted;
+use tbsim_engine::progress::Progress;
+use tbsim_engine::result::RunResult;
+use tbsim_engine::run::{RunError, run_to_dir_async};
+use tbsim_engine::run_file::{RunFile, RunFileError, RunOptions};
+use tbsim_scenario::LoadedScenario;
+
+/// What starts a session.
+#[derive(Debug, Clone)]
+pub struct SessionSpec {
+    /// The scenario.
+    pub scenario: Arc<LoadedScenario>,
+    /// Master seed (default: the scenario's).
+    pub seed: Option<u64>,
+    /// Hint tier (0-3).
+    pub hints: u8,
+    /// Mentor feedback between days.
+    pub feedback: FeedbackPolicy,
+    /// Maximum decisions per working day.
+    pub max_steps: u64,
+    /// The agent's name as recorded (`http:<client>`, `mcp:<client>`).
+    pub agent: String,
+    /// The run directory to write.
+    pub dir: PathBuf,
+}
+
+/// A session could not start or go on.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Sessions run on a tokio runtime; there is none.
+    #[error("sessions need a tokio runtime")]
+    NoRuntime,
+    /// `run.json` could not be written.
+    #[error(transparent)]
+    RunFile(#[from] RunFileError),
+    /// The run directory could not be created.
+    #[error("cannot create `{path}`: {source}")]
+    Dir {
+        /// The directory.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The run failed (its directory could not be written).
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// The run's thread panicked.
+    #[error("the run failed: {0}")]
+    Panicked(String),
+    /// The run is over: no more decisions are taken.
+    #[error("the run is over ({0:?}); no more steps are possible")]
+    Over(Option<EndReason>),
+}
+
+/// Whether a run ended inside the simulation (`terminated`: the agent finished or
+/// the last day ended) or was cut off outside it (`truncated`: a limit, the agent
+/// went away or failed, the infrastructure failed). Gymnasium's two flags.
+pub fn end_flags(reason: Option<EndReason>) -> (bool, bool) {
+    match reason {
+        None => (false, false),
+        Some(EndReason::Finished | EndReason::DayEnd) => (true, false),
+        Some(
+            EndReason::MaxSteps
+            | EndReason::TokenBudget
+            | EndReason::TimeBudget
+            | EndReason::Abandoned
+            | EndReason::AgentError
+            | EndReason::InfraError,
+        ) => (false, true),
+    }
+}
+
+/// What the agent side gets after starting or stepping.
+#[derive(Debug, Clone, Serialize)]
+pub struct Turn {
+    /// What the agent observes.
+    pub observation: Observation,
+    /// The run's progress (scores so far, released tasks, errors).
+    pub progress: Progress,
+    /// Change in the total checkpoint score since the previous turn (0 on the first).
+    pub reward: f64,
+    /// The run ended inside the simulation.
+    pub terminated: bool,
+    /// The run was cut off outside the simulation.
+    pub truncated: bool,
+}
+
+/// A session's state, for a state endpoint.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionState {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The agent's name as recorded.
+    pub agent: String,
+    /// The master seed.
+    pub seed: u64,
+    /// The run's progress after the latest turn.
+    pub progress: Progress,
+    /// Decisions taken so far.
+    pub steps: u64,
+    /// Whether the run has ended.
+    pub finished: bool,
+    /// The run ended inside the simulation.
+    pub terminated: bool,
+    /// The run was cut off outside it.
+    pub truncated: bool,
+    /// The final result, once the run has ended and its directory is written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<ResultSummary>,
+}
+
+/// The headline of a finished run's `result.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResultSummary {
+    /// Mean task score (0..1).
+    pub checkpoint_score: f64,
+    /// Share of tasks fully solved (0..1).
+    pub success_rate: f64,
+    /// Why the run ended.
+    pub end_reason: Option<EndReason>,
+    /// The trajectory digest (hex BLAKE3), as `tbsim replay` checks it.
+    pub digest: String,
+}
+
+impl From<&RunResult> for ResultSummary {
+    fn from(r: &RunResult) -> Self {
+        ResultSummary {
+            checkpoint_score: r.checkpoint_score,
+            success_rate: r.success_rate,
+            end_reason: r.end_reason,
+            digest: r.digest.clone(),
+        }
+    }
+}
+
+/// One observation handed out by the agent.
+#[derive(Debug)]
+struct Handout {
+    observation: Observation,
+    progress: Progress,
+}
+
+/// The agent of a session: hands observations out, awaits decisions.
+#[derive(Debug)]
+pub struct RemoteAgent {
+    name: String,
+    handouts: mpsc::UnboundedSender<Handout>,
+    decisions: mpsc::UnboundedReceiver<Decision>,
+}
+
+impl Agent for RemoteAgent {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn decide<'a>(&'a mut self, _obs: &'a Observation) -> AgentFuture<'a> {
+        // The observation went out with `observe`, just before this call.
+        Box::pin(async move {
+            self.decisions
+                .recv()
+                .await
+                .ok_or_else(|| AgentError::Abandoned("the session was closed".into()))
+        })
+    }
+
+    fn wants_progress(&self) -> bool {
+        true
+    }
+
+    fn observe(&mut self, obs: &Observation, progress: &Progress) {
+        // Nobody listening means the session is gone; its next decision says so.
+        let _ = self.handouts.send(Handout {
+            observation: obs.clone(),
+            progress: progress.clone(),
+        });
+    }
+}
+
+/// One world driven by an external agent (see the module docs).
+#[derive(Debug)]
+pub struct Session {
+    scenario: String,
+    agent: String,
+    seed: u64,
+    dir: PathBuf,
+    decisions: Option<mpsc::UnboundedSender<Decision>>,
+    handouts: mpsc::UnboundedReceiver<Handout>,
+    run: Option<JoinHandle<Result<RunResult, RunError>>>,
+    latest: Progress,
+    result: Option<RunResult>,
+}
+
+impl Session {
+    /// Writes `run.json`, starts the run and returns the session with the first turn.
+    pub async fn start(spec: SessionSpec) -> Result<(Session, Turn), SessionError> {
+        let handle = tokio::runtime::Handle::try_current().map_err(|_| SessionError::NoRuntime)?;
+        let seed = spec.seed.unwrap_or(spec.scenario.scenario.seed);
+        let config = SimConfig {
+            seed: Some(seed),
+            hints: spec.hints,
+            turn_cost_secs: None,
+            token_cost_secs: None,
+            agent: spec.agent.clone(),
+            feedback: spec.feedback,
+        };
+        let options = RunOptions::with_defaults(spec.agent.clone(), spec.max_steps);
+        std::fs::create_dir_all(&spec.dir).map_err(|source| SessionError::Dir {
+            path: spec.dir.clone(),
+            source,
+        })?;
+        RunFile {
+            options: options.clone(),
+            sim: Some(config.clone()),
+            trial: 0,
+            trials: 1,
+        }
+        .write(&spec.dir)?;
+        let (handout_tx, handouts) = mpsc::unbounded_channel();
+        let (decisions, decision_rx) = mpsc::unbounded_channel();
+        let mut agent = RemoteAgent {
+            name: spec.agent.clone(),
+            handouts: handout_tx,
+            decisions: decision_rx,
+        };
+        let limits = options.limits();
+        let scenario = spec.scenario.clone();
+        let dir = spec.dir.clone();
+        let run = tokio::task::spawn_blocking(move || {
+            handle.block_on(run_to_dir_async(
+                &scenario,
+                &mut agent,
+                config,
+                &limits,
+                &dir,
+                None,
+                Box::new(Scripted),
+            ))
+        });
+        let mut session = Session {
+            scenario: spec.scenario.scenario.name.clone(),
+            agent: spec.agent,
+            seed,
+            dir: spec.dir,
+            decisions: Some(decisions),
+            handouts,
+            run: Some(run),
+            latest: placeholder_progress(),
+            result: None,
+        };
+        let turn = session.next_turn(true).await?;
+        Ok((session, turn))
+    }
+
+    /// Sends a decision and returns what follows. When the run ends with it, the run
+    /// directory is written before this returns.
+    pub async fn step(&mut self, decision: Decision) -> Result<Turn, SessionError> {
+        if self.is_over() {
+            return Err(SessionError::Over(self.latest.end_reason));
+        }
+        let sent = self
+            .decisions
+            .as_ref()
+            .is_some_and(|d| d.send(decision).is_ok());
+        if !sent {
+            // The run is gone (it failed); say why.
+            self.finish().await?;
+            return Err(SessionError::Over(self.latest.end_reason));
+        }
+        self.next_turn(false).await
+    }
+
+    /// Ends the run if it is still going (as abandoned), waits until its directory is
+    /// written and returns its result. Idempotent.
+    pub async fn close(&mut self) -> Result<&RunResult, SessionError> {
+        self.decisions = None;
+        // Drain what the run hands out while it ends (its last observation).
+        while let Some(h) = self.handouts.recv().await {
+            self.latest = h.progress;
+        }
+        self.finish().await?;
+        self.result
+            .as_ref()
+            .ok_or(SessionError::Over(self.latest.end_reason))
+    }
+
+    /// Whether the run has ended.
+    pub fn is_over(&self) -> bool {
+        self.latest.end_reason.is_some() || self.run.is_none()
+    }
+
+    /// The run directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The final result, once the run has ended.
+    pub fn result(&self) -> Option<&RunResult> {
+        self.result.as_ref()
+    }
+
+    /// The session's state after the latest turn.
+    pub fn state(&self) -> SessionState {
+        let (terminated, truncated) = end_flags(self.latest.end_reason);
+        SessionState {
+            scenario: self.scenario.clone(),
+            agent: self.agent.clone(),
+            seed: self.seed,
+            progress: self.latest.clone(),
+            steps: self.latest.step,
+            finished: self.is_over(),
+            terminated,
+            truncated,
+            result: self.result.as_ref().map(ResultSummary::from),
+        }
+    }
+
+    async fn next_turn(&mut self, first: bool) -> Result<Turn, SessionError> {
+        let Some(h) = self.handouts.recv().await else {
+            // The run ended without a last observation: it failed.
+            self.finish().await?;
+            return Err(SessionError::Over(self.latest.end_reason));
+        };
+        let reward = if first {
+            0.0
+        } else {
+            h.progress.score - self.latest.score
+        };
+        self.latest = h.progress.clone();
+        if h.progress.end_reason.is_some() {
+            self.decisions = None;
+            self.finish().await?;
+        }
+        let (terminated, truncated) = end_flags(h.progress.end_reason);
+        Ok(Turn {
+            observation: h.observation,
+            progress: h.progress,
+            reward,
+            terminated,
+            truncated,
+        })
+    }
+
+    /// Waits for the run's thread and keeps its result.
+    async fn finish(&mut self) -> Result<(), SessionError> {
+        let Some(run) = self.run.take() else {
+            return Ok(());
+        };
+        let r = match run.await {
+            Ok(r) => r?,
+            Err(e) => return Err(SessionError::Panicked(e.to_string())),
+        };
+        self.latest.end_reason = r.end_reason;
+        self.result = Some(r);
+        Ok(())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Dropping the decision channel ends a live run as abandoned; its thread
+        // writes the run directory on its own.
+        self.decisions = None;
+    }
+}
+
+fn placeholder_progress() -> Progress {
+    Progress {
+        step: 0,
+        time: String::new(),
+        t: tbsim_core::time::SimTime(0),
+        day: 1,
+        days: 1,
+        tasks: Vec::new(),
+        score: 0.0,
+        errors: Default::default(),
+        end_reason: None,
+    }
+}
