@@ -24,7 +24,11 @@ pub(crate) fn cmd_mcp(args: McpArgs) -> Result<ExitCode> {
         max_steps: args.max_steps,
         out: args.out,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    // One thread: the SDK serves each request on a task of its own, and a
+    // current-thread runtime runs them in the order they arrived (and the world's
+    // lock hands itself out first come, first served), so calls a client sends
+    // without waiting for the previous result are still made in its order.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .thread_name("tbsim-mcp")
         .enable_all()
         .build()
@@ -35,7 +39,13 @@ pub(crate) fn cmd_mcp(args: McpArgs) -> Result<ExitCode> {
     match result {
         Some(r) => eprintln!(
             "tbsim mcp: {} by {}: score {:.3}, success {:.3}, {} steps, ended {:?}; digest {}",
-            r.scenario, r.agent, r.checkpoint_score, r.success_rate, r.steps, r.end_reason, r.digest
+            r.scenario,
+            r.agent,
+            r.checkpoint_score,
+            r.success_rate,
+            r.steps,
+            r.end_reason,
+            r.digest
         ),
         None => eprintln!("tbsim mcp: the client left before initialising; no run"),
     }

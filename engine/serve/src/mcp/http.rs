@@ -99,8 +99,10 @@ impl StartQuery {
                     hints.replace(h as u8).is_none()
                 }
                 "feedback" => {
-                    let f: FeedbackPolicy = serde_json::from_value(serde_json::Value::String(v.clone()))
-                        .map_err(|_| format!("`feedback` must be none, summary or detailed, not `{v}`"))?;
+                    let f: FeedbackPolicy =
+                        serde_json::from_value(serde_json::Value::String(v.clone())).map_err(
+                            |_| format!("`feedback` must be none, summary or detailed, not `{v}`"),
+                        )?;
                     feedback.replace(f).is_none()
                 }
                 "max_steps" => {

@@ -41,8 +41,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeRequestParams, InitializeResult, ListResourcesResult, ListToolsResult,
-    LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams, ProtocolVersion,
+    InitializeRequestParams, InitializeResult, ListResourcesResult, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ProtocolVersion,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig,
     SetLevelRequestParams, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
@@ -231,10 +231,8 @@ impl McpServer {
         match &self.start {
             Start::Own(spec) => {
                 let dir = spec.out.clone().unwrap_or_else(|| {
-                    PathBuf::from("runs").join(format!(
-                        "{}-mcp-{client}",
-                        spec.scenario.scenario.name
-                    ))
+                    PathBuf::from("runs")
+                        .join(format!("{}-mcp-{client}", spec.scenario.scenario.name))
                 });
                 let (session, turn) = Session::start(SessionSpec {
                     scenario: spec.scenario.clone(),
@@ -470,11 +468,12 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let given_id = request
+        // The SDK moves the request's `_meta` into the context.
+        let given_id = context
             .meta
-            .as_ref()
-            .and_then(|m| m.get(CALL_ID_META))
-            .cloned();
+            .get(CALL_ID_META)
+            .cloned()
+            .or_else(|| request.meta.as_ref().and_then(|m| m.get(CALL_ID_META)).cloned());
         let mut guard = self.live.lock().await;
         let Some(live) = guard.as_mut() else {
             return Err(McpError::invalid_request(

@@ -175,12 +175,21 @@ mod tests {
         assert_eq!(tasks["tasks"][0]["task"], "task/a");
         assert_eq!(tasks["tasks"][0]["deadline_passed"], true);
         assert_eq!(tasks["tasks"][1]["deadline_passed"], false);
-        assert_eq!(v.read("tbsim://mailbox").unwrap()["messages"][0]["text"], "hi");
+        assert_eq!(
+            v.read("tbsim://mailbox").unwrap()["messages"][0]["text"],
+            "hi"
+        );
         assert_eq!(
             v.read("tbsim://calendar").unwrap()["my_calendar"]["as_of"],
             "09:01"
         );
-        assert_eq!(v.read("tbsim://notifications").unwrap()["notifications"].as_array().unwrap().len(), 4);
+        assert_eq!(
+            v.read("tbsim://notifications").unwrap()["notifications"]
+                .as_array()
+                .unwrap()
+                .len(),
+            4
+        );
         assert!(v.read("tbsim://answers").is_none());
     }
 }
