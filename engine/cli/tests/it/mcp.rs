@@ -194,6 +194,8 @@ async fn assert_tools_are_the_catalogue(conn: &Connection) {
         assert_eq!(g["name"], w["name"]);
         assert_eq!(g["description"], w["description"]);
         assert_eq!(g["inputSchema"], w["parameters"], "{}", w["name"]);
+        assert_eq!(g["_meta"]["tbsim/cost_minutes"], w["cost_minutes"]);
+        assert_eq!(g["_meta"]["tbsim/family"], w["family"]);
     }
 }
 
@@ -333,9 +335,10 @@ fn stdio_clients_replaying_the_oracle_reproduce_its_runs() {
                 ],
                 &root(),
             );
-            let mut cmd = tokio::process::Command::from(cmd);
-            cmd.stderr(Stdio::null());
-            let transport = TokioChildProcess::new(cmd).unwrap();
+            let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(cmd))
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
             let client = Client::default();
             let conn = client.clone().serve(transport).await.expect("initialises");
             if name == "busy-day" {
@@ -617,9 +620,10 @@ fn a_client_that_leaves_early_abandons_its_run_which_is_written() {
             ],
             &root(),
         );
-        let mut cmd = tokio::process::Command::from(cmd);
-        cmd.stderr(Stdio::null());
-        let transport = TokioChildProcess::new(cmd).unwrap();
+        let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(cmd))
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
         let conn = Client::default().serve(transport).await.unwrap();
         let (body, is_error) = call(&conn, None, "list_colleagues", json!({})).await;
         assert!(!is_error, "{body}");

@@ -5,7 +5,8 @@
 //!   the result's `instructions` carry the briefing and the notifications of the
 //!   first observation.
 //! * `tools/list` is the catalogue (`tbsim_core::protocol::catalogue()`): the same
-//!   names, descriptions and argument schemas as `tbsim tools --json`.
+//!   names, descriptions and argument schemas as `tbsim tools --json`, with each
+//!   tool's family and cost in minutes under `_meta`.
 //! * `tools/call` is a one-call [`Decision`] stepped through the shared
 //!   [`Session`], so it costs and is checked exactly as the built-in agents' calls
 //!   are. The result's text is the engine's tool result as JSON (`ok`, `time`,
@@ -124,7 +125,7 @@ impl Drop for Lease {
 
 #[derive(Debug)]
 enum World {
-    Own(Session),
+    Own(Box<Session>),
     Shared(Lease),
 }
 
@@ -245,7 +246,7 @@ impl McpServer {
                 })
                 .await
                 .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-                Ok((World::Own(session), turn))
+                Ok((World::Own(Box::new(session)), turn))
             }
             Start::Shared(registry) => {
                 let query = context
@@ -327,7 +328,7 @@ pub fn client_name(name: &str) -> String {
 fn instructions(obs: &Observation) -> String {
     let mut s = String::from(
         "You are an intern in a simulated company; a tbsim world runs behind these tools. \
-         Every tool call costs simulated time, exactly as listed in each tool's description. \
+         Every tool call costs simulated time (see each tool's `_meta`, `tbsim/cost_minutes`). \
          New tasks, messages, meetings and mentor feedback arrive in each tool result's \
          `notifications` (and as `notifications/message` log messages). The resources \
          tbsim://tasks, tbsim://calendar, tbsim://mailbox and tbsim://notifications keep \
@@ -390,7 +391,8 @@ fn call_result(turn: Turn, pending: Vec<Notification>) -> (CallToolResult, Vec<N
     (result, notes)
 }
 
-/// The catalogue as MCP tools.
+/// The catalogue as MCP tools, each with its family and default cost in minutes
+/// under `_meta` (`tbsim/family`, `tbsim/cost_minutes`).
 pub fn tools() -> Vec<Tool> {
     catalogue()
         .iter()
@@ -400,7 +402,11 @@ pub fn tools() -> Vec<Tool> {
                 .as_object()
                 .cloned()
                 .expect("tool schemas are objects");
+            let mut meta = serde_json::Map::new();
+            meta.insert("tbsim/family".into(), json!(t.family));
+            meta.insert("tbsim/cost_minutes".into(), json!(t.cost_minutes));
             Tool::new(t.name, t.description, Arc::new(schema))
+                .with_meta(rmcp::model::MetaObject(meta))
         })
         .collect()
 }
@@ -469,11 +475,13 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         // The SDK moves the request's `_meta` into the context.
-        let given_id = context
-            .meta
-            .get(CALL_ID_META)
-            .cloned()
-            .or_else(|| request.meta.as_ref().and_then(|m| m.get(CALL_ID_META)).cloned());
+        let given_id = context.meta.get(CALL_ID_META).cloned().or_else(|| {
+            request
+                .meta
+                .as_ref()
+                .and_then(|m| m.get(CALL_ID_META))
+                .cloned()
+        });
         let mut guard = self.live.lock().await;
         let Some(live) = guard.as_mut() else {
             return Err(McpError::invalid_request(
