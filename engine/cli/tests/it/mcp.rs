@@ -314,6 +314,22 @@ fn assert_same_run(dir: &Path, oracle: &Path, name: &str) {
     assert!(dir.join("scenario.ron").is_file());
     let o = tbsim(&["replay", dir.to_str().unwrap()], &root());
     assert!(o.status.success(), "{name}: {}", text(&o).1);
+    let report = dir.with_extension("report");
+    let o = tbsim(
+        &[
+            "report",
+            dir.to_str().unwrap(),
+            "--out",
+            report.to_str().unwrap(),
+        ],
+        &root(),
+    );
+    assert!(o.status.success(), "{name}: {}", text(&o).1);
+    assert!(
+        text(&o).0.contains(&format!("mcp:{CLIENT}")),
+        "{name}: {}",
+        text(&o).0
+    );
 }
 
 #[test]
@@ -453,7 +469,13 @@ fn http_clients_replaying_the_oracle_reproduce_its_runs() {
             connect_http(&url, Some("s3cret")).await.is_err(),
             "over the cap"
         );
-        // Closing one MCP session frees its slot.
+        // Closing one MCP session frees its slot and ends its run as abandoned.
+        let (body, is_error) = call(&a, None, "list_colleagues", json!({})).await;
+        assert!(!is_error, "{body}");
+        let a_id = a.peer_info().unwrap().meta.as_ref().unwrap().0["tbsim/session"]
+            .as_str()
+            .unwrap()
+            .to_owned();
         a.cancel().await.unwrap();
         let mut freed = None;
         for _ in 0..50 {
@@ -466,6 +488,17 @@ fn http_clients_replaying_the_oracle_reproduce_its_runs() {
         let (c, _) = freed.expect("a closed MCP session frees its slot");
         c.cancel().await.unwrap();
         b.cancel().await.unwrap();
+        let dir = out.join(&a_id);
+        for _ in 0..100 {
+            if dir.join("result.json").is_file() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let result = read_json(&dir.join("result.json"));
+        assert_eq!(result["end_reason"], "abandoned");
+        assert_eq!(result["steps"], 1);
+        assert_eq!(result["agent"], format!("mcp:{CLIENT}"));
     });
 }
 
