@@ -187,3 +187,24 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 1 << 20)]
     pub(crate) max_body: usize,
 }
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct McpArgs {
+    /// The scenario file.
+    pub(crate) scenario: PathBuf,
+    /// Master seed (default: the scenario's own).
+    #[arg(long)]
+    pub(crate) seed: Option<u64>,
+    /// The run directory (default: `runs/<scenario>-mcp-<client>`).
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    /// Hints given with each task (0-3).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub(crate) hints: u8,
+    /// Mentor feedback delivered each morning on the previous days' finished tasks.
+    #[arg(long, value_enum, default_value_t = Feedback::Detailed)]
+    pub(crate) feedback: Feedback,
+    /// Maximum agent decisions per working day (a D-day scenario allows D times as many).
+    #[arg(long, default_value_t = 400, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_steps: u64,
+}

@@ -2,6 +2,7 @@
 
 mod args;
 mod generate;
+mod mcp;
 mod regrade;
 mod replay;
 mod report;
@@ -34,6 +35,8 @@ enum Command {
     Run(RunArgs),
     /// Serve the HTTP session API: external agents drive worlds over JSON (see README).
     Serve(ServeArgs),
+    /// Serve one world to an MCP client over stdio (see README, "MCP").
+    Mcp(McpArgs),
     /// Re-drive a recorded run and check it reproduces exactly.
     Replay {
         /// A run directory (or a directory of run directories).
@@ -153,6 +156,7 @@ fn main() -> ExitCode {
     let res = match cli.command {
         Command::Run(args) => run::cmd_run(args),
         Command::Serve(args) => serve::cmd_serve(args),
+        Command::Mcp(args) => mcp::cmd_mcp(args),
         Command::Replay { run_dir } => replay::cmd_replay(&run_dir),
         Command::Regrade { run_dir, scenario } => {
             regrade::cmd_regrade(&run_dir, scenario.as_deref())

@@ -8,6 +8,7 @@
 //! | `DELETE /v1/sessions/{id}` | ends the run (as abandoned if it was going), writes its directory, returns the final state |
 //! | `GET /v1/tools` | the tool catalogue (as `tbsim tools --json`) |
 //! | `GET /openapi.json` | the OpenAPI 3.1 document of this API |
+//! | `/mcp` | MCP over streamable HTTP (`crate::mcp`); the `initialize` request's query names the world: `/mcp?scenario=busy-day&seed=3` |
 //!
 //! Every error is `{"error": {"code", "message"}}` with a 4xx or 5xx status (see
 //! [`ApiError`]); with a token configured every route wants
@@ -352,6 +353,12 @@ pub fn router(api: Arc<ApiState>, max_body: usize) -> Router {
         .route("/v1/sessions/{id}", get(state).delete(delete))
         .route("/v1/tools", get(tools))
         .route("/openapi.json", get(openapi))
+        // MCP over streamable HTTP (`crate::mcp`): one world per MCP session, sharing
+        // the registry's cap, idle expiry and scenario roots, and the token below.
+        .route_service(
+            "/mcp",
+            crate::mcp::http_service(api.registry.clone(), max_body, api.token.is_some()),
+        )
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body))

@@ -13,12 +13,15 @@
 //!   idle expiry, and scenario names confined to the server's roots
 //!   ([`scenarios`]).
 //! * [`http`] is the JSON session API over axum (`tbsim serve`).
+//! * [`mcp`] is the MCP server (rmcp): over stdio (`tbsim mcp`) and over streamable
+//!   HTTP at `/mcp` in the session API's router, one world per MCP connection.
 //!
 //! Imports `tbsim-core`, `tbsim-scenario` and `tbsim-engine` only.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod http;
+pub mod mcp;
 pub mod registry;
 pub mod scenarios;
 pub mod session;

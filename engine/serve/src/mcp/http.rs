@@ -1,0 +1,180 @@
+//! MCP over streamable HTTP: rmcp's server transport as an axum service, one world
+//! (a session of the server's registry) per MCP session.
+//!
+//! The world starts with the MCP `initialize` request, whose URL query names it:
+//! `/mcp?scenario=busy-day&seed=3&hints=0&feedback=detailed&max_steps=400` (only
+//! `scenario` is required; it is confined to the served roots exactly as in the
+//! session API). Later requests of the MCP session need no query.
+
+use std::sync::Arc;
+
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use tbsim_core::protocol::FeedbackPolicy;
+
+use super::McpServer;
+use crate::registry::Registry;
+
+/// The default cap on decisions per working day of an MCP world.
+pub const DEFAULT_MAX_STEPS: u64 = 400;
+
+/// What the query of an `initialize` request asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartQuery {
+    /// A scenario name (required).
+    pub scenario: String,
+    /// Master seed.
+    pub seed: Option<u64>,
+    /// Hint tier (0-3).
+    pub hints: u8,
+    /// Mentor feedback (`none`, `summary`, `detailed`).
+    pub feedback: FeedbackPolicy,
+    /// Maximum decisions per working day.
+    pub max_steps: u64,
+}
+
+fn unhex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Percent-decodes a query component (`+` is a space).
+fn decode(s: &str) -> Result<String, String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hi = bytes.get(i + 1).copied().and_then(unhex);
+                let lo = bytes.get(i + 2).copied().and_then(unhex);
+                let (Some(hi), Some(lo)) = (hi, lo) else {
+                    return Err(format!("bad percent escape in `{s}`"));
+                };
+                out.push(hi * 16 + lo);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).map_err(|_| format!("`{s}` is not UTF-8"))
+}
+
+impl StartQuery {
+    /// Parses a URL query (without the `?`). Unknown or repeated parameters are
+    /// refused.
+    pub fn parse(query: &str) -> Result<StartQuery, String> {
+        let mut scenario = None;
+        let mut seed = None;
+        let mut hints = None;
+        let mut feedback = None;
+        let mut max_steps = None;
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let (k, v) = (decode(k)?, decode(v)?);
+            let num = |what: &str| {
+                v.parse::<u64>()
+                    .map_err(|_| format!("`{what}` must be a whole number, not `{v}`"))
+            };
+            let fresh = match k.as_str() {
+                "scenario" => scenario.replace(v.clone()).is_none(),
+                "seed" => seed.replace(num("seed")?).is_none(),
+                "hints" => {
+                    let h = num("hints")?;
+                    if h > 3 {
+                        return Err("`hints` must be 0-3".into());
+                    }
+                    hints.replace(h as u8).is_none()
+                }
+                "feedback" => {
+                    let f: FeedbackPolicy =
+                        serde_json::from_value(serde_json::Value::String(v.clone())).map_err(
+                            |_| format!("`feedback` must be none, summary or detailed, not `{v}`"),
+                        )?;
+                    feedback.replace(f).is_none()
+                }
+                "max_steps" => {
+                    let n = num("max_steps")?;
+                    if n == 0 {
+                        return Err("`max_steps` must be at least 1".into());
+                    }
+                    max_steps.replace(n).is_none()
+                }
+                _ => {
+                    return Err(format!(
+                        "unknown query parameter `{k}` (known: scenario, seed, hints, feedback, max_steps)"
+                    ));
+                }
+            };
+            if !fresh {
+                return Err(format!("query parameter `{k}` given twice"));
+            }
+        }
+        let scenario = scenario.ok_or_else(|| {
+            "no scenario: start an MCP session with `/mcp?scenario=<name>` (e.g. `/mcp?scenario=busy-day&seed=3`)"
+                .to_owned()
+        })?;
+        Ok(StartQuery {
+            scenario,
+            seed,
+            hints: hints.unwrap_or(0),
+            feedback: feedback.unwrap_or_default(),
+            max_steps: max_steps.unwrap_or(DEFAULT_MAX_STEPS),
+        })
+    }
+}
+
+/// The `/mcp` service over `registry`: MCP sessions expire with the registry's idle
+/// timeout; request bodies are capped at `max_body` bytes. `any_host` lets requests
+/// with any `Host` header in (the server has a bearer token); otherwise only loopback
+/// hosts are accepted, against DNS rebinding.
+pub fn http_service(
+    registry: Arc<Registry>,
+    max_body: usize,
+    any_host: bool,
+) -> StreamableHttpService<McpServer, LocalSessionManager> {
+    let mut config = StreamableHttpServerConfig::default().with_max_request_body_bytes(max_body);
+    if any_host {
+        config = config.disable_allowed_hosts();
+    }
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(registry.config().idle_timeout);
+    StreamableHttpService::new(
+        move || Ok(McpServer::shared(registry.clone())),
+        Arc::new(sessions),
+        config,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_name_the_world() {
+        let q = StartQuery::parse("scenario=busy-day&seed=3&feedback=none&hints=1").unwrap();
+        assert_eq!(q.scenario, "busy-day");
+        assert_eq!(q.seed, Some(3));
+        assert_eq!(q.hints, 1);
+        assert_eq!(q.feedback, FeedbackPolicy::None);
+        assert_eq!(q.max_steps, DEFAULT_MAX_STEPS);
+        assert_eq!(StartQuery::parse("scenario=a%2Fb").unwrap().scenario, "a/b");
+        assert!(StartQuery::parse("").unwrap_err().contains("no scenario"));
+        assert!(StartQuery::parse("scenario=a&scenario=b").is_err());
+        assert!(StartQuery::parse("scenario=a&colour=red").is_err());
+        assert!(StartQuery::parse("scenario=a&hints=4").is_err());
+        assert!(StartQuery::parse("scenario=a&seed=x").is_err());
+    }
+}

@@ -1,0 +1,681 @@
+//! The MCP server: one world per MCP connection, over stdio (`tbsim mcp`) or
+//! streamable HTTP (`/mcp` in `tbsim serve`, see [`http_service`]).
+//!
+//! * `initialize` starts the world: the run's agent is `mcp:<clientInfo.name>`, and
+//!   the result's `instructions` carry the briefing and the notifications of the
+//!   first observation.
+//! * `tools/list` is the catalogue (`tbsim_core::protocol::catalogue()`): the same
+//!   names, descriptions and argument schemas as `tbsim tools --json`, with each
+//!   tool's family and cost in minutes under `_meta`.
+//! * `tools/call` is a one-call [`Decision`] stepped through the shared
+//!   [`Session`], so it costs and is checked exactly as the built-in agents' calls
+//!   are. The result's text is the engine's tool result as JSON (`ok`, `time`,
+//!   `result` or `error`, `notifications`, and `run_over`/`end_reason` once the
+//!   run is over); images come as image content. A refused call — unknown tool,
+//!   arguments that fail the schema, a call after the run ended — is a result with
+//!   `isError: true` whose text is the structured error; JSON-RPC errors are left
+//!   to malformed protocol messages. The call id recorded in the trajectory is
+//!   `_meta["tbsim/call_id"]` when the request gives one (1-64 characters), else
+//!   `mcp-<n>` for the connection's n-th call. Over HTTP the `initialize` result's
+//!   `_meta["tbsim/session"]` is the registry session (the run directory's name).
+//! * Notifications also go out as `notifications/message` (logger `tbsim`, level
+//!   `info`, the notification as data), and a subscribed resource that changed gets
+//!   `notifications/resources/updated`. The resources ([`view::RESOURCES`]:
+//!   `tbsim://briefing`, `tbsim://tasks`, `tbsim://calendar`, `tbsim://mailbox`,
+//!   `tbsim://notifications`) are built only from what the agent was shown.
+//! * `finish`, the end of the working days or the connection closing ends the run;
+//!   its directory is written as `tbsim run` writes it.
+//!
+//! Only protocol versions with an `initialize` handshake are offered (up to
+//! `2025-11-25`), since a world lives as long as its connection or MCP session.
+
+// Logging (`notifications/message`, `logging/setLevel`) and `resources/subscribe`
+// are deprecated from protocol 2026-07-28 on (SEP-2577) but are those of the
+// handshake versions served here.
+#![allow(deprecated)]
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeRequestParams, InitializeResult, ListResourcesResult, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData as McpError, ServerHandler};
+use serde_json::{Value, json};
+
+use tbsim_core::protocol::{
+    Decision, FeedbackPolicy, Notification, Observation, ToolCall, catalogue,
+};
+use tbsim_engine::result::RunResult;
+use tbsim_scenario::LoadedScenario;
+
+use crate::registry::{OpenRequest, Registry, RegistryError};
+use crate::session::{Session, SessionError, SessionSpec, Turn};
+
+mod http;
+pub mod view;
+
+pub use http::{StartQuery, http_service};
+use view::View;
+
+/// The `_meta` key naming the call id a `tools/call` is recorded under.
+pub const CALL_ID_META: &str = "tbsim/call_id";
+
+/// The `_meta` key of the `initialize` result naming the registry session of an
+/// HTTP world (its run directory is `<out>/<session>/`).
+pub const SESSION_META: &str = "tbsim/session";
+
+/// The longest client name kept (from `clientInfo.name`).
+pub const MAX_CLIENT_NAME: usize = 64;
+
+/// The logger name of the notifications sent as `notifications/message`.
+pub const LOGGER: &str = "tbsim";
+
+/// What a stdio server runs (`tbsim mcp`).
+#[derive(Debug, Clone)]
+pub struct StdioSpec {
+    /// The scenario.
+    pub scenario: Arc<LoadedScenario>,
+    /// Master seed (default: the scenario's).
+    pub seed: Option<u64>,
+    /// Hint tier (0-3).
+    pub hints: u8,
+    /// Mentor feedback between days.
+    pub feedback: FeedbackPolicy,
+    /// Maximum decisions per working day.
+    pub max_steps: u64,
+    /// The run directory (default: `runs/<scenario>-mcp-<client>`).
+    pub out: Option<PathBuf>,
+}
+
+/// Where a connection's world comes from.
+#[derive(Debug)]
+enum Start {
+    /// A world of its own (stdio).
+    Own(StdioSpec),
+    /// A session of a server's registry (streamable HTTP); the scenario comes from
+    /// the query of the `initialize` request.
+    Shared(Arc<Registry>),
+}
+
+/// A registry session held by one MCP session; forgotten (and so ended, as
+/// abandoned if it was going) when the MCP session goes.
+#[derive(Debug)]
+struct Lease {
+    registry: Arc<Registry>,
+    id: String,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        // The entry's last holder drops the session: its run ends and its thread
+        // writes the directory.
+        let _ = self.registry.remove(&self.id);
+    }
+}
+
+#[derive(Debug)]
+enum World {
+    Own(Box<Session>),
+    Shared(Lease),
+}
+
+/// A started world and what the connection still owes its agent.
+#[derive(Debug)]
+struct Live {
+    world: World,
+    /// Calls made so far on this connection.
+    calls: u64,
+    /// The first observation's notifications, repeated in the first tool result.
+    pending: Vec<Notification>,
+}
+
+/// Why a step gave no turn.
+#[derive(Debug, thiserror::Error)]
+enum StepError {
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error("{0}")]
+    Registry(#[from] RegistryError),
+}
+
+impl Live {
+    async fn step(&mut self, d: Decision) -> Result<Turn, StepError> {
+        match &mut self.world {
+            World::Own(s) => Ok(s.step(d).await?),
+            World::Shared(lease) => {
+                let entry = lease.registry.get(&lease.id)?;
+                let mut s = entry.session.lock().await;
+                Ok(s.step(d).await?)
+            }
+        }
+    }
+}
+
+/// The MCP server of one connection (see the module docs).
+#[derive(Debug)]
+pub struct McpServer {
+    start: Start,
+    live: Arc<tokio::sync::Mutex<Option<Live>>>,
+    view: Arc<Mutex<View>>,
+    subscribed: Arc<Mutex<BTreeSet<String>>>,
+    /// The client asked for no `info` log messages (`logging/setLevel` above it).
+    quiet: Arc<AtomicBool>,
+}
+
+impl McpServer {
+    /// A server whose world is its own (stdio).
+    pub fn own(spec: StdioSpec) -> McpServer {
+        McpServer::new(Start::Own(spec))
+    }
+
+    /// A server whose world is a session of `registry` (streamable HTTP).
+    pub fn shared(registry: Arc<Registry>) -> McpServer {
+        McpServer::new(Start::Shared(registry))
+    }
+
+    fn new(start: Start) -> McpServer {
+        McpServer {
+            start,
+            live: Arc::new(tokio::sync::Mutex::new(None)),
+            view: Arc::new(Mutex::new(View::default())),
+            subscribed: Arc::new(Mutex::new(BTreeSet::new())),
+            quiet: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// A handle that ends the world once the connection is over (see
+    /// [`Closer::close`]).
+    pub fn closer(&self) -> Closer {
+        Closer {
+            live: self.live.clone(),
+        }
+    }
+
+    fn view(&self) -> std::sync::MutexGuard<'_, View> {
+        self.view.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn resources_now(&self) -> Vec<(String, String)> {
+        let subscribed: Vec<String> = self
+            .subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect();
+        let view = self.view();
+        subscribed
+            .into_iter()
+            .map(|uri| {
+                let text = view.read(&uri).map(|v| v.to_string()).unwrap_or_default();
+                (uri, text)
+            })
+            .collect()
+    }
+
+    async fn start_world(
+        &self,
+        client: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(World, Turn), McpError> {
+        let agent = format!("mcp:{client}");
+        match &self.start {
+            Start::Own(spec) => {
+                let dir = spec.out.clone().unwrap_or_else(|| {
+                    PathBuf::from("runs")
+                        .join(format!("{}-mcp-{client}", spec.scenario.scenario.name))
+                });
+                let (session, turn) = Session::start(SessionSpec {
+                    scenario: spec.scenario.clone(),
+                    seed: spec.seed,
+                    hints: spec.hints,
+                    feedback: spec.feedback,
+                    max_steps: spec.max_steps,
+                    agent,
+                    dir,
+                })
+                .await
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+                Ok((World::Own(Box::new(session)), turn))
+            }
+            Start::Shared(registry) => {
+                let query = context
+                    .extensions
+                    .get::<axum::http::request::Parts>()
+                    .and_then(|p| p.uri.query())
+                    .unwrap_or_default();
+                let q = StartQuery::parse(query)
+                    .map_err(|e| McpError::invalid_params(e, Some(json!({"query": query}))))?;
+                let req = OpenRequest {
+                    scenario: q.scenario,
+                    seed: q.seed,
+                    hints: q.hints,
+                    feedback: q.feedback,
+                    max_steps: q.max_steps,
+                    agent,
+                };
+                let (id, turn) = registry.open(req).await.map_err(open_error)?;
+                let lease = Lease {
+                    registry: registry.clone(),
+                    id,
+                };
+                Ok((World::Shared(lease), turn))
+            }
+        }
+    }
+}
+
+/// Ends a connection's world after the connection is over.
+#[derive(Debug, Clone)]
+pub struct Closer {
+    live: Arc<tokio::sync::Mutex<Option<Live>>>,
+}
+
+impl Closer {
+    /// Ends the run if it is still going (as abandoned), waits until its directory
+    /// is written and returns its result; `None` when no world was started (the
+    /// client never initialised). For a registry session the registry closes it.
+    pub async fn close(&self) -> Result<Option<RunResult>, SessionError> {
+        let Some(live) = self.live.lock().await.take() else {
+            return Ok(None);
+        };
+        match live.world {
+            World::Own(mut s) => Ok(Some(s.close().await?.clone())),
+            World::Shared(_) => Ok(None),
+        }
+    }
+}
+
+fn open_error(e: RegistryError) -> McpError {
+    let message = e.to_string();
+    match e {
+        RegistryError::Scenario(_) | RegistryError::InvalidScenario(..) => {
+            McpError::invalid_params(message, None)
+        }
+        _ => McpError::internal_error(message, None),
+    }
+}
+
+/// A client name as recorded: `clientInfo.name` with anything but A-Z, a-z, 0-9,
+/// `-`, `_` and `.` turned into `-`, at most [`MAX_CLIENT_NAME`] characters;
+/// `client` when empty.
+pub fn client_name(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(MAX_CLIENT_NAME)
+        .collect();
+    if s.is_empty() { "client".into() } else { s }
+}
+
+/// The `initialize` instructions: the briefing and the first notifications.
+fn instructions(obs: &Observation) -> String {
+    let mut s = String::from(
+        "You are an intern in a simulated company; a tbsim world runs behind these tools. \
+         Every tool call costs simulated time (see each tool's `_meta`, `tbsim/cost_minutes`). \
+         New tasks, messages, meetings and mentor feedback arrive in each tool result's \
+         `notifications` (and as `notifications/message` log messages). The resources \
+         tbsim://tasks, tbsim://calendar, tbsim://mailbox and tbsim://notifications keep \
+         what you have been told. Call `finish` once you are done for good; the run also \
+         ends with the working day or when you disconnect.\n",
+    );
+    if let Some(b) = &obs.briefing {
+        s.push_str("Briefing:\n");
+        s.push_str(&serde_json::to_string(b).expect("briefings serialise"));
+        s.push('\n');
+    }
+    s.push_str(&format!("It is {}.\n", obs.time));
+    if !obs.notifications.is_empty() {
+        s.push_str("Notifications so far:\n");
+        s.push_str(&serde_json::to_string(&obs.notifications).expect("notifications serialise"));
+        s.push('\n');
+    }
+    s
+}
+
+fn tool_error(kind: &str, message: String) -> CallToolResult {
+    let body = json!({"ok": false, "error": {"kind": kind, "message": message}});
+    CallToolResult::error(vec![ContentBlock::text(body.to_string())])
+}
+
+/// The tool result of a one-call turn, and every notification it carries.
+fn call_result(turn: Turn, pending: Vec<Notification>) -> (CallToolResult, Vec<Notification>) {
+    let obs = turn.observation;
+    let mut notes = pending;
+    let mut images = Vec::new();
+    let mut body = match obs.results.into_iter().next() {
+        Some(mut r) => {
+            notes.append(&mut r.notifications);
+            for a in std::mem::take(&mut r.attachments) {
+                images.push(ContentBlock::image(a.data, a.mime));
+            }
+            serde_json::to_value(&r).expect("tool results serialise")
+        }
+        None => json!({
+            "ok": false,
+            "time": obs.time,
+            "t": obs.t,
+            "error": {"kind": "run_over", "message": "the run ended before the call was made"},
+        }),
+    };
+    notes.extend(obs.notifications);
+    body["notifications"] = serde_json::to_value(&notes).expect("notifications serialise");
+    if obs.over {
+        body["run_over"] = json!(true);
+        body["end_reason"] = json!(turn.progress.end_reason);
+    }
+    let ok = body["ok"] == json!(true);
+    let mut content = vec![ContentBlock::text(body.to_string())];
+    content.append(&mut images);
+    let result = if ok {
+        CallToolResult::success(content)
+    } else {
+        CallToolResult::error(content)
+    };
+    (result, notes)
+}
+
+/// The catalogue as MCP tools, each with its family and default cost in minutes
+/// under `_meta` (`tbsim/family`, `tbsim/cost_minutes`).
+pub fn tools() -> Vec<Tool> {
+    catalogue()
+        .iter()
+        .map(|t| {
+            let schema = t
+                .parameters
+                .as_object()
+                .cloned()
+                .expect("tool schemas are objects");
+            let mut meta = serde_json::Map::new();
+            meta.insert("tbsim/family".into(), json!(t.family));
+            meta.insert("tbsim/cost_minutes".into(), json!(t.cost_minutes));
+            Tool::new(t.name, t.description, Arc::new(schema))
+                .with_meta(rmcp::model::MetaObject(meta))
+        })
+        .collect()
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let caps = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_tools()
+            .build();
+        ServerConfig::new(caps)
+            .with_server_info(Implementation::new("tbsim", env!("CARGO_PKG_VERSION")))
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(
+            &ProtocolVersion::LATEST_WITH_INITIALIZE,
+        ))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        let mut live = self.live.lock().await;
+        if live.is_some() {
+            return Err(McpError::invalid_request(
+                "already initialised: one world per connection",
+                None,
+            ));
+        }
+        let mut info = self.negotiate_initialize(&request)?;
+        context.peer.set_peer_info(request.clone());
+        let client = client_name(&request.client_info.name);
+        let (world, turn) = self.start_world(&client, &context).await?;
+        self.view().observe(&turn.observation);
+        info.instructions = Some(instructions(&turn.observation));
+        if let World::Shared(lease) = &world {
+            // The registry session (its run directory is `<out>/<id>/`).
+            let mut meta = serde_json::Map::new();
+            meta.insert(SESSION_META.into(), json!(lease.id));
+            info.meta = Some(rmcp::model::MetaObject(meta));
+        }
+        *live = Some(Live {
+            world,
+            calls: 0,
+            pending: turn.observation.notifications,
+        });
+        Ok(info)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        // The SDK moves the request's `_meta` into the context.
+        let given_id = context.meta.get(CALL_ID_META).cloned().or_else(|| {
+            request
+                .meta
+                .as_ref()
+                .and_then(|m| m.get(CALL_ID_META))
+                .cloned()
+        });
+        let mut guard = self.live.lock().await;
+        let Some(live) = guard.as_mut() else {
+            return Err(McpError::invalid_request(
+                "no world: send `initialize` first",
+                None,
+            ));
+        };
+        let id = match given_id {
+            None => format!("mcp-{}", live.calls + 1),
+            Some(Value::String(s)) if (1..=64).contains(&s.chars().count()) => s,
+            Some(_) => {
+                return Ok(tool_error(
+                    "schema",
+                    format!("`_meta.{CALL_ID_META}` must be a string of 1-64 characters"),
+                )
+                .into());
+            }
+        };
+        let arguments = match request.arguments {
+            None => "{}".to_owned(),
+            Some(args) => Value::Object(args).to_string(),
+        };
+        let decision = Decision {
+            calls: vec![ToolCall {
+                id,
+                name: request.name.into_owned(),
+                arguments,
+            }],
+        };
+        let before = self.resources_now();
+        let turn = match live.step(decision).await {
+            Ok(turn) => turn,
+            Err(StepError::Session(e @ SessionError::Over(_))) => {
+                return Ok(tool_error("run_over", e.to_string()).into());
+            }
+            Err(e) => return Ok(tool_error("unavailable", e.to_string()).into()),
+        };
+        live.calls += 1;
+        let pending = std::mem::take(&mut live.pending);
+        drop(guard);
+        // The pending notifications were recorded with the first observation.
+        self.view().observe(&turn.observation);
+        let (result, notes) = call_result(turn, pending);
+        if !self.quiet.load(Ordering::Relaxed) {
+            for n in &notes {
+                let data = serde_json::to_value(n).expect("notifications serialise");
+                let param = LoggingMessageNotificationParam::new(LoggingLevel::Info, data)
+                    .with_logger(LOGGER);
+                let _ = context.peer.notify_logging_message(param).await;
+            }
+        }
+        let after = self.resources_now();
+        for ((uri, old), (_, new)) in before.into_iter().zip(after) {
+            if old != new {
+                let _ = context
+                    .peer
+                    .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                    .await;
+            }
+        }
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(
+            view::RESOURCES
+                .iter()
+                .map(|(uri, name, description)| {
+                    Resource::new(*uri, *name)
+                        .with_description(*description)
+                        .with_mime_type("application/json")
+                })
+                .collect(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let Some(v) = self.view().read(&request.uri) else {
+            return Err(McpError::resource_not_found(
+                format!("no resource `{}`", request.uri),
+                None,
+            ));
+        };
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(v.to_string(), request.uri).with_mime_type("application/json"),
+        ])
+        .into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if self.view().read(&request.uri).is_none() {
+            return Err(McpError::resource_not_found(
+                format!("no resource `{}`", request.uri),
+                None,
+            ));
+        }
+        self.subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(request.uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&request.uri);
+        Ok(())
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let quiet = !matches!(request.level, LoggingLevel::Debug | LoggingLevel::Info);
+        self.quiet.store(quiet, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Serves one world over stdin/stdout until the client disconnects or `shutdown`
+/// resolves, then ends the run (as abandoned if it was still going) and returns its
+/// result (`None` when the client never initialised).
+pub async fn serve_stdio(
+    spec: StdioSpec,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<Option<RunResult>, McpStdioError> {
+    use rmcp::ServiceExt as _;
+    let server = McpServer::own(spec);
+    let closer = server.closer();
+    let served = async {
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| McpStdioError::Transport(e.to_string()))?;
+        let _ = running.waiting().await;
+        Ok::<(), McpStdioError>(())
+    };
+    tokio::select! {
+        r = served => r?,
+        () = shutdown => {}
+    }
+    Ok(closer.close().await?)
+}
+
+/// A stdio server failed.
+#[derive(Debug, thiserror::Error)]
+pub enum McpStdioError {
+    /// The connection failed before or during the handshake.
+    #[error("MCP connection failed: {0}")]
+    Transport(String),
+    /// The run failed.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_names_are_confined() {
+        assert_eq!(client_name("claude-ai"), "claude-ai");
+        assert_eq!(client_name("Claude Desktop/1"), "Claude-Desktop-1");
+        assert_eq!(client_name(""), "client");
+        assert_eq!(client_name(&"x".repeat(100)).len(), MAX_CLIENT_NAME);
+    }
+
+    #[test]
+    fn the_tools_are_the_catalogue() {
+        let t = tools();
+        assert_eq!(t.len(), catalogue().len());
+        for (m, c) in t.iter().zip(catalogue()) {
+            assert_eq!(m.name, c.name);
+            assert_eq!(m.description.as_deref(), Some(c.description));
+            assert_eq!(Value::Object((*m.input_schema).clone()), c.parameters);
+        }
+    }
+}
