@@ -771,7 +771,10 @@ mod tests {
         let mut texts: Vec<String> = SYNONYMS
             .iter()
             .map(|g| g.join(" ").to_uppercase())
-            .chain(STOP.iter().map(|w| format!("{w} {} {w}s", w.to_uppercase())))
+            .chain(
+                STOP.iter()
+                    .map(|w| format!("{w} {} {w}s", w.to_uppercase())),
+            )
             .collect();
         texts.extend(
             [

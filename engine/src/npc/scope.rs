@@ -480,10 +480,19 @@ mod tests {
     /// folding is not plain ASCII.
     fn corpus() -> Vec<String> {
         let mut texts: Vec<String> = [
-            "KNOW THE ANSWER? Is It There", "İS it the one", "Straße of the city",
-            "The KELVIN \u{212A}now sign", "ÀÉÎ are here", "averyveryverylongwordthatisnotglue is it",
-            "THE/A/AN of/to/in", "drive/sales/q3.csv drive/sales/q4.csv and the list",
-            "what where when why how who", "", "   ", "a-b-c_d.e", "Hi!!! ?? ,,, OLD123456",
+            "KNOW THE ANSWER? Is It There",
+            "İS it the one",
+            "Straße of the city",
+            "The KELVIN \u{212A}now sign",
+            "ÀÉÎ are here",
+            "averyveryverylongwordthatisnotglue is it",
+            "THE/A/AN of/to/in",
+            "drive/sales/q3.csv drive/sales/q4.csv and the list",
+            "what where when why how who",
+            "",
+            "   ",
+            "a-b-c_d.e",
+            "Hi!!! ?? ,,, OLD123456",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -536,7 +545,11 @@ mod tests {
             let mut run = 0;
             let mut longest = 0;
             for w in &words {
-                run = if GLUE.contains(&w.as_str()) { 0 } else { run + 1 };
+                run = if GLUE.contains(&w.as_str()) {
+                    0
+                } else {
+                    run + 1
+                };
                 longest = longest.max(run);
             }
             longest >= MAX_RUN
@@ -549,7 +562,10 @@ mod tests {
             lists += usize::from(reference(t));
         }
         assert!(lists > 0 && lists < texts.len(), "both verdicts occur");
-        for w in GLUE.iter().chain(&["Know", "KNOW", "\u{212A}now", "İs", "THEM", "them!"]) {
+        for w in GLUE
+            .iter()
+            .chain(&["Know", "KNOW", "\u{212A}now", "İs", "THEM", "them!"])
+        {
             let lower = w.to_lowercase();
             assert_eq!(is_glue(w), GLUE.contains(&lower.as_str()), "{w}");
         }
