@@ -66,7 +66,7 @@ pub mod scope;
 
 pub use scope::{BE_SPECIFIC, Named, Scope, Unspecific};
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::LazyLock;
 
 use serde_json::Value;
@@ -214,7 +214,12 @@ const STOP: &[&str] = &[
 ];
 
 fn stem(w: &str) -> String {
-    let w = w.to_ascii_lowercase();
+    stem_lowered(w.to_ascii_lowercase())
+}
+
+/// [`stem`] of a word already lower-cased (ASCII): [`concepts`] lower-cases each
+/// word once, for the stop-word test and the stem alike.
+fn stem_lowered(w: String) -> String {
     // Identifiers (letters and digits mixed) are kept whole.
     if w.bytes().any(|b| b.is_ascii_digit()) {
         return w;
@@ -282,20 +287,33 @@ static SYNONYM_HEADS: LazyLock<HashMap<String, &'static str>> = LazyLock::new(||
 });
 
 /// The canonical concept of a word: its synonym group's head, or its stem.
+#[cfg(test)]
 fn concept(word: &str) -> String {
-    let s = stem(word);
-    match SYNONYM_HEADS.get(&s) {
-        Some(head) => (*head).to_owned(),
-        None => s,
-    }
+    concept_lowered(word.to_ascii_lowercase())
 }
 
 /// The set of concepts a text mentions.
 pub fn concepts(text: &str) -> BTreeSet<String> {
     text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty() && !STOP.contains(&w.to_ascii_lowercase().as_str()))
-        .map(concept)
+        .filter(|w| !w.is_empty())
+        .filter_map(|w| {
+            // One lower-casing per word serves the stop-word test and the stem.
+            let lower = w.to_ascii_lowercase();
+            (!STOP_SET.contains(lower.as_str())).then(|| concept_lowered(lower))
+        })
         .collect()
+}
+
+/// [`STOP`] as a set: membership only (never iterated), so its order is moot.
+static STOP_SET: LazyLock<HashSet<&'static str>> = LazyLock::new(|| STOP.iter().copied().collect());
+
+/// [`concept`] of a word already lower-cased (ASCII).
+fn concept_lowered(lower: String) -> String {
+    let s = stem_lowered(lower);
+    match SYNONYM_HEADS.get(&s) {
+        Some(head) => (*head).to_owned(),
+        None => s,
+    }
 }
 
 /// A compiled trigger.
@@ -734,6 +752,41 @@ mod tests {
                 let w = format!("{w}{suffix}");
                 assert_eq!(concept(&w), scanned(&w), "{w}");
             }
+        }
+    }
+
+    /// `concepts`, lower-casing each word once, folds as its definition does: stop
+    /// words tested on the lower-cased word, then the word stemmed and folded.
+    #[test]
+    fn concepts_fold_as_the_word_by_word_definition() {
+        fn reference(text: &str) -> BTreeSet<String> {
+            text.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty() && !STOP.contains(&w.to_ascii_lowercase().as_str()))
+                .map(|w| {
+                    let s = stem(w);
+                    SYNONYM_HEADS.get(&s).map_or(s, |h| (*h).to_owned())
+                })
+                .collect()
+        }
+        let mut texts: Vec<String> = SYNONYMS
+            .iter()
+            .map(|g| g.join(" ").to_uppercase())
+            .chain(
+                STOP.iter()
+                    .map(|w| format!("{w} {} {w}s", w.to_uppercase())),
+            )
+            .collect();
+        texts.extend(
+            [
+                "Hi Dana, what is the new ID for the chart OLD123456?",
+                "The İstanbul Straße VENDORS were Approved; KNOW \u{212A}elvin mapping charts",
+                "policies, reviewed, suppliers, computing, computed, status, sees",
+                "",
+            ]
+            .map(String::from),
+        );
+        for t in &texts {
+            assert_eq!(concepts(t), reference(t), "{t}");
         }
     }
 

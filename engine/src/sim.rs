@@ -42,6 +42,11 @@ pub struct Sim {
     npc: Box<dyn NpcEngine>,
     step: u64,
     tool_calls: u64,
+    /// The world's revision when the tick schedule last ran (see [`Sim::tick`]).
+    ticked_at: Option<u64>,
+    /// Ticks skipped because they could not have done anything.
+    #[cfg(test)]
+    skipped_ticks: u64,
     finished_scores: bool,
     config: SimConfig,
     company: String,
@@ -82,6 +87,9 @@ impl Sim {
             npc: Box::new(Scripted),
             step: 0,
             tool_calls: 0,
+            ticked_at: None,
+            #[cfg(test)]
+            skipped_ticks: 0,
             finished_scores: false,
             company: loaded.scenario.company.name.clone(),
             scenario: loaded.scenario.name.clone(),
@@ -214,10 +222,28 @@ impl Sim {
             .get_or_insert(reason);
     }
 
+    /// Runs the tick schedule over `batch`.
+    ///
+    /// With no events, every system but the checkpoint evaluation has nothing to
+    /// do, and the evaluation does nothing unless the world's [`Revision`] moved
+    /// since it last looked (which is when the schedule last ran: no system after
+    /// it bumps the revision). So an empty tick with an unchanged revision (after a
+    /// call that changed nothing a checkpoint reads) is skipped outright.
+    ///
+    /// [`Revision`]: crate::world::Revision
     fn tick(&mut self, batch: Vec<Due<SimEvent>>) {
+        let revision = self.world.resource::<crate::world::Revision>().0;
+        if batch.is_empty() && self.ticked_at == Some(revision) {
+            #[cfg(test)]
+            {
+                self.skipped_ticks += 1;
+            }
+            return;
+        }
         self.world.resource_mut::<DueEvents>().0 = batch;
         self.schedule.run(&mut self.world);
         self.world.resource_mut::<DueEvents>().0.clear();
+        self.ticked_at = Some(self.world.resource::<crate::world::Revision>().0);
     }
 
     /// Processes every event due at or before `target`, then sets the clock to it.
@@ -455,5 +481,63 @@ impl Sim {
         r.digest = self.trajectory().digest();
         r.provenance = self.provenance.clone();
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str, name: &str, arguments: Value) -> Decision {
+        Decision {
+            calls: vec![ToolCall {
+                id: id.into(),
+                name: name.into(),
+                arguments: arguments.to_string(),
+            }],
+        }
+    }
+
+    /// Ticks after calls that change nothing are skipped, and a checkpoint whose
+    /// input changes afterwards is still judged at the instant of that change.
+    #[test]
+    fn a_checkpoint_whose_input_changes_is_judged_after_skipped_ticks() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../content/scenarios/transactions-none-abnormal.ron");
+        let loaded = crate::scenario::load_file(&path).unwrap();
+        let config = SimConfig {
+            agent: "test".into(),
+            ..Default::default()
+        };
+        let python = Box::new(crate::tools::LivePython::default());
+        let mut sim = Sim::new(&loaded, config, Trajectory::in_memory(), python);
+        sim.begin();
+        let list = || call("c", "list_folder", json!({"path": "drive"}));
+        // The first call of a tool changes what `ToolCalled` sees; the second nothing.
+        sim.step(&list());
+        let skipped = sim.skipped_ticks;
+        sim.step(&list());
+        assert!(sim.skipped_ticks > skipped, "an idle tick was skipped");
+        let lines_before = sim.trajectory().lines().len();
+        let skipped = sim.skipped_ticks;
+        let manual = "drive/finance/review/transaction_review_manual.md";
+        let obs = sim.step(&call("m", "read_file", json!({"path": manual})));
+        assert!(obs.results[0].ok, "{obs:?}");
+        assert_eq!(sim.skipped_ticks, skipped, "the tick after the read ran");
+        let new = &sim.trajectory().lines()[lines_before..];
+        let passed = new
+            .iter()
+            .position(|l| l.contains(r#""type":"checkpoint""#) && l.contains("manual_consulted"))
+            .expect("the manual_consulted checkpoint passed");
+        let result = new
+            .iter()
+            .position(|l| l.contains(r#""type":"result""#))
+            .expect("the call's result line");
+        assert!(passed < result, "judged at the read, before time moved on");
+        // Reading it again changes nothing a checkpoint reads... but bumps the
+        // revision (a drive read is recorded each time), so the tick runs.
+        let skipped = sim.skipped_ticks;
+        sim.step(&call("m2", "read_file", json!({"path": manual})));
+        assert_eq!(sim.skipped_ticks, skipped);
     }
 }

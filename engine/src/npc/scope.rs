@@ -1,7 +1,8 @@
 //! Whether a message is a specific question, judged against everything the
 //! company's colleagues know (see the rules in [the parent module](super)).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::LazyLock;
 
 use super::{Trigger, concepts};
 
@@ -95,34 +96,53 @@ const LIST_MIN_WORDS: usize = 8;
 pub const GLUE_PERCENT: usize = 15;
 
 /// Whether a text is a list of words rather than a sentence.
+///
+/// Counts as it reads, with no word list built: a file path counts as one word
+/// (which is not glue), every other token as its alphanumeric runs.
 fn keyword_list(text: &str) -> bool {
-    let words: Vec<String> = text
-        .split_whitespace()
-        .flat_map(|token| {
-            // A file path names one thing, however many words its folders hold.
-            if is_path(token) {
-                vec!["/path".to_owned()]
-            } else {
-                token
-                    .split(|c: char| !c.is_alphanumeric())
-                    .filter(|w| !w.is_empty())
-                    .map(str::to_lowercase)
-                    .collect()
-            }
-        })
-        .collect();
-    let glue = words.iter().filter(|w| GLUE.contains(&w.as_str())).count();
+    let mut words = 0;
+    let mut glue = 0;
     let mut run = 0;
     let mut longest = 0;
-    for w in &words {
-        run = if GLUE.contains(&w.as_str()) {
-            0
+    let mut count = |is_glue: bool| {
+        words += 1;
+        if is_glue {
+            glue += 1;
+            run = 0;
         } else {
-            run + 1
-        };
-        longest = longest.max(run);
+            run += 1;
+            longest = longest.max(run);
+        }
+    };
+    for token in text.split_whitespace() {
+        // A file path names one thing, however many words its folders hold.
+        if is_path(token) {
+            count(false);
+        } else {
+            token
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .for_each(|w| count(is_glue(w)));
+        }
     }
-    longest >= MAX_RUN || (words.len() >= LIST_MIN_WORDS && glue * 100 < words.len() * GLUE_PERCENT)
+    longest >= MAX_RUN || (words >= LIST_MIN_WORDS && glue * 100 < words * GLUE_PERCENT)
+}
+
+/// [`GLUE`] as a set: membership only (never iterated), so its order is moot.
+static GLUE_SET: LazyLock<HashSet<&'static str>> = LazyLock::new(|| GLUE.iter().copied().collect());
+
+/// Whether a word, lower-cased, is [`GLUE`]. Short ASCII words (nearly all) are
+/// lower-cased on the stack; anything else as `str::to_lowercase` does.
+fn is_glue(w: &str) -> bool {
+    let mut buf = [0u8; 16];
+    if w.is_ascii() && w.len() <= buf.len() {
+        let lower = &mut buf[..w.len()];
+        lower.copy_from_slice(w.as_bytes());
+        lower.make_ascii_lowercase();
+        std::str::from_utf8(lower).is_ok_and(|l| GLUE_SET.contains(l))
+    } else {
+        GLUE_SET.contains(w.to_lowercase().as_str())
+    }
 }
 
 /// Whether a whitespace-separated token is a file path: folders and a file name
@@ -243,12 +263,7 @@ impl Scope {
             .into_iter()
             .map(|i| &self.clues[i])
             .collect();
-        let tasks: BTreeSet<&str> = matched
-            .iter()
-            .filter(|(_, t, _)| t.matches_strongly(msg))
-            .map(|(k, _, _)| k.as_str())
-            .collect();
-        let cues: BTreeSet<&String> = msg.intersection(&self.cues).collect();
+        let cues: Vec<&String> = msg.intersection(&self.cues).collect();
         // The fewest soup words left over by any one matching question. (Not by
         // a task's questions together: one task's clues can cover most request
         // words, and a soup would then pass as "one question".)
@@ -260,8 +275,15 @@ impl Scope {
         // Several tasks' clues match, and the message carries words beyond the
         // best match: it asks for more than one thing. (A question whose words
         // merely also fit another task's broad trigger is still one question.)
-        if tasks.len() > 1 && extra >= 3 {
-            return Err(Unspecific::Subjects(tasks.len()));
+        if extra >= 3 && matched.len() > 1 {
+            let tasks: BTreeSet<&str> = matched
+                .iter()
+                .filter(|(_, t, _)| t.matches_strongly(msg))
+                .map(|(k, _, _)| k.as_str())
+                .collect();
+            if tasks.len() > 1 {
+                return Err(Unspecific::Subjects(tasks.len()));
+            }
         }
         if extra > MAX_EXTRA_CUES {
             return Err(Unspecific::Cues(extra));
@@ -272,12 +294,14 @@ impl Scope {
     /// Indices of the clues whose trigger matches, in clue order (as a scan of
     /// every clue would find them), looked up through [`Scope::by_concept`].
     fn matching(&self, msg: &BTreeSet<String>) -> Vec<usize> {
-        let candidates: BTreeSet<usize> = msg
+        let mut candidates: Vec<usize> = msg
             .iter()
             .filter_map(|c| self.by_concept.get(c))
             .flatten()
             .copied()
             .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
         candidates
             .into_iter()
             .filter(|&i| self.clues[i].1.matches(msg))
@@ -448,6 +472,181 @@ mod tests {
             }
             assert!(hits > 0, "{name}: the questions matched something");
         }
+    }
+
+    /// Texts to hold the fast paths to their definitions: every objective, clue
+    /// response and trigger alternative, and every message the oracle sends, of two
+    /// bundled scenarios; their words run together as lists; and words whose case
+    /// folding is not plain ASCII.
+    fn corpus() -> Vec<String> {
+        let mut texts: Vec<String> = [
+            "KNOW THE ANSWER? Is It There",
+            "İS it the one",
+            "Straße of the city",
+            "The KELVIN \u{212A}now sign",
+            "ÀÉÎ are here",
+            "averyveryverylongwordthatisnotglue is it",
+            "THE/A/AN of/to/in",
+            "drive/sales/q3.csv drive/sales/q4.csv and the list",
+            "what where when why how who",
+            "",
+            "   ",
+            "a-b-c_d.e",
+            "Hi!!! ?? ,,, OLD123456",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for name in ["busy-day", "traineebench-plus/traineebench-plus-006"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("../content/scenarios/{name}.ron"));
+            let s = crate::scenario::load_file(&path).unwrap().scenario;
+            for t in &s.tasks {
+                texts.push(t.objective.clone());
+                for step in &t.plan {
+                    if let Ok(v) = serde_json::from_str::<serde_json::Value>(&step.args)
+                        && let Some(m) = v["text"].as_str()
+                    {
+                        texts.push(m.to_owned());
+                    }
+                }
+            }
+            for c in s.company.people.iter().flat_map(|p| &p.clues) {
+                texts.push(c.response.clone());
+                let words: Vec<&str> = c.trigger.iter().flatten().map(String::as_str).collect();
+                texts.push(words.join(" "));
+                texts.extend(words.iter().map(|w| w.to_string()));
+            }
+        }
+        texts
+    }
+
+    /// The counting keyword-list test and the stack-lowered glue lookup agree with
+    /// the definition they replaced: every word lower-cased into a list, glue found
+    /// by scanning [`GLUE`].
+    #[test]
+    fn keyword_list_agrees_with_the_word_list_definition() {
+        fn reference(text: &str) -> bool {
+            let words: Vec<String> = text
+                .split_whitespace()
+                .flat_map(|token| {
+                    if is_path(token) {
+                        vec!["/path".to_owned()]
+                    } else {
+                        token
+                            .split(|c: char| !c.is_alphanumeric())
+                            .filter(|w| !w.is_empty())
+                            .map(str::to_lowercase)
+                            .collect()
+                    }
+                })
+                .collect();
+            let glue = words.iter().filter(|w| GLUE.contains(&w.as_str())).count();
+            let mut run = 0;
+            let mut longest = 0;
+            for w in &words {
+                run = if GLUE.contains(&w.as_str()) {
+                    0
+                } else {
+                    run + 1
+                };
+                longest = longest.max(run);
+            }
+            longest >= MAX_RUN
+                || (words.len() >= LIST_MIN_WORDS && glue * 100 < words.len() * GLUE_PERCENT)
+        }
+        let texts = corpus();
+        let mut lists = 0;
+        for t in &texts {
+            assert_eq!(keyword_list(t), reference(t), "{t}");
+            lists += usize::from(reference(t));
+        }
+        assert!(lists > 0 && lists < texts.len(), "both verdicts occur");
+        for w in GLUE
+            .iter()
+            .chain(&["Know", "KNOW", "\u{212A}now", "İs", "THEM", "them!"])
+        {
+            let lower = w.to_lowercase();
+            assert_eq!(is_glue(w), GLUE.contains(&lower.as_str()), "{w}");
+        }
+    }
+
+    /// `judge` gives the verdict its earlier form gave (every matching clue's task
+    /// collected before the soup words were counted), message by message.
+    #[test]
+    fn judge_agrees_with_its_earlier_form() {
+        fn reference(s: &Scope, text: &str) -> Result<(), Unspecific> {
+            if keyword_list(text) {
+                return Err(Unspecific::KeywordList);
+            }
+            let msg = &concepts(text);
+            if msg.len() > MAX_CONCEPTS {
+                return Err(Unspecific::Length(msg.len()));
+            }
+            for o in &s.objectives {
+                if msg.intersection(o).count() * 100 >= o.len() * FORWARDED_SHARE {
+                    return Err(Unspecific::Forwarded);
+                }
+            }
+            let matched: Vec<&(String, Trigger, BTreeSet<String>)> =
+                s.clues.iter().filter(|(_, t, _)| t.matches(msg)).collect();
+            let tasks: BTreeSet<&str> = matched
+                .iter()
+                .filter(|(_, t, _)| t.matches_strongly(msg))
+                .map(|(k, _, _)| k.as_str())
+                .collect();
+            let cues: BTreeSet<&String> = msg.intersection(&s.cues).collect();
+            let extra = matched
+                .iter()
+                .map(|(_, _, v)| cues.iter().filter(|c| !v.contains(c.as_str())).count())
+                .min()
+                .unwrap_or(cues.len());
+            if tasks.len() > 1 && extra >= 3 {
+                return Err(Unspecific::Subjects(tasks.len()));
+            }
+            if extra > MAX_EXTRA_CUES {
+                return Err(Unspecific::Cues(extra));
+            }
+            Ok(())
+        }
+        let scenario_scope = |name: &str| {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("../content/scenarios/{name}.ron"));
+            let s = crate::scenario::load_file(&path).unwrap().scenario;
+            let triggers: Vec<(Option<&str>, Trigger)> = s
+                .company
+                .people
+                .iter()
+                .flat_map(|p| &p.clues)
+                .map(|c| (c.task.as_deref(), Trigger::new(&c.trigger)))
+                .collect();
+            Scope::new(
+                triggers.iter().map(|(k, t)| (*k, t)),
+                s.tasks.iter().map(|t| t.objective.as_str()),
+                s.company.people.iter().map(|p| p.name.as_str()),
+            )
+        };
+        let scopes = [
+            scope().0,
+            scenario_scope("busy-day"),
+            scenario_scope("traineebench-plus/traineebench-plus-006"),
+        ];
+        let mut texts = corpus();
+        // Pairs of texts: two subjects at once.
+        let n = texts.len();
+        for i in 0..n {
+            texts.push(format!("{} and also {}", texts[i], texts[(i * 7 + 3) % n]));
+        }
+        texts.push("What replaced chart OLD123456, where is the sales handbook, who approves the budget, and when is the team free for the review meeting?".into());
+        let mut verdicts = BTreeSet::new();
+        for s in &scopes {
+            for t in &texts {
+                let want = reference(s, t);
+                verdicts.insert(format!("{want:?}").chars().take(8).collect::<String>());
+                assert_eq!(s.judge(t), want, "{t}");
+            }
+        }
+        assert!(verdicts.len() >= 4, "several verdicts occur: {verdicts:?}");
     }
 
     #[test]

@@ -106,14 +106,14 @@ fn ask(
     direct: bool,
     clarify: Option<String>,
 ) -> Option<(String, Vec<String>)> {
-    let n = world.get::<Npc>(npc)?.clone();
-    let thread_key = world.get::<Key>(thread).map(|k| k.0.clone())?;
-    let messages = world
+    // Borrowed, not cloned: the world is only read until the engine has answered.
+    let n = world.get::<Npc>(npc)?;
+    let thread_key = world.get::<Key>(thread).map(|k| k.0.as_str())?;
+    let messages: &[ChatMessage] = world
         .get::<Thread>(thread)
-        .map(|t| t.messages.clone())
-        .unwrap_or_default();
-    let text = messages.last().map(|m| m.text.clone()).unwrap_or_default();
-    let words = concepts(&text);
+        .map_or(&[], |t| t.messages.as_slice());
+    let text = messages.last().map_or("", |m| m.text.as_str());
+    let words = concepts(text);
     let mut clarify = clarify;
     let mut clues: Vec<ActiveClue> = Vec::new();
     if clarify.is_none() {
@@ -166,8 +166,8 @@ fn ask(
             text: m.text.clone(),
         })
         .collect();
-    let intern = world.resource::<Intern>().name.clone();
-    let company = world.resource::<Company>().0.clone();
+    let intern = world.resource::<Intern>().name.as_str();
+    let company = world.resource::<Company>().0.as_str();
     let q = NpcQuery {
         step: ctx.step,
         call_id: ctx.call_id,
@@ -177,9 +177,9 @@ fn ask(
         position: &n.position,
         persona: &n.persona,
         default_reply: &n.default_reply,
-        intern: &intern,
-        company: &company,
-        thread: &thread_key,
+        intern,
+        company,
+        thread: thread_key,
         direct,
         conversation,
         clues,
