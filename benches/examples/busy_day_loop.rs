@@ -3,8 +3,8 @@
 //! of the other bench groups: `cargo run --profile release-debug -p tbsim-benches
 //! --example busy_day_loop -- 2000`.
 
-use tbsim::trajectory::Trajectory;
 use tbsim_benches::{BUSY_DAY, load_scenario, run_oracle_day};
+use tbsim_engine::trajectory::Trajectory;
 
 fn main() {
     let n: u32 = std::env::args()

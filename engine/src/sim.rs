@@ -487,6 +487,7 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn call(id: &str, name: &str, arguments: Value) -> Decision {
         Decision {
@@ -504,7 +505,7 @@ mod tests {
     fn a_checkpoint_whose_input_changes_is_judged_after_skipped_ticks() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../content/scenarios/transactions-none-abnormal.ron");
-        let loaded = crate::scenario::load_file(&path).unwrap();
+        let loaded = tbsim_scenario::load_file(&path).unwrap();
         let config = SimConfig {
             agent: "test".into(),
             ..Default::default()

@@ -500,7 +500,7 @@ mod tests {
         for name in ["busy-day", "traineebench-plus/traineebench-plus-006"] {
             let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join(format!("../content/scenarios/{name}.ron"));
-            let s = crate::scenario::load_file(&path).unwrap().scenario;
+            let s = tbsim_scenario::load_file(&path).unwrap().scenario;
             for t in &s.tasks {
                 texts.push(t.objective.clone());
                 for step in &t.plan {
@@ -612,7 +612,7 @@ mod tests {
         let scenario_scope = |name: &str| {
             let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join(format!("../content/scenarios/{name}.ron"));
-            let s = crate::scenario::load_file(&path).unwrap().scenario;
+            let s = tbsim_scenario::load_file(&path).unwrap().scenario;
             let triggers: Vec<(Option<&str>, Trigger)> = s
                 .company
                 .people
