@@ -46,7 +46,7 @@ struct Kind {
 }
 
 fn corpus() -> Corpus {
-    let path = crate::util::root().join("engine/tests/it/data/natural_questions.ron");
+    let path = crate::util::root().join("engine/cli/tests/it/data/natural_questions.ron");
     ron::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
