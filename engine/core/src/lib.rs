@@ -9,6 +9,8 @@
 //!   workspace.
 //! * [`queue`]: the event queue and its total order, `(time, class, sequence)`.
 //!
+//! * [`template`]: the one template dialect (`{name}` placeholders) of generated
+//!   text and model prompts.
 //! * [`protocol`]: the agent ⇄ engine protocol as plain data: observations,
 //!   decisions, tool calls and their errors, notifications, the tool catalogue, run
 //!   settings and end reasons, model records and usage.
@@ -19,4 +21,5 @@ pub mod path;
 pub mod protocol;
 pub mod queue;
 pub mod rng;
+pub mod template;
 pub mod time;

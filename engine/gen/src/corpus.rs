@@ -467,7 +467,7 @@ pub const PERSONAS: &[&str] = &[
     "Collaborative and generous with time, often suggests who else might help.",
 ];
 
-pub use super::template::{fill, placeholders};
+pub use tbsim_core::template::{fill, placeholders};
 
 #[cfg(test)]
 mod tests {

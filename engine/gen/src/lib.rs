@@ -32,7 +32,6 @@ pub mod resume_select;
 pub mod sales;
 pub mod spec;
 pub mod suite;
-pub mod template;
 pub mod transaction_review;
 pub mod urgent_interrupt;
 pub mod website_monitor;

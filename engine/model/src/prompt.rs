@@ -2,8 +2,9 @@
 //!
 //! [`PromptBuilder`] is the replaceable part. [`Templates`] implements it by filling
 //! text templates: the built-in ones are `content/prompts/*.md` (compiled in), and
-//! `--prompts <DIR>` replaces any of them by a file of the same name. A template
-//! names values in braces (`{name}`); `{{` and `}}` are literal braces. Each template
+//! `--prompts <DIR>` replaces any of them by a file of the same name. Templates speak
+//! tbsim's one dialect ([`tbsim_core::template`]): `{name}` with a name of `a-z` and
+//! `_` is a value; any other brace is text, so no escapes are needed. Each template
 //! accepts a fixed set of names ([`TEMPLATES`]); an unknown name is an error when the
 //! templates are loaded, not a surprise in the middle of a run.
 //!
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use tbsim_core::protocol::Briefing;
 use tbsim_core::protocol::Notification;
+use tbsim_core::template;
 use tbsim_engine::npc::NpcQuery;
 
 /// Template names and the values each accepts.
@@ -86,9 +88,6 @@ pub enum PromptError {
         /// What it may use.
         allowed: String,
     },
-    /// An unclosed brace.
-    #[error("prompt template `{0}` has an unclosed `{{` (write `{{{{` for a literal brace)")]
-    Unclosed(String),
     /// A file in the directory is not a known template.
     #[error("`{0}` is not a prompt template; known templates: {1}")]
     NotATemplate(PathBuf, String),
@@ -126,47 +125,24 @@ enum Piece {
 }
 
 fn parse(file: &str, text: &str, allowed: &[&str]) -> Result<Vec<Piece>, PromptError> {
-    let mut out = Vec::new();
-    let mut lit = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '{' if chars.peek() == Some(&'{') => {
-                chars.next();
-                lit.push('{');
+    template::pieces(text)
+        .into_iter()
+        .map(|p| match p {
+            template::Piece::Text(s) => Ok(Piece::Text(s.to_owned())),
+            template::Piece::Var(name) if allowed.contains(&name) => {
+                Ok(Piece::Var(name.to_owned()))
             }
-            '}' if chars.peek() == Some(&'}') => {
-                chars.next();
-                lit.push('}');
-            }
-            '{' => {
-                let mut name = String::new();
-                loop {
-                    match chars.next() {
-                        Some('}') => break,
-                        Some(c) => name.push(c),
-                        None => return Err(PromptError::Unclosed(file.to_owned())),
-                    }
-                }
-                if !allowed.contains(&name.as_str()) {
-                    return Err(PromptError::Unknown {
-                        file: file.to_owned(),
-                        name,
-                        allowed: if allowed.is_empty() {
-                            "(nothing)".into()
-                        } else {
-                            allowed.join(", ")
-                        },
-                    });
-                }
-                out.push(Piece::Text(std::mem::take(&mut lit)));
-                out.push(Piece::Var(name));
-            }
-            c => lit.push(c),
-        }
-    }
-    out.push(Piece::Text(lit));
-    Ok(out)
+            template::Piece::Var(name) => Err(PromptError::Unknown {
+                file: file.to_owned(),
+                name: name.to_owned(),
+                allowed: if allowed.is_empty() {
+                    "(nothing)".into()
+                } else {
+                    allowed.join(", ")
+                },
+            }),
+        })
+        .collect()
 }
 
 impl Templates {
@@ -462,17 +438,17 @@ mod tests {
     #[test]
     fn overrides_and_errors() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("nudge.md"), "Go on {{really}}.").unwrap();
+        // Braces that form no placeholder are text: no escapes in this dialect.
+        std::fs::write(
+            dir.path().join("nudge.md"),
+            "Go on {\"really\": 1} {Name} {name",
+        )
+        .unwrap();
         let t = Templates::load(Some(dir.path())).unwrap();
-        assert_eq!(t.nudge(), "Go on {really}.");
+        assert_eq!(t.nudge(), "Go on {\"really\": 1} {Name} {name");
         std::fs::write(dir.path().join("nudge.md"), "Go on {name}.").unwrap();
         let e = Templates::load(Some(dir.path())).unwrap_err().to_string();
         assert!(e.contains("`{name}`") && e.contains("(nothing)"), "{e}");
-        std::fs::write(dir.path().join("nudge.md"), "Go on {name").unwrap();
-        assert!(matches!(
-            Templates::load(Some(dir.path())),
-            Err(PromptError::Unclosed(_))
-        ));
         std::fs::remove_file(dir.path().join("nudge.md")).unwrap();
         std::fs::write(dir.path().join("sytem.md"), "typo").unwrap();
         let e = Templates::load(Some(dir.path())).unwrap_err().to_string();
