@@ -24,6 +24,7 @@ mod model;
 mod notification;
 mod observation;
 pub mod secrets;
+pub mod sorted_json;
 
 pub use call::{Attachment, ErrorKind, ToolCall, ToolError};
 pub use catalogue::{TOOL_NAMES, ToolSpec, catalogue};
