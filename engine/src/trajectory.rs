@@ -659,7 +659,7 @@ mod tests {
                     t: SimTime(6),
                     record: NpcRecord {
                         model: "m".into(),
-                        request: RequestBody::new(&json!({"messages": []})),
+                        request: json!({"messages": []}),
                         response: Value::Null,
                         reply: None,
                         clues: Vec::new(),

@@ -163,7 +163,7 @@ impl NpcEngine for LlmNpc {
                             npc: q.npc.to_owned(),
                             record: Some(NpcRecord {
                                 model: self.caller.model().to_owned(),
-                                request: body,
+                                request: body.value(),
                                 response: Value::Null,
                                 reply: None,
                                 clues: Vec::new(),
@@ -195,7 +195,7 @@ impl NpcEngine for LlmNpc {
             .unwrap_or_default();
         let record = NpcRecord {
             model: self.caller.model().to_owned(),
-            request: body,
+            request: body.value(),
             response: raw,
             reply: reply.clone(),
             clues: clues.clone(),

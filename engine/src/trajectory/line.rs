@@ -241,8 +241,9 @@ pub struct NpcLine {
 pub struct NpcRecord {
     /// The provider's model name.
     pub model: String,
-    /// The request body exactly as sent.
-    pub request: RequestBody,
+    /// The request body (keys sorted: replay writes the line again from this).
+    #[serde(serialize_with = "sorted_json::value")]
+    pub request: Value,
     /// The response body (`null` when the call failed).
     #[serde(default, serialize_with = "sorted_json::value")]
     pub response: Value,
