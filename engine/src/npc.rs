@@ -464,8 +464,8 @@ pub struct NpcError {
     pub npc: String,
     /// Why.
     pub message: String,
-    /// The model call for the trajectory's `npc` line.
-    pub record: Option<NpcRecord>,
+    /// The model call for the trajectory's `npc` line (boxed: errors stay small).
+    pub record: Option<Box<NpcRecord>>,
 }
 
 /// Decides what colleagues say. Engines run inside the synchronous simulation, so a
@@ -576,7 +576,7 @@ impl NpcEngine for RecordedNpc {
             return Err(NpcError {
                 npc: q.npc.to_owned(),
                 message: e.clone(),
-                record: Some(record.clone()),
+                record: Some(Box::new(record.clone())),
             });
         }
         Ok(NpcAnswer {

@@ -161,7 +161,7 @@ impl NpcEngine for LlmNpc {
                         let message = e.to_string();
                         return Err(NpcError {
                             npc: q.npc.to_owned(),
-                            record: Some(NpcRecord {
+                            record: Some(Box::new(NpcRecord {
                                 model: self.caller.model().to_owned(),
                                 request: body.value(),
                                 response: Value::Null,
@@ -169,7 +169,7 @@ impl NpcEngine for LlmNpc {
                                 clues: Vec::new(),
                                 failures: out.failures,
                                 error: Some(message.clone()),
-                            }),
+                            })),
                             message,
                         });
                     }

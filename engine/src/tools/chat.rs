@@ -188,7 +188,7 @@ fn ask(
     let now = world.resource::<Clock>().now;
     let (reply, record, failure) = match ctx.npc.reply(&q) {
         Ok(a) => (a.reply, a.record, None),
-        Err(e) => (None, e.record.clone(), Some(e)),
+        Err(e) => (None, e.record.clone().map(|r| *r), Some(e)),
     };
     if let Some(record) = record {
         let line = crate::trajectory::Line::Npc(crate::trajectory::NpcLine {
