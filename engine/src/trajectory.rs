@@ -19,6 +19,13 @@
 //! declares them, `type` first. The header's `format` is [`FORMAT`]; a trajectory of
 //! another format is refused with [`TrajectoryError::Version`].
 //!
+//! Format 2 holds the same lines as format 1, equal as JSON, except: the header's
+//! `format`; keys in declared order (format 1 sorted them, `type` last), nested
+//! protocol types (tool results, calls, notifications, events) included; free-form
+//! values (tool result values, `run_python` records, model responses, colleagues'
+//! requests) still have sorted keys; and an `npc` line of a failed colleague call
+//! also carries `"response":null,"reply":null,"clues":[]`.
+//!
 //! The digest is the BLAKE3 hash of all lines, each followed by `\n`.
 //!
 //! Reading one back ([`read_recorded`], for replay, resume and regrading) keeps
