@@ -69,7 +69,7 @@ pub use scope::{BE_SPECIFIC, Named, Scope, Unspecific};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::LazyLock;
 
-use serde_json::Value;
+use crate::trajectory::{NpcLine, NpcRecord};
 
 /// Synonym concepts. The first word of a group is its canonical form.
 const SYNONYMS: &[&[&str]] = &[
@@ -469,8 +469,8 @@ pub struct NpcQuery<'a> {
 pub struct NpcAnswer {
     /// The reply text and the clue keys it discloses; `None` for silence.
     pub reply: Option<(String, Vec<String>)>,
-    /// Fields for the trajectory's `npc` line (`None`: no line).
-    pub record: Option<Value>,
+    /// The model call for the trajectory's `npc` line (`None`: no line).
+    pub record: Option<NpcRecord>,
 }
 
 /// An engine could not answer (a model API gave up): the run ends as an
@@ -482,8 +482,8 @@ pub struct NpcError {
     pub npc: String,
     /// Why.
     pub message: String,
-    /// Fields for the trajectory's `npc` line.
-    pub record: Option<Value>,
+    /// The model call for the trajectory's `npc` line (boxed: errors stay small).
+    pub record: Option<Box<NpcRecord>>,
 }
 
 /// Decides what colleagues say. Engines run inside the synchronous simulation, so a
@@ -541,13 +541,10 @@ impl NpcEngine for Scripted {
 /// not ask for it: a prompt to ask precisely, never a brush-off.
 pub const ASK_WHAT: &str = "I may be able to help with that, but I'm not sure what exactly you need from me. Could you ask me the specific question?";
 
-/// Fields of an `npc` trajectory line added by the tools, not by the engine.
-pub const NPC_LINE_KEYS: &[&str] = &["type", "step", "call", "npc", "t"];
-
 /// Replays `npc` lines of a trajectory by (step, call id, colleague); anything not
 /// recorded goes to `fallback` (a live engine when resuming, or none in replay).
 pub struct RecordedNpc {
-    lines: BTreeMap<(u64, String, String), Value>,
+    lines: BTreeMap<(u64, String, String), NpcRecord>,
     fallback: Option<Box<dyn NpcEngine>>,
 }
 
@@ -569,11 +566,11 @@ impl RecordedNpc {
     }
 
     /// Adds a recorded `npc` line.
-    pub fn insert(&mut self, line: &Value) {
-        let step = line["step"].as_u64().unwrap_or(0);
-        let call = line["call"].as_str().unwrap_or_default().to_owned();
-        let npc = line["npc"].as_str().unwrap_or_default().to_owned();
-        self.lines.insert((step, call, npc), line.clone());
+    pub fn insert(&mut self, line: &NpcLine) {
+        self.lines.insert(
+            (line.step, line.call.clone(), line.npc.clone()),
+            line.record.clone(),
+        );
     }
 
     /// Whether nothing was recorded.
@@ -585,7 +582,7 @@ impl RecordedNpc {
 impl NpcEngine for RecordedNpc {
     fn reply(&mut self, q: &NpcQuery<'_>) -> Result<NpcAnswer, NpcError> {
         let key = (q.step, q.call_id.to_owned(), q.npc.to_owned());
-        let Some(line) = self.lines.get(&key) else {
+        let Some(record) = self.lines.get(&key) else {
             return match &mut self.fallback {
                 Some(f) => f.reply(q),
                 // A run recorded with the scripted engine has no npc lines: the rules
@@ -593,31 +590,19 @@ impl NpcEngine for RecordedNpc {
                 None => Scripted.reply(q),
             };
         };
-        let mut record = line.clone();
-        if let Some(m) = record.as_object_mut() {
-            for k in NPC_LINE_KEYS {
-                m.remove(*k);
-            }
-        }
-        if let Some(e) = line.get("error").and_then(Value::as_str) {
+        if let Some(e) = &record.error {
             return Err(NpcError {
                 npc: q.npc.to_owned(),
-                message: e.to_owned(),
-                record: Some(record),
+                message: e.clone(),
+                record: Some(Box::new(record.clone())),
             });
         }
-        let reply = line["reply"].as_str().map(|t| {
-            let clues = line["clues"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|c| c.as_str().map(str::to_owned))
-                .collect();
-            (t.to_owned(), clues)
-        });
         Ok(NpcAnswer {
-            reply,
-            record: Some(record),
+            reply: record
+                .reply
+                .as_ref()
+                .map(|t| (t.clone(), record.clues.clone())),
+            record: Some(record.clone()),
         })
     }
 

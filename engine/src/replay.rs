@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::npc::RecordedNpc;
 use crate::result::RunResult;
 use crate::sim::Sim;
-use crate::trajectory::{Trajectory, digest_lines};
+use crate::trajectory::{Line, ModelLine, NpcLine, Trajectory, digest_lines};
 use tbsim_scenario::{LoadedScenario, ScenarioErrors, load_file};
 
 /// Why a replay could not start.
@@ -79,12 +79,12 @@ pub fn replay(dir: &Path) -> Result<ReplayReport, ReplayError> {
     let rec = crate::trajectory::read_recorded(&traj)?;
     let scen_path = dir.join("scenario.ron");
     let loaded = load_file(&scen_path).map_err(ReplayError::Scenario)?;
-    let want = rec.header["scenario_blake3"].as_str().unwrap_or_default();
-    if loaded.blake3 != want {
+    let want = &rec.header.scenario_blake3;
+    if loaded.blake3 != *want {
         return Err(ReplayError::ScenarioChanged(
             scen_path,
             loaded.blake3,
-            want.to_owned(),
+            want.clone(),
         ));
     }
     let mut sim = redrive(&rec, &loaded);
@@ -107,7 +107,7 @@ pub fn replay(dir: &Path) -> Result<ReplayReport, ReplayError> {
 /// A fresh world for `loaded`, driven by the recorded decisions (with recorded
 /// `run_python` outcomes and model-played colleagues' replies) to where the run ended.
 fn redrive(rec: &crate::trajectory::Recorded, loaded: &LoadedScenario) -> Sim {
-    let config = crate::trajectory::config_from_header(&rec.header);
+    let config = rec.header.config();
     let mut sim = Sim::new(
         loaded,
         config,
@@ -192,7 +192,9 @@ pub fn regrade(dir: &Path, fixed: Option<&Path>) -> Result<Regrade, ReplayError>
     let seen = |lines: Vec<&str>| -> Vec<String> {
         lines
             .into_iter()
-            .filter(|l| serde_json::from_str::<Value>(l).is_ok_and(|v| v["type"] == "result"))
+            .filter(|l| {
+                serde_json::from_str::<Line>(l).is_ok_and(|l| matches!(l, Line::Result { .. }))
+            })
             .map(str::to_owned)
             .collect()
     };
@@ -251,8 +253,12 @@ fn first_divergence(recorded: &[&str], got: &[String]) -> Option<Divergence> {
     for i in 0..n {
         let (e, g) = (recorded.get(i).copied(), got.get(i).map(String::as_str));
         if let Some(line) = g.or(e)
-            && let Ok(v) = serde_json::from_str::<Value>(line)
-            && let Some(s) = v["step"].as_u64()
+            && let Ok(
+                Line::Decision { step: s, .. }
+                | Line::Model(ModelLine { step: s, .. })
+                | Line::Npc(NpcLine { step: s, .. })
+                | Line::Result { step: s, .. },
+            ) = serde_json::from_str::<Line>(line)
         {
             step = s;
         }

@@ -38,7 +38,7 @@ use crate::sim::Sim;
 use crate::time::SimDuration;
 use crate::tools::{LivePython, PythonBackend, RecordedPython};
 use crate::trajectory::Trajectory;
-use crate::trajectory::{config_from_header, read_recorded};
+use crate::trajectory::read_recorded;
 use tbsim_scenario::{Content, LoadedScenario, WorldChange, load_file};
 
 /// Failure to write a run.
@@ -385,11 +385,11 @@ pub fn resume_dir(
     }
     let scen_path = dir.join("scenario.ron");
     let loaded = load_file(&scen_path).map_err(|e| RunError::Replay(ReplayError::Scenario(e)))?;
-    let want = rec.header["scenario_blake3"].as_str().unwrap_or_default();
-    if loaded.blake3 != want {
-        return Err(ReplayError::ScenarioChanged(scen_path, loaded.blake3, want.to_owned()).into());
+    let want = &rec.header.scenario_blake3;
+    if loaded.blake3 != *want {
+        return Err(ReplayError::ScenarioChanged(scen_path, loaded.blake3, want.clone()).into());
     }
-    let config = config_from_header(&rec.header);
+    let config = rec.header.config();
     // Regenerate into a side file and swap it in only once the recorded part is
     // reproduced, so a crash while resuming loses nothing.
     let tmp = dir.join("trajectory.resume.jsonl");
@@ -415,8 +415,8 @@ pub fn resume_dir(
         }
         for r in &s.records {
             sim.record_raw(&r.text);
-            if let Ok(u) = serde_json::from_value::<ModelUsage>(r.value["usage"].clone()) {
-                usage.add(&u);
+            if let Some(u) = &r.line.usage {
+                usage.add(u);
             }
         }
         let next = sim.step_with(&s.decision, s.tokens_out);
@@ -467,6 +467,7 @@ mod tests {
     use crate::protocol::ModelRecord;
     use crate::protocol::RequestBody;
     use crate::protocol::ToolCall;
+    use crate::trajectory::Line;
 
     /// Makes one model call, then waits once before finishing; at that wait, looks
     /// for the call's line in the trajectory file.
@@ -544,14 +545,20 @@ mod tests {
             "the line is on disk before the decision completes"
         );
         let text = std::fs::read_to_string(dir.path().join("trajectory.jsonl")).unwrap();
-        let kinds: Vec<String> = text
+        let lines: Vec<Line> = text
             .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].to_string())
+            .map(|l| serde_json::from_str::<Line>(l).unwrap())
             .collect();
-        let model = kinds.iter().position(|k| k == r#""model""#).unwrap();
-        assert_eq!(kinds[model + 1], r#""decision""#, "then its decision");
+        let model = lines
+            .iter()
+            .position(|l| matches!(l, Line::Model(_)))
+            .unwrap();
+        assert!(
+            matches!(lines[model + 1], Line::Decision { .. }),
+            "then its decision"
+        );
         assert_eq!(
-            kinds.iter().filter(|k| *k == r#""model""#).count(),
+            lines.iter().filter(|l| matches!(l, Line::Model(_))).count(),
             1,
             "once"
         );

@@ -35,7 +35,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::event::SimEvent;
 use crate::time::Epoch;
+use crate::trajectory::Line;
 use tbsim_scenario::{Priority, Scenario};
 
 /// One task's scheduling figures.
@@ -214,51 +216,39 @@ pub fn compute<'a>(scenario: &Scenario, lines: impl IntoIterator<Item = &'a str>
     let mut cursor = 0u64;
     let mut booked: BTreeSet<String> = BTreeSet::new();
     for line in lines {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
+        let Ok(line) = serde_json::from_str::<Line>(line) else {
             continue;
         };
-        let t = v["t"].as_u64().unwrap_or(0);
-        match v["type"].as_str() {
-            Some("event") => {
-                let e = &v["event"];
-                match e["kind"].as_str() {
-                    Some("release") => {
-                        if let Some(k) = e["task"].as_str() {
-                            released.entry(k.to_owned()).or_insert(t);
-                        }
-                    }
-                    Some("meeting_start") => {
-                        if let Some(k) = e["meeting"].as_str() {
-                            starts.entry(k.to_owned()).or_insert(t);
-                        }
-                    }
-                    Some("day_end") => night_from = Some(t),
-                    Some("day_start") => {
-                        if let Some(f) = night_from.take() {
-                            nights.push((f, t));
-                        }
-                    }
-                    _ => {}
+        match line {
+            Line::Event { t, event, .. } => match event {
+                SimEvent::Release { task } => {
+                    released.entry(task).or_insert(t.0);
                 }
-            }
-            Some("decision") => {
-                cursor = t;
-                pending = v["calls"]
-                    .as_array()
+                SimEvent::MeetingStart { meeting } => {
+                    starts.entry(meeting).or_insert(t.0);
+                }
+                SimEvent::DayEnd { .. } => night_from = Some(t.0),
+                SimEvent::DayStart { .. } => {
+                    if let Some(f) = night_from.take() {
+                        nights.push((f, t.0));
+                    }
+                }
+                _ => {}
+            },
+            Line::Decision { t, calls, .. } => {
+                cursor = t.0;
+                pending = calls
                     .into_iter()
-                    .flatten()
                     .map(|c| {
-                        let name = c["name"].as_str().unwrap_or_default().to_owned();
-                        let args = c["arguments"]
-                            .as_str()
-                            .and_then(|a| serde_json::from_str::<Value>(a).ok())
-                            .unwrap_or(Value::Null);
-                        (name, args)
+                        let args =
+                            serde_json::from_str::<Value>(&c.arguments).unwrap_or(Value::Null);
+                        (c.name, args)
                     })
                     .collect();
                 pending.reverse();
             }
-            Some("result") => {
+            Line::Result { t, result, .. } => {
+                let t = t.0;
                 let Some((name, args)) = pending.pop() else {
                     continue;
                 };
@@ -266,8 +256,8 @@ pub fn compute<'a>(scenario: &Scenario, lines: impl IntoIterator<Item = &'a str>
                 collect_strings(&args, None, &mut strings);
                 let meeting_arg = args["meeting"].as_str().map(str::to_owned);
                 if name == "book_meeting"
-                    && v["result"]["ok"] == true
-                    && let Some(m) = v["result"]["result"]["booked"].as_str()
+                    && result.ok
+                    && let Some(m) = result.result.as_ref().and_then(|r| r["booked"].as_str())
                 {
                     booked.insert(m.to_owned());
                 }
@@ -452,6 +442,7 @@ pub fn compute<'a>(scenario: &Scenario, lines: impl IntoIterator<Item = &'a str>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::SimTime;
 
     fn busy_day() -> Scenario {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -459,16 +450,62 @@ mod tests {
         tbsim_scenario::load_file(&path).unwrap().scenario
     }
 
+    fn text(line: &Line) -> String {
+        serde_json::to_string(line).unwrap()
+    }
+
+    fn event(t: u64, event: SimEvent) -> String {
+        text(&Line::Event {
+            t: SimTime(t),
+            class: crate::queue::EventClass::Release,
+            seq: 0,
+            event,
+        })
+    }
+
     fn release(t: u64, task: &str) -> String {
-        serde_json::json!({"type": "event", "t": t, "event": {"kind": "release", "task": task}})
-            .to_string()
+        event(t, SimEvent::Release { task: task.into() })
+    }
+
+    fn meeting_start(t: u64, meeting: &str) -> String {
+        event(
+            t,
+            SimEvent::MeetingStart {
+                meeting: meeting.into(),
+            },
+        )
     }
 
     /// A decision of one call at `t`, and its result at `end`.
     fn call(t: u64, end: u64, name: &str, args: Value) -> [String; 2] {
         [
-            serde_json::json!({"type": "decision", "t": t, "calls": [{"id": "c", "name": name, "arguments": args.to_string()}]}).to_string(),
-            serde_json::json!({"type": "result", "t": end, "result": {"ok": true, "tool": name}}).to_string(),
+            text(&Line::Decision {
+                step: 1,
+                t: SimTime(t),
+                calls: vec![crate::protocol::ToolCall {
+                    id: "c".into(),
+                    name: name.into(),
+                    arguments: args.to_string(),
+                }],
+                tokens_out: 0,
+            }),
+            text(&Line::Result {
+                step: 1,
+                call: "c".into(),
+                t: SimTime(end),
+                result: crate::protocol::ToolResult {
+                    call_id: "c".into(),
+                    tool: name.into(),
+                    ok: true,
+                    time: String::new(),
+                    t: SimTime(end),
+                    result: None,
+                    error: None,
+                    attachments: Vec::new(),
+                    notifications: Vec::new(),
+                },
+                record: None,
+            }),
         ]
     }
 
@@ -503,10 +540,7 @@ mod tests {
             serde_json::json!({"path": "drive/finance/review/transaction_review_manual.md"}),
         ));
         // 10:00 the meeting starts; joined a minute late, till 10:30.
-        lines.push(
-            serde_json::json!({"type": "event", "t": 36_000, "event": {"kind": "meeting_start", "meeting": "meeting/sync-sync"}})
-                .to_string(),
-        );
+        lines.push(meeting_start(36_000, "meeting/sync-sync"));
         lines.extend(call(
             36_060,
             37_800,
@@ -562,9 +596,9 @@ mod tests {
     fn nights_are_not_idle_and_unjoined_meetings_are_missed() {
         let s = busy_day();
         let mut lines = vec![
-            serde_json::json!({"type": "event", "t": 36_000, "event": {"kind": "meeting_start", "meeting": "meeting/sync-sync"}}).to_string(),
-            serde_json::json!({"type": "event", "t": 64_800, "event": {"kind": "day_end", "day": 1}}).to_string(),
-            serde_json::json!({"type": "event", "t": 118_800, "event": {"kind": "day_start", "day": 2}}).to_string(),
+            meeting_start(36_000, "meeting/sync-sync"),
+            event(64_800, SimEvent::DayEnd { day: 1 }),
+            event(118_800, SimEvent::DayStart { day: 2 }),
         ];
         // A wait from 17:00 to 09:30 the next day: 1 h before the night, 30 min after.
         lines.extend(call(61_200, 120_600, "wait", serde_json::json!({})));

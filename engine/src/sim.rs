@@ -16,8 +16,6 @@
 //! they led to ([`Sim::record_agent`]); replay copies them back from the trajectory.
 
 use bevy_ecs::prelude::*;
-use serde::Serialize;
-use serde_json::json;
 
 use crate::npc::{NpcEngine, Scripted};
 use crate::protocol::ModelRecord;
@@ -28,7 +26,7 @@ use crate::protocol::{ErrorKind, ToolCall, ToolError};
 use crate::queue::Due;
 use crate::time::{SimDuration, SimTime};
 use crate::tools::{self, Advance, CallContext, PythonBackend};
-use crate::trajectory::{FORMAT, Trajectory};
+use crate::trajectory::{FORMAT, Header, Line, ModelLine, Trajectory};
 use crate::world::{
     Clock, DueEvents, Inbox, Intern, Queue, RunState, SimEvent, Trace, build_world, tick_schedule,
 };
@@ -101,17 +99,19 @@ impl Sim {
             },
             config,
         };
-        let mut header = json!({
-            "type": "header", "format": FORMAT, "tbsim": env!("CARGO_PKG_VERSION"),
-            "scenario": loaded.scenario.name, "scenario_blake3": loaded.blake3, "seed": seed,
-            "agent": sim.config.agent, "hints": sim.config.hints, "turn_cost_secs": sim.config.turn_cost_secs,
-            "feedback": sim.config.feedback,
+        let header = Line::Header(Header {
+            format: FORMAT,
+            tbsim: env!("CARGO_PKG_VERSION").to_owned(),
+            scenario: loaded.scenario.name.clone(),
+            scenario_blake3: loaded.blake3.clone(),
+            seed,
+            agent: sim.config.agent.clone(),
+            hints: sim.config.hints,
+            turn_cost_secs: sim.config.turn_cost_secs,
+            feedback: sim.config.feedback,
+            token_cost_secs: sim.config.token_cost_secs,
         });
-        // Only when set, so runs without it keep their header bytes.
-        if let Some(c) = sim.config.token_cost_secs {
-            header["token_cost_secs"] = json!(c);
-        }
-        sim.trace().record(&header);
+        sim.trace().push(&header);
         sim
     }
 
@@ -138,23 +138,8 @@ impl Sim {
     /// Records one of the agent's model calls (fields of `record` are kept, after
     /// `type`, `step` — the decision it leads to — and `t`).
     pub fn record_agent(&mut self, record: &ModelRecord) {
-        /// A `model` line: where and when, then the record (serialised in place).
-        #[derive(Serialize)]
-        struct Line<'a> {
-            #[serde(rename = "type")]
-            kind: &'static str,
-            step: u64,
-            t: u64,
-            #[serde(flatten)]
-            record: &'a ModelRecord,
-        }
-        let line = Line {
-            kind: "model",
-            step: self.step + 1,
-            t: self.now().0,
-            record,
-        };
-        self.trace().record(&line);
+        let line = Line::Model(ModelLine::new(self.step + 1, self.now(), record));
+        self.trace().push(&line);
     }
 
     /// Records a line exactly as given (replay and resume copy recorded agent
@@ -275,8 +260,13 @@ impl Sim {
                 batch.push(due);
             }
             for d in &batch {
-                let line = json!({"type": "event", "t": t.0, "class": d.class, "seq": d.seq, "event": d.event});
-                self.trace().record(&line);
+                let line = Line::Event {
+                    t,
+                    class: d.class,
+                    seq: d.seq,
+                    event: d.event.clone(),
+                };
+                self.trace().push(&line);
             }
             self.tick(batch);
             if stop_on_notification && !self.world.resource::<Inbox>().0.is_empty() {
@@ -352,12 +342,13 @@ impl Sim {
         self.step += 1;
         let step = self.step;
         let t0 = self.now();
-        let mut line =
-            json!({"type": "decision", "step": step, "t": t0.0, "calls": decision.calls});
-        if tokens_out > 0 {
-            line["tokens_out"] = json!(tokens_out);
-        }
-        self.trace().record(&line);
+        let line = Line::Decision {
+            step,
+            t: t0,
+            calls: decision.calls.clone(),
+            tokens_out,
+        };
+        self.trace().push(&line);
         let per_k = u64::from(self.config.token_cost_secs.unwrap_or(0));
         // Rounded to the nearest second: the clock is in whole seconds.
         let by_tokens = SimDuration((tokens_out * per_k + 500) / 1000);
@@ -434,9 +425,18 @@ impl Sim {
             attachments: exec.attachments,
             notifications,
         };
-        let line = json!({"type": "result", "step": step, "call": call.id, "t": res.t.0, "result": res, "record": exec.record});
-        self.trace().record(&line);
-        res
+        let line = Line::Result {
+            step,
+            call: call.id.clone(),
+            t: res.t,
+            result: res,
+            record: exec.record,
+        };
+        self.trace().push(&line);
+        let Line::Result { result, .. } = line else {
+            unreachable!("built as a result line")
+        };
+        result
     }
 
     /// Ends the run if needed, records the end and the scores, and returns the results.
@@ -464,17 +464,27 @@ impl Sim {
             self.finished_scores = true;
             let now = self.now();
             let reason = self.end_reason();
-            let line = json!({"type": "end", "t": now.0, "reason": reason, "steps": self.step, "tool_calls": self.tool_calls});
-            self.trace().record(&line);
+            let line = Line::End {
+                t: now,
+                reason,
+                steps: self.step,
+                tool_calls: self.tool_calls,
+            };
+            self.trace().push(&line);
             for t in &r.tasks {
-                let passed: Vec<&str> = t
+                let passed = t
                     .checkpoints
                     .iter()
                     .filter(|c| c.passed)
-                    .map(|c| c.key.as_str())
+                    .map(|c| c.key.clone())
                     .collect();
-                let line = json!({"type": "score", "task": t.key, "score": t.score, "success": t.success, "passed": passed});
-                self.trace().record(&line);
+                let line = Line::Score {
+                    task: t.key.clone(),
+                    score: t.score,
+                    success: t.success,
+                    passed,
+                };
+                self.trace().push(&line);
             }
         }
         let mut r = r;
@@ -487,7 +497,7 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Value;
+    use serde_json::{Value, json};
 
     fn call(id: &str, name: &str, arguments: Value) -> Decision {
         Decision {

@@ -14,6 +14,18 @@
 //! loses at most the step in flight, and of a decision in flight only the call that
 //! had no answer yet.
 //!
+//! Every line is a [`Line`] (its `type` is the variant), written by
+//! [`Trajectory::push`] and read back as one: keys come out in the order the type
+//! declares them, `type` first. The header's `format` is [`FORMAT`]; a trajectory of
+//! another format is refused with [`TrajectoryError::Version`].
+//!
+//! Format 2 holds the same lines as format 1, equal as JSON, except: the header's
+//! `format`; keys in declared order (format 1 sorted them, `type` last), nested
+//! protocol types (tool results, calls, notifications, events) included; free-form
+//! values (tool result values, `run_python` records, model responses, colleagues'
+//! requests) still have sorted keys; and an `npc` line of a failed colleague call
+//! also carries `"response":null,"reply":null,"clues":[]`.
+//!
 //! The digest is the BLAKE3 hash of all lines, each followed by `\n`.
 //!
 //! Reading one back ([`read_recorded`], for replay, resume and regrading) keeps
@@ -46,15 +58,19 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::Deserialize;
 use serde_json::Value;
 
-use crate::protocol::EndReason;
-use crate::protocol::ToolCall;
-use crate::protocol::{Decision, SimConfig};
+use crate::protocol::sorted_json::Sorted;
+use crate::protocol::{Decision, EndReason, RequestBody};
 
-/// Current trajectory format version.
-pub const FORMAT: u32 = 1;
+mod line;
+
+pub use line::{Header, Line, ModelLine, NpcLine, NpcRecord};
+
+/// Current trajectory format version (2: every line is a [`Line`], keys in declared
+/// order; 1: lines built as JSON maps, keys sorted).
+pub const FORMAT: u32 = 2;
 
 /// Writes and hashes trajectory lines.
 pub struct Trajectory {
@@ -104,13 +120,13 @@ impl Trajectory {
         }
     }
 
-    /// Appends one record as a JSON line.
-    pub fn record<T: Serialize>(&mut self, record: &T) {
-        match serde_json::to_string(record) {
+    /// Appends one line.
+    pub fn push(&mut self, line: &Line) {
+        match serde_json::to_string(line) {
             Ok(l) => self.record_raw(&l),
             Err(e) => {
                 self.io_error
-                    .get_or_insert_with(|| format!("cannot serialise a record: {e}"));
+                    .get_or_insert_with(|| format!("cannot serialise a line: {e}"));
             }
         }
     }
@@ -223,53 +239,8 @@ pub fn expand_requests(lines: &mut [serde_json::Value]) -> Result<(), RequestDel
             continue;
         };
         if let Some(delta) = obj.remove("request_delta") {
-            let Value::Object(delta) = delta else {
-                return Err(RequestDeltaError::Malformed(i, "not an object"));
-            };
             let base = &before[last_turn.ok_or(RequestDeltaError::NoBase(i))?]["request"];
-            let base_messages = base["messages"]
-                .as_array()
-                .ok_or(RequestDeltaError::Malformed(i, "the base has no messages"))?;
-            let keep = delta
-                .get("keep")
-                .and_then(Value::as_u64)
-                .ok_or(RequestDeltaError::Malformed(i, "no keep"))?;
-            let kept = usize::try_from(keep)
-                .ok()
-                .and_then(|k| base_messages.get(..k))
-                .ok_or(RequestDeltaError::Keep {
-                    line: i,
-                    keep,
-                    len: base_messages.len(),
-                })?;
-            let mut full = serde_json::Map::new();
-            for (k, v) in delta {
-                match k.as_str() {
-                    "keep" => {}
-                    "messages" => {
-                        let Value::Array(tail) = v else {
-                            return Err(RequestDeltaError::Malformed(i, "messages"));
-                        };
-                        let mut all = kept.to_vec();
-                        all.extend(tail);
-                        full.insert(k, Value::Array(all));
-                    }
-                    "same_tools" => {
-                        let tools = base
-                            .get("tools")
-                            .filter(|_| v == true)
-                            .ok_or(RequestDeltaError::Malformed(i, "same_tools"))?;
-                        full.insert("tools".into(), tools.clone());
-                    }
-                    _ => {
-                        full.insert(k, v);
-                    }
-                }
-            }
-            if !full.contains_key("messages") {
-                return Err(RequestDeltaError::Malformed(i, "no messages"));
-            }
-            obj.insert("request".into(), Value::Object(full));
+            obj.insert("request".into(), expand_delta(i, base, delta)?);
         }
         if obj.get("purpose").is_some_and(|p| p == "turn")
             && obj.get("request").is_some_and(Value::is_object)
@@ -278,6 +249,57 @@ pub fn expand_requests(lines: &mut [serde_json::Value]) -> Result<(), RequestDel
         }
     }
     Ok(())
+}
+
+/// The full request a `request_delta` (of line `i`) stands for, against `base`, the
+/// previous turn line's full request.
+fn expand_delta(i: usize, base: &Value, delta: Value) -> Result<Value, RequestDeltaError> {
+    let Value::Object(delta) = delta else {
+        return Err(RequestDeltaError::Malformed(i, "not an object"));
+    };
+    let base_messages = base["messages"]
+        .as_array()
+        .ok_or(RequestDeltaError::Malformed(i, "the base has no messages"))?;
+    let keep = delta
+        .get("keep")
+        .and_then(Value::as_u64)
+        .ok_or(RequestDeltaError::Malformed(i, "no keep"))?;
+    let kept = usize::try_from(keep)
+        .ok()
+        .and_then(|k| base_messages.get(..k))
+        .ok_or(RequestDeltaError::Keep {
+            line: i,
+            keep,
+            len: base_messages.len(),
+        })?;
+    let mut full = serde_json::Map::new();
+    for (k, v) in delta {
+        match k.as_str() {
+            "keep" => {}
+            "messages" => {
+                let Value::Array(tail) = v else {
+                    return Err(RequestDeltaError::Malformed(i, "messages"));
+                };
+                let mut all = kept.to_vec();
+                all.extend(tail);
+                full.insert(k, Value::Array(all));
+            }
+            "same_tools" => {
+                let tools = base
+                    .get("tools")
+                    .filter(|_| v == true)
+                    .ok_or(RequestDeltaError::Malformed(i, "same_tools"))?;
+                full.insert("tools".into(), tools.clone());
+            }
+            _ => {
+                full.insert(k, v);
+            }
+        }
+    }
+    if !full.contains_key("messages") {
+        return Err(RequestDeltaError::Malformed(i, "no messages"));
+    }
+    Ok(Value::Object(full))
 }
 
 /// A trajectory that cannot be read back.
@@ -289,13 +311,27 @@ pub enum TrajectoryError {
     /// A line is not what the format says (1-based line number).
     #[error("`{0}` line {1}: {2}")]
     Format(PathBuf, usize, String),
+    /// The header names a format other than [`FORMAT`].
+    #[error(
+        "`{path}` is a trajectory of format {found} (written by tbsim {tbsim}); this build of tbsim reads format {FORMAT} only: run the scenario again, or use the tbsim version that wrote it"
+    )]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// The format its header names (`none` if it names none).
+        found: String,
+        /// The tbsim version its header names (`unknown` if it names none).
+        tbsim: String,
+    },
 }
 
 /// A recorded model line: parsed, and as written (replay and resume copy the text,
 /// so the bytes do not depend on how a `Value` orders its keys).
 #[derive(Debug, Clone)]
 pub struct RecordedLine {
-    /// The line parsed (a compact turn request expanded to the full request).
+    /// The line parsed, a compact turn request expanded to the full `request`.
+    pub line: ModelLine,
+    /// The same as a JSON value (what an agent resumes from).
     pub value: Value,
     /// The line as written.
     pub text: String,
@@ -316,7 +352,7 @@ pub struct RecordedStep {
 #[derive(Debug)]
 pub struct Recorded {
     /// The header line.
-    pub header: Value,
+    pub header: Header,
     /// The decisions, in order.
     pub steps: Vec<RecordedStep>,
     /// Model lines after the last decision (a failed or interrupted turn).
@@ -324,66 +360,129 @@ pub struct Recorded {
     /// `run_python` outcomes, by step and call.
     pub python: BTreeMap<(u64, String), Value>,
     /// Model-played colleagues' lines.
-    pub npc_lines: Vec<Value>,
+    pub npc_lines: Vec<NpcLine>,
     /// Why the run ended, if it did.
     pub end: Option<EndReason>,
     /// The lines, unparsed (a torn last line dropped).
     pub lines: Vec<String>,
 }
 
-/// Reads a trajectory. A torn last line (a crash mid-write) is dropped.
-pub fn read_recorded(traj: &Path) -> Result<Recorded, TrajectoryError> {
+/// What the first line must say before the rest is read as [`Line`]s.
+#[derive(Deserialize)]
+struct Sniff {
+    #[serde(rename = "type")]
+    kind: String,
+    format: Option<Value>,
+    tbsim: Option<String>,
+}
+
+/// Reads the lines of a trajectory as [`Line`]s, each with its text. A torn last
+/// line (a crash mid-write) is dropped. The header must name [`FORMAT`].
+pub fn read_lines(traj: &Path) -> Result<Vec<(Line, String)>, TrajectoryError> {
     let text =
         std::fs::read_to_string(traj).map_err(|e| TrajectoryError::Io(traj.to_owned(), e))?;
+    parse_lines(traj, &text)
+}
+
+/// [`read_lines`] on a trajectory's text (`traj` names it in errors).
+pub fn parse_lines(traj: &Path, text: &str) -> Result<Vec<(Line, String)>, TrajectoryError> {
     let fmt = |line: usize, m: &str| TrajectoryError::Format(traj.to_owned(), line, m.to_owned());
-    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-    let mut parsed = Vec::with_capacity(lines.len());
-    for (i, l) in lines.iter().enumerate() {
-        match serde_json::from_str::<Value>(l) {
-            Ok(v) => parsed.push(v),
-            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => break,
+    let raw: Vec<&str> = text.lines().collect();
+    let torn = |i: usize| i + 1 == raw.len() && !text.ends_with('\n');
+    let first = raw
+        .first()
+        .ok_or_else(|| fmt(1, "expected a header line"))?;
+    match serde_json::from_str::<Sniff>(first) {
+        Ok(h) if h.kind == "header" => {
+            if h.format != Some(Value::from(FORMAT)) {
+                return Err(TrajectoryError::Version {
+                    path: traj.to_owned(),
+                    found: h
+                        .format
+                        .map_or_else(|| "none".to_owned(), |f| f.to_string()),
+                    tbsim: h.tbsim.unwrap_or_else(|| "unknown".to_owned()),
+                });
+            }
+        }
+        Err(_) if torn(0) => return Ok(Vec::new()),
+        _ => return Err(fmt(1, "expected a header line")),
+    }
+    let mut out = Vec::with_capacity(raw.len());
+    for (i, l) in raw.iter().enumerate() {
+        match serde_json::from_str::<Line>(l) {
+            Ok(line) => out.push((line, (*l).to_owned())),
+            Err(_) if torn(i) => break,
             Err(e) => return Err(fmt(i + 1, &e.to_string())),
         }
     }
-    lines.truncate(parsed.len());
-    // Model lines may hold a turn request in its compact form: the agent and the
-    // reuse of recorded calls work on full requests (the text stays as written).
-    expand_requests(&mut parsed).map_err(|e| fmt(e.line() + 1, &e.to_string()))?;
-    let header = parsed
-        .first()
-        .filter(|h| h["type"] == "header")
-        .cloned()
-        .ok_or_else(|| fmt(1, "expected a header line"))?;
+    Ok(out)
+}
+
+/// Reads a trajectory for re-driving it. A torn last line (a crash mid-write) is
+/// dropped; a compact turn request is expanded (the text stays as written).
+pub fn read_recorded(traj: &Path) -> Result<Recorded, TrajectoryError> {
+    let fmt = |line: usize, m: &str| TrajectoryError::Format(traj.to_owned(), line, m.to_owned());
+    let parsed = read_lines(traj)?;
+    let mut lines = Vec::with_capacity(parsed.len());
+    let mut header = None;
     let mut steps = Vec::new();
     let mut pending = Vec::new();
     let mut python = BTreeMap::new();
     let mut npc_lines = Vec::new();
     let mut end = None;
-    for (i, v) in parsed.iter().enumerate() {
-        match v["type"].as_str() {
-            Some("model") => pending.push(RecordedLine {
-                value: v.clone(),
-                text: lines[i].clone(),
-            }),
-            Some("decision") => {
-                let calls: Vec<ToolCall> = serde_json::from_value(v["calls"].clone())
+    // The full request of the last `turn` line, which a `request_delta` is against.
+    let mut last_turn: Option<Value> = None;
+    for (i, (line, text)) in parsed.into_iter().enumerate() {
+        match line {
+            Line::Header(h) if i == 0 => header = Some(h),
+            Line::Model(mut m) => {
+                if let Some(delta) = m.request_delta.take() {
+                    let base = last_turn
+                        .as_ref()
+                        .ok_or(RequestDeltaError::NoBase(i))
+                        .and_then(|b| expand_delta(i, b, delta.value()))
+                        .map_err(|e| fmt(i + 1, &e.to_string()))?;
+                    m.request = Some(RequestBody::new(&Sorted(&base)));
+                }
+                if m.purpose == "turn"
+                    && let Some(r) = &m.request
+                {
+                    let r = r.value();
+                    if r.is_object() {
+                        last_turn = Some(r);
+                    }
+                }
+                let value = serde_json::to_value(Line::Model(m.clone()))
                     .map_err(|e| fmt(i + 1, &e.to_string()))?;
-                steps.push(RecordedStep {
-                    records: std::mem::take(&mut pending),
-                    decision: Decision { calls },
-                    tokens_out: v["tokens_out"].as_u64().unwrap_or(0),
+                pending.push(RecordedLine {
+                    line: m,
+                    value,
+                    text: text.clone(),
                 });
             }
-            Some("result") if v["result"]["tool"] == "run_python" && !v["record"].is_null() => {
-                let step = v["step"].as_u64().unwrap_or(0);
-                let call = v["call"].as_str().unwrap_or_default().to_owned();
-                python.insert((step, call), v["record"].clone());
+            Line::Decision {
+                calls, tokens_out, ..
+            } => steps.push(RecordedStep {
+                records: std::mem::take(&mut pending),
+                decision: Decision { calls },
+                tokens_out,
+            }),
+            Line::Result {
+                step,
+                call,
+                result,
+                record: Some(record),
+                ..
+            } if result.tool == "run_python" && !record.is_null() => {
+                python.insert((step, call), record);
             }
-            Some("npc") => npc_lines.push(v.clone()),
-            Some("end") => end = serde_json::from_value::<EndReason>(v["reason"].clone()).ok(),
+            Line::Npc(n) => npc_lines.push(n),
+            Line::End { reason, .. } => end = reason,
             _ => {}
         }
+        lines.push(text);
     }
+    let header = header.ok_or_else(|| fmt(1, "expected a header line"))?;
     Ok(Recorded {
         header,
         steps,
@@ -393,18 +492,6 @@ pub fn read_recorded(traj: &Path) -> Result<Recorded, TrajectoryError> {
         end,
         lines,
     })
-}
-
-/// The simulation settings recorded in a trajectory header.
-pub fn config_from_header(header: &Value) -> SimConfig {
-    SimConfig {
-        seed: header["seed"].as_u64(),
-        hints: header["hints"].as_u64().unwrap_or(0) as u8,
-        turn_cost_secs: header["turn_cost_secs"].as_u64().map(|v| v as u32),
-        token_cost_secs: header["token_cost_secs"].as_u64().map(|v| v as u32),
-        agent: header["agent"].as_str().unwrap_or_default().to_owned(),
-        feedback: serde_json::from_value(header["feedback"].clone()).unwrap_or_default(),
-    }
 }
 
 #[cfg(test)]
@@ -481,13 +568,205 @@ mod tests {
         );
     }
 
+    fn header(format: u32) -> Line {
+        Line::Header(Header {
+            format,
+            tbsim: "0.1.0".into(),
+            scenario: "s".into(),
+            scenario_blake3: "b3".into(),
+            seed: 7,
+            agent: "oracle".into(),
+            hints: 0,
+            turn_cost_secs: None,
+            feedback: crate::protocol::FeedbackPolicy::Detailed,
+            token_cost_secs: None,
+        })
+    }
+
+    /// Keys come out in declared order, `type` first, whatever serde_json's features
+    /// (a free-form value's keys sorted); and each line reads back as itself.
+    #[test]
+    fn lines_have_a_fixed_key_order_and_read_back() {
+        use crate::event::SimEvent;
+        use crate::protocol::{ModelRecord, ToolCall, ToolResult};
+        use crate::queue::EventClass;
+        use crate::time::SimTime;
+        use serde_json::json;
+        let mut free = serde_json::Map::new();
+        free.insert("z".into(), json!(1));
+        free.insert("a".into(), json!({"y": 2, "b": 3}));
+        let record = ModelRecord {
+            purpose: "turn",
+            model: "m".into(),
+            request: RequestBody::new(&json!({"messages": []})),
+            request_delta: None,
+            failures: Vec::new(),
+            response: Value::Object(free.clone()),
+            usage: None,
+            error: None,
+        };
+        let cases: Vec<(Line, &str)> = vec![
+            (
+                header(FORMAT),
+                r#"{"type":"header","format":2,"tbsim":"0.1.0","scenario":"s","scenario_blake3":"b3","seed":7,"agent":"oracle","hints":0,"turn_cost_secs":null,"feedback":"detailed"}"#,
+            ),
+            (
+                Line::Event {
+                    t: SimTime(5),
+                    class: EventClass::Release,
+                    seq: 3,
+                    event: SimEvent::Release {
+                        task: "task/a".into(),
+                    },
+                },
+                r#"{"type":"event","t":5,"class":"release","seq":3,"event":{"kind":"release","task":"task/a"}}"#,
+            ),
+            (
+                Line::Decision {
+                    step: 1,
+                    t: SimTime(5),
+                    calls: vec![ToolCall {
+                        id: "c1".into(),
+                        name: "wait".into(),
+                        arguments: "{}".into(),
+                    }],
+                    tokens_out: 12,
+                },
+                r#"{"type":"decision","step":1,"t":5,"calls":[{"id":"c1","name":"wait","arguments":"{}"}],"tokens_out":12}"#,
+            ),
+            (
+                Line::Model(ModelLine::new(1, SimTime(5), &record)),
+                r#"{"type":"model","step":1,"t":5,"purpose":"turn","model":"m","request":{"messages":[]},"response":{"a":{"b":3,"y":2},"z":1}}"#,
+            ),
+            (
+                Line::Result {
+                    step: 1,
+                    call: "c1".into(),
+                    t: SimTime(6),
+                    result: ToolResult {
+                        call_id: "c1".into(),
+                        tool: "wait".into(),
+                        ok: true,
+                        time: "Mon 09:00".into(),
+                        t: SimTime(6),
+                        result: Some(Value::Object(free.clone())),
+                        error: None,
+                        attachments: Vec::new(),
+                        notifications: Vec::new(),
+                    },
+                    record: Some(Value::Object(free)),
+                },
+                r#"{"type":"result","step":1,"call":"c1","t":6,"result":{"call_id":"c1","tool":"wait","ok":true,"time":"Mon 09:00","t":6,"result":{"a":{"b":3,"y":2},"z":1},"notifications":[]},"record":{"a":{"b":3,"y":2},"z":1}}"#,
+            ),
+            (
+                Line::Npc(NpcLine {
+                    step: 1,
+                    call: "c1".into(),
+                    npc: "npc/a".into(),
+                    t: SimTime(6),
+                    record: NpcRecord {
+                        model: "m".into(),
+                        request: json!({"messages": []}),
+                        response: Value::Null,
+                        reply: None,
+                        clues: Vec::new(),
+                        failures: vec!["timeout".into()],
+                        error: Some("gave up".into()),
+                    },
+                }),
+                r#"{"type":"npc","step":1,"call":"c1","npc":"npc/a","t":6,"model":"m","request":{"messages":[]},"response":null,"reply":null,"clues":[],"failures":["timeout"],"error":"gave up"}"#,
+            ),
+            (
+                Line::Disclosure {
+                    t: SimTime(6),
+                    npc: "npc/a".into(),
+                    clue: "clue/x".into(),
+                    task: None,
+                    first: true,
+                },
+                r#"{"type":"disclosure","t":6,"npc":"npc/a","clue":"clue/x","task":null,"first":true}"#,
+            ),
+            (
+                Line::Checkpoint {
+                    t: SimTime(6),
+                    task: "task/a".into(),
+                    checkpoint: "done".into(),
+                    kind: tbsim_scenario::check::CheckKind::Event,
+                },
+                r#"{"type":"checkpoint","t":6,"task":"task/a","checkpoint":"done","kind":"event"}"#,
+            ),
+            (
+                Line::Feedback {
+                    t: SimTime(7),
+                    day: 1,
+                    lines: vec!["well done".into()],
+                },
+                r#"{"type":"feedback","t":7,"day":1,"lines":["well done"]}"#,
+            ),
+            (
+                Line::End {
+                    t: SimTime(8),
+                    reason: Some(EndReason::Finished),
+                    steps: 1,
+                    tool_calls: 1,
+                },
+                r#"{"type":"end","t":8,"reason":"finished","steps":1,"tool_calls":1}"#,
+            ),
+            (
+                Line::Score {
+                    task: "task/a".into(),
+                    score: 1.0,
+                    success: true,
+                    passed: vec!["done".into()],
+                },
+                r#"{"type":"score","task":"task/a","score":1.0,"success":true,"passed":["done"]}"#,
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(serde_json::to_string(&line).unwrap(), want);
+            assert_eq!(serde_json::from_str::<Line>(want).unwrap(), line, "{want}");
+        }
+    }
+
+    #[test]
+    fn another_format_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("trajectory.jsonl");
+        let mut t = Trajectory::to_file(&p).unwrap();
+        t.push(&header(1));
+        let err = read_recorded(&p).unwrap_err();
+        assert!(
+            matches!(&err, TrajectoryError::Version { path, found, .. } if path == &p && found == "1"),
+            "{err:?}"
+        );
+        let msg = err.to_string();
+        assert!(msg.contains("format 1"), "{msg}");
+        assert!(msg.contains("reads format 2"), "{msg}");
+        assert!(msg.contains("trajectory.jsonl"), "{msg}");
+        // A header with no format at all (or not a header) is refused too.
+        std::fs::write(&p, "{\"type\":\"header\",\"tbsim\":\"0.0.1\"}\n").unwrap();
+        let msg = read_recorded(&p).unwrap_err().to_string();
+        assert!(
+            msg.contains("format none") && msg.contains("0.0.1"),
+            "{msg}"
+        );
+        std::fs::write(&p, "{\"type\":\"end\"}\n").unwrap();
+        let msg = read_recorded(&p).unwrap_err().to_string();
+        assert!(msg.contains("expected a header line"), "{msg}");
+    }
+
     #[test]
     fn digest_matches_file_bytes_and_helper() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t.jsonl");
         let mut t = Trajectory::to_file(&p).unwrap();
-        t.record(&serde_json::json!({"type": "header", "n": 1}));
-        t.record(&serde_json::json!({"type": "end"}));
+        t.push(&header(FORMAT));
+        t.push(&Line::End {
+            t: crate::time::SimTime(1),
+            reason: None,
+            steps: 0,
+            tool_calls: 0,
+        });
         let bytes = std::fs::read(&p).unwrap();
         assert_eq!(t.digest(), blake3::hash(&bytes).to_hex().to_string());
         let text = String::from_utf8(bytes).unwrap();

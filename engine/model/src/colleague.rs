@@ -34,6 +34,7 @@ use super::prompt::{NO_REPLY, PromptBuilder};
 use tbsim_core::protocol::ModelUsage;
 use tbsim_engine::agent::block_on;
 use tbsim_engine::npc::{NpcAnswer, NpcEngine, NpcError, NpcQuery, appears_in};
+use tbsim_engine::trajectory::NpcRecord;
 
 /// A directory of cached replies, keyed by request hash.
 #[derive(Debug, Clone)]
@@ -160,8 +161,15 @@ impl NpcEngine for LlmNpc {
                         let message = e.to_string();
                         return Err(NpcError {
                             npc: q.npc.to_owned(),
-                            record: Some(json!({"model": self.caller.model(), "request": body,
-                                "error": message, "failures": out.failures})),
+                            record: Some(Box::new(NpcRecord {
+                                model: self.caller.model().to_owned(),
+                                request: body.value(),
+                                response: Value::Null,
+                                reply: None,
+                                clues: Vec::new(),
+                                failures: out.failures,
+                                error: Some(message.clone()),
+                            })),
                             message,
                         });
                     }
@@ -185,8 +193,15 @@ impl NpcEngine for LlmNpc {
                     .collect()
             })
             .unwrap_or_default();
-        let record = json!({"model": self.caller.model(), "request": body, "response": raw,
-            "reply": reply, "clues": clues});
+        let record = NpcRecord {
+            model: self.caller.model().to_owned(),
+            request: body.value(),
+            response: raw,
+            reply: reply.clone(),
+            clues: clues.clone(),
+            failures: Vec::new(),
+            error: None,
+        };
         Ok(NpcAnswer {
             reply: reply.map(|r| (r, clues)),
             record: Some(record),

@@ -186,20 +186,19 @@ fn ask(
         clarify,
     };
     let now = world.resource::<Clock>().now;
-    let head =
-        json!({"type": "npc", "step": ctx.step, "call": ctx.call_id, "npc": npc_key, "t": now.0});
     let (reply, record, failure) = match ctx.npc.reply(&q) {
         Ok(a) => (a.reply, a.record, None),
-        Err(e) => (None, e.record.clone(), Some(e)),
+        Err(e) => (None, e.record.clone().map(|r| *r), Some(e)),
     };
-    if let Some(rec) = record {
-        let mut line = head;
-        if let (Some(l), Some(r)) = (line.as_object_mut(), rec.as_object()) {
-            for (k, v) in r {
-                l.insert(k.clone(), v.clone());
-            }
-        }
-        world.resource_mut::<Trace>().0.record(&line);
+    if let Some(record) = record {
+        let line = crate::trajectory::Line::Npc(crate::trajectory::NpcLine {
+            step: ctx.step,
+            call: ctx.call_id.to_owned(),
+            npc: npc_key.to_owned(),
+            t: now,
+            record,
+        });
+        world.resource_mut::<Trace>().0.push(&line);
     }
     if let Some(e) = failure {
         let mut run = world.resource_mut::<RunState>();

@@ -12,11 +12,11 @@
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::{LogLevel, ScheduleBuildSettings, SingleThreadedExecutor};
-use serde_json::json;
 
 use super::build::{HintTier, TimedFiles};
 use super::*;
 use crate::queue::EventClass;
+use crate::trajectory::Line;
 use tbsim_scenario::check::{BookedMeeting, CheckKind, WorldView, evaluate};
 
 /// Builds the tick schedule: one chain, so the systems run in a total order. Every
@@ -255,7 +255,13 @@ fn deliver(world: &mut World) {
                                 .find(|c| &c.key == clue)
                                 .and_then(|c| c.task.clone())
                         });
-                    world.resource_mut::<Trace>().0.record(&json!({"type": "disclosure", "t": now.0, "npc": from, "clue": clue, "task": task, "first": first}));
+                    world.resource_mut::<Trace>().0.push(&Line::Disclosure {
+                        t: now,
+                        npc: from.clone(),
+                        clue: clue.clone(),
+                        task,
+                        first,
+                    });
                 }
                 world.resource_mut::<Revision>().0 += 1;
                 let from_name = super::display_name(world, &from);
@@ -464,9 +470,12 @@ fn record_passes(
     trace: &mut Trace,
 ) {
     for (_, task, key, kind) in passed {
-        trace.0.record(
-            &json!({"type": "checkpoint", "t": now.0, "task": task, "checkpoint": key, "kind": kind}),
-        );
+        trace.0.push(&Line::Checkpoint {
+            t: now,
+            task: task.clone(),
+            checkpoint: key.clone(),
+            kind,
+        });
         if let Some(waiting) = index.waiting.get(&(task.clone(), key.clone())) {
             for w in waiting {
                 queue.0.push(
@@ -690,7 +699,11 @@ fn end_of_day(
         for t in &due_tasks {
             mentor.reviewed.insert(t.spec.key.clone());
         }
-        trace.0.record(&serde_json::json!({"type": "feedback", "t": clock.now.0, "day": day, "lines": feedback}));
+        trace.0.push(&Line::Feedback {
+            t: clock.now,
+            day,
+            lines: feedback.clone(),
+        });
         mentor.pending = feedback;
         run.asleep_until = clock.days.get(day as usize).map(|d| d.0);
     }

@@ -27,6 +27,7 @@ mod model;
 mod notification;
 mod observation;
 pub mod secrets;
+pub mod sorted_json;
 
 pub use args::ToolArgs;
 pub use call::{Attachment, ErrorKind, ToolCall, ToolError};

@@ -168,6 +168,18 @@ impl PartialEq for RequestBody {
     }
 }
 
+impl Eq for RequestBody {}
+
+/// Read back from a recorded line (through a `Value`, so it also reads inside a
+/// tagged enum): the text is the value with its keys sorted, which is equal as JSON
+/// to the body sent, not necessarily byte for byte.
+impl<'de> Deserialize<'de> for RequestBody {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        Ok(RequestBody::new(&super::sorted_json::Sorted(&v)))
+    }
+}
+
 impl Serialize for RequestBody {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(s)

@@ -38,8 +38,12 @@ pub struct ToolResult {
     pub time: String,
     /// Seconds since the epoch after the call.
     pub t: SimTime,
-    /// The value (on success).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    /// The value (on success), written with its keys sorted.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        default,
+        serialize_with = "super::sorted_json::option"
+    )]
     pub result: Option<Value>,
     /// The error (on failure).
     #[serde(skip_serializing_if = "Option::is_none", default)]

@@ -1,0 +1,262 @@
+//! The trajectory's lines as one type: every line is a [`Line`], written with
+//! [`super::Trajectory::push`] and read with `serde_json::from_str::<Line>`.
+//!
+//! Keys come out in the order the fields are declared here (`type` first), never in
+//! an order that depends on how `serde_json` stores a map. The free-form parts (a
+//! tool's result value, a `run_python` record, a model's response, a colleague's
+//! request) are JSON values; their objects are written with their keys sorted (see
+//! [`crate::protocol::sorted_json`]), whatever `serde_json`'s features.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::event::SimEvent;
+use crate::protocol::sorted_json;
+use crate::protocol::{EndReason, FeedbackPolicy, ModelRecord, ModelUsage, RequestBody};
+use crate::protocol::{SimConfig, ToolCall, ToolResult};
+use crate::queue::EventClass;
+use crate::time::SimTime;
+use tbsim_scenario::check::CheckKind;
+
+/// One trajectory line. The variant is the line's `type`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Line {
+    /// The first line: format, versions, scenario and settings.
+    Header(Header),
+    /// An event popped from the queue.
+    Event {
+        /// When it popped.
+        t: SimTime,
+        /// Its tie-break class.
+        class: EventClass,
+        /// Its push sequence number.
+        seq: u64,
+        /// What happened.
+        event: SimEvent,
+    },
+    /// An agent decision (step numbers from 1).
+    Decision {
+        /// The step.
+        step: u64,
+        /// When it was made.
+        t: SimTime,
+        /// The tool calls, in order.
+        calls: Vec<ToolCall>,
+        /// Output tokens its model calls produced (written only when above 0).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        tokens_out: u64,
+    },
+    /// One of a model-backed agent's calls, before the decision it led to.
+    Model(ModelLine),
+    /// A model-played colleague's call, within the tool call that asked.
+    Npc(NpcLine),
+    /// A tool call's result.
+    Result {
+        /// The decision it belongs to.
+        step: u64,
+        /// The call id.
+        call: String,
+        /// When the call ended.
+        t: SimTime,
+        /// The result as the agent saw it.
+        result: ToolResult,
+        /// What replay needs to reproduce it (a `run_python` outcome), or `null`.
+        #[serde(serialize_with = "sorted_json::option")]
+        record: Option<Value>,
+    },
+    /// A colleague disclosed a clue.
+    Disclosure {
+        /// When.
+        t: SimTime,
+        /// The colleague's key.
+        npc: String,
+        /// The clue's key.
+        clue: String,
+        /// The task the clue belongs to, if any.
+        task: Option<String>,
+        /// Whether this is the clue's first disclosure.
+        first: bool,
+    },
+    /// A checkpoint passed.
+    Checkpoint {
+        /// When.
+        t: SimTime,
+        /// The task's key.
+        task: String,
+        /// The checkpoint's key.
+        checkpoint: String,
+        /// Its kind.
+        kind: CheckKind,
+    },
+    /// The mentor's feedback at the end of a working day.
+    Feedback {
+        /// When.
+        t: SimTime,
+        /// The day, from 1.
+        day: u32,
+        /// The feedback, one line each (empty with no feedback).
+        lines: Vec<String>,
+    },
+    /// The run ended.
+    End {
+        /// When.
+        t: SimTime,
+        /// Why.
+        reason: Option<EndReason>,
+        /// Decisions made.
+        steps: u64,
+        /// Tool calls made.
+        tool_calls: u64,
+    },
+    /// A task's final score (after the end, one line per task).
+    Score {
+        /// The task's key.
+        task: String,
+        /// Its checkpoint score.
+        score: f64,
+        /// Whether it succeeded.
+        success: bool,
+        /// The checkpoints passed, in scenario order.
+        passed: Vec<String>,
+    },
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The header line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// The trajectory format ([`super::FORMAT`] when written by this build).
+    pub format: u32,
+    /// The tbsim version that wrote it.
+    pub tbsim: String,
+    /// The scenario's name.
+    pub scenario: String,
+    /// BLAKE3 of the scenario file.
+    pub scenario_blake3: String,
+    /// The master seed.
+    pub seed: u64,
+    /// The agent's name.
+    pub agent: String,
+    /// The hint level.
+    pub hints: u8,
+    /// Simulated seconds charged per decision (`null`: none).
+    pub turn_cost_secs: Option<u32>,
+    /// The mentor-feedback policy.
+    pub feedback: FeedbackPolicy,
+    /// Simulated seconds per 1000 output tokens (written only when set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_cost_secs: Option<u32>,
+}
+
+impl Header {
+    /// The simulation settings the run used.
+    pub fn config(&self) -> SimConfig {
+        SimConfig {
+            seed: Some(self.seed),
+            hints: self.hints,
+            turn_cost_secs: self.turn_cost_secs,
+            token_cost_secs: self.token_cost_secs,
+            agent: self.agent.clone(),
+            feedback: self.feedback,
+        }
+    }
+}
+
+/// A `model` line: where and when, then a [`ModelRecord`]'s fields (see the
+/// trajectory module docs for `request` and `request_delta`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelLine {
+    /// The decision the call leads to.
+    pub step: u64,
+    /// When it was made.
+    pub t: SimTime,
+    /// `turn`, `summary` or `reflection`.
+    pub purpose: String,
+    /// The provider's model name.
+    pub model: String,
+    /// The request body as sent (absent when `request_delta` stands for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<RequestBody>,
+    /// The compact form of a turn request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_delta: Option<RequestBody>,
+    /// Failed attempts before the outcome.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
+    /// The response body (`null` when the call failed for good).
+    #[serde(serialize_with = "sorted_json::value")]
+    pub response: Value,
+    /// Tokens and cost of the response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<ModelUsage>,
+    /// Why the call failed for good.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl ModelLine {
+    /// The line for `record`, made at `t` for decision `step`.
+    pub fn new(step: u64, t: SimTime, record: &ModelRecord) -> ModelLine {
+        ModelLine {
+            step,
+            t,
+            purpose: record.purpose.to_owned(),
+            model: record.model.clone(),
+            request: record
+                .request_delta
+                .is_none()
+                .then(|| record.request.clone()),
+            request_delta: record.request_delta.clone(),
+            failures: record.failures.clone(),
+            response: record.response.clone(),
+            usage: record.usage.clone(),
+            error: record.error.clone(),
+        }
+    }
+}
+
+/// An `npc` line: which call asked which colleague, then what the engine recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NpcLine {
+    /// The decision the asking call belongs to.
+    pub step: u64,
+    /// The asking call's id.
+    pub call: String,
+    /// The colleague's key.
+    pub npc: String,
+    /// When.
+    pub t: SimTime,
+    /// The model call.
+    #[serde(flatten)]
+    pub record: NpcRecord,
+}
+
+/// A model-played colleague's call as recorded (the npc module's `RecordedNpc`
+/// replays it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NpcRecord {
+    /// The provider's model name.
+    pub model: String,
+    /// The request body (keys sorted: replay writes the line again from this).
+    #[serde(serialize_with = "sorted_json::value")]
+    pub request: Value,
+    /// The response body (`null` when the call failed).
+    #[serde(default, serialize_with = "sorted_json::value")]
+    pub response: Value,
+    /// The reply (`null`: silence, or the call failed).
+    #[serde(default)]
+    pub reply: Option<String>,
+    /// The clues the reply discloses.
+    #[serde(default)]
+    pub clues: Vec<String>,
+    /// Failed attempts (written only when the call failed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
+    /// Why the call failed (written only then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
