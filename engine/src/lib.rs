@@ -80,6 +80,7 @@ pub use tbsim_core::{path, protocol, queue, rng, time};
 pub mod agent;
 pub mod batch;
 mod calculator;
+mod collect;
 pub mod event;
 pub mod fuzz;
 pub mod npc;

@@ -453,7 +453,7 @@ impl Sim {
                 unreachable!("closing tasks is a valid system: {e}");
             }
         }
-        let r = crate::result::collect(
+        let r = crate::collect::collect(
             &mut self.world,
             &self.scenario,
             &self.config,
