@@ -27,7 +27,7 @@ use rmcp::{ClientHandler, ServiceExt as _};
 use serde_json::{Value, json};
 use tbsim_engine::trajectory::digest_lines;
 
-use crate::util::{root, run_agent, tbsim, tbsim_command, text};
+use crate::util::{lines_as, root, run_agent, tbsim, tbsim_command, text};
 
 /// The client name every test connects as; runs are recorded as `mcp:tbsim-it`.
 const CLIENT: &str = "tbsim-it";
@@ -98,15 +98,6 @@ fn recorded_calls(dir: &Path) -> Vec<(String, String, Value)> {
 }
 
 /// The trajectory's lines with the header's agent name replaced.
-fn lines_as(dir: &Path, agent: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(dir.join("trajectory.jsonl")).unwrap();
-    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-    let mut header: Value = serde_json::from_str(&lines[0]).unwrap();
-    header["agent"] = json!(agent);
-    lines[0] = serde_json::to_string(&header).unwrap();
-    lines
-}
-
 fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tbsim_engine::trajectory::digest_lines;
 
+use crate::util::lines_as;
 use crate::util::{root, run_agent, tbsim, tbsim_command, text};
 
 /// A `tbsim serve` on a free loopback port, killed when dropped.
@@ -150,15 +151,6 @@ fn recorded_decisions(dir: &Path) -> Vec<Value> {
 }
 
 /// The trajectory's lines with the header's agent name replaced.
-fn lines_as(dir: &Path, agent: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(dir.join("trajectory.jsonl")).unwrap();
-    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-    let mut header: Value = serde_json::from_str(&lines[0]).unwrap();
-    header["agent"] = json!(agent);
-    lines[0] = serde_json::to_string(&header).unwrap();
-    lines
-}
-
 fn result_without_agent(dir: &Path) -> Value {
     let mut r: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();

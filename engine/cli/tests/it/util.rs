@@ -265,3 +265,20 @@ pub fn family_variants<P>(
 ) -> Vec<(String, Family)> {
     variants.into_iter().map(|(k, p)| (k, family(p))).collect()
 }
+
+/// The trajectory's lines with the header's agent renamed to `agent`, the header's
+/// bytes otherwise as written (so the digest of runs that differ only in the agent's
+/// name comes out the same).
+pub fn lines_as(dir: &Path, agent: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join("trajectory.jsonl")).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let header: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    let was = format!("\"agent\":{}", header["agent"]);
+    assert!(
+        lines[0].contains(&was),
+        "header names its agent: {}",
+        lines[0]
+    );
+    lines[0] = lines[0].replacen(&was, &format!("\"agent\":{}", serde_json::json!(agent)), 1);
+    lines
+}
