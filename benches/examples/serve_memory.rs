@@ -15,6 +15,9 @@
 //! (an `open` that has not returned within `--open-timeout` seconds is reported,
 //! and the program stops there).
 //!
+//! `--scenarios-only` loads the scenario N times instead and holds the copies (each
+//! `Registry::open` loads its own), to show what of a session's memory is its scenario.
+//!
 //! The sessions are not closed at the end (closing writes every run directory);
 //! the scratch output directory is removed and the process exits.
 //!
@@ -35,11 +38,12 @@ struct Args {
     scenario: String,
     blocking_threads: Option<usize>,
     open_timeout: u64,
+    scenarios_only: bool,
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage: serve_memory [--sessions N] [--scenario NAME] [--blocking-threads M] [--open-timeout SECS]"
+        "usage: serve_memory [--sessions N] [--scenario NAME] [--blocking-threads M] [--open-timeout SECS] [--scenarios-only]"
     );
     std::process::exit(2)
 }
@@ -50,9 +54,14 @@ fn parse_args() -> Args {
         scenario: "busy-day".into(),
         blocking_threads: None,
         open_timeout: 30,
+        scenarios_only: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--scenarios-only" {
+            a.scenarios_only = true;
+            continue;
+        }
         let value = it.next().unwrap_or_else(|| usage());
         match flag.as_str() {
             "--sessions" => a.sessions = value.parse().unwrap_or_else(|_| usage()),
@@ -129,8 +138,26 @@ fn report(label: &str, n: usize, base_kb: u64, started: Instant) {
     );
 }
 
+/// `--scenarios-only`: what N loaded copies of the scenario alone hold (each
+/// `Registry::open` loads its own), for comparison with a session.
+fn scenarios_only(args: &Args) {
+    let roots = ScenarioRoots::new(&[scenarios_dir()]).expect("the bundled scenarios");
+    let path = roots.resolve(&args.scenario).expect("a known scenario");
+    let load = || tbsim_scenario::load_file(&path).expect("the scenario loads");
+    drop(load());
+    let base = status("VmRSS");
+    let started = Instant::now();
+    let held: Vec<_> = (0..args.sessions).map(|_| load()).collect();
+    report("loaded", held.len(), base, started);
+    println!("(scenario copies only: no session, no thread)");
+}
+
 fn main() {
     let args = parse_args();
+    if args.scenarios_only {
+        scenarios_only(&args);
+        return;
+    }
     let out = std::env::temp_dir().join(format!("tbsim-serve-memory-{}", std::process::id()));
     std::fs::create_dir_all(&out).expect("create the scratch dir");
     let blocking = args.blocking_threads.unwrap_or(args.sessions + 16);
