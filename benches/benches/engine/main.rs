@@ -12,6 +12,7 @@ mod llm_turn;
 mod multiday;
 mod npc;
 mod queue;
+mod serve;
 mod traineebench;
 
 criterion_main!(
@@ -23,5 +24,6 @@ criterion_main!(
     multiday::benches,
     npc::benches,
     traineebench::benches,
-    llm_concurrency::benches
+    llm_concurrency::benches,
+    serve::benches
 );
