@@ -59,8 +59,15 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         registry,
         token: args.token.clone(),
     });
+    // Every live session parks one blocking thread (its run) for its whole life, so
+    // the pool must hold `--max-sessions` of them plus room for file writes; tokio's
+    // default of 512 would make the 513th session hang instead of getting its 429.
+    let blocking = usize::try_from(args.max_sessions)
+        .unwrap_or(usize::MAX)
+        .saturating_add(64);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .thread_name("tbsim-serve")
+        .max_blocking_threads(blocking)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;

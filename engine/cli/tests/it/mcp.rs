@@ -27,7 +27,7 @@ use rmcp::{ClientHandler, ServiceExt as _};
 use serde_json::{Value, json};
 use tbsim_engine::trajectory::digest_lines;
 
-use crate::util::{lines_as, root, run_agent, tbsim, tbsim_command, text};
+use crate::util::{lines_as, root, run_agent, spawn_serve, tbsim, tbsim_command, text};
 
 /// The client name every test connects as; runs are recorded as `mcp:tbsim-it`.
 const CLIENT: &str = "tbsim-it";
@@ -366,24 +366,7 @@ struct Server {
 
 impl Server {
     fn start(out: &Path, extra: &[&str]) -> Server {
-        let mut args = vec![
-            "serve",
-            "--bind",
-            "127.0.0.1:0",
-            "--out",
-            out.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        let mut child = tbsim_command(&args, &root())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("tbsim serve starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line.trim().rsplit("http://").next().unwrap().to_owned();
+        let (child, addr) = spawn_serve(out, extra);
         Server { child, addr }
     }
 }

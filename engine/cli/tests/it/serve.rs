@@ -2,7 +2,7 @@
 //! `tbsim run` byte for byte (but for the agent's name), every hostile request gets
 //! its JSON error, and the Python client's own tests pass against it.
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tbsim_engine::trajectory::digest_lines;
 
-use crate::util::lines_as;
-use crate::util::{root, run_agent, tbsim, tbsim_command, text};
+use crate::util::{lines_as, spawn_serve};
+use crate::util::{root, run_agent, tbsim, text};
 
 /// A `tbsim serve` on a free loopback port, killed when dropped.
 struct Server {
@@ -23,29 +23,10 @@ struct Server {
 
 impl Server {
     fn start(out: &Path, extra: &[&str]) -> Server {
-        let mut args = vec![
-            "serve",
-            "--bind",
-            "127.0.0.1:0",
-            "--out",
-            out.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        let mut child = tbsim_command(&args, &root())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("tbsim serve starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .trim()
-            .rsplit("http://")
-            .next()
-            .and_then(|a| a.parse().ok())
-            .unwrap_or_else(|| panic!("no address in {line:?}"));
+        let (child, line) = spawn_serve(out, extra);
+        let addr: SocketAddr = line
+            .parse()
+            .unwrap_or_else(|_| panic!("no address in {line:?}"));
         let token = extra
             .iter()
             .position(|a| *a == "--token")

@@ -282,3 +282,33 @@ pub fn lines_as(dir: &Path, agent: &str) -> Vec<String> {
     lines[0] = lines[0].replacen(&was, &format!("\"agent\":{}", serde_json::json!(agent)), 1);
     lines
 }
+
+/// Starts `tbsim serve` on a free loopback port with `--out out` and `extra`
+/// arguments; returns the child and the `host:port` it printed.
+pub fn spawn_serve(out: &Path, extra: &[&str]) -> (std::process::Child, String) {
+    use std::io::BufRead as _;
+    let mut args = vec![
+        "serve",
+        "--bind",
+        "127.0.0.1:0",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let mut child = tbsim_command(&args, &root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("tbsim serve starts");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .rsplit("http://")
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    (child, addr)
+}
