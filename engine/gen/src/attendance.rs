@@ -490,16 +490,8 @@ fn days_in_month(y: i32, m: u32) -> u32 {
 
 /// The calendar month before `date` (`YYYY-MM-DD`).
 fn previous_month(date: &str) -> Result<(i32, u32), String> {
-    let mut parts = date.split('-');
-    let y: i32 = parts
-        .next()
-        .and_then(|v| v.parse().ok())
-        .ok_or("bad date")?;
-    let m: u32 = parts
-        .next()
-        .and_then(|v| v.parse().ok())
-        .filter(|m| (1..=12).contains(m))
-        .ok_or("bad date")?;
+    let d = Date::parse(date).ok_or("bad date")?;
+    let (y, m) = (d.year(), d.month());
     Ok(if m == 1 { (y - 1, 12) } else { (y, m - 1) })
 }
 

@@ -300,12 +300,7 @@ fn clock(s: &str, at: &str) -> Result<String, String> {
 }
 
 fn hhmm(t: &str) -> bool {
-    let b = t.as_bytes();
-    b.len() == 5
-        && b[2] == b':'
-        && [0, 1, 3, 4].iter().all(|&i| b[i].is_ascii_digit())
-        && t[..2] < *"24"
-        && t[3..] < *"60"
+    t.len() == 5 && t.as_bytes()[2] == b':' && tbsim_scenario::date::Clock::parse(t).is_some()
 }
 
 /// The company's departments. The reference had three sales departments,

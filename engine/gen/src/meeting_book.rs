@@ -182,8 +182,7 @@ fn pick<'a>(rng: &mut StreamRng, from: &[&'a str]) -> &'a str {
 }
 
 fn minutes(hm: &str) -> Option<u32> {
-    let (h, m) = hm.split_once(':')?;
-    Some(h.parse::<u32>().ok()? * 60 + m.parse::<u32>().ok()?)
+    tbsim_scenario::date::Clock::parse(hm).map(tbsim_scenario::date::Clock::minutes)
 }
 
 fn hm(min: u32) -> String {

@@ -53,9 +53,10 @@ pub fn family_keys() -> Vec<&'static str> {
     super::registry::FAMILIES.iter().map(|e| e.key()).collect()
 }
 
+/// Minutes after midnight of `HH:MM` (09:00 when it is not one; plans are validated
+/// before they get here).
 fn to_minutes(hm: &str) -> u32 {
-    let (h, m) = hm.split_once(':').unwrap_or(("9", "0"));
-    h.parse::<u32>().unwrap_or(9) * 60 + m.parse::<u32>().unwrap_or(0)
+    tbsim_scenario::date::Clock::parse(hm).map_or(9 * 60, tbsim_scenario::date::Clock::minutes)
 }
 
 fn hm(minutes: u32) -> String {

@@ -210,9 +210,7 @@ const PROJECTS: &[&str] = &[
 
 /// Minutes since midnight of `HH:MM`.
 pub(crate) fn to_min(hm: &str) -> Option<u32> {
-    let (h, m) = hm.trim().split_once(':')?;
-    let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
-    (h < 24 && m < 60).then_some(h * 60 + m)
+    tbsim_scenario::date::Clock::parse(hm).map(tbsim_scenario::date::Clock::minutes)
 }
 
 /// `HH:MM` of minutes since midnight.
@@ -792,13 +790,9 @@ fn thousands(v: u32) -> String {
 }
 
 pub(crate) fn year_month(date: &str) -> Result<(i32, u32), String> {
-    let mut parts = date.split('-');
-    let y = parts.next().and_then(|v| v.parse().ok());
-    let m = parts.next().and_then(|v| v.parse().ok());
-    match (y, m) {
-        (Some(y), Some(m)) if (1..=12).contains(&m) => Ok((y, m)),
-        _ => Err(format!("bad date `{date}`")),
-    }
+    tbsim_scenario::date::Date::parse(date)
+        .map(|d| (d.year(), d.month()))
+        .ok_or_else(|| format!("bad date `{date}`"))
 }
 
 /// Generates one instance: the urgent task (first) and the routine it interrupts.

@@ -217,12 +217,9 @@ pub fn report_path(ctx: &Ctx<'_>) -> String {
 
 /// Minutes of the day of `HH:MM`.
 fn minutes(hm: &str) -> Result<u64, String> {
-    let (h, m) = hm
-        .split_once(':')
-        .ok_or_else(|| format!("`{hm}` is not HH:MM"))?;
-    let h: u64 = h.parse().map_err(|_| format!("`{hm}` is not HH:MM"))?;
-    let m: u64 = m.parse().map_err(|_| format!("`{hm}` is not HH:MM"))?;
-    Ok(h * 60 + m)
+    tbsim_scenario::date::Clock::parse(hm)
+        .map(|c| u64::from(c.minutes()))
+        .ok_or_else(|| format!("`{hm}` is not HH:MM"))
 }
 
 /// Units and `(warning, critical)` thresholds of the metrics the services report.
