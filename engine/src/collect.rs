@@ -29,12 +29,6 @@ pub(crate) fn collect(
         .map(|t| {
             let all: Vec<&Checkpoint> = cps.iter().filter(|c| c.task == t.spec.key).collect();
             let mine: Vec<&Checkpoint> = all.iter().copied().filter(|c| c.kind.scored()).collect();
-            let total_w: u32 = mine.iter().map(|c| c.weight).sum();
-            let passed_w: u32 = mine
-                .iter()
-                .filter(|c| c.passed_at.is_some())
-                .map(|c| c.weight)
-                .sum();
             let passed = mine.iter().filter(|c| c.passed_at.is_some()).count();
             let success = passed == mine.len() && !mine.is_empty();
             let gate_failed = match (&t.released_at, &t.spec.release) {
@@ -64,11 +58,7 @@ pub(crate) fn collect(
                     .parse(&t.spec.deadline)
                     .map(iso)
                     .unwrap_or_default(),
-                score: if total_w == 0 {
-                    0.0
-                } else {
-                    f64::from(passed_w) / f64::from(total_w)
-                },
+                score: weighted_score(mine.iter().copied()),
                 success,
                 completed_at: if success {
                     mine.iter().filter_map(|c| c.passed_at).max().map(iso)
@@ -138,5 +128,23 @@ pub(crate) fn collect(
         // Filled in by the simulation, which knows the scenario file.
         provenance: Provenance::default(),
         schedule: None,
+    }
+}
+
+/// A task's score: the weighted share of `scored` checkpoints (the task's scored
+/// ones) that passed, 0 when they weigh nothing. The progress snapshot uses it too, so
+/// its running total ends equal to the result's.
+pub(crate) fn weighted_score<'a>(scored: impl Iterator<Item = &'a Checkpoint>) -> f64 {
+    let (mut total, mut passed) = (0u32, 0u32);
+    for c in scored {
+        total += c.weight;
+        if c.passed_at.is_some() {
+            passed += c.weight;
+        }
+    }
+    if total == 0 {
+        0.0
+    } else {
+        f64::from(passed) / f64::from(total)
     }
 }

@@ -95,18 +95,11 @@ impl Sim {
             None => Vec::new(),
         };
         let score_of = |key: &str| {
-            let (mut total, mut passed) = (0u32, 0u32);
-            for c in cps.iter().filter(|c| c.task == key && c.kind.scored()) {
-                total += c.weight;
-                if c.passed_at.is_some() {
-                    passed += c.weight;
-                }
-            }
-            if total == 0 {
-                0.0
-            } else {
-                f64::from(passed) / f64::from(total)
-            }
+            crate::collect::weighted_score(
+                cps.iter()
+                    .copied()
+                    .filter(|c| c.task == key && c.kind.scored()),
+            )
         };
         let sum: f64 = tasks.iter().map(|t| score_of(&t.spec.key)).sum();
         let listed = tasks
