@@ -44,7 +44,7 @@ use std::sync::{Arc, Mutex};
 use crate::agent::{Agent, AgentError};
 use crate::protocol::SimConfig;
 use crate::result::RunResult;
-use crate::run::{RunError, RunLimits, resume_dir, run_to_dir_async};
+use crate::run::{RunError, RunLimits, resume_dir};
 use tbsim_scenario::LoadedScenario;
 
 /// Extra blocking threads beyond the world threads, for HTTP clients' own blocking
@@ -333,6 +333,13 @@ pub trait Progress: Send + Sync {
     fn finished(&self, job: &Job, outcome: &Result<RunResult, BatchError>) {
         let _ = (job, outcome);
     }
+    /// A console's remote control for `job`, asked for right before it starts
+    /// (`tbsim run --ui` watches every job; none by default). A resumed job is
+    /// not watched.
+    fn control(&self, job: &Job) -> Option<Arc<crate::live::Control>> {
+        let _ = job;
+        None
+    }
 }
 
 /// Progress that reports nothing.
@@ -393,7 +400,7 @@ pub async fn run_jobs(
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(job) = jobs.get(i) else { break };
                 progress.started(job);
-                let result = run_one(&handle, job, &spec, agents.as_ref());
+                let result = run_one(&handle, job, &spec, agents.as_ref(), progress.as_ref());
                 progress.finished(job, &result);
                 lock(&slots)[i] = Some(result);
             }
@@ -457,6 +464,7 @@ fn run_one(
     job: &Job,
     spec: &BatchSpec,
     agents: &dyn AgentFactory,
+    progress: &dyn Progress,
 ) -> Result<RunResult, BatchError> {
     let scenario = || job.name().to_owned();
     let attempt = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -488,8 +496,11 @@ fn run_one(
             seed: Some(job.seed),
             ..spec.config.clone()
         };
+        let hooks = crate::run::RunHooks {
+            control: progress.control(job),
+        };
         handle
-            .block_on(run_to_dir_async(
+            .block_on(crate::run::run_to_dir_hooked(
                 &job.scenario,
                 agent.as_mut(),
                 config,
@@ -497,6 +508,7 @@ fn run_one(
                 &job.dir,
                 job.recorded_trial(),
                 npc,
+                hooks,
             ))
             .map_err(|source| BatchError::Run {
                 scenario: scenario(),

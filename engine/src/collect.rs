@@ -6,7 +6,7 @@ use bevy_ecs::prelude::*;
 
 use crate::protocol::SimConfig;
 use crate::result::{CheckpointResult, DayResult, Provenance, RunResult, TaskResult};
-use crate::world::{Checkpoint, Clock, RunState, Task};
+use crate::world::{Checkpoint, Clock, GuidanceCount, RunState, Task};
 
 /// The result of the run in `world` so far (the digest and provenance are filled in by
 /// the caller, which knows the trajectory and the scenario file).
@@ -79,10 +79,23 @@ pub(crate) fn collect(
                         feedback: c.passed_at.is_none().then(|| c.feedback.clone()),
                     })
                     .collect(),
+                guidance: run
+                    .guidance
+                    .get(&t.spec.key)
+                    .filter(|g| !g.is_empty())
+                    .copied(),
             }
         })
         .collect();
     let n = task_results.len().max(1) as f64;
+    let guidance = run
+        .guidance
+        .values()
+        .fold(GuidanceCount::default(), |a, g| GuidanceCount {
+            hints: a.hints + g.hints,
+            messages: a.messages + g.messages,
+            top_tier: a.top_tier.max(g.top_tier),
+        });
     let days: Vec<DayResult> = (1..=clock.days.len().max(1) as u32)
         .map(|d| {
             let mine: Vec<&TaskResult> = task_results.iter().filter(|t| t.day == d).collect();
@@ -127,6 +140,7 @@ pub(crate) fn collect(
         infra_error: run.infra_error.clone(),
         // Filled in by the simulation, which knows the scenario file.
         provenance: Provenance::default(),
+        guidance: (!guidance.is_empty()).then_some(guidance),
         schedule: None,
     }
 }

@@ -108,13 +108,14 @@ pub fn replay(dir: &Path) -> Result<ReplayReport, ReplayError> {
 /// `run_python` outcomes and model-played colleagues' replies) to where the run ended.
 fn redrive(rec: &crate::trajectory::Recorded, loaded: &LoadedScenario) -> Sim {
     let config = rec.header.config();
-    let mut sim = Sim::new(
+    let mut sim = Sim::new_with(
         loaded,
         config,
         Trajectory::in_memory(),
         Box::new(crate::tools::RecordedPython {
             outcomes: rec.python.clone(),
         }),
+        rec.header.fork.clone(),
     );
     let mut npc = RecordedNpc::new(None);
     for l in &rec.npc_lines {
@@ -122,14 +123,12 @@ fn redrive(rec: &crate::trajectory::Recorded, loaded: &LoadedScenario) -> Sim {
     }
     sim.set_npc_engine(Box::new(npc));
     sim.begin();
-    for s in &rec.steps {
-        if sim.is_over() {
-            break;
+    redrive_steps(&mut sim, rec, rec.steps.len());
+    if !sim.is_over() {
+        for g in &rec.trailing_guidance {
+            // Refused only if the trajectory was edited; the comparison then says where.
+            let _ = sim.guide_recorded(g);
         }
-        for r in &s.records {
-            sim.record_raw(&r.text);
-        }
-        sim.step_with(&s.decision, s.tokens_out);
     }
     for r in &rec.trailing {
         sim.record_raw(&r.text);
@@ -138,6 +137,109 @@ fn redrive(rec: &crate::trajectory::Recorded, loaded: &LoadedScenario) -> Sim {
         sim.end(r);
     }
     sim
+}
+
+/// Drives `sim` (begun) through the first `n` recorded steps: each step's guidance,
+/// its model lines, then its decision. Returns each step's observation, in order.
+pub(crate) fn redrive_steps(
+    sim: &mut Sim,
+    rec: &crate::trajectory::Recorded,
+    n: usize,
+) -> Vec<crate::protocol::Observation> {
+    let mut seen = Vec::with_capacity(n);
+    for s in rec.steps.iter().take(n) {
+        if sim.is_over() {
+            break;
+        }
+        for g in &s.guidance {
+            let _ = sim.guide_recorded(g);
+        }
+        for r in &s.records {
+            sim.record_raw(&r.text);
+        }
+        seen.push(sim.step_with(&s.decision, s.tokens_out));
+    }
+    seen
+}
+
+/// A world replayed from a run directory to some step (see [`redrive_dir`]).
+#[derive(Debug)]
+pub struct Redriven {
+    /// The world after the step, its trajectory in memory.
+    pub sim: Sim,
+    /// The run's scenario copy.
+    pub loaded: LoadedScenario,
+    /// The trajectory as read (a live run's torn last line dropped).
+    pub recorded: crate::trajectory::Recorded,
+    /// Decisions recorded in the run (complete ones, for a live run).
+    pub steps: u64,
+}
+
+/// Replays the run in `dir` (finished or still being written) into a fresh world,
+/// up to and including decision `upto` (all recorded decisions when `None`; a
+/// larger number is clamped). Nothing is compared and no end is recorded: this is
+/// for looking at the world as it was at a step (the console), not for checking.
+///
+/// A live run's last decision may still be in flight (its result lines not all
+/// written): it is left out, so what is shown was recorded in full.
+pub fn redrive_dir(dir: &Path, upto: Option<u64>) -> Result<Redriven, ReplayError> {
+    let traj = dir.join("trajectory.jsonl");
+    let rec = crate::trajectory::read_recorded(&traj)?;
+    let scen_path = dir.join("scenario.ron");
+    let loaded = load_file(&scen_path).map_err(ReplayError::Scenario)?;
+    if loaded.blake3 != rec.header.scenario_blake3 {
+        return Err(ReplayError::ScenarioChanged(
+            scen_path,
+            loaded.blake3,
+            rec.header.scenario_blake3.clone(),
+        ));
+    }
+    let complete = complete_steps(&rec);
+    let n = upto.map_or(complete, |u| u.min(complete as u64) as usize);
+    let mut sim = Sim::new_with(
+        &loaded,
+        rec.header.config(),
+        Trajectory::in_memory(),
+        Box::new(crate::tools::RecordedPython {
+            outcomes: rec.python.clone(),
+        }),
+        rec.header.fork.clone(),
+    );
+    let mut npc = RecordedNpc::new(None);
+    for l in &rec.npc_lines {
+        npc.insert(l);
+    }
+    sim.set_npc_engine(Box::new(npc));
+    sim.begin();
+    redrive_steps(&mut sim, &rec, n);
+    Ok(Redriven {
+        sim,
+        loaded,
+        recorded: rec,
+        steps: complete as u64,
+    })
+}
+
+/// Decisions whose every call has its result line (all of them in a finished run).
+pub(crate) fn complete_steps(rec: &crate::trajectory::Recorded) -> usize {
+    let n = rec.steps.len();
+    if rec.end.is_some() || n == 0 {
+        return n;
+    }
+    let last = &rec.steps[n - 1];
+    let marker = format!("\"step\":{n},");
+    let results = rec
+        .lines
+        .iter()
+        .rev()
+        .take_while(|l| !l.starts_with("{\"type\":\"decision\""))
+        .filter(|l| l.starts_with("{\"type\":\"result\"") && l.contains(&marker))
+        .count();
+    if results >= last.decision.calls.len() {
+        n
+    } else {
+        n - 1
+    }
 }
 
 /// A checkpoint whose verdict a regrade changed.

@@ -16,6 +16,8 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::world::GuidanceCount;
+
 use crate::protocol::EndReason;
 use crate::protocol::ModelUsage;
 use tbsim_scenario::{Difficulty, Priority};
@@ -78,6 +80,9 @@ pub struct TaskResult {
     pub total: usize,
     /// Per checkpoint.
     pub checkpoints: Vec<CheckpointResult>,
+    /// Human guidance received about the task (written only when there was some).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guidance: Option<GuidanceCount>,
 }
 
 /// One run's outcome.
@@ -135,6 +140,10 @@ pub struct RunResult {
     /// checker version (absent in results written before it existed).
     #[serde(default)]
     pub provenance: Provenance,
+    /// Human guidance received over the run, all tasks and none (written only when
+    /// there was some; per task in `tasks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guidance: Option<GuidanceCount>,
     /// How the agent scheduled its day ([`crate::schedule`]); filled in when the
     /// trajectory can be read back (run directories and in-memory runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -21,13 +21,14 @@
 //! ones, restores the agent (handing it those later lines, so the interrupted
 //! decision's completed calls are not made again), and goes on live.
 
-use std::path::{Path, PathBuf};
-
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::agent::{Agent, AgentError, PastStep, block_on};
+use crate::live::{Control, Gate, LiveState};
 use crate::npc::{NpcEngine, RecordedNpc, Scripted};
 use crate::protocol::EndReason;
 use crate::protocol::ModelUsage;
@@ -129,22 +130,93 @@ pub fn drive(sim: &mut Sim, agent: &mut dyn Agent, limits: &RunLimits) -> RunRes
 /// whose decision awaits network I/O finds a reactor, and a slow simulation step (a
 /// sandboxed Python call, a model-played colleague) never stalls other worlds' I/O.
 pub async fn drive_async(sim: &mut Sim, agent: &mut dyn Agent, limits: &RunLimits) -> RunResult {
+    drive_hooked(sim, agent, limits, &RunHooks::default()).await
+}
+
+/// [`drive_async`] with a console attached (see [`RunHooks`]).
+pub async fn drive_hooked(
+    sim: &mut Sim,
+    agent: &mut dyn Agent,
+    limits: &RunLimits,
+    hooks: &RunHooks,
+) -> RunResult {
     let obs = sim.begin();
-    drive_from(sim, agent, limits, obs, ModelUsage::default()).await
+    drive_from(sim, agent, limits, obs, ModelUsage::default(), hooks).await
+}
+
+/// What watches a run while it goes (nothing by default).
+#[derive(Debug, Clone, Default)]
+pub struct RunHooks {
+    /// A console's remote control: the runner publishes the run's state to it after
+    /// every decision, holds the agent while it is paused, and applies the guidance
+    /// queued on it before each decision (see [`crate::live`]).
+    pub control: Option<Arc<Control>>,
+}
+
+impl RunHooks {
+    /// Hooks with a control.
+    pub fn with_control(control: Arc<Control>) -> RunHooks {
+        RunHooks {
+            control: Some(control),
+        }
+    }
+}
+
+/// At a decision boundary: publishes the run's state, holds while paused, and
+/// applies queued guidance (adding what the agent is told to `obs`).
+fn console_turn(sim: &mut Sim, control: &Control, obs: &mut Observation) {
+    control.publish(
+        LiveState::Running,
+        Some(sim.progress()),
+        Some(sim.hint_tiers()),
+    );
+    loop {
+        let queued = match control.gate() {
+            Gate::Go => break,
+            Gate::Stop => {
+                sim.end(EndReason::Abandoned);
+                break;
+            }
+            Gate::Guidance(g) => g,
+        };
+        for g in queued {
+            match sim.guide(&g) {
+                Ok(n) => obs.notifications.push(n),
+                Err(_) => control.dropped(),
+            }
+        }
+        control.publish(LiveState::Running, None, Some(sim.hint_tiers()));
+    }
+    // Guidance queued between the gate and here waits for the next boundary.
 }
 
 /// Drives from an observation, with `usage` already spent.
-async fn drive_from(
+pub(crate) async fn drive_from(
     sim: &mut Sim,
     agent: &mut dyn Agent,
     limits: &RunLimits,
     mut obs: Observation,
     mut usage: ModelUsage,
+    hooks: &RunHooks,
 ) -> RunResult {
     while !sim.is_over() {
         if let Some(reason) = limits.reached(sim, &usage) {
             sim.end(reason);
             break;
+        }
+        if let Some(c) = &hooks.control {
+            console_turn(sim, c, &mut obs);
+            if sim.is_over() {
+                break;
+            }
+            let deciding = if agent.uses_model() {
+                LiveState::WaitingForModel
+            } else if agent.external() {
+                LiveState::WaitingForAgent
+            } else {
+                LiveState::Running
+            };
+            c.publish(deciding, None, None);
         }
         if agent.wants_progress() {
             agent.observe(&obs, &sim.progress());
@@ -172,6 +244,13 @@ async fn drive_from(
         }
     }
     let mut r = sim.results();
+    if let Some(c) = &hooks.control {
+        c.publish(
+            LiveState::Finished,
+            Some(sim.progress()),
+            Some(sim.hint_tiers()),
+        );
+    }
     if agent.wants_progress() {
         agent.observe(&obs, &sim.progress());
     }
@@ -280,6 +359,46 @@ pub async fn run_to_dir_async(
     trial: Option<u32>,
     npc: Box<dyn NpcEngine>,
 ) -> Result<RunResult, RunError> {
+    run_to_dir_hooked(
+        loaded,
+        agent,
+        config,
+        limits,
+        out,
+        trial,
+        npc,
+        RunHooks::default(),
+    )
+    .await
+}
+
+/// [`run_to_dir_async`] with a console attached (see [`RunHooks`]).
+#[allow(clippy::too_many_arguments)]
+pub async fn run_to_dir_hooked(
+    loaded: &LoadedScenario,
+    agent: &mut dyn Agent,
+    config: SimConfig,
+    limits: &RunLimits,
+    out: &Path,
+    trial: Option<u32>,
+    npc: Box<dyn NpcEngine>,
+    hooks: RunHooks,
+) -> Result<RunResult, RunError> {
+    write_scenario_copy(loaded, out)?;
+    let traj_path = out.join("trajectory.jsonl");
+    let trace = Trajectory::to_file(&traj_path).map_err(io(&traj_path))?;
+    let mut sim = Sim::new(loaded, config, trace, Box::new(LivePython::default()));
+    sim.set_npc_engine(npc);
+    let mut result = drive_hooked(&mut sim, agent, limits, &hooks).await;
+    result.trial = trial;
+    finish_dir(&sim, &mut result, &loaded.scenario, out, traj_path)?;
+    Ok(result)
+}
+
+/// Writes `scenario.ron` (the exact bytes) and the sidecar assets of the starting
+/// files and of timed events into `out`, so the run directory replays on its own;
+/// never outside `out` (see `sidecar::write_into`).
+pub(crate) fn write_scenario_copy(loaded: &LoadedScenario, out: &Path) -> Result<(), RunError> {
     std::fs::create_dir_all(out).map_err(io(out))?;
     let scen = out.join("scenario.ron");
     std::fs::write(&scen, &loaded.source).map_err(io(&scen))?;
@@ -300,17 +419,10 @@ pub async fn run_to_dir_async(
             tbsim_scenario::sidecar::write_into(out, path, bytes).map_err(io(&out.join(path)))?;
         }
     }
-    let traj_path = out.join("trajectory.jsonl");
-    let trace = Trajectory::to_file(&traj_path).map_err(io(&traj_path))?;
-    let mut sim = Sim::new(loaded, config, trace, Box::new(LivePython::default()));
-    sim.set_npc_engine(npc);
-    let mut result = drive_async(&mut sim, agent, limits).await;
-    result.trial = trial;
-    finish_dir(&sim, &mut result, &loaded.scenario, out, traj_path)?;
-    Ok(result)
+    Ok(())
 }
 
-fn finish_dir(
+pub(crate) fn finish_dir(
     sim: &Sim,
     result: &mut RunResult,
     scenario: &tbsim_scenario::Scenario,
@@ -332,9 +444,9 @@ fn finish_dir(
 
 /// `run_python` outcomes from the interrupted run first, then the live sandbox.
 #[derive(Debug, Default)]
-struct ResumePython {
-    recorded: RecordedPython,
-    live: LivePython,
+pub(crate) struct ResumePython {
+    pub(crate) recorded: RecordedPython,
+    pub(crate) live: LivePython,
 }
 
 impl PythonBackend for ResumePython {
@@ -413,6 +525,11 @@ pub fn resume_dir(
         if sim.is_over() {
             break;
         }
+        for g in &s.guidance {
+            if let Ok(n) = sim.guide_recorded(g) {
+                obs.notifications.push(n);
+            }
+        }
         for r in &s.records {
             sim.record_raw(&r.text);
             if let Some(u) = &r.line.usage {
@@ -431,6 +548,11 @@ pub fn resume_dir(
     let pending: Vec<Value> = if sim.is_over() {
         Vec::new()
     } else {
+        for g in &rec.trailing_guidance {
+            if let Ok(n) = sim.guide_recorded(g) {
+                obs.notifications.push(n);
+            }
+        }
         for r in &rec.trailing {
             sim.record_raw(&r.text);
         }
@@ -448,7 +570,14 @@ pub fn resume_dir(
     agent
         .resume(&past, &pending)
         .map_err(|e| RunError::Agent(dir.to_owned(), e))?;
-    let mut result = block_on(drive_from(&mut sim, agent, limits, obs, usage));
+    let mut result = block_on(drive_from(
+        &mut sim,
+        agent,
+        limits,
+        obs,
+        usage,
+        &RunHooks::default(),
+    ));
     result.trial = trial;
     finish_dir(&sim, &mut result, &loaded.scenario, dir, traj_path)?;
     Ok(result)

@@ -15,7 +15,11 @@
 //! A model-backed agent's requests and responses are recorded before the decision
 //! they led to ([`Sim::record_agent`]); replay copies them back from the trajectory.
 
+use std::collections::BTreeMap;
+
 use bevy_ecs::prelude::*;
+
+use crate::live::{GuidanceKind, GuidanceRequest, GuideError};
 
 use crate::npc::{NpcEngine, Scripted};
 use crate::protocol::ModelRecord;
@@ -26,9 +30,10 @@ use crate::protocol::{ErrorKind, ToolCall, ToolError};
 use crate::queue::Due;
 use crate::time::{SimDuration, SimTime};
 use crate::tools::{self, Advance, CallContext, PythonBackend};
-use crate::trajectory::{FORMAT, Header, Line, ModelLine, Trajectory};
+use crate::trajectory::{FORMAT, ForkOf, GuidanceLine, Header, Line, ModelLine, Trajectory};
 use crate::world::{
-    Clock, DueEvents, Inbox, Intern, Queue, RunState, SimEvent, Trace, build_world, tick_schedule,
+    Clock, DueEvents, Inbox, Intern, Queue, RunState, SimEvent, Task, TaskState, Trace,
+    build_world, tick_schedule,
 };
 use tbsim_scenario::LoadedScenario;
 
@@ -68,6 +73,17 @@ impl Sim {
         config: SimConfig,
         trace: Trajectory,
         python: Box<dyn PythonBackend>,
+    ) -> Sim {
+        Sim::new_with(loaded, config, trace, python, None)
+    }
+
+    /// [`Sim::new`] for a fork: the header names the run it was forked from.
+    pub fn new_with(
+        loaded: &LoadedScenario,
+        config: SimConfig,
+        trace: Trajectory,
+        python: Box<dyn PythonBackend>,
+        fork: Option<ForkOf>,
     ) -> Sim {
         let seed = config.seed.unwrap_or(loaded.scenario.seed);
         let world = build_world(
@@ -110,6 +126,7 @@ impl Sim {
             turn_cost_secs: sim.config.turn_cost_secs,
             feedback: sim.config.feedback,
             token_cost_secs: sim.config.token_cost_secs,
+            fork,
         });
         sim.trace().push(&header);
         sim
@@ -326,6 +343,111 @@ impl Sim {
         };
         let notes = self.take_inbox();
         self.observation(Vec::new(), notes, Some(briefing))
+    }
+
+    /// Per released task: hint tiers given so far (up front by the hint policy and
+    /// by guidance) and how many the task has.
+    pub fn hint_tiers(&self) -> BTreeMap<String, (u8, u8)> {
+        let world = &self.world;
+        let run = world.resource::<RunState>();
+        let Some(mut q) = world.try_query::<&Task>() else {
+            return BTreeMap::new();
+        };
+        q.iter(world)
+            .filter(|t| t.state != TaskState::Pending)
+            .map(|t| {
+                let total = u8::try_from(t.spec.hints.len()).unwrap_or(u8::MAX);
+                let given = run
+                    .guidance
+                    .get(&t.spec.key)
+                    .map_or(0, |g| g.top_tier)
+                    .max(self.config.hints.min(total));
+                (t.spec.key.clone(), (given, total))
+            })
+            .collect()
+    }
+
+    /// Applies human guidance before the next decision: checks it against the
+    /// world, records a `guidance` line and counts it, and returns the notification
+    /// that tells the agent (the runner adds it to the observation the agent decides
+    /// on; replay drops it). Nothing is recorded when it is refused.
+    pub fn guide(&mut self, g: &GuidanceRequest) -> Result<Notification, GuideError> {
+        g.check_shape()?;
+        if self.is_over() {
+            return Err(GuideError::Over);
+        }
+        let tiers = self.hint_tiers();
+        let (tier, text) = match (&g.kind, &g.task) {
+            (GuidanceKind::NextHint, None) => return Err(GuideError::NeedsTask),
+            (kind, Some(task)) => {
+                let &(given, total) = tiers
+                    .get(task)
+                    .ok_or_else(|| GuideError::UnknownTask(task.clone()))?;
+                match kind {
+                    GuidanceKind::NextHint => {
+                        if given >= total {
+                            return Err(GuideError::NoMoreTiers(task.clone()));
+                        }
+                        let text = self
+                            .task_spec(task)
+                            .and_then(|t| t.hints.get(usize::from(given)).cloned())
+                            .unwrap_or_default();
+                        (Some(given + 1), text)
+                    }
+                    GuidanceKind::Message(m) => (None, m.clone()),
+                }
+            }
+            (GuidanceKind::Message(m), None) => (None, m.clone()),
+        };
+        let key = g.task.clone().unwrap_or_default();
+        {
+            let mut run = self.world.resource_mut::<RunState>();
+            let count = run.guidance.entry(key).or_default();
+            match tier {
+                Some(t) => {
+                    count.hints += 1;
+                    count.top_tier = count.top_tier.max(t);
+                }
+                None => count.messages += 1,
+            }
+        }
+        let now = self.now();
+        let line = Line::Guidance(GuidanceLine {
+            step: self.step + 1,
+            t: now,
+            by: g.by.clone(),
+            task: g.task.clone(),
+            tier,
+            text: text.clone(),
+        });
+        self.trace().push(&line);
+        let clock = self.world.resource::<Clock>();
+        Ok(Notification::Guidance {
+            at: clock.epoch.display(now),
+            from: g.by.strip_prefix("human:").unwrap_or(&g.by).to_owned(),
+            task: g.task.clone(),
+            tier,
+            text,
+        })
+    }
+
+    /// Applies a recorded `guidance` line (replay): the same checks and records.
+    pub fn guide_recorded(&mut self, line: &GuidanceLine) -> Result<Notification, GuideError> {
+        let kind = if line.tier.is_some() {
+            GuidanceKind::NextHint
+        } else {
+            GuidanceKind::Message(line.text.clone())
+        };
+        self.guide(&GuidanceRequest {
+            by: line.by.clone(),
+            task: line.task.clone(),
+            kind,
+        })
+    }
+
+    fn task_spec(&self, key: &str) -> Option<&tbsim_scenario::TaskSpec> {
+        let e = self.world.resource::<crate::world::Index>().keys.get(key)?;
+        self.world.get::<Task>(*e).map(|t| &t.spec)
     }
 
     /// Applies a decision and returns what the agent observes next.

@@ -66,7 +66,7 @@ use crate::protocol::{Decision, EndReason, RequestBody};
 
 mod line;
 
-pub use line::{Header, Line, ModelLine, NpcLine, NpcRecord};
+pub use line::{ForkOf, GuidanceLine, Header, Line, ModelLine, NpcLine, NpcRecord};
 
 /// Current trajectory format version (2: every line is a [`Line`], keys in declared
 /// order; 1: lines built as JSON maps, keys sorted).
@@ -346,6 +346,8 @@ pub struct RecordedStep {
     pub decision: Decision,
     /// Output tokens its model calls produced.
     pub tokens_out: u64,
+    /// Human guidance applied before it (before its model lines).
+    pub guidance: Vec<GuidanceLine>,
 }
 
 /// What a trajectory holds for re-driving it.
@@ -357,6 +359,8 @@ pub struct Recorded {
     pub steps: Vec<RecordedStep>,
     /// Model lines after the last decision (a failed or interrupted turn).
     pub trailing: Vec<RecordedLine>,
+    /// Guidance applied after the last decision (the run ended before another).
+    pub trailing_guidance: Vec<GuidanceLine>,
     /// `run_python` outcomes, by step and call.
     pub python: BTreeMap<(u64, String), Value>,
     /// Model-played colleagues' lines.
@@ -427,6 +431,7 @@ pub fn read_recorded(traj: &Path) -> Result<Recorded, TrajectoryError> {
     let mut header = None;
     let mut steps = Vec::new();
     let mut pending = Vec::new();
+    let mut guidance = Vec::new();
     let mut python = BTreeMap::new();
     let mut npc_lines = Vec::new();
     let mut end = None;
@@ -466,7 +471,9 @@ pub fn read_recorded(traj: &Path) -> Result<Recorded, TrajectoryError> {
                 records: std::mem::take(&mut pending),
                 decision: Decision { calls },
                 tokens_out,
+                guidance: std::mem::take(&mut guidance),
             }),
+            Line::Guidance(g) => guidance.push(g),
             Line::Result {
                 step,
                 call,
@@ -487,6 +494,7 @@ pub fn read_recorded(traj: &Path) -> Result<Recorded, TrajectoryError> {
         header,
         steps,
         trailing: pending,
+        trailing_guidance: guidance,
         python,
         npc_lines,
         end,
@@ -580,6 +588,7 @@ mod tests {
             turn_cost_secs: None,
             feedback: crate::protocol::FeedbackPolicy::Detailed,
             token_cost_secs: None,
+            fork: None,
         })
     }
 

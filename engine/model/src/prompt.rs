@@ -383,6 +383,19 @@ pub fn render_notification(n: &Notification) -> String {
                 format!("[{at}] Working day {day} is over; it was the last one.")
             }
         }
+        Notification::Guidance {
+            at,
+            from,
+            task,
+            tier,
+            text,
+        } => match (task, tier) {
+            (Some(task), Some(tier)) => {
+                format!("[{at}] Hint {tier} from your mentor {from} on {task}:\n{text}")
+            }
+            (Some(task), None) => format!("[{at}] Your mentor {from} about {task}:\n{text}"),
+            _ => format!("[{at}] Your mentor {from}:\n{text}"),
+        },
         Notification::DayStarted { at, day, feedback } => {
             if feedback.is_empty() {
                 format!("[{at}] Working day {day} has started.")

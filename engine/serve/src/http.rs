@@ -114,6 +114,10 @@ impl From<SessionError> for ApiError {
         let message = e.to_string();
         match e {
             SessionError::Over(_) => ApiError::new(StatusCode::CONFLICT, "session_over", message),
+            SessionError::NotRemote => ApiError::new(StatusCode::CONFLICT, "not_playable", message),
+            SessionError::Fork(_) => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "fork_refused", message)
+            }
             _ => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "run_failed", message),
         }
     }

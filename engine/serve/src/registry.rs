@@ -14,7 +14,8 @@ use tbsim_core::protocol::FeedbackPolicy;
 use tbsim_scenario::load_file;
 
 use crate::scenarios::{ResolveError, ScenarioRoots};
-use crate::session::{Session, SessionError, SessionSpec, Turn};
+use crate::session::{Session, SessionError, SessionInfo, SessionSpec, Turn};
+use tbsim_engine::live::Control;
 
 /// How a registry is set up.
 #[derive(Debug, Clone)]
@@ -75,11 +76,50 @@ pub enum RegistryError {
 pub struct Entry {
     /// The session; steps on one session queue behind each other.
     pub session: tokio::sync::Mutex<Session>,
+    /// What can be read of it without waiting for a step in flight.
+    pub info: SessionInfo,
     last_used: Mutex<Instant>,
 }
 
+/// Who decides in a session opened with [`Registry::open_with`].
+pub enum Driver {
+    /// An external agent, through steps (the session API, MCP, a person playing).
+    Remote,
+    /// A built-in agent deciding on its own; steps are refused.
+    Builtin(Box<dyn tbsim_engine::agent::Agent>),
+}
+
+impl std::fmt::Debug for Driver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Driver::Remote => f.write_str("Remote"),
+            Driver::Builtin(a) => write!(f, "Builtin({})", a.name()),
+        }
+    }
+}
+
+/// What else a console asks for when it opens a session.
+#[derive(Debug, Default)]
+pub struct OpenExtras {
+    /// The remote control to attach (one is made when none is given).
+    pub control: Option<Arc<Control>>,
+    /// Fork from a run directory at a step (the scenario then comes from it).
+    pub fork: Option<(PathBuf, u64)>,
+}
+
 impl Entry {
-    fn touch(&self) {
+    /// A built-in agent running (not paused, not finished) is never idle.
+    fn busy_on_its_own(&self) -> bool {
+        use tbsim_engine::live::LiveState;
+        self.info.builtin
+            && !matches!(
+                self.info.control.status().state,
+                LiveState::Paused | LiveState::Finished
+            )
+    }
+
+    /// Marks the session as used now (a console acting on it).
+    pub fn touch(&self) {
         *self
             .last_used
             .lock()
@@ -142,7 +182,26 @@ impl Registry {
     /// Opens a session: resolves and loads the scenario, starts the run in
     /// `<out>/<id>/` and returns the id with the first turn.
     pub async fn open(&self, req: OpenRequest) -> Result<(String, Turn), RegistryError> {
-        let path = self.config.roots.resolve(&req.scenario)?;
+        let (id, turn) = self
+            .open_with(req, Driver::Remote, OpenExtras::default())
+            .await?;
+        let turn = turn.ok_or_else(|| RegistryError::Session(SessionError::Over(None)))?;
+        Ok((id, turn))
+    }
+
+    /// Opens a session driven by `driver` (see [`Registry::open`]); the first turn
+    /// comes back for a remote driver only. With a fork, `req.scenario` is not
+    /// resolved: the scenario is the parent run's copy.
+    pub async fn open_with(
+        &self,
+        req: OpenRequest,
+        driver: Driver,
+        extras: OpenExtras,
+    ) -> Result<(String, Option<Turn>), RegistryError> {
+        let path = match &extras.fork {
+            Some((dir, _)) => dir.join("scenario.ron"),
+            None => self.config.roots.resolve(&req.scenario)?,
+        };
         {
             let held = self.map().len();
             let mut opening = self.opening.lock().unwrap_or_else(PoisonError::into_inner);
@@ -151,7 +210,7 @@ impl Registry {
             }
             *opening += 1;
         }
-        let res = self.open_slot(req, path).await;
+        let res = self.open_slot(req, path, driver, extras).await;
         *self.opening.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
         res
     }
@@ -160,7 +219,9 @@ impl Registry {
         &self,
         req: OpenRequest,
         path: PathBuf,
-    ) -> Result<(String, Turn), RegistryError> {
+        driver: Driver,
+        extras: OpenExtras,
+    ) -> Result<(String, Option<Turn>), RegistryError> {
         let name = req.scenario.clone();
         let loaded = tokio::task::spawn_blocking(move || load_file(&path))
             .await
@@ -175,14 +236,42 @@ impl Registry {
             max_steps: req.max_steps,
             agent: req.agent,
             dir: self.config.out.join(&id),
+            control: extras.control,
+            fork: extras.fork,
         };
-        let (session, turn) = Session::start(spec).await?;
+        let (session, turn) = match driver {
+            Driver::Remote => {
+                let (s, t) = Session::start(spec).await?;
+                (s, Some(t))
+            }
+            Driver::Builtin(agent) => (Session::start_builtin(spec, agent).await?, None),
+        };
         let entry = Arc::new(Entry {
+            info: session.info().clone(),
             session: tokio::sync::Mutex::new(session),
             last_used: Mutex::new(Instant::now()),
         });
         self.map().insert(id.clone(), entry);
         Ok((id, turn))
+    }
+
+    /// Every session held, by id (sorted).
+    pub fn list(&self) -> Vec<(String, Arc<Entry>)> {
+        let mut all: Vec<(String, Arc<Entry>)> = self
+            .map()
+            .iter()
+            .map(|(id, e)| (id.clone(), Arc::clone(e)))
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+
+    /// The session with id `id`, without marking it as used (a console watching).
+    pub fn peek(&self, id: &str) -> Result<Arc<Entry>, RegistryError> {
+        self.map()
+            .get(id)
+            .cloned()
+            .ok_or_else(|| RegistryError::UnknownSession(id.to_owned()))
     }
 
     /// The session with id `id`, marked as used now.
@@ -211,7 +300,9 @@ impl Registry {
             let ids: Vec<String> = map
                 .iter()
                 .filter(|(_, e)| {
-                    e.idle_for() >= self.config.idle_timeout && e.session.try_lock().is_ok()
+                    e.idle_for() >= self.config.idle_timeout
+                        && e.session.try_lock().is_ok()
+                        && !e.busy_on_its_own()
                 })
                 .map(|(id, _)| id.clone())
                 .collect();

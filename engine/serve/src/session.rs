@@ -21,10 +21,12 @@ use tokio::task::JoinHandle;
 
 use tbsim_core::protocol::{Decision, EndReason, FeedbackPolicy, Observation, SimConfig};
 use tbsim_engine::agent::{Agent, AgentError, AgentFuture};
+use tbsim_engine::fork::{ForkError, ForkPoint};
+use tbsim_engine::live::Control;
 use tbsim_engine::npc::Scripted;
 use tbsim_engine::progress::Progress;
 use tbsim_engine::result::RunResult;
-use tbsim_engine::run::{RunError, run_to_dir_async};
+use tbsim_engine::run::{RunError, RunHooks, run_to_dir_hooked};
 use tbsim_engine::run_file::{RunFile, RunFileError, RunOptions};
 use tbsim_scenario::LoadedScenario;
 
@@ -45,6 +47,35 @@ pub struct SessionSpec {
     pub agent: String,
     /// The run directory to write.
     pub dir: PathBuf,
+    /// A console's remote control (one is made when none is given: every session
+    /// can be watched).
+    pub control: Option<Arc<Control>>,
+    /// Start from another run: its directory and the decisions taken over from it
+    /// (see [`tbsim_engine::fork`]).
+    pub fork: Option<(PathBuf, u64)>,
+}
+
+/// What a console can read of a session without waiting for a step in flight.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The agent's name as recorded.
+    pub agent: String,
+    /// The master seed.
+    pub seed: u64,
+    /// Hint tier.
+    pub hints: u8,
+    /// The run directory.
+    pub dir: PathBuf,
+    /// The remote control.
+    pub control: Arc<Control>,
+    /// The latest turn handed to an external agent (none for a built-in agent).
+    pub last_turn: Arc<std::sync::Mutex<Option<Turn>>>,
+    /// The run this one was forked from (its directory, the step).
+    pub fork: Option<(PathBuf, u64)>,
+    /// A built-in agent decides (steps are refused).
+    pub builtin: bool,
 }
 
 /// A session could not start or go on.
@@ -70,6 +101,12 @@ pub enum SessionError {
     /// The run's thread panicked.
     #[error("the run failed: {0}")]
     Panicked(String),
+    /// The run to fork from cannot be forked there.
+    #[error(transparent)]
+    Fork(#[from] ForkError),
+    /// A built-in agent decides in this session.
+    #[error("a built-in agent decides in this session; it takes no steps")]
+    NotRemote,
     /// The run is over: no more decisions are taken.
     #[error("the run is over ({0:?}); no more steps are possible")]
     Over(Option<EndReason>),
@@ -190,6 +227,10 @@ impl Agent for RemoteAgent {
         true
     }
 
+    fn external(&self) -> bool {
+        true
+    }
+
     fn observe(&mut self, obs: &Observation, progress: &Progress) {
         // Nobody listening means the session is gone; its next decision says so.
         let _ = self.handouts.send(Handout {
@@ -202,6 +243,7 @@ impl Agent for RemoteAgent {
 /// One world driven by an external agent (see the module docs).
 #[derive(Debug)]
 pub struct Session {
+    info: SessionInfo,
     scenario: String,
     agent: String,
     seed: u64,
@@ -216,15 +258,71 @@ pub struct Session {
 impl Session {
     /// Writes `run.json`, starts the run and returns the session with the first turn.
     pub async fn start(spec: SessionSpec) -> Result<(Session, Turn), SessionError> {
+        let (handout_tx, handouts) = mpsc::unbounded_channel();
+        let (decisions, decision_rx) = mpsc::unbounded_channel();
+        let agent = RemoteAgent {
+            name: spec.agent.clone(),
+            handouts: handout_tx,
+            decisions: decision_rx,
+        };
+        let mut session = Session::launch(spec, Box::new(agent), handouts).await?;
+        session.decisions = Some(decisions);
+        let turn = session.next_turn(true).await?;
+        Ok((session, turn))
+    }
+
+    /// Writes `run.json` and starts the run with a built-in `agent` (the oracle, a
+    /// model) that decides on its own; a console watches and guides it through the
+    /// session's control. Steps are refused.
+    pub async fn start_builtin(
+        spec: SessionSpec,
+        agent: Box<dyn Agent>,
+    ) -> Result<Session, SessionError> {
+        let (_, handouts) = mpsc::unbounded_channel();
+        let mut session = Session::launch(spec, agent, handouts).await?;
+        session.info.builtin = true;
+        Ok(session)
+    }
+
+    /// What a console reads of the session (cheap; needs no lock on the session).
+    pub fn info(&self) -> &SessionInfo {
+        &self.info
+    }
+
+    async fn launch(
+        spec: SessionSpec,
+        mut agent: Box<dyn Agent>,
+        handouts: mpsc::UnboundedReceiver<Handout>,
+    ) -> Result<Session, SessionError> {
         let handle = tokio::runtime::Handle::try_current().map_err(|_| SessionError::NoRuntime)?;
-        let seed = spec.seed.unwrap_or(spec.scenario.scenario.seed);
-        let config = SimConfig {
-            seed: Some(seed),
-            hints: spec.hints,
-            turn_cost_secs: None,
-            token_cost_secs: None,
-            agent: spec.agent.clone(),
-            feedback: spec.feedback,
+        let fork = match &spec.fork {
+            Some((dir, step)) => {
+                let (dir, step) = (dir.clone(), *step);
+                let point = tokio::task::spawn_blocking(move || ForkPoint::open(&dir, step))
+                    .await
+                    .map_err(|e| SessionError::Panicked(e.to_string()))??;
+                Some(point)
+            }
+            None => None,
+        };
+        let seed = match &fork {
+            Some(f) => f.config().seed.unwrap_or(spec.scenario.scenario.seed),
+            None => spec.seed.unwrap_or(spec.scenario.scenario.seed),
+        };
+        let hints = fork.as_ref().map_or(spec.hints, |f| f.config().hints);
+        let config = match &fork {
+            Some(f) => SimConfig {
+                agent: spec.agent.clone(),
+                ..f.config()
+            },
+            None => SimConfig {
+                seed: Some(seed),
+                hints,
+                turn_cost_secs: None,
+                token_cost_secs: None,
+                agent: spec.agent.clone(),
+                feedback: spec.feedback,
+            },
         };
         let options = RunOptions::with_defaults(spec.agent.clone(), spec.max_steps);
         std::fs::create_dir_all(&spec.dir).map_err(|source| SessionError::Dir {
@@ -238,45 +336,68 @@ impl Session {
             trials: 1,
         }
         .write(&spec.dir)?;
-        let (handout_tx, handouts) = mpsc::unbounded_channel();
-        let (decisions, decision_rx) = mpsc::unbounded_channel();
-        let mut agent = RemoteAgent {
-            name: spec.agent.clone(),
-            handouts: handout_tx,
-            decisions: decision_rx,
-        };
         let limits = options.limits();
         let scenario = spec.scenario.clone();
         let dir = spec.dir.clone();
+        let control = spec.control.clone().unwrap_or_else(|| Control::new(false));
+        let hooks = RunHooks::with_control(Arc::clone(&control));
         let run = tokio::task::spawn_blocking(move || {
-            handle.block_on(run_to_dir_async(
-                &scenario,
-                &mut agent,
-                config,
-                &limits,
-                &dir,
-                None,
-                Box::new(Scripted),
-            ))
+            handle.block_on(async {
+                match fork {
+                    Some(point) => point
+                        .run(agent.as_mut(), &limits, &dir, Box::new(Scripted), hooks)
+                        .await
+                        .map_err(|e| match e {
+                            ForkError::Run(r) => r,
+                            other => RunError::Trajectory(dir.clone(), other.to_string()),
+                        }),
+                    None => {
+                        run_to_dir_hooked(
+                            &scenario,
+                            agent.as_mut(),
+                            config,
+                            &limits,
+                            &dir,
+                            None,
+                            Box::new(Scripted),
+                            hooks,
+                        )
+                        .await
+                    }
+                }
+            })
         });
-        let mut session = Session {
+        let info = SessionInfo {
+            scenario: spec.scenario.scenario.name.clone(),
+            agent: spec.agent.clone(),
+            seed,
+            hints,
+            dir: spec.dir.clone(),
+            control,
+            last_turn: Arc::new(std::sync::Mutex::new(None)),
+            fork: spec.fork.clone(),
+            builtin: false,
+        };
+        Ok(Session {
+            info,
             scenario: spec.scenario.scenario.name.clone(),
             agent: spec.agent,
             seed,
             dir: spec.dir,
-            decisions: Some(decisions),
+            decisions: None,
             handouts,
             run: Some(run),
             latest: placeholder_progress(),
             result: None,
-        };
-        let turn = session.next_turn(true).await?;
-        Ok((session, turn))
+        })
     }
 
     /// Sends a decision and returns what follows. When the run ends with it, the run
     /// directory is written before this returns.
     pub async fn step(&mut self, decision: Decision) -> Result<Turn, SessionError> {
+        if self.info.builtin {
+            return Err(SessionError::NotRemote);
+        }
         if self.is_over() {
             return Err(SessionError::Over(self.latest.end_reason));
         }
@@ -296,6 +417,8 @@ impl Session {
     /// written and returns its result. Idempotent.
     pub async fn close(&mut self) -> Result<&RunResult, SessionError> {
         self.decisions = None;
+        // A built-in agent is stopped at its next decision boundary.
+        self.info.control.cancel();
         // Drain what the run hands out while it ends (its last observation).
         while let Some(h) = self.handouts.recv().await {
             self.latest = h.progress;
@@ -354,13 +477,19 @@ impl Session {
             self.finish().await?;
         }
         let (terminated, truncated) = end_flags(h.progress.end_reason);
-        Ok(Turn {
+        let turn = Turn {
             observation: h.observation,
             progress: h.progress,
             reward,
             terminated,
             truncated,
-        })
+        };
+        *self
+            .info
+            .last_turn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(turn.clone());
+        Ok(turn)
     }
 
     /// Waits for the run's thread and keeps its result.
@@ -383,6 +512,7 @@ impl Drop for Session {
         // Dropping the decision channel ends a live run as abandoned; its thread
         // writes the run directory on its own.
         self.decisions = None;
+        self.info.control.cancel();
     }
 }
 

@@ -122,6 +122,11 @@ pub trait Agent: Send {
     fn uses_model(&self) -> bool {
         false
     }
+    /// Whether the agent is outside the process (a program over a protocol, or a
+    /// person): a console shows it as waiting for the agent while it decides.
+    fn external(&self) -> bool {
+        false
+    }
     /// Whether the runner should hand this agent the run's [`Progress`] with each
     /// observation (see [`Agent::observe`]); off by default, as computing it costs a
     /// pass over the tasks.

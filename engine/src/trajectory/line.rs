@@ -89,6 +89,8 @@ pub enum Line {
         /// Its kind.
         kind: CheckKind,
     },
+    /// Human guidance, applied right before decision `step` (see [`crate::live`]).
+    Guidance(GuidanceLine),
     /// The mentor's feedback at the end of a working day.
     Feedback {
         /// When.
@@ -150,6 +152,40 @@ pub struct Header {
     /// Simulated seconds per 1000 output tokens (written only when set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_cost_secs: Option<u32>,
+    /// The run this one was forked from (written only for a fork).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<ForkOf>,
+}
+
+/// Where a forked run comes from: its first `step` decisions (and everything up to
+/// them) are its parent's, replayed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkOf {
+    /// The parent run directory's name (its last path component, never a host path).
+    pub parent: String,
+    /// BLAKE3 of the parent's trajectory lines up to the fork point (the header and
+    /// every line before the parent's decision `step + 1`, each followed by `\n`).
+    pub parent_digest: String,
+    /// Decisions taken over from the parent.
+    pub step: u64,
+}
+
+/// A `guidance` line: who guided, when, and what the agent was told.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuidanceLine {
+    /// The decision it precedes (it reaches the agent in the observation that
+    /// decision is made on).
+    pub step: u64,
+    /// When.
+    pub t: SimTime,
+    /// Who sent it (`human:<name>`).
+    pub by: String,
+    /// The task it is about, if any.
+    pub task: Option<String>,
+    /// The hint tier given (1 is the first), or `null` for a message.
+    pub tier: Option<u8>,
+    /// What the agent was told.
+    pub text: String,
 }
 
 impl Header {

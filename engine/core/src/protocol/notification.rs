@@ -108,6 +108,22 @@ pub enum Notification {
         /// Whether another day follows.
         more_days: bool,
     },
+    /// Guidance from a human mentor watching the run (a task's next hint tier or a
+    /// free-text message), sent from the console.
+    Guidance {
+        /// When.
+        at: String,
+        /// Who sent it (the mentor's display name).
+        from: String,
+        /// The task it is about, if any.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        task: Option<String>,
+        /// The hint tier (1 is the first), for a hint.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        tier: Option<u8>,
+        /// The hint or the message.
+        text: String,
+    },
     /// A new working day starts, with the mentor's feedback on finished work.
     DayStarted {
         /// When.

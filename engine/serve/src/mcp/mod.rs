@@ -243,6 +243,8 @@ impl McpServer {
                     max_steps: spec.max_steps,
                     agent,
                     dir,
+                    control: None,
+                    fork: None,
                 })
                 .await
                 .map_err(|e| McpError::internal_error(e.to_string(), None))?;
