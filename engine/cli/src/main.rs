@@ -1,6 +1,7 @@
 //! The `tbsim` command line.
 
 mod args;
+mod fork;
 mod generate;
 mod mcp;
 mod regrade;
@@ -37,6 +38,9 @@ enum Command {
     Serve(ServeArgs),
     /// Serve one world to an MCP client over stdio (see README, "MCP").
     Mcp(McpArgs),
+    /// Start a new run from step N of another (recorded or live): its first N
+    /// decisions are replayed, then another agent goes on.
+    Fork(fork::ForkArgs),
     /// Re-drive a recorded run and check it reproduces exactly.
     Replay {
         /// A run directory (or a directory of run directories).
@@ -157,6 +161,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::cmd_run(args),
         Command::Serve(args) => serve::cmd_serve(args),
         Command::Mcp(args) => mcp::cmd_mcp(args),
+        Command::Fork(args) => fork::cmd_fork(args),
         Command::Replay { run_dir } => replay::cmd_replay(&run_dir),
         Command::Regrade { run_dir, scenario } => {
             regrade::cmd_regrade(&run_dir, scenario.as_deref())

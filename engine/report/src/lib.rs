@@ -124,10 +124,27 @@ pub struct RunRecord {
     /// Cost, when the model has prices.
     #[serde(default)]
     pub cost: Option<f64>,
+    /// Hint tier given up front with each task (the run's guidance level).
+    #[serde(default)]
+    pub hints: u8,
+    /// Human guidance received over the run (absent: none).
+    #[serde(default)]
+    pub guidance: Option<GuidanceRecord>,
     /// Scheduling figures: from `result.json`, or computed from the run's
     /// `trajectory.jsonl` and `scenario.ron` when the result predates them.
     #[serde(default)]
     pub schedule: Option<tbsim_engine::schedule::Schedule>,
+}
+
+/// Human guidance a run received (from a console: hint tiers and messages).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub struct GuidanceRecord {
+    /// Hint tiers given.
+    #[serde(default)]
+    pub hints: u32,
+    /// Free-text messages.
+    #[serde(default)]
+    pub messages: u32,
 }
 
 /// One task of a run.
@@ -285,6 +302,30 @@ pub struct ModelRow {
     pub avg_steps: f64,
     /// Mean tool calls per run.
     pub avg_tool_calls: f64,
+    /// Mean human guidance per run (hint tiers plus messages sent from a console).
+    pub avg_guidance: f64,
+}
+
+/// Per model and guidance level: the paper's human-guidance study (the same
+/// scenarios at hint levels 0-3, score by level), with what humans added live.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GuidanceRow {
+    /// Agent name.
+    pub agent: String,
+    /// Hint tier given up front with each task.
+    pub hints: u8,
+    /// Runs.
+    pub runs: usize,
+    /// Runs that received human guidance.
+    pub guided_runs: usize,
+    /// Hint tiers given by humans, over the runs.
+    pub human_hints: u64,
+    /// Messages sent by humans, over the runs.
+    pub messages: u64,
+    /// Mean checkpoint score.
+    pub checkpoint_score: f64,
+    /// Mean success rate.
+    pub success_rate: f64,
 }
 
 /// Per model and stratum (number of tasks, difficulty or family).
@@ -410,6 +451,8 @@ pub struct Report {
     pub gates_failed: Vec<GateRow>,
     /// How each model scheduled.
     pub schedule: Vec<ScheduleRow>,
+    /// By guidance level (hint tier) and human guidance.
+    pub by_guidance: Vec<GuidanceRow>,
 }
 
 /// A task that was never released because its gate failed, in one run.
@@ -574,6 +617,7 @@ impl Report {
             tokens: Vec::new(),
             gates_failed: Vec::new(),
             schedule: Vec::new(),
+            by_guidance: Vec::new(),
         };
         for (agent, mine) in &by_agent {
             let n = mine.len() as f64;
@@ -595,7 +639,40 @@ impl Report {
                 ),
                 avg_steps: mean(mine.iter().map(|r| r.steps as f64)),
                 avg_tool_calls: mean(mine.iter().map(|r| r.tool_calls as f64)),
+                avg_guidance: mean(mine.iter().map(|r| {
+                    r.guidance
+                        .map_or(0.0, |g| f64::from(g.hints) + f64::from(g.messages))
+                })),
             });
+
+            let mut by_level: BTreeMap<u8, Vec<&RunRecord>> = BTreeMap::new();
+            for r in mine {
+                by_level.entry(r.hints).or_default().push(r);
+            }
+            rep.by_guidance
+                .extend(by_level.into_iter().map(|(hints, runs)| {
+                    GuidanceRow {
+                        agent: (*agent).to_owned(),
+                        hints,
+                        runs: runs.len(),
+                        guided_runs: runs
+                            .iter()
+                            .filter(|r| r.guidance.is_some_and(|g| g.hints + g.messages > 0))
+                            .count(),
+                        human_hints: runs
+                            .iter()
+                            .filter_map(|r| r.guidance)
+                            .map(|g| u64::from(g.hints))
+                            .sum(),
+                        messages: runs
+                            .iter()
+                            .filter_map(|r| r.guidance)
+                            .map(|g| u64::from(g.messages))
+                            .sum(),
+                        checkpoint_score: mean(runs.iter().map(|r| r.checkpoint_score)),
+                        success_rate: mean(runs.iter().map(|r| r.success_rate)),
+                    }
+                }));
 
             // The paper's Table 3 stratifies by the tasks of one working day: a
             // multi-day run counts once per day, by that day's tasks.
@@ -859,6 +936,37 @@ mod tests {
         assert!(
             rep.markdown()
                 .contains("| a | s | 7 | – | task/b | task/a#answer |")
+        );
+    }
+
+    #[test]
+    fn runs_are_grouped_by_guidance_level_with_human_guidance_counted() {
+        let run = |hints: u8, score: f64, guidance: &str| -> RunRecord {
+            serde_json::from_str(&format!(
+                r#"{{"scenario": "s", "agent": "a", "seed": 1, "hints": {hints},
+                    "checkpoint_score": {score}, "success_rate": 0.0, "tasks": []{guidance}}}"#
+            ))
+            .unwrap()
+        };
+        let runs = [
+            run(0, 0.2, ""),
+            run(0, 0.4, r#", "guidance": {"hints": 2, "messages": 1}"#),
+            run(3, 0.9, ""),
+        ];
+        let rep = Report::new(&runs);
+        let levels: Vec<(u8, usize, usize, u64, u64)> = rep
+            .by_guidance
+            .iter()
+            .map(|g| (g.hints, g.runs, g.guided_runs, g.human_hints, g.messages))
+            .collect();
+        assert_eq!(levels, [(0, 2, 1, 2, 1), (3, 1, 0, 0, 0)]);
+        assert!(close(rep.by_guidance[0].checkpoint_score, 0.3));
+        assert!(close(rep.models[0].avg_guidance, 1.0));
+        let md = rep.markdown();
+        assert!(md.contains("## By guidance"), "{md}");
+        assert!(
+            md.contains("| a | 0 | 2 | 1 | 2 | 1 | 0.300 | 0.000 |"),
+            "{md}"
         );
     }
 

@@ -191,6 +191,7 @@ pub(super) fn tables(r: &Report) -> Vec<Table> {
                 ("solved", "solved"),
                 ("avg steps", "avg_steps"),
                 ("avg tool calls", "avg_tool_calls"),
+                ("guidance", "avg_guidance"),
             ],
             rows: r
                 .models
@@ -205,6 +206,38 @@ pub(super) fn tables(r: &Report) -> Vec<Table> {
                         score(m.solved),
                         avg(m.avg_steps),
                         avg(m.avg_tool_calls),
+                        avg(m.avg_guidance),
+                    ]
+                })
+                .collect(),
+        },
+        Table {
+            name: "by_guidance",
+            title: "By guidance",
+            note: "Runs grouped by guidance level (the hint tier given up front with each task, `--hints`), with the guidance humans added while the run went on (hint tiers and messages sent from the console, recorded in the trajectory). *guidance* in the table above is the mean of those per run.",
+            columns: vec![
+                ("model", "agent"),
+                ("hint level", "hints"),
+                ("runs", "runs"),
+                ("guided runs", "guided_runs"),
+                ("human hints", "human_hints"),
+                ("messages", "messages"),
+                ("checkpoint score", "checkpoint_score"),
+                ("success rate", "success_rate"),
+            ],
+            rows: r
+                .by_guidance
+                .iter()
+                .map(|g| {
+                    vec![
+                        text(&g.agent),
+                        Cell::Int(u64::from(g.hints)),
+                        int(g.runs),
+                        int(g.guided_runs),
+                        Cell::Int(g.human_hints),
+                        Cell::Int(g.messages),
+                        score(g.checkpoint_score),
+                        score(g.success_rate),
                     ]
                 })
                 .collect(),

@@ -30,6 +30,8 @@ mod family_resume_select;
 mod family_sales;
 mod family_urgent_interrupt;
 mod family_website_monitor;
+// Human guidance through a console's control (recorded, counted, reported, replayed); `tbsim fork`.
+mod guidance;
 // Content attacks: guessable answers, listing past a colleague, days that disagree.
 mod giveaways;
 // Hostile scenario files: escaping sidecars, special files, sizes, impossible values.
