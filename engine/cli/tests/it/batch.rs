@@ -390,7 +390,7 @@ fn report_on_a_real_batch() {
     assert_eq!(md, fs::read_to_string(out.join("report.md")).unwrap());
     let csv = fs::read_to_string(out.join("models.csv")).unwrap();
     assert!(csv.starts_with(
-        "agent,runs,scenarios,checkpoint_score,success_rate,solved,avg_steps,avg_tool_calls\n"
+        "agent,runs,scenarios,checkpoint_score,success_rate,solved,avg_steps,avg_tool_calls,avg_guidance\n"
     ));
     let csv_row = csv.lines().find(|l| l.starts_with("oracle,")).unwrap();
     let cols: Vec<&str> = csv_row.split(',').collect();
