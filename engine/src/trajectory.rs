@@ -26,6 +26,13 @@
 //! requests) still have sorted keys; and an `npc` line of a failed colleague call
 //! also carries `"response":null,"reply":null,"clues":[]`.
 //!
+//! Human guidance sent from a console ([`crate::live`]) is recorded as `guidance`
+//! lines (who, when, which task and hint tier, and the text the agent was told),
+//! right before the decision it precedes and before that decision's model lines;
+//! replay and resume apply them again at the same place. A forked run's header
+//! carries `fork` (the parent's directory name, the digest of the lines it shares
+//! with the parent, and the fork step; see [`crate::fork`]).
+//!
 //! The digest is the BLAKE3 hash of all lines, each followed by `\n`.
 //!
 //! Reading one back ([`read_recorded`], for replay, resume and regrading) keeps

@@ -449,6 +449,29 @@ mod tests {
     }
 
     #[test]
+    fn a_mentors_guidance_reads_as_a_hint_or_a_message() {
+        let g = |task: Option<&str>, tier: Option<u8>| Notification::Guidance {
+            at: "10:00".into(),
+            from: "ana".into(),
+            task: task.map(str::to_owned),
+            tier,
+            text: "Ask Finance.".into(),
+        };
+        assert_eq!(
+            render_notification(&g(Some("t1"), Some(2))),
+            "[10:00] Hint 2 from your mentor ana on t1:\nAsk Finance."
+        );
+        assert_eq!(
+            render_notification(&g(Some("t1"), None)),
+            "[10:00] Your mentor ana about t1:\nAsk Finance."
+        );
+        assert_eq!(
+            render_notification(&g(None, None)),
+            "[10:00] Your mentor ana:\nAsk Finance."
+        );
+    }
+
+    #[test]
     fn overrides_and_errors() {
         let dir = tempfile::tempdir().unwrap();
         // Braces that form no placeholder are text: no escapes in this dialect.
