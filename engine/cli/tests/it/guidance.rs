@@ -440,3 +440,65 @@ fn forks_chain_and_a_live_parent_is_cut_at_its_last_complete_decision() {
     );
     assert!(o.status.success(), "{:?}", text(&o));
 }
+
+/// A guided run cut short is resumed from its trajectory: the recorded guidance is
+/// applied again where it was, and the resumed run writes the same lines.
+#[test]
+fn a_guided_run_resumes_with_its_guidance() {
+    let loaded = scenario("busy-day");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("guided");
+    let control = Control::new(false);
+    // Queued before the run starts: applied before the first decision.
+    let note = GuidanceRequest {
+        by: "human:ana".into(),
+        task: None,
+        kind: GuidanceKind::Message("Meetings first today.".into()),
+    };
+    assert_eq!(control.guide(note), Ok(0));
+    let config = SimConfig {
+        agent: "oracle".into(),
+        ..SimConfig::default()
+    };
+    let whole = block_on(run_to_dir_hooked(
+        &loaded,
+        &mut Oracle::new(&loaded.scenario),
+        config,
+        &RunLimits::default(),
+        &dir,
+        None,
+        Box::new(Scripted),
+        RunHooks::with_control(control),
+    ))
+    .unwrap();
+    assert_eq!(whole.guidance.map(|g| g.messages), Some(1));
+    let full = std::fs::read_to_string(dir.join("trajectory.jsonl")).unwrap();
+    assert!(full.lines().nth(1).is_some_and(|l| !l.contains("guidance")));
+    let g = full
+        .lines()
+        .position(|l| l.contains(r#""type":"guidance""#))
+        .unwrap();
+    // Cut after decision 3 (the guidance is well before it).
+    let d4 = full
+        .lines()
+        .position(|l| l.starts_with(r#"{"type":"decision","step":4,"#))
+        .unwrap();
+    assert!(g < d4);
+    let cut: String = full.lines().take(d4).map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.join("trajectory.jsonl"), cut).unwrap();
+    std::fs::remove_file(dir.join("result.json")).unwrap();
+    let resumed = tbsim_engine::run::resume_dir(
+        &dir,
+        &mut Oracle::new(&loaded.scenario),
+        &RunLimits::default(),
+        Box::new(Scripted),
+        None,
+    )
+    .unwrap();
+    assert_eq!(resumed.digest, whole.digest);
+    assert_eq!(resumed.guidance, whole.guidance);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("trajectory.jsonl")).unwrap(),
+        full
+    );
+}
