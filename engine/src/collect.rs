@@ -4,9 +4,10 @@
 
 use bevy_ecs::prelude::*;
 
+use crate::guidance::GuidanceCount;
 use crate::protocol::SimConfig;
 use crate::result::{CheckpointResult, DayResult, Provenance, RunResult, TaskResult};
-use crate::world::{Checkpoint, Clock, GuidanceCount, RunState, Task};
+use crate::world::{Checkpoint, Clock, RunState, Task};
 
 /// The result of the run in `world` so far (the digest and provenance are filled in by
 /// the caller, which knows the trajectory and the scenario file).

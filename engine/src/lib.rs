@@ -84,6 +84,7 @@ mod collect;
 pub mod event;
 pub mod fork;
 pub mod fuzz;
+pub mod guidance;
 pub mod live;
 pub mod npc;
 pub mod progress;

@@ -11,7 +11,7 @@
 //!
 //! Guidance is applied by the runner right before the agent is asked for its next
 //! decision, in the order it was queued: it is recorded as `guidance` lines ahead of
-//! that decision (see [`crate::trajectory::Line::Guidance`]) and reaches the agent as
+//! that decision (`guidance` lines, see the trajectory module) and reaches the agent as
 //! notifications in the observation it decides on. Replay applies the recorded lines
 //! at the same place, so a guided run replays without its watcher. When and whether
 //! a watcher acts is wall-clock dependent; what the run records is not: the
@@ -28,13 +28,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use serde::Serialize;
 
+pub use crate::guidance::{
+    GuidanceKind, GuidanceRequest, GuideError, MAX_BY_CHARS, MAX_MESSAGE_CHARS,
+};
 use crate::progress::Progress;
-
-/// Longest free-text guidance message, in characters.
-pub const MAX_MESSAGE_CHARS: usize = 4000;
-
-/// Longest name of whoever guides, in characters.
-pub const MAX_BY_CHARS: usize = 64;
 
 /// What a live run is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -66,74 +63,6 @@ pub struct LiveStatus {
     pub queued: usize,
     /// Guidance refused when it was applied (the world had moved on).
     pub dropped: u64,
-}
-
-/// What a watcher asks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GuidanceKind {
-    /// The task's next hint tier.
-    NextHint,
-    /// A free-text message.
-    Message(String),
-}
-
-/// Guidance from a watcher.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GuidanceRequest {
-    /// Who sends it (recorded).
-    pub by: String,
-    /// The task it is about (needed for a hint).
-    pub task: Option<String>,
-    /// What it is.
-    pub kind: GuidanceKind,
-}
-
-/// Why guidance is refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum GuideError {
-    /// No task has that key, or it has not been released yet (the two are not
-    /// told apart: that would tell a watcher which tasks are still to come).
-    #[error("no released task `{0}`")]
-    UnknownTask(String),
-    /// Every hint tier of the task was given already.
-    #[error("task `{0}` has no more hint tiers")]
-    NoMoreTiers(String),
-    /// A hint needs a task.
-    #[error("a hint needs a task")]
-    NeedsTask,
-    /// The message is empty.
-    #[error("the message is empty")]
-    Empty,
-    /// The message or the sender's name is too long.
-    #[error("too long: {0}")]
-    TooLong(String),
-    /// The run is over.
-    #[error("the run is over")]
-    Over,
-}
-
-impl GuidanceRequest {
-    /// Checks what does not depend on the world: sender and message.
-    pub fn check_shape(&self) -> Result<(), GuideError> {
-        if self.by.trim().is_empty() {
-            return Err(GuideError::Empty);
-        }
-        if self.by.chars().count() > MAX_BY_CHARS {
-            return Err(GuideError::TooLong(format!(
-                "the sender's name has more than {MAX_BY_CHARS} characters"
-            )));
-        }
-        match &self.kind {
-            GuidanceKind::NextHint if self.task.is_none() => Err(GuideError::NeedsTask),
-            GuidanceKind::Message(m) if m.trim().is_empty() => Err(GuideError::Empty),
-            GuidanceKind::Message(m) if m.chars().count() > MAX_MESSAGE_CHARS => {
-                Err(GuideError::TooLong(format!(
-                    "the message has more than {MAX_MESSAGE_CHARS} characters"
-                )))
-            }
-            _ => Ok(()),
-        }
-    }
 }
 
 #[derive(Debug)]

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::world::GuidanceCount;
+pub use crate::guidance::GuidanceCount;
 
 use crate::protocol::EndReason;
 use crate::protocol::ModelUsage;

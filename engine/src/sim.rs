@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use bevy_ecs::prelude::*;
 
-use crate::live::{GuidanceKind, GuidanceRequest, GuideError};
+use crate::guidance::{GuidanceKind, GuidanceRequest, GuideError};
 
 use crate::npc::{NpcEngine, Scripted};
 use crate::protocol::ModelRecord;

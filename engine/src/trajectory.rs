@@ -26,12 +26,12 @@
 //! requests) still have sorted keys; and an `npc` line of a failed colleague call
 //! also carries `"response":null,"reply":null,"clues":[]`.
 //!
-//! Human guidance sent from a console ([`crate::live`]) is recorded as `guidance`
+//! Human guidance sent from a console (the `live` module) is recorded as `guidance`
 //! lines (who, when, which task and hint tier, and the text the agent was told),
 //! right before the decision it precedes and before that decision's model lines;
 //! replay and resume apply them again at the same place. A forked run's header
 //! carries `fork` (the parent's directory name, the digest of the lines it shares
-//! with the parent, and the fork step; see [`crate::fork`]).
+//! with the parent, and the fork step; see the `fork` module).
 //!
 //! The digest is the BLAKE3 hash of all lines, each followed by `\n`.
 //!

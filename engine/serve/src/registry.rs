@@ -185,7 +185,7 @@ impl Registry {
         let (id, turn) = self
             .open_with(req, Driver::Remote, OpenExtras::default())
             .await?;
-        let turn = turn.ok_or_else(|| RegistryError::Session(SessionError::Over(None)))?;
+        let turn = turn.ok_or(RegistryError::Session(SessionError::Over(None)))?;
         Ok((id, turn))
     }
 

@@ -89,7 +89,7 @@ pub enum Line {
         /// Its kind.
         kind: CheckKind,
     },
-    /// Human guidance, applied right before decision `step` (see [`crate::live`]).
+    /// Human guidance, applied right before decision `step` (see the `live` module).
     Guidance(GuidanceLine),
     /// The mentor's feedback at the end of a working day.
     Feedback {

@@ -12,7 +12,7 @@ pub(crate) mod systems;
 use std::collections::{BTreeMap, BTreeSet};
 
 use bevy_ecs::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::npc::Trigger;
 use crate::path::VPath;
@@ -344,26 +344,7 @@ pub struct RunState {
     /// What failed, when the run ended on an infrastructure failure.
     pub infra_error: Option<String>,
     /// Human guidance received, by task key (`""`: messages about no task).
-    pub guidance: BTreeMap<String, GuidanceCount>,
-}
-
-/// Human guidance received about one task (or about none).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GuidanceCount {
-    /// Hint tiers given by guidance.
-    pub hints: u32,
-    /// Free-text messages.
-    pub messages: u32,
-    /// The highest hint tier the task has been given, up front or by guidance (0:
-    /// none).
-    pub top_tier: u8,
-}
-
-impl GuidanceCount {
-    /// Whether nothing was received.
-    pub fn is_empty(&self) -> bool {
-        self.hints == 0 && self.messages == 0
-    }
+    pub guidance: BTreeMap<String, crate::guidance::GuidanceCount>,
 }
 
 pub use crate::event::SimEvent;
