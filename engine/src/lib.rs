@@ -36,6 +36,8 @@
 //! * [`progress`] is a run's progress as plain data while it goes on (clock, released
 //!   tasks, score so far; nothing hidden), handed to agents that ask for it
 //!   ([`agent::Agent::wants_progress`]): the session API's reward comes from it.
+//! * [`inspect`] is what the console shows of a run: the world after a decision,
+//!   its files and the trajectory as timeline entries, with nothing hidden.
 //! * A run's [`result`] is plain data collected from the world by [`sim`];
 //!   [`schedule`] computes the scheduling metrics from a trajectory.
 //! * [`run`] drives one agent through one world into a run directory; [`batch`] runs
@@ -85,6 +87,7 @@ pub mod event;
 pub mod fork;
 pub mod fuzz;
 pub mod guidance;
+pub mod inspect;
 pub mod live;
 pub mod npc;
 pub mod progress;

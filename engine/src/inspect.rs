@@ -1,0 +1,680 @@
+//! What the console shows of a run, as plain serialisable data: the world after a
+//! decision ([`WorldView`], built by [`world_view`] or [`world_at`]), a file's bytes
+//! ([`file_bytes`]) and trajectory lines as timeline entries ([`entry`],
+//! [`entries_from`]). The shapes are those of `docs/console.md`.
+//!
+//! ## Nothing hidden
+//!
+//! The console shows what the agent could see and what it did, plus its score. So
+//! everything here is read from what the agent's own tools read, and shown as they
+//! show it, never from the scenario's hidden parts:
+//!
+//! * Tasks: only those released to the agent (as `my_tasks` lists them: a gated task
+//!   that closed without ever being released was never the agent's), with the same
+//!   title, objective, priority and deadline `my_tasks` and the release notification
+//!   give. Checkpoints show their key, weight, whether they are scored and their state
+//!   (what the score reveals anyway), never their description, feedback or check.
+//! * Files: metadata only (path, size, kind, whether the agent made it); the bytes
+//!   come one file at a time from [`file_bytes`], which reads the world's own
+//!   `drive/` and `workspace/` (both listable by the agent), never the host.
+//! * Chats: the intern's threads and the messages delivered in them, which is what
+//!   `read_messages` returns. Replies not yet delivered wait in the event queue,
+//!   which is never read here, and nothing says which clue a reply disclosed.
+//! * Calendar: the meetings `my_calendar` lists (invited or booked, not cancelled),
+//!   never their notes (what is said or announced in them).
+//! * Colleagues appear by name only: never a persona, a clue or a default reply.
+//! * Timeline entries drop the hidden parts of trajectory lines (see [`entry`]).
+//!
+//! `answers = true` (a finished recorded run, on request) adds checkpoint
+//! descriptions and feedback to the view and keeps trajectory lines whole.
+//!
+//! Everything is sorted (scenario order, path, key or start time), so the output
+//! never depends on the order the world stores entities in.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::path::VPath;
+use crate::progress::TaskStatus;
+use crate::protocol::{EndReason, Priority};
+use crate::replay::{Redriven, ReplayError};
+use crate::sim::Sim;
+use crate::time::{Epoch, SimTime};
+use crate::trajectory::Line;
+use crate::world::{
+    Checkpoint, Clock, File, Index, Intern, Key, Meeting, Room, RunState, Task, TaskState, Thread,
+    display_name,
+};
+use tbsim_scenario::{Content, FileSpec, LoadedScenario, WorldChange};
+
+/// The world after a decision, as the console shows it (see the module docs).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorldView {
+    /// Decisions applied to this world.
+    pub step: u64,
+    /// Decisions recorded in the run (complete ones, for a live run).
+    pub steps: u64,
+    /// The simulated clock, as shown to agents (`Wed 2025-10-08 10:00`).
+    pub time: String,
+    /// The current working day, from 1.
+    pub day: u32,
+    /// Working days in the scenario.
+    pub days: u32,
+    /// Mean task score over every task of the scenario so far (0..1), as the
+    /// progress snapshot computes it.
+    pub score: f64,
+    /// Why the run ended, once it has.
+    pub end_reason: Option<EndReason>,
+    /// Released tasks, in scenario order.
+    pub tasks: Vec<TaskCard>,
+    /// Every file of the drive and the workspace, by path.
+    pub files: Vec<FileEntry>,
+    /// The intern's chat threads, by key.
+    pub chats: Vec<ChatThread>,
+    /// The intern's meetings, by start then key.
+    pub calendar: Vec<CalendarEntry>,
+}
+
+/// A released task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskCard {
+    /// Key (`task/...`).
+    pub key: String,
+    /// Title.
+    pub title: String,
+    /// The objective, as the agent was given it.
+    pub objective: String,
+    /// Priority.
+    pub priority: Priority,
+    /// Deadline, as shown to agents.
+    pub deadline: String,
+    /// Open, or closed (its deadline passed, or the run ended and judged it).
+    pub status: TaskStatus,
+    /// Weighted share of its scored checkpoints passed so far (0..1).
+    pub score: f64,
+    /// Hint tiers given so far and how many the task has.
+    pub hint_tiers: (u8, u8),
+    /// Human guidance received about the task.
+    pub guidance: GuidanceShown,
+    /// Its checkpoints, in scenario order.
+    pub checkpoints: Vec<CheckpointCard>,
+}
+
+/// Human guidance received about a task.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct GuidanceShown {
+    /// Hint tiers given by guidance.
+    pub hints: u32,
+    /// Free-text messages.
+    pub messages: u32,
+}
+
+/// Where a checkpoint stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointState {
+    /// It passed.
+    Passed,
+    /// Not judged yet (its task is open), or an event that has not happened yet.
+    Pending,
+    /// Judged and not passed: its task closed.
+    Failed,
+}
+
+/// A checkpoint of a released task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckpointCard {
+    /// Key within the task.
+    pub key: String,
+    /// Weight in the task's score.
+    pub weight: u32,
+    /// Whether it counts in the score (diagnostics do not).
+    pub scored: bool,
+    /// Passed, pending or failed.
+    pub state: CheckpointState,
+    /// When it passed (seconds since the scenario epoch, as a line's `t`).
+    pub passed_at: Option<SimTime>,
+    /// When it passed, as shown to agents.
+    pub passed_time: Option<String>,
+    /// What it checks (with answers only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The mentor's feedback when it fails (with answers only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+}
+
+/// Which root a file is under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileRoot {
+    /// The shared drive.
+    Drive,
+    /// The agent's workspace.
+    Workspace,
+}
+
+/// How a file can be shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileKind {
+    /// UTF-8 text.
+    Text,
+    /// A picture (PNG, JPEG, GIF, WebP by their bytes; SVG by name).
+    Image,
+    /// Anything else.
+    Binary,
+}
+
+/// A file's metadata (never its content).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileEntry {
+    /// Virtual path (`drive/...`, `workspace/...`).
+    pub path: String,
+    /// Its root.
+    pub root: FileRoot,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// How it can be shown.
+    pub kind: FileKind,
+    /// Written or copied by the agent: a workspace file the scenario did not put
+    /// there, or whose bytes differ from every version the scenario put there.
+    pub by_agent: bool,
+}
+
+/// A chat thread of the intern.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChatThread {
+    /// Key (`thread/dm/...`, `thread/group/...`).
+    pub key: String,
+    /// Title.
+    pub title: String,
+    /// Whether it is a group.
+    pub group: bool,
+    /// Members' names, the intern included.
+    pub members: Vec<String>,
+    /// Messages delivered so far, in order.
+    pub messages: Vec<ChatLine>,
+}
+
+/// A delivered chat message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChatLine {
+    /// When delivered.
+    pub t: SimTime,
+    /// When delivered, as shown to agents.
+    pub time: String,
+    /// Sender key.
+    pub from: String,
+    /// Sender name.
+    pub from_name: String,
+    /// Text.
+    pub text: String,
+}
+
+/// A meeting on the intern's calendar.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CalendarEntry {
+    /// Key (`meeting/...`).
+    pub key: String,
+    /// Title.
+    pub title: String,
+    /// Room name.
+    pub room: String,
+    /// Start, as shown to agents.
+    pub start: String,
+    /// End, as shown to agents.
+    pub end: String,
+    /// Invitees' names (as `my_calendar` lists them).
+    pub attendees: Vec<String>,
+    /// Booked by the agent.
+    pub booked_by_agent: bool,
+    /// The agent joined it.
+    pub joined: bool,
+}
+
+/// The epoch of a run's scenario (its first day), to format a trajectory line's `t`
+/// as agents see times. Callers that only have the run directory load its
+/// `scenario.ron` once and keep this.
+pub fn epoch_of(loaded: &LoadedScenario) -> Epoch {
+    // A loaded scenario has passed validation, which parses `clock.start`.
+    Epoch::from_timestamp(&loaded.scenario.clock.start).expect("validated clock.start")
+}
+
+/// The world of `sim` (built from `loaded`) as the console shows it; `steps` is the
+/// number of decisions the run has recorded. With `answers`, checkpoint
+/// descriptions and feedback are added (see the module docs).
+pub fn world_view(sim: &Sim, loaded: &LoadedScenario, steps: u64, answers: bool) -> WorldView {
+    let world = sim.world();
+    let progress = sim.progress();
+    let clock = world.resource::<Clock>();
+    let epoch = clock.epoch;
+    let run = world.resource::<RunState>();
+
+    let mut tasks: Vec<&Task> = match world.try_query::<&Task>() {
+        Some(mut q) => q
+            .iter(world)
+            // As `my_tasks`: a task closed without being released was never the agent's.
+            .filter(|t| t.state != TaskState::Pending && t.released_at.is_some())
+            .collect(),
+        None => Vec::new(),
+    };
+    tasks.sort_by_key(|t| t.order);
+    let mut cps: Vec<&Checkpoint> = match world.try_query::<&Checkpoint>() {
+        Some(mut q) => q.iter(world).collect(),
+        None => Vec::new(),
+    };
+    cps.sort_by_key(|c| c.order);
+    let tiers = sim.hint_tiers();
+    let cards = tasks
+        .iter()
+        .map(|t| {
+            let key = &t.spec.key;
+            let mine = || cps.iter().copied().filter(move |c| &c.task == key);
+            let guidance = run.guidance.get(key).copied().unwrap_or_default();
+            TaskCard {
+                key: key.clone(),
+                title: t.spec.title.clone(),
+                objective: t.spec.objective.clone(),
+                priority: t.spec.priority,
+                deadline: epoch
+                    .parse(&t.spec.deadline)
+                    .map(|d| epoch.display(d))
+                    .unwrap_or_default(),
+                status: if t.state == TaskState::Closed {
+                    TaskStatus::Closed
+                } else {
+                    TaskStatus::Open
+                },
+                score: crate::collect::weighted_score(mine().filter(|c| c.kind.scored())),
+                hint_tiers: tiers.get(key).copied().unwrap_or((0, 0)),
+                guidance: GuidanceShown {
+                    hints: guidance.hints,
+                    messages: guidance.messages,
+                },
+                checkpoints: mine()
+                    .map(|c| CheckpointCard {
+                        key: c.key.clone(),
+                        weight: c.weight,
+                        scored: c.kind.scored(),
+                        state: match (c.passed_at, c.frozen) {
+                            (Some(_), _) => CheckpointState::Passed,
+                            (None, true) => CheckpointState::Failed,
+                            (None, false) => CheckpointState::Pending,
+                        },
+                        passed_at: c.passed_at,
+                        passed_time: c.passed_at.map(|p| epoch.display(p)),
+                        description: answers.then(|| c.description.clone()),
+                        feedback: answers.then(|| c.feedback.clone()),
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+
+    WorldView {
+        step: sim.steps(),
+        steps,
+        time: progress.time,
+        day: progress.day,
+        days: progress.days,
+        score: progress.score,
+        end_reason: progress.end_reason,
+        tasks: cards,
+        files: files(world, loaded),
+        chats: chats(world, epoch),
+        calendar: calendar(world, epoch),
+    }
+}
+
+/// Every file, by path (the index is a sorted map).
+fn files(world: &bevy_ecs::world::World, loaded: &LoadedScenario) -> Vec<FileEntry> {
+    // What the scenario puts in the workspace, at the start or by a timed event.
+    let mut seeded: BTreeMap<String, Vec<&FileSpec>> = BTreeMap::new();
+    let timed = loaded
+        .scenario
+        .events
+        .iter()
+        .filter_map(|e| match &e.change {
+            WorldChange::File(f) => Some(f),
+            WorldChange::Message { .. } => None,
+        });
+    for f in loaded.scenario.files.iter().chain(timed) {
+        if let Ok(p) = VPath::parse(&f.path)
+            && p.is_workspace()
+        {
+            seeded.entry(p.as_str().to_owned()).or_default().push(f);
+        }
+    }
+    let index = world.resource::<Index>();
+    index
+        .files
+        .iter()
+        .filter_map(|(path, e)| {
+            let f = world.get::<File>(*e)?;
+            let workspace = f.path.is_workspace();
+            // The drive is read-only to the agent: nothing there is its work.
+            let by_agent = workspace
+                && !seeded
+                    .get(path)
+                    .is_some_and(|specs| specs.iter().any(|s| same_bytes(loaded, s, &f.bytes)));
+            Some(FileEntry {
+                path: path.clone(),
+                root: if workspace {
+                    FileRoot::Workspace
+                } else {
+                    FileRoot::Drive
+                },
+                bytes: f.bytes.len() as u64,
+                kind: kind_of(path, &f.bytes),
+                by_agent,
+            })
+        })
+        .collect()
+}
+
+/// Whether `bytes` are what the scenario's `spec` puts at its path (as the world
+/// builder makes them: a missing sidecar is empty, a drawing is rendered).
+fn same_bytes(loaded: &LoadedScenario, spec: &FileSpec, bytes: &[u8]) -> bool {
+    match &spec.content {
+        Content::Text(t) => t.as_bytes() == bytes,
+        Content::Sidecar { .. } => {
+            loaded.assets.get(&spec.path).map_or(&[][..], Vec::as_slice) == bytes
+        }
+        Content::Drawing(d) => d.png() == bytes,
+    }
+}
+
+fn chats(world: &bevy_ecs::world::World, epoch: Epoch) -> Vec<ChatThread> {
+    let mut threads: Vec<(&Key, &Thread)> = match world.try_query::<(&Key, &Thread)>() {
+        Some(mut q) => q.iter(world).collect(),
+        None => Vec::new(),
+    };
+    threads.sort_by(|a, b| a.0.cmp(b.0));
+    threads
+        .into_iter()
+        .map(|(k, t)| ChatThread {
+            key: k.0.clone(),
+            title: t.title.clone(),
+            group: t.group,
+            members: t.members.iter().map(|m| display_name(world, m)).collect(),
+            messages: t
+                .messages
+                .iter()
+                .map(|m| ChatLine {
+                    t: m.t,
+                    time: epoch.display(m.t),
+                    from: m.from.clone(),
+                    from_name: display_name(world, &m.from),
+                    text: m.text.clone(),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn calendar(world: &bevy_ecs::world::World, epoch: Epoch) -> Vec<CalendarEntry> {
+    let me = &world.resource::<Intern>().key;
+    let mut meetings: Vec<(&Key, &Meeting)> = match world.try_query::<(&Key, &Meeting)>() {
+        Some(mut q) => q
+            .iter(world)
+            // As `my_calendar`: the intern's own meetings, not cancelled ones.
+            .filter(|(_, m)| !m.cancelled && (&m.organizer == me || m.attendees.contains(me)))
+            .collect(),
+        None => Vec::new(),
+    };
+    meetings.sort_by(|a, b| (a.1.start, a.0).cmp(&(b.1.start, b.0)));
+    let index = world.resource::<Index>();
+    meetings
+        .into_iter()
+        .map(|(k, m)| CalendarEntry {
+            key: k.0.clone(),
+            title: m.title.clone(),
+            room: index
+                .keys
+                .get(&m.room)
+                .and_then(|r| world.get::<Room>(*r))
+                .map_or_else(|| m.room.clone(), |r| r.name.clone()),
+            start: epoch.display(m.start),
+            end: epoch.display(m.end),
+            attendees: m.attendees.iter().map(|a| display_name(world, a)).collect(),
+            booked_by_agent: &m.organizer == me,
+            joined: m.joined_at.is_some(),
+        })
+        .collect()
+}
+
+/// The raster image type `bytes` start with, if any.
+fn raster_type(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// The lower-case extension of a path's file name (empty if none).
+fn extension(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+/// The content type a file is served with. Raster images are recognised by their
+/// bytes (a `.png` holding text is not served as a picture); SVG, CSV and JSON by
+/// name when they are UTF-8. Other text is plain text: never HTML, so nothing the
+/// agent wrote is rendered as a page.
+fn content_type(path: &str, bytes: &[u8]) -> &'static str {
+    if let Some(t) = raster_type(bytes) {
+        return t;
+    }
+    if std::str::from_utf8(bytes).is_err() {
+        return "application/octet-stream";
+    }
+    match extension(path).as_str() {
+        "svg" => "image/svg+xml",
+        "csv" => "text/csv; charset=utf-8",
+        "json" => "application/json",
+        _ => "text/plain; charset=utf-8",
+    }
+}
+
+fn kind_of(path: &str, bytes: &[u8]) -> FileKind {
+    let t = content_type(path, bytes);
+    if t.starts_with("image/") {
+        FileKind::Image
+    } else if t == "application/octet-stream" {
+        FileKind::Binary
+    } else {
+        FileKind::Text
+    }
+}
+
+/// The bytes of the file at `path` in the world of `sim`, with the content type to
+/// serve them with; `None` when there is no such file or the path is not a
+/// `drive/...` or `workspace/...` path (absolute paths, `..` and anything else are
+/// refused by [`VPath`]). Only the world's files are read, never the host's.
+pub fn file_bytes(sim: &Sim, path: &str) -> Option<(Vec<u8>, &'static str)> {
+    let p = VPath::parse(path).ok()?;
+    let bytes = crate::world::file_bytes(sim.world(), p.as_str())?;
+    Some((bytes.to_vec(), content_type(p.as_str(), bytes)))
+}
+
+/// Makes a re-driven world whose run ended look as the run ended: when every
+/// recorded decision was applied and the trajectory records the end, the guidance
+/// sent after the last decision is applied, the run is ended for its recorded reason
+/// and open tasks are judged (as `result.json` was made), so the last step's view
+/// agrees with the result. Anything else is left as it is.
+pub fn settle(r: &mut Redriven) {
+    let Some(reason) = r.recorded.end else {
+        return;
+    };
+    if r.sim.steps() < r.steps {
+        return;
+    }
+    if !r.sim.is_over() {
+        for g in &r.recorded.trailing_guidance {
+            // Refused only if the trajectory was edited; nothing to show then.
+            let _ = r.sim.guide_recorded(g);
+        }
+    }
+    r.sim.end(reason);
+    // Judges open tasks; the result itself is in `result.json` already.
+    let _ = r.sim.results();
+}
+
+/// The world of the run in `dir` after decision `step` (default: the latest complete
+/// one), as the console shows it: re-driven with [`crate::replay::redrive_dir`]
+/// and, at a finished run's last step, [`settle`]d.
+pub fn world_at(dir: &Path, step: Option<u64>, answers: bool) -> Result<WorldView, ReplayError> {
+    let mut r = crate::replay::redrive_dir(dir, step)?;
+    settle(&mut r);
+    Ok(world_view(&r.sim, &r.loaded, r.steps, answers))
+}
+
+/// The bytes and content type of file `path` in the run in `dir` after decision
+/// `step` (see [`file_bytes`]); `Ok(None)` when there is no such file.
+pub fn file_at(
+    dir: &Path,
+    step: Option<u64>,
+    path: &str,
+) -> Result<Option<(Vec<u8>, &'static str)>, ReplayError> {
+    // Refused paths need no replay.
+    if VPath::parse(path).is_err() {
+        return Ok(None);
+    }
+    let r = crate::replay::redrive_dir(dir, step)?;
+    Ok(file_bytes(&r.sim, path))
+}
+
+/// Keys an `npc` line keeps without answers: who was asked, by which call, when,
+/// and the reply (the agent receives it). The request (the colleague's persona and
+/// knowledge), the raw response and the clues it disclosed are dropped.
+const NPC_KEYS: &[&str] = &[
+    "type", "step", "call", "npc", "t", "model", "reply", "error",
+];
+
+/// Keys a `model` line keeps without answers: the request (prompts) is dropped.
+const MODEL_KEYS: &[&str] = &[
+    "type", "step", "t", "purpose", "model", "response", "usage", "failures", "error",
+];
+
+/// Trajectory line number `index` (0 is the header) as a timeline entry: the line as
+/// JSON (`type` included) with `i` (the index) and, when it has a `t`, `time` (as
+/// shown to agents, in `epoch`, see [`epoch_of`]) added.
+///
+/// Without `answers`, hidden parts are removed: a delivered message's `clues`; an
+/// `npc` line's `request`, `response` and `clues`; a `result` line's `record` (a
+/// `run_python` outcome as replay needs it); a `model` line's `request` and
+/// `request_delta`. A `disclosure` line is hidden whole: `None` is returned, and
+/// callers skip it (the indices of the other lines stay those of the file). With
+/// `answers` the line is kept whole.
+pub fn entry(line: &Line, index: usize, epoch: &Epoch, answers: bool) -> Option<Value> {
+    if !answers && matches!(line, Line::Disclosure { .. }) {
+        return None;
+    }
+    // A line read from a trajectory always serialises again (it was written so).
+    let Ok(Value::Object(mut obj)) = serde_json::to_value(line) else {
+        return None;
+    };
+    if !answers {
+        let keep = |obj: &mut serde_json::Map<String, Value>, keys: &[&str]| {
+            obj.retain(|k, _| keys.contains(&k.as_str()));
+        };
+        match line {
+            Line::Event { .. } => {
+                if let Some(Value::Object(ev)) = obj.get_mut("event") {
+                    ev.remove("clues");
+                }
+            }
+            Line::Npc(_) => keep(&mut obj, NPC_KEYS),
+            Line::Model(_) => keep(&mut obj, MODEL_KEYS),
+            Line::Result { .. } => {
+                obj.remove("record");
+            }
+            _ => {}
+        }
+    }
+    obj.insert("i".to_owned(), Value::from(index));
+    if let Some(t) = obj.get("t").and_then(Value::as_u64) {
+        obj.insert("time".to_owned(), Value::from(epoch.display(SimTime(t))));
+    }
+    Some(Value::Object(obj))
+}
+
+/// Why a trajectory could not be read for the timeline.
+#[derive(Debug, thiserror::Error)]
+pub enum InspectError {
+    /// The file is missing or unreadable.
+    #[error("cannot read `{0}`: {1}")]
+    Io(PathBuf, std::io::Error),
+    /// A complete line is not a trajectory line (1-based line number).
+    #[error("`{0}` line {1}: {2}")]
+    Format(PathBuf, usize, String),
+}
+
+/// Timeline entries read from a trajectory (the console's timeline route answers
+/// with this as it is).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Timeline {
+    /// Entries of the lines from the asked index on (hidden ones skipped).
+    pub lines: Vec<Value>,
+    /// The index to ask from next time: the number of complete lines (or the asked
+    /// index, if larger).
+    pub next: usize,
+    /// Whether the run's `end` line was written.
+    pub finished: bool,
+}
+
+/// The entries ([`entry`]) of the trajectory at `traj` from line index `from` on
+/// (0 is the header). Only lines ended by a newline count: the last line of a run
+/// still being written may be incomplete (torn), so it is left for the next call,
+/// which can tail the file by asking from [`Timeline::next`].
+pub fn entries_from(
+    traj: &Path,
+    from: usize,
+    epoch: &Epoch,
+    answers: bool,
+) -> Result<Timeline, InspectError> {
+    let bytes = std::fs::read(traj).map_err(|e| InspectError::Io(traj.to_owned(), e))?;
+    let complete = bytes
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map(|end| &bytes[..end]);
+    let mut lines = Vec::new();
+    let mut count = 0;
+    let mut finished = false;
+    for (i, raw) in complete
+        .into_iter()
+        .flat_map(|c| c.split(|b| *b == b'\n'))
+        .enumerate()
+    {
+        count = i + 1;
+        // Lines are written `type` first (trajectory format 2).
+        if raw.starts_with(br#"{"type":"end""#) {
+            finished = true;
+        }
+        if i < from {
+            continue;
+        }
+        let fmt = |m: String| InspectError::Format(traj.to_owned(), i + 1, m);
+        let text = std::str::from_utf8(raw).map_err(|e| fmt(e.to_string()))?;
+        let line: Line = serde_json::from_str(text).map_err(|e| fmt(e.to_string()))?;
+        lines.extend(entry(&line, i, epoch, answers));
+    }
+    Ok(Timeline {
+        lines,
+        next: count.max(from),
+        finished,
+    })
+}
