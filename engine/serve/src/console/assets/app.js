@@ -1,0 +1,1365 @@
+// The tbsim console: a hash-routed page over the /v1/console API (docs/console.md).
+// No build step, no dependencies. Every piece of data reaches the page through
+// textContent or attributes: never through innerHTML.
+
+'use strict';
+
+// ---------------------------------------------------------------------------
+// Small helpers
+
+/** An element: attrs (class, testid, on<event>, properties, attributes), children. */
+function h(tag, attrs, ...kids) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k === 'testid') el.dataset.testid = v;
+    else if (k === 'text') el.textContent = String(v);
+    else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else if (['value', 'checked', 'disabled', 'hidden', 'selected', 'multiple', 'required'].includes(k)) el[k] = v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  add(el, kids);
+  return el;
+}
+
+function add(el, kids) {
+  for (const k of kids.flat(Infinity)) {
+    if (k === undefined || k === null || k === false) continue;
+    el.append(k instanceof Node ? k : document.createTextNode(String(k)));
+  }
+  return el;
+}
+
+function clear(el) {
+  while (el.firstChild) el.removeChild(el.firstChild);
+  return el;
+}
+
+const $ = (sel, root = document) => root.querySelector(sel);
+
+function announce(msg) {
+  const a = $('#announce');
+  if (!a) return;
+  a.textContent = '';
+  // A fresh text node so screen readers hear repeated messages too.
+  setTimeout(() => { a.textContent = msg; }, 30);
+}
+
+function fmtScore(s) {
+  return typeof s === 'number' && isFinite(s) ? s.toFixed(2) : '–';
+}
+
+function pretty(v) {
+  try {
+    return JSON.stringify(v, null, 2);
+  } catch {
+    return String(v);
+  }
+}
+
+/** Tool-call arguments as recorded: a JSON string (parsed when it parses). */
+function parseArgs(a) {
+  if (typeof a !== 'string') return a;
+  try {
+    return JSON.parse(a);
+  } catch {
+    return a;
+  }
+}
+
+const STATE_LABEL = {
+  queued: 'queued',
+  running: 'running',
+  paused: 'paused',
+  waiting_for_model: 'waiting for a model',
+  waiting_for_agent: 'waiting for agent',
+  finished: 'finished',
+};
+
+function stateBadge(state, testid) {
+  return h('span', { class: `badge state-${state || 'unknown'}`, testid, 'data-state': state || '' },
+    STATE_LABEL[state] || state || 'unknown');
+}
+
+function store(key, value) {
+  try {
+    if (value === undefined) return localStorage.getItem(key) || '';
+    localStorage.setItem(key, value);
+  } catch {
+    /* storage may be off */
+  }
+  return value;
+}
+
+const NAME_KEY = 'tbsim.console.name';
+
+// ---------------------------------------------------------------------------
+// The API
+
+const TOKEN = (() => {
+  const q = new URLSearchParams(location.search).get('token');
+  try {
+    if (q) sessionStorage.setItem('tbsim.token', q);
+    return q || sessionStorage.getItem('tbsim.token') || '';
+  } catch {
+    return q || '';
+  }
+})();
+
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message || code || `HTTP ${status}`);
+    this.status = status;
+    this.code = code || `http_${status}`;
+  }
+}
+
+function headers(extra) {
+  const hd = Object.assign({}, extra);
+  if (TOKEN) hd.Authorization = `Bearer ${TOKEN}`;
+  return hd;
+}
+
+async function request(path, { method = 'GET', body } = {}) {
+  const opts = { method, headers: headers(body !== undefined ? { 'Content-Type': 'application/json' } : {}) };
+  if (body !== undefined) opts.body = JSON.stringify(body);
+  let res;
+  try {
+    res = await fetch(path, opts);
+  } catch (e) {
+    throw new ApiError(0, 'network', `cannot reach the server (${e.message})`);
+  }
+  return res;
+}
+
+async function api(path, opts) {
+  const res = await request(path, opts);
+  const text = await res.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!res.ok) {
+    const err = data && data.error;
+    throw new ApiError(res.status, err && err.code, (err && err.message) || text || res.statusText);
+  }
+  return data;
+}
+
+function errorText(e) {
+  if (e instanceof ApiError) return `${e.code}: ${e.message}`;
+  return String(e && e.message ? e.message : e);
+}
+
+/**
+ * Server-sent events with a polling fallback. `handlers` maps event names to
+ * functions; `poll` is called every `every` ms when the stream fails (or when a
+ * token is in use: EventSource cannot send one). Returns a stop function.
+ */
+function subscribe(url, handlers, poll, every = 1500) {
+  let es = null;
+  let timer = null;
+  let stopped = false;
+  const startPolling = () => {
+    if (timer || stopped) return;
+    const tick = async () => {
+      if (stopped) return;
+      try {
+        await poll();
+      } catch {
+        /* try again at the next tick */
+      }
+    };
+    tick();
+    timer = setInterval(tick, every);
+  };
+  if (TOKEN || typeof EventSource === 'undefined') {
+    startPolling();
+  } else {
+    es = new EventSource(url);
+    for (const [name, fn] of Object.entries(handlers)) {
+      es.addEventListener(name, (ev) => {
+        let data;
+        try {
+          data = JSON.parse(ev.data);
+        } catch {
+          return;
+        }
+        fn(data);
+      });
+    }
+    es.onerror = () => {
+      if (stopped) return;
+      es.close();
+      es = null;
+      if (handlers.onfail) handlers.onfail();
+      else startPolling();
+    };
+  }
+  return () => {
+    stopped = true;
+    if (es) es.close();
+    if (timer) clearInterval(timer);
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Routing
+
+let info = null;
+let cleanups = [];
+
+function onCleanup(fn) {
+  cleanups.push(fn);
+}
+
+function route() {
+  for (const f of cleanups) {
+    try {
+      f();
+    } catch {
+      /* ignore */
+    }
+  }
+  cleanups = [];
+  const hash = location.hash || '#/';
+  const main = $('#main');
+  clear(main);
+  const m = hash.match(/^#\/run\/([^/?]+)/);
+  if (m) viewRun(main, decodeURIComponent(m[1]));
+  else if (hash.startsWith('#/play')) viewPlay(main);
+  else viewRuns(main);
+}
+
+function go(hash) {
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+
+async function boot() {
+  try {
+    info = await api('/v1/console/info');
+  } catch (e) {
+    clear($('#main')).append(h('p', { class: 'error', role: 'alert', testid: 'boot-error' }, `Cannot load the console: ${errorText(e)}`));
+    return;
+  }
+  const mode = $('[data-testid="mode"]');
+  mode.textContent = `${info.mode}${info.read_only ? ' · read-only' : ''} · tbsim ${info.version || ''}`;
+  if (info.can_start) $('[data-testid="nav-play"]').hidden = false;
+  window.addEventListener('hashchange', route);
+  route();
+}
+
+// ---------------------------------------------------------------------------
+// Runs list
+
+function runRow(r) {
+  const link = h('a', { href: `#/run/${encodeURIComponent(r.id)}`, testid: `run-link-${r.id}` }, r.id);
+  return h('tr', { testid: `run-row-${r.id}`, 'data-state': r.state },
+    h('td', { 'data-label': 'Run' }, link, r.fork ? h('span', { class: 'muted small' }, ` fork of ${r.fork.parent} @ ${r.fork.step}`) : null),
+    h('td', { 'data-label': 'Scenario' }, r.scenario),
+    h('td', { 'data-label': 'Agent' }, r.agent),
+    h('td', { 'data-label': 'Clock' }, r.time || '–', h('span', { class: 'muted small' }, ` day ${r.day ?? '–'}/${r.days ?? '–'}`)),
+    h('td', { 'data-label': 'Steps', class: 'num', testid: 'run-row-step' }, String(r.step ?? 0)),
+    h('td', { 'data-label': 'Score', class: 'num', testid: 'run-row-score', 'data-score': r.score }, fmtScore(r.score)),
+    h('td', { 'data-label': 'State' }, stateBadge(r.state, 'run-row-state'),
+      r.end_reason ? h('span', { class: 'muted small' }, ` ${r.end_reason}`) : null),
+  );
+}
+
+function viewRuns(main) {
+  main.append(h('h1', {}, 'Runs'));
+  if (info.can_start) main.append(startForms());
+  const tbody = h('tbody', { testid: 'runs-body' });
+  const empty = h('p', { class: 'muted', testid: 'runs-empty', hidden: true }, 'No runs yet.');
+  const status = h('p', { class: 'muted small', testid: 'runs-status', 'aria-live': 'polite' }, 'Connecting…');
+  main.append(
+    h('section', { 'aria-labelledby': 'runs-h' },
+      h('h2', { id: 'runs-h' }, 'All runs'),
+      status,
+      h('table', { class: 'runs', testid: 'runs-table' },
+        h('thead', {}, h('tr', {}, ['Run', 'Scenario', 'Agent', 'Clock', 'Steps', 'Score', 'State'].map((c) => h('th', { scope: 'col' }, c)))),
+        tbody),
+      empty));
+  let lastCount = -1;
+  const render = (data) => {
+    const runs = (data && data.runs) || [];
+    clear(tbody);
+    for (const r of runs) tbody.append(runRow(r));
+    empty.hidden = runs.length > 0;
+    if (runs.length !== lastCount) {
+      status.textContent = `${runs.length} run${runs.length === 1 ? '' : 's'}`;
+      lastCount = runs.length;
+    }
+  };
+  onCleanup(subscribe('/v1/console/runs/stream', { runs: render },
+    async () => render(await api('/v1/console/runs'))));
+}
+
+function field(label, input, hint) {
+  const id = input.id || `f-${Math.random().toString(36).slice(2, 9)}`;
+  input.id = id;
+  return h('div', { class: 'field' }, h('label', { for: id }, label), input, hint ? h('span', { class: 'muted small' }, hint) : null);
+}
+
+function selectOf(options, attrs) {
+  return h('select', attrs, options.map((o) => (typeof o === 'string' ? h('option', { value: o }, o) : h('option', { value: o.value }, o.label))));
+}
+
+function startForms() {
+  const wrap = h('div', { class: 'forms' });
+  wrap.append(startRunForm(), playForm());
+  return wrap;
+}
+
+function startRunForm() {
+  const scenario = selectOf(info.scenarios || [], { id: 'start-scenario', testid: 'start-scenario', name: 'scenario' });
+  const agent = selectOf(info.agents || [], { id: 'start-agent', testid: 'start-agent', name: 'agent' });
+  const seed = h('input', { id: 'start-seed', testid: 'start-seed', type: 'number', min: '0', step: '1', inputmode: 'numeric', placeholder: 'scenario default' });
+  const hints = selectOf(['0', '1', '2', '3'], { id: 'start-hints', testid: 'start-hints' });
+  const paused = h('input', { id: 'start-paused', testid: 'start-paused', type: 'checkbox' });
+  const msg = h('p', { class: 'form-msg', testid: 'start-msg', 'aria-live': 'polite' });
+  const form = h('form', { class: 'card', testid: 'start-form', 'aria-labelledby': 'start-h' },
+    h('h2', { id: 'start-h' }, 'Start a run'),
+    field('Scenario', scenario),
+    field('Agent', agent),
+    field('Seed', seed, 'optional'),
+    field('Hint tiers up front', hints),
+    h('div', { class: 'field check' }, paused, h('label', { for: 'start-paused' }, 'Start paused')),
+    h('button', { type: 'submit', testid: 'start-submit' }, 'Start'),
+    msg);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const body = { scenario: scenario.value, agent: agent.value, hints: Number(hints.value), paused: paused.checked };
+    if (seed.value.trim() !== '') body.seed = Number(seed.value);
+    msg.textContent = 'Starting…';
+    msg.classList.remove('error');
+    try {
+      const r = await api('/v1/console/start', { method: 'POST', body });
+      go(`#/run/${encodeURIComponent(r.id)}`);
+    } catch (e) {
+      msg.textContent = errorText(e);
+      msg.classList.add('error');
+    }
+  });
+  return form;
+}
+
+function playForm() {
+  const name = h('input', { id: 'play-name', testid: 'play-name', type: 'text', autocomplete: 'nickname', maxlength: '48', required: true, value: store(NAME_KEY) });
+  const scenario = selectOf(info.scenarios || [], { id: 'play-scenario', testid: 'play-scenario' });
+  const seed = h('input', { id: 'play-seed', testid: 'play-seed', type: 'number', min: '0', step: '1', inputmode: 'numeric', placeholder: 'scenario default' });
+  const hints = selectOf(['0', '1', '2', '3'], { id: 'play-hints', testid: 'play-hints' });
+  const msg = h('p', { class: 'form-msg', testid: 'play-msg', 'aria-live': 'polite' });
+  const form = h('form', { class: 'card', testid: 'play-form', 'aria-labelledby': 'play-h' },
+    h('h2', { id: 'play-h' }, 'Play a scenario'),
+    h('p', { class: 'muted small' }, 'You are the intern: pick the tools yourself, one decision at a time.'),
+    field('Your name', name),
+    field('Scenario', scenario),
+    field('Seed', seed, 'optional'),
+    field('Hint tiers up front', hints),
+    h('button', { type: 'submit', testid: 'play-submit' }, 'Play'),
+    msg);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const n = name.value.trim();
+    if (!n) {
+      msg.textContent = 'Your name is needed.';
+      msg.classList.add('error');
+      name.focus();
+      return;
+    }
+    store(NAME_KEY, n);
+    const body = { scenario: scenario.value, agent: `human:${n}`, hints: Number(hints.value) };
+    if (seed.value.trim() !== '') body.seed = Number(seed.value);
+    msg.textContent = 'Starting…';
+    msg.classList.remove('error');
+    try {
+      const r = await api('/v1/console/start', { method: 'POST', body });
+      go(`#/run/${encodeURIComponent(r.id)}`);
+    } catch (e) {
+      msg.textContent = errorText(e);
+      msg.classList.add('error');
+    }
+  });
+  return form;
+}
+
+function viewPlay(main) {
+  main.append(h('h1', {}, 'Play'));
+  if (!info.can_start) {
+    main.append(h('p', { testid: 'play-unavailable' }, 'Play sessions start from `tbsim serve` only.'));
+    return;
+  }
+  main.append(h('div', { class: 'forms' }, playForm()));
+  $('#play-name').focus();
+}
+
+// ---------------------------------------------------------------------------
+// Timeline entries
+
+const EVENT_TEXT = {
+  release: (e) => `Task released: ${e.task}`,
+  meeting_start: (e) => `Meeting starts: ${e.meeting}`,
+  meeting_announce: (e) => `Announcements in ${e.meeting}`,
+  meeting_end: (e) => `Meeting ends: ${e.meeting}`,
+  deliver: (e) => `Message from ${e.from} in ${e.thread}: ${e.text}`,
+  file_change: (e) => `File changes: ${e.path}`,
+  deadline: (e) => `Deadline: ${e.task}`,
+  day_start: (e) => `Day ${e.day} starts`,
+  day_end: (e) => `Day ${e.day} ends`,
+};
+
+const EVENT_CLASS = {
+  release: 'k-release',
+  meeting_start: 'k-meeting',
+  meeting_announce: 'k-meeting',
+  meeting_end: 'k-meeting',
+  deliver: 'k-message',
+  deadline: 'k-deadline',
+  day_start: 'k-day',
+  day_end: 'k-day',
+  file_change: 'k-file',
+};
+
+function kv(obj) {
+  return h('span', { class: 'kv' }, Object.entries(obj || {}).map(([k, v]) => h('span', {}, `${k} ${typeof v === 'number' ? v : pretty(v)}`)));
+}
+
+function jsonBlock(v, summary) {
+  const text = typeof v === 'string' ? v : pretty(v);
+  if (text.length < 160 && !text.includes('\n')) return h('code', { class: 'json' }, text);
+  return h('details', { class: 'json' }, h('summary', {}, summary || 'details'), h('pre', {}, text));
+}
+
+function callView(c) {
+  const args = parseArgs(c.arguments);
+  return h('div', { class: 'call', testid: 'call' },
+    h('span', { class: 'tool' }, c.name),
+    ' ',
+    typeof args === 'object' && args !== null && Object.keys(args).length === 0 ? h('code', { class: 'json' }, '{}') : jsonBlock(args, 'arguments'));
+}
+
+/** Decision times by step, so a result can say how long its call took. */
+function entryView(e, ctx) {
+  const type = e.type;
+  let body;
+  let cls = `t-${type}`;
+  const when = e.time ? h('time', { class: 'when' }, e.time) : null;
+  switch (type) {
+    case 'header': {
+      body = [h('strong', {}, 'Run started'), ` · ${e.scenario} · agent ${e.agent} · seed ${e.seed} · hints ${e.hints}`];
+      if (e.fork) body.push(h('div', { class: 'muted small', testid: 'entry-fork' }, `forked from ${e.fork.parent} at step ${e.fork.step}`));
+      break;
+    }
+    case 'event': {
+      const ev = e.event || {};
+      const f = EVENT_TEXT[ev.kind];
+      cls += ` ${EVENT_CLASS[ev.kind] || ''}`;
+      body = [f ? f(ev) : `${ev.kind}: ${pretty(ev)}`];
+      break;
+    }
+    case 'decision': {
+      ctx.decisionT[e.step] = e.t;
+      body = [h('strong', {}, `Step ${e.step}`), ' decision', e.tokens_out ? h('span', { class: 'muted small' }, ` · ${e.tokens_out} output tokens`) : null,
+        (e.calls || []).length ? h('div', { class: 'calls' }, e.calls.map(callView)) : h('div', { class: 'muted small' }, 'no calls')];
+      break;
+    }
+    case 'result': {
+      const r = e.result || {};
+      const took = ctx.decisionT[e.step] !== undefined && typeof e.t === 'number' ? Math.round((e.t - (ctx.lastResultT[e.step] ?? ctx.decisionT[e.step])) / 60) : null;
+      ctx.lastResultT[e.step] = e.t;
+      const cost = ctx.tools && ctx.tools[r.tool] ? ctx.tools[r.tool].cost_minutes : null;
+      cls += r.ok ? ' ok' : ' failed';
+      body = [h('span', { class: 'tool' }, r.tool || e.call), r.ok ? ' ✓ ok' : ' ✗ error',
+        h('span', { class: 'muted small' }, took !== null ? ` · took ${took} min` : '', cost !== null && cost !== undefined ? ` (cost ${cost} min)` : ''),
+        r.error ? h('div', { class: 'tool-error', testid: 'entry-tool-error' }, `${r.error.kind}: ${r.error.message}`) : null,
+        r.result !== undefined ? h('div', {}, jsonBlock(r.result, 'result')) : null,
+        (r.notifications || []).length ? h('ul', { class: 'notes' }, r.notifications.map((n) => h('li', {}, notificationText(n)))) : null];
+      break;
+    }
+    case 'model': {
+      const u = e.usage;
+      body = [h('strong', {}, 'Model call'), ` · ${e.purpose} · ${e.model}`,
+        u ? h('span', { class: 'muted small', testid: 'entry-tokens' }, ` · ${u.input_tokens ?? 0} in / ${u.output_tokens ?? 0} out tokens${u.cost !== undefined && u.cost !== null ? ` · cost ${u.cost}` : ''}`) : null,
+        e.error ? h('div', { class: 'tool-error' }, e.error) : null,
+        (e.failures || []).length ? h('div', { class: 'muted small' }, `${e.failures.length} failed attempt(s)`) : null];
+      break;
+    }
+    case 'npc': {
+      body = [h('strong', {}, `Colleague ${e.npc}`), e.model ? ` (${e.model})` : '', e.reply ? `: ${e.reply}` : ' did not reply', e.error ? h('div', { class: 'tool-error' }, e.error) : null];
+      break;
+    }
+    case 'disclosure': {
+      body = [h('strong', {}, 'Disclosure'), ` ${e.npc} → ${e.clue}${e.task ? ` (${e.task})` : ''}${e.first ? ' · first' : ''}`];
+      break;
+    }
+    case 'checkpoint': {
+      body = [h('strong', {}, 'Checkpoint passed'), ` ${e.task} # ${e.checkpoint}`, h('span', { class: 'muted small' }, ` (${e.kind})`)];
+      break;
+    }
+    case 'guidance': {
+      body = [h('strong', {}, e.tier ? `Hint tier ${e.tier}` : 'Message'), ` from ${e.by}${e.task ? ` about ${e.task}` : ''}: `, h('span', { class: 'quote' }, e.text)];
+      break;
+    }
+    case 'feedback': {
+      body = [h('strong', {}, `Mentor feedback, day ${e.day}`), (e.lines || []).length ? h('ul', {}, e.lines.map((l) => h('li', {}, l))) : h('span', { class: 'muted' }, ' (none)')];
+      break;
+    }
+    case 'end': {
+      body = [h('strong', {}, 'Run ended'), ` · ${e.reason || 'unknown'} · ${e.steps} steps · ${e.tool_calls} tool calls`];
+      break;
+    }
+    case 'score': {
+      cls += e.success ? ' ok' : '';
+      body = [h('strong', {}, 'Score'), ` ${e.task}: ${fmtScore(e.score)}${e.success ? ' (success)' : ''}`, (e.passed || []).length ? h('span', { class: 'muted small' }, ` · passed ${e.passed.join(', ')}`) : null];
+      break;
+    }
+    default:
+      body = [h('strong', {}, type || 'line'), ' ', jsonBlock(e)];
+  }
+  const step = e.step !== undefined ? e.step : null;
+  return h('li', { class: `entry ${cls}`, testid: 'entry', 'data-type': type, 'data-i': e.i, 'data-step': step ?? '' },
+    h('span', { class: 'idx muted small' }, `#${e.i}`), when, h('div', { class: 'body' }, body));
+}
+
+function notificationText(n) {
+  switch (n.kind) {
+    case 'message': return `${n.at} · ${n.from_name} (${n.thread}): ${n.text}`;
+    case 'task_released': return `${n.at} · New task ${n.task} “${n.title}” from ${n.assigned_by}, ${n.priority}, due ${n.deadline}: ${n.objective}${(n.hints || []).length ? ` · hints: ${n.hints.join(' / ')}` : ''}`;
+    case 'meeting_starting': return `${n.at} · Meeting starting: ${n.title} (${n.meeting}) in ${n.room}, ends ${n.ends}`;
+    case 'announcement': return `${n.at} · In ${n.meeting}: ${n.text}`;
+    case 'meeting_ended': return `${n.at} · Meeting ended: ${n.meeting}`;
+    case 'file_added': return `${n.at} · File added: ${n.path}`;
+    case 'deadline_passed': return `${n.at} · Deadline passed: ${n.title} (${n.task})`;
+    case 'day_ended': return `${n.at} · Day ${n.day} ended${n.more_days ? '; another day follows' : ''}`;
+    case 'guidance': return `${n.at} · ${n.tier ? `Hint tier ${n.tier}` : 'Message'} from ${n.from}${n.task ? ` about ${n.task}` : ''}: ${n.text}`;
+    case 'day_started': return `${n.at} · Day ${n.day} starts${(n.feedback || []).length ? ` · feedback: ${n.feedback.join(' / ')}` : ''}`;
+    default: return pretty(n);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Generic value rendering (tool results in play mode)
+
+function valueView(v, depth = 0) {
+  if (v === null || v === undefined) return h('span', { class: 'muted' }, 'null');
+  if (Array.isArray(v)) {
+    if (v.length === 0) return h('span', { class: 'muted' }, '(none)');
+    if (depth > 3) return h('pre', {}, pretty(v));
+    return h('ol', { class: 'vlist' }, v.map((x) => h('li', {}, valueView(x, depth + 1))));
+  }
+  if (typeof v === 'object') {
+    const keys = Object.keys(v);
+    if (keys.length === 0) return h('span', { class: 'muted' }, '{}');
+    if (depth > 3) return h('pre', {}, pretty(v));
+    return h('dl', { class: 'vmap' }, keys.map((k) => [h('dt', {}, k), h('dd', {}, valueView(v[k], depth + 1))]));
+  }
+  if (typeof v === 'string' && (v.includes('\n') || v.length > 120)) return h('pre', { class: 'text' }, v);
+  return h('span', {}, String(v));
+}
+
+// ---------------------------------------------------------------------------
+// Tool forms (play mode)
+
+const LONG_TEXT = /^(content|text|code|body|message|script|source|notes?)$/;
+
+function toolForm(tool, onSubmit) {
+  const schema = tool.parameters || {};
+  const props = schema.properties || {};
+  const required = new Set(schema.required || []);
+  const readers = [];
+  const fields = [];
+  for (const [pname, p] of Object.entries(props)) {
+    const id = `arg-${tool.name}-${pname}`;
+    const req = required.has(pname);
+    const type = Array.isArray(p.type) ? p.type.find((t) => t !== 'null') : p.type;
+    let input;
+    let hint = p.description || '';
+    let read;
+    if (Array.isArray(p.enum)) {
+      input = h('select', { id, testid: id, name: pname },
+        req ? null : h('option', { value: '' }, '(none)'),
+        p.enum.map((x) => h('option', { value: JSON.stringify(x) }, String(x))));
+      read = () => (input.value === '' ? undefined : JSON.parse(input.value));
+    } else if (type === 'integer' || type === 'number') {
+      input = h('input', { id, testid: id, name: pname, type: 'number', step: type === 'integer' ? '1' : 'any', inputmode: type === 'integer' ? 'numeric' : 'decimal' });
+      if (p.minimum !== undefined) input.min = String(p.minimum);
+      if (p.maximum !== undefined) input.max = String(p.maximum);
+      read = () => (input.value.trim() === '' ? undefined : Number(input.value));
+    } else if (type === 'boolean') {
+      input = h('select', { id, testid: id, name: pname }, req ? null : h('option', { value: '' }, '(none)'), h('option', { value: 'true' }, 'true'), h('option', { value: 'false' }, 'false'));
+      read = () => (input.value === '' ? undefined : input.value === 'true');
+    } else if (type === 'array' && (!p.items || p.items.type === 'string' || p.items.type === undefined)) {
+      input = h('textarea', { id, testid: id, name: pname, rows: '3' });
+      hint = `${hint ? `${hint} ` : ''}(one per line)`;
+      read = () => {
+        const xs = input.value.split('\n').map((s) => s.trim()).filter((s) => s !== '');
+        return xs.length === 0 && !req ? undefined : xs;
+      };
+    } else if (type === 'string') {
+      const long = LONG_TEXT.test(pname) || (p.description || '').toLowerCase().includes('multi-line');
+      input = long ? h('textarea', { id, testid: id, name: pname, rows: '5' }) : h('input', { id, testid: id, name: pname, type: 'text', autocomplete: 'off' });
+      read = () => (input.value === '' && !req ? undefined : input.value);
+    } else {
+      input = h('textarea', { id, testid: id, name: pname, rows: '3', placeholder: 'JSON' });
+      hint = `${hint ? `${hint} ` : ''}(JSON)`;
+      read = () => {
+        if (input.value.trim() === '') return undefined;
+        try {
+          return JSON.parse(input.value);
+        } catch {
+          return input.value;
+        }
+      };
+    }
+    if (req) {
+      input.required = true;
+      input.setAttribute('aria-required', 'true');
+    }
+    const hintId = `${id}-hint`;
+    if (hint) input.setAttribute('aria-describedby', hintId);
+    fields.push(h('div', { class: 'field' },
+      h('label', { for: id }, pname, req ? h('span', { class: 'req', title: 'required' }, ' *') : h('span', { class: 'muted small' }, ' (optional)')),
+      input,
+      hint ? h('span', { class: 'muted small', id: hintId }, hint) : null));
+    readers.push([pname, read]);
+  }
+  const submit = h('button', { type: 'submit', testid: 'tool-submit' }, `Call ${tool.name}`);
+  const form = h('form', { class: 'tool-form', testid: `tool-form-${tool.name}`, 'aria-label': `Call ${tool.name}` },
+    h('p', { class: 'small' }, tool.description || '', tool.cost_minutes !== undefined ? h('span', { class: 'muted' }, ` · costs ${tool.cost_minutes} min`) : null),
+    fields.length ? fields : h('p', { class: 'muted small' }, 'No arguments.'),
+    submit);
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const args = {};
+    for (const [k, read] of readers) {
+      const v = read();
+      if (v !== undefined) args[k] = v;
+    }
+    onSubmit(args, submit);
+  });
+  return form;
+}
+
+function observationView(turn) {
+  const o = (turn && turn.observation) || {};
+  const parts = [];
+  parts.push(h('p', { class: 'obs-head' }, h('strong', {}, o.time || ''), ` · step ${o.step ?? 0}`,
+    turn && turn.progress ? ` · score ${fmtScore(turn.progress.score)}` : '',
+    turn && turn.reward !== undefined && turn.reward !== null ? ` · reward ${turn.reward}` : '',
+    turn && (turn.terminated || turn.truncated) ? h('strong', { testid: 'turn-over' }, turn.terminated ? ' · the run is over' : ' · the run was cut short') : ''));
+  if (o.briefing) {
+    const b = o.briefing;
+    parts.push(h('section', { class: 'briefing', testid: 'turn-briefing' }, h('h4', {}, 'Briefing'),
+      h('p', {}, `You are ${b.you} (${b.key}), in ${b.department} at ${b.company}; your manager is ${b.manager}. The working day runs ${b.day_starts} – ${b.day_ends}.`)));
+  }
+  for (const r of o.results || []) {
+    parts.push(h('section', { class: `result ${r.ok ? 'ok' : 'failed'}`, testid: 'turn-result', 'data-tool': r.tool, 'data-ok': String(!!r.ok) },
+      h('h4', {}, `${r.tool} `, r.ok ? h('span', { class: 'badge ok' }, 'ok') : h('span', { class: 'badge bad' }, 'error'), h('span', { class: 'muted small' }, ` · ${r.time}`)),
+      r.error ? h('p', { class: 'tool-error', role: 'alert', testid: 'tool-error' }, h('strong', {}, `${r.error.kind}: `), r.error.message) : null,
+      r.result !== undefined ? valueView(r.result) : null,
+      (r.attachments || []).filter((a) => /^image\//.test(a.mime)).map((a) => h('img', { class: 'attachment', alt: `attachment (${a.mime})`, src: `data:${a.mime};base64,${a.data}` })),
+      (r.notifications || []).length ? h('ul', { class: 'notes' }, r.notifications.map((n) => h('li', { class: `n-${n.kind}` }, notificationText(n)))) : null));
+  }
+  if ((o.notifications || []).length) {
+    parts.push(h('section', { testid: 'turn-notifications' }, h('h4', {}, 'Notifications'),
+      h('ul', { class: 'notes' }, o.notifications.map((n) => h('li', { class: `n-${n.kind}` }, notificationText(n))))));
+  }
+  return parts;
+}
+
+// ---------------------------------------------------------------------------
+// World panels
+
+function taskCard(t) {
+  const [given, total] = t.hint_tiers || [0, 0];
+  const g = t.guidance || { hints: 0, messages: 0 };
+  return h('article', { class: `task ${t.status}`, testid: `task-${t.key}`, 'data-status': t.status },
+    h('h4', {}, t.title || t.key, ' ', h('span', { class: `badge ${t.status === 'closed' ? 'done' : ''}` }, t.status)),
+    h('p', { class: 'muted small' }, t.key),
+    t.objective ? h('p', {}, t.objective) : null,
+    h('dl', { class: 'facts' },
+      h('dt', {}, 'Priority'), h('dd', {}, t.priority || '–'),
+      h('dt', {}, 'Deadline'), h('dd', {}, t.deadline || '–'),
+      h('dt', {}, 'Score'), h('dd', { testid: 'task-score', 'data-score': t.score }, fmtScore(t.score)),
+      h('dt', {}, 'Hint tiers'), h('dd', { testid: 'task-hints' }, `${given}/${total}`),
+      h('dt', {}, 'Guidance'), h('dd', { testid: 'task-guidance' }, `${g.hints} hint${g.hints === 1 ? '' : 's'}, ${g.messages} message${g.messages === 1 ? '' : 's'}`)),
+    h('ul', { class: 'checkpoints', 'aria-label': 'Checkpoints' }, (t.checkpoints || []).map((c) => h('li', { class: `cp ${c.state}`, testid: `cp-${c.key}`, 'data-state': c.state },
+      h('span', { class: 'cp-mark', 'aria-hidden': 'true' }, c.state === 'passed' ? '✓' : c.state === 'failed' ? '✗' : '○'),
+      ` ${c.key} `,
+      h('span', { class: 'muted small' }, `${c.state}${c.passed_time ? ` at ${c.passed_time}` : ''} · weight ${c.weight}${c.scored === false ? ' · diagnostic' : ''}`),
+      c.description ? h('div', { class: 'answer', testid: 'cp-description' }, c.description) : null,
+      c.feedback ? h('div', { class: 'answer muted small', testid: 'cp-feedback' }, `Feedback: ${c.feedback}`) : null))));
+}
+
+function fileTree(files, onOpen) {
+  const root = {};
+  for (const f of files) {
+    const parts = f.path.split('/');
+    let node = root;
+    for (const p of parts.slice(0, -1)) {
+      node[p] = node[p] || { __dir: true };
+      node = node[p];
+    }
+    node[parts[parts.length - 1]] = { __file: f };
+  }
+  const render = (node, prefix) => h('ul', { class: 'tree' }, Object.keys(node).filter((k) => !k.startsWith('__')).sort().map((k) => {
+    const child = node[k];
+    if (child.__file) {
+      const f = child.__file;
+      return h('li', {}, h('button', { type: 'button', class: 'linkish', testid: `file-${f.path}`, 'data-kind': f.kind, onclick: () => onOpen(f) },
+        k), h('span', { class: 'muted small' }, ` ${f.bytes} B${f.kind !== 'text' ? ` · ${f.kind}` : ''}${f.by_agent ? ' · by the agent' : ''}`));
+    }
+    return h('li', {}, h('details', { open: true }, h('summary', {}, `${k}/`), render(child, `${prefix}${k}/`)));
+  }));
+  return render(root, '');
+}
+
+function chatView(c) {
+  return h('article', { class: 'chat', testid: `chat-${c.key}` },
+    h('h4', {}, c.title || c.key, c.group ? h('span', { class: 'muted small' }, ' · group') : null),
+    h('p', { class: 'muted small' }, (c.members || []).join(', ')),
+    (c.messages || []).length ? h('ol', { class: 'messages' }, c.messages.map((m) => h('li', {},
+      h('span', { class: 'muted small' }, m.time || ''), ' ', h('strong', {}, m.from_name || m.from), ': ', h('span', { class: 'msg-text' }, m.text))))
+      : h('p', { class: 'muted' }, 'No messages.'));
+}
+
+function calendarView(entries) {
+  if (!entries.length) return h('p', { class: 'muted' }, 'Nothing on the calendar.');
+  return h('ul', { class: 'calendar' }, entries.map((c) => h('li', { testid: `meeting-${c.key}` },
+    h('div', {}, h('strong', {}, `${c.start} – ${c.end}`), ' ', c.title),
+    h('div', { class: 'muted small' }, `${c.room || 'no room'} · ${(c.attendees || []).join(', ')}`,
+      c.booked_by_agent ? ' · booked by the agent' : '', c.joined ? ' · joined' : ''))));
+}
+
+// ---------------------------------------------------------------------------
+// Run view
+
+function viewRun(main, id) {
+  const st = {
+    id,
+    detail: null,
+    entries: [],
+    next: 0,
+    world: null,
+    scrub: null, // a step the user chose; null: follow the latest
+    answers: false,
+    tools: null,
+    toolMap: null,
+    turn: null,
+    ctx: { decisionT: {}, lastResultT: {}, tools: null },
+    worldTimer: null,
+    worldSeq: 0,
+    lastSteps: -1,
+    ended: false,
+  };
+  const enc = encodeURIComponent(id);
+  const base = `/v1/console/runs/${enc}`;
+
+  // --- skeleton
+  const title = h('h1', { testid: 'run-title' }, `Run ${id}`);
+  const sub = h('p', { class: 'muted', testid: 'run-sub' });
+  const clock = h('dd', { testid: 'run-clock' }, '–');
+  const day = h('dd', { testid: 'run-day' }, '–');
+  const stateDd = h('dd', {});
+  const steps = h('dd', { testid: 'run-steps' }, '0');
+  const score = h('dd', { testid: 'run-score' }, '–');
+  const endReason = h('dd', { testid: 'run-end' }, '–');
+  const stats = h('dl', { class: 'stats', 'aria-live': 'polite', 'aria-atomic': 'false' },
+    h('div', {}, h('dt', {}, 'Clock'), clock), h('div', {}, h('dt', {}, 'Day'), day), h('div', {}, h('dt', {}, 'State'), stateDd),
+    h('div', {}, h('dt', {}, 'Steps'), steps), h('div', {}, h('dt', {}, 'Score'), score), h('div', {}, h('dt', {}, 'End'), endReason));
+  const err = h('p', { class: 'error', role: 'alert', testid: 'run-error', hidden: true });
+
+  const btn = (label, testid, action) => h('button', { type: 'button', testid, onclick: () => control(action) }, label);
+  const bPause = btn('Pause', 'btn-pause', 'pause');
+  const bResume = btn('Resume', 'btn-resume', 'resume');
+  const bStep = btn('Step', 'btn-step', 'step');
+  const bClose = btn('Close run', 'btn-close', 'close');
+  const controls = h('div', { class: 'controls', role: 'group', 'aria-label': 'Run controls', testid: 'controls', hidden: true }, bPause, bResume, bStep, bClose);
+
+  // scrubber
+  const range = h('input', { type: 'range', id: 'scrub-range', testid: 'scrub-range', min: '0', max: '0', step: '1', value: '0' });
+  const prev = h('button', { type: 'button', testid: 'scrub-prev', 'aria-label': 'Previous step' }, '◀ Prev');
+  const nextB = h('button', { type: 'button', testid: 'scrub-next', 'aria-label': 'Next step' }, 'Next ▶');
+  const latest = h('button', { type: 'button', testid: 'scrub-latest' }, 'Latest');
+  const scrubLabel = h('span', { class: 'scrub-label', testid: 'scrub-label', 'aria-live': 'polite' }, 'step 0');
+  const forkAgent = h('select', { id: 'fork-agent', testid: 'fork-agent' });
+  const forkName = h('input', { id: 'fork-name', testid: 'fork-name', type: 'text', maxlength: '48', value: store(NAME_KEY), autocomplete: 'nickname' });
+  const forkNameField = h('span', { class: 'inline-field' }, h('label', { for: 'fork-name' }, 'Your name'), forkName);
+  const forkBtn = h('button', { type: 'button', testid: 'fork-button' }, 'Fork here');
+  const forkMsg = h('span', { class: 'form-msg', testid: 'fork-msg', 'aria-live': 'polite' });
+  const answersBox = h('input', { type: 'checkbox', id: 'answers-toggle', testid: 'answers-toggle' });
+  const answersWrap = h('span', { class: 'inline-field', hidden: true, testid: 'answers-wrap' }, answersBox, h('label', { for: 'answers-toggle' }, 'Show answers'));
+  const scrubber = h('section', { class: 'scrubber card', 'aria-label': 'Step scrubber', testid: 'scrubber' },
+    h('div', { class: 'scrub-row' }, h('label', { for: 'scrub-range' }, 'Step'), prev, range, nextB, latest, scrubLabel),
+    h('div', { class: 'scrub-row' },
+      h('span', { class: 'inline-field' }, h('label', { for: 'fork-agent' }, 'Fork with agent'), forkAgent), forkNameField, forkBtn, forkMsg, answersWrap));
+
+  // guidance
+  const guidance = h('section', { class: 'card guidance', testid: 'guidance-panel', 'aria-labelledby': 'guide-h', hidden: true });
+  const hintList = h('ul', { class: 'hint-list', testid: 'hint-list' });
+  const gFrom = h('input', { id: 'guide-from', testid: 'guide-from', type: 'text', maxlength: '48', value: store(NAME_KEY), autocomplete: 'nickname', required: true });
+  const gTask = h('select', { id: 'guide-task', testid: 'guide-task' }, h('option', { value: '' }, '(no task)'));
+  const gText = h('textarea', { id: 'guide-text', testid: 'guide-text', rows: '2', maxlength: '4000' });
+  const gSend = h('button', { type: 'submit', testid: 'guide-send' }, 'Send message');
+  const gMsg = h('p', { class: 'form-msg', testid: 'guide-status', 'aria-live': 'polite' });
+  const gForm = h('form', { class: 'guide-form', testid: 'guide-form' },
+    field('From', gFrom), field('About task', gTask), field('Message', gText), gSend);
+  guidance.append(h('h2', { id: 'guide-h' }, 'Guidance'), h('p', { class: 'muted small' }, 'Reaches the agent before its next decision.'), hintList, gForm, gMsg);
+  gFrom.addEventListener('change', () => {
+    store(NAME_KEY, gFrom.value.trim());
+    forkName.value = gFrom.value.trim();
+  });
+
+  // play panel
+  const play = h('section', { class: 'card play', testid: 'play-panel', 'aria-labelledby': 'play-panel-h', hidden: true });
+  const turnView = h('div', { class: 'turn', testid: 'turn-view', 'aria-live': 'polite' });
+  const toolSelect = h('select', { id: 'play-tool', testid: 'play-tool' });
+  const toolHolder = h('div', { testid: 'tool-form-holder' });
+  const playMsg = h('p', { class: 'form-msg', testid: 'play-error', 'aria-live': 'assertive' });
+  play.append(h('h2', { id: 'play-panel-h' }, 'Your turn'), turnView,
+    h('div', { class: 'act' }, field('Tool', toolSelect), toolHolder, playMsg));
+
+  // timeline
+  const timeline = h('ol', { class: 'timeline', testid: 'timeline', 'aria-label': 'Timeline' });
+  const tlCount = h('span', { class: 'muted small', testid: 'timeline-count' }, '0 lines');
+  const tlBox = h('div', { class: 'timeline-box', tabindex: '0', 'aria-label': 'Timeline, scrollable' }, timeline);
+  const tlSection = h('section', { class: 'card', 'aria-labelledby': 'tl-h' }, h('h2', { id: 'tl-h' }, 'Timeline ', tlCount), tlBox);
+
+  // side tabs
+  const tabNames = [['tasks', 'Tasks'], ['files', 'Files'], ['chats', 'Chats'], ['calendar', 'Calendar']];
+  const panels = {};
+  const tabs = {};
+  const tablist = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'World' });
+  for (const [key, label] of tabNames) {
+    tabs[key] = h('button', { type: 'button', role: 'tab', id: `tab-${key}`, testid: `tab-${key}`, 'aria-controls': `panel-${key}`, 'aria-selected': 'false', onclick: () => selectTab(key) }, label);
+    panels[key] = h('div', { role: 'tabpanel', id: `panel-${key}`, testid: `panel-${key}`, 'aria-labelledby': `tab-${key}`, hidden: true, tabindex: '0' });
+    tablist.append(tabs[key]);
+  }
+  tablist.addEventListener('keydown', (ev) => {
+    if (ev.key !== 'ArrowRight' && ev.key !== 'ArrowLeft') return;
+    ev.preventDefault();
+    ev.stopPropagation();
+    const keys = tabNames.map((t) => t[0]);
+    const cur = keys.findIndex((k) => tabs[k].getAttribute('aria-selected') === 'true');
+    const nxt = keys[(cur + (ev.key === 'ArrowRight' ? 1 : keys.length - 1)) % keys.length];
+    selectTab(nxt);
+    tabs[nxt].focus();
+  });
+  function selectTab(key) {
+    for (const [k] of tabNames) {
+      tabs[k].setAttribute('aria-selected', String(k === key));
+      tabs[k].tabIndex = k === key ? 0 : -1;
+      panels[k].hidden = k !== key;
+    }
+  }
+  selectTab('tasks');
+  const worldNote = h('p', { class: 'muted small', testid: 'world-note' });
+  const fileViewer = h('div', { class: 'file-viewer', testid: 'file-viewer', 'aria-live': 'polite' });
+  const side = h('section', { class: 'card side', 'aria-label': 'World' }, worldNote, tablist, Object.values(panels));
+
+  main.append(h('div', { class: 'run-head' }, h('div', {}, title, sub), stats), err, controls, scrubber,
+    h('div', { class: 'layout' }, h('div', { class: 'col-main' }, play, guidance, tlSection), h('div', { class: 'col-side' }, side)));
+
+  // --- behaviour
+  function showError(e) {
+    err.textContent = e ? errorText(e) : '';
+    err.hidden = !e;
+  }
+
+  async function control(action) {
+    showError(null);
+    try {
+      const d = await api(`${base}/${action}`, { method: 'POST' });
+      if (d && d.id) applyDetail(d);
+      announce(`${action} sent`);
+    } catch (e) {
+      showError(e);
+    }
+  }
+
+  function maxStep() {
+    const d = st.detail;
+    return d ? (d.steps ?? d.step ?? 0) : 0;
+  }
+
+  function applyDetail(d) {
+    st.detail = d;
+    sub.textContent = `${d.scenario} · agent ${d.agent} · seed ${d.seed} · hints ${d.hints} · ${d.kind}`;
+    if (d.fork) {
+      clear(sub).append(`${d.scenario} · agent ${d.agent} · seed ${d.seed} · hints ${d.hints} · ${d.kind} · fork of `,
+        h('a', { href: `#/run/${encodeURIComponent(d.fork.parent)}` }, d.fork.parent), ` at step ${d.fork.step}`);
+    }
+    clock.textContent = d.time || '–';
+    day.textContent = `${d.day ?? '–'} / ${d.days ?? '–'}`;
+    clear(stateDd).append(stateBadge(d.state, 'run-state'));
+    steps.textContent = String(d.steps ?? d.step ?? 0);
+    steps.dataset.steps = String(d.steps ?? d.step ?? 0);
+    score.textContent = fmtScore(d.score);
+    score.dataset.score = String(d.score);
+    endReason.textContent = d.end_reason || '–';
+    controls.hidden = !d.controllable;
+    bPause.disabled = !d.controllable || d.state === 'paused' || d.state === 'finished';
+    bResume.disabled = !d.controllable || d.state !== 'paused';
+    bStep.disabled = !d.controllable || d.state !== 'paused';
+    bClose.disabled = d.state === 'finished';
+    renderGuidance(d);
+    // Scrubber bounds.
+    const m = maxStep();
+    range.max = String(m);
+    if (st.scrub === null) range.value = String(m);
+    answersWrap.hidden = !(info.answers_allowed && d.state === 'finished');
+    if (answersWrap.hidden && st.answers) {
+      st.answers = false;
+      answersBox.checked = false;
+    }
+    updateScrubLabel();
+    // Play panel.
+    if (d.playable) {
+      play.hidden = false;
+      toolHolder.hidden = false;
+      toolSelect.disabled = false;
+    } else if (!play.hidden && st.turn) {
+      // Keep the last turn on view; the form goes.
+      toolHolder.hidden = true;
+      toolSelect.disabled = true;
+    }
+    if (m !== st.lastSteps) {
+      st.lastSteps = m;
+      if (st.scrub === null) scheduleWorld();
+      if (d.playable) loadTurn();
+    }
+  }
+
+  function renderGuidance(d) {
+    guidance.hidden = !d.controllable;
+    if (!d.controllable) return;
+    clear(hintList);
+    const tiers = d.hint_tiers || {};
+    const keys = Object.keys(tiers);
+    if (keys.length === 0) hintList.append(h('li', { class: 'muted small' }, 'No task released yet.'));
+    for (const k of keys) {
+      const [given, total] = tiers[k];
+      const gd = (d.guidance || {})[k];
+      hintList.append(h('li', { testid: `hint-row-${k}` },
+        h('button', { type: 'button', testid: `hint-${k}`, disabled: given >= total, onclick: () => sendHint(k) }, `Send next hint tier for ${k}`),
+        ' ', h('span', { class: 'muted small', testid: `hint-count-${k}` }, `${given}/${total} given${gd ? ` · ${gd.hints} by guidance, ${gd.messages} message${gd.messages === 1 ? '' : 's'}` : ''}`)));
+    }
+    if (d.queued) hintList.append(h('li', { class: 'muted small', testid: 'guide-queued' }, `${d.queued} queued for the next decision`));
+    if (d.dropped) hintList.append(h('li', { class: 'muted small' }, `${d.dropped} dropped`));
+    // Task choices for messages.
+    const cur = gTask.value;
+    const have = new Set(Array.from(gTask.options).map((o) => o.value));
+    for (const k of keys) if (!have.has(k)) gTask.append(h('option', { value: k }, k));
+    gTask.value = cur;
+  }
+
+  function byName() {
+    const n = gFrom.value.trim();
+    if (!n) return null;
+    store(NAME_KEY, n);
+    return n.startsWith('human:') ? n : `human:${n}`;
+  }
+
+  async function sendHint(task) {
+    const by = byName();
+    if (!by) {
+      gMsg.textContent = 'Say who you are in “From” first.';
+      gMsg.className = 'form-msg error';
+      gFrom.focus();
+      return;
+    }
+    try {
+      const r = await api(`${base}/guide`, { method: 'POST', body: { by, task, kind: 'hint' } });
+      gMsg.textContent = `Hint tier ${r.tier} for ${task} queued.`;
+      gMsg.className = 'form-msg ok';
+      refreshDetail();
+    } catch (e) {
+      gMsg.textContent = errorText(e);
+      gMsg.className = 'form-msg error';
+    }
+  }
+
+  gForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const by = byName();
+    if (!by) {
+      gMsg.textContent = 'Say who you are in “From” first.';
+      gMsg.className = 'form-msg error';
+      gFrom.focus();
+      return;
+    }
+    const body = { by, kind: 'message', text: gText.value };
+    if (gTask.value) body.task = gTask.value;
+    try {
+      await api(`${base}/guide`, { method: 'POST', body });
+      gMsg.textContent = 'Message queued.';
+      gMsg.className = 'form-msg ok';
+      gText.value = '';
+      refreshDetail();
+    } catch (e) {
+      gMsg.textContent = errorText(e);
+      gMsg.className = 'form-msg error';
+    }
+  });
+
+  async function refreshDetail() {
+    try {
+      applyDetail(await api(base));
+    } catch (e) {
+      showError(e);
+    }
+  }
+
+  // Timeline.
+  function appendEntries(lines) {
+    const box = tlBox;
+    const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+    const frag = document.createDocumentFragment();
+    for (const e of lines) {
+      if (typeof e.i === 'number' && e.i < st.next) continue; // seen already
+      st.entries.push(e);
+      st.next = (typeof e.i === 'number' ? e.i : st.next) + 1;
+      frag.append(entryView(e, st.ctx));
+    }
+    timeline.append(frag);
+    tlCount.textContent = `${st.entries.length} line${st.entries.length === 1 ? '' : 's'}`;
+    tlCount.dataset.count = String(st.entries.length);
+    highlight();
+    if (atBottom) box.scrollTop = box.scrollHeight;
+  }
+
+  function resetTimeline() {
+    st.entries = [];
+    st.next = 0;
+    st.ctx = { decisionT: {}, lastResultT: {}, tools: st.toolMap };
+    clear(timeline);
+  }
+
+  let stopStream = null;
+  function startStream() {
+    if (stopStream) stopStream();
+    stopStream = null;
+    if (st.answers) {
+      // Answers are only for finished runs: one fetch of everything.
+      loadAllTimeline();
+      return;
+    }
+    const pollOnce = async () => {
+      const r = await api(`${base}/timeline?from=${st.next}`);
+      appendEntries(r.lines || []);
+      if (r.finished && !st.ended) {
+        st.ended = true;
+        await refreshDetail();
+      } else if (!r.finished) {
+        await refreshDetail();
+      }
+    };
+    stopStream = subscribe(`${base}/stream?from=${st.next}`, {
+      line: (e) => appendEntries([e]),
+      status: (d) => applyDetail(d),
+      end: (d) => {
+        st.ended = true;
+        applyDetail(d);
+        if (stopStream) stopStream();
+        stopStream = null;
+        scheduleWorld();
+        announce('The run is over.');
+      },
+      onfail: () => {
+        // Reconnect from where we are (EventSource alone would start again at from=0).
+        if (st.ended) return;
+        setTimeout(() => { if (!st.ended && stopStream) startStream(); }, 1000);
+      },
+    }, pollOnce, 1000);
+  }
+  onCleanup(() => stopStream && stopStream());
+
+  async function loadAllTimeline() {
+    try {
+      resetTimeline();
+      let from = 0;
+      for (let guard = 0; guard < 1000; guard++) {
+        const r = await api(`${base}/timeline?from=${from}${st.answers ? '&answers=1' : ''}`);
+        const lines = r.lines || [];
+        appendEntries(lines);
+        if (!lines.length || r.next === undefined || r.next <= from) break;
+        from = r.next;
+        if (r.finished && lines.length === 0) break;
+      }
+    } catch (e) {
+      showError(e);
+    }
+  }
+
+  // Highlight what happened up to the scrubbed step.
+  function highlight() {
+    const n = st.scrub;
+    let future = false;
+    for (const li of timeline.children) {
+      const s = li.dataset.step === '' ? null : Number(li.dataset.step);
+      if (n !== null && s !== null && s > n) future = true;
+      li.classList.toggle('future', n !== null && future);
+      li.classList.toggle('current', n !== null && !future && s === n && li.dataset.type === 'decision');
+    }
+  }
+
+  // World.
+  function scheduleWorld() {
+    if (st.worldTimer) return;
+    st.worldTimer = setTimeout(() => {
+      st.worldTimer = null;
+      loadWorld();
+    }, 150);
+  }
+  onCleanup(() => st.worldTimer && clearTimeout(st.worldTimer));
+
+  async function loadWorld() {
+    const seq = ++st.worldSeq;
+    const q = [];
+    if (st.scrub !== null) q.push(`step=${st.scrub}`);
+    if (st.answers) q.push('answers=1');
+    try {
+      const w = await api(`${base}/world${q.length ? `?${q.join('&')}` : ''}`);
+      if (seq !== st.worldSeq) return; // a newer request is on its way
+      st.world = w;
+      renderWorld(w);
+    } catch (e) {
+      if (seq === st.worldSeq) showError(e);
+    }
+  }
+
+  function renderWorld(w) {
+    worldNote.textContent = `World after step ${w.step} of ${w.steps} · ${w.time} · day ${w.day}/${w.days} · score ${fmtScore(w.score)}`;
+    worldNote.dataset.step = String(w.step);
+    updateScrubLabel();
+    const tasks = w.tasks || [];
+    clear(panels.tasks).append(tasks.length ? h('div', { class: 'task-list', testid: 'task-list' }, tasks.map(taskCard)) : h('p', { class: 'muted' }, 'No task released yet.'));
+    const files = w.files || [];
+    const openNow = fileViewer.dataset.path;
+    clear(panels.files).append(
+      files.length ? h('div', { class: 'files', testid: 'file-tree' }, ['drive', 'workspace'].map((root) => {
+        const fs = files.filter((f) => (f.root || f.path.split('/')[0]) === root);
+        return fs.length ? h('div', {}, fileTree(fs, openFile)) : null;
+      })) : h('p', { class: 'muted' }, 'No files.'),
+      fileViewer);
+    if (openNow && !files.some((f) => f.path === openNow)) {
+      clear(fileViewer);
+      delete fileViewer.dataset.path;
+    }
+    const chats = w.chats || [];
+    clear(panels.chats).append(chats.length ? chats.map(chatView) : h('p', { class: 'muted' }, 'No chats.'));
+    clear(panels.calendar).append(calendarView(w.calendar || []));
+  }
+
+  let fileUrl = null;
+  async function openFile(f) {
+    clear(fileViewer).append(h('p', { class: 'muted' }, `Loading ${f.path}…`));
+    fileViewer.dataset.path = f.path;
+    const step = st.world ? st.world.step : null;
+    const url = `${base}/file?path=${encodeURIComponent(f.path)}${step !== null ? `&step=${step}` : ''}`;
+    try {
+      const res = await request(url);
+      if (!res.ok) {
+        let msg = res.statusText;
+        try {
+          const j = await res.json();
+          msg = j.error ? `${j.error.code}: ${j.error.message}` : msg;
+        } catch { /* keep the status text */ }
+        throw new Error(msg);
+      }
+      const type = res.headers.get('content-type') || '';
+      const headEl = h('h4', {}, f.path, h('span', { class: 'muted small' }, ` · ${f.bytes} B · ${type}`));
+      if (fileUrl) URL.revokeObjectURL(fileUrl);
+      fileUrl = null;
+      if (f.kind === 'image' || type.startsWith('image/')) {
+        fileUrl = URL.createObjectURL(await res.blob());
+        clear(fileViewer).append(headEl, h('img', { src: fileUrl, alt: f.path, testid: 'file-image' }));
+      } else if (f.kind === 'text' || type.startsWith('text/') || type.includes('json')) {
+        clear(fileViewer).append(headEl, h('pre', { testid: 'file-text', tabindex: '0' }, await res.text()));
+      } else {
+        clear(fileViewer).append(headEl, h('p', { class: 'muted', testid: 'file-binary' }, 'A binary file: not shown.'));
+      }
+    } catch (e) {
+      clear(fileViewer).append(h('p', { class: 'error', role: 'alert' }, `Cannot open ${f.path}: ${errorText(e)}`));
+    }
+  }
+  onCleanup(() => fileUrl && URL.revokeObjectURL(fileUrl));
+
+  // Scrubber.
+  function updateScrubLabel() {
+    const m = maxStep();
+    const cur = st.scrub === null ? m : st.scrub;
+    scrubLabel.textContent = `step ${cur} of ${m}${st.scrub === null ? ' (latest)' : ''}${st.world && st.world.step === cur ? ` · ${st.world.time}` : ''}`;
+    scrubLabel.dataset.step = String(cur);
+    prev.disabled = cur <= 0;
+    nextB.disabled = cur >= m;
+    latest.disabled = st.scrub === null;
+  }
+
+  let scrubTimer = null;
+  function scrubTo(n, now) {
+    const m = maxStep();
+    n = Math.max(0, Math.min(m, n));
+    // Following the latest again only for a run still going; a finished run's last
+    // step is just a step.
+    st.scrub = n;
+    range.value = String(n);
+    updateScrubLabel();
+    highlight();
+    if (scrubTimer) clearTimeout(scrubTimer);
+    scrubTimer = setTimeout(() => loadWorld(), now ? 0 : 120);
+  }
+  onCleanup(() => scrubTimer && clearTimeout(scrubTimer));
+  range.addEventListener('input', () => scrubTo(Number(range.value)));
+  prev.addEventListener('click', () => scrubTo(currentStep() - 1, true));
+  nextB.addEventListener('click', () => scrubTo(currentStep() + 1, true));
+  latest.addEventListener('click', () => {
+    st.scrub = null;
+    range.value = String(maxStep());
+    updateScrubLabel();
+    highlight();
+    loadWorld();
+  });
+  function currentStep() {
+    return st.scrub === null ? maxStep() : st.scrub;
+  }
+  const onKey = (ev) => {
+    if (ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    if (ev.key !== 'ArrowLeft' && ev.key !== 'ArrowRight') return;
+    const t = ev.target;
+    if (t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) return;
+    if (t && t.getAttribute && t.getAttribute('role') === 'tab') return;
+    ev.preventDefault();
+    scrubTo(currentStep() + (ev.key === 'ArrowRight' ? 1 : -1), true);
+  };
+  document.addEventListener('keydown', onKey);
+  onCleanup(() => document.removeEventListener('keydown', onKey));
+
+  // Fork.
+  const forkChoices = [...(info.agents || []).map((a) => ({ value: a, label: a })), { value: 'human', label: 'me (play)' }];
+  for (const c of forkChoices) forkAgent.append(h('option', { value: c.value }, c.label));
+  if ((info.agents || []).includes('oracle')) forkAgent.value = 'oracle';
+  const syncForkName = () => {
+    forkNameField.hidden = forkAgent.value !== 'human';
+  };
+  forkAgent.addEventListener('change', syncForkName);
+  syncForkName();
+  forkBtn.addEventListener('click', async () => {
+    let agent = forkAgent.value;
+    if (agent === 'human') {
+      const n = forkName.value.trim();
+      if (!n) {
+        forkMsg.textContent = 'Your name is needed to play.';
+        forkMsg.className = 'form-msg error';
+        forkName.focus();
+        return;
+      }
+      store(NAME_KEY, n);
+      agent = `human:${n}`;
+    }
+    const step = currentStep();
+    forkMsg.textContent = `Forking at step ${step}…`;
+    forkMsg.className = 'form-msg';
+    try {
+      const r = await api(`${base}/fork`, { method: 'POST', body: { step, agent } });
+      go(`#/run/${encodeURIComponent(r.id)}`);
+    } catch (e) {
+      forkMsg.textContent = errorText(e);
+      forkMsg.className = 'form-msg error';
+    }
+  });
+
+  // Answers (view mode, finished runs).
+  answersBox.addEventListener('change', () => {
+    st.answers = answersBox.checked;
+    loadAllTimeline();
+    loadWorld();
+  });
+
+  // Play.
+  async function loadTools() {
+    try {
+      const r = await api('/v1/tools');
+      const list = Array.isArray(r) ? r : (r && r.tools) || [];
+      st.tools = list;
+      st.toolMap = Object.fromEntries(list.map((t) => [t.name, t]));
+      st.ctx.tools = st.toolMap;
+      clear(toolSelect);
+      for (const t of list) toolSelect.append(h('option', { value: t.name }, `${t.name}${t.family ? ` (${t.family})` : ''}`));
+      toolSelect.value = list.some((t) => t.name === 'my_tasks') ? 'my_tasks' : (list[0] && list[0].name);
+      renderToolForm();
+    } catch (e) {
+      playMsg.textContent = `Cannot load the tools: ${errorText(e)}`;
+      playMsg.className = 'form-msg error';
+    }
+  }
+  toolSelect.addEventListener('change', renderToolForm);
+  function renderToolForm() {
+    const t = st.toolMap && st.toolMap[toolSelect.value];
+    clear(toolHolder);
+    if (t) toolHolder.append(toolForm(t, act));
+  }
+
+  let loadingTurn = false;
+  async function loadTurn() {
+    if (loadingTurn) return;
+    loadingTurn = true;
+    try {
+      showTurn(await api(`${base}/turn`));
+    } catch (e) {
+      playMsg.textContent = errorText(e);
+      playMsg.className = 'form-msg error';
+    } finally {
+      loadingTurn = false;
+    }
+  }
+  function showTurn(turn) {
+    st.turn = turn;
+    clear(turnView).append(observationView(turn));
+  }
+
+  async function act(args, submit) {
+    const name = toolSelect.value;
+    submit.disabled = true;
+    playMsg.textContent = `Calling ${name}…`;
+    playMsg.className = 'form-msg';
+    try {
+      const turn = await api(`${base}/act`, { method: 'POST', body: { tool_calls: [{ name, arguments: args }] } });
+      showTurn(turn);
+      const r = ((turn.observation || {}).results || [])[0];
+      playMsg.textContent = r && !r.ok ? `${name} failed: ${r.error ? `${r.error.kind}: ${r.error.message}` : 'error'}` : `${name} done.`;
+      playMsg.className = r && !r.ok ? 'form-msg error' : 'form-msg ok';
+      renderToolForm();
+      refreshDetail();
+      if (st.scrub === null) scheduleWorld();
+    } catch (e) {
+      playMsg.textContent = errorText(e);
+      playMsg.className = 'form-msg error';
+    } finally {
+      submit.disabled = false;
+    }
+  }
+
+  // --- start
+  (async () => {
+    await loadTools();
+    try {
+      applyDetail(await api(base));
+    } catch (e) {
+      showError(e);
+      return;
+    }
+    if (st.detail && st.detail.state === 'finished') st.ended = false;
+    startStream();
+    scheduleWorld();
+  })();
+}
+
+// ---------------------------------------------------------------------------
+
+boot();
