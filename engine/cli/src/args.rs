@@ -98,6 +98,20 @@ pub(crate) struct RunArgs {
     /// (`SLURM_ARRAY_TASK_ID`, `SLURM_ARRAY_TASK_COUNT`) picks the share.
     #[arg(long)]
     pub(crate) shard: Option<String>,
+    /// Serve the console for this batch while it runs, at ADDR (default
+    /// 127.0.0.1:0, a free port; the URL is printed on stderr): watch every run,
+    /// pause, step and guide it, fork it.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:0")]
+    pub(crate) ui: Option<std::net::SocketAddr>,
+    /// With --ui: every run starts paused (step or resume it from the console).
+    #[arg(long, requires = "ui")]
+    pub(crate) ui_paused: bool,
+    /// With --ui: keep serving the console after the batch ends, until Ctrl-C.
+    #[arg(long, requires = "ui")]
+    pub(crate) ui_keep: bool,
+    /// With --ui: bearer token the console wants (needed to bind a non-loopback address).
+    #[arg(long, requires = "ui")]
+    pub(crate) ui_token: Option<String>,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -186,6 +200,31 @@ pub(crate) struct ServeArgs {
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = 1 << 20)]
     pub(crate) max_body: usize,
+    /// Model configuration for console runs handed to `llm:<alias>` (default:
+    /// $TBSIM_API_CONFIG, else ./api_config.json).
+    #[arg(long)]
+    pub(crate) api_config: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct ViewArgs {
+    /// Run directories (or directories holding runs, searched at any depth).
+    #[arg(required = true)]
+    pub(crate) run_dirs: Vec<PathBuf>,
+    /// Address to listen on (port 0: a free one; the URL is printed). A
+    /// non-loopback address needs --token.
+    #[arg(long, default_value = "127.0.0.1:8766")]
+    pub(crate) bind: std::net::SocketAddr,
+    /// Where forks started from the console write their runs (`<out>/<id>/`).
+    #[arg(long, default_value = "runs/view-forks")]
+    pub(crate) out: PathBuf,
+    /// Bearer token every request must carry (the page logs in at `/login?token=…`).
+    #[arg(long)]
+    pub(crate) token: Option<String>,
+    /// Model configuration for forks handed to `llm:<alias>` (default:
+    /// $TBSIM_API_CONFIG, else ./api_config.json).
+    #[arg(long)]
+    pub(crate) api_config: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]

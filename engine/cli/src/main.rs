@@ -1,6 +1,7 @@
 //! The `tbsim` command line.
 
 mod args;
+mod console;
 mod fork;
 mod generate;
 mod mcp;
@@ -34,8 +35,12 @@ struct Cli {
 enum Command {
     /// Run an agent on scenarios and print a score table.
     Run(RunArgs),
-    /// Serve the HTTP session API: external agents drive worlds over JSON (see README).
+    /// Serve the HTTP session API and the console (`/`): external agents drive
+    /// worlds over JSON; people watch, guide, play and fork runs (see README).
     Serve(ServeArgs),
+    /// Serve recorded runs in the console, read-only (scrub, fork; answers of
+    /// finished runs on request).
+    View(ViewArgs),
     /// Serve one world to an MCP client over stdio (see README, "MCP").
     Mcp(McpArgs),
     /// Start a new run from step N of another (recorded or live): its first N
@@ -161,6 +166,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::cmd_run(args),
         Command::Serve(args) => serve::cmd_serve(args),
         Command::Mcp(args) => mcp::cmd_mcp(args),
+        Command::View(args) => console::cmd_view(args),
         Command::Fork(args) => fork::cmd_fork(args),
         Command::Replay { run_dir } => replay::cmd_replay(&run_dir),
         Command::Regrade { run_dir, scenario } => {

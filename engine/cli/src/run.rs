@@ -430,6 +430,22 @@ pub(crate) fn run_batch(
         );
         bar
     };
+    let ui = match args.ui {
+        Some(bind) => Some(Arc::new(crate::console::BatchUi::start(
+            &jobs,
+            &spec.config.agent,
+            spec.config.hints,
+            out,
+            crate::console::UiOptions {
+                bind,
+                paused: args.ui_paused,
+                keep: args.ui_keep,
+                token: args.ui_token.clone(),
+                api_config: args.api_config.clone(),
+            },
+        )?)),
+        None => None,
+    };
     let started = std::time::Instant::now();
     // A clone stays here: the model runtime inside must be dropped on this thread,
     // never from within the batch runtime.
@@ -437,9 +453,21 @@ pub(crate) fn run_batch(
         jobs,
         spec,
         factory.clone(),
-        Arc::new(ProgressBar(bar.clone())),
-    )?;
+        Arc::new(ProgressBar {
+            bar: bar.clone(),
+            ui: ui.clone(),
+        }),
+    );
     bar.finish_and_clear();
+    let outcomes = match outcomes {
+        Ok(o) => o,
+        Err(e) => {
+            if let Some(ui) = &ui {
+                ui.finish(false)?;
+            }
+            return Err(e.into());
+        }
+    };
     let summary = BatchSummary::new(&outcomes);
     let mut results: Vec<RunResult> = Vec::new();
     let mut failures = Vec::new();
@@ -479,6 +507,9 @@ pub(crate) fn run_batch(
             args.concurrency
         );
     }
+    if let Some(ui) = &ui {
+        ui.finish(true)?;
+    }
     if !failures.is_empty() {
         for e in &failures {
             eprintln!("error: {e}");
@@ -517,10 +548,18 @@ impl AgentFactory for Factory {
     }
 }
 
-/// The progress bar, fed by the batch runner's world threads.
-pub(crate) struct ProgressBar(indicatif::ProgressBar);
+/// The progress bar, fed by the batch runner's world threads; with `--ui`, also
+/// hands each job its console control.
+pub(crate) struct ProgressBar {
+    pub(crate) bar: indicatif::ProgressBar,
+    pub(crate) ui: Option<Arc<crate::console::BatchUi>>,
+}
 
 impl Progress for ProgressBar {
+    fn control(&self, job: &Job) -> Option<Arc<tbsim_engine::live::Control>> {
+        self.ui.as_ref().and_then(|ui| ui.control(job))
+    }
+
     fn finished(&self, job: &Job, outcome: &Result<RunResult, BatchError>) {
         let label = if job.trials > 1 {
             format!("{} trial {}", job.name(), job.trial)
@@ -529,11 +568,11 @@ impl Progress for ProgressBar {
         };
         match outcome {
             Ok(r) => self
-                .0
+                .bar
                 .set_message(format!("{label}: score {:.3}", r.checkpoint_score)),
-            Err(e) => self.0.println(format!("failed: {e}")),
+            Err(e) => self.bar.println(format!("failed: {e}")),
         }
-        self.0.inc(1);
+        self.bar.inc(1);
     }
 }
 

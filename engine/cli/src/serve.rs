@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use tbsim_serve::http::{ApiState, serve};
+use tbsim_serve::http::{ApiState, serve_with};
 use tbsim_serve::registry::{Registry, RegistryConfig};
 use tbsim_serve::scenarios::ScenarioRoots;
 
@@ -55,6 +55,15 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         max_sessions: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
         idle_timeout: Duration::from_secs(args.idle_timeout),
     }));
+    let agents = Arc::new(crate::console::ConsoleAgents::new(
+        args.api_config.as_deref(),
+    )?);
+    let console = Arc::new(tbsim_serve::console::Console::new(
+        tbsim_serve::console::Mode::Serve,
+        Arc::clone(&registry),
+        Vec::new(),
+        agents.clone(),
+    ));
     let api = Arc::new(ApiState {
         registry,
         token: args.token.clone(),
@@ -78,6 +87,7 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         let addr = listener.local_addr()?;
         // Tests and scripts read the address (the port, with --bind ...:0) from here.
         println!("tbsim serve: listening on http://{addr}");
+        println!("console: http://{addr}/");
         std::io::stdout().flush()?;
         eprintln!(
             "sessions write their runs under {}; stop with Ctrl-C or SIGTERM (open sessions are closed and written)",
@@ -104,8 +114,11 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
                 let _ = tokio::signal::ctrl_c().await;
             }
         };
-        serve(listener, api, args.max_body, shutdown).await?;
+        serve_with(listener, api, args.max_body, Some(console), shutdown).await?;
         anyhow::Ok(())
     })?;
+    // The agents' model runtime (if any) is dropped here, outside the server's.
+    drop(runtime);
+    drop(agents);
     Ok(ExitCode::SUCCESS)
 }

@@ -253,6 +253,11 @@ impl ApiConfig {
         &self.path
     }
 
+    /// Every configured alias, sorted.
+    pub fn aliases(&self) -> Vec<String> {
+        self.entries.keys().cloned().collect()
+    }
+
     /// Whether an alias is configured.
     pub fn has(&self, alias: &str) -> bool {
         self.entries.contains_key(alias)

@@ -125,7 +125,7 @@ impl From<SessionError> for ApiError {
 
 /// The body of a request, parsed as `T`: 413 past the size limit, 400 for
 /// anything that is not JSON or not of the expected shape.
-fn parse<T: serde::de::DeserializeOwned>(
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<T, ApiError> {
     let bytes = body.map_err(|r| {
@@ -167,7 +167,7 @@ struct CreateBody {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct StepBody {
+pub(crate) struct StepBody {
     tool_calls: Vec<CallBody>,
 }
 
@@ -184,7 +184,7 @@ struct CallBody {
 /// The decision a step body stands for: arguments given as an object (or any
 /// JSON value) are serialised, a string is passed as written (the engine judges
 /// it), absent ones are `{}`; missing ids become `call_<step>_<n>`.
-fn decision(body: StepBody, step: u64) -> Decision {
+pub(crate) fn decision(body: StepBody, step: u64) -> Decision {
     Decision {
         calls: body
             .tool_calls
@@ -324,33 +324,96 @@ async fn method_not_allowed() -> ApiError {
     )
 }
 
-/// Whether `headers` carry `Authorization: Bearer <token>` (compared in constant time).
-fn authorised(headers: &HeaderMap, token: &str) -> bool {
-    let Some(given) = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-    else {
-        return false;
-    };
+/// The cookie the console's page carries the token in (set by `GET /login`).
+pub const TOKEN_COOKIE: &str = "tbsim_token";
+
+fn same_secret(given: &str, token: &str) -> bool {
     let (a, b) = (given.as_bytes(), token.as_bytes());
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// Whether `headers` carry `Authorization: Bearer <token>`, or the console's cookie
+/// with it (compared in constant time).
+fn authorised(headers: &HeaderMap, token: &str) -> bool {
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    if bearer.is_some_and(|g| same_secret(g, token)) {
+        return true;
+    }
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().strip_prefix(TOKEN_COOKIE)?.strip_prefix('='))
+        .any(|g| same_secret(g, token))
+}
+
+/// The console's page and its login need no token: they hold nothing of a run.
+fn public_path(path: &str) -> bool {
+    path == "/" || path == "/login" || path.starts_with("/assets/")
+}
+
+#[derive(Debug, Deserialize)]
+struct LoginQuery {
+    #[serde(default)]
+    token: String,
+}
+
+/// `GET /login?token=…`: with the right token, sets the console's cookie
+/// (HttpOnly, SameSite=Strict) and sends the browser to the page.
+async fn login(
+    State(api): State<Arc<ApiState>>,
+    axum::extract::Query(q): axum::extract::Query<LoginQuery>,
+) -> Response {
+    match &api.token {
+        Some(t) if !same_secret(&q.token, t) => {
+            ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "wrong token").into_response()
+        }
+        Some(t) => (
+            StatusCode::SEE_OTHER,
+            [
+                (header::LOCATION, "/".to_owned()),
+                (
+                    header::SET_COOKIE,
+                    format!("{TOKEN_COOKIE}={t}; HttpOnly; SameSite=Strict; Path=/"),
+                ),
+            ],
+        )
+            .into_response(),
+        None => (StatusCode::SEE_OTHER, [(header::LOCATION, "/".to_owned())]).into_response(),
+    }
+}
+
 async fn auth(State(api): State<Arc<ApiState>>, req: Request, next: Next) -> Response {
     match &api.token {
-        Some(t) if !authorised(req.headers(), t) => ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "missing or wrong bearer token (send `Authorization: Bearer <token>`)",
-        )
-        .into_response(),
+        Some(t) if !public_path(req.uri().path()) && !authorised(req.headers(), t) => {
+            ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "missing or wrong bearer token (send `Authorization: Bearer <token>`)",
+            )
+            .into_response()
+        }
         _ => next.run(req).await,
     }
 }
 
 /// The API's router over `api`, with request bodies capped at `max_body` bytes.
 pub fn router(api: Arc<ApiState>, max_body: usize) -> Router {
+    router_with(api, max_body, None)
+}
+
+/// The API's router with, when given, the console's routes (`/`, `/v1/console/…`;
+/// see `crate::console`) behind the same token and body limit.
+pub fn router_with(
+    api: Arc<ApiState>,
+    max_body: usize,
+    console: Option<Arc<crate::console::Console>>,
+) -> Router {
+    let console = console.map_or_else(Router::new, crate::console::routes::router);
     Router::new()
         .route("/v1/sessions", post(create))
         .route("/v1/sessions/{id}/step", post(step))
@@ -363,11 +426,13 @@ pub fn router(api: Arc<ApiState>, max_body: usize) -> Router {
             "/mcp",
             crate::mcp::http_service(api.registry.clone(), max_body, api.token.is_some()),
         )
+        .route("/login", get(login))
+        .with_state(api.clone())
+        .merge(console)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body))
-        .layer(axum::middleware::from_fn_with_state(api.clone(), auth))
-        .with_state(api)
+        .layer(axum::middleware::from_fn_with_state(api, auth))
 }
 
 /// Serves the API on `listener` until `shutdown` resolves, expiring idle sessions
@@ -378,8 +443,19 @@ pub async fn serve(
     max_body: usize,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_with(listener, api, max_body, None, shutdown).await
+}
+
+/// [`serve`] with the console (see [`router_with`]).
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    api: Arc<ApiState>,
+    max_body: usize,
+    console: Option<Arc<crate::console::Console>>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let reaper = tokio::spawn(api.registry.clone().reap());
-    let served = axum::serve(listener, router(api.clone(), max_body))
+    let served = axum::serve(listener, router_with(api.clone(), max_body, console))
         .with_graceful_shutdown(shutdown)
         .await;
     reaper.abort();

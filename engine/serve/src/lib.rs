@@ -20,6 +20,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod console;
 pub mod http;
 pub mod mcp;
 pub mod registry;

@@ -1,0 +1,339 @@
+//! The console from the command line: the agents it may start or fork to, `tbsim
+//! view`, and the server `tbsim run --ui` runs beside its batch.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use tbsim_engine::agent::Agent;
+use tbsim_engine::batch::Job;
+use tbsim_engine::live::Control;
+use tbsim_model::ApiConfig;
+use tbsim_model::config::locate;
+use tbsim_scenario::LoadedScenario;
+use tbsim_serve::console::{AgentMaker, Console, FixedRun, Mode, RunKind};
+use tbsim_serve::http::{ApiState, DEFAULT_MAX_BODY, serve_with};
+use tbsim_serve::registry::{Registry, RegistryConfig};
+use tbsim_serve::scenarios::ScenarioRoots;
+
+use crate::args::{RunOptions, ViewArgs};
+use crate::run::{BUILTIN_AGENTS, Models};
+
+/// The agents the console offers: the built-in ones, every adversary, and each
+/// configured model alias (`llm:<alias>`).
+pub(crate) struct ConsoleAgents {
+    opts: RunOptions,
+    models: Mutex<Models>,
+    aliases: Vec<String>,
+}
+
+impl ConsoleAgents {
+    pub(crate) fn new(api_config: Option<&Path>) -> Result<ConsoleAgents> {
+        let mut opts = RunOptions::with_defaults("oracle", 400);
+        opts.api_config = api_config.map(Path::to_path_buf);
+        let (path, explicit) = locate(api_config);
+        let aliases = if explicit || path.is_file() {
+            ApiConfig::load(&path)?.aliases()
+        } else {
+            Vec::new()
+        };
+        Ok(ConsoleAgents {
+            models: Mutex::new(Models::new(&opts)?),
+            opts,
+            aliases,
+        })
+    }
+}
+
+impl AgentMaker for ConsoleAgents {
+    fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = BUILTIN_AGENTS.iter().map(|s| (*s).to_owned()).collect();
+        names.extend(
+            tbsim_agents::adversary::ADVERSARIES
+                .iter()
+                .map(|(n, _)| format!("adversary:{n}")),
+        );
+        names.extend(self.aliases.iter().map(|a| format!("llm:{a}")));
+        names
+    }
+
+    fn make(
+        &self,
+        name: &str,
+        scenario: &LoadedScenario,
+        seed: u64,
+    ) -> std::result::Result<Box<dyn Agent>, String> {
+        let mut opts = self.opts.clone();
+        opts.agent = name.to_owned();
+        let mut models = self
+            .models
+            .lock()
+            .map_err(|_| "model setup panicked".to_owned())?;
+        models
+            .agent(&opts, scenario, seed)
+            .map_err(|e| format!("{e:#}"))
+    }
+}
+
+/// Refuses a non-loopback address without a token (anyone who reaches it could
+/// drive runs), and an empty token.
+pub(crate) fn check_bind(bind: &SocketAddr, token: Option<&str>, flag: &str) -> Result<()> {
+    match token {
+        Some("") => bail!("{flag} must not be empty"),
+        None if !bind.ip().is_loopback() => bail!(
+            "refusing to listen on {bind} without {flag}: anyone who can reach it could drive runs; pass {flag} <secret> or bind a loopback address (127.0.0.1, ::1)"
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// A registry for the sessions a console starts (forks, play), writing to `out`.
+fn fork_registry(out: &Path) -> Result<Arc<Registry>> {
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create `{}`", out.display()))?;
+    Ok(Arc::new(Registry::new(RegistryConfig {
+        roots: ScenarioRoots::default(),
+        out: out.to_path_buf(),
+        max_sessions: 64,
+        idle_timeout: Duration::from_secs(3600),
+    })))
+}
+
+/// Resolves when Ctrl-C or SIGTERM arrives.
+pub(crate) async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .thread_name("tbsim-console")
+        .max_blocking_threads(64 + 64)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// `tbsim view`: recorded runs, read-only, until Ctrl-C.
+pub(crate) fn cmd_view(args: ViewArgs) -> Result<ExitCode> {
+    check_bind(&args.bind, args.token.as_deref(), "--token")?;
+    let mut dirs = Vec::new();
+    for d in &args.run_dirs {
+        dirs.extend(crate::args::dirs_holding(d, "trajectory.jsonl")?);
+    }
+    dirs.sort();
+    dirs.dedup();
+    let mut fixed = Vec::new();
+    for (i, d) in dirs.iter().enumerate() {
+        let run = FixedRun::recorded(format!("run-{i}"), d.clone())
+            .with_context(|| format!("cannot show `{}`", d.display()))?;
+        fixed.push(Arc::new(run));
+    }
+    let agents = Arc::new(ConsoleAgents::new(args.api_config.as_deref())?);
+    let registry = fork_registry(&args.out)?;
+    let console = Arc::new(Console::new(
+        Mode::View,
+        Arc::clone(&registry),
+        fixed,
+        agents.clone(),
+    ));
+    let api = Arc::new(ApiState {
+        registry,
+        token: args.token.clone(),
+    });
+    let rt = runtime()?;
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.bind)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.bind))?;
+        let addr = listener.local_addr()?;
+        println!("console: http://{addr}/");
+        std::io::stdout().flush()?;
+        eprintln!(
+            "showing {} run(s) read-only; forks write to {}; stop with Ctrl-C",
+            dirs.len(),
+            args.out.display()
+        );
+        serve_with(
+            listener,
+            api,
+            DEFAULT_MAX_BODY,
+            Some(console),
+            stop_signal(),
+        )
+        .await?;
+        anyhow::Ok(())
+    })?;
+    drop(rt);
+    drop(agents);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The console `tbsim run --ui` serves beside its batch: every job is listed from
+/// the plan and gets a control when it starts.
+pub(crate) struct BatchUi {
+    runs: Vec<Arc<FixedRun>>,
+    paused: bool,
+    stop: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    thread: Mutex<Option<std::thread::JoinHandle<Result<()>>>>,
+    keep: bool,
+    url: String,
+}
+
+/// What `--ui` was given.
+pub(crate) struct UiOptions {
+    pub(crate) bind: SocketAddr,
+    pub(crate) paused: bool,
+    pub(crate) keep: bool,
+    pub(crate) token: Option<String>,
+    pub(crate) api_config: Option<PathBuf>,
+}
+
+impl BatchUi {
+    /// Starts the console's server on its own thread (the batch has its runtime).
+    pub(crate) fn start(
+        jobs: &[Job],
+        agent: &str,
+        hints: u8,
+        out: &Path,
+        ui: UiOptions,
+    ) -> Result<BatchUi> {
+        check_bind(&ui.bind, ui.token.as_deref(), "--ui-token")?;
+        let runs: Vec<Arc<FixedRun>> = jobs
+            .iter()
+            .map(|j| {
+                Arc::new(FixedRun {
+                    id: format!("job-{}", j.index),
+                    kind: RunKind::Batch,
+                    dir: j.dir.clone(),
+                    scenario: j.name().to_owned(),
+                    agent: agent.to_owned(),
+                    seed: j.seed,
+                    hints,
+                    control: Mutex::new(None),
+                })
+            })
+            .collect();
+        let forks = fork_dir(out);
+        let registry = fork_registry(&forks)?;
+        let agents = Arc::new(ConsoleAgents::new(ui.api_config.as_deref())?);
+        let console = Arc::new(Console::new(
+            Mode::Batch,
+            Arc::clone(&registry),
+            runs.clone(),
+            agents,
+        ));
+        let api = Arc::new(ApiState {
+            registry,
+            token: ui.token.clone(),
+        });
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel::<Result<SocketAddr>>();
+        let bind = ui.bind;
+        let thread = std::thread::Builder::new()
+            .name("tbsim-console".into())
+            .spawn(move || -> Result<()> {
+                let rt = runtime()?;
+                let served = rt.block_on(async move {
+                    let listener = match tokio::net::TcpListener::bind(bind).await {
+                        Ok(l) => l,
+                        Err(e) => {
+                            let _ =
+                                addr_tx.send(Err(anyhow::anyhow!("cannot listen on {bind}: {e}")));
+                            return Ok(());
+                        }
+                    };
+                    let _ = addr_tx.send(listener.local_addr().map_err(Into::into));
+                    let stop = async move {
+                        let _ = stop_rx.await;
+                    };
+                    serve_with(listener, api, DEFAULT_MAX_BODY, Some(console), stop).await
+                });
+                drop(rt);
+                served.map_err(Into::into)
+            })
+            .context("cannot start the console's thread")?;
+        let addr = addr_rx
+            .recv()
+            .context("the console's thread ended before listening")??;
+        let url = format!("http://{addr}/");
+        eprintln!("console: {url}");
+        Ok(BatchUi {
+            runs,
+            paused: ui.paused,
+            stop: Mutex::new(Some(stop_tx)),
+            thread: Mutex::new(Some(thread)),
+            keep: ui.keep,
+            url,
+        })
+    }
+
+    /// A control for `job`, registered with the console (called as the job starts).
+    pub(crate) fn control(&self, job: &Job) -> Option<Arc<Control>> {
+        let id = format!("job-{}", job.index);
+        let run = self.runs.iter().find(|r| r.id == id)?;
+        let c = Control::new(self.paused);
+        *run.control
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(&c));
+        Some(c)
+    }
+
+    /// After the batch: waits for Ctrl-C with `--ui-keep`, then stops the server
+    /// (forks still going end as abandoned and are written).
+    pub(crate) fn finish(&self, wait: bool) -> Result<()> {
+        if wait && self.keep {
+            eprintln!(
+                "the batch is over; the console stays at {} until Ctrl-C",
+                self.url
+            );
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("cannot start the async runtime")?;
+            rt.block_on(stop_signal());
+        }
+        let stop = self.stop.lock().ok().and_then(|mut s| s.take());
+        if let Some(s) = stop {
+            let _ = s.send(());
+        }
+        let thread = self.thread.lock().ok().and_then(|mut t| t.take());
+        if let Some(t) = thread {
+            match t.join() {
+                Ok(r) => r?,
+                Err(_) => bail!("the console's thread panicked"),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where a batch console's forks go: beside the batch, so `tbsim report <out>`
+/// does not count them.
+fn fork_dir(out: &Path) -> PathBuf {
+    let name = out
+        .file_name()
+        .map_or_else(|| "batch".to_owned(), |n| n.to_string_lossy().into_owned());
+    out.with_file_name(format!("{name}-forks"))
+}

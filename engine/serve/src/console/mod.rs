@@ -1,0 +1,548 @@
+//! The console: a web page served by tbsim to watch, guide, play and fork runs.
+//!
+//! A [`Console`] knows three kinds of run, all reached by an id:
+//!
+//! * **sessions** of its [`Registry`]: started by the session API, MCP, or the
+//!   console itself (a built-in agent to watch, a person playing as `human:<name>`,
+//!   a fork). Live: pause, resume, step and guidance act on them through their
+//!   [`Control`].
+//! * **batch jobs** of `tbsim run --ui`: known from the plan, live (with a control)
+//!   from the moment the job starts.
+//! * **recorded runs** of `tbsim view`: directories on disk, read-only.
+//!
+//! Everything the page shows is read from a run's directory (its trajectory, read
+//! while it is written; its world, replayed to the asked step with
+//! [`tbsim_engine::replay::redrive_dir`]) or from its control's published status, and
+//! passes through [`tbsim_engine::inspect`], which keeps hidden data out (answers,
+//! clues, colleagues' knowledge, the oracle's plan). Only a read-only console
+//! ([`Mode::View`]) may show a *finished* run's answers, on explicit request.
+//!
+//! The routes are in [`routes`]; the page's files are embedded from `assets/`.
+
+pub mod routes;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::Serialize;
+
+use tbsim_engine::agent::Agent;
+use tbsim_engine::live::{Control, LiveState, LiveStatus};
+use tbsim_engine::result::RunResult;
+use tbsim_engine::trajectory::Line;
+use tbsim_scenario::LoadedScenario;
+
+use crate::registry::Registry;
+
+/// Which command serves the console; it decides what the page may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// `tbsim serve`: sessions; runs may be started from the page.
+    Serve,
+    /// `tbsim run --ui`: one batch's jobs (and forks of them).
+    Batch,
+    /// `tbsim view`: recorded runs, read-only (and forks of them).
+    View,
+}
+
+/// Builds the built-in agents the console may start or fork to (the CLI knows how:
+/// the oracle, the solver, adversaries, configured models).
+pub trait AgentMaker: Send + Sync {
+    /// The names offered on the page (`oracle`, `idle`, `solver`, `llm:<alias>`, ...).
+    fn names(&self) -> Vec<String>;
+    /// A fresh agent called `name` for a run of `scenario` with master seed `seed`.
+    fn make(
+        &self,
+        name: &str,
+        scenario: &LoadedScenario,
+        seed: u64,
+    ) -> Result<Box<dyn Agent>, String>;
+}
+
+/// What kind of run an id stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunKind {
+    /// A session of the registry.
+    Session,
+    /// A job of the batch being run.
+    Batch,
+    /// A run directory on disk.
+    Recorded,
+}
+
+/// A batch job or a recorded run: fixed when the console starts.
+#[derive(Debug)]
+pub struct FixedRun {
+    /// Its id on the page (`job-<n>`, `run-<n>`).
+    pub id: String,
+    /// Batch or recorded.
+    pub kind: RunKind,
+    /// Its directory.
+    pub dir: PathBuf,
+    /// The scenario's name.
+    pub scenario: String,
+    /// The agent's name.
+    pub agent: String,
+    /// Master seed.
+    pub seed: u64,
+    /// Hint level.
+    pub hints: u8,
+    /// A batch job's control, set when the job starts.
+    pub control: Mutex<Option<Arc<Control>>>,
+}
+
+impl FixedRun {
+    /// A recorded run from its directory (its trajectory's header names it).
+    pub fn recorded(id: String, dir: PathBuf) -> Result<FixedRun, ConsoleError> {
+        let header = read_header(&dir)?;
+        Ok(FixedRun {
+            id,
+            kind: RunKind::Recorded,
+            dir,
+            scenario: header.scenario,
+            agent: header.agent,
+            seed: header.seed,
+            hints: header.hints,
+            control: Mutex::new(None),
+        })
+    }
+
+    fn control(&self) -> Option<Arc<Control>> {
+        self.control
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// Why the console refuses.
+#[derive(Debug, thiserror::Error)]
+pub enum ConsoleError {
+    /// No run has that id.
+    #[error("no run `{0}`")]
+    UnknownRun(String),
+    /// A recorded run's directory could not be read.
+    #[error("cannot read the run in `{0}`: {1}")]
+    Unreadable(String, String),
+}
+
+/// A run in the list (see docs/console.md, `RunSummary`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    /// Id.
+    pub id: String,
+    /// Session, batch job or recorded.
+    pub kind: RunKind,
+    /// The scenario's name.
+    pub scenario: String,
+    /// The agent's name.
+    pub agent: String,
+    /// Master seed.
+    pub seed: u64,
+    /// Hint level.
+    pub hints: u8,
+    /// `queued`, `running`, `paused`, `waiting_for_model`, `waiting_for_agent`,
+    /// `finished`.
+    pub state: &'static str,
+    /// The simulated clock as shown to agents.
+    pub time: String,
+    /// The working day, from 1.
+    pub day: u32,
+    /// Working days.
+    pub days: u32,
+    /// Decisions made.
+    pub step: u64,
+    /// Mean checkpoint score so far (the final score once finished).
+    pub score: f64,
+    /// Tasks released.
+    pub tasks: usize,
+    /// Why it ended.
+    pub end_reason: Option<tbsim_core::protocol::EndReason>,
+    /// A person may act for it from the page (a `human:` session still going).
+    pub playable: bool,
+    /// Pause, resume, step and guidance apply.
+    pub controllable: bool,
+    /// The run it was forked from (its directory's name) and the step.
+    pub fork: Option<ForkSummary>,
+}
+
+/// Where a fork comes from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ForkSummary {
+    /// The parent's directory name.
+    pub parent: String,
+    /// Decisions taken over.
+    pub step: u64,
+}
+
+/// One run in detail (see docs/console.md, `RunDetail`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunDetail {
+    /// The summary.
+    #[serde(flatten)]
+    pub summary: RunSummary,
+    /// Complete decisions recorded.
+    pub steps: u64,
+    /// Per released task: hint tiers given and available.
+    pub hint_tiers: BTreeMap<String, (u8, u8)>,
+    /// Guidance queued, not yet applied.
+    pub queued: usize,
+    /// Guidance refused when applied.
+    pub dropped: u64,
+    /// The run directory's name (never a host path).
+    pub dir_name: String,
+}
+
+/// What a recorded run's summary was computed from, so it is computed once.
+#[derive(Debug, Clone)]
+struct Cached {
+    len: u64,
+    summary: RunSummary,
+    steps: u64,
+    hint_tiers: BTreeMap<String, (u8, u8)>,
+}
+
+/// The console's state (see the module docs).
+pub struct Console {
+    mode: Mode,
+    registry: Arc<Registry>,
+    fixed: Vec<Arc<FixedRun>>,
+    agents: Arc<dyn AgentMaker>,
+    cache: Mutex<BTreeMap<PathBuf, Cached>>,
+    epochs: Mutex<BTreeMap<PathBuf, tbsim_core::time::Epoch>>,
+}
+
+impl std::fmt::Debug for Console {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Console")
+            .field("mode", &self.mode)
+            .field("fixed", &self.fixed.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A run an id resolves to.
+#[derive(Debug, Clone)]
+pub(crate) enum Found {
+    Session(String, Arc<crate::registry::Entry>),
+    Fixed(Arc<FixedRun>),
+}
+
+impl Found {
+    pub(crate) fn dir(&self) -> &Path {
+        match self {
+            Found::Session(_, e) => &e.info.dir,
+            Found::Fixed(f) => &f.dir,
+        }
+    }
+
+    pub(crate) fn control(&self) -> Option<Arc<Control>> {
+        match self {
+            Found::Session(_, e) => Some(Arc::clone(&e.info.control)),
+            Found::Fixed(f) => f.control(),
+        }
+    }
+}
+
+impl Console {
+    /// A console over `registry`'s sessions and the `fixed` runs.
+    pub fn new(
+        mode: Mode,
+        registry: Arc<Registry>,
+        fixed: Vec<Arc<FixedRun>>,
+        agents: Arc<dyn AgentMaker>,
+    ) -> Console {
+        Console {
+            mode,
+            registry,
+            fixed,
+            agents,
+            cache: Mutex::new(BTreeMap::new()),
+            epochs: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// Which command serves it.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The sessions.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The agents offered.
+    pub fn agents(&self) -> &Arc<dyn AgentMaker> {
+        &self.agents
+    }
+
+    /// Whether answers may be shown (a read-only console, finished runs only).
+    pub fn answers_allowed(&self) -> bool {
+        self.mode == Mode::View
+    }
+
+    pub(crate) fn find(&self, id: &str) -> Result<Found, ConsoleError> {
+        if let Some(f) = self.fixed.iter().find(|f| f.id == id) {
+            return Ok(Found::Fixed(Arc::clone(f)));
+        }
+        self.registry
+            .peek(id)
+            .map(|e| Found::Session(id.to_owned(), e))
+            .map_err(|_| ConsoleError::UnknownRun(id.to_owned()))
+    }
+
+    /// The calendar of the run in `dir` (from its scenario copy; read once).
+    pub fn epoch(&self, dir: &Path) -> Result<tbsim_core::time::Epoch, ConsoleError> {
+        if let Some(e) = self
+            .epochs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(dir)
+        {
+            return Ok(e.clone());
+        }
+        let loaded = tbsim_scenario::load_file(&dir.join("scenario.ron"))
+            .map_err(|e| ConsoleError::Unreadable(dir.display().to_string(), e.to_string()))?;
+        let epoch = tbsim_engine::inspect::epoch_of(&loaded);
+        self.epochs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(dir.to_path_buf(), epoch.clone());
+        Ok(epoch)
+    }
+
+    /// Every run, sorted by id.
+    pub fn runs(&self) -> Vec<RunSummary> {
+        let mut all: Vec<RunSummary> = self
+            .fixed
+            .iter()
+            .map(|f| self.detail_of(&Found::Fixed(Arc::clone(f))).summary)
+            .collect();
+        for (id, e) in self.registry.list() {
+            all.push(self.detail_of(&Found::Session(id, e)).summary);
+        }
+        all.sort_by(|a, b| a.id.cmp(&b.id));
+        all
+    }
+
+    /// One run in detail.
+    pub fn detail(&self, id: &str) -> Result<RunDetail, ConsoleError> {
+        Ok(self.detail_of(&self.find(id)?))
+    }
+
+    pub(crate) fn detail_of(&self, found: &Found) -> RunDetail {
+        let dir = found.dir().to_path_buf();
+        let dir_name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let (id, kind, scenario, agent, seed, hints, fork, builtin) = match found {
+            Found::Session(id, e) => (
+                id.clone(),
+                RunKind::Session,
+                e.info.scenario.clone(),
+                e.info.agent.clone(),
+                e.info.seed,
+                e.info.hints,
+                e.info.fork.as_ref().map(|(p, s)| ForkSummary {
+                    parent: p
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    step: *s,
+                }),
+                e.info.builtin,
+            ),
+            Found::Fixed(f) => (
+                f.id.clone(),
+                f.kind,
+                f.scenario.clone(),
+                f.agent.clone(),
+                f.seed,
+                f.hints,
+                None,
+                true,
+            ),
+        };
+        let written = dir.join("result.json").is_file();
+        let base = RunSummary {
+            id,
+            kind,
+            scenario,
+            agent: agent.clone(),
+            seed,
+            hints,
+            state: "queued",
+            time: String::new(),
+            day: 1,
+            days: 1,
+            step: 0,
+            score: 0.0,
+            tasks: 0,
+            end_reason: None,
+            playable: false,
+            controllable: false,
+            fork,
+        };
+        let mut detail = match found.control() {
+            Some(c) => live_detail(base, &c.status(), written, !builtin, &dir),
+            None if kind == RunKind::Batch => RunDetail {
+                summary: base,
+                steps: 0,
+                hint_tiers: BTreeMap::new(),
+                queued: 0,
+                dropped: 0,
+                dir_name: String::new(),
+            },
+            None => self.recorded_detail(base, &dir),
+        };
+        if detail.summary.fork.is_none() {
+            detail.summary.fork = read_header(&dir).ok().and_then(|h| {
+                h.fork.map(|f| ForkSummary {
+                    parent: f.parent,
+                    step: f.step,
+                })
+            });
+        }
+        detail.dir_name = dir_name;
+        detail
+    }
+
+    fn recorded_detail(&self, base: RunSummary, dir: &Path) -> RunDetail {
+        let traj = dir.join("trajectory.jsonl");
+        let len = std::fs::metadata(&traj).map_or(0, |m| m.len());
+        let cached = self
+            .cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(dir)
+            .filter(|c| c.len == len)
+            .cloned();
+        let c = match cached {
+            Some(c) => c,
+            None => {
+                let c = compute_recorded(base.clone(), dir, len);
+                self.cache
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(dir.to_path_buf(), c.clone());
+                c
+            }
+        };
+        RunDetail {
+            summary: RunSummary {
+                id: base.id,
+                fork: base.fork,
+                ..c.summary
+            },
+            steps: c.steps,
+            hint_tiers: c.hint_tiers,
+            queued: 0,
+            dropped: 0,
+            dir_name: String::new(),
+        }
+    }
+}
+
+/// A live run's detail from its control's status.
+fn live_detail(
+    mut base: RunSummary,
+    status: &LiveStatus,
+    written: bool,
+    remote: bool,
+    dir: &Path,
+) -> RunDetail {
+    // The runner says finished just before it writes the directory: the page says
+    // so only once `result.json` is there to read.
+    base.state = match status.state {
+        LiveState::Finished if written => "finished",
+        LiveState::Finished => "running",
+        LiveState::Running => "running",
+        LiveState::Paused => "paused",
+        LiveState::WaitingForModel => "waiting_for_model",
+        LiveState::WaitingForAgent => "waiting_for_agent",
+    };
+    if let Some(p) = &status.progress {
+        base.time = p.time.clone();
+        base.day = p.day;
+        base.days = p.days;
+        base.step = p.step;
+        base.score = p.score;
+        base.tasks = p.tasks.len();
+        base.end_reason = p.end_reason;
+    }
+    let finished = base.state == "finished";
+    if finished && let Some(r) = read_result(dir) {
+        base.score = r.checkpoint_score;
+        base.end_reason = r.end_reason;
+    }
+    base.controllable = !finished;
+    base.playable = remote && !finished && base.agent.starts_with("human:");
+    RunDetail {
+        steps: base.step,
+        summary: base,
+        hint_tiers: status.hint_tiers.clone(),
+        queued: status.queued,
+        dropped: status.dropped,
+        dir_name: String::new(),
+    }
+}
+
+/// A recorded run's detail: its world replayed to the last complete decision, its
+/// result when written.
+fn compute_recorded(mut base: RunSummary, dir: &Path, len: u64) -> Cached {
+    let mut steps = 0;
+    let mut hint_tiers = BTreeMap::new();
+    if let Ok(r) = tbsim_engine::replay::redrive_dir(dir, None) {
+        let p = r.sim.progress();
+        base.time = p.time;
+        base.day = p.day;
+        base.days = p.days;
+        base.step = p.step;
+        base.score = p.score;
+        base.tasks = p.tasks.len();
+        steps = r.steps;
+        hint_tiers = r.sim.hint_tiers();
+    }
+    match read_result(dir) {
+        Some(r) => {
+            base.state = "finished";
+            base.score = r.checkpoint_score;
+            base.end_reason = r.end_reason;
+            base.step = r.steps;
+        }
+        // A directory without its result: cut off, or still being written by a
+        // process the console does not control.
+        None => base.state = "running",
+    }
+    Cached {
+        len,
+        summary: base,
+        steps,
+        hint_tiers,
+    }
+}
+
+fn read_result(dir: &Path) -> Option<RunResult> {
+    let text = std::fs::read_to_string(dir.join("result.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The trajectory header of the run in `dir`.
+pub fn read_header(dir: &Path) -> Result<tbsim_engine::trajectory::Header, ConsoleError> {
+    let path = dir.join("trajectory.jsonl");
+    let unreadable = |m: String| ConsoleError::Unreadable(dir.display().to_string(), m);
+    let file = std::fs::File::open(&path).map_err(|e| unreadable(e.to_string()))?;
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut first)
+        .map_err(|e| unreadable(e.to_string()))?;
+    match serde_json::from_str::<Line>(&first) {
+        Ok(Line::Header(h)) => Ok(h),
+        Ok(_) => Err(unreadable("its first line is not a header".into())),
+        Err(e) => Err(unreadable(e.to_string())),
+    }
+}

@@ -1,0 +1,767 @@
+//! The console's HTTP routes (see docs/console.md for every route and shape).
+//!
+//! Reads go to the run's directory and its control, never to a world in flight:
+//! a world at step N is a fresh replay of the recorded decisions (on the blocking
+//! pool), so watching a run can neither slow its decisions down nor change them.
+//! Live views are server-sent events, computed by polling the trajectory file and
+//! the control's version every [`POLL`].
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::stream::Stream;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use tbsim_core::protocol::FeedbackPolicy;
+use tbsim_engine::live::{Control, GuidanceKind, GuidanceRequest};
+
+use super::{Console, ConsoleError, Found, Mode, RunDetail, RunKind};
+use crate::http::{ApiError, decision, parse};
+use crate::registry::{Driver, OpenExtras, OpenRequest};
+
+/// How often live streams look for news.
+pub const POLL: Duration = Duration::from_millis(200);
+
+const INDEX_HTML: &str = include_str!("assets/index.html");
+const APP_JS: &str = include_str!("assets/app.js");
+const APP_CSS: &str = include_str!("assets/app.css");
+
+/// The longest name a person may guide or play under.
+pub const MAX_PERSON: usize = 40;
+
+impl From<ConsoleError> for ApiError {
+    fn from(e: ConsoleError) -> Self {
+        let message = e.to_string();
+        match e {
+            ConsoleError::UnknownRun(_) => ApiError {
+                status: StatusCode::NOT_FOUND,
+                code: "unknown_run",
+                message,
+            },
+            ConsoleError::Unreadable(..) => ApiError {
+                status: StatusCode::INTERNAL_SERVER_ERROR,
+                code: "unreadable_run",
+                message,
+            },
+        }
+    }
+}
+
+fn err(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+    ApiError {
+        status,
+        code,
+        message: message.into(),
+    }
+}
+
+/// The console's routes (no fallback: they are merged into the API's router).
+pub fn router(console: Arc<Console>) -> Router {
+    Router::new()
+        .route("/", get(index))
+        .route("/assets/app.js", get(app_js))
+        .route("/assets/app.css", get(app_css))
+        .route("/v1/console/info", get(info))
+        .route("/v1/console/runs", get(runs))
+        .route("/v1/console/runs/stream", get(runs_stream))
+        .route("/v1/console/start", post(start))
+        .route("/v1/console/runs/{id}", get(detail))
+        .route("/v1/console/runs/{id}/timeline", get(timeline))
+        .route("/v1/console/runs/{id}/stream", get(run_stream))
+        .route("/v1/console/runs/{id}/world", get(world))
+        .route("/v1/console/runs/{id}/file", get(file))
+        .route("/v1/console/runs/{id}/turn", get(turn))
+        .route("/v1/console/runs/{id}/act", post(act))
+        .route("/v1/console/runs/{id}/pause", post(pause))
+        .route("/v1/console/runs/{id}/resume", post(resume))
+        .route("/v1/console/runs/{id}/step", post(step_once))
+        .route("/v1/console/runs/{id}/guide", post(guide))
+        .route("/v1/console/runs/{id}/fork", post(fork))
+        .route("/v1/console/runs/{id}/close", post(close))
+        .with_state(console)
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    let mut r = body.into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    r
+}
+
+async fn index() -> Response {
+    let mut r = asset("text/html; charset=utf-8", INDEX_HTML);
+    // The page loads only its own script and style; images come from the run's
+    // files (same origin) or are drawn from blobs.
+    r.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+        ),
+    );
+    r
+}
+
+async fn app_js() -> Response {
+    asset("text/javascript; charset=utf-8", APP_JS)
+}
+
+async fn app_css() -> Response {
+    asset("text/css; charset=utf-8", APP_CSS)
+}
+
+async fn info(State(c): State<Arc<Console>>) -> Json<Value> {
+    let scenarios = if c.mode() == Mode::Serve {
+        c.registry().config().roots.stems()
+    } else {
+        Vec::new()
+    };
+    Json(json!({
+        "mode": c.mode(),
+        "read_only": c.mode() == Mode::View,
+        "answers_allowed": c.answers_allowed(),
+        "can_start": c.mode() == Mode::Serve,
+        "scenarios": scenarios,
+        "agents": c.agents().names(),
+        "version": env!("CARGO_PKG_VERSION"),
+    }))
+}
+
+async fn runs(State(c): State<Arc<Console>>) -> Json<Value> {
+    let c2 = Arc::clone(&c);
+    let runs = tokio::task::spawn_blocking(move || c2.runs())
+        .await
+        .unwrap_or_default();
+    Json(json!({ "runs": runs }))
+}
+
+fn sse<S>(stream: S) -> Response
+where
+    S: Stream<Item = Result<Event, Infallible>> + Send + 'static,
+{
+    let mut r = Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response();
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    r
+}
+
+async fn runs_stream(State(c): State<Arc<Console>>) -> Response {
+    let stream = futures_util::stream::unfold((c, String::new()), |(c, last)| async move {
+        loop {
+            let c2 = Arc::clone(&c);
+            let runs = tokio::task::spawn_blocking(move || c2.runs())
+                .await
+                .unwrap_or_default();
+            let body = json!({ "runs": runs }).to_string();
+            if body != last {
+                let ev = Event::default().event("runs").data(body.clone());
+                return Some((Ok(ev), (c, body)));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    });
+    sse(stream)
+}
+
+async fn detail_blocking(c: &Arc<Console>, id: &str) -> Result<RunDetail, ApiError> {
+    let (c, id) = (Arc::clone(c), id.to_owned());
+    tokio::task::spawn_blocking(move || c.detail(&id))
+        .await
+        .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
+        .map_err(ApiError::from)
+}
+
+async fn detail(
+    State(c): State<Arc<Console>>,
+    Path(id): Path<String>,
+) -> Result<Json<RunDetail>, ApiError> {
+    Ok(Json(detail_blocking(&c, &id).await?))
+}
+
+#[derive(Debug, Deserialize)]
+struct TimelineQuery {
+    #[serde(default)]
+    from: usize,
+    #[serde(default)]
+    answers: Option<u8>,
+}
+
+/// Whether the request asks for answers, and may have them.
+async fn answers(c: &Arc<Console>, id: &str, asked: Option<u8>) -> Result<bool, ApiError> {
+    if asked.unwrap_or(0) == 0 {
+        return Ok(false);
+    }
+    if !c.answers_allowed() {
+        return Err(err(
+            StatusCode::FORBIDDEN,
+            "answers_forbidden",
+            "answers are shown only by `tbsim view` (read-only), for finished runs",
+        ));
+    }
+    let d = detail_blocking(c, id).await?;
+    if d.summary.state != "finished" {
+        return Err(err(
+            StatusCode::FORBIDDEN,
+            "answers_forbidden",
+            "answers are shown only for finished runs",
+        ));
+    }
+    Ok(true)
+}
+
+/// Trajectory entries of `dir` from index `from` (see `tbsim_engine::inspect`).
+fn read_entries(
+    c: &Console,
+    dir: PathBuf,
+    from: usize,
+    answers: bool,
+) -> Result<(Vec<Value>, usize, bool), ApiError> {
+    let unreadable = |m: String| err(StatusCode::INTERNAL_SERVER_ERROR, "unreadable_run", m);
+    let epoch = c.epoch(&dir).map_err(|e| unreadable(e.to_string()))?;
+    let t =
+        tbsim_engine::inspect::entries_from(&dir.join("trajectory.jsonl"), from, &epoch, answers)
+            .map_err(|e| unreadable(e.to_string()))?;
+    Ok((t.lines, t.next, t.finished))
+}
+
+async fn timeline(
+    State(c): State<Arc<Console>>,
+    Path(id): Path<String>,
+    Query(q): Query<TimelineQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let found = c.find(&id)?;
+    let answers = answers(&c, &id, q.answers).await?;
+    let dir = found.dir().to_path_buf();
+    let c2 = Arc::clone(&c);
+    let (lines, next, finished) =
+        tokio::task::spawn_blocking(move || read_entries(&c2, dir, q.from, answers))
+            .await
+            .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
+    Ok(Json(
+        json!({ "lines": lines, "next": next, "finished": finished }),
+    ))
+}
+
+struct RunStream {
+    console: Arc<Console>,
+    id: String,
+    next: usize,
+    last_status: String,
+    pending: VecDeque<Event>,
+    ended: bool,
+}
+
+async fn run_stream(
+    State(c): State<Arc<Console>>,
+    Path(id): Path<String>,
+    Query(q): Query<TimelineQuery>,
+) -> Result<Response, ApiError> {
+    c.find(&id)?;
+    let st = RunStream {
+        console: c,
+        id,
+        next: q.from,
+        last_status: String::new(),
+        pending: VecDeque::new(),
+        ended: false,
+    };
+    let stream = futures_util::stream::unfold(st, |mut st| async move {
+        loop {
+            if let Some(ev) = st.pending.pop_front() {
+                return Some((Ok(ev), st));
+            }
+            if st.ended {
+                return None;
+            }
+            poll_run(&mut st).await;
+            if st.pending.is_empty() {
+                tokio::time::sleep(POLL).await;
+            }
+        }
+    });
+    Ok(sse(stream))
+}
+
+/// One look at a watched run: new lines, a changed status, its end.
+async fn poll_run(st: &mut RunStream) {
+    let Ok(found) = st.console.find(&st.id) else {
+        // The session was closed and forgotten: nothing more will come.
+        st.ended = true;
+        return;
+    };
+    if let Found::Session(_, e) = &found {
+        // Being watched keeps a paused session from expiring as idle.
+        e.touch();
+    }
+    let dir = found.dir().to_path_buf();
+    let from = st.next;
+    let c2 = Arc::clone(&st.console);
+    let read = tokio::task::spawn_blocking(move || read_entries(&c2, dir, from, false)).await;
+    let mut trajectory_ended = false;
+    if let Ok(Ok((lines, next, finished))) = read {
+        for l in lines {
+            st.pending
+                .push_back(Event::default().event("line").data(l.to_string()));
+        }
+        st.next = next;
+        trajectory_ended = finished;
+    }
+    if let Ok(d) = detail_blocking(&st.console, &st.id).await {
+        let body = serde_json::to_string(&d).unwrap_or_default();
+        let over = d.summary.state == "finished"
+            || (d.summary.kind == RunKind::Recorded && trajectory_ended);
+        if over && trajectory_ended {
+            st.pending
+                .push_back(Event::default().event("end").data(body.clone()));
+            st.ended = true;
+        } else if body != st.last_status {
+            st.pending
+                .push_back(Event::default().event("status").data(body.clone()));
+        }
+        st.last_status = body;
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct WorldQuery {
+    #[serde(default)]
+    step: Option<u64>,
+    #[serde(default)]
+    answers: Option<u8>,
+    #[serde(default)]
+    path: Option<String>,
+}
+
+async fn world(
+    State(c): State<Arc<Console>>,
+    Path(id): Path<String>,
+    Query(q): Query<WorldQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let found = c.find(&id)?;
+    let answers = answers(&c, &id, q.answers).await?;
+    let dir = found.dir().to_path_buf();
+    let view = tokio::task::spawn_blocking(move || {
+        let v = tbsim_engine::inspect::world_at(&dir, q.step, answers)
+            .map_err(|e| err(StatusCode::CONFLICT, "no_world", e.to_string()))?;
+        serde_json::to_value(v)
+            .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))
+    })
+    .await
+    .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
+    Ok(Json(view))
+}
+
+async fn file(
+    State(c): State<Arc<Console>>,
+    Path(id): Path<String>,
+    Query(q): Query<WorldQuery>,
+) -> Result<Response, ApiError> {
+    let found = c.find(&id)?;
+    let Some(path) = q.path.clone() else {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "give the file's `path` (drive/… or workspace/…)",
+        ));
+    };
+    let dir = found.dir().to_path_buf();
+    let got = tokio::task::spawn_blocking(move || {
+        tbsim_engine::inspect::file_at(&dir, q.step, &path)
+            .map_err(|e| err(StatusCode::CONFLICT, "no_world", e.to_string()))?
+            .ok_or_else(|| {
+                err(
+                    StatusCode::NOT_FOUND,
+                    "no_file",
+                    format!("no file `{path}` on the drive or in the workspace at that step"),
+                )
+            })
+    })
+    .await
+    .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
+    let (bytes, content_type) = got;
+    let mut r = bytes.into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    // An agent's file is data, never a page: opened on its own (an SVG with a
+    // script, say) it runs in a sandbox without the console's origin.
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'",
+        ),
+    );
+    Ok(r)
+}
+
+fn session_of(c: &Console, id: &str) -> Result<Arc<crate::registry::Entry>, ApiError> {
+    match c.find(id)? {
+        Found::Session(_, e) => {
+            e.touch();
+            Ok(e)
+        }
+        Found::Fixed(_) => Err(err(
+            StatusCode::CONFLICT,
+            "not_playable",
+            "this run is not a session a person plays",
+        )),
+    }
+}
+
+fn turn_json(t: &crate::session::Turn) -> Value {
+    json!({
+        "observation": t.observation,
+        "progress": t.progress,
+        "reward": t.reward,
+        "terminated": t.terminated,
+        "truncated": t.truncated,
+    })
+}
+
+async fn turn(
+    State(c): State<Arc<Console>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let e = session_of(&c, &id)?;
+    if e.info.builtin {
+        return Err(err(
+            StatusCode::CONFLICT,
+            "not_playable",
+            "a built-in agent decides in this run",
+        ));
+    }
+    let t = e
+        .info
+        .last_turn
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    match t {
+        Some(t) => Ok(Json(turn_json(&t))),
+        None => Err(err(
+            StatusCode::CONFLICT,
+            "no_turn",
+            "the run has not handed out a turn yet",
+        )),
+    }
+}
+
+async fn act(
+    State(c): State<Arc<Console>>,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let e = session_of(&c, &id)?;
+    if !e.info.agent.starts_with("human:") {
+        return Err(err(
+            StatusCode::CONFLICT,
+            "not_playable",
+            "only a person's (`human:`) session is played from the console",
+        ));
+    }
+    let b = parse(body)?;
+    let mut session = e.session.lock().await;
+    let d = decision(b, session.state().steps);
+    let t = session.step(d).await?;
+    Ok(Json(turn_json(&t)))
+}
+
+fn control_of(c: &Console, id: &str) -> Result<(Arc<Control>, Found), ApiError> {
+    let found = c.find(id)?;
+    if let Found::Session(_, e) = &found {
+        e.touch();
+    }
+    let Some(ctl) = found.control() else {
+        return Err(err(
+            StatusCode::CONFLICT,
+            "not_controllable",
+            "a recorded run (or a job not started yet) cannot be paused, stepped or guided",
+        ));
+    };
+    if ctl.status().state == tbsim_engine::live::LiveState::Finished {
+        return Err(err(StatusCode::CONFLICT, "run_over", "the run is over"));
+    }
+    Ok((ctl, found))
+}
+
+async fn pause(
+    State(c): State<Arc<Console>>,
+    Path(id): Path<String>,
+) -> Result<Json<RunDetail>, ApiError> {
+    control_of(&c, &id)?.0.pause();
+    Ok(Json(detail_blocking(&c, &id).await?))
+}
+
+async fn resume(
+    State(c): State<Arc<Console>>,
+    Path(id): Path<String>,
+) -> Result<Json<RunDetail>, ApiError> {
+    control_of(&c, &id)?.0.resume();
+    Ok(Json(detail_blocking(&c, &id).await?))
+}
+
+async fn step_once(
+    State(c): State<Arc<Console>>,
+    Path(id): Path<String>,
+) -> Result<Json<RunDetail>, ApiError> {
+    control_of(&c, &id)?.0.step_once();
+    Ok(Json(detail_blocking(&c, &id).await?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GuideBody {
+    by: String,
+    #[serde(default)]
+    task: Option<String>,
+    kind: String,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+/// A person's name as given on the page: trimmed, 1-40 characters of letters,
+/// digits, space, `-`, `_`, `.`.
+fn person(name: &str) -> Result<String, ApiError> {
+    let n = name.trim();
+    let ok = !n.is_empty()
+        && n.chars().count() <= MAX_PERSON
+        && n.chars()
+            .all(|ch| ch.is_alphanumeric() || matches!(ch, ' ' | '-' | '_' | '.'));
+    if ok {
+        Ok(n.to_owned())
+    } else {
+        Err(err(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            format!("a name is 1-{MAX_PERSON} letters, digits, spaces, `-`, `_` or `.`"),
+        ))
+    }
+}
+
+async fn guide(
+    State(c): State<Arc<Console>>,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let b: GuideBody = parse(body)?;
+    let (ctl, _) = control_of(&c, &id)?;
+    let by = format!(
+        "human:{}",
+        person(b.by.strip_prefix("human:").unwrap_or(&b.by))?
+    );
+    let kind = match (b.kind.as_str(), b.text) {
+        ("hint", _) => GuidanceKind::NextHint,
+        ("message", Some(t)) => GuidanceKind::Message(t),
+        ("message", None) => GuidanceKind::Message(String::new()),
+        (other, _) => {
+            return Err(err(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                format!("kind is `hint` or `message`, not `{other}`"),
+            ));
+        }
+    };
+    let task = b.task.filter(|t| !t.is_empty());
+    let tier = ctl.guide(GuidanceRequest { by, task, kind }).map_err(|e| {
+        err(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "guidance_refused",
+            e.to_string(),
+        )
+    })?;
+    Ok(Json(json!({ "tier": tier })))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ForkBody {
+    step: u64,
+    agent: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StartBody {
+    scenario: String,
+    agent: String,
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    hints: u8,
+    #[serde(default)]
+    paused: bool,
+    #[serde(default)]
+    max_steps: Option<u64>,
+    #[serde(default)]
+    feedback: FeedbackPolicy,
+}
+
+/// Who decides for an agent name given on the page: a person (`human:<name>`,
+/// through the page), or a built-in agent made for the scenario.
+fn driver_for(
+    c: &Console,
+    agent: &str,
+    scenario: &tbsim_scenario::LoadedScenario,
+    seed: u64,
+) -> Result<(String, Driver), ApiError> {
+    if let Some(name) = agent.strip_prefix("human:") {
+        let name = person(name)?;
+        return Ok((format!("human:{name}"), Driver::Remote));
+    }
+    let offered = c.agents().names();
+    let known = offered.iter().any(|n| n == agent)
+        || agent.starts_with("adversary:")
+        || (agent.starts_with("llm:") && offered.iter().any(|n| n.starts_with("llm:")));
+    if !known {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "unknown_agent",
+            format!(
+                "unknown agent `{agent}`; available: human:<name>, {}",
+                offered.join(", ")
+            ),
+        ));
+    }
+    let made = c
+        .agents()
+        .make(agent, scenario, seed)
+        .map_err(|m| err(StatusCode::BAD_REQUEST, "unknown_agent", m))?;
+    Ok((agent.to_owned(), Driver::Builtin(made)))
+}
+
+async fn fork(
+    State(c): State<Arc<Console>>,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let b: ForkBody = parse(body)?;
+    let found = c.find(&id)?;
+    let dir = found.dir().to_path_buf();
+    let d2 = dir.clone();
+    let (loaded, header) = tokio::task::spawn_blocking(move || {
+        let loaded = tbsim_scenario::load_file(&d2.join("scenario.ron"));
+        (loaded, super::read_header(&d2))
+    })
+    .await
+    .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
+    let loaded = loaded.map_err(|e| err(StatusCode::CONFLICT, "fork_refused", e.to_string()))?;
+    let header = header?;
+    let (agent, driver) = driver_for(&c, &b.agent, &loaded, header.seed)?;
+    let max_steps = tbsim_engine::run_file::RunFile::read(&dir)
+        .map(|f| f.options.max_steps)
+        .unwrap_or(400);
+    let req = OpenRequest {
+        scenario: header.scenario.clone(),
+        seed: Some(header.seed),
+        hints: header.hints,
+        feedback: header.feedback,
+        max_steps,
+        agent,
+    };
+    let extras = OpenExtras {
+        control: Some(Control::new(false)),
+        fork: Some((dir, b.step)),
+    };
+    let (new_id, _) = c.registry().open_with(req, driver, extras).await?;
+    Ok(Json(json!({ "id": new_id })))
+}
+
+async fn start(
+    State(c): State<Arc<Console>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    if c.mode() != Mode::Serve {
+        return Err(err(
+            StatusCode::FORBIDDEN,
+            "read_only",
+            "runs are started from the console of `tbsim serve` only",
+        ));
+    }
+    let b: StartBody = parse(body)?;
+    if b.hints > 3 {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "hints must be 0-3",
+        ));
+    }
+    let path = c
+        .registry()
+        .config()
+        .roots
+        .resolve(&b.scenario)
+        .map_err(crate::registry::RegistryError::from)?;
+    let name = b.scenario.clone();
+    let loaded = tokio::task::spawn_blocking(move || tbsim_scenario::load_file(&path))
+        .await
+        .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
+        .map_err(|e| {
+            ApiError::from(crate::registry::RegistryError::InvalidScenario(
+                name,
+                e.to_string(),
+            ))
+        })?;
+    let seed = b.seed.unwrap_or(loaded.scenario.seed);
+    let (agent, driver) = driver_for(&c, &b.agent, &loaded, seed)?;
+    let req = OpenRequest {
+        scenario: b.scenario,
+        seed: Some(seed),
+        hints: b.hints,
+        feedback: b.feedback,
+        max_steps: b.max_steps.unwrap_or(400).max(1),
+        agent,
+    };
+    let extras = OpenExtras {
+        control: Some(Control::new(b.paused)),
+        fork: None,
+    };
+    let (id, _) = c.registry().open_with(req, driver, extras).await?;
+    Ok(Json(json!({ "id": id })))
+}
+
+async fn close(
+    State(c): State<Arc<Console>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    match c.find(&id)? {
+        Found::Session(_, e) => {
+            // Closed, not forgotten: the finished run stays listed until it expires.
+            e.touch();
+            e.session.lock().await.close().await?;
+            Ok(Json(json!({ "closed": id })))
+        }
+        Found::Fixed(f) => match f.control() {
+            Some(ctl) => {
+                ctl.cancel();
+                Ok(Json(json!({ "closed": id })))
+            }
+            None => Err(err(
+                StatusCode::CONFLICT,
+                "not_controllable",
+                "a recorded run (or a job not started yet) cannot be closed",
+            )),
+        },
+    }
+}
