@@ -8,6 +8,8 @@ mod adversary;
 mod batch;
 // The `tbsim` binary end to end: run, replay, validate, tools, gen, suites, metatasks.
 mod cli;
+// The web console in headless Chromium (tools/console-tests).
+mod console;
 // Same inputs, same bytes: repeated runs, pinned digests, regenerated content.
 mod determinism;
 // Engine behaviours through the tools: interrupts, deadlines, events, chat, calendar, files, days.

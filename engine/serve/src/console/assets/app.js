@@ -1320,6 +1320,9 @@ function viewRun(main, id) {
   }
   function showTurn(turn) {
     st.turn = turn;
+    const o = (turn && turn.observation) || {};
+    turnView.dataset.step = String(o.step ?? 0);
+    turnView.dataset.over = String(!!(turn && (turn.terminated || turn.truncated)));
     clear(turnView).append(observationView(turn));
   }
 
