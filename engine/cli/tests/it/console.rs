@@ -20,7 +20,10 @@ fn missing(dir: &Path) -> Vec<String> {
     if !node.is_ok_and(|o| o.status.success()) {
         missing.push("node".to_owned());
     }
-    if !dir.join("node_modules/playwright-core/package.json").is_file() {
+    if !dir
+        .join("node_modules/playwright-core/package.json")
+        .is_file()
+    {
         missing.push(format!(
             "playwright-core (run `npm ci --prefix {}`)",
             dir.display()
