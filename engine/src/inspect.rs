@@ -678,3 +678,616 @@ pub fn entries_from(
         finished,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::agent::Oracle;
+    use crate::protocol::{SimConfig, ToolResult};
+    use crate::result::RunResult;
+    use crate::run::{RunLimits, run_to_dir};
+
+    fn scenario(rel: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../content/scenarios")
+            .join(rel)
+    }
+
+    /// The oracle's run of a bundled scenario, written to a temporary directory.
+    fn oracle_run(rel: &str) -> (tempfile::TempDir, LoadedScenario, RunResult) {
+        let loaded = tbsim_scenario::load_file(&scenario(rel)).expect("bundled scenario loads");
+        let dir = tempfile::tempdir().unwrap();
+        let mut oracle = Oracle::new(&loaded.scenario);
+        let r = run_to_dir(
+            &loaded,
+            &mut oracle,
+            SimConfig::default(),
+            &RunLimits::default(),
+            dir.path(),
+        )
+        .expect("the oracle runs");
+        (dir, loaded, r)
+    }
+
+    fn trajectory_lines(dir: &Path) -> Vec<String> {
+        std::fs::read_to_string(dir.join("trajectory.jsonl"))
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// What the oracle wrote with `write_file`, the last content per path.
+    fn written(lines: &[String]) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for l in lines {
+            if let Ok(Line::Decision { calls, .. }) = serde_json::from_str::<Line>(l) {
+                for c in calls.iter().filter(|c| c.name == "write_file") {
+                    let args: Value = serde_json::from_str(&c.arguments).unwrap();
+                    out.insert(
+                        args["path"].as_str().unwrap().to_owned(),
+                        args["content"].as_str().unwrap().to_owned(),
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_view_follows_the_run_from_the_start_to_the_recorded_result() {
+        let (dir, loaded, r) = oracle_run("busy-day.ron");
+        let dir = dir.path();
+        let recorded: RunResult =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap())
+                .unwrap();
+        assert_eq!(recorded.checkpoint_score, r.checkpoint_score);
+
+        let start = world_at(dir, Some(0), false).unwrap();
+        assert_eq!((start.step, start.steps), (0, r.steps));
+        assert_eq!(start.end_reason, None);
+        assert!(!start.tasks.is_empty(), "tasks released at the start");
+        for t in &start.tasks {
+            assert_eq!(t.status, TaskStatus::Open);
+            assert!(
+                t.checkpoints
+                    .iter()
+                    .all(|c| c.state == CheckpointState::Pending && c.passed_at.is_none()),
+                "{}: nothing judged before the first decision",
+                t.key
+            );
+        }
+        assert!(start.files.iter().all(|f| !f.by_agent), "{:?}", start.files);
+        let seeded = start
+            .files
+            .iter()
+            .find(|f| f.path == "workspace/transactions_review.csv")
+            .expect("the scenario puts a file in the workspace");
+        assert_eq!(
+            (seeded.root, seeded.kind, seeded.by_agent),
+            (FileRoot::Workspace, FileKind::Text, false)
+        );
+        assert!(start.files.windows(2).all(|w| w[0].path < w[1].path));
+        assert!(
+            start
+                .chats
+                .iter()
+                .all(|c| !c.messages.is_empty() || c.group)
+        );
+
+        let mid = world_at(dir, Some(r.steps / 2), false).unwrap();
+        assert_eq!(mid.step, r.steps / 2);
+
+        let end = world_at(dir, None, false).unwrap();
+        assert_eq!((end.step, end.steps), (r.steps, r.steps));
+        assert_eq!(end.end_reason, r.end_reason);
+        assert!((end.score - r.checkpoint_score).abs() < 1e-12);
+        let released: Vec<&crate::result::TaskResult> = recorded
+            .tasks
+            .iter()
+            .filter(|t| t.released_at.is_some())
+            .collect();
+        assert_eq!(end.tasks.len(), released.len());
+        for (card, t) in end.tasks.iter().zip(released) {
+            assert_eq!(card.key, t.key);
+            assert_eq!(card.status, TaskStatus::Closed, "judged at the end");
+            assert!((card.score - t.score).abs() < 1e-12, "{}", t.key);
+            let passed = |c: &CheckpointCard| c.state == CheckpointState::Passed;
+            let shown: Vec<&str> = card
+                .checkpoints
+                .iter()
+                .filter(|c| passed(c))
+                .map(|c| c.key.as_str())
+                .collect();
+            let want: Vec<&str> = t
+                .checkpoints
+                .iter()
+                .filter(|c| c.passed)
+                .map(|c| c.key.as_str())
+                .collect();
+            assert_eq!(shown, want, "{}", t.key);
+            for c in &card.checkpoints {
+                assert_ne!(c.state, CheckpointState::Pending, "{}#{}", t.key, c.key);
+                assert_eq!(c.passed_time.is_some(), passed(c));
+                assert!(c.description.is_none() && c.feedback.is_none());
+            }
+        }
+        assert!(end.chats.iter().any(|c| !c.messages.is_empty()));
+        assert!(
+            end.chats
+                .iter()
+                .flat_map(|c| &c.messages)
+                .all(|m| !m.from_name.starts_with("npc/") && !m.time.is_empty())
+        );
+
+        // Files: what the oracle wrote, by the agent, served as written.
+        let lines = trajectory_lines(dir);
+        let wrote = written(&lines);
+        assert!(!wrote.is_empty(), "the oracle writes files");
+        let world = crate::replay::redrive_dir(dir, None).unwrap();
+        for (path, content) in &wrote {
+            let f = end.files.iter().find(|f| &f.path == path).expect("listed");
+            assert!(f.by_agent, "{path}");
+            assert_eq!(f.bytes, content.len() as u64);
+            let (bytes, kind) = file_bytes(&world.sim, path).expect("readable");
+            assert_eq!(bytes, content.as_bytes(), "{path}");
+            assert!(
+                kind == "application/json" || kind.starts_with("text/"),
+                "{kind}"
+            );
+        }
+        assert!(
+            end.files
+                .iter()
+                .any(|f| f.path == "workspace/transactions_review.csv" && !f.by_agent)
+        );
+        let (csv, kind) = file_bytes(&world.sim, "workspace/./transactions_review.csv").unwrap();
+        assert!(!csv.is_empty());
+        assert_eq!(kind, "text/csv; charset=utf-8");
+        let (first, _) = wrote.iter().next().unwrap();
+        assert_eq!(
+            file_at(dir, Some(0), first).unwrap(),
+            None,
+            "not written yet at step 0"
+        );
+        assert!(file_at(dir, None, first).unwrap().is_some());
+        for bad in [
+            "../x",
+            "/etc/passwd",
+            "scenario.ron",
+            "trajectory.jsonl",
+            "drive/../../x",
+            "workspace/../scenario.ron",
+            "drive",
+            "workspace",
+            "",
+            "drive\\..\\x",
+        ] {
+            assert_eq!(file_bytes(&world.sim, bad), None, "{bad}");
+            assert_eq!(file_at(dir, None, bad).unwrap(), None, "{bad}");
+        }
+
+        // The view is plain data: the same world always gives the same JSON.
+        let again = world_at(dir, None, false).unwrap();
+        assert_eq!(
+            serde_json::to_string(&end).unwrap(),
+            serde_json::to_string(&again).unwrap()
+        );
+        let v = serde_json::to_value(&end).unwrap();
+        assert_eq!(
+            v["tasks"][0]["hint_tiers"].as_array().map(Vec::len),
+            Some(2)
+        );
+        assert!(v["tasks"][0]["checkpoints"][0].get("description").is_none());
+        assert!(v["tasks"][0]["guidance"]["hints"].is_u64());
+        let _ = loaded;
+    }
+
+    #[test]
+    fn the_timeline_tails_a_file_being_written() {
+        let (dir, loaded, _) = oracle_run("meeting-only.ron");
+        let epoch = epoch_of(&loaded);
+        let traj = dir.path().join("trajectory.jsonl");
+        let lines = trajectory_lines(dir.path());
+        let hidden = lines
+            .iter()
+            .filter(|l| l.starts_with(r#"{"type":"disclosure""#))
+            .count();
+
+        let all = entries_from(&traj, 0, &epoch, false).unwrap();
+        assert!(all.finished);
+        assert_eq!(all.next, lines.len());
+        assert_eq!(all.lines.len(), lines.len() - hidden);
+        for (n, e) in all.lines.iter().enumerate() {
+            let i = e["i"].as_u64().unwrap() as usize;
+            let line: Line = serde_json::from_str(&lines[i]).unwrap();
+            assert_eq!(e, &entry(&line, i, &epoch, false).unwrap(), "{n}");
+            if let Some(t) = e.get("t").and_then(Value::as_u64) {
+                assert_eq!(e["time"], json!(epoch.display(SimTime(t))));
+            } else {
+                assert!(e.get("time").is_none());
+            }
+        }
+        assert_eq!(all.lines[0]["type"], "header");
+        let whole = entries_from(&traj, 0, &epoch, true).unwrap();
+        assert_eq!(whole.lines.len(), lines.len());
+
+        // A live run: some lines written, the next one torn.
+        let live = dir.path().join("live.jsonl");
+        let k = lines.len() / 2;
+        let mut text: String = lines[..k].iter().map(|l| format!("{l}\n")).collect();
+        text.push_str(&lines[k][..lines[k].len() / 2]);
+        std::fs::write(&live, &text).unwrap();
+        let head = entries_from(&live, 0, &epoch, false).unwrap();
+        assert_eq!((head.next, head.finished), (k, false));
+        assert_eq!(head.lines[..], all.lines[..head.lines.len()]);
+        // Complete JSON without its newline is still in flight.
+        text.truncate(text.len() - lines[k].len() / 2);
+        text.push_str(&lines[k]);
+        std::fs::write(&live, &text).unwrap();
+        assert_eq!(entries_from(&live, k, &epoch, false).unwrap().next, k);
+        text.push('\n');
+        for l in &lines[k + 1..] {
+            text.push_str(l);
+            text.push('\n');
+        }
+        std::fs::write(&live, &text).unwrap();
+        let tail = entries_from(&live, head.next, &epoch, false).unwrap();
+        assert!(tail.finished);
+        assert_eq!(tail.next, lines.len());
+        let joined: Vec<&Value> = head.lines.iter().chain(&tail.lines).collect();
+        assert_eq!(joined, all.lines.iter().collect::<Vec<_>>());
+        // Asking past the end waits there.
+        let past = entries_from(&traj, lines.len() + 3, &epoch, false).unwrap();
+        assert!(past.lines.is_empty() && past.finished);
+        assert_eq!(past.next, lines.len() + 3);
+
+        assert!(matches!(
+            entries_from(&dir.path().join("missing.jsonl"), 0, &epoch, false),
+            Err(InspectError::Io(..))
+        ));
+        std::fs::write(&live, format!("{}\nnot json\n{}\n", lines[0], lines[1])).unwrap();
+        assert!(matches!(
+            entries_from(&live, 0, &epoch, false),
+            Err(InspectError::Format(_, 2, _))
+        ));
+        std::fs::write(&live, "").unwrap();
+        let empty = entries_from(&live, 0, &epoch, false).unwrap();
+        assert_eq!(
+            (empty.lines.len(), empty.next, empty.finished),
+            (0, 0, false)
+        );
+    }
+
+    #[test]
+    fn entries_drop_hidden_parts_unless_answers_are_asked_for() {
+        let epoch = Epoch::from_timestamp("2025-10-08T09:00").unwrap();
+        let parse = |s: &str| serde_json::from_str::<Line>(s).unwrap();
+        let npc = parse(
+            r#"{"type":"npc","step":3,"call":"c1","npc":"npc/a","t":32460,"model":"m","request":{"persona":"secret persona"},"response":{"raw":"secret"},"reply":"hello","clues":["the-clue"],"failures":["x"],"error":"e"}"#,
+        );
+        let e = entry(&npc, 7, &epoch, false).unwrap();
+        assert_eq!(
+            e,
+            json!({"type": "npc", "step": 3, "call": "c1", "npc": "npc/a", "t": 32460, "model": "m",
+                   "reply": "hello", "error": "e", "i": 7, "time": "Wed 2025-10-08 09:01"})
+        );
+        let full = entry(&npc, 7, &epoch, true).unwrap();
+        assert_eq!(full["request"]["persona"], "secret persona");
+        assert_eq!(full["clues"], json!(["the-clue"]));
+        assert_eq!(full["i"], 7);
+
+        let model = parse(
+            r#"{"type":"model","step":1,"t":0,"purpose":"turn","model":"m","request":{"messages":["system prompt"]},"failures":["timeout"],"response":{"ok":1},"usage":null}"#,
+        );
+        let e = entry(&model, 1, &epoch, false).unwrap();
+        assert!(e.get("request").is_none());
+        assert_eq!(e["response"], json!({"ok": 1}));
+        assert_eq!(e["failures"], json!(["timeout"]));
+        assert_eq!(e["time"], "Wed 2025-10-08 00:00");
+        assert!(entry(&model, 1, &epoch, true).unwrap()["request"].is_object());
+
+        let deliver = Line::Event {
+            t: SimTime(600),
+            class: crate::queue::EventClass::Delivery,
+            seq: 4,
+            event: crate::event::SimEvent::Deliver {
+                thread: "thread/dm/a".into(),
+                from: "npc/a".into(),
+                text: "the answer is in the manual".into(),
+                clues: vec!["the-clue".into()],
+            },
+        };
+        let e = entry(&deliver, 2, &epoch, false).unwrap();
+        assert_eq!(e["event"]["text"], "the answer is in the manual");
+        assert!(e["event"].get("clues").is_none());
+        assert_eq!(
+            entry(&deliver, 2, &epoch, true).unwrap()["event"]["clues"],
+            json!(["the-clue"])
+        );
+
+        let result = Line::Result {
+            step: 2,
+            call: "c2".into(),
+            t: SimTime(660),
+            result: ToolResult {
+                call_id: "c2".into(),
+                tool: "run_python".into(),
+                ok: true,
+                time: epoch.display(SimTime(660)),
+                t: SimTime(660),
+                result: Some(json!({"stdout": "4"})),
+                error: None,
+                attachments: Vec::new(),
+                notifications: Vec::new(),
+            },
+            record: Some(json!({"files": {"out.csv": "c2VjcmV0"}})),
+        };
+        let e = entry(&result, 3, &epoch, false).unwrap();
+        assert!(e.get("record").is_none());
+        assert_eq!(e["result"]["result"]["stdout"], "4");
+        assert!(entry(&result, 3, &epoch, true).unwrap()["record"].is_object());
+
+        let disclosure = Line::Disclosure {
+            t: SimTime(600),
+            npc: "npc/a".into(),
+            clue: "the-clue".into(),
+            task: None,
+            first: true,
+        };
+        assert_eq!(entry(&disclosure, 5, &epoch, false), None);
+        assert_eq!(
+            entry(&disclosure, 5, &epoch, true).unwrap()["clue"],
+            "the-clue"
+        );
+
+        let score = Line::Score {
+            task: "task/a".into(),
+            score: 1.0,
+            success: true,
+            passed: vec!["done".into()],
+        };
+        let e = entry(&score, 9, &epoch, false).unwrap();
+        assert_eq!(e["type"], "score");
+        assert!(e.get("time").is_none(), "no `t`, no time");
+    }
+
+    #[test]
+    fn content_types_come_from_bytes_and_names() {
+        let png = b"\x89PNG\r\n\x1a\n rest";
+        assert_eq!(content_type("drive/a.png", png), "image/png");
+        assert_eq!(content_type("drive/a.dat", png), "image/png");
+        assert_eq!(
+            content_type("drive/a.JPG", &[0xff, 0xd8, 0xff, 0xe0]),
+            "image/jpeg"
+        );
+        assert_eq!(content_type("drive/a.gif", b"GIF89a.."), "image/gif");
+        assert_eq!(
+            content_type("drive/a.webp", b"RIFF\0\0\0\0WEBPVP8 "),
+            "image/webp"
+        );
+        assert_eq!(content_type("workspace/a.svg", b"<svg/>"), "image/svg+xml");
+        assert_eq!(
+            content_type("workspace/a.png", b"not a picture"),
+            "text/plain; charset=utf-8"
+        );
+        assert_eq!(
+            content_type("workspace/a.csv", b"a,b\n"),
+            "text/csv; charset=utf-8"
+        );
+        assert_eq!(content_type("workspace/a.json", b"{}"), "application/json");
+        assert_eq!(
+            content_type("workspace/a.html", b"<script>"),
+            "text/plain; charset=utf-8"
+        );
+        assert_eq!(
+            content_type("workspace/a.csv", &[0xff, 0xfe, 0]),
+            "application/octet-stream"
+        );
+        assert_eq!(kind_of("workspace/a.svg", b"<svg/>"), FileKind::Image);
+        assert_eq!(kind_of("workspace/a", b""), FileKind::Text);
+        assert_eq!(kind_of("workspace/a.bin", &[0x80]), FileKind::Binary);
+    }
+
+    /// Texts of `loaded` the console must never show without answers.
+    struct Secrets {
+        personas: Vec<String>,
+        descriptions: Vec<String>,
+        /// What a colleague says -> the keys of the clues that say it (colleagues
+        /// may share a text).
+        clues: BTreeMap<String, BTreeSet<String>>,
+        /// Meeting key -> what is said in it.
+        notes: BTreeMap<String, String>,
+    }
+
+    fn secrets(loaded: &LoadedScenario) -> Secrets {
+        // Short texts could occur by chance in what the agent may see.
+        let long = |s: &str| s.trim().len() >= 24;
+        let s = &loaded.scenario;
+        Secrets {
+            personas: s
+                .company
+                .people
+                .iter()
+                .map(|p| p.persona.clone())
+                .filter(|p| long(p))
+                .collect(),
+            descriptions: s
+                .tasks
+                .iter()
+                .flat_map(|t| &t.checkpoints)
+                .map(|c| c.description.clone())
+                .filter(|d| long(d))
+                .collect(),
+            clues: s
+                .company
+                .people
+                .iter()
+                .flat_map(|p| &p.clues)
+                .filter(|c| long(&c.response))
+                .fold(BTreeMap::new(), |mut m, c| {
+                    m.entry(c.response.clone())
+                        .or_insert_with(BTreeSet::new)
+                        .insert(c.key.clone());
+                    m
+                }),
+            notes: s
+                .meetings
+                .iter()
+                .filter(|m| long(&m.notes))
+                .map(|m| (m.key.clone(), m.notes.clone()))
+                .collect(),
+        }
+    }
+
+    /// JSON text as it reaches the page: strings escaped as in the view and entries.
+    fn escaped(s: &str) -> String {
+        let j = serde_json::to_string(s).unwrap();
+        j[1..j.len() - 1].to_owned()
+    }
+
+    #[test]
+    fn nothing_hidden_leaks_into_views_or_entries() {
+        let mut names: Vec<String> = std::fs::read_dir(scenario(""))
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".ron"))
+            .collect();
+        names.sort();
+        assert!(names.len() >= 5, "{names:?}");
+        names.extend(
+            [
+                "traineebench/traineebench-001.ron",
+                "traineebench-cl/traineebench-cl-001.ron",
+            ]
+            .map(str::to_owned),
+        );
+        let mut checked = 0;
+        for name in &names {
+            let (dir, loaded, r) = oracle_run(name);
+            let dir = dir.path();
+            let sec = secrets(&loaded);
+            let lines = trajectory_lines(dir);
+            let mut disclosed = BTreeSet::new();
+            for l in &lines {
+                if let Ok(Line::Disclosure { clue, .. }) = serde_json::from_str(l) {
+                    disclosed.insert(clue);
+                }
+            }
+            let end_world = crate::replay::redrive_dir(dir, None).unwrap();
+            let mut joined = BTreeSet::new();
+            if let Some(mut q) = end_world.sim.world().try_query::<(&Key, &Meeting)>() {
+                for (k, m) in q.iter(end_world.sim.world()) {
+                    if m.joined_at.is_some() {
+                        joined.insert(k.0.clone());
+                    }
+                }
+            }
+            let start = serde_json::to_string(&world_at(dir, Some(0), false).unwrap()).unwrap();
+            let end = serde_json::to_string(&world_at(dir, None, false).unwrap()).unwrap();
+            let epoch = epoch_of(&loaded);
+            let entries: Vec<(String, String)> =
+                entries_from(&dir.join("trajectory.jsonl"), 0, &epoch, false)
+                    .unwrap()
+                    .lines
+                    .iter()
+                    .map(|e| (e["type"].as_str().unwrap().to_owned(), e.to_string()))
+                    .collect();
+            let hidden = lines
+                .iter()
+                .filter(|l| l.starts_with(r#"{"type":"disclosure""#))
+                .count();
+            assert_eq!(entries.len(), lines.len() - hidden, "{name}");
+
+            // `needle` as it would appear in JSON text.
+            let never_json = |what: &str, text: &str, needle: &str| {
+                let t = needle;
+                assert!(
+                    !start.contains(t),
+                    "{name}: {what} in the first view: {text}"
+                );
+                assert!(!end.contains(t), "{name}: {what} in the last view: {text}");
+                for (kind, e) in &entries {
+                    assert!(!e.contains(t), "{name}: {what} in a `{kind}` entry: {text}");
+                }
+            };
+            let never = |what: &str, text: &str| never_json(what, text, &escaped(text));
+            // Tasks still to come are not shown before they are released.
+            for t in &loaded.scenario.tasks {
+                if !matches!(t.release, tbsim_scenario::Release::Start) {
+                    let o = escaped(&t.objective);
+                    assert!(!start.contains(&o), "{name}: {} before its release", t.key);
+                }
+            }
+            for p in &sec.personas {
+                never("a persona", p);
+            }
+            for d in &sec.descriptions {
+                never("a checkpoint description", d);
+            }
+            for key in &disclosed {
+                // As a whole JSON string: a clue key is a common word.
+                let quoted = serde_json::to_string(key).unwrap();
+                never_json("a disclosed clue's key", key, &quoted);
+            }
+            for (response, keys) in &sec.clues {
+                let key = keys.iter().next().expect("at least one key");
+                if keys.is_disjoint(&disclosed) {
+                    never("an undisclosed clue", response);
+                    continue;
+                }
+                // Told to the agent: in its chats and in what its tools returned.
+                let t = escaped(response);
+                assert!(!start.contains(&t), "{name}: clue {key} before it was told");
+                for (kind, e) in &entries {
+                    assert!(
+                        !e.contains(&t) || kind == "event" || kind == "result",
+                        "{name}: clue {key} in a `{kind}` entry"
+                    );
+                }
+            }
+            for (key, notes) in &sec.notes {
+                let t = escaped(notes);
+                assert!(
+                    !start.contains(&t) && !end.contains(&t),
+                    "{name}: notes of {key}"
+                );
+                if !joined.contains(key) {
+                    never("the notes of a meeting the agent missed", notes);
+                }
+            }
+
+            // The switch does something: answers show every released task's checkpoints.
+            let answers = world_at(dir, None, true).unwrap();
+            let shown = serde_json::to_string(&answers).unwrap();
+            let released = answers.tasks.iter().flat_map(|t| &t.checkpoints).count();
+            assert!(released > 0, "{name}");
+            assert!(
+                answers
+                    .tasks
+                    .iter()
+                    .flat_map(|t| &t.checkpoints)
+                    .all(|c| c.description.is_some() && c.feedback.is_some()),
+                "{name}"
+            );
+            if let Some(d) = sec.descriptions.iter().find(|d| {
+                answers
+                    .tasks
+                    .iter()
+                    .flat_map(|t| &t.checkpoints)
+                    .any(|c| c.description.as_deref() == Some(d.as_str()))
+            }) {
+                assert!(shown.contains(&escaped(d)), "{name}");
+                checked += 1;
+            }
+            let whole = entries_from(&dir.join("trajectory.jsonl"), 0, &epoch, true).unwrap();
+            assert_eq!(whole.lines.len(), lines.len(), "{name}");
+            let _ = r;
+        }
+        assert!(checked >= names.len() / 2, "descriptions were looked for");
+    }
+}
