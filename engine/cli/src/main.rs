@@ -34,7 +34,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run an agent on scenarios and print a score table.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Serve the HTTP session API and the console (`/`): external agents drive
     /// worlds over JSON; people watch, guide, play and fork runs (see README).
     Serve(ServeArgs),
@@ -163,7 +163,7 @@ pub(crate) enum SuiteCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let res = match cli.command {
-        Command::Run(args) => run::cmd_run(args),
+        Command::Run(args) => run::cmd_run(*args),
         Command::Serve(args) => serve::cmd_serve(args),
         Command::Mcp(args) => mcp::cmd_mcp(args),
         Command::View(args) => console::cmd_view(args),

@@ -87,7 +87,8 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         let addr = listener.local_addr()?;
         // Tests and scripts read the address (the port, with --bind ...:0) from here.
         println!("tbsim serve: listening on http://{addr}");
-        println!("console: http://{addr}/");
+        // On stderr: scripts read only the line above from stdout, and may close it.
+        eprintln!("console: http://{addr}/");
         std::io::stdout().flush()?;
         eprintln!(
             "sessions write their runs under {}; stop with Ctrl-C or SIGTERM (open sessions are closed and written)",

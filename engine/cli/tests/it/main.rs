@@ -10,6 +10,8 @@ mod batch;
 mod cli;
 // The web console in headless Chromium (tools/console-tests).
 mod console;
+// The console's HTTP routes: watch, step, guide, play, fork; `tbsim view`, `tbsim run --ui`; nothing hidden.
+mod console_api;
 // Same inputs, same bytes: repeated runs, pinned digests, regenerated content.
 mod determinism;
 // Engine behaviours through the tools: interrupts, deadlines, events, chat, calendar, files, days.

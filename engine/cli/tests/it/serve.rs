@@ -15,14 +15,14 @@ use crate::util::{lines_as, spawn_serve};
 use crate::util::{root, run_agent, tbsim, text};
 
 /// A `tbsim serve` on a free loopback port, killed when dropped.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-    token: Option<String>,
+pub(crate) struct Server {
+    pub(crate) child: Child,
+    pub(crate) addr: SocketAddr,
+    pub(crate) token: Option<String>,
 }
 
 impl Server {
-    fn start(out: &Path, extra: &[&str]) -> Server {
+    pub(crate) fn start(out: &Path, extra: &[&str]) -> Server {
         let (child, line) = spawn_serve(out, extra);
         let addr: SocketAddr = line
             .parse()
@@ -35,7 +35,7 @@ impl Server {
     }
 
     /// Sends raw bytes; returns the status and the body as JSON.
-    fn raw(&self, request: &[u8]) -> (u16, Value) {
+    pub(crate) fn raw(&self, request: &[u8]) -> (u16, Value) {
         let mut s = TcpStream::connect(self.addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(300))).unwrap();
         s.write_all(request).unwrap();
@@ -60,11 +60,11 @@ impl Server {
         (status, serde_json::from_str(&body).unwrap_or(Value::Null))
     }
 
-    fn request(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
+    pub(crate) fn request(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
         self.request_as(method, path, body, self.token.as_deref())
     }
 
-    fn request_as(
+    pub(crate) fn request_as(
         &self,
         method: &str,
         path: &str,
@@ -81,7 +81,7 @@ impl Server {
         self.raw(req.as_bytes())
     }
 
-    fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+    pub(crate) fn post(&self, path: &str, body: &Value) -> (u16, Value) {
         self.request("POST", path, Some(&body.to_string()))
     }
 }
@@ -93,7 +93,7 @@ impl Drop for Server {
     }
 }
 
-fn dechunk(mut s: &str) -> String {
+pub(crate) fn dechunk(mut s: &str) -> String {
     let mut out = String::new();
     while let Some((size, rest)) = s.split_once("\r\n") {
         let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
@@ -106,7 +106,7 @@ fn dechunk(mut s: &str) -> String {
     out
 }
 
-fn error_code(v: &Value) -> &str {
+pub(crate) fn error_code(v: &Value) -> &str {
     v["error"]["code"]
         .as_str()
         .unwrap_or_else(|| panic!("no error body: {v}"))

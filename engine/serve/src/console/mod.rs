@@ -303,7 +303,7 @@ impl Console {
             .unwrap_or_else(PoisonError::into_inner)
             .get(dir)
         {
-            return Ok(e.clone());
+            return Ok(*e);
         }
         let loaded = tbsim_scenario::load_file(&dir.join("scenario.ron"))
             .map_err(|e| ConsoleError::Unreadable(dir.display().to_string(), e.to_string()))?;
@@ -311,7 +311,7 @@ impl Console {
         self.epochs
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(dir.to_path_buf(), epoch.clone());
+            .insert(dir.to_path_buf(), epoch);
         Ok(epoch)
     }
 

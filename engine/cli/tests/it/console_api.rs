@@ -1,0 +1,635 @@
+//! The console's HTTP routes over real HTTP, against the real binary: a run started
+//! from the console is watched, stepped and guided (the guidance lands in the
+//! trajectory and `result.json`, and replays); a person plays a meeting task to
+//! score 1; a fork replays; `tbsim view` is read-only and shows answers only for a
+//! finished run on request; `tbsim run --ui` lets every job be paused and guided;
+//! hidden data never reaches a console route; the token guards every route but the
+//! page itself.
+
+use std::io::{BufRead as _, Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::serve::{Server, error_code};
+use crate::util::{root, run_agent, tbsim, tbsim_command, text};
+
+/// GET `path` and return the status, the head and the body as text.
+fn get_text(addr: SocketAddr, path: &str, headers: &str) -> (u16, String, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{headers}\r\n"
+    )
+    .unwrap();
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap();
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        crate::serve::dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    (status, head.to_owned(), body)
+}
+
+fn run_detail(s: &Server, id: &str) -> Value {
+    let (code, v) = s.request("GET", &format!("/v1/console/runs/{id}"), None);
+    assert_eq!(code, 200, "{v}");
+    v
+}
+
+/// Polls a run until `pred` holds on its detail (or panics after a minute).
+fn wait_for(s: &Server, id: &str, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    let start = Instant::now();
+    loop {
+        let d = run_detail(s, id);
+        if pred(&d) {
+            return d;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "run {id} never became {what}: {d}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn trajectory(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("trajectory.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn result(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap()
+}
+
+fn assert_replays(dir: &Path) {
+    let o = tbsim(&["replay", dir.to_str().unwrap()], &root());
+    let (out, err) = text(&o);
+    assert!(
+        o.status.success(),
+        "replay of {}: {out}{err}",
+        dir.display()
+    );
+    assert!(out.contains("identical"), "{out}");
+}
+
+/// The oracle's decisions of a run, as `act` bodies.
+fn decisions(dir: &Path) -> Vec<Value> {
+    trajectory(dir)
+        .into_iter()
+        .filter(|l| l["type"] == "decision")
+        .map(|l| {
+            let calls: Vec<Value> = l["calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| {
+                    json!({
+                        "name": c["name"],
+                        "arguments": serde_json::from_str::<Value>(c["arguments"].as_str().unwrap()).unwrap(),
+                    })
+                })
+                .collect();
+            json!({ "tool_calls": calls })
+        })
+        .collect()
+}
+
+#[test]
+fn the_page_is_served_with_a_strict_policy_and_no_token_needed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Server::start(tmp.path(), &["--token", "s3cret"]);
+    let (code, head, body) = get_text(s.addr, "/", "");
+    assert_eq!(code, 200);
+    assert!(body.contains("app.js"), "{body}");
+    let head = head.to_ascii_lowercase();
+    assert!(head.contains("content-security-policy: default-src 'none'; script-src 'self'"));
+    for asset in ["/assets/app.js", "/assets/app.css"] {
+        let (code, _, body) = get_text(s.addr, asset, "");
+        assert_eq!(code, 200, "{asset}");
+        assert!(body.len() > 100, "{asset}");
+    }
+    // Everything else wants the token: a header, or the cookie `/login` sets.
+    let (code, _, _) = get_text(s.addr, "/v1/console/runs", "");
+    assert_eq!(code, 401);
+    let (code, head, _) = get_text(s.addr, "/login?token=wrong", "");
+    assert_eq!(code, 401, "{head}");
+    let (code, head, _) = get_text(s.addr, "/login?token=s3cret", "");
+    assert_eq!(code, 303);
+    let cookie = head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .unwrap();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
+    let pair = cookie.split(';').next().unwrap();
+    let (code, _, body) = get_text(s.addr, "/v1/console/runs", &format!("Cookie: {pair}\r\n"));
+    assert_eq!(code, 200, "{body}");
+    let (code, _, _) = get_text(s.addr, "/v1/console/runs", "Cookie: tbsim_token=nope\r\n");
+    assert_eq!(code, 401);
+}
+
+#[test]
+fn a_run_started_from_the_console_is_stepped_guided_and_replays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Server::start(tmp.path(), &[]);
+    let (code, v) = s.post(
+        "/v1/console/start",
+        &json!({"scenario": "meeting-only", "agent": "oracle", "paused": true}),
+    );
+    assert_eq!(code, 200, "{v}");
+    let id = v["id"].as_str().unwrap().to_owned();
+    let d = wait_for(&s, &id, "paused", |d| d["state"] == "paused");
+    assert_eq!(d["step"], 0);
+    assert_eq!(d["controllable"], true);
+    assert_eq!(d["playable"], false);
+    // One decision per step, and the run stays held.
+    let base = format!("/v1/console/runs/{id}");
+    let (code, _) = s.request("POST", &format!("{base}/step"), None);
+    assert_eq!(code, 200);
+    let d = wait_for(&s, &id, "one step on", |d| {
+        d["step"] == 1 && d["state"] == "paused"
+    });
+    assert_eq!(d["hint_tiers"]["task/standup"], json!([0, 3]));
+    // Guidance: the next tier, a message; refused ones say why.
+    let (code, v) = s.post(
+        &format!("{base}/guide"),
+        &json!({"by": "ana", "task": "task/standup", "kind": "hint"}),
+    );
+    assert_eq!((code, &v["tier"]), (200, &json!(1)), "{v}");
+    let (code, v) = s.post(
+        &format!("{base}/guide"),
+        &json!({"by": "ana", "kind": "message", "text": "The budget is announced at 10:05."}),
+    );
+    assert_eq!(code, 200, "{v}");
+    let (code, v) = s.post(
+        &format!("{base}/guide"),
+        &json!({"by": "ana", "task": "task/none", "kind": "hint"}),
+    );
+    assert_eq!((code, error_code(&v)), (422, "guidance_refused"), "{v}");
+    let (code, v) = s.post(
+        &format!("{base}/guide"),
+        &json!({"by": "<script>", "kind": "message", "text": "x"}),
+    );
+    assert_eq!((code, error_code(&v)), (400, "invalid_request"), "{v}");
+    let (code, _) = s.request("POST", &format!("{base}/resume"), None);
+    assert_eq!(code, 200);
+    let d = wait_for(&s, &id, "finished", |d| d["state"] == "finished");
+    assert_eq!(d["score"], 1.0);
+    assert_eq!(d["controllable"], false);
+    let (code, v) = s.request("POST", &format!("{base}/pause"), None);
+    assert_eq!((code, error_code(&v)), (409, "run_over"));
+
+    let dir = tmp.path().join(&id);
+    let guidance: Vec<Value> = trajectory(&dir)
+        .into_iter()
+        .filter(|l| l["type"] == "guidance")
+        .collect();
+    assert_eq!(guidance.len(), 2, "{guidance:?}");
+    assert!(
+        guidance
+            .iter()
+            .all(|g| g["by"] == "human:ana" && g["step"] == 2)
+    );
+    assert_eq!(guidance[0]["tier"], 1);
+    assert_eq!(guidance[1]["tier"], Value::Null);
+    let r = result(&dir);
+    assert_eq!(r["guidance"]["hints"], 1, "{}", r["guidance"]);
+    assert_eq!(r["guidance"]["messages"], 1);
+    let task = &r["tasks"][0]["guidance"];
+    assert_eq!(
+        (task["hints"].as_u64(), task["top_tier"].as_u64()),
+        (Some(1), Some(1)),
+        "{task}"
+    );
+    assert_replays(&dir);
+
+    // The timeline shows the guidance, with agent-facing times.
+    let (code, v) = s.request("GET", &format!("{base}/timeline?from=0"), None);
+    assert_eq!(code, 200);
+    assert_eq!(v["finished"], true);
+    let lines = v["lines"].as_array().unwrap();
+    assert_eq!(lines[0]["type"], "header");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == "guidance" && l["time"].is_string())
+    );
+    let (code, v) = s.request("GET", &format!("{base}/timeline?from=5"), None);
+    assert_eq!(code, 200);
+    assert_eq!(v["lines"][0]["i"], 5);
+}
+
+#[test]
+fn a_person_plays_a_meeting_task_to_score_1_and_forks_replay() {
+    let tmp = tempfile::tempdir().unwrap();
+    let oracle = tmp.path().join("oracle");
+    run_agent(
+        "oracle",
+        &oracle,
+        &[&root().join("content/scenarios/meeting-only.ron")],
+    );
+    let s = Server::start(&tmp.path().join("serve"), &[]);
+    let (code, v) = s.post(
+        "/v1/console/start",
+        &json!({"scenario": "meeting-only", "agent": "human:Ana Lee"}),
+    );
+    assert_eq!(code, 200, "{v}");
+    let id = v["id"].as_str().unwrap().to_owned();
+    let base = format!("/v1/console/runs/{id}");
+    let d = run_detail(&s, &id);
+    assert_eq!(d["playable"], true);
+    assert_eq!(d["agent"], "human:Ana Lee");
+    let (code, turn) = s.request("GET", &format!("{base}/turn"), None);
+    assert_eq!(code, 200);
+    assert!(turn["observation"]["briefing"].is_object(), "{turn}");
+    // A bad call is an ordinary tool error, counted, not a failure of the page.
+    let (code, t) = s.post(
+        &format!("{base}/act"),
+        &json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "../../etc/passwd"}}]}),
+    );
+    assert_eq!(code, 200, "{t}");
+    assert_eq!(t["observation"]["results"][0]["ok"], false, "{t}");
+    let mut last = Value::Null;
+    for body in decisions(&oracle) {
+        let (code, t) = s.post(&format!("{base}/act"), &body);
+        assert_eq!(code, 200, "{t}");
+        last = t;
+    }
+    assert_eq!(last["terminated"], true, "{last}");
+    assert_eq!(last["progress"]["score"], 1.0);
+    let d = wait_for(&s, &id, "finished", |d| d["state"] == "finished");
+    assert_eq!(
+        (d["score"].as_f64(), d["playable"].as_bool()),
+        (Some(1.0), Some(false))
+    );
+    let (code, v) = s.post(&format!("{base}/act"), &decisions(&oracle)[0]);
+    assert_eq!((code, error_code(&v)), (409, "session_over"));
+    let dir = tmp.path().join("serve").join(&id);
+    assert_eq!(result(&dir)["checkpoint_score"], 1.0);
+    assert_eq!(result(&dir)["agent"], "human:Ana Lee");
+    assert_replays(&dir);
+
+    // Fork the person's run after its third decision (the bad call, wait, join):
+    // the oracle goes on, and the fork replays.
+    let (code, v) = s.post(
+        &format!("{base}/fork"),
+        &json!({"step": 3, "agent": "oracle"}),
+    );
+    assert_eq!(code, 200, "{v}");
+    let fid = v["id"].as_str().unwrap().to_owned();
+    let d = wait_for(&s, &fid, "finished", |d| d["state"] == "finished");
+    assert_eq!(d["fork"], json!({"parent": id, "step": 3}));
+    let fdir = tmp.path().join("serve").join(&fid);
+    let header = &trajectory(&fdir)[0];
+    assert_eq!(header["fork"]["step"], 3);
+    assert_eq!(header["agent"], "oracle");
+    assert_replays(&fdir);
+    // Unknown agents and impersonation-shaped names are refused.
+    for agent in ["nobody", "human:", "human:../../x", "http:client"] {
+        let (code, v) = s.post(&format!("{base}/fork"), &json!({"step": 1, "agent": agent}));
+        assert!(code == 400, "{agent}: {code} {v}");
+    }
+    let (code, v) = s.post(
+        "/v1/console/start",
+        &json!({"scenario": "../../etc/passwd", "agent": "oracle"}),
+    );
+    assert!(code == 400 || code == 404, "{code} {v}");
+}
+
+/// Every string in `v`, recursively (keys too).
+fn strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        Value::Object(m) => m.iter().for_each(|(k, x)| {
+            out.push(k.clone());
+            strings(x, out);
+        }),
+        _ => {}
+    }
+}
+
+/// Checkpoint descriptions, colleagues' personas and the clues the run in `run`
+/// never disclosed: text the console must never show outside the answers switch.
+fn hidden_texts(scenario: &Path, run: &Path) -> Vec<String> {
+    let loaded = tbsim_scenario::load_file(scenario).unwrap();
+    let disclosed: Vec<String> = trajectory(run)
+        .into_iter()
+        .filter(|l| l["type"] == "disclosure")
+        .map(|l| l["clue"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        !disclosed.is_empty(),
+        "the oracle asks colleagues in this run"
+    );
+    let mut hidden = Vec::new();
+    for t in &loaded.scenario.tasks {
+        for c in &t.checkpoints {
+            if c.description.len() > 12 {
+                hidden.push(c.description.clone());
+            }
+        }
+    }
+    // Several colleagues may know the same thing: a text once told is not hidden.
+    let told: Vec<&str> = loaded
+        .scenario
+        .company
+        .people
+        .iter()
+        .flat_map(|p| &p.clues)
+        .filter(|c| disclosed.contains(&c.key))
+        .map(|c| c.response.as_str())
+        .collect();
+    for p in &loaded.scenario.company.people {
+        if p.persona.len() > 12 {
+            hidden.push(p.persona.clone());
+        }
+        for c in &p.clues {
+            if !told.contains(&c.response.as_str()) && c.response.len() > 12 {
+                hidden.push(c.response.clone());
+            }
+        }
+    }
+    assert!(!hidden.is_empty());
+    hidden
+}
+
+#[test]
+fn view_is_read_only_and_shows_answers_only_when_asked_for_a_finished_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let busy = root().join("content/scenarios/busy-day.ron");
+    run_agent(
+        "oracle",
+        &runs,
+        &[&busy, &root().join("content/scenarios/meeting-only.ron")],
+    );
+    // A run cut off before its end (no result): its answers stay hidden.
+    let cut = tmp.path().join("cut");
+    std::fs::create_dir_all(&cut).unwrap();
+    let full = std::fs::read_to_string(runs.join("busy-day/trajectory.jsonl")).unwrap();
+    let kept: Vec<&str> = full.lines().take(12).collect();
+    std::fs::write(cut.join("trajectory.jsonl"), kept.join("\n") + "\n").unwrap();
+    std::fs::copy(runs.join("busy-day/scenario.ron"), cut.join("scenario.ron")).unwrap();
+
+    let mut child = tbsim_command(
+        &[
+            "view",
+            runs.to_str().unwrap(),
+            cut.to_str().unwrap(),
+            "--bind",
+            "127.0.0.1:0",
+            "--out",
+            tmp.path().join("forks").to_str().unwrap(),
+        ],
+        &root(),
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr: SocketAddr = line
+        .trim()
+        .strip_prefix("console: http://")
+        .and_then(|a| a.strip_suffix('/'))
+        .unwrap_or_else(|| panic!("{line}"))
+        .parse()
+        .unwrap();
+    let s = Server {
+        child,
+        addr,
+        token: None,
+    };
+    let (code, info) = s.request("GET", "/v1/console/info", None);
+    assert_eq!(code, 200);
+    assert_eq!(
+        (&info["mode"], &info["read_only"], &info["answers_allowed"]),
+        (&json!("view"), &json!(true), &json!(true))
+    );
+    let (_, v) = s.request("GET", "/v1/console/runs", None);
+    let runs_list = v["runs"].as_array().unwrap().clone();
+    assert_eq!(runs_list.len(), 3, "{v}");
+    let busy_id = runs_list
+        .iter()
+        .find(|r| r["scenario"] == "busy-day" && r["state"] == "finished")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let cut_id = runs_list.iter().find(|r| r["state"] != "finished").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Read-only: nothing to pause, step, guide or close; nothing to start.
+    for action in ["pause", "resume", "step", "close"] {
+        let (code, v) = s.request(
+            "POST",
+            &format!("/v1/console/runs/{busy_id}/{action}"),
+            None,
+        );
+        assert_eq!(
+            (code, error_code(&v)),
+            (409, "not_controllable"),
+            "{action}"
+        );
+    }
+    let (code, _) = s.post(
+        "/v1/console/start",
+        &json!({"scenario": "busy-day", "agent": "oracle"}),
+    );
+    assert_eq!(code, 403);
+
+    let hidden = hidden_texts(&busy, &runs.join("busy-day"));
+    let shown = |path: &str| {
+        let (code, v) = s.request("GET", path, None);
+        assert_eq!(code, 200, "{path}: {v}");
+        let mut all = Vec::new();
+        strings(&v, &mut all);
+        all
+    };
+    let leaks = |all: &[String]| -> Vec<String> {
+        hidden
+            .iter()
+            .filter(|h| all.iter().any(|s| s.contains(h.as_str())))
+            .cloned()
+            .collect()
+    };
+    let steps = run_detail(&s, &busy_id)["steps"].as_u64().unwrap();
+    assert!(steps > 10);
+    let mut seen = Vec::new();
+    for step in [0, 1, steps / 2, steps] {
+        seen.extend(shown(&format!(
+            "/v1/console/runs/{busy_id}/world?step={step}"
+        )));
+    }
+    seen.extend(shown(&format!("/v1/console/runs/{busy_id}/timeline")));
+    assert_eq!(leaks(&seen), Vec::<String>::new());
+    assert!(
+        !seen
+            .iter()
+            .any(|s| s == "disclosure" || s == "clues" || s == "description")
+    );
+    // The chats show what colleagues told the agent.
+    let world = s
+        .request("GET", &format!("/v1/console/runs/{busy_id}/world"), None)
+        .1;
+    assert!(!world["chats"].as_array().unwrap().is_empty(), "{world}");
+    assert!(!world["files"].as_array().unwrap().is_empty());
+    // With the switch, a finished run shows its checkpoints' descriptions.
+    let with = shown(&format!("/v1/console/runs/{busy_id}/world?answers=1"));
+    assert!(with.iter().any(|s| s == "description"));
+    assert!(!leaks(&with).is_empty());
+    let with = shown(&format!("/v1/console/runs/{busy_id}/timeline?answers=1"));
+    assert!(with.iter().any(|s| s == "disclosure"));
+    // Not for a run that did not finish.
+    let (code, v) = s.request(
+        "GET",
+        &format!("/v1/console/runs/{cut_id}/world?answers=1"),
+        None,
+    );
+    assert_eq!((code, error_code(&v)), (403, "answers_forbidden"));
+    let (code, _) = s.request("GET", &format!("/v1/console/runs/{cut_id}/world"), None);
+    assert_eq!(code, 200);
+
+    // Files: the agent's, the drive's; nothing outside them.
+    let ws = world["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["by_agent"] == true)
+        .expect("the oracle wrote a file")["path"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (code, head, body) = get_text(
+        addr,
+        &format!("/v1/console/runs/{busy_id}/file?path={ws}"),
+        "",
+    );
+    assert_eq!(code, 200);
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-security-policy: sandbox")
+    );
+    assert!(!body.is_empty());
+    for bad in [
+        "../../etc/passwd",
+        "/etc/passwd",
+        "scenario.ron",
+        "drive/../../x",
+        "workspace/../result.json",
+    ] {
+        let (code, _, body) = get_text(
+            addr,
+            &format!("/v1/console/runs/{busy_id}/file?path={bad}"),
+            "",
+        );
+        assert_eq!(code, 404, "{bad}: {body}");
+    }
+    // The stream of a finished run sends every line, then its end.
+    let (code, _, body) = get_text(
+        addr,
+        &format!("/v1/console/runs/{busy_id}/stream?from=0"),
+        "",
+    );
+    assert_eq!(code, 200);
+    let lines = body.matches("event: line").count();
+    assert!(lines > 20, "{lines}");
+    assert!(body.contains("event: end"));
+    assert!(!body.contains("\"disclosure\""));
+
+    // A fork from a recorded run replays.
+    let (code, v) = s.post(
+        &format!("/v1/console/runs/{busy_id}/fork"),
+        &json!({"step": 5, "agent": "oracle"}),
+    );
+    assert_eq!(code, 200, "{v}");
+    let fid = v["id"].as_str().unwrap().to_owned();
+    wait_for(&s, &fid, "finished", |d| d["state"] == "finished");
+    assert_replays(&tmp.path().join("forks").join(&fid));
+}
+
+#[test]
+fn a_batch_with_ui_is_held_stepped_and_guided_from_its_console() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("batch");
+    let mut child = tbsim_command(
+        &[
+            "run",
+            "content/scenarios/meeting-only.ron",
+            "content/scenarios/two-days.ron",
+            "--agent",
+            "oracle",
+            "--ui",
+            "--ui-paused",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &root(),
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let addr: SocketAddr = loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "no console URL");
+        if let Some(a) = line.trim().strip_prefix("console: http://") {
+            break a.trim_end_matches('/').parse().unwrap();
+        }
+    };
+    let s = Server {
+        child,
+        addr,
+        token: None,
+    };
+    let d = wait_for(&s, "job-0", "paused", |d| d["state"] == "paused");
+    assert_eq!(d["kind"], "batch");
+    // The second job waits for the first (concurrency 1): not started, not controllable.
+    let d = run_detail(&s, "job-1");
+    assert_eq!(
+        (d["state"].as_str(), d["controllable"].as_bool()),
+        (Some("queued"), Some(false))
+    );
+    s.request("POST", "/v1/console/runs/job-0/step", None);
+    wait_for(&s, "job-0", "one step on", |d| d["step"] == 1);
+    let (code, v) = s.post(
+        "/v1/console/runs/job-0/guide",
+        &json!({"by": "bo", "task": "task/standup", "kind": "hint"}),
+    );
+    assert_eq!(code, 200, "{v}");
+    s.request("POST", "/v1/console/runs/job-0/resume", None);
+    wait_for(&s, "job-1", "paused", |d| d["state"] == "paused");
+    s.request("POST", "/v1/console/runs/job-1/resume", None);
+    let mut s = s;
+    let status = s.child.wait().unwrap();
+    assert!(status.success());
+    let r = result(&out.join("meeting-only"));
+    assert_eq!(r["guidance"]["hints"], 1);
+    assert_eq!(r["checkpoint_score"], 1.0);
+    assert_replays(&out.join("meeting-only"));
+    assert_eq!(result(&out.join("two-days"))["checkpoint_score"], 1.0);
+}
