@@ -2,7 +2,7 @@
 // servers it starts on a free loopback port, a headless Chromium, small waits.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,13 +11,17 @@ import { chromium } from 'playwright-core';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The tbsim binary: $TBSIM_BIN, else target/release/tbsim, else target/debug/tbsim. */
+/**
+ * The tbsim binary: $TBSIM_BIN, else the newer of target/release/tbsim and
+ * target/debug/tbsim.
+ */
 export function tbsimBin() {
   if (process.env.TBSIM_BIN) return resolve(process.env.TBSIM_BIN);
-  for (const p of ['target/release/tbsim', 'target/debug/tbsim']) {
-    const f = join(ROOT, p);
-    if (existsSync(f)) return f;
-  }
+  const found = ['target/release/tbsim', 'target/debug/tbsim']
+    .map((p) => join(ROOT, p))
+    .filter((f) => existsSync(f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  if (found.length) return found[0];
   throw new Error('no tbsim binary: set TBSIM_BIN or run `cargo build -p tbsim`');
 }
 

@@ -681,7 +681,7 @@ function taskCard(t) {
   return h('article', { class: `task ${t.status}`, testid: `task-${t.key}`, 'data-status': t.status },
     h('h4', {}, t.title || t.key, ' ', h('span', { class: `badge ${t.status === 'closed' ? 'done' : ''}` }, t.status)),
     h('p', { class: 'muted small' }, t.key),
-    t.objective ? h('p', {}, t.objective) : null,
+    t.objective ? h('p', { class: 'objective' }, t.objective) : null,
     h('dl', { class: 'facts' },
       h('dt', {}, 'Priority'), h('dd', {}, t.priority || '–'),
       h('dt', {}, 'Deadline'), h('dd', {}, t.deadline || '–'),
@@ -863,7 +863,7 @@ function viewRun(main, id) {
   const side = h('section', { class: 'card side', 'aria-label': 'World' }, worldNote, tablist, Object.values(panels));
 
   main.append(h('div', { class: 'run-head' }, h('div', {}, title, sub), stats), err, controls, scrubber,
-    h('div', { class: 'layout' }, h('div', { class: 'col-main' }, play, guidance, tlSection), h('div', { class: 'col-side' }, side)));
+    h('div', { class: 'layout' }, h('div', { class: 'col-main' }, play, tlSection), h('div', { class: 'col-side' }, guidance, side)));
 
   // --- behaviour
   function showError(e) {
@@ -903,7 +903,10 @@ function viewRun(main, id) {
     score.dataset.score = String(d.score);
     endReason.textContent = d.end_reason || '–';
     controls.hidden = !d.controllable;
-    bPause.disabled = !d.controllable || d.state === 'paused' || d.state === 'finished';
+    // Pause stays pressable while paused (a no-op then): pressed shows the state.
+    bPause.disabled = !d.controllable || d.state === 'finished';
+    bPause.setAttribute('aria-pressed', String(d.state === 'paused'));
+    bPause.textContent = d.state === 'paused' ? 'Paused' : 'Pause';
     bResume.disabled = !d.controllable || d.state !== 'paused';
     bStep.disabled = !d.controllable || d.state !== 'paused';
     bClose.disabled = d.state === 'finished';
@@ -1152,7 +1155,7 @@ function viewRun(main, id) {
       delete fileViewer.dataset.path;
     }
     const chats = w.chats || [];
-    clear(panels.chats).append(chats.length ? chats.map(chatView) : h('p', { class: 'muted' }, 'No chats.'));
+    add(clear(panels.chats), [chats.length ? chats.map(chatView) : h('p', { class: 'muted' }, 'No chats.')]);
     clear(panels.calendar).append(calendarView(w.calendar || []));
   }
 
@@ -1323,7 +1326,7 @@ function viewRun(main, id) {
     const o = (turn && turn.observation) || {};
     turnView.dataset.step = String(o.step ?? 0);
     turnView.dataset.over = String(!!(turn && (turn.terminated || turn.truncated)));
-    clear(turnView).append(observationView(turn));
+    add(clear(turnView), observationView(turn));
   }
 
   async function act(args, submit) {
