@@ -21,8 +21,8 @@ use tbsim_serve::http::{ApiState, DEFAULT_MAX_BODY, serve_with};
 use tbsim_serve::registry::{Registry, RegistryConfig};
 use tbsim_serve::scenarios::ScenarioRoots;
 
+use crate::agents::{BUILTIN_AGENTS, Models};
 use crate::args::{RunOptions, ViewArgs};
-use crate::run::{BUILTIN_AGENTS, Models};
 
 /// The agents the console offers: the built-in ones, every adversary, and each
 /// configured model alias (`llm:<alias>`).
@@ -179,7 +179,7 @@ pub(crate) fn cmd_view(args: ViewArgs) -> Result<ExitCode> {
             listener,
             api,
             DEFAULT_MAX_BODY,
-            Some(console),
+            Some(tbsim_serve::console::routes::router(console)),
             stop_signal(),
         )
         .await?;
@@ -268,7 +268,14 @@ impl BatchUi {
                     let stop = async move {
                         let _ = stop_rx.await;
                     };
-                    serve_with(listener, api, DEFAULT_MAX_BODY, Some(console), stop).await
+                    serve_with(
+                        listener,
+                        api,
+                        DEFAULT_MAX_BODY,
+                        Some(tbsim_serve::console::routes::router(console)),
+                        stop,
+                    )
+                    .await
                 });
                 drop(rt);
                 served.map_err(Into::into)

@@ -9,7 +9,8 @@ use tbsim_engine::fork::ForkPoint;
 use tbsim_engine::run::RunHooks;
 use tbsim_engine::run_file::{RunFile, RunOptions};
 
-use crate::run::{Models, exit_code, print_results};
+use crate::agents::Models;
+use crate::run::{exit_code, print_results};
 
 /// What `tbsim fork` is given.
 #[derive(clap::Args, Debug)]

@@ -1,5 +1,6 @@
 //! The `tbsim` command line.
 
+mod agents;
 mod args;
 mod console;
 mod fork;

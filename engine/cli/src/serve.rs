@@ -115,7 +115,13 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
                 let _ = tokio::signal::ctrl_c().await;
             }
         };
-        serve_with(listener, api, args.max_body, Some(console), shutdown).await?;
+        serve_with(
+            listener,
+            api,
+            args.max_body,
+            Some(tbsim_serve::console::routes::router(console)),
+            shutdown,
+        ).await?;
         anyhow::Ok(())
     })?;
     // The agents' model runtime (if any) is dropped here, outside the server's.

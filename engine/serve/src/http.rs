@@ -406,14 +406,11 @@ pub fn router(api: Arc<ApiState>, max_body: usize) -> Router {
     router_with(api, max_body, None)
 }
 
-/// The API's router with, when given, the console's routes (`/`, `/v1/console/…`;
-/// see `crate::console`) behind the same token and body limit.
-pub fn router_with(
-    api: Arc<ApiState>,
-    max_body: usize,
-    console: Option<Arc<crate::console::Console>>,
-) -> Router {
-    let console = console.map_or_else(Router::new, crate::console::routes::router);
+/// The API's router with, when given, more routes (the console's: `/`,
+/// `/v1/console/…`) behind the same token
+/// and body limit.
+pub fn router_with(api: Arc<ApiState>, max_body: usize, extra: Option<Router>) -> Router {
+    let extra = extra.unwrap_or_default();
     Router::new()
         .route("/v1/sessions", post(create))
         .route("/v1/sessions/{id}/step", post(step))
@@ -428,7 +425,7 @@ pub fn router_with(
         )
         .route("/login", get(login))
         .with_state(api.clone())
-        .merge(console)
+        .merge(extra)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body))
@@ -446,16 +443,16 @@ pub async fn serve(
     serve_with(listener, api, max_body, None, shutdown).await
 }
 
-/// [`serve`] with the console (see [`router_with`]).
+/// [`serve`] with more routes, the console's (see [`router_with`]).
 pub async fn serve_with(
     listener: tokio::net::TcpListener,
     api: Arc<ApiState>,
     max_body: usize,
-    console: Option<Arc<crate::console::Console>>,
+    extra: Option<Router>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let reaper = tokio::spawn(api.registry.clone().reap());
-    let served = axum::serve(listener, router_with(api.clone(), max_body, console))
+    let served = axum::serve(listener, router_with(api.clone(), max_body, extra))
         .with_graceful_shutdown(shutdown)
         .await;
     reaper.abort();
