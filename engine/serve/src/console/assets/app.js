@@ -228,6 +228,7 @@ function route() {
   const hash = location.hash || '#/';
   const main = $('#main');
   clear(main);
+  window.scrollTo(0, 0);
   const m = hash.match(/^#\/run\/([^/?]+)/);
   if (m) viewRun(main, decodeURIComponent(m[1]));
   else if (hash.startsWith('#/play')) viewPlay(main);
@@ -1145,7 +1146,7 @@ function viewRun(main, id) {
     const files = w.files || [];
     const openNow = fileViewer.dataset.path;
     clear(panels.files).append(
-      files.length ? h('div', { class: 'files', testid: 'file-tree' }, ['drive', 'workspace'].map((root) => {
+      files.length ? h('div', { class: 'files', testid: 'file-tree', tabindex: '0', 'aria-label': 'Files, scrollable' }, ['drive', 'workspace'].map((root) => {
         const fs = files.filter((f) => (f.root || f.path.split('/')[0]) === root);
         return fs.length ? h('div', {}, fileTree(fs, openFile)) : null;
       })) : h('p', { class: 'muted' }, 'No files.'),
