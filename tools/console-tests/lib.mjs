@@ -144,7 +144,7 @@ export async function api(base, path, { method = 'GET', body } = {}) {
 }
 
 /** Polls `fn` until it returns a truthy value. */
-export async function until(fn, { timeoutMs = 20_000, every = 100, what = 'a condition' } = {}) {
+export async function until(fn, { timeoutMs = 30_000, every = 100, what = 'a condition' } = {}) {
   const end = Date.now() + timeoutMs;
   let last;
   for (;;) {

@@ -72,7 +72,7 @@ test('a live run updates in the page as it is stepped, then finishes with its sc
   await until(async () => (await page.locator(`${tid('timeline')} > li[data-type="end"]`).count()) === 1, { what: 'the end line' });
   const all = await api(server.url, `/v1/console/runs/${encodeURIComponent(id)}/timeline?from=0`);
   assert.ok(all.finished);
-  assert.equal(await timelineCount(page), all.lines.length, 'every trajectory line is on the timeline');
+  await until(async () => (await timelineCount(page)) === all.lines.length, { what: `every trajectory line (${all.lines.length}) on the timeline` });
   // The list page shows it finished.
   await page.goto(`${server.url}/#/`);
   await until(async () => (await page.locator(`${tid(`run-row-${id}`)} ${tid('run-row-state')}`).getAttribute('data-state')) === 'finished', { what: 'the list to show it finished' });
@@ -102,7 +102,7 @@ test('a hint and a message sent from the page reach the trajectory and result.js
   await page.click(tid('btn-resume'));
   await until(async () => (await stateShown(page)) === 'finished', { timeoutMs: 60_000, what: 'the run to finish' });
   // The guidance lines are on the page's timeline.
-  assert.equal(await page.locator(`${tid('timeline')} > li[data-type="guidance"]`).count(), 2);
+  await until(async () => (await page.locator(`${tid('timeline')} > li[data-type="guidance"]`).count()) === 2, { what: 'two guidance lines on the timeline' });
 
   const detail = await api(server.url, `/v1/console/runs/${encodeURIComponent(id)}`);
   const dir = runDir(out, detail);

@@ -431,8 +431,14 @@ function kv(obj) {
 }
 
 function jsonBlock(v, summary) {
+  let compact;
+  try {
+    compact = typeof v === 'string' ? v : JSON.stringify(v);
+  } catch {
+    compact = String(v);
+  }
+  if (compact.length < 160 && !compact.includes('\n')) return h('code', { class: 'json' }, compact);
   const text = typeof v === 'string' ? v : pretty(v);
-  if (text.length < 160 && !text.includes('\n')) return h('code', { class: 'json' }, text);
   return h('details', { class: 'json' }, h('summary', {}, summary || 'details'), h('pre', {}, text));
 }
 
@@ -803,6 +809,9 @@ function viewRun(main, id) {
   // guidance
   const guidance = h('section', { class: 'card guidance', testid: 'guidance-panel', 'aria-labelledby': 'guide-h', hidden: true });
   const hintList = h('ul', { class: 'hint-list', testid: 'hint-list' });
+  const hintNone = h('p', { class: 'muted small' }, 'No task released yet.');
+  const hintQueue = h('p', { class: 'muted small', testid: 'guide-queued', 'aria-live': 'polite' });
+  const hintRows = new Map();
   const gFrom = h('input', { id: 'guide-from', testid: 'guide-from', type: 'text', maxlength: '48', value: store(NAME_KEY), autocomplete: 'nickname', required: true });
   const gTask = h('select', { id: 'guide-task', testid: 'guide-task' }, h('option', { value: '' }, '(no task)'));
   const gText = h('textarea', { id: 'guide-text', testid: 'guide-text', rows: '2', maxlength: '4000' });
@@ -810,7 +819,7 @@ function viewRun(main, id) {
   const gMsg = h('p', { class: 'form-msg', testid: 'guide-status', 'aria-live': 'polite' });
   const gForm = h('form', { class: 'guide-form', testid: 'guide-form' },
     field('From', gFrom), field('About task', gTask), field('Message', gText), gSend);
-  guidance.append(h('h2', { id: 'guide-h' }, 'Guidance'), h('p', { class: 'muted small' }, 'Reaches the agent before its next decision.'), hintList, gForm, gMsg);
+  guidance.append(h('h2', { id: 'guide-h' }, 'Guidance'), h('p', { class: 'muted small' }, 'Reaches the agent before its next decision.'), hintNone, hintList, hintQueue, gForm, gMsg);
   gFrom.addEventListener('change', () => {
     store(NAME_KEY, gFrom.value.trim());
     forkName.value = gFrom.value.trim();
@@ -942,19 +951,32 @@ function viewRun(main, id) {
   function renderGuidance(d) {
     guidance.hidden = !d.controllable;
     if (!d.controllable) return;
-    clear(hintList);
+    // Rows are updated in place, so a focused button keeps its focus.
     const tiers = d.hint_tiers || {};
     const keys = Object.keys(tiers);
-    if (keys.length === 0) hintList.append(h('li', { class: 'muted small' }, 'No task released yet.'));
-    for (const k of keys) {
+    hintNone.hidden = keys.length > 0;
+    for (const [k, row] of hintRows) {
+      if (!(k in tiers)) {
+        row.li.remove();
+        hintRows.delete(k);
+      }
+    }
+    keys.forEach((k, i) => {
       const [given, total] = tiers[k];
       const gd = (d.guidance || {})[k];
-      hintList.append(h('li', { testid: `hint-row-${k}` },
-        h('button', { type: 'button', testid: `hint-${k}`, disabled: given >= total, onclick: () => sendHint(k) }, `Send next hint tier for ${k}`),
-        ' ', h('span', { class: 'muted small', testid: `hint-count-${k}` }, `${given}/${total} given${gd ? ` · ${gd.hints} by guidance, ${gd.messages} message${gd.messages === 1 ? '' : 's'}` : ''}`)));
-    }
-    if (d.queued) hintList.append(h('li', { class: 'muted small', testid: 'guide-queued' }, `${d.queued} queued for the next decision`));
-    if (d.dropped) hintList.append(h('li', { class: 'muted small' }, `${d.dropped} dropped`));
+      let row = hintRows.get(k);
+      if (!row) {
+        const button = h('button', { type: 'button', testid: `hint-${k}`, onclick: () => sendHint(k) }, `Send next hint tier for ${k}`);
+        const count = h('span', { class: 'muted small', testid: `hint-count-${k}` });
+        row = { li: h('li', { testid: `hint-row-${k}` }, button, ' ', count), button, count };
+        hintRows.set(k, row);
+      }
+      // The server's order; a row already in place is not moved (it keeps focus).
+      if (hintList.children[i] !== row.li) hintList.insertBefore(row.li, hintList.children[i] || null);
+      row.button.disabled = given >= total;
+      row.count.textContent = `${given}/${total} given${gd ? ` · ${gd.hints} by guidance, ${gd.messages} message${gd.messages === 1 ? '' : 's'}` : ''}`;
+    });
+    hintQueue.textContent = `${d.queued ? `${d.queued} queued for the next decision` : ''}${d.queued && d.dropped ? ' · ' : ''}${d.dropped ? `${d.dropped} dropped` : ''}`;
     // Task choices for messages.
     const cur = gTask.value;
     const have = new Set(Array.from(gTask.options).map((o) => o.value));
