@@ -633,3 +633,20 @@ fn a_batch_with_ui_is_held_stepped_and_guided_from_its_console() {
     assert_replays(&out.join("meeting-only"));
     assert_eq!(result(&out.join("two-days"))["checkpoint_score"], 1.0);
 }
+
+/// The world view's shape, pinned: what the console shows of the oracle's
+/// meeting-only run at its last step (and at the start).
+#[test]
+fn the_world_view_of_a_finished_run_is_pinned() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("mo");
+    run_agent(
+        "oracle",
+        &dir,
+        &[&root().join("content/scenarios/meeting-only.ron")],
+    );
+    let end = tbsim_engine::inspect::world_at(&dir, None, false).unwrap();
+    insta::assert_json_snapshot!("world_view_meeting_only_end", end);
+    let start = tbsim_engine::inspect::world_at(&dir, Some(0), false).unwrap();
+    insta::assert_json_snapshot!("world_view_meeting_only_start", start);
+}

@@ -400,14 +400,6 @@ impl Console {
             },
             None => self.recorded_detail(base, &dir),
         };
-        if detail.summary.fork.is_none() {
-            detail.summary.fork = read_header(&dir).ok().and_then(|h| {
-                h.fork.map(|f| ForkSummary {
-                    parent: f.parent,
-                    step: f.step,
-                })
-            });
-        }
         detail.dir_name = dir_name;
         detail
     }
@@ -436,7 +428,6 @@ impl Console {
         RunDetail {
             summary: RunSummary {
                 id: base.id,
-                fork: base.fork,
                 ..c.summary
             },
             steps: c.steps,
@@ -497,6 +488,12 @@ fn live_detail(
 fn compute_recorded(mut base: RunSummary, dir: &Path, len: u64) -> Cached {
     let mut steps = 0;
     let mut hint_tiers = BTreeMap::new();
+    base.fork = read_header(dir).ok().and_then(|h| {
+        h.fork.map(|f| ForkSummary {
+            parent: f.parent,
+            step: f.step,
+        })
+    });
     if let Ok(r) = tbsim_engine::replay::redrive_dir(dir, None) {
         let p = r.sim.progress();
         base.time = p.time;
