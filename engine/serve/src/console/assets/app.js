@@ -772,11 +772,11 @@ function viewRun(main, id) {
   const sub = h('p', { class: 'muted', testid: 'run-sub' });
   const clock = h('dd', { testid: 'run-clock' }, '–');
   const day = h('dd', { testid: 'run-day' }, '–');
-  const stateDd = h('dd', {});
+  const stateDd = h('dd', { 'aria-live': 'polite' });
   const steps = h('dd', { testid: 'run-steps' }, '0');
   const score = h('dd', { testid: 'run-score' }, '–');
   const endReason = h('dd', { testid: 'run-end' }, '–');
-  const stats = h('dl', { class: 'stats', 'aria-live': 'polite', 'aria-atomic': 'false' },
+  const stats = h('dl', { class: 'stats' },
     h('div', {}, h('dt', {}, 'Clock'), clock), h('div', {}, h('dt', {}, 'Day'), day), h('div', {}, h('dt', {}, 'State'), stateDd),
     h('div', {}, h('dt', {}, 'Steps'), steps), h('div', {}, h('dt', {}, 'Score'), score), h('div', {}, h('dt', {}, 'End'), endReason));
   const err = h('p', { class: 'error', role: 'alert', testid: 'run-error', hidden: true });
@@ -906,13 +906,19 @@ function viewRun(main, id) {
     }
     clock.textContent = d.time || '–';
     day.textContent = `${d.day ?? '–'} / ${d.days ?? '–'}`;
-    clear(stateDd).append(stateBadge(d.state, 'run-state'));
+    if (stateDd.dataset.state !== d.state) {
+      stateDd.dataset.state = d.state;
+      clear(stateDd).append(stateBadge(d.state, 'run-state'));
+    }
     steps.textContent = String(d.steps ?? d.step ?? 0);
     steps.dataset.steps = String(d.steps ?? d.step ?? 0);
     score.textContent = fmtScore(d.score);
     score.dataset.score = String(d.score);
     endReason.textContent = d.end_reason || '–';
     controls.hidden = !d.controllable;
+    // In a play session the person playing is the agent: pausing would only hold
+    // their own next call, so pause, resume and step are for watched agents.
+    for (const b of [bPause, bResume, bStep]) b.hidden = !!d.playable && d.state !== 'paused';
     // Pause stays pressable while paused (a no-op then): pressed shows the state.
     bPause.disabled = !d.controllable || d.state === 'finished';
     bPause.setAttribute('aria-pressed', String(d.state === 'paused'));
