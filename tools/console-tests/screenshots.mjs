@@ -79,18 +79,17 @@ try {
   await until(async () => (await page.locator(`${tid('timeline')} > li`).count()) > 20, { what: 'the timeline' });
   await page.evaluate(() => { const b = document.querySelector('.timeline-box'); b.scrollTop = b.scrollHeight; });
   await shot(page, 'run-tasks');
-  await page.locator(tid('timeline')).scrollIntoViewIfNeeded();
-  await page.evaluate(() => window.scrollTo(0, document.querySelector('[data-testid="timeline"]').closest('section').offsetTop - 10));
+  const toLayout = () => page.evaluate(() => window.scrollTo(0, document.querySelector('.layout').offsetTop - 8));
+  await toLayout();
+  await page.evaluate(() => { const b = document.querySelector('.timeline-box'); b.scrollTop = b.scrollHeight * 0.35; });
   await shot(page, 'run-timeline');
 
   // Chats and calendar.
-  await page.evaluate(() => window.scrollTo(0, 0));
   await page.click(tid('tab-chats'));
-  await page.evaluate(() => window.scrollTo(0, document.querySelector('[data-testid="panel-chats"]').closest('section').offsetTop - 10));
+  await toLayout();
   await shot(page, 'run-chats');
-  await page.evaluate(() => window.scrollTo(0, 0));
   await page.click(tid('tab-calendar'));
-  await page.evaluate(() => window.scrollTo(0, document.querySelector('[data-testid="panel-calendar"]').closest('section').offsetTop - 10));
+  await toLayout();
   await shot(page, 'run-calendar');
 
   // Files, with an image open when a scenario has one.

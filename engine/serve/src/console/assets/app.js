@@ -455,7 +455,7 @@ function entryView(e, ctx) {
   const type = e.type;
   let body;
   let cls = `t-${type}`;
-  const when = e.time ? h('time', { class: 'when' }, e.time) : null;
+  const when = e.time ? h('time', { class: 'when' }, e.time) : h('span', { class: 'when' });
   switch (type) {
     case 'header': {
       body = [h('strong', {}, 'Run started'), ` · ${e.scenario} · agent ${e.agent} · seed ${e.seed} · hints ${e.hints}`];
