@@ -105,3 +105,27 @@ test('keyboard: Tab reaches the pause, step and resume buttons; Enter presses th
     await b.close();
   }
 });
+
+test('with --token the page asks for it, then works over the cookie /login sets', async () => {
+  const tokenOut = tempDir();
+  const guarded = await startServe(tokenOut, ['--token', 'sesame-123']);
+  const b = await launch();
+  try {
+    const { page } = b;
+    await page.goto(`${guarded.url}/`);
+    await page.locator(tid('login-form')).waitFor();
+    assert.match(await page.locator(tid('boot-error')).textContent(), /unauthorized/);
+    await page.fill(tid('login-token'), 'sesame-123');
+    await page.click(tid('login-submit'));
+    await page.locator(tid('start-form')).waitFor();
+    await page.selectOption(tid('start-scenario'), 'meeting-only');
+    await page.selectOption(tid('start-agent'), 'oracle');
+    await page.click(tid('start-submit'));
+    await until(async () => (await page.locator(tid('run-state')).getAttribute('data-state')) === 'finished', { what: 'the run to finish' });
+    await until(async () => (await page.locator(`${tid('timeline')} > li[data-type="end"]`).count()) === 1, { what: 'the streamed timeline' });
+  } finally {
+    await b.close();
+    await guarded.stop();
+    rmSync(tokenOut, { recursive: true, force: true });
+  }
+});

@@ -244,7 +244,9 @@ async function boot() {
   try {
     info = await api('/v1/console/info');
   } catch (e) {
-    clear($('#main')).append(h('p', { class: 'error', role: 'alert', testid: 'boot-error' }, `Cannot load the console: ${errorText(e)}`));
+    const main = clear($('#main'));
+    main.append(h('p', { class: 'error', role: 'alert', testid: 'boot-error' }, `Cannot load the console: ${errorText(e)}`));
+    if (e instanceof ApiError && e.status === 401) main.append(loginForm());
     return;
   }
   const mode = $('[data-testid="mode"]');
@@ -252,6 +254,22 @@ async function boot() {
   if (info.can_start) $('[data-testid="nav-play"]').hidden = false;
   window.addEventListener('hashchange', route);
   route();
+}
+
+/** The server wants a token: `/login` sets the console's cookie and comes back. */
+function loginForm() {
+  const token = h('input', { id: 'login-token', testid: 'login-token', type: 'password', autocomplete: 'current-password', required: true });
+  const form = h('form', { class: 'card', testid: 'login-form', 'aria-labelledby': 'login-h' },
+    h('h2', { id: 'login-h' }, 'Log in'),
+    h('p', { class: 'muted small' }, 'This console was started with a token (--token or --ui-token).'),
+    field('Token', token),
+    h('button', { type: 'submit', testid: 'login-submit' }, 'Log in'));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    location.href = `/login?token=${encodeURIComponent(token.value)}`;
+  });
+  setTimeout(() => token.focus(), 0);
+  return form;
 }
 
 // ---------------------------------------------------------------------------
