@@ -5,6 +5,7 @@
 use criterion::criterion_main;
 
 mod batch;
+mod console;
 mod day;
 mod generate;
 mod llm_concurrency;
@@ -25,5 +26,6 @@ criterion_main!(
     npc::benches,
     traineebench::benches,
     llm_concurrency::benches,
-    serve::benches
+    serve::benches,
+    console::benches
 );

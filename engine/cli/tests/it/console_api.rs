@@ -159,6 +159,7 @@ fn a_run_started_from_the_console_is_stepped_guided_and_replays() {
     let d = wait_for(&s, &id, "paused", |d| d["state"] == "paused");
     assert_eq!(d["step"], 0);
     assert_eq!(d["controllable"], true);
+    assert_eq!(d["pausable"], true);
     assert_eq!(d["playable"], false);
     // One decision per step, and the run stays held.
     let base = format!("/v1/console/runs/{id}");
@@ -256,7 +257,16 @@ fn a_person_plays_a_meeting_task_to_score_1_and_forks_replay() {
     let base = format!("/v1/console/runs/{id}");
     let d = run_detail(&s, &id);
     assert_eq!(d["playable"], true);
+    assert_eq!(
+        (d["controllable"].as_bool(), d["pausable"].as_bool()),
+        (Some(true), Some(false))
+    );
     assert_eq!(d["agent"], "human:Ana Lee");
+    // Nobody can hold a person's run (their next call would hang).
+    for action in ["pause", "step", "resume"] {
+        let (code, v) = s.request("POST", &format!("{base}/{action}"), None);
+        assert_eq!((code, error_code(&v)), (409, "not_pausable"), "{action}");
+    }
     let (code, turn) = s.request("GET", &format!("{base}/turn"), None);
     assert_eq!(code, 200);
     assert!(turn["observation"]["briefing"].is_object(), "{turn}");

@@ -163,8 +163,10 @@ pub struct RunSummary {
     pub end_reason: Option<tbsim_core::protocol::EndReason>,
     /// A person may act for it from the page (a `human:` session still going).
     pub playable: bool,
-    /// Pause, resume, step and guidance apply.
+    /// Guidance applies (a live run).
     pub controllable: bool,
+    /// Pause, resume and step apply (a live run a built-in agent drives).
+    pub pausable: bool,
     /// The run it was forked from (its directory's name) and the step.
     pub fork: Option<ForkSummary>,
 }
@@ -386,6 +388,7 @@ impl Console {
             end_reason: None,
             playable: false,
             controllable: false,
+            pausable: false,
             fork,
         };
         let mut detail = match found.control() {
@@ -472,6 +475,7 @@ fn live_detail(
         base.end_reason = r.end_reason;
     }
     base.controllable = !finished;
+    base.pausable = !finished && !remote;
     base.playable = remote && !finished && base.agent.starts_with("human:");
     RunDetail {
         steps: base.step,

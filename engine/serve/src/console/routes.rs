@@ -506,11 +506,28 @@ fn control_of(c: &Console, id: &str) -> Result<(Arc<Control>, Found), ApiError> 
     Ok((ctl, found))
 }
 
+/// The control of a run a watcher may hold: not one an external agent (a person
+/// playing, a program over the session API or MCP) drives, whose own call would
+/// hang until someone resumed it; guidance still reaches such a run.
+fn holdable(c: &Console, id: &str) -> Result<Arc<Control>, ApiError> {
+    let (ctl, found) = control_of(c, id)?;
+    if let Found::Session(_, e) = &found
+        && !e.info.builtin
+    {
+        return Err(err(
+            StatusCode::CONFLICT,
+            "not_pausable",
+            "an external agent (a person or a program) decides in this run: it is not held, paused or stepped from the console; guidance still reaches it",
+        ));
+    }
+    Ok(ctl)
+}
+
 async fn pause(
     State(c): State<Arc<Console>>,
     Path(id): Path<String>,
 ) -> Result<Json<RunDetail>, ApiError> {
-    control_of(&c, &id)?.0.pause();
+    holdable(&c, &id)?.pause();
     Ok(Json(detail_blocking(&c, &id).await?))
 }
 
@@ -518,7 +535,7 @@ async fn resume(
     State(c): State<Arc<Console>>,
     Path(id): Path<String>,
 ) -> Result<Json<RunDetail>, ApiError> {
-    control_of(&c, &id)?.0.resume();
+    holdable(&c, &id)?.resume();
     Ok(Json(detail_blocking(&c, &id).await?))
 }
 
@@ -526,7 +543,7 @@ async fn step_once(
     State(c): State<Arc<Console>>,
     Path(id): Path<String>,
 ) -> Result<Json<RunDetail>, ApiError> {
-    control_of(&c, &id)?.0.step_once();
+    holdable(&c, &id)?.step_once();
     Ok(Json(detail_blocking(&c, &id).await?))
 }
 

@@ -934,9 +934,9 @@ function viewRun(main, id) {
     score.dataset.score = String(d.score);
     endReason.textContent = d.end_reason || '–';
     controls.hidden = !d.controllable;
-    // In a play session the person playing is the agent: pausing would only hold
-    // their own next call, so pause, resume and step are for watched agents.
-    for (const b of [bPause, bResume, bStep]) b.hidden = !!d.playable && d.state !== 'paused';
+    // Only a built-in agent's run is held (`pausable`): a person playing, or a
+    // program over the API, would only have its own next call hang.
+    for (const b of [bPause, bResume, bStep]) b.hidden = !d.pausable;
     // Pause stays pressable while paused (a no-op then): pressed shows the state.
     bPause.disabled = !d.controllable || d.state === 'finished';
     bPause.setAttribute('aria-pressed', String(d.state === 'paused'));
