@@ -106,9 +106,9 @@ test('keyboard: Tab reaches the pause, step and resume buttons; Enter presses th
   }
 });
 
-test('with --token the page asks for it, then works over the cookie /login sets', async () => {
+test('with --console-token the page asks for it, then works over the cookie /login sets', async () => {
   const tokenOut = tempDir();
-  const guarded = await startServe(tokenOut, ['--token', 'sesame-123']);
+  const guarded = await startServe(tokenOut, ['--token', 'agents-only', '--console-token', 'sesame-123']);
   const b = await launch();
   try {
     const { page } = b;

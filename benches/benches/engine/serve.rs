@@ -74,6 +74,7 @@ impl Server {
         let api = Arc::new(ApiState {
             registry,
             token: None,
+            console_token: None,
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

@@ -187,9 +187,15 @@ pub(crate) struct ServeArgs {
     /// Where each session writes its run directory (`<out>/<session id>/`).
     #[arg(long, default_value = "runs/serve")]
     pub(crate) out: PathBuf,
-    /// Bearer token every request must carry (`Authorization: Bearer <token>`).
+    /// Bearer token every request to the session API and MCP must carry
+    /// (`Authorization: Bearer <token>`): the agents' token.
     #[arg(long)]
     pub(crate) token: Option<String>,
+    /// The console's token (operators'; the page logs in at `/login?token=…`). With
+    /// --token and without this, the console is off: it can start the oracle, so an
+    /// agent holding the agents' token must not reach it.
+    #[arg(long)]
+    pub(crate) console_token: Option<String>,
     /// Most sessions held at once (finished ones count until deleted or expired).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_sessions: u64,

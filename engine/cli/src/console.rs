@@ -161,6 +161,7 @@ pub(crate) fn cmd_view(args: ViewArgs) -> Result<ExitCode> {
     let api = Arc::new(ApiState {
         registry,
         token: args.token.clone(),
+        console_token: args.token.clone(),
     });
     let rt = runtime()?;
     rt.block_on(async {
@@ -247,6 +248,7 @@ impl BatchUi {
         let api = Arc::new(ApiState {
             registry,
             token: ui.token.clone(),
+            console_token: ui.token.clone(),
         });
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel::<Result<SocketAddr>>();

@@ -28,6 +28,12 @@ fn bundled_root() -> Option<PathBuf> {
 pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
     match &args.token {
         Some(t) if t.is_empty() => bail!("--token must not be empty"),
+        _ if args.console_token.as_deref() == Some("") => {
+            bail!("--console-token must not be empty")
+        }
+        Some(t) if args.console_token.as_ref() == Some(t) => bail!(
+            "--console-token must differ from --token: agents hold --token, and the console can start the oracle"
+        ),
         None if !args.bind.ip().is_loopback() => bail!(
             "refusing to listen on {} without --token: anyone who can reach it could run \
              sessions; pass --token <secret> or bind a loopback address (127.0.0.1, ::1)",
@@ -67,6 +73,7 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
     let api = Arc::new(ApiState {
         registry,
         token: args.token.clone(),
+        console_token: args.console_token.clone(),
     });
     // Every live session parks one blocking thread (its run) for its whole life, so
     // the pool must hold `--max-sessions` of them plus room for file writes; tokio's

@@ -48,8 +48,14 @@ pub const MAX_AGENT_NAME: usize = 64;
 pub struct ApiState {
     /// The sessions.
     pub registry: Arc<Registry>,
-    /// The bearer token every request must carry, if any.
+    /// The bearer token every request to the session API and MCP must carry, if any
+    /// (the agents' token).
     pub token: Option<String>,
+    /// The token of the console's routes (`/v1/console/…`), if any: the operators'.
+    /// It is kept apart from the agents' token because the console can start the
+    /// oracle and show what it writes: an agent holding only its own token must not
+    /// reach it. With an agents' token and no console token the console is off.
+    pub console_token: Option<String>,
 }
 
 /// An error response: a status, a stable code and a message.
@@ -362,17 +368,18 @@ struct LoginQuery {
     token: String,
 }
 
-/// `GET /login?token=…`: with the right token, sets the console's cookie
+/// `GET /login?token=…`: with the console's token, sets the console's cookie
 /// (HttpOnly, SameSite=Strict) and sends the browser to the page.
 async fn login(
     State(api): State<Arc<ApiState>>,
     axum::extract::Query(q): axum::extract::Query<LoginQuery>,
 ) -> Response {
-    match &api.token {
-        Some(t) if !same_secret(&q.token, t) => {
+    match console_gate(&api) {
+        Err(e) => e.into_response(),
+        Ok(Some(t)) if !same_secret(&q.token, t) => {
             ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "wrong token").into_response()
         }
-        Some(t) => (
+        Ok(Some(t)) => (
             StatusCode::SEE_OTHER,
             [
                 (header::LOCATION, "/".to_owned()),
@@ -383,19 +390,53 @@ async fn login(
             ],
         )
             .into_response(),
-        None => (StatusCode::SEE_OTHER, [(header::LOCATION, "/".to_owned())]).into_response(),
+        Ok(None) => (StatusCode::SEE_OTHER, [(header::LOCATION, "/".to_owned())]).into_response(),
+    }
+}
+
+/// The token the console wants (`None`: none), or why it is off.
+fn console_gate(api: &ApiState) -> Result<Option<&str>, ApiError> {
+    match (&api.console_token, &api.token) {
+        (Some(c), _) => Ok(Some(c)),
+        (None, Some(_)) => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "console_disabled",
+            "this server's agents use a token, and the console needs its own: restart with --console-token <secret> (the console can start the oracle, so agents must not reach it)",
+        )),
+        (None, None) => Ok(None),
     }
 }
 
 async fn auth(State(api): State<Arc<ApiState>>, req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    if public_path(path) {
+        return next.run(req).await;
+    }
+    let unauthorised = || {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing or wrong bearer token (send `Authorization: Bearer <token>`)",
+        )
+        .into_response()
+    };
+    if path.starts_with("/v1/console/") {
+        return match console_gate(&api) {
+            Err(e) => e.into_response(),
+            Ok(Some(t)) if !authorised(req.headers(), t) => unauthorised(),
+            Ok(_) => next.run(req).await,
+        };
+    }
+    // The session API and MCP: the agents' token, or the operators'.
     match &api.token {
-        Some(t) if !public_path(req.uri().path()) && !authorised(req.headers(), t) => {
-            ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "missing or wrong bearer token (send `Authorization: Bearer <token>`)",
-            )
-            .into_response()
+        Some(t)
+            if !authorised(req.headers(), t)
+                && !api
+                    .console_token
+                    .as_deref()
+                    .is_some_and(|c| authorised(req.headers(), c)) =>
+        {
+            unauthorised()
         }
         _ => next.run(req).await,
     }

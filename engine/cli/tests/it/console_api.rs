@@ -114,9 +114,12 @@ fn decisions(dir: &Path) -> Vec<Value> {
 }
 
 #[test]
-fn the_page_is_served_with_a_strict_policy_and_no_token_needed() {
+fn the_page_is_served_with_a_strict_policy_and_the_console_wants_its_own_token() {
     let tmp = tempfile::tempdir().unwrap();
-    let s = Server::start(tmp.path(), &["--token", "s3cret"]);
+    let s = Server::start(
+        tmp.path(),
+        &["--token", "agents-key", "--console-token", "s3cret"],
+    );
     let (code, head, body) = get_text(s.addr, "/", "");
     assert_eq!(code, 200);
     assert!(body.contains("app.js"), "{body}");
@@ -127,11 +130,18 @@ fn the_page_is_served_with_a_strict_policy_and_no_token_needed() {
         assert_eq!(code, 200, "{asset}");
         assert!(body.len() > 100, "{asset}");
     }
-    // Everything else wants the token: a header, or the cookie `/login` sets.
+    // Everything else wants a token: a header, or the cookie `/login` sets.
     let (code, _, _) = get_text(s.addr, "/v1/console/runs", "");
     assert_eq!(code, 401);
-    let (code, head, _) = get_text(s.addr, "/login?token=wrong", "");
-    assert_eq!(code, 401, "{head}");
+    // The agents' token opens the session API, never the console (which can start
+    // the oracle and show what it writes).
+    let agents = "Authorization: Bearer agents-key\r\n";
+    let (code, _, _) = get_text(s.addr, "/v1/tools", agents);
+    assert_eq!(code, 200);
+    let (code, _, _) = get_text(s.addr, "/v1/console/runs", agents);
+    assert_eq!(code, 401);
+    let (code, _, _) = get_text(s.addr, "/login?token=agents-key", "");
+    assert_eq!(code, 401);
     let (code, head, _) = get_text(s.addr, "/login?token=s3cret", "");
     assert_eq!(code, 303);
     let cookie = head
@@ -144,6 +154,38 @@ fn the_page_is_served_with_a_strict_policy_and_no_token_needed() {
     assert_eq!(code, 200, "{body}");
     let (code, _, _) = get_text(s.addr, "/v1/console/runs", "Cookie: tbsim_token=nope\r\n");
     assert_eq!(code, 401);
+    // The operators' token opens the session API too.
+    let (code, _, _) = get_text(s.addr, "/v1/tools", "Authorization: Bearer s3cret\r\n");
+    assert_eq!(code, 200);
+    drop(s);
+
+    // With only the agents' token, the console is off (and says how to turn it on).
+    let s = Server::start(&tmp.path().join("b"), &["--token", "agents-key"]);
+    let (code, _, body) = get_text(
+        s.addr,
+        "/v1/console/runs",
+        "Authorization: Bearer agents-key\r\n",
+    );
+    assert_eq!(code, 403, "{body}");
+    assert!(
+        body.contains("console_disabled") && body.contains("--console-token"),
+        "{body}"
+    );
+    drop(s);
+    let o = tbsim(
+        &[
+            "serve",
+            "--token",
+            "same",
+            "--console-token",
+            "same",
+            "--bind",
+            "127.0.0.1:0",
+        ],
+        &root(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("must differ"), "{}", text(&o).1);
 }
 
 #[test]
