@@ -407,8 +407,60 @@ fn console_gate(api: &ApiState) -> Result<Option<&str>, ApiError> {
     }
 }
 
+/// The host a request names, without its port (`Host` header).
+fn host_of(headers: &HeaderMap) -> Option<&str> {
+    let h = headers.get(header::HOST)?.to_str().ok()?;
+    Some(match h.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => h.rsplit_once(':').map_or(h, |(name, _)| name),
+    })
+}
+
+/// Browser-facing checks for the console without a token (loopback only): the page
+/// must be asked for by a loopback name (a DNS-rebinding page names its own host),
+/// and a request that changes something must come from the console's own origin
+/// (a cross-site form or fetch carries its site's `Origin`).
+fn browser_refusal(req: &Request) -> Option<ApiError> {
+    let h = req.headers();
+    let loopback = host_of(h).is_some_and(|n| {
+        n.eq_ignore_ascii_case("localhost")
+            || n.parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    });
+    if !loopback {
+        return Some(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "bad_host",
+            "without a console token the console answers only to a loopback address (localhost, 127.0.0.1, [::1])",
+        ));
+    }
+    let changes =
+        req.method() != axum::http::Method::GET && req.method() != axum::http::Method::HEAD;
+    let origin = h.get(header::ORIGIN).and_then(|o| o.to_str().ok());
+    let host = h
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    match origin {
+        Some(o) if changes && o != format!("http://{host}") => Some(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "cross_origin",
+            "the console takes changes only from its own page",
+        )),
+        _ => None,
+    }
+}
+
 async fn auth(State(api): State<Arc<ApiState>>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
+    let console = path.starts_with("/v1/console/") || public_path(path);
+    if console
+        && api.console_token.is_none()
+        && api.token.is_none()
+        && let Some(e) = browser_refusal(&req)
+    {
+        return e.into_response();
+    }
     if public_path(path) {
         return next.run(req).await;
     }
@@ -420,7 +472,7 @@ async fn auth(State(api): State<Arc<ApiState>>, req: Request, next: Next) -> Res
         )
         .into_response()
     };
-    if path.starts_with("/v1/console/") {
+    if console {
         return match console_gate(&api) {
             Err(e) => e.into_response(),
             Ok(Some(t)) if !authorised(req.headers(), t) => unauthorised(),

@@ -702,3 +702,41 @@ fn the_world_view_of_a_finished_run_is_pinned() {
     let start = tbsim_engine::inspect::world_at(&dir, Some(0), false).unwrap();
     insta::assert_json_snapshot!("world_view_meeting_only_start", start);
 }
+
+/// Without a token the console is a loopback tool: another site's page cannot drive
+/// it (cross-site requests carry their `Origin`), nor read it through a name that
+/// resolves to loopback (DNS rebinding names the attacker's host).
+#[test]
+fn other_sites_cannot_drive_or_read_a_tokenless_console() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Server::start(tmp.path(), &[]);
+    let body = r#"{"scenario":"meeting-only","agent":"oracle"}"#;
+    let post = |origin: &str| {
+        let req = format!(
+            "POST /v1/console/start HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n{origin}Content-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
+            s.addr,
+            body.len()
+        );
+        s.raw(req.as_bytes())
+    };
+    let (code, v) = post("Origin: http://evil.example\r\n");
+    assert_eq!((code, error_code(&v)), (403, "cross_origin"));
+    let (code, v) = post(&format!("Origin: http://{}\r\n", s.addr));
+    assert_eq!(code, 200, "{v}");
+    // A program (no Origin) may.
+    let (code, v) = post("");
+    assert_eq!(code, 200, "{v}");
+    for path in ["/", "/v1/console/runs"] {
+        let (code, _, body) = get_text(s.addr, path, "");
+        assert_eq!(code, 200, "{path}");
+        let req =
+            format!("GET {path} HTTP/1.1\r\nHost: evil.example:8765\r\nConnection: close\r\n\r\n");
+        let (code, v) = s.raw(req.as_bytes());
+        assert_eq!((code, error_code(&v)), (403, "bad_host"), "{path} {body}");
+    }
+    let req = "GET /v1/console/runs HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    assert_eq!(s.raw(req.as_bytes()).0, 200);
+    // The session API is for programs: its routes do not look at the host.
+    let req = "GET /v1/tools HTTP/1.1\r\nHost: tbsim.internal\r\nConnection: close\r\n\r\n";
+    assert_eq!(s.raw(req.as_bytes()).0, 200);
+}
