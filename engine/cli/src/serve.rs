@@ -101,27 +101,7 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
             "sessions write their runs under {}; stop with Ctrl-C or SIGTERM (open sessions are closed and written)",
             args.out.display()
         );
-        let shutdown = async {
-            #[cfg(unix)]
-            {
-                use tokio::signal::unix::{SignalKind, signal};
-                match signal(SignalKind::terminate()) {
-                    Ok(mut term) => {
-                        tokio::select! {
-                            _ = tokio::signal::ctrl_c() => {}
-                            _ = term.recv() => {}
-                        }
-                    }
-                    Err(_) => {
-                        let _ = tokio::signal::ctrl_c().await;
-                    }
-                }
-            }
-            #[cfg(not(unix))]
-            {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        };
+        let shutdown = crate::console::stop_signal();
         serve_with(
             listener,
             api,
