@@ -740,3 +740,36 @@ fn other_sites_cannot_drive_or_read_a_tokenless_console() {
     let req = "GET /v1/tools HTTP/1.1\r\nHost: tbsim.internal\r\nConnection: close\r\n\r\n";
     assert_eq!(s.raw(req.as_bytes()).0, 200);
 }
+
+/// A session's run stays in the console after the server forgets the session (it
+/// expired, or an earlier server wrote it): read back from its directory, read-only.
+#[test]
+fn expired_sessions_stay_listed_as_recorded_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Server::start(tmp.path(), &["--idle-timeout", "1"]);
+    let (code, v) = s.post(
+        "/v1/console/start",
+        &json!({"scenario": "meeting-only", "agent": "oracle"}),
+    );
+    assert_eq!(code, 200, "{v}");
+    let id = v["id"].as_str().unwrap().to_owned();
+    wait_for(&s, &id, "forgotten", |d| d["kind"] == "recorded");
+    let d = run_detail(&s, &id);
+    assert_eq!(
+        (d["state"].as_str(), d["score"].as_f64()),
+        (Some("finished"), Some(1.0))
+    );
+    let (_, v) = s.request("GET", "/v1/console/runs", None);
+    assert_eq!(v["runs"].as_array().unwrap().len(), 1, "{v}");
+    let (code, w) = s.request("GET", &format!("/v1/console/runs/{id}/world"), None);
+    assert_eq!(code, 200);
+    assert_eq!(w["score"], 1.0);
+    let (code, v) = s.request("POST", &format!("/v1/console/runs/{id}/pause"), None);
+    assert_eq!((code, error_code(&v)), (409, "not_controllable"));
+    // Only session-shaped names are read back.
+    std::fs::create_dir_all(tmp.path().join("notes")).unwrap();
+    let (code, _) = s.request("GET", "/v1/console/runs/notes", None);
+    assert_eq!(code, 404);
+    let (code, _) = s.request("GET", "/v1/console/runs/..%2F..%2Fetc", None);
+    assert_eq!(code, 404);
+}

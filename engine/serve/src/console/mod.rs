@@ -215,6 +215,14 @@ pub struct Console {
     agents: Arc<dyn AgentMaker>,
     cache: Mutex<BTreeMap<PathBuf, Cached>>,
     epochs: Mutex<BTreeMap<PathBuf, tbsim_core::time::Epoch>>,
+    /// Sessions' runs the registry has forgotten, read back from its directory.
+    past: Mutex<BTreeMap<String, Arc<FixedRun>>>,
+}
+
+/// Whether `id` has the form of a session id (32 lowercase hex digits): only such
+/// names under the registry's directory are read back as past sessions.
+fn is_session_id(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 impl std::fmt::Debug for Console {
@@ -264,7 +272,44 @@ impl Console {
             agents,
             cache: Mutex::new(BTreeMap::new()),
             epochs: Mutex::new(BTreeMap::new()),
+            past: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// A session's run the registry has forgotten (closed and expired, or from an
+    /// earlier server on the same directory): recorded, read-only.
+    fn past(&self, id: &str) -> Option<Arc<FixedRun>> {
+        if !is_session_id(id) {
+            return None;
+        }
+        if let Some(f) = self
+            .past
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+        {
+            return Some(Arc::clone(f));
+        }
+        let dir = self.registry.config().out.join(id);
+        let run = Arc::new(FixedRun::recorded(id.to_owned(), dir).ok()?);
+        self.past
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.to_owned(), Arc::clone(&run));
+        Some(run)
+    }
+
+    /// The ids of past sessions' runs in the registry's directory.
+    fn past_ids(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(&self.registry.config().out) else {
+            return Vec::new();
+        };
+        let mut ids: Vec<String> = entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| is_session_id(n))
+            .collect();
+        ids.sort();
+        ids
     }
 
     /// Which command serves it.
@@ -291,10 +336,12 @@ impl Console {
         if let Some(f) = self.fixed.iter().find(|f| f.id == id) {
             return Ok(Found::Fixed(Arc::clone(f)));
         }
-        self.registry
-            .peek(id)
-            .map(|e| Found::Session(id.to_owned(), e))
-            .map_err(|_| ConsoleError::UnknownRun(id.to_owned()))
+        if let Ok(e) = self.registry.peek(id) {
+            return Ok(Found::Session(id.to_owned(), e));
+        }
+        self.past(id)
+            .map(Found::Fixed)
+            .ok_or_else(|| ConsoleError::UnknownRun(id.to_owned()))
     }
 
     /// The calendar of the run in `dir` (from its scenario copy; read once).
@@ -324,7 +371,17 @@ impl Console {
             .iter()
             .map(|f| self.detail_of(&Found::Fixed(Arc::clone(f))).summary)
             .collect();
-        for (id, e) in self.registry.list() {
+        let live = self.registry.list();
+        for id in self.past_ids() {
+            if live.iter().any(|(l, _)| *l == id) {
+                continue;
+            }
+            // A directory just created by a session opening has no trajectory yet.
+            if let Some(run) = self.past(&id) {
+                all.push(self.detail_of(&Found::Fixed(run)).summary);
+            }
+        }
+        for (id, e) in live {
             all.push(self.detail_of(&Found::Session(id, e)).summary);
         }
         all.sort_by(|a, b| a.id.cmp(&b.id));
