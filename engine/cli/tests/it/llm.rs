@@ -1405,3 +1405,99 @@ fn a_key_the_model_echoes_is_redacted_from_everything_written() {
     assert!(replay.contains(": identical"), "{replay}");
     assert_no_key(tmp.path(), &[&text, &replay]);
 }
+
+/// A model-backed agent started from the console of `tbsim serve`: the runs list
+/// says when it waits for its model, the timeline shows its model calls with their
+/// tokens (never the prompts), and the run scores as `tbsim run` would.
+#[test]
+fn the_console_watches_a_model_backed_agent_wait_for_its_model() {
+    use std::io::BufRead as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server("meeting-only", |c| c.delay_ms = 300);
+    let cfg = api_config(tmp.path(), &s, "");
+    let out = tmp.path().join("serve");
+    let mut child = command(
+        &[
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--out",
+            out.to_str().unwrap(),
+            "--api-config",
+            cfg.to_str().unwrap(),
+            "--scenarios",
+            root().join("content/scenarios").to_str().unwrap(),
+        ],
+        tmp.path(),
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .rsplit("http://")
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let web = crate::serve::Server {
+        child,
+        addr,
+        token: None,
+    };
+    let (code, info) = web.request("GET", "/v1/console/info", None);
+    assert_eq!(code, 200);
+    assert!(
+        info["agents"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("llm:fake")),
+        "{info}"
+    );
+    let (code, v) = web.post(
+        "/v1/console/start",
+        &json!({"scenario": "meeting-only", "agent": "llm:fake"}),
+    );
+    assert_eq!(code, 200, "{v}");
+    let id = v["id"].as_str().unwrap().to_owned();
+    let start = Instant::now();
+    let mut states = Vec::new();
+    loop {
+        let (_, d) = web.request("GET", &format!("/v1/console/runs/{id}"), None);
+        let st = d["state"].as_str().unwrap().to_owned();
+        if states.last() != Some(&st) {
+            states.push(st.clone());
+        }
+        if st == "finished" {
+            assert_eq!(d["score"], 1.0, "{d}");
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "{states:?}");
+        std::thread::sleep(Duration::from_millis(40));
+    }
+    assert!(
+        states.iter().any(|s| s == "waiting_for_model"),
+        "{states:?}"
+    );
+    let (_, t) = web.request("GET", &format!("/v1/console/runs/{id}/timeline"), None);
+    let models: Vec<&Value> = t["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["type"] == "model")
+        .collect();
+    assert!(!models.is_empty());
+    for m in &models {
+        assert!(m["usage"]["output_tokens"].as_u64().is_some(), "{m}");
+        assert!(
+            m.get("request").is_none() && m.get("request_delta").is_none(),
+            "{m}"
+        );
+    }
+    assert!(!t.to_string().contains(KEY));
+}
