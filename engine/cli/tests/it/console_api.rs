@@ -564,6 +564,20 @@ fn view_is_read_only_and_shows_answers_only_when_asked_for_a_finished_run() {
     assert_eq!((code, error_code(&v)), (403, "answers_forbidden"));
     let (code, _) = s.request("GET", &format!("/v1/console/runs/{cut_id}/world"), None);
     assert_eq!(code, 200);
+    // Bad queries get JSON errors too.
+    for q in [
+        "world?step=abc",
+        "timeline?from=-1",
+        "file?step=x&path=drive",
+    ] {
+        let (code, v) = s.request("GET", &format!("/v1/console/runs/{busy_id}/{q}"), None);
+        assert_eq!((code, error_code(&v)), (400, "invalid_query"), "{q}");
+    }
+    let (code, v) = s.post(
+        &format!("/v1/console/runs/{busy_id}/fork"),
+        &json!({"step": 9999, "agent": "oracle"}),
+    );
+    assert_eq!((code, error_code(&v)), (422, "fork_refused"), "{v}");
 
     // Files: the agent's, the drive's; nothing outside them.
     let ws = world["files"]

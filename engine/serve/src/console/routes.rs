@@ -15,7 +15,7 @@ use std::time::Duration;
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -58,6 +58,12 @@ impl From<ConsoleError> for ApiError {
             },
         }
     }
+}
+
+/// A query string as `T`, or a JSON error saying what is wrong with it.
+fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+    q.map(|Query(t)| t)
+        .map_err(|r| err(StatusCode::BAD_REQUEST, "invalid_query", r.body_text()))
 }
 
 fn err(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
@@ -246,8 +252,9 @@ fn read_entries(
 async fn timeline(
     State(c): State<Arc<Console>>,
     Path(id): Path<String>,
-    Query(q): Query<TimelineQuery>,
+    q: Result<Query<TimelineQuery>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
+    let q = query(q)?;
     let found = c.find(&id)?;
     let answers = answers(&c, &id, q.answers).await?;
     let dir = found.dir().to_path_buf();
@@ -273,8 +280,9 @@ struct RunStream {
 async fn run_stream(
     State(c): State<Arc<Console>>,
     Path(id): Path<String>,
-    Query(q): Query<TimelineQuery>,
+    q: Result<Query<TimelineQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
+    let q = query(q)?;
     c.find(&id)?;
     let st = RunStream {
         console: c,
@@ -354,8 +362,9 @@ struct WorldQuery {
 async fn world(
     State(c): State<Arc<Console>>,
     Path(id): Path<String>,
-    Query(q): Query<WorldQuery>,
+    q: Result<Query<WorldQuery>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
+    let q = query(q)?;
     let found = c.find(&id)?;
     let answers = answers(&c, &id, q.answers).await?;
     let dir = found.dir().to_path_buf();
@@ -373,8 +382,9 @@ async fn world(
 async fn file(
     State(c): State<Arc<Console>>,
     Path(id): Path<String>,
-    Query(q): Query<WorldQuery>,
+    q: Result<Query<WorldQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
+    let q = query(q)?;
     let found = c.find(&id)?;
     let Some(path) = q.path.clone() else {
         return Err(err(
