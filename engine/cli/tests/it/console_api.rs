@@ -787,3 +787,69 @@ fn expired_sessions_stay_listed_as_recorded_runs() {
     let (code, _) = s.request("GET", "/v1/console/runs/..%2F..%2Fetc", None);
     assert_eq!(code, 404);
 }
+
+/// The paper's guidance study from the console: the same scenario started at hint
+/// levels 0-3, one run also guided by a person, then `tbsim report` over the
+/// server's directory gives a row per level and counts the person's guidance.
+#[test]
+fn the_guidance_study_runs_from_the_console_and_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("serve");
+    let s = Server::start(&out, &[]);
+    let mut ids = Vec::new();
+    for hints in 0..=3 {
+        let (code, v) = s.post(
+            "/v1/console/start",
+            &json!({"scenario": "meeting-only", "agent": "idle", "hints": hints, "paused": true}),
+        );
+        assert_eq!(code, 200, "{v}");
+        ids.push(v["id"].as_str().unwrap().to_owned());
+    }
+    // Level 0, guided by a person: two hint tiers and a message.
+    let guided = &ids[0];
+    s.request("POST", &format!("/v1/console/runs/{guided}/step"), None);
+    wait_for(&s, guided, "one step on", |d| d["step"] == 1);
+    for body in [
+        json!({"by": "ana", "task": "task/standup", "kind": "hint"}),
+        json!({"by": "ana", "task": "task/standup", "kind": "hint"}),
+        json!({"by": "ana", "kind": "message", "text": "Join the sync at 10:00."}),
+    ] {
+        let (code, v) = s.post(&format!("/v1/console/runs/{guided}/guide"), &body);
+        assert_eq!(code, 200, "{v}");
+    }
+    for id in &ids {
+        s.request("POST", &format!("/v1/console/runs/{id}/resume"), None);
+    }
+    for id in &ids {
+        wait_for(&s, id, "finished", |d| d["state"] == "finished");
+    }
+    let report = tmp.path().join("report");
+    let o = tbsim(
+        &[
+            "report",
+            out.to_str().unwrap(),
+            "--out",
+            report.to_str().unwrap(),
+        ],
+        &root(),
+    );
+    let (md, err) = text(&o);
+    assert!(o.status.success(), "{md}{err}");
+    let by_guidance = md
+        .split("## By guidance")
+        .nth(1)
+        .and_then(|t| t.split("\n## ").next())
+        .unwrap_or_else(|| panic!("no By guidance table:\n{md}"));
+    let rows: Vec<&str> = by_guidance
+        .lines()
+        .filter(|l| l.starts_with("| idle |"))
+        .collect();
+    assert_eq!(rows.len(), 4, "{by_guidance}");
+    for (level, row) in rows.iter().enumerate() {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(cells[2], level.to_string(), "{row}");
+    }
+    // Level 0: one run, guided, two human hints, one message.
+    let cells: Vec<&str> = rows[0].split('|').map(str::trim).collect();
+    assert_eq!(&cells[3..7], &["1", "1", "2", "1"], "{}", rows[0]);
+}
