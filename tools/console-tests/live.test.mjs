@@ -126,3 +126,22 @@ test('a hint and a message sent from the page reach the trajectory and result.js
   assert.equal(result.guidance.messages, 1);
   assert.deepEqual(errors, [], 'no script errors');
 });
+
+test('"Resume all" on the runs list lets every held run go', async () => {
+  const { page, errors } = browser;
+  const ids = [];
+  for (const scenario of ['meeting-only', 'two-days']) {
+    const r = await api(server.url, '/v1/console/start', { method: 'POST', body: { scenario, agent: 'oracle', paused: true } });
+    ids.push(r.id);
+  }
+  await page.goto(`${server.url}/#/`);
+  for (const id of ids) {
+    await until(async () => (await page.locator(`${tid(`run-row-${id}`)} ${tid('run-row-state')}`).getAttribute('data-state')) === 'paused', { what: `${id} listed as paused` });
+  }
+  await page.click(tid('resume-all'));
+  await until(async () => /^Resumed [1-9]\d* run/.test(await text(page, 'hold-status')), { what: 'the resume-all answer' });
+  for (const id of ids) {
+    await until(async () => (await page.locator(`${tid(`run-row-${id}`)} ${tid('run-row-state')}`).getAttribute('data-state')) === 'finished', { timeoutMs: 60_000, what: `${id} to finish` });
+  }
+  assert.deepEqual(errors, [], 'no script errors');
+});

@@ -195,7 +195,7 @@ pub(crate) fn cmd_view(args: ViewArgs) -> Result<ExitCode> {
 /// the plan and gets a control when it starts.
 pub(crate) struct BatchUi {
     runs: Vec<Arc<FixedRun>>,
-    paused: bool,
+    paused: Arc<std::sync::atomic::AtomicBool>,
     stop: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
     thread: Mutex<Option<std::thread::JoinHandle<Result<()>>>>,
     keep: bool,
@@ -245,6 +245,8 @@ impl BatchUi {
             runs.clone(),
             agents,
         ));
+        let hold_new = console.hold_new();
+        hold_new.store(ui.paused, std::sync::atomic::Ordering::SeqCst);
         let api = Arc::new(ApiState {
             registry,
             token: ui.token.clone(),
@@ -290,7 +292,7 @@ impl BatchUi {
         eprintln!("console: {url}");
         Ok(BatchUi {
             runs,
-            paused: ui.paused,
+            paused: hold_new,
             stop: Mutex::new(Some(stop_tx)),
             thread: Mutex::new(Some(thread)),
             keep: ui.keep,
@@ -302,10 +304,14 @@ impl BatchUi {
     pub(crate) fn control(&self, job: &Job) -> Option<Arc<Control>> {
         let id = format!("job-{}", job.index);
         let run = self.runs.iter().find(|r| r.id == id)?;
-        let c = Control::new(self.paused);
-        *run.control
+        // "Pause all" and "resume all" change the flag as the batch goes; it is read
+        // under the slot's lock, which they take after setting it, so no job misses one.
+        let mut slot = run
+            .control
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(&c));
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let c = Control::new(self.paused.load(std::sync::atomic::Ordering::SeqCst));
+        *slot = Some(Arc::clone(&c));
         Some(c)
     }
 

@@ -217,6 +217,9 @@ pub struct Console {
     epochs: Mutex<BTreeMap<PathBuf, tbsim_core::time::Epoch>>,
     /// Sessions' runs the registry has forgotten, read back from its directory.
     past: Mutex<BTreeMap<String, Arc<FixedRun>>>,
+    /// Whether batch jobs not started yet start held (`tbsim run --ui-paused`);
+    /// "pause all" and "resume all" set it.
+    hold_new: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Whether `id` has the form of a session id (32 lowercase hex digits): only such
@@ -273,7 +276,47 @@ impl Console {
             cache: Mutex::new(BTreeMap::new()),
             epochs: Mutex::new(BTreeMap::new()),
             past: Mutex::new(BTreeMap::new()),
+            hold_new: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         }
+    }
+
+    /// The flag saying whether batch jobs not started yet start held (shared with
+    /// whoever makes their controls).
+    pub fn hold_new(&self) -> Arc<std::sync::atomic::AtomicBool> {
+        Arc::clone(&self.hold_new)
+    }
+
+    /// Holds (or lets go) every live run a built-in agent drives, and the batch
+    /// jobs still to start; returns the ids of the runs it changed.
+    pub fn hold_all(&self, hold: bool) -> Vec<String> {
+        use std::sync::atomic::Ordering;
+        self.hold_new.store(hold, Ordering::SeqCst);
+        let mut changed = Vec::new();
+        let mut act = |id: &str, c: &Control| {
+            let state = c.status().state;
+            if state == LiveState::Finished || c.is_paused() == hold {
+                return;
+            }
+            if hold {
+                c.pause();
+            } else {
+                c.resume();
+            }
+            changed.push(id.to_owned());
+        };
+        for f in &self.fixed {
+            if let Some(c) = f.control() {
+                act(&f.id, &c);
+            }
+        }
+        for (id, e) in self.registry.list() {
+            // A run an external agent drives is never held (see the routes).
+            if e.info.builtin {
+                act(&id, &e.info.control);
+            }
+        }
+        changed.sort();
+        changed
     }
 
     /// A session's run the registry has forgotten (closed and expired, or from an

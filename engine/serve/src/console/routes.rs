@@ -84,6 +84,8 @@ pub fn router(console: Arc<Console>) -> Router {
         .route("/v1/console/runs", get(runs))
         .route("/v1/console/runs/stream", get(runs_stream))
         .route("/v1/console/start", post(start))
+        .route("/v1/console/pause-all", post(pause_all))
+        .route("/v1/console/resume-all", post(resume_all))
         .route("/v1/console/runs/{id}", get(detail))
         .route("/v1/console/runs/{id}/timeline", get(timeline))
         .route("/v1/console/runs/{id}/stream", get(run_stream))
@@ -531,6 +533,14 @@ fn holdable(c: &Console, id: &str) -> Result<Arc<Control>, ApiError> {
         ));
     }
     Ok(ctl)
+}
+
+async fn pause_all(State(c): State<Arc<Console>>) -> Json<Value> {
+    Json(json!({ "changed": c.hold_all(true) }))
+}
+
+async fn resume_all(State(c): State<Arc<Console>>) -> Json<Value> {
+    Json(json!({ "changed": c.hold_all(false) }))
 }
 
 async fn pause(

@@ -295,9 +295,25 @@ function viewRuns(main) {
   const tbody = h('tbody', { testid: 'runs-body' });
   const empty = h('p', { class: 'muted', testid: 'runs-empty', hidden: true }, 'No runs yet.');
   const status = h('p', { class: 'muted small', testid: 'runs-status', 'aria-live': 'polite' }, 'Connecting…');
+  // Hold or release every run a built-in agent drives (and, in a batch, the jobs
+  // still to start).
+  const holdStatus = h('span', { class: 'muted small', testid: 'hold-status', 'aria-live': 'polite' });
+  const hold = (what) => async () => {
+    try {
+      const r = await api(`/v1/console/${what}`, { method: 'POST' });
+      holdStatus.textContent = `${what === 'pause-all' ? 'Paused' : 'Resumed'} ${r.changed.length} run${r.changed.length === 1 ? '' : 's'}`;
+    } catch (e) {
+      holdStatus.textContent = errorText(e);
+    }
+  };
+  const holdBar = h('div', { class: 'controls', role: 'group', 'aria-label': 'All runs', hidden: info.read_only },
+    h('button', { type: 'button', testid: 'pause-all', onclick: hold('pause-all') }, 'Pause all'),
+    h('button', { type: 'button', testid: 'resume-all', onclick: hold('resume-all') }, 'Resume all'),
+    holdStatus);
   main.append(
     h('section', { 'aria-labelledby': 'runs-h' },
       h('h2', { id: 'runs-h' }, 'All runs'),
+      holdBar,
       status,
       h('table', { class: 'runs', testid: 'runs-table' },
         h('thead', {}, h('tr', {}, ['Run', 'Scenario', 'Agent', 'Clock', 'Steps', 'Score', 'State'].map((c) => h('th', { scope: 'col' }, c)))),
