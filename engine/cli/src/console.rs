@@ -92,9 +92,12 @@ pub(crate) fn check_bind(bind: &SocketAddr, token: Option<&str>, flag: &str) -> 
     }
 }
 
-/// A registry for the sessions a console starts (forks, play), writing to `out`.
+/// A registry for the sessions a console starts (forks, play), writing to `out`
+/// (made with the first of them: a console nobody forks from leaves no directory).
 fn fork_registry(out: &Path) -> Result<Arc<Registry>> {
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create `{}`", out.display()))?;
+    if out.exists() && !out.is_dir() {
+        bail!("`{}` is not a directory", out.display());
+    }
     Ok(Arc::new(Registry::new(RegistryConfig {
         roots: ScenarioRoots::default(),
         out: out.to_path_buf(),
