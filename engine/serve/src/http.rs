@@ -573,28 +573,172 @@ mod tests {
         }
     }
 
+    /// The (path, method) pairs of a router's `.route("path", method(handler)...)`
+    /// lines in `src` (methods chained as `get(a).delete(b)`; not `.route_service`).
+    fn routes_in(src: &str) -> std::collections::BTreeSet<(String, String)> {
+        let mut out = std::collections::BTreeSet::new();
+        for line in src.lines() {
+            let Some(rest) = line.trim().strip_prefix(".route(\"") else {
+                continue;
+            };
+            let (path, mut chain) = rest.split_once("\", ").expect("a route's handler");
+            loop {
+                let (method, after) = chain.split_once('(').expect("a method router");
+                assert!(
+                    ["get", "post", "put", "patch", "delete"].contains(&method),
+                    "{method} in {line}"
+                );
+                out.insert((path.to_owned(), method.to_owned()));
+                let close = after.find(')').expect("the handler's `)`");
+                match after[close + 1..].strip_prefix('.') {
+                    Some(next) => chain = next,
+                    None => break,
+                }
+            }
+        }
+        out
+    }
+
+    /// The (path, method) pairs of the document's operations, those tagged
+    /// `console` apart.
+    type Ops = std::collections::BTreeSet<(String, String)>;
+    fn documented(doc: &Value) -> (Ops, Ops) {
+        let (mut console, mut api) = (Ops::new(), Ops::new());
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                let pair = (path.clone(), method.clone());
+                if op["tags"]
+                    .as_array()
+                    .is_some_and(|t| t.contains(&json!("console")))
+                {
+                    console.insert(pair);
+                } else {
+                    api.insert(pair);
+                }
+            }
+        }
+        (console, api)
+    }
+
     #[test]
     fn the_openapi_document_covers_every_route_and_resolves() {
         let doc: Value = serde_json::from_str(OPENAPI).unwrap();
         assert_eq!(doc["openapi"], "3.1.0");
-        for (path, methods) in [
+        let api_routes = [
             ("/v1/sessions", &["post"][..]),
             ("/v1/sessions/{id}/step", &["post"]),
             ("/v1/sessions/{id}", &["get", "delete"]),
             ("/v1/tools", &["get"]),
             ("/openapi.json", &["get"]),
-        ] {
-            for m in methods {
-                let op = &doc["paths"][path][m];
-                assert!(op.is_object(), "{m} {path}");
-                assert!(op["responses"].is_object(), "{m} {path}");
-                assert!(op["operationId"].is_string(), "{m} {path}");
+        ];
+        let console_routes = [
+            ("/", &["get"][..]),
+            ("/assets/app.js", &["get"]),
+            ("/assets/app.css", &["get"]),
+            ("/login", &["get"]),
+            ("/v1/console/info", &["get"]),
+            ("/v1/console/runs", &["get"]),
+            ("/v1/console/runs/stream", &["get"]),
+            ("/v1/console/start", &["post"]),
+            ("/v1/console/pause-all", &["post"]),
+            ("/v1/console/resume-all", &["post"]),
+            ("/v1/console/runs/{id}", &["get"]),
+            ("/v1/console/runs/{id}/timeline", &["get"]),
+            ("/v1/console/runs/{id}/stream", &["get"]),
+            ("/v1/console/runs/{id}/world", &["get"]),
+            ("/v1/console/runs/{id}/file", &["get"]),
+            ("/v1/console/runs/{id}/turn", &["get"]),
+            ("/v1/console/runs/{id}/act", &["post"]),
+            ("/v1/console/runs/{id}/pause", &["post"]),
+            ("/v1/console/runs/{id}/resume", &["post"]),
+            ("/v1/console/runs/{id}/step", &["post"]),
+            ("/v1/console/runs/{id}/guide", &["post"]),
+            ("/v1/console/runs/{id}/fork", &["post"]),
+            ("/v1/console/runs/{id}/close", &["post"]),
+        ];
+        let mut ids = std::collections::BTreeSet::new();
+        for (console, table) in [(false, &api_routes[..]), (true, &console_routes[..])] {
+            for (path, methods) in table {
+                let item = doc["paths"][path].as_object().expect(path);
+                assert_eq!(item.len(), methods.len(), "methods of {path}");
+                for m in *methods {
+                    let op = &doc["paths"][path][m];
+                    assert!(op.is_object(), "{m} {path}");
+                    assert!(op["responses"].is_object(), "{m} {path}");
+                    let id = op["operationId"].as_str().expect("an operationId");
+                    assert!(ids.insert(id), "operationId {id} twice");
+                    if console {
+                        assert_eq!(op["tags"], json!(["console"]), "{m} {path}");
+                        assert!(op["security"].is_array(), "{m} {path}");
+                        for (status, r) in op["responses"].as_object().unwrap() {
+                            if status.starts_with('4') || status.starts_with('5') {
+                                let content = &r["content"];
+                                let schema = &content["application/json"]["schema"];
+                                assert!(
+                                    schema["$ref"] == "#/components/schemas/Error"
+                                        || (path == &"/login" && status == "400"),
+                                    "{m} {path} {status}"
+                                );
+                            }
+                        }
+                    }
+                }
             }
         }
-        assert_eq!(doc["paths"].as_object().unwrap().len(), 4 + 1);
+        assert_eq!(
+            doc["paths"].as_object().unwrap().len(),
+            api_routes.len() + console_routes.len()
+        );
+        // The agents' token and the console's are distinct schemes.
+        let schemes = &doc["components"]["securitySchemes"];
+        assert_eq!(schemes["bearer"]["scheme"], "bearer");
+        assert_eq!(schemes["consoleBearer"]["scheme"], "bearer");
+        assert_eq!(schemes["consoleCookie"]["in"], "cookie");
+        assert_eq!(schemes["consoleCookie"]["name"], TOKEN_COOKIE);
+        let login = &doc["paths"]["/login"]["get"]["responses"];
+        assert!(login["303"]["headers"]["Set-Cookie"].is_object());
+        assert!(login["401"].is_object());
         let mut seen = Vec::new();
         refs(&doc, &doc, &mut seen);
         assert!(seen.len() > 10);
+        for schema in [
+            "RunSummary",
+            "RunDetail",
+            "WorldView",
+            "TimelineEntry",
+            "Timeline",
+            "Turn",
+        ] {
+            let r = format!("#/components/schemas/{schema}");
+            assert!(seen.contains(&r), "{schema} is never used");
+        }
+    }
+
+    /// The document against the routers' source: a route added without being
+    /// documented (or documented and gone) fails here.
+    #[test]
+    fn the_openapi_document_lists_exactly_the_routers_routes() {
+        let doc: Value = serde_json::from_str(OPENAPI).unwrap();
+        let (console_ops, api_ops) = documented(&doc);
+        let console = routes_in(include_str!("console/routes.rs"));
+        // This file's router, without its tests (whose strings are not routes).
+        let own = include_str!("http.rs");
+        let own = &own[..own.find("#[cfg(test)]").expect("the tests module")];
+        let mut api = routes_in(own);
+        assert!(console.len() > 15, "{console:?}");
+        assert!(api.len() >= 6, "{api:?}");
+        // `/login` is the API router's route, but the console's operation.
+        let login = ("/login".to_owned(), "get".to_owned());
+        assert!(api.remove(&login), "{api:?}");
+        let mut console = console;
+        console.insert(login);
+        let missing: Vec<_> = console.difference(&console_ops).collect();
+        let extra: Vec<_> = console_ops.difference(&console).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "console routes not documented: {missing:?}; documented, not routed: {extra:?}"
+        );
+        assert_eq!(api_ops, api, "the session API's routes");
     }
 
     #[test]
