@@ -416,10 +416,10 @@ fn host_of(headers: &HeaderMap) -> Option<&str> {
     })
 }
 
-/// Browser-facing checks for the console without a token (loopback only): the page
-/// must be asked for by a loopback name (a DNS-rebinding page names its own host),
-/// and a request that changes something must come from the console's own origin
-/// (a cross-site form or fetch carries its site's `Origin`).
+/// Browser-facing checks for a server without a token (loopback only): a request
+/// must name a loopback host (a DNS-rebinding page names its own), and a request
+/// that changes something must come from the server's own origin, or none (a
+/// cross-site form or fetch carries its site's `Origin`; programs send none).
 fn browser_refusal(req: &Request) -> Option<ApiError> {
     let h = req.headers();
     let loopback = host_of(h).is_some_and(|n| {
@@ -431,7 +431,7 @@ fn browser_refusal(req: &Request) -> Option<ApiError> {
         return Some(ApiError::new(
             StatusCode::FORBIDDEN,
             "bad_host",
-            "without a console token the console answers only to a loopback address (localhost, 127.0.0.1, [::1])",
+            "without a token this server answers only to a loopback address (localhost, 127.0.0.1, [::1])",
         ));
     }
     let changes =
@@ -445,7 +445,7 @@ fn browser_refusal(req: &Request) -> Option<ApiError> {
         Some(o) if changes && o != format!("http://{host}") => Some(ApiError::new(
             StatusCode::FORBIDDEN,
             "cross_origin",
-            "the console takes changes only from its own page",
+            "this server takes changes only from its own pages (or from programs, which send no Origin)",
         )),
         _ => None,
     }
@@ -454,8 +454,9 @@ fn browser_refusal(req: &Request) -> Option<ApiError> {
 async fn auth(State(api): State<Arc<ApiState>>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
     let console = path.starts_with("/v1/console/") || public_path(path);
-    if console
-        && api.console_token.is_none()
+    // A server without any token listens on loopback only (the CLI refuses anything
+    // else): no legitimate client, program or page, names another host or origin.
+    if api.console_token.is_none()
         && api.token.is_none()
         && let Some(e) = browser_refusal(&req)
     {

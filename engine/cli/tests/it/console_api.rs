@@ -717,9 +717,10 @@ fn the_world_view_of_a_finished_run_is_pinned() {
     insta::assert_json_snapshot!("world_view_meeting_only_start", start);
 }
 
-/// Without a token the console is a loopback tool: another site's page cannot drive
-/// it (cross-site requests carry their `Origin`), nor read it through a name that
-/// resolves to loopback (DNS rebinding names the attacker's host).
+/// Without a token the server (console and session API) is a loopback tool: another
+/// site's page cannot drive it (cross-site requests carry their `Origin`), nor read
+/// it through a name that resolves to loopback (DNS rebinding names the attacker's
+/// host).
 #[test]
 fn other_sites_cannot_drive_or_read_a_tokenless_console() {
     let tmp = tempfile::tempdir().unwrap();
@@ -750,8 +751,15 @@ fn other_sites_cannot_drive_or_read_a_tokenless_console() {
     }
     let req = "GET /v1/console/runs HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
     assert_eq!(s.raw(req.as_bytes()).0, 200);
-    // The session API is for programs: its routes do not look at the host.
-    let req = "GET /v1/tools HTTP/1.1\r\nHost: tbsim.internal\r\nConnection: close\r\n\r\n";
+    // The session API likewise: a rebinding page cannot open sessions either.
+    let req = "GET /v1/tools HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n";
+    assert_eq!(s.raw(req.as_bytes()).0, 403);
+    let req = format!(
+        "POST /v1/sessions HTTP/1.1\r\nHost: {}\r\nOrigin: http://evil.example\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 27\r\n\r\n{{\"scenario\":\"meeting-only\"}}",
+        s.addr
+    );
+    assert_eq!(s.raw(req.as_bytes()).0, 403);
+    let req = "GET /v1/tools HTTP/1.1\r\nHost: localhost:1\r\nConnection: close\r\n\r\n";
     assert_eq!(s.raw(req.as_bytes()).0, 200);
 }
 
