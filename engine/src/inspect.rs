@@ -48,7 +48,7 @@ use crate::world::{
     Checkpoint, Clock, File, Index, Intern, Key, Meeting, Room, RunState, Task, TaskState, Thread,
     display_name,
 };
-use tbsim_scenario::{Content, FileSpec, LoadedScenario, WorldChange};
+use tbsim_scenario::{Content, FileSpec, LoadedScenario};
 
 /// The world after a decision, as the console shows it (see the module docs).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -334,15 +334,7 @@ pub fn world_view(sim: &Sim, loaded: &LoadedScenario, steps: u64, answers: bool)
 fn files(world: &bevy_ecs::world::World, loaded: &LoadedScenario) -> Vec<FileEntry> {
     // What the scenario puts in the workspace, at the start or by a timed event.
     let mut seeded: BTreeMap<String, Vec<&FileSpec>> = BTreeMap::new();
-    let timed = loaded
-        .scenario
-        .events
-        .iter()
-        .filter_map(|e| match &e.change {
-            WorldChange::File(f) => Some(f),
-            WorldChange::Message { .. } => None,
-        });
-    for f in loaded.scenario.files.iter().chain(timed) {
+    for f in loaded.scenario.all_files() {
         if let Ok(p) = VPath::parse(&f.path)
             && p.is_workspace()
         {

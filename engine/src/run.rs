@@ -40,7 +40,7 @@ use crate::time::SimDuration;
 use crate::tools::{LivePython, PythonBackend, RecordedPython};
 use crate::trajectory::Trajectory;
 use crate::trajectory::read_recorded;
-use tbsim_scenario::{Content, LoadedScenario, WorldChange, load_file};
+use tbsim_scenario::{Content, LoadedScenario, load_file};
 
 /// Failure to write a run.
 #[derive(Debug, thiserror::Error)]
@@ -404,15 +404,7 @@ pub(crate) fn write_scenario_copy(loaded: &LoadedScenario, out: &Path) -> Result
     std::fs::write(&scen, &loaded.source).map_err(io(&scen))?;
     // Sidecars of the starting files and of timed events, so the run directory
     // replays on its own; never written outside `out` (see `sidecar::write_into`).
-    let event_files = loaded
-        .scenario
-        .events
-        .iter()
-        .filter_map(|e| match &e.change {
-            WorldChange::File(f) => Some(f),
-            WorldChange::Message { .. } => None,
-        });
-    for f in loaded.scenario.files.iter().chain(event_files) {
+    for f in loaded.scenario.all_files() {
         if let Content::Sidecar { path, .. } = &f.content
             && let Some(bytes) = loaded.assets.get(&f.path)
         {

@@ -717,6 +717,18 @@ pub struct TimedEvent {
     pub change: WorldChange,
 }
 
+impl Scenario {
+    /// Every file the scenario puts in the world: the starting ones, then those its
+    /// timed events bring, in scenario order.
+    pub fn all_files(&self) -> impl Iterator<Item = &FileSpec> {
+        let timed = self.events.iter().filter_map(|e| match &e.change {
+            WorldChange::File(f) => Some(f),
+            WorldChange::Message { .. } => None,
+        });
+        self.files.iter().chain(timed)
+    }
+}
+
 /// A change to the world at a time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum WorldChange {

@@ -442,7 +442,7 @@ fn view_is_read_only_and_shows_answers_only_when_asked_for_a_finished_run() {
     std::fs::write(cut.join("trajectory.jsonl"), kept.join("\n") + "\n").unwrap();
     std::fs::copy(runs.join("busy-day/scenario.ron"), cut.join("scenario.ron")).unwrap();
 
-    let mut child = tbsim_command(
+    let (child, addr) = crate::util::spawn_listening(tbsim_command(
         &[
             "view",
             runs.to_str().unwrap(),
@@ -453,22 +453,8 @@ fn view_is_read_only_and_shows_answers_only_when_asked_for_a_finished_run() {
             tmp.path().join("forks").to_str().unwrap(),
         ],
         &root(),
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null())
-    .spawn()
-    .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr: SocketAddr = line
-        .trim()
-        .strip_prefix("console: http://")
-        .and_then(|a| a.strip_suffix('/'))
-        .unwrap_or_else(|| panic!("{line}"))
-        .parse()
-        .unwrap();
+    ));
+    let addr: SocketAddr = addr.parse().unwrap_or_else(|_| panic!("{addr}"));
     let s = Server {
         child,
         addr,

@@ -1411,12 +1411,11 @@ fn a_key_the_model_echoes_is_redacted_from_everything_written() {
 /// tokens (never the prompts), and the run scores as `tbsim run` would.
 #[test]
 fn the_console_watches_a_model_backed_agent_wait_for_its_model() {
-    use std::io::BufRead as _;
     let tmp = tempfile::tempdir().unwrap();
     let s = server("meeting-only", |c| c.delay_ms = 300);
     let cfg = api_config(tmp.path(), &s, "");
     let out = tmp.path().join("serve");
-    let mut child = command(
+    let (child, addr) = crate::util::spawn_listening(command(
         &[
             "serve",
             "--bind",
@@ -1429,22 +1428,8 @@ fn the_console_watches_a_model_backed_agent_wait_for_its_model() {
             root().join("content/scenarios").to_str().unwrap(),
         ],
         tmp.path(),
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null())
-    .spawn()
-    .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .rsplit("http://")
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    ));
+    let addr = addr.parse().unwrap();
     let web = crate::serve::Server {
         child,
         addr,

@@ -286,7 +286,6 @@ pub fn lines_as(dir: &Path, agent: &str) -> Vec<String> {
 /// Starts `tbsim serve` on a free loopback port with `--out out` and `extra`
 /// arguments; returns the child and the `host:port` it printed.
 pub fn spawn_serve(out: &Path, extra: &[&str]) -> (std::process::Child, String) {
-    use std::io::BufRead as _;
     let mut args = vec![
         "serve",
         "--bind",
@@ -295,11 +294,18 @@ pub fn spawn_serve(out: &Path, extra: &[&str]) -> (std::process::Child, String) 
         out.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let mut child = tbsim_command(&args, &root())
+    spawn_listening(tbsim_command(&args, &root()))
+}
+
+/// Spawns a tbsim server (`serve`, `view`) and returns the child with the
+/// `host:port` of the `http://` URL on its first line of output.
+pub fn spawn_listening(mut cmd: Command) -> (std::process::Child, String) {
+    use std::io::BufRead as _;
+    let mut child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .expect("tbsim serve starts");
+        .expect("the tbsim server starts");
     let mut line = String::new();
     std::io::BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
@@ -309,6 +315,7 @@ pub fn spawn_serve(out: &Path, extra: &[&str]) -> (std::process::Child, String) 
         .rsplit("http://")
         .next()
         .unwrap_or_default()
+        .trim_end_matches('/')
         .to_owned();
     (child, addr)
 }

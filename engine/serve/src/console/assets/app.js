@@ -369,18 +369,23 @@ function startRunForm() {
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const body = { scenario: scenario.value, agent: agent.value, hints: Number(hints.value), paused: paused.checked };
-    if (seed.value.trim() !== '') body.seed = Number(seed.value);
-    msg.textContent = 'Starting…';
-    msg.classList.remove('error');
-    try {
-      const r = await api('/v1/console/start', { method: 'POST', body });
-      go(`#/run/${encodeURIComponent(r.id)}`);
-    } catch (e) {
-      msg.textContent = errorText(e);
-      msg.classList.add('error');
-    }
+    await startRun(body, seed, msg);
   });
   return form;
+}
+
+/** Starts a run (a built-in agent's, or a person's to play) and opens its view. */
+async function startRun(body, seed, msg) {
+  if (seed.value.trim() !== '') body.seed = Number(seed.value);
+  msg.textContent = 'Starting…';
+  msg.classList.remove('error');
+  try {
+    const r = await api('/v1/console/start', { method: 'POST', body });
+    go(`#/run/${encodeURIComponent(r.id)}`);
+  } catch (e) {
+    msg.textContent = errorText(e);
+    msg.classList.add('error');
+  }
 }
 
 function playForm() {
@@ -408,17 +413,7 @@ function playForm() {
       return;
     }
     store(NAME_KEY, n);
-    const body = { scenario: scenario.value, agent: `human:${n}`, hints: Number(hints.value) };
-    if (seed.value.trim() !== '') body.seed = Number(seed.value);
-    msg.textContent = 'Starting…';
-    msg.classList.remove('error');
-    try {
-      const r = await api('/v1/console/start', { method: 'POST', body });
-      go(`#/run/${encodeURIComponent(r.id)}`);
-    } catch (e) {
-      msg.textContent = errorText(e);
-      msg.classList.add('error');
-    }
+    await startRun({ scenario: scenario.value, agent: `human:${n}`, hints: Number(hints.value) }, seed, msg);
   });
   return form;
 }
