@@ -1026,14 +1026,20 @@ function viewRun(main, id) {
     return n.startsWith('human:') ? n : `human:${n}`;
   }
 
-  async function sendHint(task) {
+  /** The sender's name, or null after asking for it. */
+  function senderOrAsk() {
     const by = byName();
     if (!by) {
       gMsg.textContent = 'Say who you are in “From” first.';
       gMsg.className = 'form-msg error';
       gFrom.focus();
-      return;
     }
+    return by;
+  }
+
+  async function sendHint(task) {
+    const by = senderOrAsk();
+    if (!by) return;
     try {
       const r = await api(`${base}/guide`, { method: 'POST', body: { by, task, kind: 'hint' } });
       gMsg.textContent = `Hint tier ${r.tier} for ${task} queued.`;
@@ -1047,13 +1053,8 @@ function viewRun(main, id) {
 
   gForm.addEventListener('submit', async (ev) => {
     ev.preventDefault();
-    const by = byName();
-    if (!by) {
-      gMsg.textContent = 'Say who you are in “From” first.';
-      gMsg.className = 'form-msg error';
-      gFrom.focus();
-      return;
-    }
+    const by = senderOrAsk();
+    if (!by) return;
     const body = { by, kind: 'message', text: gText.value };
     if (gTask.value) body.task = gTask.value;
     try {
