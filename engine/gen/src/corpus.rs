@@ -424,7 +424,8 @@ pub const KB_FIX_MANUAL: &str = include_str!("corpus/kb_fix_manual.md");
 
 /// Manual for screening the transactions table for abnormal suppliers.
 ///
-/// Placeholders: `{company}`, `{approval_limit}`, `{history_months}`.
+/// Placeholders: `{company}`, `{approval_limit}`, `{director_limit}` (a larger
+/// sign-off threshold), `{history_months}`, `{petty_cash}`.
 pub const TRANSACTION_REVIEW_MANUAL: &str = include_str!("corpus/transaction_review_manual.md");
 
 /// Rules for deciding which procurement requests are reasonable.
@@ -497,7 +498,13 @@ mod tests {
         (
             "TRANSACTION_REVIEW_MANUAL",
             TRANSACTION_REVIEW_MANUAL,
-            &["company", "approval_limit", "history_months"],
+            &[
+                "company",
+                "approval_limit",
+                "director_limit",
+                "history_months",
+                "petty_cash",
+            ],
             35,
             60,
         ),
@@ -698,6 +705,8 @@ mod tests {
         let vars = [
             ("company", COMPANY),
             ("approval_limit", "5000"),
+            ("director_limit", "20000"),
+            ("petty_cash", "200"),
             ("history_months", "6"),
             ("max_quantity", "10"),
             ("max_unit_price", "300"),

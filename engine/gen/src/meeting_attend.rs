@@ -73,6 +73,67 @@ fn decision_path(ctx: &Ctx<'_>) -> String {
 fn draw_cap(ctx: &Ctx<'_>) -> u32 {
     4000 + 250 * ctx.rng("meeting/cap").random_range(0..=32u32)
 }
+/// What the sync says about the budget: the decision among other figures (last
+/// month's cap, this month's spend, a proposal above it, a counter-offer that was
+/// turned down), in an
+/// order drawn per instance with the decision never first, so that the cap is never
+/// the notes' only, first or largest number and has to be told from the others by
+/// what each sentence says (issues 25 and 26). Its own stream keeps the rest of the
+/// instance as it was.
+fn budget_notes(
+    ctx: &Ctx<'_>,
+    organizer: &str,
+    dept: &str,
+    cap: u32,
+    speakers: &[&tbsim_scenario::Person],
+) -> String {
+    let mut rng = ctx.rng("meeting/figures");
+    let mut used = vec![cap];
+    let mut fresh = |rng: &mut tbsim_core::rng::StreamRng, lo: i32, hi: i32| -> u32 {
+        loop {
+            let v = (cap as i32 + 250 * rng.random_range(lo..=hi)).max(1000) as u32;
+            if !used.contains(&v) {
+                used.push(v);
+                return v;
+            }
+        }
+    };
+    // The proposal is always above the decision (the meeting trims it); the counter-
+    // offer below it; last month's cap on either side.
+    let proposal = fresh(&mut rng, 1, 10);
+    let counter = fresh(&mut rng, -8, -1);
+    let last = fresh(&mut rng, -8, 8);
+    // This month's spend so far, not on the 250 grid, above or below the decision.
+    let spent = loop {
+        let v = (f64::from(last) * rng.random_range(0.6..0.98) / 10.0).round() as u32 * 10;
+        if !used.contains(&v) {
+            break v;
+        }
+    };
+    let who: Vec<usize> = pick_distinct(&mut rng, speakers.len(), 2);
+    let mut sentences = vec![
+        format!("This month {dept} has spent {spent} EUR so far."),
+        format!("Last month's cap was {last} EUR."),
+        format!("{} proposed {proposal} EUR.", speakers[who[0]].name),
+        format!(
+            "{} countered with {counter} EUR, which the group turned down.",
+            speakers[who[1]].name
+        ),
+    ];
+    for i in (1..sentences.len()).rev() {
+        sentences.swap(i, rng.random_range(0..=i));
+    }
+    let at = rng.random_range(1..=sentences.len());
+    sentences.insert(
+        at,
+        format!("Decision: next month's {dept} purchasing budget is capped at {cap} EUR."),
+    );
+    format!(
+        "{organizer} opens the meeting on next month's {dept} purchasing budget. {} Then they go round the table for purchase requests.",
+        sentences.join(" ")
+    )
+}
+
 /// Minutes after the meeting's end to record its decision.
 const RECORD_MIN: u32 = 60;
 const MAX_QTY: u32 = 3;
@@ -252,10 +313,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         late_tolerance_min: 5,
         // Said only in the meeting: the join result and the announcement carry it,
         // the calendar does not.
-        notes: format!(
-            "{} opens the meeting: next month's {dept} purchasing budget is capped at {cap} EUR. Then they go round the table for purchase requests.",
-            organizer.name
-        ),
+        notes: budget_notes(ctx, &organizer.name, dept, cap, &speakers),
     };
 
     let attend_key = ctx.task_key();
@@ -352,10 +410,32 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             )
         })
         .collect();
+    // Where every request is to be listed, one of them is withdrawn later in the
+    // meeting, so echoing every announced request never passes: without it, every
+    // `write` and `sum` instance was solved by a script copying the list (issue 25).
+    // Where rules filter, at least one request always breaks them (level >= 1).
+    let withdrawn =
+        (!filtered).then(|| ctx.rng("meeting/withdrawn").random_range(0..requests.len()));
     let kept: Vec<&Request> = requests
         .iter()
-        .filter(|r| !filtered || r.reasonable)
+        .enumerate()
+        .filter(|(i, r)| {
+            if filtered {
+                r.reasonable
+            } else {
+                Some(*i) != withdrawn
+            }
+        })
+        .map(|(_, r)| r)
         .collect();
+    let withdrawal = withdrawn
+        .map(|i| {
+            format!(
+                "\nLater in the meeting, {} withdrew their {} request.",
+                requests[i].name, requests[i].item
+            )
+        })
+        .unwrap_or_default();
     let total: u32 = kept.iter().map(|r| r.quantity * r.unit_price).sum();
     let record = |r: &Request| -> serde_json::Value {
         let mut v = json!({"name": r.name, "item": r.item, "quantity": r.quantity, "unit_price": r.unit_price});
@@ -378,7 +458,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             " Include only requests that follow the procurement rules in `{RULES}`; leave the others out."
         )
     } else {
-        " Include every request.".to_owned()
+        " Include every request still standing at the end of the meeting.".to_owned()
     };
     let summary_key = format!("task/{}-summary", ctx.id);
     let mut plan = Vec::new();
@@ -413,7 +493,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             feedback: if filtered {
                 format!("The request list is missing or does not match. Write `{summary}` as {shape}. Apply each procurement rule (quantity, unit price and total) to every request, keep only the reasonable ones, and copy names, items and numbers exactly as said in the meeting.")
             } else {
-                format!("The request list is missing or does not match. Write `{summary}` as {shape}, recording every request raised in the meeting with names, items and numbers exactly as said.")
+                format!("The request list is missing or does not match. Write `{summary}` as {shape}, recording every request raised in the meeting and not withdrawn, with names, items and numbers exactly as said.")
             },
         },
     ];
@@ -452,7 +532,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         .key(summary_key)
         .title("Summarise the purchase requests")
         .objective(format!(
-            "In the {dept} purchasing sync, {} asked you to summarise the purchase requests raised:\n{}\nWrite them to `{summary}` as {shape}.{filter_text}",
+            "In the {dept} purchasing sync, {} asked you to summarise the purchase requests raised:\n{}{withdrawal}\nWrite them to `{summary}` as {shape}.{filter_text}",
             organizer.name,
             spoken.join("\n")
         ))
@@ -464,7 +544,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             if filtered {
                 format!("Read `{RULES}` and test each request against every rule.")
             } else {
-                "List every request; keep names and items exactly as said.".into()
+                "List every request that was not withdrawn; keep names and items exactly as said.".into()
             },
             if with_totals {
                 "Compute each total as quantity x unit price and add the listed totals for `statistics.total_cost`.".into()
@@ -480,8 +560,8 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
 
 /// Wrong answers for tests. The attend task: a cap of 0 and every number its
 /// brief states (none is the cap, which only the meeting says). A summary: every
-/// request said in the meeting when rules must filter them; otherwise the list
-/// short of its last request, and the totals taken as unit prices.
+/// request said in the meeting (some break the rules, or one was withdrawn), and
+/// where totals count, every request with its unit price as its total.
 pub fn wrong_answers(
     task: &TaskSpec,
     _scenario: &tbsim_scenario::Scenario,
@@ -529,12 +609,10 @@ pub fn wrong_answers(
             json!({"requests": requests, "statistics": {"total_cost": total}}).to_string(),
         )
     };
+    // Every announced request: some break the rules, or one was withdrawn.
+    let mut out = vec![answer(&all)];
     if filtered {
-        return vec![answer(&all)];
-    }
-    let mut out = Vec::new();
-    if all.len() > 1 {
-        out.push(answer(&all[..all.len() - 1]));
+        return out;
     }
     let unit_totals: Vec<serde_json::Value> = all
         .iter()

@@ -72,7 +72,16 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let mut rng = ctx.rng("transactions");
     let report = format!("workspace/transaction_review_report{}.json", ctx.suffix());
     let normal = p.normal.unwrap_or_else(|| rng.random_range(2..=5));
-    let abnormal = p.abnormal.unwrap_or_else(|| rng.random_range(0..=2));
+    // Zero abnormal suppliers (an empty list to report) is one draw in eight, not one
+    // in three: a suite holds a handful of reviews, and with a third of them `[]` it
+    // often crossed a quarter (issue 26). One and two share the rest.
+    let abnormal = p
+        .abnormal
+        .unwrap_or_else(|| match rng.random_range(0..8u8) {
+            0 => 0,
+            1..=4 => 1,
+            _ => 2,
+        });
     if !(2..=5).contains(&normal) || abnormal > 2 {
         return Err(format!(
             "transaction_review parameters out of range: normal {normal} (2-5), abnormal {abnormal} (0-2)"
@@ -88,6 +97,15 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     )
     .random_range(0..LIMITS.len());
     let limit = LIMITS[limit];
+    // The manual also states a larger sign-off threshold and a smaller petty-cash one,
+    // so the limit is neither the manual's largest number nor its only one (issue 26):
+    // it has to be read where the manual defines it.
+    let mut figures = tbsim_core::rng::stream(
+        ctx.seed,
+        &format!("gen/{}/transaction_review/thresholds", ctx.scenario),
+    );
+    let director = limit * figures.random_range(3..=6u64);
+    let petty = [150u64, 200, 250, 300][figures.random_range(0..4)];
     let (y, m) = {
         let mut parts = ctx.date.split('-');
         let y: i32 = parts
@@ -306,6 +324,8 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 &[
                     ("company", corpus::COMPANY),
                     ("approval_limit", &limit.to_string()),
+                    ("director_limit", &director.to_string()),
+                    ("petty_cash", &petty.to_string()),
                     ("history_months", &HISTORY_MONTHS.to_string()),
                 ],
             )),

@@ -325,6 +325,10 @@ pub(super) fn copy_from_drive(world: &mut World, path: &str, to: Option<&str>) -
     };
     // (source, destination) pairs, sorted by source.
     let pairs: Vec<(String, VPath)> = if src_is_folder {
+        // A folder copies what `list_folder` shows of it and nothing more: copying a
+        // parent folder must not bring in a file a colleague has yet to point to
+        // (issue 25). The exact path of such a file still copies, as it still reads.
+        let hidden = unlisted(world);
         let prefix = format!("{}/", src.as_str());
         let sources: Vec<String> = world
             .resource::<Index>()
@@ -332,6 +336,7 @@ pub(super) fn copy_from_drive(world: &mut World, path: &str, to: Option<&str>) -
             .range(prefix.clone()..)
             .map(|(k, _)| k.clone())
             .take_while(|k| k.starts_with(&prefix))
+            .filter(|k| !hidden.contains(k.as_str()))
             .collect();
         sources
             .into_iter()

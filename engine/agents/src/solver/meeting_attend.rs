@@ -3,8 +3,9 @@
 //! Attending: find the meeting on the calendar by its title, wait until just before
 //! it starts, join; when the objective asks for the meeting's decision to be
 //! recorded, read the cap from the join result's notes (said only in the meeting)
-//! and write it where the objective names. Summarising: the requests are in the objective as announced;
-//! when the rules file is named, read its three limits and keep the requests within
+//! and write it where the objective names (the sentence that says "capped at"; the
+//! notes state other figures too). Summarising: the requests are in the objective
+//! as announced, less any withdrawn later in the meeting; when the rules file is named, read its three limits and keep the requests within
 //! all of them.
 
 use serde_json::{Value, json};
@@ -157,6 +158,20 @@ impl Summary {
                     unit_price: price.trim().parse().ok()?,
                 })
             })
+            .collect();
+        // "Later in the meeting, <name> withdrew their <item> request."
+        let withdrawn: Vec<(String, String)> = o
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim().strip_prefix("Later in the meeting, ")?;
+                let (name, rest) = l.split_once(" withdrew their ")?;
+                let item = rest.strip_suffix(" request.")?;
+                Some((name.to_owned(), item.to_owned()))
+            })
+            .collect();
+        let requests: Vec<Request> = requests
+            .into_iter()
+            .filter(|r| !withdrawn.iter().any(|(n, i)| *n == r.name && *i == r.item))
             .collect();
         let ticks = backticked(o);
         let out = ticks

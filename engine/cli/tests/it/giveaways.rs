@@ -280,68 +280,304 @@ fn signature(c: &Check) -> String {
     v.to_string()
 }
 
-/// A check any content-blind agent can satisfy with an empty list.
-fn only_empty_list(c: &Check) -> bool {
+/// The answers inside a check, `All` flattened.
+fn components(c: &Check) -> Vec<&Check> {
     match c {
-        Check::JsonStringSet { expected, .. } => expected.is_empty(),
-        Check::JsonRecords { expected, .. } => expected.is_empty(),
-        Check::All(v) => v.iter().filter(|c| is_answer(c)).all(only_empty_list),
-        _ => false,
+        Check::All(v) => v.iter().flat_map(components).collect(),
+        c if is_answer(c) => vec![c],
+        _ => Vec::new(),
     }
 }
 
-/// Finding 5: over many seeds, no scored answer takes one value so often that a
-/// constant guess pays: the most common expected answer of every checkpoint stays at
-/// or below 60% of instances, an answer an empty list satisfies at or below 25%, and
-/// every message answer names the competing candidates it must not contain.
-fn priors_do_not_pay(key: &str, seeds: u64) {
-    let mut by_cp: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    let mut empty: BTreeMap<String, u64> = BTreeMap::new();
-    let mut seen: BTreeMap<String, u64> = BTreeMap::new();
-    for seed in 0..seeds {
-        let plan = one_task_plan(key, seed, "t", family_by_key(key).unwrap(), DATE);
-        let s: Scenario =
-            generate_scenario(seed, &plan).unwrap_or_else(|e| panic!("{key} seed {seed}: {e}"));
-        for t in &s.tasks {
-            let stage = t.key.trim_start_matches("task/t");
+/// A list answer an empty list satisfies, with the pointer it sits at. Counted per
+/// part of a checkpoint: a report whose list is `[]` gives that list away even when
+/// another part of the checkpoint (a number from a manual) still has to be found.
+fn empty_lists(c: &Check) -> Vec<String> {
+    components(c)
+        .into_iter()
+        .filter_map(|c| match c {
+            Check::JsonStringSet {
+                pointer, expected, ..
+            } if expected.is_empty() => Some(pointer.clone()),
+            Check::JsonRecords {
+                pointer, expected, ..
+            } if expected.is_empty() => Some(pointer.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The list parts of a check (where an empty list could be right).
+fn list_parts(c: &Check) -> Vec<String> {
+    components(c)
+        .into_iter()
+        .filter_map(|c| match c {
+            Check::JsonStringSet { pointer, .. } | Check::JsonRecords { pointer, .. } => {
+                Some(pointer.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The numbers a text states, in order (`4,000` and `12.5` read as one number each;
+/// the digits of a date or an ID are numbers too, as a blind script would read them).
+fn numbers_in(text: &str) -> Vec<f64> {
+    let b = text.as_bytes();
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !digit(i) {
+            i += 1;
+            continue;
+        }
+        let mut s = String::new();
+        let mut j = i;
+        loop {
+            if digit(j) {
+                s.push(b[j] as char);
+                j += 1;
+            } else if b.get(j) == Some(&b',') && (1..=3).all(|d| digit(j + d)) && !digit(j + 4) {
+                j += 1;
+            } else if b.get(j) == Some(&b'.') && digit(j + 1) && !s.contains('.') {
+                s.push('.');
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        if let Ok(v) = s.parse() {
+            out.push(v);
+        }
+        i = j;
+    }
+    out
+}
+
+/// Where a blind script finds a needed number by position: for each text that states
+/// `value`, whether it is that text's only, largest or first number.
+fn positional(value: f64, texts: &[&str]) -> bool {
+    let same = |v: f64| (v - value).abs() <= 0.5;
+    texts.iter().any(|t| {
+        let nums = numbers_in(t);
+        if !nums.iter().any(|v| same(*v)) {
+            return false;
+        }
+        let largest = nums.iter().copied().fold(f64::MIN, f64::max);
+        nums.len() == 1 || same(largest) || same(nums[0])
+    })
+}
+
+/// What a scenario lets anyone read without reasoning: its drive and workspace texts
+/// and what its meetings say.
+fn readable_texts(s: &Scenario) -> Vec<&str> {
+    let mut out: Vec<&str> = s
+        .files
+        .iter()
+        .filter_map(|f| match &f.content {
+            tbsim_scenario::Content::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    out.extend(s.meetings.iter().map(|m| m.notes.as_str()));
+    out
+}
+
+/// The giveaway figures of one population of instances (a family over many seeds, or
+/// every task of a suite), keyed `family stage:checkpoint[#pointer]`.
+#[derive(Default)]
+struct Tally {
+    seen: BTreeMap<String, u64>,
+    by_cp: BTreeMap<String, BTreeMap<String, u64>>,
+    lists: BTreeMap<String, u64>,
+    empty: BTreeMap<String, u64>,
+    numbers: BTreeMap<String, u64>,
+    by_position: BTreeMap<String, u64>,
+}
+
+impl Tally {
+    /// Adds the answer checkpoints of the tasks of `s` whose key starts with
+    /// `task/<id>` (`stage` is the rest of the key: `-summary`, `-s2`, ...).
+    fn add(&mut self, family: &str, id: &str, s: &Scenario, label: &str) {
+        let texts = readable_texts(s);
+        let prefix = format!("task/{id}");
+        for t in s.tasks.iter().filter(|t| {
+            t.key
+                .strip_prefix(&prefix)
+                .is_some_and(|r| r.is_empty() || r.starts_with('-'))
+                && t.family == family
+        }) {
+            let stage = &t.key[prefix.len()..];
             for cp in t.checkpoints.iter().filter(|c| is_answer(&c.check)) {
-                let k = format!("{stage}:{}", cp.key);
-                *seen.entry(k.clone()).or_default() += 1;
-                *by_cp
+                let k = format!("{family} {stage}:{}", cp.key);
+                *self.seen.entry(k.clone()).or_default() += 1;
+                *self
+                    .by_cp
                     .entry(k.clone())
                     .or_default()
                     .entry(signature(&cp.check))
                     .or_default() += 1;
-                if only_empty_list(&cp.check) {
-                    *empty.entry(k).or_default() += 1;
+                for p in list_parts(&cp.check) {
+                    *self.lists.entry(format!("{k}#{p}")).or_default() += 1;
+                }
+                for p in empty_lists(&cp.check) {
+                    *self.empty.entry(format!("{k}#{p}")).or_default() += 1;
+                }
+                for c in components(&cp.check) {
+                    if let Check::JsonNumber {
+                        pointer, expected, ..
+                    } = c
+                    {
+                        let nk = format!("{k}#{pointer}");
+                        // Only figures some text states: the others are computed,
+                        // and small counts and averages match list markers and
+                        // dates by chance.
+                        if expected.abs() >= 100.0
+                            && texts
+                                .iter()
+                                .any(|t| numbers_in(t).iter().any(|v| (v - expected).abs() <= 0.5))
+                        {
+                            *self.numbers.entry(nk.clone()).or_default() += 1;
+                            if positional(*expected, &texts) {
+                                *self.by_position.entry(nk).or_default() += 1;
+                            }
+                        }
+                    }
                 }
                 if let Check::MessageSent { absent, .. } = &cp.check {
                     assert!(
                         !absent.is_empty(),
-                        "{key} seed {seed} {}: a message answer without competing candidates",
+                        "{label} {}: a message answer without competing candidates",
                         cp.key
                     );
                 }
             }
         }
     }
-    for (k, values) in &by_cp {
-        let n = seen[k];
-        // Checkpoints that occur in a handful of instances say nothing about priors.
-        if n < seeds / 10 {
-            continue;
+
+    /// The bounds: the most common expected answer of a checkpoint in at most 60% of
+    /// its instances, an empty list right in at most 25%, and a needed number the
+    /// only, largest or first number of a text that states it in at most 25% (of the
+    /// instances where a text states it). Populations under `min` instances are too
+    /// small to judge. Returns one line per checkpoint, and the breaches.
+    fn judge(&self, min: u64) -> (Vec<String>, Vec<String>) {
+        let mut lines = Vec::new();
+        let mut bad = Vec::new();
+        for (k, values) in &self.by_cp {
+            let n = self.seen[k];
+            let (top, count) = values.iter().max_by_key(|(_, c)| **c).unwrap();
+            lines.push(format!("{k}: most common answer {count} of {n}"));
+            if n >= min && *count as f64 > 0.6 * n as f64 {
+                bad.push(format!(
+                    "{k}: {count} of {n} instances expect the same answer, so a constant pays: {top}"
+                ));
+            }
         }
-        let (top, count) = values.iter().max_by_key(|(_, c)| **c).unwrap();
-        assert!(
-            *count as f64 <= 0.6 * n as f64,
-            "{key} {k}: {count} of {n} instances expect the same answer, so a constant pays: {top}"
-        );
-        let e = empty.get(k).copied().unwrap_or(0);
-        assert!(
-            e as f64 <= 0.25 * n as f64,
-            "{key} {k}: an empty list is right in {e} of {n} instances"
-        );
+        for (k, n) in &self.lists {
+            let e = self.empty.get(k).copied().unwrap_or(0);
+            lines.push(format!("{k}: empty list right in {e} of {n}"));
+            if *n >= min && e as f64 > 0.25 * *n as f64 {
+                bad.push(format!(
+                    "{k}: an empty list is right in {e} of {n} instances"
+                ));
+            }
+        }
+        for (k, n) in &self.numbers {
+            let e = self.by_position.get(k).copied().unwrap_or(0);
+            lines.push(format!(
+                "{k}: only, largest or first number of its text in {e} of {n}"
+            ));
+            if *n >= min && e as f64 > 0.25 * *n as f64 {
+                bad.push(format!(
+                    "{k}: the number to report is the only, largest or first number of a text that states it in {e} of {n} instances"
+                ));
+            }
+        }
+        (lines, bad)
     }
+}
+
+/// Finding 5: over many seeds, no scored answer takes one value so often that a
+/// constant guess pays, nor sits where a blind script would pick it (see
+/// [`Tally::judge`]), and every message answer names the competing candidates it
+/// must not contain.
+fn priors_do_not_pay(key: &str, seeds: u64) {
+    let mut tally = Tally::default();
+    for seed in 0..seeds {
+        let plan = one_task_plan(key, seed, "t", family_by_key(key).unwrap(), DATE);
+        let s: Scenario =
+            generate_scenario(seed, &plan).unwrap_or_else(|e| panic!("{key} seed {seed}: {e}"));
+        tally.add(key, "t", &s, &format!("{key} seed {seed}"));
+    }
+    // Checkpoints that occur in a handful of instances say nothing about priors.
+    let (_, bad) = tally.judge(seeds / 10);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// Issue 26: the same bounds over every task of a suite as it is drawn (families
+/// mixed, one or two days per scenario), per family, stage and checkpoint.
+fn suite_tally(suite: &Suite) -> Tally {
+    let mut tally = Tally::default();
+    for plan in &suite.scenarios {
+        let s =
+            generate_scenario(suite.seed, plan).unwrap_or_else(|e| panic!("{}: {e}", plan.name));
+        for t in plan.day_plans().into_iter().flatten() {
+            tally.add(t.family.key(), &t.id, &s, &plan.name);
+        }
+    }
+    tally
+}
+
+/// A suite's population is smaller than 200 seeds: a checkpoint seen fewer than 8
+/// times in it is left to the per-family draws.
+const SUITE_MIN: u64 = 8;
+
+/// The breaches of the bounds in `suite`, its figures printed (`--nocapture`).
+fn suite_breaches(suite: &Suite) -> Vec<String> {
+    let (lines, bad) = suite_tally(suite).judge(SUITE_MIN);
+    println!("{}:\n  {}", suite.name, lines.join("\n  "));
+    bad.into_iter()
+        .map(|b| format!("{}: {b}", suite.name))
+        .collect()
+}
+
+#[test]
+fn bundled_suites_respect_the_giveaway_bounds() {
+    let mut bad = Vec::new();
+    for name in [
+        "traineebench",
+        "traineebench-cl",
+        "traineebench-plus",
+        "examples",
+    ] {
+        let suite =
+            tbsim_gen::load_suite(&crate::util::root().join(format!("content/suites/{name}.ron")))
+                .unwrap();
+        bad.extend(suite_breaches(&suite));
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// Suites `tbsim suite new` draws hold to the bounds whatever their composition.
+#[test]
+fn freshly_drawn_suites_respect_the_giveaway_bounds() {
+    use tbsim_gen::suite::{Mode, SuiteRequest, new_suite};
+    let mut bad = Vec::new();
+    for (mode, days, seed) in [(Mode::Stationary, 1, 5), (Mode::Mutable, 2, 6)] {
+        let req = SuiteRequest {
+            name: format!("fresh-{seed}"),
+            scenarios: 40,
+            days,
+            seed,
+            families: family_keys().iter().map(|k| k.to_string()).collect(),
+            mode,
+            tasks: (2, 6),
+            company_size: 40,
+        };
+        bad.extend(suite_breaches(&new_suite(&req).unwrap()));
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
 macro_rules! prior_tests {

@@ -20,6 +20,8 @@ mod engine;
 mod errors;
 // The fuzz targets' smoke run: seed corpus, found crashes, seeded mutations.
 mod fuzz;
+// Content-blind echo attacks (issue 25): each copies, echoes or picks by position.
+mod echo_leaks;
 // The first three families over many seeds, every variant, trivially wrong answers.
 mod families;
 // One module per further family: seeds, variants, validity and its own edge cases.
