@@ -163,6 +163,9 @@ fn copying_a_folder_does_not_reveal_what_list_folder_hides() {
     assert!(r.ok, "{:?}", r.error);
 }
 
+/// Picks a number from a text's numbers by position or size, never by meaning.
+type Extractor = fn(&[f64]) -> Option<f64>;
+
 /// Attack: "the cap to record is the only number said in the meeting the objective
 /// names; echo it" solved every meeting_attend decision. The notes now state the
 /// decision among last month's cap, this month's spend, a proposal and a rejected
@@ -172,7 +175,7 @@ fn copying_a_folder_does_not_reveal_what_list_folder_hides() {
 #[test]
 fn echoing_a_number_of_the_meeting_does_not_record_its_cap() {
     let seeds = 200u64;
-    let extractors: [(&str, fn(&[f64]) -> Option<f64>); 5] = [
+    let extractors: [(&str, Extractor); 5] = [
         ("only", |n| (n.len() == 1).then(|| n[0])),
         ("first", |n| n.first().copied()),
         ("last", |n| n.last().copied()),
