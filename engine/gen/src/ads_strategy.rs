@@ -922,14 +922,14 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             // and its weight went to `optimal`, the plan itself.
             CheckpointSpec {
                 key: "cost_reported".into(),
-                description: "`total_cost` is the selection's cost (within 1%)".into(),
+                description: "`total_cost` is the selection's cost (within 1%), for a plan with no room left for another channel".into(),
                 weight: 2,
                 check: check(BudgetAspect::Cost { pointer: "/total_cost".into(), relative: 0.01 }),
-                feedback: "`total_cost` does not match the selected channels, or the plan is over budget. Recompute it as the sum of the selected channels' costs.".into(),
+                feedback: "`total_cost` does not match the selected channels, the plan is over budget, or another channel would still fit in it. Recompute it as the sum of the selected channels' costs.".into(),
             },
             CheckpointSpec {
                 key: "exposure_reported".into(),
-                description: "`total_exposure` is the selection's effective exposure (within 5%)".into(),
+                description: "`total_exposure` is the selection's effective exposure (within 5%), for a plan with no room left for another channel".into(),
                 weight: 2,
                 check: check(BudgetAspect::Value { pointer: "/total_exposure".into(), relative: 0.05 }),
                 feedback: "`total_exposure` is off by more than 5% for the selected channels, or the plan is over budget. Recompute each channel's effective exposure with the handbook's formula, reading densities from the heatmap of the right audience group (row 0 is at the bottom).".into(),

@@ -189,10 +189,10 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let mut clue_keys = Vec::new();
     let mut plan_asks = Vec::new();
     let mut plan_reads_replies = Vec::new();
-    // Every chart was rebuilt twice: the owner names the withdrawn first rebuild and
-    // the current one, in either order, on lines of their own. Swapping an old ID for
-    // whatever ID comes next to it (a script's reading of a mapping) links a
-    // withdrawn chart or nothing; only reading which one is current fixes the link.
+    // Every chart has three versions: the owner names a withdrawn rebuild, the
+    // current one and a draft not yet live, on lines of their own. Swapping an old ID
+    // for whatever ID comes next to it (a script's reading of a mapping) links a
+    // withdrawn or draft chart; only reading which one is current fixes the link.
     // Its own stream, so the articles stay as they were drawn.
     let mut history = ctx.rng("kb/history");
     for (owner, items) in &by_owner {
@@ -205,14 +205,22 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             .iter()
             .map(|(old, new, t)| {
                 let withdrawn = draw_id(&mut history, "NEW");
+                let draft = draw_id(&mut history, "NEW");
                 let current = format!("  {new}: current, link this one");
                 let gone = format!("  {withdrawn}: withdrawn, do not use");
-                let (a, b) = if history.random_range(0..2) == 0 {
-                    (current, gone)
+                let next = format!("  {draft}: draft, not live yet, do not link");
+                // The current chart is never the first ID named, so "the first new
+                // ID of the reply" is always wrong; it is second or third at random.
+                let mut lines = if history.random_range(0..2) == 0 {
+                    vec![gone, next]
                 } else {
-                    (gone, current)
+                    vec![next, gone]
                 };
-                format!("- {old} (in \"{t}\") was rebuilt twice:\n{a}\n{b}")
+                lines.insert(history.random_range(1..=2), current);
+                format!(
+                    "- {old} (in \"{t}\") has three versions:\n{}",
+                    lines.join("\n")
+                )
             })
             .collect();
         clues.push((person.key.clone(), Clue {

@@ -459,7 +459,7 @@ fn plan_err(scenario: &str, message: impl Into<String>) -> GenError {
 /// Builds one scenario from its plan.
 /// Version of the generators' output: bumped whenever any family draws or words its
 /// instances differently, so results name which generation their scenario came from.
-pub const GENERATOR_VERSION: u32 = 2;
+pub const GENERATOR_VERSION: u32 = 3;
 
 /// Generates one scenario from its plan.
 pub fn generate_scenario(suite_seed: u64, plan: &ScenarioPlan) -> Result<Scenario, GenError> {

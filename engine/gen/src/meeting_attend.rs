@@ -75,9 +75,9 @@ fn draw_cap(ctx: &Ctx<'_>) -> u32 {
 }
 /// What the sync says about the budget: the decision among other figures (last
 /// month's cap, this month's spend, a proposal above it, a counter-offer that was
-/// turned down), in an
-/// order drawn per instance with the decision never first, so that the cap is never
-/// the notes' only, first or largest number and has to be told from the others by
+/// turned down), in an order drawn per instance with the decision never first or
+/// last, so that the cap is never the notes' only, first, last, largest, smallest or
+/// median number and has to be told from the others by
 /// what each sentence says (issues 25 and 26). Its own stream keeps the rest of the
 /// instance as it was.
 fn budget_notes(
@@ -102,11 +102,25 @@ fn budget_notes(
     // offer below it; last month's cap on either side.
     let proposal = fresh(&mut rng, 1, 10);
     let counter = fresh(&mut rng, -8, -1);
-    let last = fresh(&mut rng, -8, 8);
-    // This month's spend so far, not on the 250 grid, above or below the decision.
+    // Last month's cap and this month's spend lie on one side of the decision, drawn
+    // per instance: with the proposal above and the counter-offer below, the decision
+    // is then the second or fourth of five by size, never the median.
+    let above = rng.random_bool(0.5);
+    let last = if above {
+        fresh(&mut rng, 2, 8)
+    } else {
+        fresh(&mut rng, -8, -1)
+    };
+    // This month's spend so far, not on the 250 grid: below last month's cap, on
+    // the same side of the decision.
+    let (lo, hi) = if above {
+        (f64::from(cap) + 10.0, f64::from(last) - 10.0)
+    } else {
+        (f64::from(last) * 0.6, f64::from(last) - 10.0)
+    };
     let spent = loop {
-        let v = (f64::from(last) * rng.random_range(0.6..0.98) / 10.0).round() as u32 * 10;
-        if !used.contains(&v) {
+        let v = (rng.random_range(lo..hi) / 10.0).round() as u32 * 10;
+        if !used.contains(&v) && (v > cap) == above && v < last {
             break v;
         }
     };
@@ -123,7 +137,8 @@ fn budget_notes(
     for i in (1..sentences.len()).rev() {
         sentences.swap(i, rng.random_range(0..=i));
     }
-    let at = rng.random_range(1..=sentences.len());
+    // Never first and never last: the decision sits between two other figures.
+    let at = rng.random_range(1..sentences.len());
     sentences.insert(
         at,
         format!("Decision: next month's {dept} purchasing budget is capped at {cap} EUR."),

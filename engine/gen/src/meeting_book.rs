@@ -481,6 +481,50 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         })
         .collect();
 
+    // Distractors against a novelty rule ("invite whoever adds no new name or
+    // time"): at least one free invitee, and each other one time in three, mentions
+    // another colleague and a time outside the slot; each busy manager declines
+    // without a reason one time in two. Only what a reply says separates them.
+    let mut aside_rng = ctx.rng("asides");
+    let free_ix: Vec<usize> = (0..invitees.len())
+        .filter(|i| matches!(invitees[*i].standing, Standing::Free))
+        .collect();
+    let forced = free_ix[aside_rng.random_range(0..free_ix.len())];
+    let taken_first: Vec<&str> = invitees.iter().map(|i| first_name(i.person)).collect();
+    let peers: Vec<&Person> = outsiders
+        .iter()
+        .copied()
+        .filter(|o| !taken_first.contains(&first_name(o)))
+        .collect();
+    if peers.is_empty() {
+        return Err("meeting_book needs a colleague outside the invitees to mention".into());
+    }
+    // Times on the quarter hour, outside the slot and within the working day.
+    let later: Vec<u32> = (1..=4)
+        .map(|k| e + 15 * k)
+        .filter(|t| *t <= 18 * 60)
+        .collect();
+    let earlier: Vec<u32> = (1..=4)
+        .map(|k| s.saturating_sub(15 * k))
+        .filter(|t| *t >= day_start)
+        .collect();
+    let mut aside: BTreeMap<usize, (String, String, String)> = BTreeMap::new();
+    let mut plain_decline: Vec<usize> = Vec::new();
+    for (i, inv) in invitees.iter().enumerate() {
+        match inv.standing {
+            Standing::Free if i == forced || aside_rng.random_bool(1.0 / 3.0) => {
+                let peer = first_name(peers[aside_rng.random_range(0..peers.len())]).to_owned();
+                let l = later[aside_rng.random_range(0..later.len())];
+                let b = earlier[aside_rng.random_range(0..earlier.len())];
+                aside.insert(i, (peer, hm(l), hm(b)));
+            }
+            Standing::Clash(_) if kind == Kind::Manager && aside_rng.random_bool(0.5) => {
+                plain_decline.push(i);
+            }
+            _ => {}
+        }
+    }
+
     // What people say.
     let mut text = ctx.rng("text");
     let task = ctx.task_key();
@@ -495,7 +539,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let mut availability: BTreeMap<&str, String> = BTreeMap::new();
     let mut confirmations: Vec<String> = Vec::new();
     let mut meetings = Vec::new();
-    for inv in &invitees {
+    for (ix, inv) in invitees.iter().enumerate() {
         let p = inv.person;
         let busy = match &inv.standing {
             Standing::Free => None,
@@ -525,14 +569,19 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             super::corpus::fill(template, &pairs)
         };
         let reply_kind = match (&inv.standing, kind) {
+            (Standing::Free, _) if aside.contains_key(&ix) => "available_aside",
             (Standing::Free, _) => "available",
             (_, Kind::Department) => "unsure",
+            (_, Kind::Manager) if plain_decline.contains(&ix) => "decline_plain",
             (_, Kind::Manager) => "decline",
         };
-        let response = fill(
-            pick(&mut text, &section(PHRASES, reply_kind)),
-            &vars(busy, &p.name),
-        );
+        let mut v = vars(busy, &p.name);
+        if let Some((peer, l, b)) = aside.get(&ix) {
+            v.push(("peer", peer.clone()));
+            v.push(("later", l.clone()));
+            v.push(("earlier", b.clone()));
+        }
+        let response = fill(pick(&mut text, &section(PHRASES, reply_kind)), &v);
         let key = format!("clue/{}/{}-availability", ctx.id, slug(&p.name));
         let mut trigger = vec![ask.clone(), subject.clone()];
         if lead.is_some_and(|l| l.key == p.key) {
@@ -896,6 +945,8 @@ mod tests {
             "confirm_clash",
             "confirm_free",
             "decline",
+            "available_aside",
+            "decline_plain",
         ] {
             assert!(section(PHRASES, s).len() >= 3, "{s}");
         }

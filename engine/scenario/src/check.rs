@@ -552,15 +552,29 @@ fn budget_passes(b: &BudgetCheck, view: &dyn WorldView) -> bool {
     }
     let value: i64 = sel.iter().map(|&i| cents(b.items[i].2)).sum();
     let reported = |pointer: &str| json_at(view, &b.path, pointer).as_ref().and_then(number);
+    // Totals count for a plan, not a fragment: a selection that leaves room for
+    // another item of positive value is no plan (every optimum is maximal), so
+    // echoing one row and its cost cell earns nothing.
+    let maximal = || {
+        !b.items
+            .iter()
+            .enumerate()
+            .any(|(i, (_, c, v))| !sel.contains(&i) && *v > 0.0 && cost + c <= b.capacity)
+    };
     match &b.aspect {
         BudgetAspect::Valid | BudgetAspect::WithinCapacity => true,
         BudgetAspect::Cost { pointer, relative } => {
-            reported(pointer).is_some_and(|r| (r - cost as f64).abs() <= relative * cost as f64)
+            maximal()
+                && reported(pointer)
+                    .is_some_and(|r| (r - cost as f64).abs() <= relative * cost as f64)
         }
-        BudgetAspect::Value { pointer, relative } => reported(pointer).is_some_and(|r| {
-            let v = value as f64 / 100.0;
-            (r - v).abs() <= relative * v.abs()
-        }),
+        BudgetAspect::Value { pointer, relative } => {
+            maximal()
+                && reported(pointer).is_some_and(|r| {
+                    let v = value as f64 / 100.0;
+                    (r - v).abs() <= relative * v.abs()
+                })
+        }
         BudgetAspect::Optimal { tolerance } => value as f64 / 100.0 >= b.best - tolerance - 1e-9,
     }
 }
@@ -1476,6 +1490,20 @@ mod domain_tests {
             }),
             &with("p", sub)
         ));
+        // One row and its own cost, with room left for another: a fragment, no plan.
+        let one = r#"{"selected": ["CH002"], "cost": 300, "value": 700.25}"#;
+        for a in [
+            BudgetAspect::Cost {
+                pointer: "/cost".into(),
+                relative: 0.01,
+            },
+            BudgetAspect::Value {
+                pointer: "/value".into(),
+                relative: 0.05,
+            },
+        ] {
+            assert!(!evaluate(&budget(a.clone()), &with("p", one)), "{a:?}");
+        }
         let off = r#"{"selected": ["CH002", "CH003"], "cost": 640, "value": 1600}"#;
         assert!(!evaluate(
             &budget(BudgetAspect::Cost {

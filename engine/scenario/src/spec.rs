@@ -560,16 +560,16 @@ pub enum BudgetAspect {
     Valid,
     /// Valid, and the selection's total cost is within the limit.
     WithinCapacity,
-    /// Within the limit, and the number at `pointer` is the selection's total cost
-    /// within `relative` of it.
+    /// Within the limit, maximal (no unselected item of positive value still fits),
+    /// and the number at `pointer` is the selection's total cost within `relative` of it.
     Cost {
         /// JSON pointer to the reported total cost.
         pointer: String,
         /// Relative tolerance, e.g. 0.01.
         relative: f64,
     },
-    /// Within the limit, and the number at `pointer` is the selection's total value
-    /// within `relative` of it.
+    /// Within the limit, maximal (as for `Cost`), and the number at `pointer` is the
+    /// selection's total value within `relative` of it.
     Value {
         /// JSON pointer to the reported total value.
         pointer: String,

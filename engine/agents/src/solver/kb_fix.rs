@@ -216,8 +216,8 @@ impl Job for KbFix {
             return;
         };
         owner.answered = true;
-        // "- OLD123 (in ...) was rebuilt twice:" then one line per rebuild,
-        // "  NEW456: current, link this one" or "  NEW789: withdrawn, do not use".
+        // "- OLD123 (in ...) has three versions:" then one line per version,
+        // "  NEW456: current, link this one", the others withdrawn or draft.
         let mut old: Option<String> = None;
         for line in m.text.lines() {
             let w: Vec<&str> = line

@@ -7,9 +7,12 @@ use tbsim_core::protocol::{Decision, SimConfig, ToolCall, ToolResult};
 use tbsim_engine::sim::Sim;
 use tbsim_engine::tools::LivePython;
 use tbsim_engine::trajectory::Trajectory;
-use tbsim_gen::{Family, generate_scenario, meeting_attend, transaction_review};
+use tbsim_gen::{
+    Family, ads_strategy, generate_scenario, kb_fix, meeting_attend, meeting_book,
+    transaction_review,
+};
 use tbsim_scenario::check::{WorldView, evaluate};
-use tbsim_scenario::{Check, Content, LoadedScenario, Scenario};
+use tbsim_scenario::{Check, Content, DomainCheck, LoadedScenario, Scenario};
 
 use crate::util::{DATE, generate_one, load_generated, one_task_plan, one_task_suite};
 
@@ -166,23 +169,45 @@ fn copying_a_folder_does_not_reveal_what_list_folder_hides() {
 /// Picks a number from a text's numbers by position or size, never by meaning.
 type Extractor = fn(&[f64]) -> Option<f64>;
 
+/// The generic extractors `tbsim validity scan` plays on a text's numbers.
+const EXTRACTORS: [(&str, Extractor); 6] = [
+    ("only", |n| (n.len() == 1).then(|| n[0])),
+    ("first", |n| n.first().copied()),
+    ("last", |n| n.last().copied()),
+    ("largest", |n| n.iter().copied().reduce(f64::max)),
+    ("smallest", |n| n.iter().copied().reduce(f64::min)),
+    ("median", |n| {
+        let mut v = n.to_vec();
+        v.sort_by(f64::total_cmp);
+        match v.len() {
+            0 => None,
+            l if l % 2 == 1 => Some(v[l / 2]),
+            l => Some((v[l / 2 - 1] + v[l / 2]) / 2.0),
+        }
+    }),
+];
+
+/// Asserts no extractor finds the needed figure in more than 5% of `seeds`.
+fn assert_within_scan_gate(what: &str, hits: [u64; 6], seeds: u64) {
+    for ((name, _), h) in EXTRACTORS.iter().zip(hits) {
+        assert!(
+            h * 20 <= seeds,
+            "the {name} number of {what} is the figure in {h} of {seeds} instances"
+        );
+    }
+}
+
 /// Attack: "the cap to record is the only number said in the meeting the objective
 /// names; echo it" solved every meeting_attend decision. The notes now state the
 /// decision among last month's cap, this month's spend, a proposal and a rejected
-/// counter-offer, in a drawn order with the decision never first: the only, first
-/// and largest numbers never are the cap, and no position is right more than a
-/// quarter of the time.
+/// counter-offer, in a drawn order with the decision never first or last, above
+/// the counter-offer and below the proposal, and the other two figures on one side
+/// of it: no position or size (only, first, last, largest, smallest, median) picks
+/// it in more than 5% of instances (the scan's CI gate); in fact in none.
 #[test]
 fn echoing_a_number_of_the_meeting_does_not_record_its_cap() {
     let seeds = 200u64;
-    let extractors: [(&str, Extractor); 5] = [
-        ("only", |n| (n.len() == 1).then(|| n[0])),
-        ("first", |n| n.first().copied()),
-        ("last", |n| n.last().copied()),
-        ("largest", |n| n.iter().copied().reduce(f64::max)),
-        ("smallest", |n| n.iter().copied().reduce(f64::min)),
-    ];
-    let mut hits = [0u64; 5];
+    let mut hits = [0u64; 6];
     for seed in 0..seeds {
         let s = one_task(
             "cap",
@@ -198,7 +223,7 @@ fn echoing_a_number_of_the_meeting_does_not_record_its_cap() {
         let path = path_of(check).unwrap();
         // What join_meeting shows: the meeting's notes.
         let n = numbers(&s.meetings[0].notes);
-        for (i, (_, pick)) in extractors.iter().enumerate() {
+        for (i, (_, pick)) in EXTRACTORS.iter().enumerate() {
             if let Some(v) = pick(&n)
                 && passes(check, path, &json!({"budget_cap": v}).to_string())
             {
@@ -206,17 +231,57 @@ fn echoing_a_number_of_the_meeting_does_not_record_its_cap() {
             }
         }
     }
-    for ((name, _), h) in extractors.iter().zip(hits) {
-        let bound = if matches!(*name, "last" | "smallest") {
-            seeds / 4
-        } else {
-            0
-        };
-        assert!(
-            h <= bound,
-            "the {name} number of the notes is the cap in {h} of {seeds} instances"
+    assert_eq!(hits, [0; 6], "{:?}", EXTRACTORS.map(|e| e.0));
+    assert_within_scan_gate("the meeting's notes", hits, seeds);
+}
+
+/// The review manual's approval limit by position or size, as the scan's extractors
+/// would pick it: never the manual's only, first, last, largest, smallest or median
+/// number (a petty-cash threshold comes first, a director's sign-off threshold is
+/// larger, the section's small numbers come last and set the median).
+#[test]
+fn no_position_of_the_manuals_numbers_is_its_approval_limit() {
+    let seeds = 200u64;
+    let mut hits = [0u64; 6];
+    for seed in 0..seeds {
+        let s = one_task(
+            "limit",
+            seed,
+            Family::TransactionReview(transaction_review::Params::default()),
         );
+        let manual = s
+            .files
+            .iter()
+            .find(|f| f.path == transaction_review::MANUAL)
+            .and_then(|f| match &f.content {
+                Content::Text(t) => Some(t.clone()),
+                _ => None,
+            })
+            .unwrap();
+        let cp = s.tasks[0]
+            .checkpoints
+            .iter()
+            .find(|c| c.key == "suppliers_correct")
+            .unwrap();
+        let Check::All(parts) = &cp.check else {
+            panic!("{:?}", cp.check)
+        };
+        let limit = parts
+            .iter()
+            .find(|p| matches!(p, Check::JsonNumber { .. }))
+            .unwrap();
+        let path = path_of(limit).unwrap();
+        let n = numbers(&manual);
+        for (i, (_, pick)) in EXTRACTORS.iter().enumerate() {
+            if let Some(v) = pick(&n)
+                && passes(limit, path, &json!({"approval_limit": v}).to_string())
+            {
+                hits[i] += 1;
+            }
+        }
     }
+    assert_eq!(hits, [0; 6], "{:?}", EXTRACTORS.map(|e| e.0));
+    assert_within_scan_gate("the review manual", hits, seeds);
 }
 
 /// Attack: "write every request the meeting listed" solved every summary that lists
@@ -319,4 +384,208 @@ fn the_manuals_largest_number_and_an_empty_list_solve_no_review() {
         "the limit is the manual's largest number in {largest} of {seeds}"
     );
     assert_eq!(solved, 0, "the skeleton solved {solved} of {seeds}");
+}
+
+/// The `HH:MM` times and the colleagues' names (first or full, as `list_colleagues`
+/// shows them) a text mentions.
+fn names_and_times(s: &Scenario, text: &str) -> Vec<String> {
+    let mut out: Vec<String> = text
+        .split(|c: char| !(c.is_ascii_digit() || c == ':'))
+        .map(|t| t.trim_matches(':'))
+        .filter(|t| {
+            t.split_once(':').is_some_and(|(h, m)| {
+                (1..=2).contains(&h.len())
+                    && m.len() == 2
+                    && h.chars().chain(m.chars()).all(|c| c.is_ascii_digit())
+            })
+        })
+        .map(str::to_owned)
+        .collect();
+    let words: Vec<&str> = text.split(|c: char| !c.is_alphanumeric()).collect();
+    for p in &s.company.people {
+        let first = p.name.split(' ').next().unwrap_or(&p.name);
+        if text.contains(&p.name) || words.contains(&first) {
+            out.push(first.to_owned());
+        }
+    }
+    out
+}
+
+/// Attack: "invite the colleagues whose replies add no new name or time, book the
+/// brief's slot, join". Free colleagues' replies only repeated the brief, a busy
+/// manager's named the other meeting's hours and an unsure member's named their
+/// manager, so the rule booked exactly the right guests in every manager instance
+/// and every department instance whose three unsure members all clash. Now a free
+/// colleague in every instance mentions someone and a time beyond the slot, and
+/// busy managers often decline without a reason.
+#[test]
+fn inviting_whoever_adds_no_new_name_or_time_books_the_wrong_guests() {
+    let seeds = 200u64;
+    for (variant, params) in meeting_book::variants() {
+        let mut solved = 0;
+        for seed in 0..seeds {
+            let s = one_task("novelty", seed, Family::MeetingBook(params.clone()));
+            let task = &s.tasks[0];
+            let Check::Booked {
+                must_invite,
+                must_not_invite,
+                ..
+            } = &task
+                .checkpoints
+                .iter()
+                .find(|c| c.key == "attendees_right")
+                .unwrap()
+                .check
+            else {
+                panic!("{variant}: attendees_right is a booking check")
+            };
+            let brief = names_and_times(&s, &task.objective);
+            let mut chosen: Vec<&String> = must_invite
+                .iter()
+                .chain(must_not_invite)
+                .filter(|key| {
+                    let person = s.company.people.iter().find(|p| &&p.key == key).unwrap();
+                    // The reply to "are you available for <title> at <slot>?".
+                    let reply = person
+                        .clues
+                        .iter()
+                        .find(|c| c.key.ends_with("-availability"))
+                        .map(|c| c.response.as_str())
+                        .unwrap();
+                    names_and_times(&s, reply).iter().all(|x| brief.contains(x))
+                })
+                .collect();
+            chosen.sort();
+            let mut right: Vec<&String> = must_invite.iter().collect();
+            right.sort();
+            if chosen == right {
+                solved += 1;
+            }
+        }
+        assert!(
+            solved * 20 <= seeds,
+            "{variant}: the novelty rule books exactly the right guests in {solved} of {seeds}"
+        );
+    }
+}
+
+/// Attack: "select the first CSV row and echo its cost cell as the total". Any
+/// selection within budget earned `cost_reported` (and, with its exposure, the
+/// exposure checkpoint) however little of the budget it used. Totals now count only
+/// for a plan with no room left for another channel, which every optimum is.
+#[test]
+fn the_first_rows_cost_earns_no_answer_checkpoint() {
+    let seeds = 200u64;
+    let variants = ads_strategy::variants();
+    let mut passed = 0u64;
+    let mut runs = 0u64;
+    for (i, (variant, params)) in variants.iter().enumerate() {
+        for seed in (0..seeds).filter(|s| *s as usize % variants.len() == i) {
+            let s = one_task("first-row", seed, Family::AdsStrategy(params.clone()));
+            let csv = s
+                .files
+                .iter()
+                .find(|f| f.path.ends_with(".csv"))
+                .and_then(|f| match &f.content {
+                    Content::Text(t) => Some(t.clone()),
+                    _ => None,
+                })
+                .unwrap();
+            let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+            let answer = json!({
+                "selected_channels": [row[0]],
+                "total_cost": row[5].parse::<f64>().unwrap(),
+            })
+            .to_string();
+            runs += 1;
+            for cp in &s.tasks[0].checkpoints {
+                if let Check::Domain(d) = &cp.check
+                    && let DomainCheck::Budget(b) = d.as_ref()
+                    && passes(&cp.check, &b.path, &answer)
+                {
+                    passed += 1;
+                    eprintln!("{variant} seed {seed}: {}", cp.key);
+                }
+            }
+        }
+    }
+    assert!(runs >= seeds - variants.len() as u64);
+    assert_eq!(
+        passed, 0,
+        "the first row passed {passed} checkpoints in {runs} instances"
+    );
+}
+
+/// Attack: "ask the colleague each line names about that line, swap in the first new
+/// ID of the reply". The owner named the current rebuild and a withdrawn one in
+/// either order, so the first ID was right for half the links. Now each chart has a
+/// withdrawn, a draft and the current version, and the current one is never first.
+#[test]
+fn the_first_new_id_of_an_owners_reply_fixes_no_article() {
+    let seeds = 200u64;
+    let variants = kb_fix::variants();
+    let (mut solved, mut links, mut right) = (0u64, 0u64, 0u64);
+    for seed in 0..seeds {
+        let (_, params) = &variants[seed as usize % variants.len()];
+        let s = one_task("first-id", seed, Family::KbFix(params.clone()));
+        // Old ID -> the first ID that follows it in its owner's reply.
+        let mut first = std::collections::BTreeMap::new();
+        for clue in s.company.people.iter().flat_map(|p| &p.clues) {
+            let mut old: Option<String> = None;
+            for line in clue.response.lines() {
+                let token = line.split(|c: char| !c.is_ascii_alphanumeric()).find(|w| {
+                    w.len() > 3
+                        && w.chars()
+                            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+                        && w.chars().any(|c| c.is_ascii_digit())
+                });
+                match (line.strip_prefix("- "), token, &old) {
+                    (Some(_), Some(t), _) => old = Some(t.to_owned()),
+                    (None, Some(t), Some(o)) => {
+                        first.entry(o.clone()).or_insert_with(|| t.to_owned());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let cp = s.tasks[0]
+            .checkpoints
+            .iter()
+            .find(|c| c.key == "links_fixed")
+            .unwrap();
+        let Check::All(files) = &cp.check else {
+            panic!("{:?}", cp.check)
+        };
+        let mut all_right = true;
+        for f in files {
+            let Check::FileContains {
+                present, absent, ..
+            } = f
+            else {
+                panic!("{f:?}")
+            };
+            for (new, old) in present.iter().zip(absent) {
+                let id = old.trim_start_matches("charts?id=").trim_end();
+                links += 1;
+                let swapped = first.get(id).map(|t| format!("charts?id={t}"));
+                if swapped.is_some_and(|w| new.trim_end() == w) {
+                    right += 1;
+                } else {
+                    all_right = false;
+                }
+            }
+        }
+        if all_right {
+            solved += 1;
+        }
+    }
+    assert!(links >= seeds, "{links} links");
+    assert_eq!(
+        right, 0,
+        "the first new ID was right for {right} of {links} links"
+    );
+    assert_eq!(
+        solved, 0,
+        "it fixed every link in {solved} of {seeds} instances"
+    );
 }
