@@ -589,3 +589,112 @@ fn the_first_new_id_of_an_owners_reply_fixes_no_article() {
         "it fixed every link in {solved} of {seeds} instances"
     );
 }
+
+/// Every JSON value written out in a text (a document's example, a brief's shape),
+/// found by parsing from each `{` or `[`.
+fn json_examples(text: &str) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for (i, c) in text.char_indices() {
+        if c != '{' && c != '[' {
+            continue;
+        }
+        let mut stream = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
+        if let Some(Ok(v)) = stream.next()
+            && (v.is_object() || v.as_array().is_some_and(|a| !a.is_empty()))
+            && !out.contains(&v)
+        {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// The example with every list emptied and every number set to `n`.
+fn skeleton(v: &Value, n: f64) -> Value {
+    match v {
+        Value::Array(_) => json!([]),
+        Value::Number(_) => json!(n),
+        Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, x)| (k.clone(), skeleton(x, n))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// Every `path` an answer check reads (any check kind).
+fn paths(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                match (k.as_str(), x) {
+                    ("path", Value::String(p)) if !out.contains(p) => out.push(p.clone()),
+                    _ => paths(x, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| paths(x, out)),
+        _ => {}
+    }
+}
+
+/// Attack: "report skeleton from a document's JSON example, `[]` and the document's
+/// largest number" (and its variant, the example as written). For every variant of
+/// every family, every JSON example in any file or brief of the instance, filled as
+/// written and as a skeleton (lists emptied, numbers set to its text's largest
+/// number), passes no checkpoint that an empty file fails.
+#[test]
+fn no_json_example_of_a_document_or_brief_passes_a_checkpoint() {
+    let (mut tried, mut passed) = (0u64, Vec::new());
+    for v in Family::all_variants() {
+        for seed in 0..3u64 {
+            let Ok(s) = generate_scenario(
+                seed,
+                &one_task_plan("example", seed, "t", v.family.clone(), DATE),
+            ) else {
+                continue;
+            };
+            let mut texts: Vec<String> = s
+                .files
+                .iter()
+                .filter_map(|f| match &f.content {
+                    Content::Text(t) => Some(t.clone()),
+                    _ => None,
+                })
+                .collect();
+            texts.extend(s.tasks.iter().map(|t| t.objective.clone()));
+            texts.extend(s.meetings.iter().map(|m| m.notes.clone()));
+            let mut candidates: Vec<Value> = Vec::new();
+            for t in &texts {
+                let top = numbers(t).into_iter().reduce(f64::max).unwrap_or(0.0);
+                for e in json_examples(t) {
+                    candidates.push(skeleton(&e, top));
+                    candidates.push(e);
+                }
+            }
+            for task in &s.tasks {
+                for cp in &task.checkpoints {
+                    let mut ps = Vec::new();
+                    paths(&serde_json::to_value(&cp.check).unwrap(), &mut ps);
+                    for p in ps {
+                        if passes(&cp.check, &p, "") {
+                            continue;
+                        }
+                        for c in &candidates {
+                            tried += 1;
+                            if passes(&cp.check, &p, &c.to_string()) {
+                                passed.push(format!("{} seed {seed} {}: {c}", v.key, cp.key));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(tried > 1000, "only {tried} example fillings tried");
+    assert!(
+        passed.is_empty(),
+        "{} of {tried}:\n{}",
+        passed.len(),
+        passed.join("\n")
+    );
+}
