@@ -203,6 +203,11 @@ pub(crate) struct ServeArgs {
     /// abandoned, truncated, and its directory is written).
     #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) idle_timeout: u64,
+    /// Seconds after which a session whose agent has taken no step yet (an MCP
+    /// client that initialised and went away) gives its slot to a new one when
+    /// --max-sessions is reached.
+    #[arg(long, default_value = "60", value_parser = parse_secs, value_name = "SECS")]
+    pub(crate) unused_timeout: std::time::Duration,
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = 1 << 20)]
     pub(crate) max_body: usize,

@@ -103,6 +103,7 @@ fn fork_registry(out: &Path) -> Result<Arc<Registry>> {
         out: out.to_path_buf(),
         max_sessions: 64,
         idle_timeout: Duration::from_secs(3600),
+        unused_timeout: Duration::from_secs(60),
     })))
 }
 

@@ -60,6 +60,7 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         out: args.out.clone(),
         max_sessions: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
         idle_timeout: Duration::from_secs(args.idle_timeout),
+        unused_timeout: args.unused_timeout,
     }));
     let agents = Arc::new(crate::console::ConsoleAgents::new(
         args.api_config.as_deref(),

@@ -56,6 +56,7 @@ impl Srv {
             out: out.path().to_path_buf(),
             max_sessions: 16,
             idle_timeout: Duration::from_secs(600),
+            unused_timeout: Duration::from_secs(60),
         }));
         let console = Arc::new(Console::new(
             Mode::Serve,
@@ -464,4 +465,205 @@ fn event_streams_are_capped_per_client() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn registry(roots: &[PathBuf], out: &std::path::Path, max: usize, unused: Duration) -> Registry {
+    Registry::new(RegistryConfig {
+        roots: ScenarioRoots::new(roots).unwrap(),
+        out: out.to_path_buf(),
+        max_sessions: max,
+        idle_timeout: Duration::from_secs(600),
+        unused_timeout: unused,
+    })
+}
+
+fn open_req(scenario: &str) -> tbsim_serve::registry::OpenRequest {
+    tbsim_serve::registry::OpenRequest {
+        scenario: scenario.into(),
+        seed: None,
+        hints: 0,
+        feedback: Default::default(),
+        max_steps: 50,
+        agent: "mcp:walked-away".into(),
+    }
+}
+
+/// Hole 8: 16 clients that initialised MCP sessions and went away held every slot
+/// for the whole idle timeout (15 minutes). A session nobody has stepped gives its
+/// slot up to a newcomer once it has been unused for the (short) unused timeout;
+/// sessions in use keep theirs.
+#[test]
+fn sessions_never_stepped_give_their_slots_up_to_new_clients() {
+    use tbsim_serve::registry::RegistryError;
+    let out = tempfile::tempdir().unwrap();
+    let reg = registry(&[scenarios()], out.path(), 2, Duration::from_millis(300));
+    runtime().block_on(async {
+        let (a, _) = reg.open(open_req("meeting-only")).await.unwrap();
+        let (b, _) = reg.open(open_req("meeting-only")).await.unwrap();
+        // Fresh sessions keep their slots.
+        let r = reg.open(open_req("meeting-only")).await;
+        assert!(matches!(r, Err(RegistryError::TooMany(2))), "{r:?}");
+        // `b` is in use.
+        let entry = reg.get(&b).unwrap();
+        let call = tbsim_core::protocol::ToolCall {
+            id: "c1".into(),
+            name: "read_messages".into(),
+            arguments: "{}".into(),
+        };
+        let d = tbsim_core::protocol::Decision { calls: vec![call] };
+        entry.session.lock().await.step(d).await.unwrap();
+        drop(entry);
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let (c, _) = reg.open(open_req("meeting-only")).await.unwrap();
+        assert!(reg.peek(&a).is_err(), "the unused session is gone");
+        assert!(reg.peek(&b).is_ok() && reg.peek(&c).is_ok());
+        // Its run was ended and written.
+        assert!(out.path().join(&a).join("result.json").is_file());
+        // `b` (used) and `c` (fresh) both keep theirs.
+        let r = reg.open(open_req("meeting-only")).await;
+        assert!(matches!(r, Err(RegistryError::TooMany(2))), "{r:?}");
+        reg.close_all().await;
+    });
+}
+
+/// Hole 8: a scenario that did not load was reported with the server's absolute
+/// path to it; an agent sees the name it asked for.
+#[test]
+fn a_scenario_that_does_not_load_is_reported_without_host_paths() {
+    let roots = tempfile::tempdir().unwrap();
+    std::fs::write(roots.path().join("broken.ron"), "(name: \"broken\", oops").unwrap();
+    std::fs::create_dir(roots.path().join("pack")).unwrap();
+    std::fs::write(roots.path().join("pack/bad.ron"), "(name: 3)").unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let reg = registry(
+        &[roots.path().to_path_buf()],
+        out.path(),
+        4,
+        Duration::from_secs(60),
+    );
+    let canonical = roots.path().canonicalize().unwrap();
+    runtime().block_on(async {
+        for name in ["broken", "pack/bad"] {
+            let e = reg.open(open_req(name)).await.unwrap_err();
+            let e = tbsim_serve::http::ApiError::from(e);
+            assert_eq!((e.status.as_u16(), e.code), (422, "invalid_scenario"));
+            for hidden in [roots.path(), canonical.as_path()] {
+                let h = hidden.display().to_string();
+                assert!(!e.message.contains(&h), "{h} in {}", e.message);
+            }
+            assert!(e.message.contains(&format!("{name}:1:")), "{}", e.message);
+        }
+    });
+}
+
+/// Hole 8: a restarted server listed the sessions of the one that died as
+/// "running" for ever; they are "interrupted" (and their live view ends).
+#[test]
+fn a_restarted_servers_console_lists_dead_sessions_as_interrupted() {
+    let out = tempfile::tempdir().unwrap();
+    let first = registry(&[scenarios()], out.path(), 4, Duration::from_secs(60));
+    runtime().block_on(async {
+        let (id, _) = first.open(open_req("meeting-only")).await.unwrap();
+        // A second server on the same directory: the first one is gone for it.
+        let second = Arc::new(registry(
+            &[scenarios()],
+            out.path(),
+            4,
+            Duration::from_secs(60),
+        ));
+        let console = Arc::new(Console::new(
+            Mode::Serve,
+            second,
+            Vec::new(),
+            Arc::new(NoAgents),
+        ));
+        let c2 = Arc::clone(&console);
+        let runs = tokio::task::spawn_blocking(move || c2.runs())
+            .await
+            .unwrap();
+        let run = runs
+            .iter()
+            .find(|r| r.id == id)
+            .expect("the dead session is listed");
+        assert_eq!(run.state, "interrupted", "{run:?}");
+        let d = console.detail(&id).unwrap();
+        assert_eq!(d.summary.state, "interrupted");
+        first.close_all().await;
+        // Once its run is written (here: closed), it is finished like any other.
+        let c2 = Arc::clone(&console);
+        let d = tokio::task::spawn_blocking(move || c2.detail(&id))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(d.summary.state, "finished");
+    });
+}
+
+/// Hole 8: over stdio a 60 MB `tools/call` got no reply, and neither did garbage.
+/// Every line now gets an answer: an error for one too long (under its id), a parse
+/// error for one that is not JSON, an invalid request for JSON that is not a
+/// message; good messages still go through.
+#[test]
+fn stdio_mcp_answers_every_line_and_caps_their_length() {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    let out = tempfile::tempdir().unwrap();
+    let loaded = tbsim_scenario::load_file(&scenarios().join("meeting-only.ron")).unwrap();
+    let spec = tbsim_serve::mcp::StdioSpec {
+        scenario: Arc::new(loaded),
+        seed: None,
+        hints: 0,
+        feedback: Default::default(),
+        max_steps: 50,
+        out: Some(out.path().join("run")),
+    };
+    runtime().block_on(async {
+        let (mut to_server, server_in) = tokio::io::duplex(1 << 20);
+        let (server_out, from_server) = tokio::io::duplex(1 << 20);
+        let client = tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(from_server).lines();
+            let mut ask = async |line: Vec<u8>| -> Value {
+                to_server.write_all(&line).await.unwrap();
+                let got = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+                    .await
+                    .expect("an answer to every line")
+                    .unwrap()
+                    .expect("a line");
+                serde_json::from_str(&got).unwrap()
+            };
+            let v = ask(b"garbage\n".to_vec()).await;
+            assert_eq!((v["id"].clone(), v["error"]["code"].as_i64()), (Value::Null, Some(-32700)), "{v}");
+            let mut big = br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"write_file","arguments":{"content":""#.to_vec();
+            big.extend(std::iter::repeat_n(b'a', 300_000));
+            big.extend_from_slice(b"\"}}}\n");
+            let v = ask(big).await;
+            assert_eq!((v["id"].as_i64(), v["error"]["code"].as_i64()), (Some(42), Some(-32600)), "{v}");
+            assert!(v["error"]["message"].as_str().unwrap().contains("too long"));
+            let v = ask(b"{\"id\": 5, \"hello\": true}\n".to_vec()).await;
+            assert_eq!((v["id"].as_i64(), v["error"]["code"].as_i64()), (Some(5), Some(-32600)), "{v}");
+            let v = ask(MCP_INIT.as_bytes().iter().chain(b"\n").copied().collect()).await;
+            assert_eq!(v["id"], 1, "{v}");
+            assert_eq!(v["result"]["serverInfo"]["name"], "tbsim", "{v}");
+            // The client goes away: the server ends the run.
+            drop(to_server);
+        });
+        let served = tbsim_serve::mcp::serve_io(
+            spec,
+            server_in,
+            server_out,
+            64 * 1024,
+            std::future::pending::<()>(),
+        )
+        .await
+        .unwrap();
+        client.await.unwrap();
+        assert!(served.is_some(), "the world started and was written");
+    });
 }

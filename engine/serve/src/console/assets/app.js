@@ -75,6 +75,7 @@ const STATE_LABEL = {
   waiting_for_model: 'waiting for a model',
   waiting_for_agent: 'waiting for agent',
   finished: 'finished',
+  interrupted: 'interrupted',
 };
 
 function stateBadge(state, testid) {
