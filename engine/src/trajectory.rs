@@ -81,7 +81,7 @@ pub const FORMAT: u32 = 2;
 
 /// Writes and hashes trajectory lines.
 pub struct Trajectory {
-    file: Option<BufWriter<File>>,
+    file: Option<Box<dyn Write + Send + Sync>>,
     capture: Option<Vec<String>>,
     hasher: blake3::Hasher,
     lines: u64,
@@ -100,9 +100,19 @@ impl Trajectory {
     /// A trajectory written to `path` (created or truncated).
     pub fn to_file(path: &Path) -> std::io::Result<Self> {
         Ok(Trajectory {
-            file: Some(BufWriter::new(File::create(path)?)),
+            file: Some(Box::new(BufWriter::new(File::create(path)?))),
             ..Self::in_memory()
         })
+    }
+
+    /// A trajectory written to `out`, flushed after every line (tests give a
+    /// writer that fails, as a full disk does).
+    pub fn to_writer(out: Box<dyn Write + Send + Sync>) -> Self {
+        Trajectory {
+            file: Some(out),
+            capture: None,
+            ..Self::in_memory()
+        }
     }
 
     /// A trajectory kept in memory (see [`Trajectory::lines`]).

@@ -91,6 +91,7 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
+        catch_file_size_signal();
         let listener = tokio::net::TcpListener::bind(args.bind)
             .await
             .with_context(|| format!("cannot listen on {}", args.bind))?;
@@ -118,4 +119,18 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
     drop(runtime);
     drop(agents);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Under a file-size limit (`ulimit -f`), a write past it raises SIGXFSZ, whose
+/// default action kills the process: every session would die with the one whose
+/// run hit the limit. Caught, the write fails with EFBIG instead, and that run ends
+/// with a trajectory write error (as on a full disk) while the others go on.
+fn catch_file_size_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        // Once registered, tokio's handler stays for the life of the process; the
+        // stream itself is not needed.
+        let _ = signal(SignalKind::from_raw(libc::SIGXFSZ));
+    }
 }

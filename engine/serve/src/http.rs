@@ -2,7 +2,7 @@
 //!
 //! | route | |
 //! | --- | --- |
-//! | `POST /v1/sessions` | `{scenario, seed?, hints?, feedback?, max_steps?, agent?}` → `{session, observation, progress, info}` |
+//! | `POST /v1/sessions` | `{scenario, seed?, hints?, feedback?, max_steps?, agent?}` → `{session, observation, progress, info}`; or `{resume: RUN}` to reattach to an interrupted session run under `--out` (adds `restored_steps`) |
 //! | `POST /v1/sessions/{id}/step` | `{tool_calls: [{name, arguments, id?}]}` → `{observation, reward, terminated, truncated, info}` |
 //! | `GET /v1/sessions/{id}` | the session's state |
 //! | `DELETE /v1/sessions/{id}` | ends the run (as abandoned if it was going), writes its directory, returns the final state |
@@ -34,6 +34,7 @@ use crate::conn::{Limits, StreamSlots};
 use crate::registry::{OpenRequest, Registry, RegistryError};
 use crate::scenarios::ResolveError;
 use crate::session::{SessionError, SessionState, Turn};
+use tbsim_engine::run::RunError;
 
 /// The OpenAPI 3.1 document of the API.
 pub const OPENAPI: &str = include_str!("openapi.json");
@@ -138,6 +139,15 @@ impl From<RegistryError> for ApiError {
             RegistryError::Random(_) => {
                 ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
             }
+            RegistryError::BadRunName => {
+                ApiError::new(StatusCode::BAD_REQUEST, "bad_run_name", message)
+            }
+            RegistryError::UnknownRun(_) => {
+                ApiError::new(StatusCode::NOT_FOUND, "unknown_run", message)
+            }
+            RegistryError::RunInUse(_) => {
+                ApiError::new(StatusCode::CONFLICT, "run_in_use", message)
+            }
         }
     }
 }
@@ -150,6 +160,20 @@ impl From<SessionError> for ApiError {
             SessionError::NotRemote => ApiError::new(StatusCode::CONFLICT, "not_playable", message),
             SessionError::Fork(_) => {
                 ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "fork_refused", message)
+            }
+            SessionError::WriteFailed(_) => ApiError::new(
+                StatusCode::INSUFFICIENT_STORAGE,
+                "trajectory_write_failed",
+                message,
+            ),
+            SessionError::Failed(_) => ApiError::new(StatusCode::GONE, "run_ended", message),
+            SessionError::Finished(_) => {
+                ApiError::new(StatusCode::CONFLICT, "run_finished", message)
+            }
+            SessionError::NotResumable(_)
+            | SessionError::RunFile(_)
+            | SessionError::Run(RunError::Diverged(_) | RunError::Replay(_)) => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "unresumable", message)
             }
             _ => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "run_failed", message),
         }
@@ -185,13 +209,16 @@ pub(crate) fn parse<T: serde::de::DeserializeOwned>(
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CreateBody {
-    scenario: String,
+    #[serde(default)]
+    scenario: Option<String>,
+    #[serde(default)]
+    resume: Option<String>,
     #[serde(default)]
     seed: Option<u64>,
     #[serde(default)]
-    hints: u8,
+    hints: Option<u8>,
     #[serde(default)]
-    feedback: FeedbackPolicy,
+    feedback: Option<FeedbackPolicy>,
     #[serde(default)]
     max_steps: Option<u64>,
     #[serde(default)]
@@ -262,7 +289,34 @@ async fn create(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let b: CreateBody = parse(body)?;
-    if b.hints > 3 {
+    let invalid = |m: &str| ApiError::new(StatusCode::BAD_REQUEST, "invalid_request", m);
+    if let Some(run) = &b.resume {
+        // The run's own settings (recorded) apply: nothing else may be asked for.
+        if b.scenario.is_some()
+            || b.seed.is_some()
+            || b.hints.is_some()
+            || b.feedback.is_some()
+            || b.max_steps.is_some()
+            || b.agent.is_some()
+        {
+            return Err(invalid(
+                "`resume` takes no other field: the run's recorded settings apply",
+            ));
+        }
+        let (id, turn) = api.registry.reattach(run).await?;
+        let body = json!({
+            "session": id,
+            "observation": turn.observation,
+            "info": info(&turn),
+            "restored_steps": turn.progress.step,
+        });
+        return Ok((StatusCode::CREATED, Json(body)).into_response());
+    }
+    let Some(scenario) = b.scenario else {
+        return Err(invalid("`scenario` (or `resume`) is required"));
+    };
+    let hints = b.hints.unwrap_or(0);
+    if hints > 3 {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "invalid_request",
@@ -283,10 +337,10 @@ async fn create(
         ));
     }
     let req = OpenRequest {
-        scenario: b.scenario,
+        scenario,
         seed: b.seed,
-        hints: b.hints,
-        feedback: b.feedback,
+        hints,
+        feedback: b.feedback.unwrap_or_default(),
         max_steps: b.max_steps.unwrap_or(400),
         agent: format!("http:{client}"),
     };

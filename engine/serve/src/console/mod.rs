@@ -145,8 +145,9 @@ pub struct RunSummary {
     /// Hint level.
     pub hints: u8,
     /// `queued`, `running`, `paused`, `waiting_for_model`, `waiting_for_agent`,
-    /// `finished`, or `interrupted`: a session's run the server no longer holds and
-    /// that was never finished (its server stopped or died mid-run).
+    /// `finished`, `interrupted`: a session's run the server no longer holds and
+    /// that was never finished (its server stopped or died mid-run), or `failed`: a
+    /// live session whose run directory could not be written (see `failure`).
     pub state: &'static str,
     /// The simulated clock as shown to agents.
     pub time: String,
@@ -170,6 +171,9 @@ pub struct RunSummary {
     pub pausable: bool,
     /// The run it was forked from (its directory's name) and the step.
     pub fork: Option<ForkSummary>,
+    /// Why a `failed` run failed (its trajectory could not be written).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// Where a fork comes from.
@@ -491,6 +495,7 @@ impl Console {
             controllable: false,
             pausable: false,
             fork,
+            failure: None,
         };
         let mut detail = match found.control() {
             Some(c) => live_detail(base, &c.status(), written, !builtin, &dir),
@@ -505,6 +510,15 @@ impl Console {
             None => self.recorded_detail(base, &dir),
         };
         detail.dir_name = dir_name;
+        if let Found::Session(_, e) = found
+            && let Some(why) = e.info.failure()
+        {
+            detail.summary.state = "failed";
+            detail.summary.controllable = false;
+            detail.summary.pausable = false;
+            detail.summary.playable = false;
+            detail.summary.failure = Some(why);
+        }
         // A past session's run without its result: no server drives it any more (the
         // one that did stopped or died), so it is not running.
         if let Found::Fixed(f) = found

@@ -521,6 +521,11 @@ impl ServerHandler for McpServer {
             Err(StepError::Session(e @ SessionError::Over(_))) => {
                 return Ok(tool_error("run_over", e.to_string()).into());
             }
+            Err(StepError::Session(
+                e @ (SessionError::WriteFailed(_) | SessionError::Failed(_)),
+            )) => {
+                return Ok(tool_error("trajectory_write_failed", e.to_string()).into());
+            }
             Err(e) => return Ok(tool_error("unavailable", e.to_string()).into()),
         };
         live.calls += 1;

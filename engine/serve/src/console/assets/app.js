@@ -76,6 +76,7 @@ const STATE_LABEL = {
   waiting_for_agent: 'waiting for agent',
   finished: 'finished',
   interrupted: 'interrupted',
+  failed: 'failed',
 };
 
 function stateBadge(state, testid) {
