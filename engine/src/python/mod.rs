@@ -14,25 +14,45 @@
 //!   benchmark's hidden answers included) is visible. When tbsim runs as an
 //!   ordinary user bubblewrap also creates a user namespace; when it runs as
 //!   root (where a user namespace would map the script to root, which no
-//!   process limit binds) the script instead runs as `nobody` (uid 65534) with
-//!   no capabilities. When bubblewrap is missing or broken, [`run`] fails with
+//!   process limit binds) the script instead runs as a uid of its own per
+//!   sandbox (from 0x70000000 up, see `SandboxUid`) with no
+//!   capabilities, so that one sandbox's processes never count against
+//!   another's `RLIMIT_NPROC`. A seccomp filter ([`seccomp`]) refuses every
+//!   socket family but `AF_UNIX` (`AF_VSOCK`, `AF_NETLINK`, ... are not
+//!   covered by the network namespace) and io_uring. When bubblewrap is
+//!   missing or broken, [`run`] fails with
 //!   [`PythonError::SandboxUnavailable`] instead of running unconfined, unless
 //!   `TBSIM_PYTHON_UNCONFINED=1` asks for the old behaviour: `unshare -rn`
 //!   when the host allows it, no filesystem isolation and only the
 //!   per-process memory limit;
 //! * resources, for the sandbox as a whole (see [`PythonLimits`] and
-//!   [`containment`]): the prelude runs as PID 1 of the sandbox and supervises
-//!   the script. The script gets `RLIMIT_NPROC` (process count),
-//!   `RLIMIT_AS` (memory per process), `RLIMIT_CPU` and `RLIMIT_FSIZE` (size
-//!   of any one file); the supervisor polls every 10 ms the number of
-//!   processes, their total anonymous memory and total CPU time, and every
-//!   50 ms the size and entry count of the workspace copy, and kills every
-//!   process in the sandbox when one is over its cap. `/tmp` is a tmpfs of
-//!   fixed size. Polling bounds totals only up to what can be allocated
-//!   between two polls; the hard bound is the per-process limits times the
-//!   process limit. Where systemd can create a transient scope (cgroup v2),
-//!   the whole sandbox also runs under `MemoryMax`, `MemorySwapMax=0` and
-//!   `TasksMax`, which the kernel enforces at allocation time;
+//!   [`containment`]), enforced by the kernel where it can be:
+//!   - a cgroup per sandbox ([`cgroup`]; v2 where our cgroup or its parent
+//!     delegates the memory controller, v1 where `/sys/fs/cgroup/memory`
+//!     and `pids` are writable, as in a container running as root; else a
+//!     systemd scope where one can be made). A shell step joins it before
+//!     it becomes bubblewrap, so every process of the sandbox is born
+//!     inside. Memory (swap excluded; shared memory, memfd, tmpfs pages and
+//!     kernel memory such as inodes included) is capped at `memory_bytes`
+//!     plus the sizes of `/tmp` and the workspace tmpfs plus 48 MiB for the
+//!     supervisor; tasks at `max_processes + 2`. An OOM kill is read back
+//!     from the cgroup (`memory.events` / `memory.oom_control`);
+//!   - as root, the workspace copy and `/tmp` are tmpfs mounts tbsim makes
+//!     with `size=` and `nr_inodes=`, so `fallocate`, deep trees and entry
+//!     floods stop at the filesystem's cap. As an ordinary user `/tmp` is
+//!     bubblewrap's `--size` tmpfs (bytes only) and the workspace copy is on
+//!     disk, capped by `RLIMIT_FSIZE` per file and the supervisor's polling;
+//!   - the prelude runs as PID 1 of the sandbox and supervises the script.
+//!     The script gets `RLIMIT_NPROC`, `RLIMIT_AS` (per process; it covers
+//!     shared mappings too), `RLIMIT_CPU` and `RLIMIT_FSIZE` (any one file,
+//!     memfd included). The supervisor polls every 10 ms the number of
+//!     processes, their memory (PSS of private and shared memory from
+//!     `smaps_rollup`, plus, every 50 ms, memfd files held open) and total
+//!     CPU time, and every 50 ms the size (allocated or apparent) and entry
+//!     count of the workspace copy, walking by directory fds so that no
+//!     depth hides anything; it kills every process in the sandbox when
+//!     one is over its cap. Without a cgroup, polling bounds totals only up
+//!     to what can be allocated between two polls;
 //! * wall time: the child gets its own process group, which is killed on
 //!   timeout (bubblewrap's `--die-with-parent` and the PID namespace take
 //!   everything else down with it);
@@ -172,7 +192,9 @@ pub struct PythonOutcome {
     pub stderr: String,
     /// Killed at the wall-time limit.
     pub timed_out: bool,
-    /// Best effort: a `MemoryError`, or death by a signal that is not ours.
+    /// The memory cap stopped the script: the supervisor or the kernel's
+    /// OOM killer (read from the sandbox's cgroup) killed it, or it failed
+    /// with a `MemoryError`. A death by SIGKILL alone is not taken as one.
     pub memory_exceeded: bool,
     /// Files created or modified, by workspace-relative path.
     pub written: BTreeMap<String, Vec<u8>>,
@@ -1499,9 +1521,11 @@ print(os.listdir("/tmp"), os.getcwd(), os.environ["HOME"])
         // 96 MiB were reserved and the script ended before a poll).
         let script = "import os\nreserved = 0\nfor i in range(24):\n    fd = os.open('r%d' % i, os.O_CREAT | os.O_WRONLY)\n    try:\n        os.posix_fallocate(fd, 0, 4 << 20)\n        reserved += 4\n    except OSError as e:\n        print('refused', e.strerror)\n        break\nprint('reserved', reserved)\n";
         let out = run_with(script, &BTreeMap::new(), small_sandbox());
-        assert_eq!(out.exit_code, Some(0), "{out:?}");
+        // (Not `{out:?}`: the written files would fill the log.)
+        let shown = (&out.exit_code, &out.stderr, &out.limits_hit);
+        assert_eq!(out.exit_code, Some(0), "{shown:?}");
         assert_eq!(out.stdout, "refused No space left on device\nreserved 16\n");
-        assert_eq!(out.limits_hit, [LimitHit::Workspace], "{out:?}");
+        assert_eq!(out.limits_hit, [LimitHit::Workspace], "{shown:?}");
     }
 
     #[test]
