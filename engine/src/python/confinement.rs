@@ -44,7 +44,7 @@ pub enum Enforcement {
     /// `MemorySwapMax=0` and `TasksMax`.
     SystemdScope,
     /// No cgroup can be had: per-process rlimits and the supervisor's
-    /// polling of the totals (PSS of private and shared memory plus memfd).
+    /// polling of the totals (private and shared resident memory plus memfd).
     Supervisor,
 }
 
@@ -398,8 +398,8 @@ pub(super) fn isolation_args() -> Vec<&'static str> {
             "CAP_SETGID",
             "--cap-add",
             "CAP_KILL",
-            // To read the script's /proc/PID/smaps_rollup and fds (another
-            // uid's) when counting shared memory and memfd.
+            // To list and stat the script's /proc/PID/fd (another uid's)
+            // when counting the memfd files it holds.
             "--cap-add",
             "CAP_SYS_PTRACE",
         ]

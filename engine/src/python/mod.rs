@@ -46,8 +46,9 @@
 //!     The script gets `RLIMIT_NPROC`, `RLIMIT_AS` (per process; it covers
 //!     shared mappings too), `RLIMIT_CPU` and `RLIMIT_FSIZE` (any one file,
 //!     memfd included). The supervisor polls every 10 ms the number of
-//!     processes, their memory (PSS of private and shared memory from
-//!     `smaps_rollup`, plus, every 50 ms, memfd files held open) and total
+//!     processes, their memory (`RssAnon` + `RssShmem` from
+//!     `/proc/PID/status`, so shared mappings count, plus, every 50 ms,
+//!     memfd files held open) and total
 //!     CPU time, and every 50 ms the size (allocated or apparent) and entry
 //!     count of the workspace copy, walking by directory fds so that no
 //!     depth hides anything; it kills every process in the sandbox when
