@@ -182,9 +182,9 @@ pub(super) fn running_as_root() -> bool {
 
 /// The first uid handed to sandboxes: above the usual system, user and
 /// systemd-nspawn ranges, below 2^31 (which some tools read as negative).
-const UID_BASE: u32 = 0x7000_0000;
+pub(super) const UID_BASE: u32 = 0x7000_0000;
 /// Sandboxes of one tbsim process that get distinct uids at once.
-const UID_SLOTS: u32 = 16;
+pub(super) const UID_SLOTS: u32 = 16;
 
 /// A host uid for one sandbox (as root), so that one sandbox's processes do
 /// not count against another's `RLIMIT_NPROC`, as they did when all ran as

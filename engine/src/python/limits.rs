@@ -22,10 +22,12 @@ pub struct PythonLimits {
     /// Files and folders `/tmp` may hold (each costs kernel memory), where
     /// tbsim mounts the tmpfs itself (see [`super::Containment`]).
     pub tmp_entries: u32,
-    /// Size of the workspace copy (host disk), inputs included, and of any one
-    /// file in it; raised to the inputs' size when they alone are larger.
+    /// Size of the workspace copy (a tmpfs of this size as root, else host
+    /// disk), inputs included, and of any one file in it; raised to the
+    /// inputs' size when they alone are larger.
     pub workspace_bytes: u64,
-    /// Files and folders the workspace copy may hold.
+    /// Files and folders the workspace copy may hold (the tmpfs's inode cap
+    /// as root), inputs included.
     pub workspace_entries: u32,
     /// Cap on each of stdout and stderr, in bytes, before the marker line.
     pub max_output_bytes: usize,

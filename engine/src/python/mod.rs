@@ -1610,6 +1610,34 @@ print(os.listdir("/tmp"), os.getcwd(), os.environ["HOME"])
     }
 
     #[test]
+    fn input_footprint_counts_blocks_and_folders() {
+        let input = files(&[("a/b/c.txt", "x"), ("a/d.txt", ""), ("e.bin", "")]);
+        // One block for c.txt, none for the empty files; a, a/b and 3 files.
+        assert_eq!(input_footprint(&input), (PAGE, 5));
+        let big = BTreeMap::from([("f".to_owned(), vec![0u8; PAGE as usize + 1])]);
+        assert_eq!(input_footprint(&big), (2 * PAGE, 1));
+    }
+
+    #[test]
+    fn sandboxes_at_once_get_distinct_uids() {
+        // Half the slots: tests running alongside may hold a few.
+        let held: Vec<SandboxUid> = (0..UID_SLOTS / 2).map(|_| SandboxUid::allocate()).collect();
+        let uids: BTreeSet<u32> = held.iter().map(|user| user.uid).collect();
+        assert_eq!(uids.len(), held.len());
+        assert!(
+            uids.iter()
+                .all(|&uid| (UID_BASE..0x7400_0000).contains(&uid))
+        );
+        // All from this process's block of uids.
+        let block = (held[0].uid - UID_BASE) / UID_SLOTS;
+        assert_eq!(block, std::process::id() & 0x3f_ffff);
+        assert!(
+            uids.iter()
+                .all(|&uid| (uid - UID_BASE) / UID_SLOTS == block)
+        );
+    }
+
+    #[test]
     fn truncation_helpers() {
         assert_eq!(truncate_output("abc".into(), false, 10), "abc");
         assert_eq!(
