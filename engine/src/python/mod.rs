@@ -290,9 +290,9 @@ fn run_confined(
     {
         let workspace_inodes = u64::from(req.limits.workspace_entries).max(input_entries) + 1;
         // 0755: bubblewrap (root without CAP_DAC_OVERRIDE) must enter it; the
-        // host folder above is private to us. A page over the cap, so that
-        // one file stopped at the per-file cap
-        // (RLIMIT_FSIZE, the same number) does not also fill the filesystem.
+        // host folder above is private to us. A page over the cap, so that a
+        // file stopped at the per-file cap (RLIMIT_FSIZE, the same number)
+        // gets "File too large", not "No space left on device".
         let fs_bytes = workspace_bytes.div_ceil(PAGE) * PAGE + PAGE;
         mounts.push(
             Tmpfs::mount(&workspace, fs_bytes, workspace_inodes, "0755", uid)
@@ -418,6 +418,7 @@ fn run_confined(
         r.finish(&replacements, req.limits.max_output_bytes)
     });
 
+    // The signal is not used: a SIGKILL is not evidence of an OOM kill.
     let (exit_code, _signal, mut limits_hit) = match status_reader {
         None => (status.code(), status.signal(), Vec::new()),
         Some(reader) => {
