@@ -51,6 +51,8 @@ mod serve;
 mod solver;
 // Colleagues answer specific questions, in other words too, and never keyword soup.
 mod npc_questions;
+// A held-out probe of colleagues over the TraineeBench scenarios (issue 25).
+mod npc_probe;
 // The model-backed agent and colleagues over HTTP against tools/fake-llm.
 mod llm;
 // The bundled benchmark suites and freshly drawn ones.
