@@ -103,7 +103,10 @@ fn collect(c: &Check, out: &mut Vec<Leaf>) -> bool {
     let slots = match c {
         Check::All(parts) => return parts.iter().all(|p| collect(p, out)),
         Check::Booked { .. } => return false,
-        Check::Attended(_) | Check::Consulted(_) | Check::Disclosed(_) | Check::ToolCalled { .. } => {
+        Check::Attended(_)
+        | Check::Consulted(_)
+        | Check::Disclosed(_)
+        | Check::ToolCalled { .. } => {
             return true;
         }
         Check::FileExists { path }
@@ -295,7 +298,9 @@ fn set_pointer(doc: &mut Value, pointer: &str, v: Value) {
             m.insert(key.clone(), v);
             return;
         }
-        cur = m.entry(key.clone()).or_insert_with(|| Value::Object(Map::new()));
+        cur = m
+            .entry(key.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
     }
 }
 
@@ -463,14 +468,20 @@ mod tests {
         let Shape::Leaves(leaves) = shape(&check) else {
             panic!("not a booking")
         };
-        let p = pool(&[("file manual", "Limits: 500 a day, 8,000 a payment, 2 approvers.")]);
+        let p = pool(&[(
+            "file manual",
+            "Limits: 500 a day, 8,000 a payment, 2 approvers.",
+        )]);
         let got = solving_labels(&leaves, &p);
         assert!(
             got.contains("empty list + largest number of file manual"),
             "{got:?}"
         );
         // Nothing else in the text is the limit.
-        assert!(got.iter().all(|l| l.starts_with("empty list + ")), "{got:?}");
+        assert!(
+            got.iter().all(|l| l.starts_with("empty list + ")),
+            "{got:?}"
+        );
         let p = pool(&[("file manual", "Limits: 500 a day, 7,999 a payment.")]);
         assert!(solving_labels(&leaves, &p).is_empty());
     }

@@ -65,10 +65,7 @@ impl Pool {
     }
 
     fn array(&mut self, v: Value, label: String) {
-        let e = self
-            .arrays
-            .entry(v.to_string())
-            .or_insert((v, Vec::new()));
+        let e = self.arrays.entry(v.to_string()).or_insert((v, Vec::new()));
         credit(&mut e.1, &label);
     }
 

@@ -84,8 +84,8 @@ pub fn sentences(objective: &str) -> Vec<String> {
     let mut cur = String::new();
     let chars: Vec<char> = objective.chars().collect();
     for (i, &c) in chars.iter().enumerate() {
-        let end_mark = matches!(c, '.' | '?' | '!')
-            && chars.get(i + 1).is_none_or(|n| n.is_whitespace());
+        let end_mark =
+            matches!(c, '.' | '?' | '!') && chars.get(i + 1).is_none_or(|n| n.is_whitespace());
         if c == '\n' {
             push_sentence(&mut out, &mut cur);
             continue;
@@ -169,12 +169,11 @@ impl Prober {
 
     fn list(&mut self, path: &str) {
         if self.listed.insert(path.to_owned()) {
-            self.queue
-                .push_back((
-                    "list_folder",
-                    json!({"path": path}),
-                    Purpose::List(path.to_owned()),
-                ));
+            self.queue.push_back((
+                "list_folder",
+                json!({"path": path}),
+                Purpose::List(path.to_owned()),
+            ));
         }
     }
 
@@ -421,12 +420,18 @@ mod tests {
             ]
         );
         // A decimal point is not a sentence end.
-        assert_eq!(sentences("The cap is 8.5 percent now."), ["The cap is 8.5 percent now."]);
+        assert_eq!(
+            sentences("The cap is 8.5 percent now."),
+            ["The cap is 8.5 percent now."]
+        );
     }
 
     #[test]
     fn copies_read_as_their_drive_path() {
-        assert_eq!(drive_path("workspace/scan_copy3/drive/a/b.md"), "drive/a/b.md");
+        assert_eq!(
+            drive_path("workspace/scan_copy3/drive/a/b.md"),
+            "drive/a/b.md"
+        );
         assert_eq!(drive_path("workspace/x.md"), "workspace/x.md");
     }
 }
