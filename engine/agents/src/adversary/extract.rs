@@ -65,10 +65,51 @@ fn example_doc<'a>(k: &'a Knowledge, keys: &[&str]) -> Option<(&'a str, Map<Stri
     })
 }
 
+/// The first JSON object any read file shows as an example (files by path).
+fn first_example(k: &Knowledge) -> Option<Map<String, Value>> {
+    k.files.values().find_map(|t| {
+        json_examples(t).into_iter().find_map(|v| match v {
+            Value::Object(m) if !m.is_empty() => Some(m),
+            _ => None,
+        })
+    })
+}
+
+/// A JSON value as the shape of an answer: arrays and objects keep their kind,
+/// numbers become holes (to be filled), strings and booleans stay literal.
+fn shape_of(v: &Value) -> Shape {
+    match v {
+        Value::Array(_) => Shape::Array(Vec::new()),
+        Value::Object(m) => {
+            Shape::Object(m.iter().map(|(k, v)| (k.clone(), shape_of(v))).collect())
+        }
+        Value::String(t) => Shape::Text(t.clone()),
+        Value::Bool(b) => Shape::Bool(*b),
+        _ => Shape::Hole,
+    }
+}
+
 fn median_date(texts: &[&str]) -> Option<String> {
     let mut d: Vec<String> = texts.iter().flat_map(|t| scrape::dates(t)).collect();
     d.sort();
     (!d.is_empty()).then(|| d[(d.len() - 1) / 2].clone())
+}
+
+/// JSON files the objective asks to save, and workspace files it gives a JSON shape for (`... in `workspace/x.json`
+/// as {"key": <number>}`), whatever verb comes before.
+fn outputs(objective: &str) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    let saved = scrape::output_paths(objective);
+    for p in scrape::backticked(objective) {
+        let json_out = saved.contains(&p) && p.ends_with(".json");
+        if p.starts_with("workspace/")
+            && (json_out || scrape::shape_after(objective, &p).is_some())
+            && !v.contains(&p)
+        {
+            v.push(p);
+        }
+    }
+    v
 }
 
 /// Which rules a tactic plays.
@@ -102,9 +143,18 @@ fn answer(play: Play, task: &TaskSeen, k: &Knowledge) -> Vec<(String, String)> {
         found.into_iter().map(|x| x.1).collect()
     };
     let mut out = Vec::new();
-    for path in scrape::output_paths(&task.objective) {
-        let Some(Shape::Object(fields)) = scrape::shape_after(&task.objective, &path) else {
-            continue;
+    for path in outputs(&task.objective) {
+        let fields = match scrape::shape_after(&task.objective, &path) {
+            Some(Shape::Object(fields)) => fields,
+            // No shape in the objective: a document's first JSON example is it.
+            _ if play == Play::Extract => match first_example(k) {
+                Some(m) => m
+                    .iter()
+                    .map(|(key, v)| (key.clone(), shape_of(v)))
+                    .collect(),
+                None => continue,
+            },
+            _ => continue,
         };
         let keys: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
         let skeleton = match play {
@@ -160,6 +210,7 @@ pub struct Extract {
     play: Play,
     written: BTreeMap<String, String>,
     relayed: usize,
+    copies: usize,
 }
 
 impl Extract {
@@ -169,6 +220,7 @@ impl Extract {
             play: Play::Extract,
             written: BTreeMap::new(),
             relayed: 0,
+            copies: 0,
         }
     }
 
@@ -178,6 +230,7 @@ impl Extract {
             play: Play::Relay,
             written: BTreeMap::new(),
             relayed: 0,
+            copies: 0,
         }
     }
 
@@ -217,6 +270,18 @@ impl Tactic for Extract {
                 );
             }
             Event::Result { .. } | Event::Message { .. } | Event::DayStarted => {}
+            Event::Task(_) if self.play == Play::Extract => {
+                // A copy of the whole drive brings what listings hide; reading
+                // the copy is left to the reader tactic.
+                self.copies += 1;
+                let to = format!("workspace/extract_copy{}", self.copies);
+                out.call(
+                    Urgency::Explore,
+                    "copy_from_drive",
+                    json!({"path": "drive", "to": format!("{to}/")}),
+                );
+                out.call(Urgency::Explore, "list_folder", json!({"path": to}));
+            }
             Event::Task(_) => {}
             _ => return,
         }
