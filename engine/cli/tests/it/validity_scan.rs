@@ -197,6 +197,11 @@ const CI_SEEDS_PER_FAMILY: u64 = 16;
 /// one chance hit in a handful of instances says nothing.
 const MIN_SUPPORT: u64 = 10;
 
+/// Fewest instances the best rule must solve for a row to fail in CI: in a
+/// 10-20 instance sample one coincidence (a handbook figure equal to an answer)
+/// is already over 5%, two are not a coincidence. The full sweep has no such floor.
+const MIN_HITS: u64 = 2;
+
 #[test]
 fn no_extractor_solves_more_than_five_percent_of_any_family() {
     let variants = Family::all_variants();
@@ -236,7 +241,7 @@ fn no_extractor_solves_more_than_five_percent_of_any_family() {
     println!("{}", tally.markdown(0.05));
     let mut failing = Vec::new();
     for (k, r) in tally.over(0.05) {
-        if r.scanned() < MIN_SUPPORT {
+        if r.scanned() < MIN_SUPPORT || r.best().is_none_or(|b| b.1 < MIN_HITS) {
             continue;
         }
         if KNOWN_LEAKS.contains(&k) {
