@@ -214,8 +214,8 @@ pub struct Extract {
 }
 
 impl Extract {
-    /// The `extract` tactic.
-    pub fn extract() -> Extract {
+    /// The `extract` tactic: the scan's rules.
+    pub fn rules() -> Extract {
         Extract {
             play: Play::Extract,
             written: BTreeMap::new(),

@@ -132,7 +132,7 @@ fn tactics(name: &str) -> Vec<Box<dyn Tactic>> {
         "copy-drive" => vec![Box::new(answers::CopyDrive::default())],
         "echo-objective" => vec![Box::new(answers::EchoObjective)],
         "extract" => vec![
-            Box::new(extract::Extract::extract()),
+            Box::new(extract::Extract::rules()),
             Box::new(explore::ReadEverything::default()),
             Box::new(explore::JoinAllMeetings),
         ],
