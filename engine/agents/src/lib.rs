@@ -17,6 +17,7 @@
 
 pub mod adversary;
 pub mod scan;
+pub mod scrape;
 mod solver;
 
 pub use adversary::Adversary;

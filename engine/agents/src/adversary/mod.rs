@@ -18,7 +18,7 @@ mod answers;
 mod calendar;
 mod explore;
 pub mod extract;
-pub mod scrape;
+pub use crate::scrape;
 mod social;
 
 use std::collections::{BTreeMap, BTreeSet};

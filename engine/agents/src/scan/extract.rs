@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 use tbsim_scenario::check::parse_csv;
 
-use crate::adversary::scrape;
+use crate::scrape;
 
 /// A text an agent observed, with its kind label.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
