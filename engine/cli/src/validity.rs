@@ -93,6 +93,12 @@ pub(crate) fn cmd_validity(cmd: ValidityCommand) -> Result<ExitCode> {
             tally.instances, not_generated, a.max_share
         )?;
         write!(out, "{}", tally.markdown(a.max_share))?;
+        // The table `adversary:extract`'s rules come from.
+        writeln!(out, "\n| answer shape | rule (rows it tops) |\n|---|---|")?;
+        for (shape, rules) in tally.rules_by_shape() {
+            let list: Vec<String> = rules.iter().map(|(r, n)| format!("{r} ({n})")).collect();
+            writeln!(out, "| {shape} | {} |", list.join("; ").replace('|', "\\|"))?;
+        }
         for k in &over {
             writeln!(out, "over the share: {k}")?;
         }

@@ -4,9 +4,11 @@
 //!
 //! Neither reads an expected answer: the rule for each shape is fixed in [`RULES`],
 //! chosen from the scan's per-checkpoint table over the bundled suites (the rule
-//! that tops the most rows of that answer shape; `tbsim validity scan
-//! content/suites/*.ron --json` regenerates the ranking, `runs/validity/scan.md`
-//! records it). Shapes come from what the objective spells out (`{"key": <number>}`).
+//! that tops the most rows of that answer shape: `tbsim validity scan
+//! content/suites/traineebench-plus.ron` prints that ranking under its table, and
+//! `--json` gives it as `rules_by_shape`; `runs/validity/scan.md` records it). Shapes
+//! come from what the objective spells out (`{"key": <number>}`) or a document's
+//! JSON example.
 
 use std::collections::BTreeMap;
 

@@ -52,6 +52,8 @@ pub struct CheckpointScan {
     pub scannable: bool,
     /// The rules whose synthesised answer passes it.
     pub solved_by: BTreeSet<String>,
+    /// The answer's shape: its slots' kinds (`number`, `list + number`, ...).
+    pub shape: String,
 }
 
 /// Everything observed in `loaded`, as labelled sources.
@@ -185,11 +187,46 @@ pub fn scan(loaded: &LoadedScenario, seed: Option<u64>) -> Vec<CheckpointScan> {
                 checkpoint: cp.key.clone(),
                 reached,
                 scannable: matches!(shape, Shape::Leaves(_)),
+                shape: shape_name(&shape),
                 solved_by,
             });
         }
     }
     out
+}
+
+/// The kinds of an answer's slots, in order, joined with ` + `.
+fn shape_name(shape: &Shape) -> String {
+    match shape {
+        Shape::Booking => "booking".into(),
+        Shape::Leaves(leaves) => leaves
+            .iter()
+            .flat_map(|l| &l.slots)
+            .map(|s| match (s.kind, &s.target, s.pointer.is_some()) {
+                (answer::Kind::Number, ..) => "number",
+                (answer::Kind::List, ..) => "list",
+                (answer::Kind::Array, ..) => "records",
+                (answer::Kind::Plan, ..) => "plan",
+                (answer::Kind::Text, answer::Target::Message(_), _) => "message",
+                (answer::Kind::Text, _, true) => "json text",
+                (answer::Kind::Text, _, false) => "file text",
+            })
+            .collect::<Vec<_>>()
+            .join(" + "),
+    }
+}
+
+/// A rule with its file's path left out (`largest number of a file`): the rule as
+/// a script could play it on any task of the shape.
+pub fn general_rule(label: &str) -> String {
+    label
+        .split(" + ")
+        .map(|part| match part.find(" of file ") {
+            Some(i) => format!("{} of a file", &part[..i]),
+            None => part.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join(" + ")
 }
 
 /// A follow-up's key without its scenario-specific task prefix: `task/t-2` and
@@ -214,6 +251,8 @@ pub struct Row {
     pub any: u64,
     /// Instances each rule solves.
     pub by_rule: BTreeMap<String, u64>,
+    /// The answer's shape (the first instance's).
+    pub shape: String,
 }
 
 impl Row {
@@ -269,6 +308,9 @@ impl Tally {
             );
             let row = self.rows.entry(key).or_default();
             row.instances += 1;
+            if row.shape.is_empty() {
+                row.shape.clone_from(&s.shape);
+            }
             if !s.reached {
                 row.unreached += 1;
             } else if !s.scannable {
@@ -290,6 +332,28 @@ impl Tally {
             .iter()
             .filter(|(_, r)| r.best_share() > max_share)
             .map(|(k, r)| (k.as_str(), r))
+            .collect()
+    }
+
+    /// The rule table the `extract` adversary is built from: per answer shape, how
+    /// many rows each general rule (paths left out) tops, most first; rows no rule
+    /// solves are left out.
+    pub fn rules_by_shape(&self) -> BTreeMap<String, Vec<(String, u64)>> {
+        let mut by: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+        for r in self.rows.values() {
+            if let Some((best, _)) = r.best() {
+                *by.entry(r.shape.clone())
+                    .or_default()
+                    .entry(general_rule(best))
+                    .or_default() += 1;
+            }
+        }
+        by.into_iter()
+            .map(|(shape, rules)| {
+                let mut v: Vec<(String, u64)> = rules.into_iter().collect();
+                v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                (shape, v)
+            })
             .collect()
     }
 
@@ -327,6 +391,7 @@ impl Tally {
                 rules.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
                 json!({
                     "checkpoint": k,
+                    "shape": r.shape,
                     "instances": r.instances,
                     "scanned": r.scanned(),
                     "unreached": r.unreached,
@@ -339,10 +404,64 @@ impl Tally {
                 })
             })
             .collect();
+        let rules: serde_json::Map<String, Value> = self
+            .rules_by_shape()
+            .into_iter()
+            .map(|(shape, v)| {
+                let list: Vec<Value> = v
+                    .into_iter()
+                    .map(|(rule, rows)| json!({"rule": rule, "rows": rows}))
+                    .collect();
+                (shape, Value::Array(list))
+            })
+            .collect();
         json!({
             "instances": self.instances,
             "max_share": max_share,
             "rows": rows,
+            "rules_by_shape": rules,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_lose_their_paths_and_rows_rank_them_by_shape() {
+        assert_eq!(
+            general_rule("empty list + largest number of file drive/x/manual.md"),
+            "empty list + largest number of a file"
+        );
+        let scan = |cp: &str, shape: &str, rules: &[&str]| CheckpointScan {
+            family: "f".into(),
+            variant: "f/v".into(),
+            task: "task/t".into(),
+            checkpoint: cp.into(),
+            reached: true,
+            scannable: true,
+            solved_by: rules.iter().map(|r| (*r).to_owned()).collect(),
+            shape: shape.into(),
+        };
+        let mut t = Tally::default();
+        t.add(
+            &[
+                scan("a", "number", &["only number of meeting"]),
+                scan("b", "number", &["largest number of file drive/1.md"]),
+                scan("c", "number", &["largest number of file drive/2.md"]),
+                scan("d", "list", &[]),
+            ],
+            "task/t",
+        );
+        let r = t.rules_by_shape();
+        assert_eq!(
+            r["number"],
+            [
+                ("largest number of a file".to_owned(), 2),
+                ("only number of meeting".to_owned(), 1)
+            ]
+        );
+        assert!(!r.contains_key("list"));
     }
 }
