@@ -94,7 +94,10 @@ pub(crate) fn cmd_validity(cmd: ValidityCommand) -> Result<ExitCode> {
         )?;
         write!(out, "{}", tally.markdown(a.max_share))?;
         // The table `adversary:extract`'s rules come from.
-        writeln!(out, "\n| answer shape | rule (rows it tops) |\n|---|---|")?;
+        writeln!(
+            out,
+            "\n| answer shape | best rule (instances it solves where it is best) |\n|---|---|"
+        )?;
         for (shape, rules) in tally.rules_by_shape() {
             let list: Vec<String> = rules.iter().map(|(r, n)| format!("{r} ({n})")).collect();
             writeln!(out, "| {shape} | {} |", list.join("; ").replace('|', "\\|"))?;

@@ -335,17 +335,17 @@ impl Tally {
             .collect()
     }
 
-    /// The rule table the `extract` adversary is built from: per answer shape, how
-    /// many rows each general rule (paths left out) tops, most first; rows no rule
-    /// solves are left out.
+    /// The rule table the `extract` adversary is built from: per answer shape, each
+    /// general rule (paths left out) that tops a row, with the instances it solves in
+    /// the rows it tops, most first; rows no rule solves are left out.
     pub fn rules_by_shape(&self) -> BTreeMap<String, Vec<(String, u64)>> {
         let mut by: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
         for r in self.rows.values() {
-            if let Some((best, _)) = r.best() {
+            if let Some((best, n)) = r.best() {
                 *by.entry(r.shape.clone())
                     .or_default()
                     .entry(general_rule(best))
-                    .or_default() += 1;
+                    .or_default() += n;
             }
         }
         by.into_iter()
@@ -410,7 +410,7 @@ impl Tally {
             .map(|(shape, v)| {
                 let list: Vec<Value> = v
                     .into_iter()
-                    .map(|(rule, rows)| json!({"rule": rule, "rows": rows}))
+                    .map(|(rule, n)| json!({"rule": rule, "instances": n}))
                     .collect();
                 (shape, Value::Array(list))
             })
