@@ -59,3 +59,4 @@ mod llm;
 mod suites;
 // Adversarial and malformed tool calls are refused, counted, and never panic.
 mod tools;
+mod validity_scan;
