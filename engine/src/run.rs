@@ -40,7 +40,7 @@ use crate::time::SimDuration;
 use crate::tools::{LivePython, PythonBackend, RecordedPython};
 use crate::trajectory::Trajectory;
 use crate::trajectory::read_recorded;
-use tbsim_scenario::{Content, LoadedScenario, load_file};
+use tbsim_scenario::{Content, LoadedScenario};
 
 /// Failure to write a run.
 #[derive(Debug, thiserror::Error)]
@@ -200,6 +200,13 @@ pub(crate) async fn drive_from(
     hooks: &RunHooks,
 ) -> RunResult {
     while !sim.is_over() {
+        // A trajectory that can no longer be written (a full disk) ends the run now:
+        // going on would leave steps that no file records.
+        if let Some(e) = sim.trajectory().io_error() {
+            let m = e.to_owned();
+            sim.end_infra(&m);
+            break;
+        }
         if let Some(reason) = limits.reached(sim, &usage) {
             sim.end(reason);
             break;
@@ -401,7 +408,7 @@ pub async fn run_to_dir_hooked(
 pub(crate) fn write_scenario_copy(loaded: &LoadedScenario, out: &Path) -> Result<(), RunError> {
     std::fs::create_dir_all(out).map_err(io(out))?;
     let scen = out.join("scenario.ron");
-    std::fs::write(&scen, &loaded.source).map_err(io(&scen))?;
+    crate::run_dir::write(&scen, loaded.source.as_bytes()).map_err(io(&scen))?;
     // Sidecars of the starting files and of timed events, so the run directory
     // replays on its own; never written outside `out` (see `sidecar::write_into`).
     for f in loaded.scenario.all_files() {
@@ -430,7 +437,7 @@ pub(crate) fn finish_dir(
     let res_path = out.join("result.json");
     let mut text = serde_json::to_string_pretty(result).expect("results serialise");
     text.push('\n');
-    std::fs::write(&res_path, text).map_err(io(&res_path))?;
+    crate::run_dir::write(&res_path, text.as_bytes()).map_err(io(&res_path))?;
     Ok(())
 }
 
@@ -482,13 +489,14 @@ pub fn resume_dir(
     let rec = read_recorded(&traj_path).map_err(ReplayError::from)?;
     let res_path = dir.join("result.json");
     if rec.end.is_some_and(|r| r != EndReason::InfraError)
-        && let Ok(text) = std::fs::read_to_string(&res_path)
+        && let Ok(text) = crate::run_dir::read_result(&res_path)
         && let Ok(r) = serde_json::from_str::<RunResult>(&text)
     {
         return Ok(r);
     }
     let scen_path = dir.join("scenario.ron");
-    let loaded = load_file(&scen_path).map_err(|e| RunError::Replay(ReplayError::Scenario(e)))?;
+    let loaded = crate::run_dir::load_scenario(&scen_path)
+        .map_err(|e| RunError::Replay(ReplayError::Scenario(e)))?;
     let want = &rec.header.scenario_blake3;
     if loaded.blake3 != *want {
         return Err(ReplayError::ScenarioChanged(scen_path, loaded.blake3, want.clone()).into());
@@ -644,7 +652,7 @@ mod tests {
     fn a_completed_model_call_is_written_while_its_decision_is_in_flight() {
         let path =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../content/scenarios/meeting-only.ron");
-        let loaded = load_file(&path).expect("bundled scenario loads");
+        let loaded = tbsim_scenario::load_file(&path).expect("bundled scenario loads");
         let dir = tempfile::tempdir().unwrap();
         let seen = Arc::new(AtomicBool::new(false));
         let mut agent = Slow {
