@@ -428,11 +428,19 @@ fn hostile_run_files_end_commands_quickly_without_quoting_them() {
         ("replay", &["trajectory.jsonl", "scenario.ron"]),
         ("fork", &["trajectory.jsonl", "scenario.ron"]),
         ("report", &["result.json"]),
-        ("regrade", &["trajectory.jsonl", "scenario.ron", "result.json"]),
+        (
+            "regrade",
+            &["trajectory.jsonl", "scenario.ron", "result.json"],
+        ),
         ("resume", &["run.json", "trajectory.jsonl", "scenario.ron"]),
     ];
     let mut n = 0;
-    for file in ["trajectory.jsonl", "scenario.ron", "result.json", "run.json"] {
+    for file in [
+        "trajectory.jsonl",
+        "scenario.ron",
+        "result.json",
+        "run.json",
+    ] {
         for trap in [Trap::Fifo, Trap::DevZero, Trap::HostFile] {
             for (command, required) in commands {
                 n += 1;
@@ -474,7 +482,10 @@ fn hostile_run_files_end_commands_quickly_without_quoting_them() {
                 );
                 if required.contains(&file) {
                     assert!(!o.status.success(), "{case} succeeded:\n{stdout}");
-                    assert!(stderr.contains(file), "{case}: the error names no file:\n{stderr}");
+                    assert!(
+                        stderr.contains(file),
+                        "{case}: the error names no file:\n{stderr}"
+                    );
                 }
                 assert_eq!(
                     std::fs::read_to_string(&host).unwrap(),
@@ -502,7 +513,10 @@ fn a_trajectory_that_cannot_be_written_fails_the_run() {
                 "oracle",
                 "--out",
                 out.to_str().unwrap(),
-                root().join("content/scenarios/busy-day.ron").to_str().unwrap(),
+                root()
+                    .join("content/scenarios/busy-day.ron")
+                    .to_str()
+                    .unwrap(),
             ],
             tmp.path(),
         ),
@@ -551,4 +565,144 @@ fn replaying_a_cut_off_run_says_it_was_interrupted() {
         "{stdout}{stderr}"
     );
     assert_eq!(o.status.code(), Some(3));
+}
+
+/// Identifiers that hold text from a scenario, a run directory or a client.
+const UNTRUSTED_WORDS: &[&str] = &["name", "agent", "client", "id", "label", "session"];
+
+/// Joins of such text that are safe for a stated reason: (file, argument, why).
+const REVIEWED_JOINS: &[(&str, &str, &str)] = &[
+    (
+        "engine/serve/src/scenarios.rs",
+        "format!(\"{name}.ron\")",
+        "a requested scenario name, checked to be plain components and canonicalised inside a served root before use",
+    ),
+    (
+        "engine/report/src/lib.rs",
+        "name",
+        "the report's own file names (constants and table names)",
+    ),
+    (
+        "engine/report/src/compare.rs",
+        "format!(\"{}.csv\", t.name)",
+        "table names are constants of the comparison",
+    ),
+    (
+        "engine/model/src/colleague.rs",
+        "format!(\"{key}.{}.tmp\", std::process::id())",
+        "a hash key and this process's id",
+    ),
+    (
+        "engine/src/tools/files.rs",
+        "src.file_name()",
+        "a virtual path (VPath::join stays inside drive/ or workspace/)",
+    ),
+    (
+        "engine/model/src/prompt.rs",
+        "format!(\"{name}.md\")",
+        "template names are the built-in constants",
+    ),
+];
+
+/// The text between the parenthesis at `open` and its match.
+fn argument(s: &str, open: usize) -> &str {
+    let mut depth = 0;
+    for (i, c) in s[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &s[open + 1..open + i];
+                }
+            }
+            _ => {}
+        }
+    }
+    &s[open + 1..]
+}
+
+#[test]
+fn untrusted_strings_are_joined_only_through_the_segment_helper() {
+    let roots = [
+        "engine/src",
+        "engine/cli/src",
+        "engine/serve/src",
+        "engine/report/src",
+        "engine/model/src",
+        "engine/agents/src",
+    ];
+    let mut files = Vec::new();
+    for r in roots {
+        let mut stack = vec![root().join(r)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    // The sandbox builds its own paths under its private temp dir.
+                    if !p.ends_with("python") {
+                        stack.push(p);
+                    }
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    files.push(p);
+                }
+            }
+        }
+    }
+    files.sort();
+    let mut flagged = Vec::new();
+    let mut used_reviews = std::collections::BTreeSet::new();
+    for f in &files {
+        let rel = f.strip_prefix(root()).unwrap().display().to_string();
+        let src = std::fs::read_to_string(f).unwrap();
+        // Unit tests build paths from their own fixtures.
+        let code = src.split("#[cfg(test)]\nmod tests").next().unwrap();
+        let code: String = code
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for pat in [".join(", ".with_file_name(", "PathBuf::from("] {
+            let mut at = 0;
+            while let Some(i) = code[at..].find(pat) {
+                let open = at + i + pat.len() - 1;
+                at = open + 1;
+                let arg = argument(&code, open).trim();
+                if arg.starts_with('"') || arg.contains("confined_") || arg.contains("Segment::") {
+                    continue;
+                }
+                let risky = arg
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .any(|w| {
+                        UNTRUSTED_WORDS.contains(&w)
+                            || UNTRUSTED_WORDS.iter().any(|u| {
+                                w.ends_with(&format!("_{u}")) || w.starts_with(&format!("{u}_"))
+                            })
+                    });
+                if !risky {
+                    continue;
+                }
+                match REVIEWED_JOINS
+                    .iter()
+                    .position(|(file, a, _)| *file == rel && *a == arg)
+                {
+                    Some(k) => {
+                        used_reviews.insert(k);
+                    }
+                    None => flagged.push(format!("{rel}: {pat}{arg})")),
+                }
+            }
+        }
+    }
+    assert!(
+        flagged.is_empty(),
+        "paths built from untrusted text without tbsim_core::segment:\n{}",
+        flagged.join("\n")
+    );
+    for (k, (file, arg, _)) in REVIEWED_JOINS.iter().enumerate() {
+        assert!(
+            used_reviews.contains(&k),
+            "the reviewed join `{arg}` in {file} is gone; drop it from REVIEWED_JOINS"
+        );
+    }
 }
