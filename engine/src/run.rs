@@ -505,6 +505,11 @@ pub fn resume_dir(
     // Regenerate into a side file and swap it in only once the recorded part is
     // reproduced, so a crash while resuming loses nothing.
     let tmp = dir.join("trajectory.resume.jsonl");
+    // A shared run directory may hold a link by this name: remove it (not its
+    // target) so the new file is created here, never written through the link.
+    if tmp.symlink_metadata().is_ok() {
+        std::fs::remove_file(&tmp).map_err(io(&tmp))?;
+    }
     let trace = Trajectory::to_file(&tmp).map_err(io(&tmp))?;
     let python = ResumePython {
         recorded: RecordedPython {

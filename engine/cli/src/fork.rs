@@ -93,7 +93,8 @@ pub(crate) fn cmd_fork(args: ForkArgs) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| default_out(parent, args.at_step, &agent));
-    if out.join("trajectory.jsonl").exists() {
+    // Also a dangling link: creating the trajectory would write through it.
+    if out.join("trajectory.jsonl").symlink_metadata().is_ok() {
         bail!(
             "`{}` already holds a run; give another --out",
             out.display()

@@ -900,7 +900,8 @@ impl Report {
             .into_iter()
             .map(|(name, text)| {
                 let p = dir.join(name);
-                std::fs::write(&p, text).map_err(io_err(&p))?;
+                // Never through a link planted where a file goes (a shared run directory).
+                tbsim_engine::run_dir::write(&p, text.as_bytes()).map_err(io_err(&p))?;
                 Ok(p)
             })
             .collect()

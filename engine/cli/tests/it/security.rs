@@ -706,3 +706,64 @@ fn untrusted_strings_are_joined_only_through_the_segment_helper() {
         );
     }
 }
+
+#[test]
+fn links_planted_in_a_run_directory_are_never_written_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("base");
+    crate::util::run_agent(
+        "oracle",
+        &base,
+        &[&root().join("content/scenarios/meeting-only.ron")],
+    );
+    let victim = tmp.path().join("victim.txt");
+    std::fs::write(&victim, "original").unwrap();
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let copy = |name: &str| {
+        let d = tmp.path().join(name);
+        std::fs::create_dir(&d).unwrap();
+        for e in std::fs::read_dir(&base).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_file() {
+                std::fs::copy(&p, d.join(p.file_name().unwrap())).unwrap();
+            }
+        }
+        d
+    };
+    let link = |from: &Path, to: &Path| std::os::unix::fs::symlink(to, from).unwrap();
+
+    let d = copy("regrade");
+    link(&d.join("result.regraded.json"), &victim);
+    let o = output_within(
+        tbsim_command(&["regrade", d.to_str().unwrap()], tmp.path()),
+        60,
+    );
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("symbolic link"), "{}", text(&o).1);
+
+    let d = copy("report");
+    link(&d.join("report"), &elsewhere);
+    let o = output_within(
+        tbsim_command(&["report", d.to_str().unwrap()], tmp.path()),
+        60,
+    );
+    assert!(!o.status.success());
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+
+    // An interrupted run: no end line, no result.
+    let d = copy("resume");
+    let traj = std::fs::read_to_string(d.join("trajectory.jsonl")).unwrap();
+    let kept: Vec<&str> = traj.lines().take(traj.lines().count() / 2).collect();
+    std::fs::write(d.join("trajectory.jsonl"), kept.join("\n") + "\n").unwrap();
+    std::fs::remove_file(d.join("result.json")).unwrap();
+    link(&d.join("trajectory.resume.jsonl"), &victim);
+    let o = output_within(
+        tbsim_command(&["run", "--resume", d.to_str().unwrap()], tmp.path()),
+        120,
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(d.join("result.json").is_file());
+
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "original");
+}
