@@ -40,7 +40,7 @@ use crate::time::SimDuration;
 use crate::tools::{LivePython, PythonBackend, RecordedPython};
 use crate::trajectory::Trajectory;
 use crate::trajectory::read_recorded;
-use tbsim_scenario::{Content, LoadedScenario, load_file};
+use tbsim_scenario::{Content, LoadedScenario};
 
 /// Failure to write a run.
 #[derive(Debug, thiserror::Error)]
@@ -408,7 +408,7 @@ pub async fn run_to_dir_hooked(
 pub(crate) fn write_scenario_copy(loaded: &LoadedScenario, out: &Path) -> Result<(), RunError> {
     std::fs::create_dir_all(out).map_err(io(out))?;
     let scen = out.join("scenario.ron");
-    std::fs::write(&scen, &loaded.source).map_err(io(&scen))?;
+    crate::run_dir::write(&scen, loaded.source.as_bytes()).map_err(io(&scen))?;
     // Sidecars of the starting files and of timed events, so the run directory
     // replays on its own; never written outside `out` (see `sidecar::write_into`).
     for f in loaded.scenario.all_files() {
@@ -437,7 +437,7 @@ pub(crate) fn finish_dir(
     let res_path = out.join("result.json");
     let mut text = serde_json::to_string_pretty(result).expect("results serialise");
     text.push('\n');
-    std::fs::write(&res_path, text).map_err(io(&res_path))?;
+    crate::run_dir::write(&res_path, text.as_bytes()).map_err(io(&res_path))?;
     Ok(())
 }
 
@@ -527,13 +527,14 @@ async fn resume_hooked(
         r == EndReason::InfraError || (reopen_abandoned && r == EndReason::Abandoned)
     };
     if rec.end.is_some_and(|r| !reopen(r))
-        && let Ok(text) = std::fs::read_to_string(&res_path)
+        && let Ok(text) = crate::run_dir::read_result(&res_path)
         && let Ok(r) = serde_json::from_str::<RunResult>(&text)
     {
         return Ok(r);
     }
     let scen_path = dir.join("scenario.ron");
-    let loaded = load_file(&scen_path).map_err(|e| RunError::Replay(ReplayError::Scenario(e)))?;
+    let loaded = crate::run_dir::load_scenario(&scen_path)
+        .map_err(|e| RunError::Replay(ReplayError::Scenario(e)))?;
     let want = &rec.header.scenario_blake3;
     if loaded.blake3 != *want {
         return Err(ReplayError::ScenarioChanged(scen_path, loaded.blake3, want.clone()).into());
@@ -542,6 +543,11 @@ async fn resume_hooked(
     // Regenerate into a side file and swap it in only once the recorded part is
     // reproduced, so a crash while resuming loses nothing.
     let tmp = dir.join("trajectory.resume.jsonl");
+    // A shared run directory may hold a link by this name: remove it (not its
+    // target) so the new file is created here, never written through the link.
+    if tmp.symlink_metadata().is_ok() {
+        std::fs::remove_file(&tmp).map_err(io(&tmp))?;
+    }
     let trace = Trajectory::to_file(&tmp).map_err(io(&tmp))?;
     let python = ResumePython {
         recorded: RecordedPython {
@@ -760,7 +766,7 @@ mod tests {
     fn a_completed_model_call_is_written_while_its_decision_is_in_flight() {
         let path =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../content/scenarios/meeting-only.ron");
-        let loaded = load_file(&path).expect("bundled scenario loads");
+        let loaded = tbsim_scenario::load_file(&path).expect("bundled scenario loads");
         let dir = tempfile::tempdir().unwrap();
         let seen = Arc::new(AtomicBool::new(false));
         let mut agent = Slow {

@@ -400,8 +400,8 @@ struct Sniff {
 /// Reads the lines of a trajectory as [`Line`]s, each with its text. A torn last
 /// line (a crash mid-write) is dropped. The header must name [`FORMAT`].
 pub fn read_lines(traj: &Path) -> Result<Vec<(Line, String)>, TrajectoryError> {
-    let text =
-        std::fs::read_to_string(traj).map_err(|e| TrajectoryError::Io(traj.to_owned(), e))?;
+    let text = crate::run_dir::read_trajectory(traj)
+        .map_err(|e| TrajectoryError::Io(traj.to_owned(), e.into_io()))?;
     parse_lines(traj, &text)
 }
 
@@ -430,6 +430,15 @@ pub fn parse_lines(traj: &Path, text: &str) -> Result<Vec<(Line, String)>, Traje
     }
     let mut out = Vec::with_capacity(raw.len());
     for (i, l) in raw.iter().enumerate() {
+        if l.len() > crate::run_dir::MAX_LINE_BYTES {
+            return Err(fmt(
+                i + 1,
+                &format!(
+                    "the line is longer than {} bytes",
+                    crate::run_dir::MAX_LINE_BYTES
+                ),
+            ));
+        }
         match serde_json::from_str::<Line>(l) {
             Ok(line) => out.push((line, (*l).to_owned())),
             Err(_) if torn(i) => break,

@@ -21,10 +21,12 @@ pub(crate) struct RunArgs {
     pub(crate) scenarios: Vec<PathBuf>,
     /// Continue the interrupted run in this directory, or every unfinished run below it
     /// (a batch's output directory): runs that ended are kept, interrupted ones continue,
-    /// ones that never started start. Options come from each run's `run.json`; only
-    /// --api-config, --concurrency and --json may be given anew.
+    /// ones that never started start. Options come from each run's `run.json`, except
+    /// what a shared run directory must not choose: the model configuration, prompts and
+    /// reply cache come from --api-config, --prompts and --npc-cache (or their defaults),
+    /// never from `run.json`. --concurrency, --json and --accept-endpoint may be given too.
     #[arg(long, conflicts_with_all = [
-        "scenarios", "out", "agent", "npc", "prompts", "memory", "npc_cache", "history_tokens",
+        "scenarios", "out", "agent", "npc", "memory", "history_tokens",
         "token_cost", "token_budget", "time_budget", "seed", "hints", "max_steps", "turn_cost",
         "feedback", "trials", "shard",
     ])]
@@ -48,6 +50,10 @@ pub(crate) struct RunArgs {
     /// A directory of prompt templates replacing the built-in ones (`system.md`, `task.md`, ...).
     #[arg(long)]
     pub(crate) prompts: Option<PathBuf>,
+    /// With --resume: go on even where a model alias of yours points to another
+    /// endpoint (`base_url`) than the one the run recorded.
+    #[arg(long, requires = "resume")]
+    pub(crate) accept_endpoint: bool,
     /// What a model-backed agent carries between days.
     #[arg(long, value_enum, default_value_t = MemoryArg::None)]
     pub(crate) memory: MemoryArg,

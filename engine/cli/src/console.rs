@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
+use tbsim_core::segment::{Segment, confined_sibling};
 use tbsim_engine::agent::Agent;
 use tbsim_engine::batch::Job;
 use tbsim_engine::live::Control;
@@ -354,5 +355,5 @@ fn fork_dir(out: &Path) -> PathBuf {
     let name = out
         .file_name()
         .map_or_else(|| "batch".to_owned(), |n| n.to_string_lossy().into_owned());
-    out.with_file_name(format!("{name}-forks"))
+    confined_sibling(out, &Segment::compose(&[&name, "forks"]))
 }

@@ -12,6 +12,7 @@ mod report;
 mod run;
 mod serve;
 mod tools;
+mod trust;
 mod validate;
 mod validity;
 

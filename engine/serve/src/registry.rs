@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tbsim_core::protocol::FeedbackPolicy;
+use tbsim_core::segment::{Segment, confined_join};
 use tbsim_scenario::load_file;
 
 use crate::scenarios::{ResolveError, ScenarioRoots};
@@ -386,7 +387,7 @@ impl Registry {
             feedback: req.feedback,
             max_steps: req.max_steps,
             agent: req.agent,
-            dir: self.config.out.join(&id),
+            dir: confined_join(&self.config.out, &Segment::sanitize(&id)),
             control: extras.control,
             fork: extras.fork,
         };

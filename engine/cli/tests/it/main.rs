@@ -43,6 +43,7 @@ mod hostile_scenarios;
 
 // The crates import only the layers below them; no module cycles.
 mod house;
+mod security;
 // `tbsim mcp` and `/mcp`: a real MCP client replays the oracle; refused calls; resources; raw JSON-RPC.
 mod mcp;
 // `tbsim serve`: sessions over HTTP reproduce `tbsim run`; hostile requests; the Python client.

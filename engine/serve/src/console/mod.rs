@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 
+use tbsim_core::segment::{Segment, confined_join};
 use tbsim_engine::agent::Agent;
 use tbsim_engine::live::{Control, LiveState, LiveStatus};
 use tbsim_engine::result::RunResult;
@@ -338,7 +339,7 @@ impl Console {
         {
             return Some(Arc::clone(f));
         }
-        let dir = self.registry.config().out.join(id);
+        let dir = confined_join(&self.registry.config().out, &Segment::sanitize(id));
         let run = Arc::new(FixedRun::recorded(id.to_owned(), dir).ok()?);
         self.past
             .lock()
@@ -402,7 +403,7 @@ impl Console {
         {
             return Ok(*e);
         }
-        let loaded = tbsim_scenario::load_file(&dir.join("scenario.ron"))
+        let loaded = tbsim_engine::run_dir::load_scenario(&dir.join("scenario.ron"))
             .map_err(|e| ConsoleError::Unreadable(dir.display().to_string(), e.to_string()))?;
         let epoch = tbsim_engine::inspect::epoch_of(&loaded);
         self.epochs
@@ -653,7 +654,7 @@ fn compute_recorded(mut base: RunSummary, dir: &Path, len: u64) -> Cached {
 }
 
 fn read_result(dir: &Path) -> Option<RunResult> {
-    let text = std::fs::read_to_string(dir.join("result.json")).ok()?;
+    let text = tbsim_engine::run_dir::read_result(&dir.join("result.json")).ok()?;
     serde_json::from_str(&text).ok()
 }
 
@@ -661,9 +662,13 @@ fn read_result(dir: &Path) -> Option<RunResult> {
 pub fn read_header(dir: &Path) -> Result<tbsim_engine::trajectory::Header, ConsoleError> {
     let path = dir.join("trajectory.jsonl");
     let unreadable = |m: String| ConsoleError::Unreadable(dir.display().to_string(), m);
-    let file = std::fs::File::open(&path).map_err(|e| unreadable(e.to_string()))?;
+    // A run directory is untrusted: no FIFO, device or link, and a bounded line.
+    let file =
+        tbsim_scenario::untrusted::open_regular(&path, tbsim_scenario::untrusted::Links::Refuse)
+            .map_err(|e| unreadable(e.into_io().to_string()))?;
     let mut first = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut first)
+    let capped = std::io::Read::take(file, tbsim_engine::run_dir::MAX_LINE_BYTES as u64);
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(capped), &mut first)
         .map_err(|e| unreadable(e.to_string()))?;
     match serde_json::from_str::<Line>(&first) {
         Ok(Line::Header(h)) => Ok(h),

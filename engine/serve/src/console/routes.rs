@@ -700,7 +700,7 @@ async fn fork(
     let dir = found.dir().to_path_buf();
     let d2 = dir.clone();
     let (loaded, header) = tokio::task::spawn_blocking(move || {
-        let loaded = tbsim_scenario::load_file(&d2.join("scenario.ron"));
+        let loaded = tbsim_engine::run_dir::load_scenario(&d2.join("scenario.ron"));
         (loaded, super::read_header(&d2))
     })
     .await

@@ -55,6 +55,7 @@ use serde_json::{Value, json};
 use tbsim_core::protocol::{
     Decision, FeedbackPolicy, Notification, Observation, ToolCall, catalogue,
 };
+use tbsim_core::segment::{Segment, confined_join};
 use tbsim_engine::result::RunResult;
 use tbsim_scenario::LoadedScenario;
 
@@ -234,8 +235,11 @@ impl McpServer {
         match &self.start {
             Start::Own(spec) => {
                 let dir = spec.out.clone().unwrap_or_else(|| {
-                    PathBuf::from("runs")
-                        .join(format!("{}-mcp-{client}", spec.scenario.scenario.name))
+                    let name = &spec.scenario.scenario.name;
+                    confined_join(
+                        std::path::Path::new("runs"),
+                        &Segment::compose(&[name, "mcp", client]),
+                    )
                 });
                 let (session, turn) = Session::start(SessionSpec {
                     scenario: spec.scenario.clone(),
