@@ -642,6 +642,7 @@ mod tests {
     use crate::protocol::RequestBody;
     use crate::protocol::ToolCall;
     use crate::trajectory::Line;
+    use tbsim_scenario::load_file;
 
     /// Makes one model call, then waits once before finishing; at that wait, looks
     /// for the call's line in the trajectory file.
