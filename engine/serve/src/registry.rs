@@ -89,7 +89,7 @@ pub enum RegistryError {
 }
 
 /// The longest run name [`Registry::reattach`] takes.
-pub const MAX_RUN_NAME: usize = 128;
+pub const MAX_RUN_NAME: usize = tbsim_core::segment::MAX_SEGMENT_BYTES;
 
 /// Whether `name` is a session id (the name of a session's run directory).
 fn is_session_id(name: &str) -> bool {
@@ -259,20 +259,12 @@ impl Registry {
     /// directory (not a symlink), whose run files are regular files (a FIFO would
     /// hang the reader, a symlink could point anywhere).
     fn run_dir(&self, run: &str) -> Result<PathBuf, RegistryError> {
-        let plain = !run.is_empty()
-            && run.len() <= MAX_RUN_NAME
-            && !run.starts_with('.')
-            && run
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-        if !plain {
-            return Err(RegistryError::BadRunName);
-        }
-        let dir = self.config.out.join(run);
+        let run = Segment::parse(run).map_err(|_| RegistryError::BadRunName)?;
+        let dir = confined_join(&self.config.out, &run);
         let not_resumable = |m: String| RegistryError::Session(SessionError::NotResumable(m));
         match std::fs::symlink_metadata(&dir) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(RegistryError::UnknownRun(run.to_owned()));
+                return Err(RegistryError::UnknownRun(run.to_string()));
             }
             Err(e) => return Err(not_resumable(e.to_string())),
             Ok(m) if !m.is_dir() => {
@@ -282,11 +274,11 @@ impl Registry {
             }
             Ok(_) => {}
         }
-        for name in ["run.json", "scenario.ron", "trajectory.jsonl"] {
-            let regular = std::fs::symlink_metadata(dir.join(name)).is_ok_and(|m| m.is_file());
+        for file in ["run.json", "scenario.ron", "trajectory.jsonl"] {
+            let regular = std::fs::symlink_metadata(dir.join(file)).is_ok_and(|m| m.is_file());
             if !regular {
                 return Err(not_resumable(format!(
-                    "its `{name}` is missing or not a regular file"
+                    "its `{file}` is missing or not a regular file"
                 )));
             }
         }

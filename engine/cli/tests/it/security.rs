@@ -573,6 +573,16 @@ const UNTRUSTED_WORDS: &[&str] = &["name", "agent", "client", "id", "label", "se
 /// Joins of such text that are safe for a stated reason: (file, argument, why).
 const REVIEWED_JOINS: &[(&str, &str, &str)] = &[
     (
+        "engine/cli/src/validity.rs",
+        "format!(\"{}.ron\", plan.name)",
+        "a label for the scan's in-memory scenario (never opened or written)",
+    ),
+    (
+        "engine/serve/src/scenarios.rs",
+        "name",
+        "the name a client asked for, shown in its own error message in place of the server's path (never opened)",
+    ),
+    (
         "engine/serve/src/scenarios.rs",
         "format!(\"{name}.ron\")",
         "a requested scenario name, checked to be plain components and canonicalised inside a served root before use",

@@ -178,8 +178,6 @@ const KNOWN_LEAKS: &[&str] = &[
     "meeting_attend/decision_recorded",
     // `[]` plus the manual's largest number (val-gen).
     "transaction_review/suppliers_correct",
-    // Relayed objective sentences get the date back (colleague rule, engine/src/npc).
-    "event_planning/event_date",
     // A document's JSON example and the CSV's first row (val-gen: examples never
     // carry an answer's values).
     "ads_strategy/cost_reported",
