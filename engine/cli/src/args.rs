@@ -236,7 +236,7 @@ fn parse_secs(s: &str) -> std::result::Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs_f64(v))
 }
 
-/// The connection limits of a server (see docs/security-servers.md).
+/// The connection limits of a server (see docs/security.md).
 #[derive(clap::Args, Debug, Clone)]
 pub(crate) struct ConnArgs {
     /// A host name requests may name besides localhost, loopback addresses and the
