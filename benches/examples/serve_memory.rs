@@ -172,6 +172,7 @@ fn main() {
         out: out.clone(),
         max_sessions: args.sessions + 1,
         idle_timeout: Duration::from_secs(24 * 3600),
+        unused_timeout: Duration::from_secs(24 * 3600),
     });
     let request = || OpenRequest {
         scenario: args.scenario.clone(),

@@ -40,6 +40,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use tbsim_core::segment::{Segment, confined_join};
 
 use crate::agent::{Agent, AgentError};
 use crate::protocol::SimConfig;
@@ -60,6 +61,15 @@ pub enum BatchError {
     /// Two scenarios share a name, so their run directories would collide.
     #[error("two scenarios are named `{0}`; run directories would collide")]
     DuplicateScenario(String),
+    /// A scenario's name cannot be a directory name (only reachable for scenarios
+    /// that skipped validation, which refuses such names as TB0025).
+    #[error("scenario name {name:?} cannot name a run directory: {source}")]
+    BadName {
+        /// The name.
+        name: String,
+        /// Why.
+        source: tbsim_core::segment::SegmentError,
+    },
     /// `trials` or `concurrency` was zero.
     #[error("{0} must be at least 1")]
     Zero(&'static str),
@@ -161,11 +171,17 @@ pub fn plan(
     let mut jobs = Vec::with_capacity(scenarios.len() * trials as usize);
     for s in scenarios {
         let base = seed.unwrap_or(s.scenario.seed);
+        // Names are checked again here, not only at validation, so that no scenario
+        // however it was made can put a run outside `out`.
+        let name = Segment::parse(&s.scenario.name).map_err(|source| BatchError::BadName {
+            name: s.scenario.name.clone(),
+            source,
+        })?;
         for t in 0..trials {
             let dir = match (scenarios.len(), trials) {
                 (1, 1) => out.to_path_buf(),
-                (_, 1) => out.join(&s.scenario.name),
-                _ => out.join(&s.scenario.name).join(format!("trial-{t}")),
+                (_, 1) => confined_join(out, &name),
+                _ => confined_join(out, &name).join(format!("trial-{t}")),
             };
             jobs.push(Job {
                 index: jobs.len(),
@@ -478,7 +494,9 @@ fn run_one(
             trial: job.trial,
             source,
         })?;
-        if job.resume && job.dir.join("trajectory.jsonl").is_file() {
+        // Present in any form (a FIFO, a link): resuming then reads it and says what
+        // is wrong, rather than starting afresh and writing into it.
+        if job.resume && job.dir.join("trajectory.jsonl").symlink_metadata().is_ok() {
             return resume_dir(
                 &job.dir,
                 agent.as_mut(),

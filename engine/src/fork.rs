@@ -25,7 +25,7 @@ use crate::run::{ResumePython, RunError, RunHooks, RunLimits, finish_dir, write_
 use crate::sim::Sim;
 use crate::tools::{LivePython, RecordedPython};
 use crate::trajectory::{ForkOf, Recorded, Trajectory, digest_lines, read_recorded};
-use tbsim_scenario::{LoadedScenario, load_file};
+use tbsim_scenario::LoadedScenario;
 
 /// Why a fork could not start.
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +72,7 @@ impl ForkPoint {
     pub fn open(dir: &Path, step: u64) -> Result<ForkPoint, ForkError> {
         let rec = read_recorded(&dir.join("trajectory.jsonl")).map_err(ReplayError::from)?;
         let scen_path = dir.join("scenario.ron");
-        let loaded = load_file(&scen_path).map_err(ReplayError::Scenario)?;
+        let loaded = crate::run_dir::load_scenario(&scen_path).map_err(ReplayError::Scenario)?;
         if loaded.blake3 != rec.header.scenario_blake3 {
             return Err(ReplayError::ScenarioChanged(
                 scen_path,

@@ -152,3 +152,65 @@ pub fn tool_seeds(s: &tbsim_scenario::Scenario) -> Vec<Vec<u8>> {
     seeds.extend(hand.into_iter().map(String::into_bytes));
     seeds
 }
+/// The scenario the run-directory target's runs are of (small: a replay of it takes
+/// milliseconds).
+const RUN_DIR_SCENARIO: &str = include_str!("../../content/scenarios/meeting-only.ron");
+
+/// The byte that separates an input's files: `trajectory.jsonl`, then `result.json`,
+/// then `run.json`.
+pub const RUN_DIR_SEPARATOR: u8 = 0x1e;
+
+/// A run directory from a shared source: the bytes are split at
+/// [`RUN_DIR_SEPARATOR`] into `trajectory.jsonl`, `result.json` and `run.json`,
+/// written beside a copy of a fixed scenario, and the directory is read the ways the
+/// commands read it: `replay`, `regrade`, `fork` (opening the fork point), the
+/// console's timeline and `run.json`. A header naming the wrong scenario hash is
+/// given the right one, so mutations reach the re-driving code. Every outcome is
+/// fine except a panic or a hang.
+pub fn run_dir_bytes(data: &[u8]) {
+    let mut parts = data.splitn(3, |b| *b == RUN_DIR_SEPARATOR);
+    let traj = parts.next().unwrap_or_default();
+    let result = parts.next();
+    let run = parts.next();
+    let Ok(dir) = tempfile::tempdir() else {
+        return;
+    };
+    let d = dir.path();
+    let hash = blake3::hash(RUN_DIR_SCENARIO.as_bytes())
+        .to_hex()
+        .to_string();
+    let traj = fix_scenario_hash(traj, &hash);
+    let wrote = std::fs::write(d.join("scenario.ron"), RUN_DIR_SCENARIO)
+        .and_then(|()| std::fs::write(d.join("trajectory.jsonl"), &traj))
+        .and_then(|()| result.map_or(Ok(()), |r| std::fs::write(d.join("result.json"), r)))
+        .and_then(|()| run.map_or(Ok(()), |r| std::fs::write(d.join("run.json"), r)));
+    if wrote.is_err() {
+        return;
+    }
+    let _ = crate::run_file::RunFile::read(d);
+    let _ = crate::replay::replay(d);
+    let _ = crate::replay::regrade(d, None);
+    for step in [0, 1, 3] {
+        let _ = crate::fork::ForkPoint::open(d, step);
+    }
+    if let Ok(loaded) = tbsim_scenario::load_file(&d.join("scenario.ron")) {
+        let epoch = crate::inspect::epoch_of(&loaded);
+        let _ = crate::inspect::entries_from(&d.join("trajectory.jsonl"), 0, &epoch, true);
+    }
+}
+
+/// `traj` with the hash after its first `"scenario_blake3":"` set to `hash` (text
+/// only, so the header's bytes otherwise stay as the fuzzer made them).
+fn fix_scenario_hash(traj: &[u8], hash: &str) -> Vec<u8> {
+    const KEY: &[u8] = br#""scenario_blake3":""#;
+    let mut out = traj.to_vec();
+    if let Some(at) = traj.windows(KEY.len()).position(|w| w == KEY) {
+        let from = at + KEY.len();
+        let to = traj[from..]
+            .iter()
+            .position(|b| *b == b'"')
+            .map_or(traj.len(), |n| from + n);
+        out.splice(from..to, hash.bytes());
+    }
+    out
+}

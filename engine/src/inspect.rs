@@ -638,7 +638,12 @@ pub fn entries_from(
     epoch: &Epoch,
     answers: bool,
 ) -> Result<Timeline, InspectError> {
-    let bytes = std::fs::read(traj).map_err(|e| InspectError::Io(traj.to_owned(), e))?;
+    let bytes = tbsim_scenario::untrusted::read_capped(
+        traj,
+        crate::run_dir::MAX_TRAJECTORY_BYTES,
+        tbsim_scenario::untrusted::Links::Refuse,
+    )
+    .map_err(|e| InspectError::Io(traj.to_owned(), e.into_io()))?;
     let complete = bytes
         .iter()
         .rposition(|b| *b == b'\n')

@@ -95,6 +95,7 @@ mod python;
 pub mod replay;
 pub mod result;
 pub mod run;
+pub mod run_dir;
 pub mod run_file;
 pub mod schedule;
 pub mod sim;

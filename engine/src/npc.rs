@@ -64,7 +64,7 @@
 
 pub mod scope;
 
-pub use scope::{BE_SPECIFIC, Named, Scope, Unspecific};
+pub use scope::{BE_SPECIFIC, Named, Scope, Unspecific, vague};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::LazyLock;

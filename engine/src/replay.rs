@@ -14,7 +14,7 @@ use crate::npc::RecordedNpc;
 use crate::result::RunResult;
 use crate::sim::Sim;
 use crate::trajectory::{Line, ModelLine, NpcLine, Trajectory, digest_lines};
-use tbsim_scenario::{LoadedScenario, ScenarioErrors, load_file};
+use tbsim_scenario::{LoadedScenario, ScenarioErrors};
 
 /// Why a replay could not start.
 #[derive(Debug, thiserror::Error)]
@@ -60,12 +60,17 @@ pub struct ReplayReport {
     pub recorded_digest: Option<String>,
     /// The first difference, if any.
     pub divergence: Option<Divergence>,
+    /// When the trajectory has no end line (the run was interrupted: a crash, a
+    /// kill, a full disk), the last decision step it records; only the recorded
+    /// lines are then compared.
+    pub interrupted_at: Option<u64>,
 }
 
 impl ReplayReport {
     /// Whether the replay reproduced the run exactly.
     pub fn identical(&self) -> bool {
         self.divergence.is_none()
+            && self.interrupted_at.is_none()
             && self
                 .recorded_digest
                 .as_deref()
@@ -78,7 +83,7 @@ pub fn replay(dir: &Path) -> Result<ReplayReport, ReplayError> {
     let traj = dir.join("trajectory.jsonl");
     let rec = crate::trajectory::read_recorded(&traj)?;
     let scen_path = dir.join("scenario.ron");
-    let loaded = load_file(&scen_path).map_err(ReplayError::Scenario)?;
+    let loaded = crate::run_dir::load_scenario(&scen_path).map_err(ReplayError::Scenario)?;
     let want = &rec.header.scenario_blake3;
     if loaded.blake3 != *want {
         return Err(ReplayError::ScenarioChanged(
@@ -91,17 +96,41 @@ pub fn replay(dir: &Path) -> Result<ReplayReport, ReplayError> {
     let result = sim.results();
     let got = sim.trajectory().lines();
     let recorded: Vec<&str> = rec.lines.iter().map(String::as_str).collect();
-    let divergence = first_divergence(&recorded, got);
-    let recorded_digest = std::fs::read_to_string(dir.join("result.json"))
+    // An interrupted run has no end: what it recorded must reproduce, and the
+    // replay going on past it is not a difference.
+    let interrupted_at = rec.end.is_none().then(|| last_step(&recorded));
+    let compared = if interrupted_at.is_some() {
+        &got[..got.len().min(recorded.len())]
+    } else {
+        got
+    };
+    let divergence = first_divergence(&recorded, compared);
+    let recorded_digest = crate::run_dir::read_result(&dir.join("result.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<BTreeMap<String, Value>>(&t).ok())
         .and_then(|m| m.get("digest").and_then(Value::as_str).map(str::to_owned));
     Ok(ReplayReport {
-        lines: got.len(),
+        lines: compared.len(),
         digest: result.digest,
         recorded_digest,
         divergence,
+        interrupted_at,
     })
+}
+
+/// The decision step of the last line that names one (0 when none does).
+fn last_step(lines: &[&str]) -> u64 {
+    lines
+        .iter()
+        .rev()
+        .find_map(|l| match serde_json::from_str::<Line>(l).ok()? {
+            Line::Decision { step, .. }
+            | Line::Model(ModelLine { step, .. })
+            | Line::Npc(NpcLine { step, .. })
+            | Line::Result { step, .. } => Some(step),
+            _ => None,
+        })
+        .unwrap_or(0)
 }
 
 /// A fresh world for `loaded`, driven by the recorded decisions (with recorded
@@ -186,7 +215,7 @@ pub fn redrive_dir(dir: &Path, upto: Option<u64>) -> Result<Redriven, ReplayErro
     let traj = dir.join("trajectory.jsonl");
     let rec = crate::trajectory::read_recorded(&traj)?;
     let scen_path = dir.join("scenario.ron");
-    let loaded = load_file(&scen_path).map_err(ReplayError::Scenario)?;
+    let loaded = crate::run_dir::load_scenario(&scen_path).map_err(ReplayError::Scenario)?;
     if loaded.blake3 != rec.header.scenario_blake3 {
         return Err(ReplayError::ScenarioChanged(
             scen_path,
@@ -279,14 +308,14 @@ pub struct Regrade {
 pub fn regrade(dir: &Path, fixed: Option<&Path>) -> Result<Regrade, ReplayError> {
     let rec = crate::trajectory::read_recorded(&dir.join("trajectory.jsonl"))?;
     let res_path = dir.join("result.json");
-    let before: RunResult = std::fs::read_to_string(&res_path)
-        .map_err(|e| ReplayError::Io(res_path.clone(), e))
+    let before: RunResult = crate::run_dir::read_result(&res_path)
+        .map_err(|e| ReplayError::Io(res_path.clone(), e.into_io()))
         .and_then(|t| {
             serde_json::from_str(&t)
                 .map_err(|e| ReplayError::Format(res_path.clone(), 1, e.to_string()))
         })?;
     let scen_path = fixed.map_or_else(|| dir.join("scenario.ron"), Path::to_path_buf);
-    let loaded = load_file(&scen_path).map_err(ReplayError::Scenario)?;
+    let loaded = crate::run_dir::load_scenario(&scen_path).map_err(ReplayError::Scenario)?;
     let mut sim = redrive(&rec, &loaded);
     let mut after = sim.results();
     after.trial = before.trial;

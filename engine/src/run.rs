@@ -40,7 +40,7 @@ use crate::time::SimDuration;
 use crate::tools::{LivePython, PythonBackend, RecordedPython};
 use crate::trajectory::Trajectory;
 use crate::trajectory::read_recorded;
-use tbsim_scenario::{Content, LoadedScenario, load_file};
+use tbsim_scenario::{Content, LoadedScenario};
 
 /// Failure to write a run.
 #[derive(Debug, thiserror::Error)]
@@ -200,6 +200,13 @@ pub(crate) async fn drive_from(
     hooks: &RunHooks,
 ) -> RunResult {
     while !sim.is_over() {
+        // A trajectory that cannot be written (a full disk) ends the run at once:
+        // going on would take decisions that are never recorded.
+        if let Some(e) = sim.trajectory().io_error() {
+            let m = e.to_owned();
+            sim.end_infra(&m);
+            break;
+        }
         if let Some(reason) = limits.reached(sim, &usage) {
             sim.end(reason);
             break;
@@ -401,7 +408,7 @@ pub async fn run_to_dir_hooked(
 pub(crate) fn write_scenario_copy(loaded: &LoadedScenario, out: &Path) -> Result<(), RunError> {
     std::fs::create_dir_all(out).map_err(io(out))?;
     let scen = out.join("scenario.ron");
-    std::fs::write(&scen, &loaded.source).map_err(io(&scen))?;
+    crate::run_dir::write(&scen, loaded.source.as_bytes()).map_err(io(&scen))?;
     // Sidecars of the starting files and of timed events, so the run directory
     // replays on its own; never written outside `out` (see `sidecar::write_into`).
     for f in loaded.scenario.all_files() {
@@ -430,7 +437,7 @@ pub(crate) fn finish_dir(
     let res_path = out.join("result.json");
     let mut text = serde_json::to_string_pretty(result).expect("results serialise");
     text.push('\n');
-    std::fs::write(&res_path, text).map_err(io(&res_path))?;
+    crate::run_dir::write(&res_path, text.as_bytes()).map_err(io(&res_path))?;
     Ok(())
 }
 
@@ -478,17 +485,56 @@ pub fn resume_dir(
     npc: Box<dyn NpcEngine>,
     trial: Option<u32>,
 ) -> Result<RunResult, RunError> {
+    block_on(resume_hooked(
+        dir,
+        agent,
+        limits,
+        npc,
+        trial,
+        RunHooks::default(),
+        false,
+    ))
+}
+
+/// [`resume_dir`] for a client reattaching to a served session's run: awaits the
+/// agent's decisions with a console attached, and also continues a run that ended
+/// as abandoned (its client went away, or its session expired), dropping that end
+/// and the result it wrote.
+pub async fn reattach_dir(
+    dir: &Path,
+    agent: &mut dyn Agent,
+    limits: &RunLimits,
+    npc: Box<dyn NpcEngine>,
+    trial: Option<u32>,
+    hooks: RunHooks,
+) -> Result<RunResult, RunError> {
+    resume_hooked(dir, agent, limits, npc, trial, hooks, true).await
+}
+
+async fn resume_hooked(
+    dir: &Path,
+    agent: &mut dyn Agent,
+    limits: &RunLimits,
+    npc: Box<dyn NpcEngine>,
+    trial: Option<u32>,
+    hooks: RunHooks,
+    reopen_abandoned: bool,
+) -> Result<RunResult, RunError> {
     let traj_path = dir.join("trajectory.jsonl");
     let rec = read_recorded(&traj_path).map_err(ReplayError::from)?;
     let res_path = dir.join("result.json");
-    if rec.end.is_some_and(|r| r != EndReason::InfraError)
-        && let Ok(text) = std::fs::read_to_string(&res_path)
+    let reopen = |r: EndReason| {
+        r == EndReason::InfraError || (reopen_abandoned && r == EndReason::Abandoned)
+    };
+    if rec.end.is_some_and(|r| !reopen(r))
+        && let Ok(text) = crate::run_dir::read_result(&res_path)
         && let Ok(r) = serde_json::from_str::<RunResult>(&text)
     {
         return Ok(r);
     }
     let scen_path = dir.join("scenario.ron");
-    let loaded = load_file(&scen_path).map_err(|e| RunError::Replay(ReplayError::Scenario(e)))?;
+    let loaded = crate::run_dir::load_scenario(&scen_path)
+        .map_err(|e| RunError::Replay(ReplayError::Scenario(e)))?;
     let want = &rec.header.scenario_blake3;
     if loaded.blake3 != *want {
         return Err(ReplayError::ScenarioChanged(scen_path, loaded.blake3, want.clone()).into());
@@ -497,6 +543,11 @@ pub fn resume_dir(
     // Regenerate into a side file and swap it in only once the recorded part is
     // reproduced, so a crash while resuming loses nothing.
     let tmp = dir.join("trajectory.resume.jsonl");
+    // A shared run directory may hold a link by this name: remove it (not its
+    // target) so the new file is created here, never written through the link.
+    if tmp.symlink_metadata().is_ok() {
+        std::fs::remove_file(&tmp).map_err(io(&tmp))?;
+    }
     let trace = Trajectory::to_file(&tmp).map_err(io(&tmp))?;
     let python = ResumePython {
         recorded: RecordedPython {
@@ -559,17 +610,19 @@ pub fn resume_dir(
         return Err(RunError::Diverged(dir.to_owned()));
     }
     std::fs::rename(&tmp, &traj_path).map_err(io(&traj_path))?;
+    // The run goes on: a result written when it ended (abandoned) is no longer its.
+    if rec.end.is_some() {
+        match std::fs::remove_file(&res_path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(io(&res_path)(e));
+            }
+            _ => {}
+        }
+    }
     agent
         .resume(&past, &pending)
         .map_err(|e| RunError::Agent(dir.to_owned(), e))?;
-    let mut result = block_on(drive_from(
-        &mut sim,
-        agent,
-        limits,
-        obs,
-        usage,
-        &RunHooks::default(),
-    ));
+    let mut result = drive_from(&mut sim, agent, limits, obs, usage, &hooks).await;
     result.trial = trial;
     finish_dir(&sim, &mut result, &loaded.scenario, dir, traj_path)?;
     Ok(result)
@@ -589,6 +642,7 @@ mod tests {
     use crate::protocol::RequestBody;
     use crate::protocol::ToolCall;
     use crate::trajectory::Line;
+    use tbsim_scenario::load_file;
 
     /// Makes one model call, then waits once before finishing; at that wait, looks
     /// for the call's line in the trajectory file.
@@ -640,11 +694,80 @@ mod tests {
         }
     }
 
+    /// Accepts `room` bytes, then fails as a full disk does.
+    struct Full {
+        room: usize,
+    }
+
+    impl std::io::Write for Full {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.room == 0 {
+                return Err(std::io::Error::from_raw_os_error(28));
+            }
+            let n = buf.len().min(self.room);
+            self.room -= n;
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Reads the messages, forever; counts its decisions.
+    struct Reader {
+        decisions: u64,
+    }
+
+    impl Agent for Reader {
+        fn name(&self) -> String {
+            "reader".into()
+        }
+
+        fn decide<'a>(&'a mut self, _obs: &'a Observation) -> AgentFuture<'a> {
+            self.decisions += 1;
+            Box::pin(std::future::ready(Ok(Decision {
+                calls: vec![ToolCall {
+                    id: format!("c{}", self.decisions),
+                    name: "read_messages".into(),
+                    arguments: "{}".into(),
+                }],
+            })))
+        }
+    }
+
+    #[test]
+    fn a_trajectory_write_failure_ends_the_run_at_once() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../content/scenarios/meeting-only.ron");
+        let loaded = load_file(&path).expect("bundled scenario loads");
+        // Room for the header and a little more: the disk fills during the run.
+        let trace = Trajectory::to_writer(Box::new(Full { room: 6000 }));
+        let mut agent = Reader { decisions: 0 };
+        let (r, _) = run_with(
+            &loaded,
+            &mut agent,
+            SimConfig::default(),
+            &RunLimits::default(),
+            trace,
+            Box::new(LivePython::default()),
+        );
+        assert_eq!(r.end_reason, Some(EndReason::InfraError));
+        let why = r.infra_error.as_deref().unwrap_or_default();
+        assert!(why.contains("cannot write the trajectory"), "{why}");
+        // Stopped at the step whose lines did not fit, not at the step limit (400).
+        assert!(
+            (1..20).contains(&agent.decisions),
+            "{} decisions after the disk filled",
+            agent.decisions
+        );
+    }
+
     #[test]
     fn a_completed_model_call_is_written_while_its_decision_is_in_flight() {
         let path =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../content/scenarios/meeting-only.ron");
-        let loaded = load_file(&path).expect("bundled scenario loads");
+        let loaded = tbsim_scenario::load_file(&path).expect("bundled scenario loads");
         let dir = tempfile::tempdir().unwrap();
         let seen = Arc::new(AtomicBool::new(false));
         let mut agent = Slow {

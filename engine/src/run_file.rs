@@ -3,6 +3,7 @@
 //! started. Every front end that writes run directories (the CLI, the session API)
 //! writes this one shape.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -29,11 +30,15 @@ pub struct RunOptions {
     pub agent: String,
     /// Colleagues' engine (`scripted` or `llm:<alias>`).
     pub npc: String,
-    /// The model configuration file.
+    /// The model configuration file. Recorded for the reader; `--resume` and `fork`
+    /// never use a recorded one (it could name a config that sends the user's key
+    /// elsewhere).
     pub api_config: Option<PathBuf>,
-    /// Where model-played colleagues' replies are cached.
+    /// Where model-played colleagues' replies are cached (recorded only, like
+    /// `api_config`: a resumed run caches where its own command line says).
     pub npc_cache: PathBuf,
-    /// Prompt templates replacing the built-in ones.
+    /// Prompt templates replacing the built-in ones (recorded only, like
+    /// `api_config`: a recorded path could name any file of the host).
     pub prompts: Option<PathBuf>,
     /// What a model-backed agent carries between days.
     pub memory: MemoryMode,
@@ -45,6 +50,11 @@ pub struct RunOptions {
     pub token_budget: Option<u64>,
     /// Simulated-time budget in minutes.
     pub time_budget_minutes: Option<u64>,
+    /// The endpoint (`base_url`) each model alias the run used pointed to when it
+    /// started. A run directory is shared data, so this is only compared with the
+    /// resuming user's own configuration, never used to reach anything.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub endpoints: BTreeMap<String, String>,
 }
 
 impl RunOptions {
@@ -62,6 +72,7 @@ impl RunOptions {
             max_steps,
             token_budget: None,
             time_budget_minutes: None,
+            endpoints: BTreeMap::new(),
         }
     }
 
@@ -126,10 +137,13 @@ impl RunFile {
     /// Reads `<dir>/run.json`.
     pub fn read(dir: &Path) -> Result<RunFile, RunFileError> {
         let path = dir.join(Self::NAME);
-        let text = std::fs::read_to_string(&path).map_err(|source| RunFileError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let text =
+            crate::run_dir::read_text(&path, crate::run_dir::MAX_RUN_FILE_BYTES).map_err(|e| {
+                RunFileError::Io {
+                    path: path.clone(),
+                    source: e.into_io(),
+                }
+            })?;
         serde_json::from_str(&text).map_err(|source| RunFileError::Format { path, source })
     }
 
@@ -137,7 +151,8 @@ impl RunFile {
     pub fn write(&self, dir: &Path) -> Result<(), RunFileError> {
         let path = dir.join(Self::NAME);
         let text = serde_json::to_string_pretty(self).expect("run files serialise") + "\n";
-        std::fs::write(&path, text).map_err(|source| RunFileError::Io { path, source })
+        crate::run_dir::write(&path, text.as_bytes())
+            .map_err(|source| RunFileError::Io { path, source })
     }
 
     /// The trial `result.json` records (as for a batch job).

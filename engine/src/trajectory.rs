@@ -81,7 +81,7 @@ pub const FORMAT: u32 = 2;
 
 /// Writes and hashes trajectory lines.
 pub struct Trajectory {
-    file: Option<BufWriter<File>>,
+    file: Option<Box<dyn Write + Send + Sync>>,
     capture: Option<Vec<String>>,
     hasher: blake3::Hasher,
     lines: u64,
@@ -100,9 +100,19 @@ impl Trajectory {
     /// A trajectory written to `path` (created or truncated).
     pub fn to_file(path: &Path) -> std::io::Result<Self> {
         Ok(Trajectory {
-            file: Some(BufWriter::new(File::create(path)?)),
+            file: Some(Box::new(BufWriter::new(File::create(path)?))),
             ..Self::in_memory()
         })
+    }
+
+    /// A trajectory written to `out`, flushed after every line (tests give a
+    /// writer that fails, as a full disk does).
+    pub fn to_writer(out: Box<dyn Write + Send + Sync>) -> Self {
+        Trajectory {
+            file: Some(out),
+            capture: None,
+            ..Self::in_memory()
+        }
     }
 
     /// A trajectory kept in memory (see [`Trajectory::lines`]).
@@ -390,8 +400,8 @@ struct Sniff {
 /// Reads the lines of a trajectory as [`Line`]s, each with its text. A torn last
 /// line (a crash mid-write) is dropped. The header must name [`FORMAT`].
 pub fn read_lines(traj: &Path) -> Result<Vec<(Line, String)>, TrajectoryError> {
-    let text =
-        std::fs::read_to_string(traj).map_err(|e| TrajectoryError::Io(traj.to_owned(), e))?;
+    let text = crate::run_dir::read_trajectory(traj)
+        .map_err(|e| TrajectoryError::Io(traj.to_owned(), e.into_io()))?;
     parse_lines(traj, &text)
 }
 
@@ -420,6 +430,15 @@ pub fn parse_lines(traj: &Path, text: &str) -> Result<Vec<(Line, String)>, Traje
     }
     let mut out = Vec::with_capacity(raw.len());
     for (i, l) in raw.iter().enumerate() {
+        if l.len() > crate::run_dir::MAX_LINE_BYTES {
+            return Err(fmt(
+                i + 1,
+                &format!(
+                    "the line is longer than {} bytes",
+                    crate::run_dir::MAX_LINE_BYTES
+                ),
+            ));
+        }
         match serde_json::from_str::<Line>(l) {
             Ok(line) => out.push((line, (*l).to_owned())),
             Err(_) if torn(i) => break,

@@ -70,12 +70,9 @@ impl Server {
             out,
             max_sessions: 256,
             idle_timeout: Duration::from_secs(3600),
+            unused_timeout: Duration::from_secs(3600),
         }));
-        let api = Arc::new(ApiState {
-            registry,
-            token: None,
-            console_token: None,
-        });
+        let api = Arc::new(ApiState::new(registry, None, None));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind a loopback port");

@@ -10,10 +10,14 @@
 //!   what an agent can observe.
 //! * [`Adversary`] and [`adversary::ADVERSARIES`]: scripted attackers that try to
 //!   score without doing the work, so tests hold every suite to a ceiling.
+//! * [`scan`]: the answer-in-observation scan: every scored answer checked against
+//!   what generic extraction rules pull out of everything an agent can observe.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod adversary;
+pub mod scan;
+pub mod scrape;
 mod solver;
 
 pub use adversary::Adversary;

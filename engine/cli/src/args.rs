@@ -21,10 +21,12 @@ pub(crate) struct RunArgs {
     pub(crate) scenarios: Vec<PathBuf>,
     /// Continue the interrupted run in this directory, or every unfinished run below it
     /// (a batch's output directory): runs that ended are kept, interrupted ones continue,
-    /// ones that never started start. Options come from each run's `run.json`; only
-    /// --api-config, --concurrency and --json may be given anew.
+    /// ones that never started start. Options come from each run's `run.json`, except
+    /// what a shared run directory must not choose: the model configuration, prompts and
+    /// reply cache come from --api-config, --prompts and --npc-cache (or their defaults),
+    /// never from `run.json`. --concurrency, --json and --accept-endpoint may be given too.
     #[arg(long, conflicts_with_all = [
-        "scenarios", "out", "agent", "npc", "prompts", "memory", "npc_cache", "history_tokens",
+        "scenarios", "out", "agent", "npc", "memory", "history_tokens",
         "token_cost", "token_budget", "time_budget", "seed", "hints", "max_steps", "turn_cost",
         "feedback", "trials", "shard",
     ])]
@@ -48,6 +50,10 @@ pub(crate) struct RunArgs {
     /// A directory of prompt templates replacing the built-in ones (`system.md`, `task.md`, ...).
     #[arg(long)]
     pub(crate) prompts: Option<PathBuf>,
+    /// With --resume: go on even where a model alias of yours points to another
+    /// endpoint (`base_url`) than the one the run recorded.
+    #[arg(long, requires = "resume")]
+    pub(crate) accept_endpoint: bool,
     /// What a model-backed agent carries between days.
     #[arg(long, value_enum, default_value_t = MemoryArg::None)]
     pub(crate) memory: MemoryArg,
@@ -203,6 +209,11 @@ pub(crate) struct ServeArgs {
     /// abandoned, truncated, and its directory is written).
     #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) idle_timeout: u64,
+    /// Seconds after which a session whose agent has taken no step yet (an MCP
+    /// client that initialised and went away) gives its slot to a new one when
+    /// --max-sessions is reached.
+    #[arg(long, default_value = "60", value_parser = parse_secs, value_name = "SECS")]
+    pub(crate) unused_timeout: std::time::Duration,
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = 1 << 20)]
     pub(crate) max_body: usize,
@@ -210,6 +221,60 @@ pub(crate) struct ServeArgs {
     /// $TBSIM_API_CONFIG, else ./api_config.json).
     #[arg(long)]
     pub(crate) api_config: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) conn: ConnArgs,
+}
+
+/// A duration in seconds (fractions allowed), more than 0.
+fn parse_secs(s: &str) -> std::result::Result<std::time::Duration, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !(v > 0.0 && v <= 86_400.0) {
+        return Err(format!("`{s}`: give 0 < seconds <= 86400"));
+    }
+    Ok(std::time::Duration::from_secs_f64(v))
+}
+
+/// The connection limits of a server (see docs/security.md).
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct ConnArgs {
+    /// A host name requests may name besides localhost, loopback addresses and the
+    /// address the client connected to (repeatable): this machine's DNS name, a
+    /// reverse proxy's. Any other `Host` is refused (DNS rebinding).
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub(crate) allow_host: Vec<String>,
+    /// Seconds a request's head may take to arrive (also how long a kept-alive
+    /// connection may sit idle).
+    #[arg(long, default_value = "10", value_parser = parse_secs, value_name = "SECS")]
+    pub(crate) header_timeout: std::time::Duration,
+    /// Seconds a request's body may take to arrive.
+    #[arg(long, default_value = "60", value_parser = parse_secs, value_name = "SECS")]
+    pub(crate) body_timeout: std::time::Duration,
+    /// Connections served at once (lowered to fit the open-files limit); more are
+    /// answered 503 and closed.
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_connections: u64,
+    /// Event streams (the console's live views, MCP's) open at once, in all.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_streams: u64,
+    /// Event streams open at once from one client address.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_streams_per_client: u64,
+}
+
+impl ConnArgs {
+    /// The limits, the connection cap fitted under the open-files limit `fds`.
+    pub(crate) fn limits(&self, fds: Option<u64>) -> tbsim_serve::conn::Limits {
+        let n = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        tbsim_serve::conn::Limits {
+            header_timeout: self.header_timeout,
+            body_timeout: self.body_timeout,
+            max_connections: tbsim_serve::conn::connection_cap(n(self.max_connections), fds),
+            max_streams: n(self.max_streams),
+            max_streams_per_client: n(self.max_streams_per_client),
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -231,6 +296,8 @@ pub(crate) struct ViewArgs {
     /// $TBSIM_API_CONFIG, else ./api_config.json).
     #[arg(long)]
     pub(crate) api_config: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) conn: ConnArgs,
 }
 
 #[derive(clap::Args, Debug)]

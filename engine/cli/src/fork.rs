@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
+use tbsim_core::segment::{Segment, confined_sibling};
 use tbsim_engine::fork::ForkPoint;
 use tbsim_engine::run::RunHooks;
 use tbsim_engine::run_file::{RunFile, RunOptions};
@@ -27,10 +28,20 @@ pub(crate) struct ForkArgs {
     /// Output directory (default: `<run dir>-fork<N>-<agent>` beside the parent).
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
-    /// Model configuration (default: the parent's, else $TBSIM_API_CONFIG, else
-    /// ./api_config.json).
+    /// Model configuration (default: $TBSIM_API_CONFIG, else ./api_config.json; never
+    /// the one the parent's run.json names, since a run directory is shared data).
     #[arg(long)]
     pub(crate) api_config: Option<PathBuf>,
+    /// Where model-played colleagues' replies are cached.
+    #[arg(long, default_value = "runs/.npc-cache")]
+    pub(crate) npc_cache: PathBuf,
+    /// A directory of prompt templates replacing the built-in ones.
+    #[arg(long)]
+    pub(crate) prompts: Option<PathBuf>,
+    /// Go on even where a model alias of yours points to another endpoint
+    /// (`base_url`) than the one the parent recorded.
+    #[arg(long)]
+    pub(crate) accept_endpoint: bool,
     /// Maximum agent decisions per working day (default: the parent's, else 400).
     #[arg(long)]
     pub(crate) max_steps: Option<u64>,
@@ -42,9 +53,7 @@ pub(crate) struct ForkArgs {
 /// Agents a fork cannot be handed to from the command line: they act only through
 /// a front end (`tbsim serve`'s console, the session API, MCP).
 fn is_external(agent: &str) -> bool {
-    ["human:", "http:", "mcp:"]
-        .iter()
-        .any(|p| agent.starts_with(p))
+    crate::trust::is_session_agent(agent)
 }
 
 pub(crate) fn cmd_fork(args: ForkArgs) -> Result<ExitCode> {
@@ -67,11 +76,16 @@ pub(crate) fn cmd_fork(args: ForkArgs) -> Result<ExitCode> {
             "agent `{agent}` acts only through a front end; fork to it from the console (`tbsim serve`, \"fork here\")"
         );
     }
-    let mut opts = parent_opts.unwrap_or_else(|| RunOptions::with_defaults(agent.clone(), 400));
-    opts.agent = agent.clone();
-    if args.api_config.is_some() {
-        opts.api_config = args.api_config.clone();
-    }
+    let mut recorded = parent_opts.unwrap_or_else(|| RunOptions::with_defaults(agent.clone(), 400));
+    recorded.agent = agent.clone();
+    // The model configuration, prompts and cache are this user's, never the parent's.
+    let local = crate::trust::Local {
+        api_config: args.api_config.as_deref(),
+        npc_cache: &args.npc_cache,
+        prompts: args.prompts.as_deref(),
+        accept_endpoint: args.accept_endpoint,
+    };
+    let mut opts = crate::trust::localise(parent, recorded, &local)?;
     if let Some(m) = args.max_steps {
         opts.max_steps = m;
     }
@@ -79,7 +93,8 @@ pub(crate) fn cmd_fork(args: ForkArgs) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| default_out(parent, args.at_step, &agent));
-    if out.join("trajectory.jsonl").exists() {
+    // Also a dangling link: creating the trajectory would write through it.
+    if out.join("trajectory.jsonl").symlink_metadata().is_ok() {
         bail!(
             "`{}` already holds a run; give another --out",
             out.display()
@@ -117,5 +132,10 @@ fn default_out(parent: &Path, step: u64, agent: &str) -> PathBuf {
     let name = parent
         .file_name()
         .map_or_else(|| "run".to_owned(), |n| n.to_string_lossy().into_owned());
-    parent.with_file_name(format!("{name}-fork{step}-{}", agent.replace(':', "-")))
+    // The agent may come from the parent's run.json, which is untrusted data.
+    let label = format!("{name}-fork{step}");
+    confined_sibling(
+        parent,
+        &Segment::compose(&[&label, &agent.replace(':', "-")]),
+    )
 }

@@ -12,7 +12,9 @@ mod report;
 mod run;
 mod serve;
 mod tools;
+mod trust;
 mod validate;
+mod validity;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -85,6 +87,12 @@ enum Command {
         /// Scenario files.
         #[arg(required = true)]
         scenarios: Vec<PathBuf>,
+    },
+    /// Validity checks: `validity scan` looks for answers a script can copy out of
+    /// what an agent observes.
+    Validity {
+        #[command(subcommand)]
+        command: validity::ValidityCommand,
     },
     /// Show the agent's tool catalogue.
     Tools {
@@ -185,6 +193,7 @@ fn main() -> ExitCode {
         } => report::cmd_report(&run_dirs, out),
         Command::Validate { scenarios } => validate::cmd_validate(&scenarios),
         Command::Tools { json } => tools::cmd_tools(json),
+        Command::Validity { command } => validity::cmd_validity(command),
         Command::Gen {
             suite,
             from_evoenv,

@@ -19,7 +19,8 @@ pub(crate) fn cmd_regrade(dir: &Path, fixed: Option<&Path>) -> Result<ExitCode> 
         let g = tbsim_engine::replay::regrade(&d, fixed)
             .with_context(|| format!("regrading `{}`", d.display()))?;
         let out = d.join("result.regraded.json");
-        std::fs::write(&out, serde_json::to_string_pretty(&g.after)? + "\n")
+        let text = serde_json::to_string_pretty(&g.after)? + "\n";
+        tbsim_engine::run_dir::write(&out, text.as_bytes())
             .with_context(|| format!("cannot write `{}`", out.display()))?;
         writeln!(
             stdout,

@@ -12,6 +12,7 @@ pub(crate) fn cmd_compare(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<Exit
     }
     let cmp = tbsim_report::compare::Comparison::load(dirs)?;
     let out = out.unwrap_or_else(|| dirs[0].join("report"));
+    refuse_link(&out)?;
     let written = cmp.write(&out)?;
     write!(std::io::stdout().lock(), "{}", cmp.markdown())?;
     eprintln!(
@@ -36,6 +37,7 @@ pub(crate) fn cmd_report(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<ExitC
         };
         base.join("report")
     });
+    refuse_link(&out)?;
     let written = report.write(&out)?;
     write!(std::io::stdout().lock(), "{}", report.markdown())?;
     eprintln!(
@@ -46,4 +48,19 @@ pub(crate) fn cmd_report(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<ExitC
         written.len()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The report's folder is often inside a shared run directory, where a link by its
+/// name would send the files anywhere.
+fn refuse_link(out: &Path) -> Result<()> {
+    if out
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink())
+    {
+        bail!(
+            "`{}` is a symbolic link; give --out a real folder",
+            out.display()
+        );
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! `tbsim run`: one agent on scenarios, batches, trials, shards and resuming.
 
 use std::io::{IsTerminal, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use tbsim_core::protocol::EndReason;
 use tbsim_core::protocol::SimConfig;
+use tbsim_core::segment::{Segment, confined_join};
 use tbsim_engine::agent::{Agent, AgentError};
 use tbsim_engine::batch::{AgentFactory, BatchError, BatchSpec, BatchSummary, Job, Progress};
 use tbsim_engine::npc::NpcEngine;
@@ -63,17 +64,16 @@ pub(crate) fn print_results(results: &[RunResult], json: bool, out: &Path) -> Re
 }
 
 pub(crate) fn cmd_resume(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
-    if !(dir.join("run.json").is_file() && dir.join("trajectory.jsonl").is_file()) {
+    // `symlink_metadata`: a FIFO or a link counts as there, and is refused on reading.
+    let present = |n: &str| dir.join(n).symlink_metadata().is_ok_and(|m| !m.is_dir());
+    if !(present("run.json") && present("trajectory.jsonl")) {
         return resume_batch(dir, args);
     }
     let file = read_run_file(dir)?;
     let trial = file.recorded_trial();
-    let mut opts = file.options;
-    // Keys may live elsewhere now; everything else stays as the run began.
-    if args.api_config.is_some() {
-        opts.api_config = args.api_config.clone();
-    }
-    let loaded = load_file(&dir.join("scenario.ron"))?;
+    refuse_session_run(dir, &file.options)?;
+    let opts = crate::trust::localise(dir, file.options, &local(args))?;
+    let loaded = tbsim_engine::run_dir::load_scenario(&dir.join("scenario.ron"))?;
     // `--seed` cannot be given with `--resume`: the run's own seed is in its header.
     let seed = header_seed(dir).unwrap_or(loaded.scenario.seed);
     let mut models = Models::new(&opts)?;
@@ -96,10 +96,8 @@ pub(crate) fn resume_batch(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
     let mut world: Option<SimConfig> = None;
     for d in dirs {
         let file = read_run_file(&d)?;
-        let mut options = file.options.clone();
-        if args.api_config.is_some() {
-            options.api_config = args.api_config.clone();
-        }
+        refuse_session_run(&d, &file.options)?;
+        let options = crate::trust::localise(&d, file.options.clone(), &local(args))?;
         match &opts {
             None => opts = Some(options),
             Some(o) if *o == options => {}
@@ -109,9 +107,9 @@ pub(crate) fn resume_batch(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
                 d.display()
             ),
         }
-        let loaded = load_file(&d.join("scenario.ron"))
+        let loaded = tbsim_engine::run_dir::load_scenario(&d.join("scenario.ron"))
             .with_context(|| format!("cannot resume `{}`", d.display()))?;
-        let started = d.join("trajectory.jsonl").is_file();
+        let started = d.join("trajectory.jsonl").symlink_metadata().is_ok();
         let seed = match (&file.sim, started) {
             (Some(sim), _) => sim.seed,
             // Older run files: a started run's seed is in its trajectory header.
@@ -161,9 +159,34 @@ pub(crate) fn resume_batch(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
     run_batch(jobs, &spec, factory, args, dir)
 }
 
+/// What resuming takes from the command line rather than from `run.json`.
+fn local(args: &RunArgs) -> crate::trust::Local<'_> {
+    crate::trust::Local {
+        api_config: args.api_config.as_deref(),
+        npc_cache: &args.npc_cache,
+        prompts: args.prompts.as_deref(),
+        accept_endpoint: args.accept_endpoint,
+    }
+}
+
+/// Runs driven by a client (`http:`, `mcp:`, `human:`) cannot go on without it.
+fn refuse_session_run(dir: &Path, opts: &RunOptions) -> Result<()> {
+    if crate::trust::is_session_agent(&opts.agent) {
+        bail!(
+            "`{}` is a session run of agent `{}`: it goes on only when its client comes back, \
+             which `tbsim run --resume` cannot do. Serve it (`tbsim serve`) and let the client \
+             reattach to it, or fork it to a built-in agent (`tbsim fork {} --at-step N --agent oracle`)",
+            dir.display(),
+            opts.agent,
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
 /// The seed in a trajectory's header line.
 pub(crate) fn header_seed(dir: &Path) -> Option<u64> {
-    let text = std::fs::read_to_string(dir.join("trajectory.jsonl")).ok()?;
+    let text = tbsim_engine::run_dir::read_trajectory(&dir.join("trajectory.jsonl")).ok()?;
     let header: serde_json::Value = serde_json::from_str(text.lines().next()?).ok()?;
     header["seed"].as_u64()
 }
@@ -192,7 +215,7 @@ pub(crate) fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         Some(a) => a.clone(),
         None => default_agent(args.api_config.as_deref())?,
     };
-    let opts = RunOptions {
+    let mut opts = RunOptions {
         agent: agent_name.clone(),
         npc: args.npc.clone(),
         api_config: args.api_config.clone(),
@@ -203,7 +226,10 @@ pub(crate) fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         max_steps: args.max_steps,
         token_budget: args.token_budget,
         time_budget_minutes: args.time_budget,
+        endpoints: Default::default(),
     };
+    // Recorded so a resume can tell when an alias has since moved to another endpoint.
+    opts.endpoints = crate::trust::endpoints(&opts)?;
     let factory = Arc::new(Factory {
         opts: opts.clone(),
         models: Mutex::new(Models::new(&opts)?),
@@ -236,7 +262,8 @@ pub(crate) fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         } else {
             "batch".into()
         };
-        PathBuf::from("runs").join(format!("{label}-{}", agent_name.replace(':', "-")))
+        let agent = agent_name.replace(':', "-");
+        confined_join(Path::new("runs"), &Segment::compose(&[&label, &agent]))
     });
     let jobs = tbsim_engine::batch::plan(&loaded, args.trials, args.seed, &out)?;
     let shard = match &args.shard {
@@ -373,13 +400,16 @@ pub(crate) fn run_batch(
         if summary.runs > 1 {
             write!(stdout, "{}", summary.render())?;
         }
-        writeln!(
-            stdout,
-            "run written to {} (replay with `tbsim replay {}`; tables with `tbsim report {}`)",
-            out.display(),
-            out.display(),
-            out.display()
-        )?;
+        // Only when every run was written: a failed one (a full disk) is not.
+        if failures.is_empty() {
+            writeln!(
+                stdout,
+                "run written to {} (replay with `tbsim replay {}`; tables with `tbsim report {}`)",
+                out.display(),
+                out.display(),
+                out.display()
+            )?;
+        }
     }
     drop(stdout);
     if summary.runs > 1 {

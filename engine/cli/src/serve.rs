@@ -60,6 +60,7 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         out: args.out.clone(),
         max_sessions: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
         idle_timeout: Duration::from_secs(args.idle_timeout),
+        unused_timeout: args.unused_timeout,
     }));
     let agents = Arc::new(crate::console::ConsoleAgents::new(
         args.api_config.as_deref(),
@@ -70,11 +71,13 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         Vec::new(),
         agents.clone(),
     ));
-    let api = Arc::new(ApiState {
-        registry,
-        token: args.token.clone(),
-        console_token: args.console_token.clone(),
-    });
+    // Connections hold descriptors: the soft limit goes up to the hard one, and the
+    // connection cap stays under it.
+    let fds = tbsim_serve::conn::raise_fd_limit();
+    let mut api = ApiState::new(registry, args.token.clone(), args.console_token.clone());
+    api.allowed_hosts = args.conn.allow_host.clone();
+    api.limits = args.conn.limits(fds);
+    let api = Arc::new(api);
     // Every live session parks one blocking thread (its run) for its whole life, so
     // the pool must hold `--max-sessions` of them plus room for file writes; tokio's
     // default of 512 would make the 513th session hang instead of getting its 429.
@@ -88,6 +91,7 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
+        catch_file_size_signal();
         let listener = tokio::net::TcpListener::bind(args.bind)
             .await
             .with_context(|| format!("cannot listen on {}", args.bind))?;
@@ -115,4 +119,18 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
     drop(runtime);
     drop(agents);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Under a file-size limit (`ulimit -f`), a write past it raises SIGXFSZ, whose
+/// default action kills the process: every session would die with the one whose
+/// run hit the limit. Caught, the write fails with EFBIG instead, and that run ends
+/// with a trajectory write error (as on a full disk) while the others go on.
+fn catch_file_size_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        // Once registered, tokio's handler stays for the life of the process; the
+        // stream itself is not needed.
+        let _ = signal(SignalKind::from_raw(libc::SIGXFSZ));
+    }
 }

@@ -21,5 +21,6 @@ pub mod path;
 pub mod protocol;
 pub mod queue;
 pub mod rng;
+pub mod segment;
 pub mod template;
 pub mod time;

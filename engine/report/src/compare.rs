@@ -550,7 +550,8 @@ impl Comparison {
             files.push((dir.join(format!("{}.csv", t.name)), t.csv()));
         }
         for (path, text) in &files {
-            std::fs::write(path, text).map_err(io_err(path))?;
+            // Never through a link planted where a file goes (a shared run directory).
+            tbsim_engine::run_dir::write(path, text.as_bytes()).map_err(io_err(path))?;
         }
         Ok(files.into_iter().map(|(p, _)| p).collect())
     }

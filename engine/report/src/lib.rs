@@ -231,7 +231,7 @@ pub fn load_runs(roots: &[PathBuf]) -> Result<Vec<RunRecord>, ReportError> {
     files
         .iter()
         .map(|f| {
-            let text = std::fs::read_to_string(f).map_err(io_err(f))?;
+            let text = tbsim_engine::run_dir::read_result(f).map_err(|e| io_err(f)(e.into_io()))?;
             let mut r: RunRecord =
                 serde_json::from_str(&text).map_err(|source| ReportError::Parse {
                     path: f.clone(),
@@ -250,8 +250,8 @@ pub fn load_runs(roots: &[PathBuf]) -> Result<Vec<RunRecord>, ReportError> {
 /// scenario does not load).
 fn schedule_beside(result: &Path) -> Option<tbsim_engine::schedule::Schedule> {
     let dir = result.parent()?;
-    let text = std::fs::read_to_string(dir.join("trajectory.jsonl")).ok()?;
-    let loaded = tbsim_scenario::load_file(&dir.join("scenario.ron")).ok()?;
+    let text = tbsim_engine::run_dir::read_trajectory(&dir.join("trajectory.jsonl")).ok()?;
+    let loaded = tbsim_engine::run_dir::load_scenario(&dir.join("scenario.ron")).ok()?;
     Some(tbsim_engine::schedule::compute(
         &loaded.scenario,
         text.lines(),
@@ -900,7 +900,8 @@ impl Report {
             .into_iter()
             .map(|(name, text)| {
                 let p = dir.join(name);
-                std::fs::write(&p, text).map_err(io_err(&p))?;
+                // Never through a link planted where a file goes (a shared run directory).
+                tbsim_engine::run_dir::write(&p, text.as_bytes()).map_err(io_err(&p))?;
                 Ok(p)
             })
             .collect()

@@ -56,11 +56,13 @@ pub enum ErrorCode {
     NeverMet,
     /// TB0024: a task whose checkpoints are all diagnostics, so nothing it asks is scored.
     NothingScored,
+    /// TB0025: a scenario name that is not one safe path segment.
+    BadName,
 }
 
 impl ErrorCode {
     /// Every code, in order.
-    pub const ALL: [ErrorCode; 24] = [
+    pub const ALL: [ErrorCode; 25] = [
         ErrorCode::Syntax,
         ErrorCode::UnknownPerson,
         ErrorCode::UnknownFile,
@@ -85,6 +87,7 @@ impl ErrorCode {
         ErrorCode::TooLarge,
         ErrorCode::NeverMet,
         ErrorCode::NothingScored,
+        ErrorCode::BadName,
     ];
 
     /// `TB0001` form.
@@ -114,6 +117,7 @@ impl ErrorCode {
             ErrorCode::TooLarge => "TB0022",
             ErrorCode::NeverMet => "TB0023",
             ErrorCode::NothingScored => "TB0024",
+            ErrorCode::BadName => "TB0025",
         }
     }
 }

@@ -27,11 +27,12 @@ mod load;
 mod raster;
 pub mod sidecar;
 pub mod spec;
+pub mod untrusted;
 mod validate;
 
 pub use error::syntax_error;
 pub use error::{ErrorCode, Location, ScenarioError, ScenarioErrors};
-pub use load::{LoadedScenario, load_file, parse_str};
+pub use load::{LoadedScenario, load_file, load_text, parse_str};
 pub use raster::text_width;
 pub use spec::*;
 pub use validate::validate;

@@ -32,6 +32,12 @@ pub struct LoadedScenario {
 /// Reads, parses and validates a scenario file, loading its sidecar assets.
 pub fn load_file(path: &Path) -> Result<LoadedScenario, ScenarioErrors> {
     let source = read_source(path)?;
+    load_text(path, source)
+}
+
+/// Parses and validates `source`, read from `path` by the caller (sidecars are
+/// looked up beside `path`).
+pub fn load_text(path: &Path, source: String) -> Result<LoadedScenario, ScenarioErrors> {
     let scenario = parse_str(&source, path)?;
     let base = path.parent().unwrap_or(Path::new("."));
     let assets = super::validate(&scenario, path, Some(base))?;
@@ -56,7 +62,16 @@ fn read_source(path: &Path) -> Result<String, ScenarioError> {
         message,
     };
     let io = |e: std::io::Error| err(ErrorCode::Io, format!("cannot read the scenario file: {e}"));
-    let file = std::fs::File::open(path).map_err(io)?;
+    // Not blocking on a FIFO, and never reading a device (`/dev/zero`) or directory.
+    let file = crate::untrusted::open_regular(path, crate::untrusted::Links::Follow).map_err(
+        |e| match e {
+            crate::untrusted::ReadError::Io { source, .. } => io(source),
+            _ => err(
+                ErrorCode::Io,
+                "cannot read the scenario file: it is not a regular file".into(),
+            ),
+        },
+    )?;
     let mut bytes = Vec::new();
     file.take(MAX_SCENARIO_BYTES + 1)
         .read_to_end(&mut bytes)

@@ -74,6 +74,21 @@ pub fn validate(
     }
     let mut sidecar_budget = limits::MAX_SIDECAR_TOTAL_BYTES;
 
+    // The name becomes a host directory name (`<out>/<name>`), so it must be one
+    // plain path segment: never `..`, `/`, or a hidden file.
+    if let Err(e) = tbsim_core::segment::Segment::parse(&s.name) {
+        cx.err(
+            ErrorCode::BadName,
+            "name",
+            format!(
+                "{:?} cannot name a run directory: {e} (a scenario name is one path segment \
+                 of 1-{} bytes, not starting with `.`)",
+                s.name,
+                tbsim_core::segment::MAX_SEGMENT_BYTES
+            ),
+        );
+    }
+
     // Clock.
     let epoch = match Epoch::from_timestamp(&s.clock.start) {
         Ok(e) => Some(e),

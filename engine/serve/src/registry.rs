@@ -5,12 +5,13 @@
 //! are independent worlds: a session's id is the only handle to it, ids are 128
 //! random bits from the OS, and nothing of one session is reachable from another.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tbsim_core::protocol::FeedbackPolicy;
+use tbsim_core::segment::{Segment, confined_join};
 use tbsim_scenario::load_file;
 
 use crate::scenarios::{ResolveError, ScenarioRoots};
@@ -29,6 +30,11 @@ pub struct RegistryConfig {
     /// A session untouched this long is closed (its run ends as abandoned, its
     /// directory is written) and forgotten.
     pub idle_timeout: Duration,
+    /// A session whose agent has taken no step this long gives its slot up to a
+    /// client that needs one when the cap is reached (it is closed, as abandoned):
+    /// clients that open worlds and walk away (an MCP `initialize`, then nothing)
+    /// cannot hold every slot for the whole idle timeout.
+    pub unused_timeout: Duration,
 }
 
 /// What a client asks for when it opens a session.
@@ -69,6 +75,25 @@ pub enum RegistryError {
     /// The OS gave no randomness for an id.
     #[error("no randomness for a session id: {0}")]
     Random(String),
+    /// A run to reattach to is not named by one plain directory name.
+    #[error(
+        "`resume` must name a run directory under the server's output directory: 1-{MAX_RUN_NAME} characters of A-Z, a-z, 0-9, `-`, `_`, `.`, not starting with `.`"
+    )]
+    BadRunName,
+    /// No run directory of that name.
+    #[error("no run `{0}` in the server's output directory")]
+    UnknownRun(String),
+    /// A live session already drives that run.
+    #[error("the run `{0}` is driven by a live session; reattach once it has ended or expired")]
+    RunInUse(String),
+}
+
+/// The longest run name [`Registry::reattach`] takes.
+pub const MAX_RUN_NAME: usize = tbsim_core::segment::MAX_SEGMENT_BYTES;
+
+/// Whether `name` is a session id (the name of a session's run directory).
+fn is_session_id(name: &str) -> bool {
+    name.len() == 32 && name.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// A session and when it was last used.
@@ -141,6 +166,8 @@ pub struct Registry {
     sessions: Mutex<HashMap<String, Arc<Entry>>>,
     /// Slots taken by sessions being opened, so the cap holds while they start.
     opening: Mutex<usize>,
+    /// Run directories being reattached to, so two clients cannot both drive one.
+    reattaching: Mutex<BTreeSet<PathBuf>>,
 }
 
 /// A fresh session id: 128 random bits from the OS, as 32 hex digits.
@@ -157,6 +184,7 @@ impl Registry {
             config,
             sessions: Mutex::new(HashMap::new()),
             opening: Mutex::new(0),
+            reattaching: Mutex::new(BTreeSet::new()),
         }
     }
 
@@ -202,16 +230,128 @@ impl Registry {
             Some((dir, _)) => dir.join("scenario.ron"),
             None => self.config.roots.resolve(&req.scenario)?,
         };
-        {
-            let held = self.map().len();
-            let mut opening = self.opening.lock().unwrap_or_else(PoisonError::into_inner);
-            if held + *opening >= self.config.max_sessions {
-                return Err(RegistryError::TooMany(self.config.max_sessions));
-            }
-            *opening += 1;
-        }
+        self.take_slot().await?;
         let res = self.open_slot(req, path, driver, extras).await;
         *self.opening.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
+        res
+    }
+
+    /// Reserves a slot for a session being opened (the caller gives it back by
+    /// decrementing `opening` once the session is in the map, or failed).
+    async fn take_slot(&self) -> Result<(), RegistryError> {
+        loop {
+            {
+                let held = self.map().len();
+                let mut opening = self.opening.lock().unwrap_or_else(PoisonError::into_inner);
+                if held + *opening < self.config.max_sessions {
+                    *opening += 1;
+                    return Ok(());
+                }
+            }
+            if !self.evict_unused().await {
+                return Err(RegistryError::TooMany(self.config.max_sessions));
+            }
+        }
+    }
+
+    /// The run directory `run` names under the output directory, checked: one
+    /// plain name (so the path stays under `out` by construction), a real
+    /// directory (not a symlink), whose run files are regular files (a FIFO would
+    /// hang the reader, a symlink could point anywhere).
+    fn run_dir(&self, run: &str) -> Result<PathBuf, RegistryError> {
+        let run = Segment::parse(run).map_err(|_| RegistryError::BadRunName)?;
+        let dir = confined_join(&self.config.out, &run);
+        let not_resumable = |m: String| RegistryError::Session(SessionError::NotResumable(m));
+        match std::fs::symlink_metadata(&dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(RegistryError::UnknownRun(run.to_string()));
+            }
+            Err(e) => return Err(not_resumable(e.to_string())),
+            Ok(m) if !m.is_dir() => {
+                return Err(not_resumable(
+                    "it is not a directory (a symlink, a FIFO or a file)".into(),
+                ));
+            }
+            Ok(_) => {}
+        }
+        for file in ["run.json", "scenario.ron", "trajectory.jsonl"] {
+            let regular = std::fs::symlink_metadata(dir.join(file)).is_ok_and(|m| m.is_file());
+            if !regular {
+                return Err(not_resumable(format!(
+                    "its `{file}` is missing or not a regular file"
+                )));
+            }
+        }
+        Ok(dir)
+    }
+
+    /// Reattaches a client to the interrupted or abandoned session run `run` (a
+    /// directory name under the output directory; see [`Session::resume`]). The
+    /// session's id is the run's name when that is a session id (the directory
+    /// of a session this server, or an earlier one, opened), else a fresh one.
+    pub async fn reattach(&self, run: &str) -> Result<(String, Turn), RegistryError> {
+        let dir = self.run_dir(run)?;
+        let id = if is_session_id(run) {
+            run.to_owned()
+        } else {
+            new_id()?
+        };
+        {
+            let mut map = self.map();
+            let held = map
+                .iter()
+                .find(|(i, e)| **i == id || e.info.dir == dir)
+                .map(|(i, e)| (i.clone(), Arc::clone(e)));
+            if let Some((held_id, e)) = held {
+                // A held session whose run ended: finished runs are refused as
+                // such; one that failed (its disk filled) makes way for a client
+                // reattaching once there is room again.
+                let over = e
+                    .session
+                    .try_lock()
+                    .ok()
+                    .filter(|s| s.is_over())
+                    .map(|s| s.state().progress.end_reason);
+                match over {
+                    Some(_) if e.info.failure().is_some() => {
+                        map.remove(&held_id);
+                    }
+                    Some(Some(reason)) => {
+                        return Err(RegistryError::Session(SessionError::Finished(reason)));
+                    }
+                    _ => return Err(RegistryError::RunInUse(run.to_owned())),
+                }
+            }
+            drop(map);
+            let mut claimed = self
+                .reattaching
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if !claimed.insert(dir.clone()) {
+                return Err(RegistryError::RunInUse(run.to_owned()));
+            }
+        }
+        let res = match self.take_slot().await {
+            Ok(()) => {
+                let res = Session::resume(dir.clone(), None).await;
+                let res = res.map_err(RegistryError::from).map(|(session, turn)| {
+                    let entry = Arc::new(Entry {
+                        info: session.info().clone(),
+                        session: tokio::sync::Mutex::new(session),
+                        last_used: Mutex::new(Instant::now()),
+                    });
+                    self.map().insert(id.clone(), entry);
+                    (id, turn)
+                });
+                *self.opening.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
+                res
+            }
+            Err(e) => Err(e),
+        };
+        self.reattaching
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&dir);
         res
     }
 
@@ -223,10 +363,14 @@ impl Registry {
         extras: OpenExtras,
     ) -> Result<(String, Option<Turn>), RegistryError> {
         let name = req.scenario.clone();
-        let loaded = tokio::task::spawn_blocking(move || load_file(&path))
+        let p2 = path.clone();
+        let loaded = tokio::task::spawn_blocking(move || load_file(&p2))
             .await
             .map_err(|e| RegistryError::InvalidScenario(name.clone(), e.to_string()))?
-            .map_err(|e| RegistryError::InvalidScenario(name, e.to_string()))?;
+            .map_err(|e| {
+                let shown = crate::scenarios::client_message(&name, &path, &e);
+                RegistryError::InvalidScenario(name, shown)
+            })?;
         let id = new_id()?;
         let spec = SessionSpec {
             scenario: Arc::new(loaded),
@@ -235,7 +379,7 @@ impl Registry {
             feedback: req.feedback,
             max_steps: req.max_steps,
             agent: req.agent,
-            dir: self.config.out.join(&id),
+            dir: confined_join(&self.config.out, &Segment::sanitize(&id)),
             control: extras.control,
             fork: extras.fork,
         };
@@ -253,6 +397,33 @@ impl Registry {
         });
         self.map().insert(id.clone(), entry);
         Ok((id, turn))
+    }
+
+    /// Closes and forgets the session unused the longest (an external agent's that
+    /// has taken no step for [`RegistryConfig::unused_timeout`]), if any.
+    async fn evict_unused(&self) -> bool {
+        let victim = {
+            let mut map = self.map();
+            let id = map
+                .iter()
+                .filter(|(_, e)| {
+                    !e.info.builtin
+                        && e.idle_for() >= self.config.unused_timeout
+                        && e.session
+                            .try_lock()
+                            .is_ok_and(|s| s.state().steps == 0 && !s.is_over())
+                })
+                .max_by_key(|(id, e)| (e.idle_for(), (*id).clone()))
+                .map(|(id, _)| id.clone());
+            id.and_then(|id| map.remove(&id))
+        };
+        match victim {
+            Some(e) => {
+                let _ = e.session.lock().await.close().await;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Every session held, by id (sorted).

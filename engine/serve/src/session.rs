@@ -26,8 +26,9 @@ use tbsim_engine::live::Control;
 use tbsim_engine::npc::Scripted;
 use tbsim_engine::progress::Progress;
 use tbsim_engine::result::RunResult;
-use tbsim_engine::run::{RunError, RunHooks, run_to_dir_hooked};
+use tbsim_engine::run::{RunError, RunHooks, reattach_dir, run_to_dir_hooked};
 use tbsim_engine::run_file::{RunFile, RunFileError, RunOptions};
+use tbsim_engine::trajectory::read_recorded;
 use tbsim_scenario::LoadedScenario;
 
 /// What starts a session.
@@ -76,6 +77,18 @@ pub struct SessionInfo {
     pub fork: Option<(PathBuf, u64)>,
     /// A built-in agent decides (steps are refused).
     pub builtin: bool,
+    /// Why the run failed, when its directory could not be written (a full disk).
+    pub failure: Arc<std::sync::Mutex<Option<String>>>,
+}
+
+impl SessionInfo {
+    /// Why the run failed, if it did (see [`SessionError::WriteFailed`]).
+    pub fn failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
 }
 
 /// A session could not start or go on.
@@ -110,6 +123,20 @@ pub enum SessionError {
     /// The run is over: no more decisions are taken.
     #[error("the run is over ({0:?}); no more steps are possible")]
     Over(Option<EndReason>),
+    /// The run to reattach to ended on its own: there is nothing to go on with.
+    #[error("the run finished ({0:?}); a finished run cannot be reattached to")]
+    Finished(EndReason),
+    /// The run to reattach to is not a session's, or cannot be read.
+    #[error("cannot reattach to this run: {0}")]
+    NotResumable(String),
+    /// The run's trajectory (or result) could not be written (a full disk): the
+    /// run ended at the step that hit it, since decisions that are not recorded
+    /// cannot be replayed or scored.
+    #[error("trajectory write failed: {0}")]
+    WriteFailed(String),
+    /// The run ended earlier because its directory could not be written.
+    #[error("run ended: trajectory write failed: {0}")]
+    Failed(String),
 }
 
 /// Whether a run ended inside the simulation (`terminated`: the agent finished or
@@ -167,6 +194,9 @@ pub struct SessionState {
     /// The final result, once the run has ended and its directory is written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<ResultSummary>,
+    /// Why the run failed, when its directory could not be written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// The headline of a finished run's `result.json`.
@@ -231,6 +261,15 @@ impl Agent for RemoteAgent {
         true
     }
 
+    fn resume(
+        &mut self,
+        _past: &[tbsim_engine::agent::PastStep],
+        _pending: &[serde_json::Value],
+    ) -> Result<(), AgentError> {
+        // The engine re-drives the recorded decisions; the client keeps its own state.
+        Ok(())
+    }
+
     fn observe(&mut self, obs: &Observation, progress: &Progress) {
         // Nobody listening means the session is gone; its next decision says so.
         let _ = self.handouts.send(Handout {
@@ -267,6 +306,88 @@ impl Session {
         };
         let mut session = Session::launch(spec, Box::new(agent), handouts).await?;
         session.decisions = Some(decisions);
+        let turn = session.next_turn(true).await?;
+        Ok((session, turn))
+    }
+
+    /// Reattaches a client to the session run in `dir` that was interrupted (its
+    /// server stopped or died) or abandoned (its session was closed or expired
+    /// before it ended): the recorded decisions are re-driven into a fresh world
+    /// (see [`reattach_dir`]) and the first turn is the latest observation; its
+    /// `progress.step` is the number of decisions restored. Runs that ended on
+    /// their own are refused, as are runs no session API or MCP client drove.
+    pub async fn resume(
+        dir: PathBuf,
+        control: Option<Arc<Control>>,
+    ) -> Result<(Session, Turn), SessionError> {
+        let handle = tokio::runtime::Handle::try_current().map_err(|_| SessionError::NoRuntime)?;
+        let d = dir.clone();
+        let (file, header) = tokio::task::spawn_blocking(move || {
+            let file = RunFile::read(&d)?;
+            let rec = read_recorded(&d.join("trajectory.jsonl"))
+                .map_err(|e| SessionError::NotResumable(e.to_string()))?;
+            match rec.end {
+                Some(EndReason::Abandoned | EndReason::InfraError) | None => {}
+                Some(r) => return Err(SessionError::Finished(r)),
+            }
+            Ok::<_, SessionError>((file, rec.header))
+        })
+        .await
+        .map_err(|e| SessionError::Panicked(e.to_string()))??;
+        let agent = file.options.agent.clone();
+        // Built-in agents resume with `tbsim run --resume`, under their own options.
+        if !(agent.starts_with("http:") || agent.starts_with("mcp:")) || header.agent != agent {
+            return Err(SessionError::NotResumable(format!(
+                "its agent `{}` is not a session client's (`http:…`, `mcp:…`); resume it with `tbsim run --resume`",
+                header.agent
+            )));
+        }
+        let (handout_tx, handouts) = mpsc::unbounded_channel();
+        let (decisions, decision_rx) = mpsc::unbounded_channel();
+        let mut remote = RemoteAgent {
+            name: agent.clone(),
+            handouts: handout_tx,
+            decisions: decision_rx,
+        };
+        let limits = file.options.limits();
+        let trial = file.recorded_trial();
+        let control = control.unwrap_or_else(|| Control::new(false));
+        let hooks = RunHooks::with_control(Arc::clone(&control));
+        let run_dir = dir.clone();
+        let run = tokio::task::spawn_blocking(move || {
+            handle.block_on(reattach_dir(
+                &run_dir,
+                &mut remote,
+                &limits,
+                Box::new(Scripted),
+                trial,
+                hooks,
+            ))
+        });
+        let info = SessionInfo {
+            scenario: header.scenario.clone(),
+            agent: agent.clone(),
+            seed: header.seed,
+            hints: header.hints,
+            dir: dir.clone(),
+            control,
+            last_turn: Arc::new(std::sync::Mutex::new(None)),
+            fork: None,
+            builtin: false,
+            failure: Arc::new(std::sync::Mutex::new(None)),
+        };
+        let mut session = Session {
+            info,
+            scenario: header.scenario,
+            agent,
+            seed: header.seed,
+            dir,
+            decisions: Some(decisions),
+            handouts,
+            run: Some(run),
+            latest: placeholder_progress(),
+            result: None,
+        };
         let turn = session.next_turn(true).await?;
         Ok((session, turn))
     }
@@ -377,6 +498,7 @@ impl Session {
             last_turn: Arc::new(std::sync::Mutex::new(None)),
             fork: spec.fork.clone(),
             builtin: false,
+            failure: Arc::new(std::sync::Mutex::new(None)),
         };
         Ok(Session {
             info,
@@ -397,6 +519,9 @@ impl Session {
     pub async fn step(&mut self, decision: Decision) -> Result<Turn, SessionError> {
         if self.info.builtin {
             return Err(SessionError::NotRemote);
+        }
+        if let Some(why) = self.info.failure() {
+            return Err(SessionError::Failed(why));
         }
         if self.is_over() {
             return Err(SessionError::Over(self.latest.end_reason));
@@ -424,6 +549,9 @@ impl Session {
             self.latest = h.progress;
         }
         self.finish().await?;
+        if let Some(why) = self.info.failure() {
+            return Err(SessionError::Failed(why));
+        }
         self.result
             .as_ref()
             .ok_or(SessionError::Over(self.latest.end_reason))
@@ -457,6 +585,7 @@ impl Session {
             terminated,
             truncated,
             result: self.result.as_ref().map(ResultSummary::from),
+            failure: self.info.failure(),
         }
     }
 
@@ -498,7 +627,18 @@ impl Session {
             return Ok(());
         };
         let r = match run.await {
-            Ok(r) => r?,
+            Ok(Ok(r)) => r,
+            Ok(Err(e @ (RunError::Trajectory(..) | RunError::Io { .. }))) => {
+                // Said once, to the step that hit it; later ones get `Failed`.
+                let why = e.to_string();
+                *self
+                    .info
+                    .failure
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(why.clone());
+                return Err(SessionError::WriteFailed(why));
+            }
+            Ok(Err(e)) => return Err(e.into()),
             Err(e) => return Err(SessionError::Panicked(e.to_string())),
         };
         self.latest.end_reason = r.end_reason;

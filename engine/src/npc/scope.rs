@@ -75,6 +75,12 @@ pub enum Unspecific {
     Forwarded,
     /// It is a list of words, not a sentence.
     KeywordList,
+    /// It copies a sentence of a task's objective (alone, or continuing the
+    /// sender's previous message): the task relayed piece by piece.
+    Copied,
+    /// It names some work and asks for help with it in general ("any advice?"):
+    /// nothing to answer until the question is asked.
+    Vague,
 }
 
 /// Words that hold a sentence together. A question has them; a list of keywords
@@ -119,13 +125,20 @@ fn keyword_list(text: &str) -> bool {
         if is_path(token) {
             count(false);
         } else {
-            token
-                .split(|c: char| !c.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .for_each(|w| count(is_glue(w)));
+            words_of(token).for_each(|w| count(is_glue(w)));
         }
     }
     longest >= MAX_RUN || (words >= LIST_MIN_WORDS && glue * 100 < words * GLUE_PERCENT)
+}
+
+/// The words of a whitespace-separated token that is not a path: its runs of
+/// letters, digits, `-` and `_`, trimmed of those separators. A hyphenated word or
+/// an identifier (`front-end`, `pricing-cache-09`) is one word, as a path is.
+fn words_of(token: &str) -> impl Iterator<Item = &str> {
+    token
+        .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+        .map(|w| w.trim_matches(|c: char| c == '-' || c == '_'))
+        .filter(|w| !w.is_empty())
 }
 
 /// [`GLUE`] as a set: membership only (never iterated), so its order is moot.
@@ -183,6 +196,192 @@ pub struct Scope {
     objectives: Vec<BTreeSet<String>>,
     /// First-name concept -> full names of the several people who share it.
     shared_first: BTreeMap<String, Vec<String>>,
+    /// Every objective sentence of at least [`COPY_MIN`] words: its words in
+    /// order (lower-cased) and the set of them, to find copies.
+    sentences: Vec<(Vec<String>, BTreeSet<String>)>,
+}
+
+/// Objective sentences shorter than this (words) are not looked for in messages:
+/// a short one is a phrase a question may well repeat.
+const COPY_MIN: usize = 6;
+/// A message holding this share (percent) of an objective sentence's words in the
+/// sentence's order copies it.
+const COPY_SHARE: usize = 80;
+
+/// The lower-cased words of a text in order (runs of letters and digits).
+fn tokens(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The sentences of a text: cut after `.`, `?` or `!` followed by a space, and at
+/// line ends.
+fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next_space = chars.peek().is_none_or(|(_, n)| n.is_whitespace());
+        if c == '\n' || (matches!(c, '.' | '?' | '!') && next_space) {
+            out.push(&text[start..i + c.len_utf8()]);
+            start = i + c.len_utf8();
+        }
+    }
+    out.push(&text[start..]);
+    out.retain(|s| !s.trim().is_empty());
+    out
+}
+
+/// Length of the longest common subsequence of two word lists.
+fn common_run(a: &[String], b: &[String]) -> usize {
+    let mut prev = vec![0usize; b.len() + 1];
+    let mut cur = vec![0usize; b.len() + 1];
+    for x in a {
+        for (j, y) in b.iter().enumerate() {
+            cur[j + 1] = if x == y {
+                prev[j] + 1
+            } else {
+                cur[j].max(prev[j + 1])
+            };
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// Words that ask for help in general, not for something.
+const GENERIC_ASK: &[&str] = &[
+    "advice",
+    "advise",
+    "tip",
+    "tips",
+    "suggestion",
+    "suggestions",
+    "suggest",
+    "pointer",
+    "pointers",
+    "thought",
+    "thoughts",
+    "idea",
+    "ideas",
+    "guidance",
+    "recommendation",
+    "recommendations",
+    "recommend",
+    "input",
+    "help",
+    "insight",
+    "insights",
+    "hint",
+    "hints",
+    "heads",
+];
+/// Idioms that ask for help in general although they hold a question word.
+const GENERIC_IDIOMS: &[&str] = &[
+    "anything i should know",
+    "anything i need to know",
+    "what should i know",
+    "what do i need to know",
+    "where do i start",
+    "where should i start",
+    "where to start",
+    "how do i start",
+    "how should i start",
+    "how should i approach it",
+    "how should i approach this",
+];
+/// Words that ask for something in particular.
+const SPECIFIC_ASK: &[&str] = &[
+    "where",
+    "how",
+    "which",
+    "what",
+    "who",
+    "whom",
+    "whose",
+    "when",
+    "why",
+    "whether",
+    "send",
+    "share",
+    "give",
+    "point",
+    "find",
+    "locate",
+    "need",
+    "want",
+    "looking",
+    "explain",
+    "confirm",
+    "free",
+    "available",
+    "approve",
+    "fix",
+    "join",
+    "attend",
+];
+/// Openings of a sentence that says what the sender is doing (not a finding).
+const ACTIVITY: &[&str] = &[
+    "i'm", "im", "i am", "i've", "ive", "i have", "i was", "we're", "we are", "my", "our", "i got",
+    "i just", "i'll", "i will",
+];
+
+/// Whether a message only names some work and asks for help with it in general
+/// ("I'm working on a sales analysis. Any advice?"): no question word, no request
+/// for a thing, no figure or identifier, no finding, just a generic ask.
+pub fn vague(text: &str) -> bool {
+    let mut lower = text.to_lowercase().replace('\u{2019}', "'");
+    for idiom in GENERIC_IDIOMS {
+        lower = lower.replace(idiom, " advice ");
+    }
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .map(|w| w.trim_matches('\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if !words.iter().any(|w| GENERIC_ASK.contains(w)) {
+        return false;
+    }
+    if words
+        .iter()
+        .any(|w| SPECIFIC_ASK.contains(w) || w.bytes().any(|b| b.is_ascii_digit()))
+        || lower.contains('"')
+        || lower.contains('`')
+    {
+        return false;
+    }
+    // Every sentence is a greeting, the generic ask, or what the sender is doing.
+    sentences(&lower).iter().all(|sentence| {
+        let body = sentence
+            .trim()
+            .trim_start_matches(|c: char| !c.is_alphanumeric());
+        let body = [
+            "hi",
+            "hello",
+            "hey",
+            "dear",
+            "good morning",
+            "good afternoon",
+        ]
+        .iter()
+        .find_map(|g| body.strip_prefix(g))
+        .map_or(body, |rest| {
+            // "Hi Dana, ..." : the name goes with the greeting.
+            rest.split_once(',').map_or("", |(_, r)| r)
+        })
+        .trim_start_matches(|c: char| !c.is_alphanumeric());
+        body.is_empty()
+            || body
+                .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+                .any(|w| GENERIC_ASK.contains(&w))
+            || ACTIVITY.iter().any(|a| {
+                body.strip_prefix(a)
+                    .is_some_and(|r| r.starts_with(|c: char| !c.is_alphanumeric()))
+            })
+            || ["thanks", "thank you"].iter().any(|t| body.starts_with(t))
+    })
 }
 
 impl Scope {
@@ -218,9 +417,10 @@ impl Scope {
                 }
             }
         }
-        let objectives = objectives
-            .into_iter()
-            .map(concepts)
+        let objectives_text: Vec<&str> = objectives.into_iter().collect();
+        let objectives = objectives_text
+            .iter()
+            .map(|o| concepts(o))
             .filter(|c| c.len() >= FORWARD_MIN)
             .collect();
         let mut by_first: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -234,22 +434,111 @@ impl Scope {
         }
         by_first.retain(|_, v| v.len() > 1);
         by_first.values_mut().for_each(|v| v.sort());
+        let sentences = objectives_text
+            .iter()
+            .flat_map(|o| sentences(o))
+            .map(tokens)
+            .filter(|t| t.len() >= COPY_MIN)
+            .map(|t| {
+                let set = t.iter().cloned().collect();
+                (t, set)
+            })
+            .collect();
         Scope {
             clues,
             by_concept,
             cues,
             objectives,
             shared_first: by_first,
+            sentences,
         }
+    }
+
+    /// Whether `words` (a message's, in order) copy an objective sentence.
+    fn copies(&self, words: &[String]) -> bool {
+        if words.len() < COPY_MIN {
+            return false;
+        }
+        let present: BTreeSet<&str> = words.iter().map(String::as_str).collect();
+        self.sentences.iter().any(|(sentence, set)| {
+            let shared = set.iter().filter(|w| present.contains(w.as_str())).count();
+            shared * 100 >= set.len() * COPY_SHARE
+                && common_run(words, sentence) * 100 >= sentence.len() * COPY_SHARE
+        })
+    }
+
+    /// The concepts of a message written to `addressee` alone: their first name is
+    /// the greeting, not a reference to someone else of that first name, unless
+    /// another person of that first name is named in full. (Their surname stays: it
+    /// may be part of someone else's full name.)
+    pub fn addressed(&self, mut msg: BTreeSet<String>, addressee: &str) -> BTreeSet<String> {
+        let parts: Vec<String> = addressee
+            .split_whitespace()
+            .filter_map(|w| concepts(w).into_iter().next())
+            .collect();
+        let Some(first) = parts.first() else {
+            return msg;
+        };
+        let other_named = self.shared_first.get(first).is_some_and(|people| {
+            people.iter().any(|p| {
+                p != addressee && {
+                    let c = concepts(p);
+                    c.len() > 1 && c.is_subset(&msg)
+                }
+            })
+        });
+        if !other_named {
+            msg.remove(first);
+        }
+        msg
+    }
+
+    /// [`Scope::judge`] for a message as sent: to `addressee` alone (a direct
+    /// message; `None` in a group), after the sender's `earlier` message in the
+    /// same conversation, if any. Recipient-independent as `judge` is: only whom
+    /// the sender wrote to counts, never who holds what.
+    pub fn judge_message(
+        &self,
+        text: &str,
+        addressee: Option<&str>,
+        earlier: Option<&str>,
+    ) -> Result<(), Unspecific> {
+        if keyword_list(text) {
+            return Err(Unspecific::KeywordList);
+        }
+        let words = tokens(text);
+        if self.copies(&words) {
+            return Err(Unspecific::Copied);
+        }
+        // A sentence relayed in pieces: this message continues the previous one.
+        if let Some(e) = earlier {
+            let mut joined = tokens(e);
+            let mine = joined.len();
+            joined.extend(words.iter().cloned());
+            if mine > 0 && self.copies(&joined) && !self.copies(&joined[..mine]) {
+                return Err(Unspecific::Copied);
+            }
+        }
+        let msg = match addressee {
+            Some(a) => self.addressed(concepts(text), a),
+            None => concepts(text),
+        };
+        self.judge_words(&msg)?;
+        if vague(text) {
+            return Err(Unspecific::Vague);
+        }
+        Ok(())
     }
 
     /// Whether a message is a specific question; the same for every recipient, so
     /// the verdict never tells who holds a clue.
     pub fn judge(&self, text: &str) -> Result<(), Unspecific> {
-        if keyword_list(text) {
-            return Err(Unspecific::KeywordList);
-        }
-        let msg = &concepts(text);
+        self.judge_message(text, None, None)
+    }
+
+    /// The checks on a message's concepts: length, forwarded task, several
+    /// subjects, soup words.
+    fn judge_words(&self, msg: &BTreeSet<String>) -> Result<(), Unspecific> {
         if msg.len() > MAX_CONCEPTS {
             return Err(Unspecific::Length(msg.len()));
         }
@@ -534,7 +823,8 @@ mod tests {
                         vec!["/path".to_owned()]
                     } else {
                         token
-                            .split(|c: char| !c.is_alphanumeric())
+                            .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+                            .map(|w| w.trim_matches(|c: char| c == '-' || c == '_'))
                             .filter(|w| !w.is_empty())
                             .map(str::to_lowercase)
                             .collect()
@@ -643,7 +933,13 @@ mod tests {
             for t in &texts {
                 let want = reference(s, t);
                 verdicts.insert(format!("{want:?}").chars().take(8).collect::<String>());
-                assert_eq!(s.judge(t), want, "{t}");
+                // The rules added since (copied sentences, vague asks) come on top.
+                let got = if keyword_list(t) {
+                    Err(Unspecific::KeywordList)
+                } else {
+                    s.judge_words(&concepts(t))
+                };
+                assert_eq!(got, want, "{t}");
             }
         }
         assert!(verdicts.len() >= 4, "several verdicts occur: {verdicts:?}");
@@ -664,6 +960,100 @@ mod tests {
             .map(|i| format!("the thing{i}x is in the room{i}y. "))
             .collect();
         assert!(matches!(s.judge(&text), Err(Unspecific::Length(_))));
+    }
+
+    /// In a direct message the addressee's first name is a greeting: a first name
+    /// they share asks nothing back and points at nobody else (issue 25: "Hi Uma,
+    /// ..." was asked back whatever the question, and once disclosed the other
+    /// Uma's status).
+    #[test]
+    fn a_greeting_by_a_shared_first_name_means_the_addressee() {
+        let (s, _) = scope();
+        let about_lund = t(&[&["Anna Lund", "Anna"], &["free"]]);
+        let about_omar = t(&[&["Omar Diaz", "Omar"], &["free"]]);
+        let q = "Hi Anna, is Omar free at 13:00?";
+        // Judged as if sent to a group, the bare name is ambiguous.
+        assert!(matches!(s.who(&concepts(q), &about_lund), Named::Which(_)));
+        let to_berg = s.addressed(concepts(q), "Anna Berg");
+        assert!(!about_lund.matches(&to_berg), "not about the other Anna");
+        assert!(about_omar.matches(&to_berg));
+        assert_eq!(s.who(&to_berg, &about_omar), Named::Clear);
+        // The other Anna named in full is still the other Anna.
+        let q = "Hi Anna, is Anna Lund free at 13:00?";
+        let to_berg = s.addressed(concepts(q), "Anna Berg");
+        assert!(about_lund.matches(&to_berg));
+        assert_eq!(s.who(&to_berg, &about_lund), Named::Clear);
+        // Somebody else's surname is left alone.
+        let to_omar = s.addressed(concepts("Hi Omar, is Anna Lund free?"), "Omar Lund");
+        assert_eq!(s.who(&to_omar, &about_lund), Named::Clear);
+    }
+
+    #[test]
+    fn vague_asks_are_told_apart_from_questions() {
+        for q in [
+            "I'm working on a sales analysis. Any advice?",
+            "Hi Dana, I've been asked to look at the sales numbers. Can you help?",
+            "Hi Dana, any tips for the sales report?",
+            "Hi Dana, anything I should know about the transaction review?",
+            "Hello Dana! Can you help me with the team event?",
+        ] {
+            assert!(vague(q), "{q}");
+        }
+        for q in [
+            "Hi Dana, where is the sales analysis handbook?",
+            "Hi Dana, can you help me find the sales handbook?",
+            "Hi Dana, there's an incident on pricing-cache-09: requests are failing. Can you help?",
+            "Hi Dana, I think the site is down. Any advice?",
+            "Any advice on how to compute total sales?",
+            "Hi Dana, are you free at 15:00? Any thoughts welcome.",
+            "I'm working on the sales analysis. Is there an official method?",
+        ] {
+            assert!(!vague(q), "{q}");
+        }
+        let (s, _) = scope();
+        assert_eq!(
+            s.judge("I'm working on a sales analysis. Any advice?"),
+            Err(Unspecific::Vague)
+        );
+    }
+
+    /// A sentence of an objective, sent alone or in two pieces, is the task
+    /// relayed (issue 25: relaying the objective a sentence at a time passed).
+    #[test]
+    fn objective_sentences_relayed_are_copies() {
+        let kb = t(&[&["chart"], &["OLD123456"]]);
+        let objective = "Please book a meeting titled \"Budget review\" today from 15:00 to 17:00 for every member of the Sales department. Before booking, ask each of them whether they can attend.";
+        let s = Scope::new([(Some("task/kb"), &kb)], [objective], ["Anna Berg"]);
+        for sentence in [
+            "Please book a meeting titled \"Budget review\" today from 15:00 to 17:00 for every member of the Sales department.",
+            "Before booking, ask each of them whether they can attend.",
+            "Hi Anna, before booking, ask each of them whether they can attend",
+        ] {
+            assert_eq!(s.judge(sentence), Err(Unspecific::Copied), "{sentence}");
+        }
+        let (a, b) = (
+            "Please book a meeting titled \"Budget review\" today",
+            "from 15:00 to 17:00 for every member of the Sales department.",
+        );
+        assert_eq!(s.judge(a), Ok(()));
+        assert_eq!(s.judge_message(b, None, Some(a)), Err(Unspecific::Copied));
+        // A question in its own words about the same meeting is a question.
+        assert_eq!(
+            s.judge("Hi Anna, are you free for the Budget review from 15:00 to 17:00?"),
+            Ok(())
+        );
+    }
+
+    /// A finding names things with hyphens and identifiers; each is one word, so
+    /// the report reads as the sentence it is (issue 25: "The front-end logs show
+    /// X timing out while rendering Y" was taken for a keyword list).
+    #[test]
+    fn hyphenated_names_are_one_word_each() {
+        let q = "Hi Florin, the front-end logs show pricing-cache-09 timing out while rendering the product pages, and checkout is slow. Can you fix it?";
+        assert!(!keyword_list(q));
+        assert!(keyword_list(
+            "front-end logs show pricing-cache-09 timing out while rendering product pages checkout slow fix"
+        ));
     }
 
     #[test]

@@ -19,10 +19,15 @@ pub struct PythonLimits {
     pub max_processes: u32,
     /// Size of the sandbox's `/tmp` (a tmpfs, so host memory).
     pub tmp_bytes: u64,
-    /// Size of the workspace copy (host disk), inputs included, and of any one
-    /// file in it; raised to the inputs' size when they alone are larger.
+    /// Files and folders `/tmp` may hold (each costs kernel memory), where
+    /// tbsim mounts the tmpfs itself (see [`super::Containment`]).
+    pub tmp_entries: u32,
+    /// Size of the workspace copy (a tmpfs of this size as root, else host
+    /// disk), inputs included, and of any one file in it; raised to the
+    /// inputs' size when they alone are larger.
     pub workspace_bytes: u64,
-    /// Files and folders the workspace copy may hold.
+    /// Files and folders the workspace copy may hold (the tmpfs's inode cap
+    /// as root), inputs included.
     pub workspace_entries: u32,
     /// Cap on each of stdout and stderr, in bytes, before the marker line.
     pub max_output_bytes: usize,
@@ -42,6 +47,7 @@ impl Default for PythonLimits {
             memory_bytes: 512 * MIB,
             max_processes: 32,
             tmp_bytes: 64 * MIB,
+            tmp_entries: 10_000,
             workspace_bytes: 256 * MIB,
             workspace_entries: 10_000,
             max_output_bytes: 64 * 1024,
@@ -53,8 +59,11 @@ impl Default for PythonLimits {
 }
 
 /// A sandbox-wide limit the script ran into. The run was stopped (every
-/// process killed) for all but [`LimitHit::Tmp`] and [`LimitHit::FileSize`],
-/// where the write simply failed.
+/// process killed) for [`LimitHit::Processes`], [`LimitHit::Memory`] and
+/// [`LimitHit::Cpu`]; at [`LimitHit::Tmp`] and [`LimitHit::FileSize`] the
+/// write simply failed; at [`LimitHit::Workspace`] and [`LimitHit::Entries`]
+/// either (the filesystem refuses the write where it is a capped tmpfs, the
+/// supervisor stops the sandbox where it is not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum LimitHit {
     /// The process count reached [`PythonLimits::max_processes`].
@@ -67,7 +76,8 @@ pub enum LimitHit {
     Workspace,
     /// The workspace copy holds more than [`PythonLimits::workspace_entries`].
     Entries,
-    /// `/tmp` is full ([`PythonLimits::tmp_bytes`]).
+    /// `/tmp` is full ([`PythonLimits::tmp_bytes`] or
+    /// [`PythonLimits::tmp_entries`]).
     Tmp,
     /// A file reached the per-file size cap.
     FileSize,
@@ -104,16 +114,17 @@ impl LimitHit {
                 limits.cpu_time.as_secs()
             ),
             Self::Workspace => format!(
-                "the workspace copy grew over its cap of {}{stopped}",
+                "the workspace copy reached its cap of {}; writes beyond it failed or the sandbox was stopped",
                 show_bytes(limits.workspace_bytes)
             ),
             Self::Entries => format!(
-                "the workspace copy held more than {} files and folders{stopped}",
+                "the workspace copy reached its cap of {} files and folders; creating more failed or the sandbox was stopped",
                 limits.workspace_entries
             ),
             Self::Tmp => format!(
-                "/tmp is full: it is capped at {}",
-                show_bytes(limits.tmp_bytes)
+                "/tmp is full: it is capped at {} and {} files and folders",
+                show_bytes(limits.tmp_bytes),
+                limits.tmp_entries
             ),
             Self::FileSize => format!(
                 "a file reached the sandbox's size cap for one file ({}); the write failed",
@@ -139,6 +150,9 @@ pub(super) struct Supervision {
     pub(super) workspace_bytes: u64,
     /// The uid the script drops to, when tbsim runs as root.
     pub(super) run_as: Option<u32>,
+    /// Whether /workspace is a tmpfs capped in bytes and inodes, so that a
+    /// full one is the cap (and not the host's disk).
+    pub(super) workspace_fs: bool,
 }
 
 impl Supervision {
@@ -152,6 +166,7 @@ impl Supervision {
             "workspace_bytes": self.workspace_bytes,
             "workspace_entries": limits.workspace_entries,
             "run_as": self.run_as,
+            "workspace_fs": self.workspace_fs,
         })
         .to_string()
     }

@@ -14,25 +14,46 @@
 //!   benchmark's hidden answers included) is visible. When tbsim runs as an
 //!   ordinary user bubblewrap also creates a user namespace; when it runs as
 //!   root (where a user namespace would map the script to root, which no
-//!   process limit binds) the script instead runs as `nobody` (uid 65534) with
-//!   no capabilities. When bubblewrap is missing or broken, [`run`] fails with
+//!   process limit binds) the script instead runs as a uid of its own per
+//!   sandbox (from 0x70000000 up, see `SandboxUid`) with no
+//!   capabilities, so that one sandbox's processes never count against
+//!   another's `RLIMIT_NPROC`. A seccomp filter ([`seccomp`]) refuses every
+//!   socket family but `AF_UNIX` (`AF_VSOCK`, `AF_NETLINK`, ... are not
+//!   covered by the network namespace) and io_uring. When bubblewrap is
+//!   missing or broken, [`run`] fails with
 //!   [`PythonError::SandboxUnavailable`] instead of running unconfined, unless
 //!   `TBSIM_PYTHON_UNCONFINED=1` asks for the old behaviour: `unshare -rn`
 //!   when the host allows it, no filesystem isolation and only the
 //!   per-process memory limit;
 //! * resources, for the sandbox as a whole (see [`PythonLimits`] and
-//!   [`containment`]): the prelude runs as PID 1 of the sandbox and supervises
-//!   the script. The script gets `RLIMIT_NPROC` (process count),
-//!   `RLIMIT_AS` (memory per process), `RLIMIT_CPU` and `RLIMIT_FSIZE` (size
-//!   of any one file); the supervisor polls every 10 ms the number of
-//!   processes, their total anonymous memory and total CPU time, and every
-//!   50 ms the size and entry count of the workspace copy, and kills every
-//!   process in the sandbox when one is over its cap. `/tmp` is a tmpfs of
-//!   fixed size. Polling bounds totals only up to what can be allocated
-//!   between two polls; the hard bound is the per-process limits times the
-//!   process limit. Where systemd can create a transient scope (cgroup v2),
-//!   the whole sandbox also runs under `MemoryMax`, `MemorySwapMax=0` and
-//!   `TasksMax`, which the kernel enforces at allocation time;
+//!   [`containment`]), enforced by the kernel where it can be:
+//!   - a cgroup per sandbox ([`cgroup`]; v2 where our cgroup or its parent
+//!     delegates the memory controller, v1 where `/sys/fs/cgroup/memory`
+//!     and `pids` are writable, as in a container running as root; else a
+//!     systemd scope where one can be made). A shell step joins it before
+//!     it becomes bubblewrap, so every process of the sandbox is born
+//!     inside. Memory (swap excluded; shared memory, memfd, tmpfs pages and
+//!     kernel memory such as inodes included) is capped at `memory_bytes`
+//!     plus the sizes of `/tmp` and the workspace tmpfs plus 48 MiB for the
+//!     supervisor; tasks at `max_processes + 2`. An OOM kill is read back
+//!     from the cgroup (`memory.events` / `memory.oom_control`);
+//!   - as root, the workspace copy and `/tmp` are tmpfs mounts tbsim makes
+//!     with `size=` and `nr_inodes=`, so `fallocate`, deep trees and entry
+//!     floods stop at the filesystem's cap. As an ordinary user `/tmp` is
+//!     bubblewrap's `--size` tmpfs (bytes only) and the workspace copy is on
+//!     disk, capped by `RLIMIT_FSIZE` per file and the supervisor's polling;
+//!   - the prelude runs as PID 1 of the sandbox and supervises the script.
+//!     The script gets `RLIMIT_NPROC`, `RLIMIT_AS` (per process; it covers
+//!     shared mappings too), `RLIMIT_CPU` and `RLIMIT_FSIZE` (any one file,
+//!     memfd included). The supervisor polls every 10 ms the number of
+//!     processes, their memory (`RssAnon` + `RssShmem` from
+//!     `/proc/PID/status`, so shared mappings count, plus, every 50 ms,
+//!     memfd files held open) and total
+//!     CPU time, and every 50 ms the size (allocated or apparent) and entry
+//!     count of the workspace copy, walking by directory fds so that no
+//!     depth hides anything; it kills every process in the sandbox when
+//!     one is over its cap. Without a cgroup, polling bounds totals only up
+//!     to what can be allocated between two polls;
 //! * wall time: the child gets its own process group, which is killed on
 //!   timeout (bubblewrap's `--die-with-parent` and the PID namespace take
 //!   everything else down with it);
@@ -69,14 +90,18 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
+mod cgroup;
 mod confinement;
 mod interpreter;
 mod limits;
 mod output;
+mod seccomp;
 mod workspace;
 
+pub use cgroup::CgroupVersion;
+use cgroup::*;
 use confinement::*;
-pub use confinement::{Containment, containment};
+pub use confinement::{Containment, Enforcement, containment};
 use interpreter::*;
 use limits::*;
 pub use limits::{LimitHit, PythonLimits};
@@ -120,6 +145,32 @@ const PIPE_GRACE: Duration = Duration::from_millis(500);
 
 const MIB: u64 = 1024 * 1024;
 
+/// A tmpfs block; sizes on one are rounded up to it.
+const PAGE: u64 = 4096;
+
+/// Room in the kernel's memory cap for the supervisor (a Python
+/// interpreter), bubblewrap and page tables.
+const SUPERVISOR_MEMORY: u64 = 48 * MIB;
+
+/// Bytes (rounded to tmpfs blocks) and entries (files and the folders
+/// above them) the inputs take in the workspace copy.
+fn input_footprint(files: &BTreeMap<String, Vec<u8>>) -> (u64, u64) {
+    let bytes = files
+        .values()
+        .map(|b| (b.len() as u64).div_ceil(PAGE) * PAGE)
+        .sum();
+    let mut entries = BTreeSet::new();
+    for path in files.keys() {
+        let mut end = 0;
+        for part in path.split('/') {
+            end += part.len();
+            entries.insert(&path[..end]);
+            end += 1;
+        }
+    }
+    (bytes, entries.len() as u64)
+}
+
 /// One script run over a snapshot of the workspace.
 #[derive(Debug, Clone, Copy)]
 pub struct PythonRequest<'a> {
@@ -142,7 +193,9 @@ pub struct PythonOutcome {
     pub stderr: String,
     /// Killed at the wall-time limit.
     pub timed_out: bool,
-    /// Best effort: a `MemoryError`, or death by a signal that is not ours.
+    /// The memory cap stopped the script: the supervisor or the kernel's
+    /// OOM killer (read from the sandbox's cgroup) killed it, or it failed
+    /// with a `MemoryError`. A death by SIGKILL alone is not taken as one.
     pub memory_exceeded: bool,
     /// Files created or modified, by workspace-relative path.
     pub written: BTreeMap<String, Vec<u8>>,
@@ -215,10 +268,10 @@ fn run_confined(
         check_bwrap(bwrap).map_err(|reason| PythonError::SandboxUnavailable { reason })?;
     }
     let python = resolve_interpreter()?;
-    let owner = match confinement {
-        Confinement::Bubblewrap(_) => sandbox_uid(),
-        Confinement::Unconfined => None,
-    };
+    let confined = matches!(confinement, Confinement::Bubblewrap(_));
+    // As root, a uid of this sandbox's own (held until the run ends).
+    let user = (confined && running_as_root()).then(SandboxUid::allocate);
+    let owner = user.as_ref().map(|user| user.uid);
 
     let temp = tempfile::Builder::new()
         .prefix("tbsim-py-")
@@ -227,6 +280,34 @@ fn run_confined(
     let root = temp.path();
     let workspace = root.join("ws");
     fs::create_dir(&workspace).map_err(io_error("creating the workspace copy"))?;
+    let (input_bytes, input_entries) = input_footprint(req.files);
+    let workspace_bytes = req.limits.workspace_bytes.max(input_bytes + 1);
+    // Declared after `temp`, so unmounted before it is removed.
+    let mut mounts = Vec::new();
+    let mut tmp_mount = None;
+    if let Some(uid) = owner
+        && tmpfs_mounts_work()
+    {
+        let workspace_inodes = u64::from(req.limits.workspace_entries).max(input_entries) + 1;
+        // 0755: bubblewrap (root without CAP_DAC_OVERRIDE) must enter it; the
+        // host folder above is private to us. A page over the cap, so that a
+        // file stopped at the per-file cap (RLIMIT_FSIZE, the same number)
+        // gets "File too large", not "No space left on device".
+        let fs_bytes = workspace_bytes.div_ceil(PAGE) * PAGE + PAGE;
+        mounts.push(
+            Tmpfs::mount(&workspace, fs_bytes, workspace_inodes, "0755", uid)
+                .map_err(io_error("mounting the workspace copy's tmpfs"))?,
+        );
+        let tmp = root.join("tmp");
+        fs::create_dir(&tmp).map_err(io_error("creating /tmp"))?;
+        let tmp_bytes = req.limits.tmp_bytes.max(PAGE);
+        let tmp_inodes = u64::from(req.limits.tmp_entries.max(1)) + 1;
+        mounts.push(
+            Tmpfs::mount(&tmp, tmp_bytes, tmp_inodes, "1777", uid)
+                .map_err(io_error("mounting /tmp's tmpfs"))?,
+        );
+        tmp_mount = Some(tmp);
+    }
     chown_to(&workspace, owner)
         .map_err(io_error("handing the workspace copy to the sandbox user"))?;
     let mut refused_inputs = Vec::new();
@@ -237,21 +318,63 @@ fn run_confined(
     fs::write(sandbox_dir.join("script.py"), req.script).map_err(io_error("writing script.py"))?;
     fs::write(sandbox_dir.join("prelude.py"), PRELUDE).map_err(io_error("writing prelude.py"))?;
 
-    let input_bytes: u64 = inputs.values().map(|b| b.len() as u64).sum();
     let supervision = Supervision {
         limits: req.limits,
-        workspace_bytes: req.limits.workspace_bytes.max(input_bytes + 1),
+        workspace_bytes,
         run_as: owner,
+        workspace_fs: !mounts.is_empty(),
+    };
+    // The kernel's memory cap: the script's memory plus what its tmpfs
+    // pages may take, plus room for the supervisor and bubblewrap; the
+    // supervisor enforces the script's share (`memory_bytes`) itself.
+    let kernel_memory = match req.limits.memory_bytes {
+        0 => None,
+        bytes => Some(
+            bytes
+                .saturating_add(req.limits.tmp_bytes)
+                .saturating_add(if mounts.is_empty() {
+                    0
+                } else {
+                    workspace_bytes
+                })
+                .saturating_add(SUPERVISOR_MEMORY),
+        ),
+    };
+    let cgroup = match (confined, cgroup_base()) {
+        (true, Some(base)) => Some(
+            SandboxCgroup::create(
+                base,
+                kernel_memory,
+                req.limits.max_processes.max(2).saturating_add(2),
+            )
+            .map_err(io_error("creating the sandbox's cgroup"))?,
+        ),
+        _ => None,
+    };
+    let seccomp = match seccomp::native_filter() {
+        Some(filter) if confined => {
+            let path = root.join("seccomp.bpf");
+            fs::write(&path, filter).map_err(io_error("writing the seccomp filter"))?;
+            Some(path)
+        }
+        _ => None,
     };
     let (mut command, status_pipe) = match confinement {
         Confinement::Bubblewrap(bwrap) => {
             let (reader, writer) = io::pipe().map_err(io_error("creating the status pipe"))?;
+            let setup = Setup {
+                cgroup: cgroup.as_ref(),
+                seccomp: seccomp.as_deref(),
+                tmp: tmp_mount.as_deref(),
+                scope_memory: kernel_memory.unwrap_or(u64::MAX / 2),
+            };
             let command = bubblewrap_command(
                 bwrap,
                 &python,
                 &sandbox_dir,
                 &workspace,
                 &supervision,
+                &setup,
                 writer,
             );
             (command, Some(reader))
@@ -295,7 +418,8 @@ fn run_confined(
         r.finish(&replacements, req.limits.max_output_bytes)
     });
 
-    let (exit_code, signal, limits_hit) = match status_reader {
+    // The signal is not used: a SIGKILL is not evidence of an OOM kill.
+    let (exit_code, _signal, mut limits_hit) = match status_reader {
         None => (status.code(), status.signal(), Vec::new()),
         Some(reader) => {
             let report = reader.finish(&[], usize::MAX);
@@ -318,13 +442,17 @@ fn run_confined(
         }
     };
 
-    let stopped = limits_hit
-        .iter()
-        .any(|hit| !matches!(hit, LimitHit::Tmp | LimitHit::FileSize));
+    // The kernel's word on an OOM kill; a SIGKILL alone proves nothing (the
+    // script may have sent it itself).
+    if cgroup.as_ref().is_some_and(SandboxCgroup::oom_killed) {
+        limits_hit.push(LimitHit::Memory);
+        limits_hit.sort();
+        limits_hit.dedup();
+    }
+    drop(cgroup);
     let memory_exceeded = limits_hit.contains(&LimitHit::Memory)
         || stderr.contains("MemoryError")
-        || stderr.contains("Cannot allocate memory")
-        || (!timed_out && !stopped && matches!(signal, Some(6 | 9 | 11)));
+        || stderr.contains("Cannot allocate memory");
 
     let mut snapshot = collect_workspace(&workspace, &inputs, &req.limits);
     snapshot.refused.append(&mut refused_inputs);
@@ -903,9 +1031,9 @@ open("keep.txt", "w").write("same")
     #[test]
     fn cgroup_scope_caps_memory_when_available() {
         require_python!();
-        if containment() != Containment::CgroupScope {
+        if containment().enforcement == Enforcement::Supervisor {
             eprintln!(
-                "skipping: no systemd scope with delegated memory and pids controllers here; containment is {}",
+                "skipping: no cgroup can be had here; containment is {}",
                 containment()
             );
             return;
@@ -962,7 +1090,7 @@ open("keep.txt", "w").write("same")
         assert_eq!(out.limits_hit, [LimitHit::Tmp], "{out:?}");
         assert_eq!(
             LimitHit::Tmp.message(&limits),
-            "/tmp is full: it is capped at 8 MiB"
+            "/tmp is full: it is capped at 8 MiB and 10000 files and folders"
         );
     }
 
@@ -980,7 +1108,8 @@ open("keep.txt", "w").write("same")
         );
         assert_eq!(out.exit_code, Some(1), "{out:?}");
         assert!(out.stderr.contains("File too large"), "{}", out.stderr);
-        assert_eq!(out.limits_hit, [LimitHit::FileSize], "{out:?}");
+        // The file alone also fills the workspace cap (the same number).
+        assert!(out.limits_hit.contains(&LimitHit::FileSize), "{out:?}");
         assert!(out.written.is_empty(), "{:?}", out.written.keys());
         assert_eq!(out.refused, ["big.bin: larger than 8388608 bytes"]);
     }
@@ -998,7 +1127,9 @@ open("keep.txt", "w").write("same")
             limits,
         );
         assert_eq!(out.limits_hit, [LimitHit::Workspace], "{out:?}");
-        assert_eq!(out.exit_code, None, "{out:?}");
+        // Refused by the filesystem (a capped tmpfs) or stopped by the supervisor.
+        assert_ne!(out.exit_code, Some(0), "{out:?}");
+        assert!(out.written.len() <= 16, "{:?}", out.written.keys());
     }
 
     #[test]
@@ -1214,8 +1345,11 @@ print(os.listdir("/tmp"), os.getcwd(), os.environ["HOME"])
     #[test]
     fn network_namespace_has_only_loopback() {
         require_python!();
-        // socket.if_nameindex has no audit event, so this sees the kernel's view.
-        let out = run_script("import socket\nprint([n for _, n in socket.if_nameindex()])\n");
+        // The namespace's interfaces, as the kernel lists them (netlink
+        // itself is closed by the seccomp filter).
+        let out = run_script(
+            "print([l.split(':')[0].strip() for l in open('/proc/net/dev').read().splitlines()[2:]])\n",
+        );
         assert_eq!(out.exit_code, Some(0), "{}", out.stderr);
         assert_eq!(out.stdout, "['lo']\n");
     }
@@ -1223,9 +1357,12 @@ print(os.listdir("/tmp"), os.getcwd(), os.environ["HOME"])
     #[test]
     fn signals_and_high_exit_codes_are_told_apart() {
         require_python!();
+        // A script that kills itself did not run out of memory (it was
+        // reported as memory_exceeded before the kernel's word was asked).
         let out = run_script("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n");
         assert_eq!(out.exit_code, None, "{out:?}");
-        assert!(out.memory_exceeded && !out.timed_out);
+        assert!(!out.memory_exceeded && !out.timed_out, "{out:?}");
+        assert!(out.limits_hit.is_empty(), "{out:?}");
         let out = run_script("import sys\nsys.exit(137)\n");
         assert_eq!(out.exit_code, Some(137), "{out:?}");
         assert!(!out.memory_exceeded);
@@ -1323,6 +1460,181 @@ print(os.listdir("/tmp"), os.getcwd(), os.environ["HOME"])
         assert_eq!(
             scrub("/tmp/tbsim-py-abc/ws/x /tmp/tbsim-py-abc/sandbox/y"),
             "./x ./y"
+        );
+    }
+
+    /// Limits small enough that the kernel's cap (memory, /tmp and the
+    /// workspace copy together) sits far below what the attacks take.
+    fn small_sandbox() -> PythonLimits {
+        PythonLimits {
+            memory_bytes: 256 * MIB,
+            tmp_bytes: 8 * MIB,
+            workspace_bytes: 16 * MIB,
+            ..PythonLimits::default()
+        }
+    }
+
+    /// Skips (fails in CI) unless tbsim can mount capped tmpfs filesystems,
+    /// which needs root; CI runs as root.
+    fn require_capped_filesystems() -> bool {
+        !missing(
+            containment().capped_filesystems,
+            "capped tmpfs mounts (root)",
+        )
+    }
+
+    /// Four processes each holding 150 MiB of `hold` (under the per-process
+    /// address-space cap) would take 600 MiB; the sandbox may use 256 MiB.
+    fn four_holders(hold: &str) -> String {
+        format!(
+            "{CTYPES_FORK}import mmap\nfor i in range(4):\n    if libc.fork() == 0:\n{hold}        open('held%d' % i, 'w').write('x')\n        time.sleep(20)\n        os._exit(0)\ntime.sleep(20)\n"
+        )
+    }
+
+    #[test]
+    fn shared_anonymous_memory_counts_against_the_cap() {
+        require_python!();
+        let hold = "        m = mmap.mmap(-1, 150 << 20, flags=mmap.MAP_SHARED)\n        chunk = b'x' * (1 << 20)\n        for _ in range(150):\n            m.write(chunk)\n";
+        let out = run_with(&four_holders(hold), &BTreeMap::new(), small_sandbox());
+        assert!(out.limits_hit.contains(&LimitHit::Memory), "{out:?}");
+        assert!(out.memory_exceeded && !out.timed_out, "{out:?}");
+        assert!(out.written.len() < 4, "all four held their memory: {out:?}");
+    }
+
+    #[test]
+    fn memfd_memory_counts_against_the_cap() {
+        require_python!();
+        // Ten files of 15 MiB each, under the per-file cap (RLIMIT_FSIZE).
+        let hold = "        fds = []\n        chunk = b'x' * (1 << 20)\n        for _ in range(10):\n            fds.append(os.memfd_create('hold'))\n            for _ in range(15):\n                os.write(fds[-1], chunk)\n";
+        let out = run_with(&four_holders(hold), &BTreeMap::new(), small_sandbox());
+        assert!(out.limits_hit.contains(&LimitHit::Memory), "{out:?}");
+        assert!(out.memory_exceeded && !out.timed_out, "{out:?}");
+        assert!(out.written.len() < 4, "all four held their memory: {out:?}");
+    }
+
+    #[test]
+    fn fallocate_cannot_reserve_past_the_workspace_cap() {
+        require_python!();
+        if !require_capped_filesystems() {
+            return;
+        }
+        // Each file is under the per-file cap; together they are 6x the
+        // workspace cap, reserved faster than any poll (on today's main all
+        // 96 MiB were reserved and the script ended before a poll).
+        let script = "import os\nreserved = 0\nfor i in range(24):\n    fd = os.open('r%d' % i, os.O_CREAT | os.O_WRONLY)\n    try:\n        os.posix_fallocate(fd, 0, 4 << 20)\n        reserved += 4\n    except OSError as e:\n        print('refused', e.strerror)\n        break\nprint('reserved', reserved)\n";
+        let out = run_with(script, &BTreeMap::new(), small_sandbox());
+        // (Not `{out:?}`: the written files would fill the log.)
+        let shown = (&out.exit_code, &out.stderr, &out.limits_hit);
+        assert_eq!(out.exit_code, Some(0), "{shown:?}");
+        assert_eq!(out.stdout, "refused No space left on device\nreserved 16\n");
+        assert_eq!(out.limits_hit, [LimitHit::Workspace], "{shown:?}");
+    }
+
+    #[test]
+    fn a_workspace_deeper_than_path_max_hides_nothing() {
+        require_python!();
+        if !require_capped_filesystems() {
+            return;
+        }
+        // 20 folders of 250-byte names: deeper than PATH_MAX (4096), where a
+        // walk by path names cannot follow.
+        let script = "import os\nfor i in range(20):\n    os.mkdir('d' * 250)\n    os.chdir('d' * 250)\nmade = 0\ntry:\n    for i in range(300):\n        open('e%d' % i, 'w').close()\n        made += 1\nexcept OSError as e:\n    print(e.strerror)\nmib = 0\ntry:\n    for i in range(3):\n        with open('big%d' % i, 'wb') as f:\n            for _ in range(8):\n                f.write(b'0' * (1 << 20))\n                mib += 1\nexcept OSError as e:\n    print(e.strerror)\nprint(made, mib)\n";
+        let limits = PythonLimits {
+            workspace_entries: 200,
+            ..small_sandbox()
+        };
+        let out = run_with(script, &BTreeMap::new(), limits);
+        let last = out.stdout.lines().last().unwrap_or("");
+        let counts: Vec<u32> = last.split(' ').filter_map(|n| n.parse().ok()).collect();
+        assert_eq!(counts.len(), 2, "{out:?}");
+        assert!(counts[0] < 200 && counts[1] <= 16, "{out:?}");
+        assert!(out.limits_hit.contains(&LimitHit::Entries), "{out:?}");
+        // The host's read-back refuses what it cannot reach; it does not fail.
+        assert!(out.written.is_empty(), "{:?}", out.written.keys());
+    }
+
+    #[test]
+    fn empty_files_in_tmp_are_capped_in_number() {
+        require_python!();
+        if !require_capped_filesystems() {
+            return;
+        }
+        let script = "made = 0\ntry:\n    for i in range(5000):\n        open('/tmp/e%d' % i, 'w').close()\n        made += 1\nexcept OSError as e:\n    print(e.strerror)\nprint(made)\n";
+        let limits = PythonLimits {
+            tmp_entries: 1000,
+            ..small_sandbox()
+        };
+        let out = run_with(script, &BTreeMap::new(), limits);
+        assert_eq!(out.exit_code, Some(0), "{out:?}");
+        assert_eq!(out.stdout, "No space left on device\n1000\n", "{out:?}");
+        assert_eq!(out.limits_hit, [LimitHit::Tmp], "{out:?}");
+    }
+
+    #[test]
+    fn a_neighbour_sandbox_does_not_use_up_our_processes() {
+        require_python!();
+        // A holds 28 of its 32 processes for a while; B, started meanwhile,
+        // must still fork (as root, both once ran as `nobody` and shared
+        // one RLIMIT_NPROC count).
+        let holder = format!(
+            "{CTYPES_FORK}n = 0\nfor i in range(28):\n    if libc.fork() == 0:\n        time.sleep(6)\n        os._exit(0)\n    n += 1\nprint('held', n, flush=True)\ntime.sleep(6)\n"
+        );
+        let a = thread::spawn(move || run_with(&holder, &BTreeMap::new(), PythonLimits::default()));
+        thread::sleep(Duration::from_millis(1500));
+        let forker = format!(
+            "{CTYPES_FORK}ok = failed = 0\nfor i in range(10):\n    pid = libc.fork()\n    if pid == 0:\n        time.sleep(1)\n        os._exit(0)\n    if pid > 0:\n        ok += 1\n    else:\n        failed += 1\nprint(ok, failed)\n"
+        );
+        let b = run_script(&forker);
+        let a = a.join().expect("sandbox A");
+        assert_eq!(a.stdout, "held 28\n", "{a:?}");
+        assert!(a.limits_hit.is_empty(), "{a:?}");
+        assert_eq!(b.stdout, "10 0\n", "{b:?}");
+        assert_eq!(b.exit_code, Some(0), "{b:?}");
+    }
+
+    #[test]
+    fn only_unix_sockets_can_be_created() {
+        require_python!();
+        if missing(
+            containment().seccomp,
+            "a seccomp filter for this architecture",
+        ) {
+            return;
+        }
+        let script = "import errno, socket\nfor name in ['AF_VSOCK', 'AF_INET', 'AF_INET6', 'AF_NETLINK', 'AF_PACKET', 'AF_UNIX']:\n    kind = socket.SOCK_STREAM if name in ('AF_VSOCK', 'AF_UNIX') else socket.SOCK_DGRAM\n    try:\n        socket.socket(getattr(socket, name), kind).close()\n        print(name, 'created')\n    except OSError as e:\n        print(name, errno.errorcode[e.errno])\na, b = socket.socketpair()\nprint('pair', a.family.name)\n";
+        let out = run_script(script);
+        assert_eq!(out.exit_code, Some(0), "{out:?}");
+        assert_eq!(
+            out.stdout,
+            "AF_VSOCK EAFNOSUPPORT\nAF_INET EAFNOSUPPORT\nAF_INET6 EAFNOSUPPORT\nAF_NETLINK EAFNOSUPPORT\nAF_PACKET EAFNOSUPPORT\nAF_UNIX created\npair AF_UNIX\n"
+        );
+    }
+
+    #[test]
+    fn input_footprint_counts_blocks_and_folders() {
+        let input = files(&[("a/b/c.txt", "x"), ("a/d.txt", ""), ("e.bin", "")]);
+        // One block for c.txt, none for the empty files; a, a/b and 3 files.
+        assert_eq!(input_footprint(&input), (PAGE, 5));
+        let big = BTreeMap::from([("f".to_owned(), vec![0u8; PAGE as usize + 1])]);
+        assert_eq!(input_footprint(&big), (2 * PAGE, 1));
+    }
+
+    #[test]
+    fn sandboxes_at_once_get_distinct_uids() {
+        // Half the slots: tests running alongside may hold a few.
+        let held: Vec<SandboxUid> = (0..UID_SLOTS / 2).map(|_| SandboxUid::allocate()).collect();
+        let uids: BTreeSet<u32> = held.iter().map(|user| user.uid).collect();
+        assert_eq!(uids.len(), held.len());
+        assert!(
+            uids.iter()
+                .all(|&uid| (UID_BASE..0x7400_0000).contains(&uid))
+        );
+        // All from this process's block of uids.
+        let block = (held[0].uid - UID_BASE) / UID_SLOTS;
+        assert_eq!(block, std::process::id() & 0x3f_ffff);
+        assert!(
+            uids.iter()
+                .all(|&uid| (uid - UID_BASE) / UID_SLOTS == block)
         );
     }
 

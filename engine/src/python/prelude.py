@@ -72,70 +72,132 @@ def _child(cfg, libc):
         os._exit(125)
 
 
-def _census(page):
-    """Processes other than this one, their anonymous memory and CPU ticks
-    (including the children they reaped)."""
+def _resident(status):
+    """What the process holds in memory, from /proc/PID/status: private
+    anonymous memory plus the shared memory it has mapped (MAP_SHARED
+    anonymous mappings, mapped memfd and tmpfs files). Shared pages mapped by
+    several processes count once per process, which errs towards stopping
+    the script; smaps_rollup's PSS would split them fairly but costs ~0.5 ms
+    per process per read (measured), too slow for a 10 ms poll."""
+    total = 0
+    for line in status.splitlines():
+        if line.startswith((b"RssAnon:", b"RssShmem:")):
+            total += int(line.split()[1]) * 1024
+    return total
+
+
+def _memfds(pid, seen):
+    """Bytes of the memfd files the process holds open that are not yet in
+    `seen` (memory no mapping shows until it is mapped)."""
+    total = 0
+    folder = "/proc/%s/fd" % pid
+    try:
+        fds = os.listdir(folder)
+    except OSError:
+        return 0
+    for fd in fds:
+        try:
+            if not os.readlink("%s/%s" % (folder, fd)).startswith("/memfd:"):
+                continue
+            st = os.stat("%s/%s" % (folder, fd))
+        except OSError:
+            continue
+        key = (st.st_dev, st.st_ino)
+        if key not in seen:
+            seen.add(key)
+            total += max(st.st_size, st.st_blocks * 512)
+    return total
+
+
+def _census(with_fds):
+    """Processes other than this one, their memory and CPU ticks (including
+    the children they reaped). Memory counts shared memory and, with
+    `with_fds`, memfd files held open."""
     count = memory = cpu = 0
+    memfds = set()
     for name in os.listdir("/proc"):
         if not name.isdigit() or name == "1":
             continue
         try:
             with open("/proc/%s/stat" % name, "rb") as f:
                 stat = f.read()
-            with open("/proc/%s/statm" % name, "rb") as f:
-                statm = f.read().split()
+            with open("/proc/%s/status" % name, "rb") as f:
+                status = f.read()
         except OSError:
             continue
         count += 1
         fields = stat[stat.rindex(b")") + 2:].split()
         if len(fields) > 14:
             cpu += sum(int(x) for x in fields[11:15])
-        if len(statm) > 2:
-            # resident minus file-backed and shared: what the process took.
-            memory += max(0, int(statm[1]) - int(statm[2])) * page
+        memory += _resident(status)
+        if with_fds:
+            memory += _memfds(name, memfds)
     return count, memory, cpu
 
 
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
 def _tree(root):
-    """Total size of the regular files under root, and the entry count."""
-    size = entries = 0
-    pending = [root]
-    while pending:
-        folder = pending.pop()
+    """Bytes (allocated or apparent, whichever is larger, so fallocate and
+    sparse files both count) of the regular files under root, the entry
+    count and the largest file. Walks by directory fds, one per level, so no
+    depth (a path beyond PATH_MAX) hides anything; a tree too deep for our
+    fds counts as over any entry cap."""
+    import errno
+    import stat
+
+    size = entries = largest = 0
+    try:
+        top = os.open(root, _DIR_FLAGS)
+    except OSError:
+        return 0, 0, 0
+    stack = []
+
+    def enter(fd):
         try:
-            listing = list(os.scandir(folder))
+            stack.append((fd, os.listdir(fd)))
+        except OSError:
+            os.close(fd)
+
+    enter(top)
+    while stack:
+        fd, names = stack[-1]
+        if not names:
+            os.close(fd)
+            stack.pop()
+            continue
+        name = names.pop()
+        try:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
         except OSError:
             continue
-        for entry in listing:
-            entries += 1
+        entries += 1
+        if stat.S_ISDIR(st.st_mode):
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(entry.path)
-                elif entry.is_file(follow_symlinks=False):
-                    size += entry.stat(follow_symlinks=False).st_size
-            except OSError:
-                continue
-    return size, entries
+                enter(os.open(name, _DIR_FLAGS, dir_fd=fd))
+            except OSError as e:
+                if e.errno in (errno.EMFILE, errno.ENFILE):
+                    entries = float("inf")
+        elif stat.S_ISREG(st.st_mode):
+            used = max(st.st_size, st.st_blocks * 512)
+            size += used
+            largest = max(largest, st.st_size)
+    for fd, _ in stack:
+        os.close(fd)
+    return size, entries, largest
 
 
-def _largest(root):
-    largest = 0
-    pending = [root]
-    while pending:
-        folder = pending.pop()
-        try:
-            listing = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in listing:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(entry.path)
-                elif entry.is_file(follow_symlinks=False):
-                    largest = max(largest, entry.stat(follow_symlinks=False).st_size)
-            except OSError:
-                continue
-    return largest
+def _filled(path, cap):
+    """Whether the filesystem at path is full: out of inodes, out of space,
+    or holding `cap` bytes (when it is a tmpfs sized a little over it)."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return False, False
+    used = (st.f_blocks - st.f_bfree) * st.f_frsize
+    space = st.f_bavail == 0 or (cap is not None and used >= cap)
+    return space, st.f_files > 0 and st.f_favail == 0
 
 
 def _kill_all():
@@ -168,7 +230,6 @@ def _supervise(config):
     if pid == 0:
         _child(cfg, libc)
         return
-    page = os.sysconf("SC_PAGE_SIZE")
     ticks = os.sysconf("SC_CLK_TCK")
     hits = []
     status = None
@@ -190,7 +251,7 @@ def _supervise(config):
                 _kill_all()
                 time.sleep(0.005)
             continue
-        count, memory, cpu = _census(page)
+        count, memory, cpu = _census(tick % 5 == 0)
         times = os.times()
         cpu_secs = cpu / ticks + times.children_user + times.children_system
         if count >= cfg["processes"] - 1:
@@ -200,7 +261,7 @@ def _supervise(config):
         if cpu_secs > cfg["cpu_secs"]:
             hits.append("cpu")
         if tick % 5 == 0:
-            size, entries = _tree("/workspace")
+            size, entries, _ = _tree("/workspace")
             if size > cfg["workspace_bytes"]:
                 hits.append("workspace")
             if entries > cfg["workspace_entries"]:
@@ -219,13 +280,16 @@ def _supervise(config):
             break
         except InterruptedError:
             continue
-    try:
-        tmp = os.statvfs("/tmp")
-        if tmp.f_bavail == 0 or tmp.f_favail == 0:
-            hits.append("tmp")
-    except OSError:
-        pass
-    if max(_largest("/workspace"), _largest("/tmp")) >= cfg["file_bytes"]:
+    if any(_filled("/tmp", None)):
+        hits.append("tmp")
+    if cfg["workspace_fs"]:
+        # A capped tmpfs: full is the cap, whatever the polls saw.
+        no_space, no_inodes = _filled("/workspace", cfg["workspace_bytes"])
+        if no_space:
+            hits.append("workspace")
+        if no_inodes:
+            hits.append("entries")
+    if max(_tree("/workspace")[2], _tree("/tmp")[2]) >= cfg["file_bytes"]:
         hits.append("file_size")
     if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
         hits.append("cpu")

@@ -5,7 +5,7 @@ use rand::RngExt;
 use serde_json::{Value, json};
 
 use super::{CallContext, ErrorKind, ToolError, ToolOutcome, display_name, resolve_person};
-use crate::npc::{ActiveClue, BE_SPECIFIC, Line, Named, NpcQuery, concepts};
+use crate::npc::{ASK_WHAT, ActiveClue, BE_SPECIFIC, Line, Named, NpcQuery, Unspecific, concepts};
 use crate::protocol::EndReason;
 use crate::queue::EventClass;
 use crate::time::SimDuration;
@@ -79,17 +79,37 @@ fn post(world: &mut World, thread: Entity, text: &str) {
 /// Whether the message just posted in `thread` is a specific question; if not,
 /// what colleagues say instead.
 fn verdict(world: &mut World, thread: Entity) -> Option<String> {
-    let text = world
-        .get::<Thread>(thread)
-        .and_then(|t| t.messages.last())
-        .map(|m| m.text.clone())
-        .unwrap_or_default();
-    world
+    let t = world.get::<Thread>(thread)?;
+    let text = t.messages.last().map_or("", |m| m.text.as_str());
+    // The sender's previous message here: a sentence relayed in two pieces.
+    let me = t.messages.last().map(|m| m.from.as_str());
+    let earlier = t
+        .messages
+        .iter()
+        .rev()
+        .skip(1)
+        .find(|m| Some(m.from.as_str()) == me)
+        .map(|m| m.text.as_str());
+    let addressee = addressee(world, t);
+    match world
         .resource::<Specificity>()
         .0
-        .judge(&text)
-        .err()
-        .map(|_| BE_SPECIFIC.to_owned())
+        .judge_message(text, addressee, earlier)
+    {
+        Ok(()) => None,
+        Err(Unspecific::Vague) => Some(ASK_WHAT.to_owned()),
+        Err(_) => Some(BE_SPECIFIC.to_owned()),
+    }
+}
+
+/// The one colleague a direct thread is with (`None` for a group).
+fn addressee<'w>(world: &'w World, t: &Thread) -> Option<&'w str> {
+    if t.group {
+        return None;
+    }
+    let key = t.members.get(1)?;
+    let e = world.resource::<Index>().keys.get(key).copied()?;
+    world.get::<Npc>(e).map(|n| n.name.as_str())
 }
 
 /// What `npc` says to the message just posted in `thread`: the engine decides from
@@ -113,11 +133,18 @@ fn ask(
         .get::<Thread>(thread)
         .map_or(&[], |t| t.messages.as_slice());
     let text = messages.last().map_or("", |m| m.text.as_str());
-    let words = concepts(text);
+    let scope = &world.resource::<Specificity>().0;
+    // In a direct message the colleague's own name is the greeting.
+    let words = match world
+        .get::<Thread>(thread)
+        .and_then(|t| addressee(world, t))
+    {
+        Some(a) => scope.addressed(concepts(text), a),
+        None => concepts(text),
+    };
     let mut clarify = clarify;
     let mut clues: Vec<ActiveClue> = Vec::new();
     if clarify.is_none() {
-        let scope = &world.resource::<Specificity>().0;
         let history = world.resource::<History>();
         for c in n.clues.iter().filter(|c| {
             c.task.as_ref().is_none_or(|t| history.released.contains(t))

@@ -18,7 +18,9 @@ use serde_json::{Value, json};
 /// Whether `run_python` can run here (python3 is found, the bubblewrap sandbox
 /// works) and how its limits are enforced on this host; the sandbox itself is
 /// internal.
-pub use crate::python::{Containment, containment, python_available, sandbox_available};
+pub use crate::python::{
+    CgroupVersion, Containment, Enforcement, containment, python_available, sandbox_available,
+};
 pub use compute::{LivePython, PythonBackend, RecordedPython, outcome_from_record};
 pub use tbsim_core::protocol::args::ToolArgs;
 pub use tbsim_core::protocol::catalogue::{TOOL_NAMES, ToolSpec, catalogue, check_args};

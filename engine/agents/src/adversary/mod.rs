@@ -17,7 +17,8 @@
 mod answers;
 mod calendar;
 mod explore;
-pub mod scrape;
+pub mod extract;
+pub use crate::scrape;
 mod social;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -83,6 +84,14 @@ pub const ADVERSARIES: &[(&str, &str)] = &[
         "ask-for-answer",
         "asks the assigner and the manager for the exact content of each output file",
     ),
+    (
+        "extract",
+        "reads everything and joins every meeting, then writes each output by the scan's best rule for its shape (see adversary::extract)",
+    ),
+    (
+        "relay",
+        "forwards each objective to colleagues one sentence at a time; answers with the median date, the first names and the first number of the replies",
+    ),
     ("combined", "all of the above at once"),
 ];
 
@@ -122,6 +131,12 @@ fn tactics(name: &str) -> Vec<Box<dyn Tactic>> {
         "enumerate-candidates" => vec![Box::new(answers::EnumerateCandidates::default())],
         "copy-drive" => vec![Box::new(answers::CopyDrive::default())],
         "echo-objective" => vec![Box::new(answers::EchoObjective)],
+        "extract" => vec![
+            Box::new(extract::Extract::rules()),
+            Box::new(explore::ReadEverything::default()),
+            Box::new(explore::JoinAllMeetings),
+        ],
+        "relay" => vec![Box::new(extract::Extract::relay())],
         // Booking requests are handed out in meetings, so it attends them too.
         "book-by-conflicts" => vec![
             Box::new(calendar::BookByConflicts::default()),
@@ -555,10 +570,11 @@ mod tests {
             assert_eq!(a.name(), format!("adversary:{n}"));
         }
         assert!(by_name("nope").is_none());
-        // book-by-conflicts brings its own meeting joiner.
+        // book-by-conflicts brings its own meeting joiner; extract brings a reader
+        // and a joiner.
         assert_eq!(
             by_name("combined").unwrap().tactics.len(),
-            ADVERSARIES.len()
+            ADVERSARIES.len() + 2
         );
     }
 }

@@ -16,6 +16,8 @@ use crate::util::{root, scenario};
 /// milliseconds, so these keep the smoke run to seconds.
 const SCENARIO_MUTATIONS: usize = 500;
 const TOOL_MUTATIONS: usize = 120;
+/// Each re-drives a short run and forks it, a few milliseconds in a debug build.
+const RUN_DIR_MUTATIONS: usize = 150;
 
 /// Fragments that mean something to RON, JSON, paths, times or the tools.
 const TOKENS: &[&[u8]] = &[
@@ -210,4 +212,51 @@ fn tool_call_target_survives_seeds_regressions_and_mutations() {
         check(&format!("tool-call mutation {i}"), &m, run);
     }
     eprintln!("tool-call smoke: {:?}", t0.elapsed());
+}
+
+/// An oracle run of meeting-only as the run-directory target reads it: its files
+/// joined by the separator.
+fn run_dir_seed(dir: &Path) -> Vec<u8> {
+    let mut seed = std::fs::read(dir.join("trajectory.jsonl")).unwrap();
+    for f in ["result.json", "run.json"] {
+        seed.push(tbsim_engine::fuzz::RUN_DIR_SEPARATOR);
+        seed.extend(std::fs::read(dir.join(f)).unwrap());
+    }
+    seed
+}
+
+#[test]
+fn run_dir_target_survives_seeds_and_mutations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    crate::util::run_agent(
+        "oracle",
+        &run,
+        &[&root().join("content/scenarios/meeting-only.ron")],
+    );
+    let seed = run_dir_seed(&run);
+    if let Some(dir) = std::env::var_os("TBSIM_FUZZ_SEEDS") {
+        let d = Path::new(&dir).join("run_dir");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("seed-000"), &seed).unwrap();
+    }
+    let t0 = std::time::Instant::now();
+    check("the run_dir seed", &seed, tbsim_engine::fuzz::run_dir_bytes);
+    for r in regressions("run_dir") {
+        check(
+            "a run_dir regression",
+            &r,
+            tbsim_engine::fuzz::run_dir_bytes,
+        );
+    }
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x7261_6e64);
+    for i in 0..RUN_DIR_MUTATIONS {
+        let m = mutate(&mut rng, &seed, &seed);
+        check(
+            &format!("run_dir mutation {i}"),
+            &m,
+            tbsim_engine::fuzz::run_dir_bytes,
+        );
+    }
+    eprintln!("run_dir smoke: {:?}", t0.elapsed());
 }

@@ -298,7 +298,11 @@ fn retry_exhaustion_ends_as_an_infra_failure_that_can_be_resumed() {
     // Once the API is back, the run continues where it stopped.
     s.configure(|c| c.faults.clear());
     let before = s.stats().agent_requests;
-    ok(&tbsim(&["run", "--resume", o], tmp.path()));
+    // The model configuration is the user's, never the one run.json names.
+    ok(&tbsim(
+        &["run", "--resume", o, "--api-config", c],
+        tmp.path(),
+    ));
     let r = result(&out);
     assert_eq!(r["checkpoint_score"], 1.0, "{r}");
     assert_eq!(r["end_reason"], "finished");
@@ -354,7 +358,11 @@ fn a_killed_run_resumes_to_the_same_result_without_repeating_calls() {
     assert!(!cut.join("result.json").exists(), "killed before the end");
     s.configure(|c| c.delay_ms = 0);
     let before = s.stats().agent_requests;
-    ok(&tbsim(&["run", "--resume", o], tmp.path()));
+    // The model configuration is the user's, never the one run.json names.
+    ok(&tbsim(
+        &["run", "--resume", o, "--api-config", c],
+        tmp.path(),
+    ));
     let asked = s.stats().agent_requests - before;
     assert!(
         asked <= total_turns - decided as u64 + 1,
@@ -1050,6 +1058,8 @@ fn resume_fresh(tmp: &Path, dir: &Path, name: &str, script: &[Vec<ScriptCall>]) 
             dir.to_str().unwrap(),
             "--api-config",
             cfg.to_str().unwrap(),
+            // A fresh server listens on another port than the one the run recorded.
+            "--accept-endpoint",
         ],
         tmp,
     ));

@@ -45,6 +45,7 @@ mod hostile_scenarios;
 
 // The crates import only the layers below them; no module cycles.
 mod house;
+mod security;
 // `tbsim mcp` and `/mcp`: a real MCP client replays the oracle; refused calls; resources; raw JSON-RPC.
 mod mcp;
 // `tbsim serve`: sessions over HTTP reproduce `tbsim run`; hostile requests; the Python client.
@@ -53,9 +54,12 @@ mod serve;
 mod solver;
 // Colleagues answer specific questions, in other words too, and never keyword soup.
 mod npc_questions;
+// A held-out probe of colleagues over the TraineeBench scenarios (issue 25).
+mod npc_probe;
 // The model-backed agent and colleagues over HTTP against tools/fake-llm.
 mod llm;
 // The bundled benchmark suites and freshly drawn ones.
 mod suites;
 // Adversarial and malformed tool calls are refused, counted, and never panic.
 mod tools;
+mod validity_scan;

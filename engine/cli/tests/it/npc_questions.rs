@@ -65,7 +65,7 @@ fn glob(pattern: &str, key: &str) -> bool {
 }
 
 /// Every clue of a scenario with its holder's key and name.
-fn clues(s: &Scenario) -> Vec<(&str, &str, &Clue)> {
+pub(crate) fn clues(s: &Scenario) -> Vec<(&str, &str, &Clue)> {
     s.company
         .people
         .iter()
@@ -77,25 +77,25 @@ fn clues(s: &Scenario) -> Vec<(&str, &str, &Clue)> {
         .collect()
 }
 
-fn first(name: &str) -> &str {
+pub(crate) fn first(name: &str) -> &str {
     name.split_whitespace().next().unwrap_or(name)
 }
 
-fn after<'a>(s: &'a str, start: &str) -> Option<&'a str> {
+pub(crate) fn after<'a>(s: &'a str, start: &str) -> Option<&'a str> {
     s.find(start).map(|i| &s[i + start.len()..])
 }
 
-fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
+pub(crate) fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
     let rest = after(s, start)?;
     rest.find(end).map(|i| &rest[..i])
 }
 
-fn slug(name: &str) -> String {
+pub(crate) fn slug(name: &str) -> String {
     name.to_lowercase().replace(' ', "-")
 }
 
 /// What the agent can see, as placeholder values for a question to `clue`'s holder.
-fn vars(s: &Scenario, holder: &str, clue: &Clue) -> BTreeMap<&'static str, String> {
+pub(crate) fn vars(s: &Scenario, holder: &str, clue: &Clue) -> BTreeMap<&'static str, String> {
     let mut v = BTreeMap::new();
     v.insert("first", first(holder).to_owned());
     let obj: String = s
@@ -199,7 +199,7 @@ fn vars(s: &Scenario, holder: &str, clue: &Clue) -> BTreeMap<&'static str, Strin
     v
 }
 
-fn fill(q: &str, v: &BTreeMap<&'static str, String>) -> String {
+pub(crate) fn fill(q: &str, v: &BTreeMap<&'static str, String>) -> String {
     let mut out = q.to_owned();
     for (k, val) in v {
         out = out.replace(&format!("{{{k}}}"), val);
@@ -211,7 +211,7 @@ fn fill(q: &str, v: &BTreeMap<&'static str, String>) -> String {
     out
 }
 
-fn call(sim: &mut Sim, name: &str, args: serde_json::Value) -> serde_json::Value {
+pub(crate) fn call(sim: &mut Sim, name: &str, args: serde_json::Value) -> serde_json::Value {
     let obs = sim.step(&Decision {
         calls: vec![ToolCall {
             id: "c".into(),
@@ -229,7 +229,7 @@ fn call(sim: &mut Sim, name: &str, args: serde_json::Value) -> serde_json::Value
     serde_json::to_value(r).unwrap()
 }
 
-fn history(sim: &Sim) -> &History {
+pub(crate) fn history(sim: &Sim) -> &History {
     sim.world().resource::<History>()
 }
 
@@ -253,7 +253,7 @@ fn sim_at_release(loaded: &LoadedScenario, task: Option<&str>) -> Sim {
 }
 
 /// Discloses what `clue` waits for, the way the oracle's plan asks for it.
-fn prerequisites(sim: &mut Sim, s: &Scenario, clue: &Clue) {
+pub(crate) fn prerequisites(sim: &mut Sim, s: &Scenario, clue: &Clue) {
     for cond in &clue.after {
         let Condition::Disclosed(k) = cond else {
             continue;
@@ -281,7 +281,7 @@ fn prerequisites(sim: &mut Sim, s: &Scenario, clue: &Clue) {
 }
 
 /// Sends `text` to `to` and returns the reply, once it has arrived.
-fn ask(sim: &mut Sim, to: &str, text: &str) -> String {
+pub(crate) fn ask(sim: &mut Sim, to: &str, text: &str) -> String {
     call(sim, "send_message", json!({"to": to, "text": text}));
     call(sim, "wait", json!({"minutes": 30}));
     let r = call(sim, "read_messages", json!({"with": to}));

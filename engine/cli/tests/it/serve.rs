@@ -73,8 +73,9 @@ impl Server {
     ) -> (u16, Value) {
         let body = body.unwrap_or("");
         let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+        // Console actions want the page's header (see `tbsim_serve::http::CONSOLE_HEADER`).
         let req = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n{auth}X-Tbsim-Console: 1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
             self.addr,
             body.len()
         );
@@ -471,5 +472,237 @@ fn the_python_client_passes_its_tests_against_the_server() {
         "pytest failed:\n{}\n{}",
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A step writing a few kilobytes of trajectory (the arguments are recorded).
+fn big_step() -> Value {
+    let content = "x".repeat(4000);
+    json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "scratch.txt", "content": content}}]})
+}
+
+/// A full disk, without a full disk: the server runs under a file-size limit
+/// (`ulimit -f`), so a trajectory write past it fails (EFBIG) as one on a full disk
+/// does (ENOSPC). Before the fix the session answered 200 to every later step while
+/// its trajectory stopped mid-line (and SIGXFSZ would have killed the server).
+#[test]
+#[cfg(unix)]
+fn a_failed_trajectory_write_ends_the_session_with_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("serve");
+    // 128 blocks (64 KiB in dash's 512-byte blocks, 128 KiB in bash's): room for
+    // the scenario copy (27 KiB), not for many 4 KiB steps.
+    let mut cmd = std::process::Command::new("sh");
+    cmd.args(["-c", "ulimit -f 128 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_tbsim"))
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .current_dir(root());
+    let (child, line) = crate::util::spawn_listening(cmd);
+    let mut server = Server {
+        child,
+        addr: line
+            .parse()
+            .unwrap_or_else(|_| panic!("no address in {line:?}")),
+        token: None,
+    };
+    let (status, created) = server.post(
+        "/v1/sessions",
+        &json!({"scenario": "meeting-only", "max_steps": 100000}),
+    );
+    assert_eq!(status, 201, "{created}");
+    let id = created["session"].as_str().unwrap().to_owned();
+    let path = format!("/v1/sessions/{id}/step");
+    let mut ok = 0;
+    let (status, failed) = loop {
+        let (status, v) = server.post(&path, &big_step());
+        if status != 200 {
+            break (status, v);
+        }
+        ok += 1;
+        assert!(ok < 200, "the limit was never hit");
+    };
+    assert!(ok >= 1, "some steps fit");
+    assert_eq!(status, 507, "{failed}");
+    assert_eq!(error_code(&failed), "trajectory_write_failed");
+    let message = failed["error"]["message"].as_str().unwrap();
+    assert!(message.contains("trajectory write failed"), "{message}");
+    // Every later step is refused, saying why.
+    for _ in 0..2 {
+        let (status, v) = server.post(&path, &big_step());
+        assert_eq!(status, 410, "{v}");
+        assert_eq!(error_code(&v), "run_ended");
+        let m = v["error"]["message"].as_str().unwrap();
+        assert!(m.starts_with("run ended: trajectory write failed"), "{m}");
+    }
+    let (status, state) = server.request("GET", &format!("/v1/sessions/{id}"), None);
+    assert_eq!(status, 200);
+    assert_eq!(state["finished"], true);
+    assert!(state["failure"].is_string(), "{state}");
+    let (status, runs) = server.request("GET", "/v1/console/runs", None);
+    assert_eq!(status, 200);
+    let run = runs["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("{runs}"))
+        .clone();
+    assert_eq!(run["state"], "failed", "{run}");
+    assert!(run["failure"].is_string(), "{run}");
+    // The server lives on (SIGXFSZ is caught): other sessions still open.
+    assert!(
+        server.child.try_wait().unwrap().is_none(),
+        "the server died"
+    );
+    let (status, _) = server.post("/v1/sessions", &json!({"scenario": "meeting-only"}));
+    assert_eq!(status, 201);
+}
+
+/// A client reattaches to its session's run after the server died, and after its
+/// session expired; the run finishes and replays. Hostile run names are refused.
+#[test]
+fn clients_reattach_to_interrupted_session_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("serve");
+    let read = json!({"tool_calls": [{"name": "read_messages"}]});
+    let id = {
+        let server = Server::start(&out, &[]);
+        let (status, created) = server.post(
+            "/v1/sessions",
+            &json!({"scenario": "meeting-only", "agent": "re"}),
+        );
+        assert_eq!(status, 201);
+        let id = created["session"].as_str().unwrap().to_owned();
+        for _ in 0..3 {
+            let (status, v) = server.post(&format!("/v1/sessions/{id}/step"), &read);
+            assert_eq!(status, 200, "{v}");
+        }
+        id
+        // Dropped: the server is killed (SIGKILL) mid-run.
+    };
+    assert!(!out.join(&id).join("result.json").exists());
+    let server = Server::start(&out, &["--idle-timeout", "1"]);
+    let (status, v) = server.post("/v1/sessions", &json!({"resume": id}));
+    assert_eq!(status, 201, "{v}");
+    assert_eq!(v["session"], id.as_str());
+    assert_eq!(v["restored_steps"], 3);
+    assert_eq!(v["info"]["step"], 3);
+    assert!(v["observation"].is_object());
+    // One client at a time.
+    let (status, v) = server.post("/v1/sessions", &json!({"resume": id}));
+    assert_eq!(status, 409, "{v}");
+    assert_eq!(error_code(&v), "run_in_use");
+    let step = format!("/v1/sessions/{id}/step");
+    let (status, v) = server.post(&step, &read);
+    assert_eq!(status, 200, "{v}");
+    // Left alone, the session expires (abandoned): reattach once more.
+    let result = out.join(&id).join("result.json");
+    let started = Instant::now();
+    while !result.is_file() || server.request("GET", &format!("/v1/sessions/{id}"), None).0 != 404 {
+        assert!(started.elapsed() < Duration::from_secs(60), "never expired");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (status, v) = server.post("/v1/sessions", &json!({"resume": id}));
+    assert_eq!(status, 201, "{v}");
+    assert_eq!(v["restored_steps"], 4);
+    assert!(
+        !result.exists(),
+        "the abandoned result is gone while the run goes on"
+    );
+    let (status, v) = server.post(&step, &json!({"tool_calls": [{"name": "finish"}]}));
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["terminated"], true);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    assert_eq!(r["end_reason"], "finished");
+    assert_eq!(r["steps"], 5);
+    let o = tbsim(&["replay", out.join(&id).to_str().unwrap()], &root());
+    assert!(o.status.success(), "{}", text(&o).1);
+    // Finished: nothing to go on with.
+    let (status, v) = server.post("/v1/sessions", &json!({"resume": id}));
+    assert_eq!(status, 409, "{v}");
+    assert_eq!(error_code(&v), "run_finished");
+
+    // Hostile names and directories.
+    for bad in [
+        "../x", "/etc", "", ".", "..", ".hidden", "a/b", "x\\y", "r\u{0}n",
+    ] {
+        let (status, v) = server.post("/v1/sessions", &json!({"resume": bad}));
+        assert_eq!(
+            (status, error_code(&v)),
+            (400, "bad_run_name"),
+            "{bad:?}: {v}"
+        );
+    }
+    let long = "a".repeat(129);
+    let (status, _) = server.post("/v1/sessions", &json!({"resume": long}));
+    assert_eq!(status, 400);
+    let (status, v) = server.post("/v1/sessions", &json!({"resume": "nope"}));
+    assert_eq!((status, error_code(&v)), (404, "unknown_run"), "{v}");
+    let (status, v) = server.post("/v1/sessions", &json!({"resume": id, "seed": 3}));
+    assert_eq!((status, error_code(&v)), (400, "invalid_request"), "{v}");
+    #[cfg(unix)]
+    {
+        // A symlink to a run directory (it could point anywhere), a FIFO in its
+        // place, and a run directory whose trajectory is a FIFO (a reader would
+        // hang): refused at once.
+        std::os::unix::fs::symlink(out.join(&id), out.join("link")).unwrap();
+        let fifo = |p: &Path| {
+            let s = std::process::Command::new("mkfifo")
+                .arg(p)
+                .status()
+                .unwrap();
+            assert!(s.success());
+        };
+        fifo(&out.join("pipe"));
+        let copy = out.join("copy");
+        std::fs::create_dir(&copy).unwrap();
+        for f in ["run.json", "scenario.ron"] {
+            std::fs::copy(out.join(&id).join(f), copy.join(f)).unwrap();
+        }
+        fifo(&copy.join("trajectory.jsonl"));
+        let linked = out.join("linked");
+        std::fs::create_dir(&linked).unwrap();
+        for f in ["run.json", "scenario.ron", "trajectory.jsonl"] {
+            std::os::unix::fs::symlink(out.join(&id).join(f), linked.join(f)).unwrap();
+        }
+        for name in ["link", "pipe", "copy", "linked"] {
+            let (status, v) = server.post("/v1/sessions", &json!({"resume": name}));
+            assert_eq!(
+                (status, error_code(&v)),
+                (422, "unresumable"),
+                "{name}: {v}"
+            );
+        }
+    }
+    // A run no session client drove (cut off before its end) is resumed with
+    // `tbsim run --resume`, not here.
+    let oracle = out.join("oracle-run");
+    run_agent(
+        "oracle",
+        &oracle,
+        &[&root().join("content/scenarios/meeting-only.ron")],
+    );
+    std::fs::remove_file(oracle.join("result.json")).unwrap();
+    let traj = oracle.join("trajectory.jsonl");
+    let kept: String = std::fs::read_to_string(&traj)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with(r#"{"type":"end""#))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&traj, kept).unwrap();
+    let (status, v) = server.post("/v1/sessions", &json!({"resume": "oracle-run"}));
+    assert_eq!((status, error_code(&v)), (422, "unresumable"), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tbsim run --resume")
     );
 }

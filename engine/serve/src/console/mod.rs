@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 
+use tbsim_core::segment::{Segment, confined_join};
 use tbsim_engine::agent::Agent;
 use tbsim_engine::live::{Control, LiveState, LiveStatus};
 use tbsim_engine::result::RunResult;
@@ -145,7 +146,9 @@ pub struct RunSummary {
     /// Hint level.
     pub hints: u8,
     /// `queued`, `running`, `paused`, `waiting_for_model`, `waiting_for_agent`,
-    /// `finished`.
+    /// `finished`, `interrupted`: a session's run the server no longer holds and
+    /// that was never finished (its server stopped or died mid-run), or `failed`: a
+    /// live session whose run directory could not be written (see `failure`).
     pub state: &'static str,
     /// The simulated clock as shown to agents.
     pub time: String,
@@ -169,6 +172,9 @@ pub struct RunSummary {
     pub pausable: bool,
     /// The run it was forked from (its directory's name) and the step.
     pub fork: Option<ForkSummary>,
+    /// Why a `failed` run failed (its trajectory could not be written).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// Where a fork comes from.
@@ -333,7 +339,7 @@ impl Console {
         {
             return Some(Arc::clone(f));
         }
-        let dir = self.registry.config().out.join(id);
+        let dir = confined_join(&self.registry.config().out, &Segment::sanitize(id));
         let run = Arc::new(FixedRun::recorded(id.to_owned(), dir).ok()?);
         self.past
             .lock()
@@ -397,7 +403,7 @@ impl Console {
         {
             return Ok(*e);
         }
-        let loaded = tbsim_scenario::load_file(&dir.join("scenario.ron"))
+        let loaded = tbsim_engine::run_dir::load_scenario(&dir.join("scenario.ron"))
             .map_err(|e| ConsoleError::Unreadable(dir.display().to_string(), e.to_string()))?;
         let epoch = tbsim_engine::inspect::epoch_of(&loaded);
         self.epochs
@@ -490,6 +496,7 @@ impl Console {
             controllable: false,
             pausable: false,
             fork,
+            failure: None,
         };
         let mut detail = match found.control() {
             Some(c) => live_detail(base, &c.status(), written, !builtin, &dir),
@@ -504,6 +511,24 @@ impl Console {
             None => self.recorded_detail(base, &dir),
         };
         detail.dir_name = dir_name;
+        if let Found::Session(_, e) = found
+            && let Some(why) = e.info.failure()
+        {
+            detail.summary.state = "failed";
+            detail.summary.controllable = false;
+            detail.summary.pausable = false;
+            detail.summary.playable = false;
+            detail.summary.failure = Some(why);
+        }
+        // A past session's run without its result: no server drives it any more (the
+        // one that did stopped or died), so it is not running.
+        if let Found::Fixed(f) = found
+            && f.kind == RunKind::Recorded
+            && is_session_id(&f.id)
+            && detail.summary.state == "running"
+        {
+            detail.summary.state = "interrupted";
+        }
         detail
     }
 
@@ -629,7 +654,7 @@ fn compute_recorded(mut base: RunSummary, dir: &Path, len: u64) -> Cached {
 }
 
 fn read_result(dir: &Path) -> Option<RunResult> {
-    let text = std::fs::read_to_string(dir.join("result.json")).ok()?;
+    let text = tbsim_engine::run_dir::read_result(&dir.join("result.json")).ok()?;
     serde_json::from_str(&text).ok()
 }
 
@@ -637,9 +662,13 @@ fn read_result(dir: &Path) -> Option<RunResult> {
 pub fn read_header(dir: &Path) -> Result<tbsim_engine::trajectory::Header, ConsoleError> {
     let path = dir.join("trajectory.jsonl");
     let unreadable = |m: String| ConsoleError::Unreadable(dir.display().to_string(), m);
-    let file = std::fs::File::open(&path).map_err(|e| unreadable(e.to_string()))?;
+    // A run directory is untrusted: no FIFO, device or link, and a bounded line.
+    let file =
+        tbsim_scenario::untrusted::open_regular(&path, tbsim_scenario::untrusted::Links::Refuse)
+            .map_err(|e| unreadable(e.into_io().to_string()))?;
     let mut first = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut first)
+    let capped = std::io::Read::take(file, tbsim_engine::run_dir::MAX_LINE_BYTES as u64);
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(capped), &mut first)
         .map_err(|e| unreadable(e.to_string()))?;
     match serde_json::from_str::<Line>(&first) {
         Ok(Line::Header(h)) => Ok(h),

@@ -55,6 +55,7 @@ use serde_json::{Value, json};
 use tbsim_core::protocol::{
     Decision, FeedbackPolicy, Notification, Observation, ToolCall, catalogue,
 };
+use tbsim_core::segment::{Segment, confined_join};
 use tbsim_engine::result::RunResult;
 use tbsim_scenario::LoadedScenario;
 
@@ -62,9 +63,11 @@ use crate::registry::{OpenRequest, Registry, RegistryError};
 use crate::session::{Session, SessionError, SessionSpec, Turn};
 
 mod http;
+mod lines;
 pub mod view;
 
 pub use http::{StartQuery, http_service};
+pub use lines::MAX_LINE as MAX_STDIO_LINE;
 use view::View;
 
 /// The `_meta` key naming the call id a `tools/call` is recorded under.
@@ -232,8 +235,11 @@ impl McpServer {
         match &self.start {
             Start::Own(spec) => {
                 let dir = spec.out.clone().unwrap_or_else(|| {
-                    PathBuf::from("runs")
-                        .join(format!("{}-mcp-{client}", spec.scenario.scenario.name))
+                    let name = &spec.scenario.scenario.name;
+                    confined_join(
+                        std::path::Path::new("runs"),
+                        &Segment::compose(&[name, "mcp", client]),
+                    )
                 });
                 let (session, turn) = Session::start(SessionSpec {
                     scenario: spec.scenario.clone(),
@@ -519,6 +525,11 @@ impl ServerHandler for McpServer {
             Err(StepError::Session(e @ SessionError::Over(_))) => {
                 return Ok(tool_error("run_over", e.to_string()).into());
             }
+            Err(StepError::Session(
+                e @ (SessionError::WriteFailed(_) | SessionError::Failed(_)),
+            )) => {
+                return Ok(tool_error("trajectory_write_failed", e.to_string()).into());
+            }
             Err(e) => return Ok(tool_error("unavailable", e.to_string()).into()),
         };
         live.calls += 1;
@@ -629,12 +640,36 @@ pub async fn serve_stdio(
     spec: StdioSpec,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<Option<RunResult>, McpStdioError> {
+    serve_io(
+        spec,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        MAX_STDIO_LINE,
+        shutdown,
+    )
+    .await
+}
+
+/// [`serve_stdio`] over any byte streams, lines capped at `max_line` bytes: every
+/// line gets an answer, a JSON-RPC error for one too long, not JSON (`-32700`) or
+/// not a client's JSON-RPC message (`-32600`) (see `lines`).
+pub async fn serve_io<R, W>(
+    spec: StdioSpec,
+    input: R,
+    output: W,
+    max_line: usize,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<Option<RunResult>, McpStdioError>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     use rmcp::ServiceExt as _;
     let server = McpServer::own(spec);
     let closer = server.closer();
     let served = async {
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(lines::guarded(input, output, max_line))
             .await
             .map_err(|e| McpStdioError::Transport(e.to_string()))?;
         let _ = running.waiting().await;

@@ -1,0 +1,352 @@
+//! Adversaries built from the scan's extractors (issue 25): `extract` plays the
+//! rule the scan ranks best for each answer shape, `relay` forwards the objective
+//! one sentence at a time and answers from the replies.
+//!
+//! Neither reads an expected answer: the rule for each shape is fixed in [`RULES`],
+//! chosen from the scan's per-checkpoint table over the bundled suites (the rule
+//! that tops the most rows of that answer shape: `tbsim validity scan
+//! content/suites/traineebench-plus.ron` prints that ranking under its table, and
+//! `--json` gives it as `rules_by_shape`; `runs/validity/scan.md` records it). Shapes
+//! come from what the objective spells out (`{"key": <number>}`) or a document's
+//! JSON example.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use super::scrape::{self, Shape};
+use super::{Event, Knowledge, Out, Tactic, TaskSeen, Urgency};
+use crate::scan::extract::{json_examples, numbers};
+
+/// The rule per answer shape (see the module docs).
+pub const RULES: &[(&str, &str)] = &[
+    (
+        "number",
+        "the only number of a meeting's notes, else the first number of every meeting, else the largest number of the document that shows a JSON example",
+    ),
+    ("list", "the empty list"),
+    (
+        "skeleton",
+        "a document's JSON example whose keys are the objective's, holes filled by the rules above",
+    ),
+    ("date", "the median date of every reply"),
+];
+
+fn meeting_notes(k: &Knowledge) -> Vec<&str> {
+    k.heard
+        .iter()
+        .filter(|(w, _)| w == "meeting")
+        .map(|(_, t)| t.as_str())
+        .collect()
+}
+
+/// The number rule of [`RULES`].
+fn number_rule(k: &Knowledge, keys: &[&str]) -> Option<f64> {
+    for notes in meeting_notes(k) {
+        let n = numbers(notes);
+        if !n.is_empty() && n.iter().all(|x| *x == n[0]) {
+            return Some(n[0]);
+        }
+    }
+    let all: Vec<f64> = meeting_notes(k).iter().flat_map(|t| numbers(t)).collect();
+    if let Some(x) = all.first() {
+        return Some(*x);
+    }
+    example_doc(k, keys).and_then(|(text, _)| numbers(text).into_iter().max_by(f64::total_cmp))
+}
+
+/// The first file (by path) showing a JSON example with every key in `keys`.
+fn example_doc<'a>(k: &'a Knowledge, keys: &[&str]) -> Option<(&'a str, Map<String, Value>)> {
+    k.files.values().find_map(|t| {
+        json_examples(t).into_iter().find_map(|v| match v {
+            Value::Object(m) if !keys.is_empty() && keys.iter().all(|x| m.contains_key(*x)) => {
+                Some((t.as_str(), m))
+            }
+            _ => None,
+        })
+    })
+}
+
+/// The first JSON object any read file shows as an example (files by path).
+fn first_example(k: &Knowledge) -> Option<Map<String, Value>> {
+    k.files.values().find_map(|t| {
+        json_examples(t).into_iter().find_map(|v| match v {
+            Value::Object(m) if !m.is_empty() => Some(m),
+            _ => None,
+        })
+    })
+}
+
+/// A JSON value as the shape of an answer: arrays and objects keep their kind,
+/// numbers become holes (to be filled), strings and booleans stay literal.
+fn shape_of(v: &Value) -> Shape {
+    match v {
+        Value::Array(_) => Shape::Array(Vec::new()),
+        Value::Object(m) => {
+            Shape::Object(m.iter().map(|(k, v)| (k.clone(), shape_of(v))).collect())
+        }
+        Value::String(t) => Shape::Text(t.clone()),
+        Value::Bool(b) => Shape::Bool(*b),
+        _ => Shape::Hole,
+    }
+}
+
+fn median_date(texts: &[&str]) -> Option<String> {
+    let mut d: Vec<String> = texts.iter().flat_map(|t| scrape::dates(t)).collect();
+    d.sort();
+    (!d.is_empty()).then(|| d[(d.len() - 1) / 2].clone())
+}
+
+/// JSON files the objective asks to save, and workspace files it gives a JSON shape for (`... in `workspace/x.json`
+/// as {"key": <number>}`), whatever verb comes before.
+fn outputs(objective: &str) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    let saved = scrape::output_paths(objective);
+    for p in scrape::backticked(objective) {
+        let json_out = saved.contains(&p) && p.ends_with(".json");
+        if p.starts_with("workspace/")
+            && (json_out || scrape::shape_after(objective, &p).is_some())
+            && !v.contains(&p)
+        {
+            v.push(p);
+        }
+    }
+    v
+}
+
+/// Which rules a tactic plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Play {
+    /// The scan's rules over files and meetings.
+    Extract,
+    /// Replies only: numbers, dates and names from what colleagues answered.
+    Relay,
+}
+
+fn answer(play: Play, task: &TaskSeen, k: &Knowledge) -> Vec<(String, String)> {
+    let replies: Vec<&str> = k
+        .heard
+        .iter()
+        .filter(|(w, _)| w != "meeting")
+        .map(|(_, t)| t.as_str())
+        .collect();
+    let names: Vec<&str> = {
+        let mut found: Vec<(usize, &str)> = k
+            .colleagues
+            .iter()
+            .filter_map(|c| {
+                replies
+                    .iter()
+                    .find_map(|r| r.find(c.name.as_str()))
+                    .map(|i| (i, c.name.as_str()))
+            })
+            .collect();
+        found.sort();
+        found.into_iter().map(|x| x.1).collect()
+    };
+    let mut out = Vec::new();
+    for path in outputs(&task.objective) {
+        let fields = match scrape::shape_after(&task.objective, &path) {
+            Some(Shape::Object(fields)) => fields,
+            // No shape in the objective: a document's first JSON example is it.
+            _ if play == Play::Extract => match first_example(k) {
+                Some(m) => m
+                    .iter()
+                    .map(|(key, v)| (key.clone(), shape_of(v)))
+                    .collect(),
+                None => continue,
+            },
+            _ => continue,
+        };
+        let keys: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
+        let skeleton = match play {
+            Play::Extract => example_doc(k, &keys).map(|(_, m)| m),
+            Play::Relay => None,
+        };
+        let mut doc = skeleton.unwrap_or_default();
+        for (key, shape) in &fields {
+            let v = match (play, shape) {
+                (_, Shape::Array(_)) => match play {
+                    Play::Extract => json!([]),
+                    Play::Relay => json!(names.iter().take(1).collect::<Vec<_>>()),
+                },
+                (_, Shape::Text(t)) if t.contains("YYYY") || key.contains("date") => {
+                    match median_date(&replies) {
+                        Some(d) => json!(d),
+                        None => continue,
+                    }
+                }
+                (_, Shape::Object(sub)) => {
+                    // A plan: the first names listed, one per slot.
+                    let mut m = Map::new();
+                    for ((sk, _), n) in sub.iter().zip(names.iter()) {
+                        m.insert(sk.clone(), json!(n));
+                    }
+                    Value::Object(m)
+                }
+                (Play::Extract, Shape::Hole | Shape::Number(_)) => match number_rule(k, &keys) {
+                    Some(n) => json!(n),
+                    None => continue,
+                },
+                (Play::Relay, Shape::Hole | Shape::Number(_)) => {
+                    match replies.iter().flat_map(|r| numbers(r)).next() {
+                        Some(n) => json!(n),
+                        None => continue,
+                    }
+                }
+                _ => continue,
+            };
+            doc.insert(key.clone(), v);
+        }
+        if !doc.is_empty() {
+            out.push((path, Value::Object(doc).to_string()));
+        }
+    }
+    out
+}
+
+/// Writes each output the rules can fill, again whenever what it has seen changes
+/// the answer (answers are judged at close, so rewriting costs nothing).
+#[derive(Debug)]
+pub struct Extract {
+    play: Play,
+    written: BTreeMap<String, String>,
+    relayed: usize,
+    copies: usize,
+}
+
+impl Extract {
+    /// The `extract` tactic: the scan's rules.
+    pub fn rules() -> Extract {
+        Extract {
+            play: Play::Extract,
+            written: BTreeMap::new(),
+            relayed: 0,
+            copies: 0,
+        }
+    }
+
+    /// The `relay` tactic.
+    pub fn relay() -> Extract {
+        Extract {
+            play: Play::Relay,
+            written: BTreeMap::new(),
+            relayed: 0,
+            copies: 0,
+        }
+    }
+
+    fn write(&mut self, k: &Knowledge, out: &mut Out) {
+        for t in &k.tasks {
+            for (path, content) in answer(self.play, t, k) {
+                if self.written.get(&path) != Some(&content) {
+                    self.written.insert(path.clone(), content.clone());
+                    out.call(
+                        Urgency::Answer,
+                        "write_file",
+                        json!({"path": path, "content": content}),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Colleagues a relay forwards to, per task: the assigner, those the objective
+/// names, then others, this many in all (each sentence costs five minutes).
+const RELAY_TO: usize = 6;
+
+impl Tactic for Extract {
+    fn on(&mut self, ev: &Event<'_>, k: &Knowledge, out: &mut Out) {
+        match ev {
+            Event::Start => {
+                out.once(Urgency::Setup, "list_colleagues", json!({}));
+            }
+            Event::MeetingStarting(_) if self.play == Play::Extract => {
+                // Come back after the opening announcement to write from it.
+                out.tagged(
+                    Urgency::Answer,
+                    "wait",
+                    json!({"minutes": 15}),
+                    "notes".into(),
+                );
+            }
+            Event::Result { .. } | Event::Message { .. } | Event::DayStarted => {}
+            Event::Task(_) if self.play == Play::Extract => {
+                // A copy of the whole drive brings what listings hide; reading
+                // the copy is left to the reader tactic.
+                self.copies += 1;
+                let to = format!("workspace/extract_copy{}", self.copies);
+                out.call(
+                    Urgency::Explore,
+                    "copy_from_drive",
+                    json!({"path": "drive", "to": format!("{to}/")}),
+                );
+                out.call(Urgency::Explore, "list_folder", json!({"path": to}));
+            }
+            Event::Task(_) => {}
+            _ => return,
+        }
+        if self.play == Play::Relay {
+            while self.relayed < k.tasks.len() && !k.colleagues.is_empty() {
+                let t = &k.tasks[self.relayed];
+                for c in k.ranked_for(t).into_iter().take(RELAY_TO) {
+                    for s in crate::scan::observe::sentences(&t.objective) {
+                        out.call(
+                            Urgency::Social,
+                            "send_message",
+                            json!({"to": c.key, "text": s}),
+                        );
+                    }
+                }
+                self.relayed += 1;
+            }
+        }
+        self.write(k, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(objective: &str) -> TaskSeen {
+        TaskSeen {
+            key: "task/x".into(),
+            title: String::new(),
+            objective: objective.into(),
+            assigned_by: String::new(),
+        }
+    }
+
+    #[test]
+    fn extract_fills_a_skeleton_with_an_empty_list_and_the_meeting_number() {
+        let mut k = Knowledge::default();
+        k.heard
+            .push(("meeting".into(), "The cap is 5250 EUR.".into()));
+        let t = task(r#"Save it as `workspace/d.json`: {"budget_cap": <number>, "items": [...]}."#);
+        let got = answer(Play::Extract, &t, &k);
+        assert_eq!(
+            got,
+            [(
+                "workspace/d.json".to_owned(),
+                r#"{"budget_cap":5250.0,"items":[]}"#.to_owned()
+            )]
+        );
+    }
+
+    #[test]
+    fn relay_answers_from_replies_only() {
+        let mut k = Knowledge::default();
+        k.heard
+            .push(("meeting".into(), "The cap is 5250 EUR.".into()));
+        k.heard.push((
+            "Ann Lee".into(),
+            "Try 2025-10-03 or 2025-10-01 or 2025-10-09.".into(),
+        ));
+        let t = task(r#"Save `workspace/e.json` as {"date": "YYYY-MM-DD", "cap": <number>}."#);
+        let got = answer(Play::Relay, &t, &k);
+        // The median date of the replies; the meeting's number is not a reply.
+        assert_eq!(got[0].1, r#"{"date":"2025-10-03"}"#);
+    }
+}

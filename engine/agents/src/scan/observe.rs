@@ -1,0 +1,437 @@
+//! What an agent can observe without reasoning, collected through the tools.
+//!
+//! A [`Prober`] is an ordinary [`Agent`]: it never sees the scenario. In
+//! [`Mode::Explore`] it lists and reads every file of the drive and the workspace,
+//! copies the whole drive into the workspace (a copy may bring files a listing
+//! hides) and reads the copies, does that again at every task release, reads every
+//! file that appears, and joins every meeting it is invited to as it starts, keeping
+//! what is announced there. In [`Mode::Ask`] it sends each sentence of every
+//! released objective, one message per sentence, to its share of the colleagues and
+//! keeps their replies. Tool errors are kept in both. Messages cost five simulated
+//! minutes each, so the colleagues are split over several worlds ([`Mode::Ask`]'s
+//! `part`/`parts`) for every reply to arrive within the working day.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use serde_json::{Value, json};
+
+use crate::{Agent, AgentFuture};
+use tbsim_core::protocol::{Decision, Notification, Observation, ToolCall, catalogue};
+
+/// The workspace folder the drive is copied into (`<COPY_ROOT><n>/drive/...`).
+pub const COPY_ROOT: &str = "workspace/scan_copy";
+
+/// What a prober does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Files, copies, meetings.
+    Explore,
+    /// Sentences of objectives to the colleagues whose index is `part` modulo `parts`.
+    Ask {
+        /// This world's share.
+        part: usize,
+        /// How many worlds share the colleagues.
+        parts: usize,
+    },
+}
+
+/// Everything observed, in the order it came.
+#[derive(Debug, Default, Clone)]
+pub struct Observed {
+    /// Text files read, by path (copies under their drive path).
+    pub files: BTreeMap<String, String>,
+    /// Meeting notes: (meeting title, text), announcements and join results.
+    pub meetings: Vec<(String, String)>,
+    /// Colleagues' messages: (sender key, text).
+    pub replies: Vec<(String, String)>,
+    /// Tool error messages.
+    pub errors: Vec<String>,
+    /// Released tasks: (key, objective, assigned by).
+    pub tasks: Vec<(String, String, String)>,
+    /// Colleagues: (key, full name).
+    pub colleagues: Vec<(String, String)>,
+}
+
+impl Observed {
+    /// Merges another world's observations (replies and errors appended; files,
+    /// meetings and tasks kept once).
+    pub fn merge(&mut self, other: Observed) {
+        for (p, t) in other.files {
+            self.files.entry(p).or_insert(t);
+        }
+        for m in other.meetings {
+            if !self.meetings.contains(&m) {
+                self.meetings.push(m);
+            }
+        }
+        self.replies.extend(other.replies);
+        self.errors.extend(other.errors);
+        for t in other.tasks {
+            if !self.tasks.iter().any(|x| x.0 == t.0) {
+                self.tasks.push(t);
+            }
+        }
+        if self.colleagues.is_empty() {
+            self.colleagues = other.colleagues;
+        }
+    }
+}
+
+/// The sentences of an objective, each as its own message: split after `.`, `?`
+/// or `!` followed by a space or line break, and at line breaks.
+pub fn sentences(objective: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let chars: Vec<char> = objective.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let end_mark =
+            matches!(c, '.' | '?' | '!') && chars.get(i + 1).is_none_or(|n| n.is_whitespace());
+        if c == '\n' {
+            push_sentence(&mut out, &mut cur);
+            continue;
+        }
+        cur.push(c);
+        if end_mark {
+            push_sentence(&mut out, &mut cur);
+        }
+    }
+    push_sentence(&mut out, &mut cur);
+    out
+}
+
+fn push_sentence(out: &mut Vec<String>, cur: &mut String) {
+    let s = cur.trim().trim_start_matches(['-', '*']).trim();
+    // A bullet mark or a lone word is not a sentence anyone would send.
+    if s.split_whitespace().count() >= 2 {
+        out.push(s.to_owned());
+    }
+    cur.clear();
+}
+
+#[derive(Debug, Clone)]
+enum Purpose {
+    List(String),
+    Read,
+    Join(String),
+    Other,
+}
+
+/// The probing agent (see the module docs).
+#[derive(Debug)]
+pub struct Prober {
+    mode: Mode,
+    /// What it saw.
+    pub seen: Observed,
+    queue: VecDeque<(&'static str, Value, Purpose)>,
+    urgent: VecDeque<(&'static str, Value, Purpose)>,
+    in_flight: BTreeMap<String, Purpose>,
+    listed: BTreeSet<String>,
+    read: BTreeSet<String>,
+    titles: BTreeMap<String, String>,
+    pending_tasks: Vec<String>,
+    copies: usize,
+    calls: u64,
+}
+
+impl Prober {
+    /// A prober in `mode`.
+    pub fn new(mode: Mode) -> Prober {
+        Prober {
+            mode,
+            seen: Observed::default(),
+            queue: VecDeque::new(),
+            urgent: VecDeque::new(),
+            in_flight: BTreeMap::new(),
+            listed: BTreeSet::new(),
+            read: BTreeSet::new(),
+            titles: BTreeMap::new(),
+            pending_tasks: Vec::new(),
+            copies: 0,
+            calls: 0,
+        }
+    }
+
+    fn explore(&mut self) {
+        // A fresh walk each time: listings change as tasks are released.
+        self.listed.clear();
+        for root in ["drive", "workspace"] {
+            self.list(root);
+        }
+        self.copies += 1;
+        let to = format!("{COPY_ROOT}{}/", self.copies);
+        self.queue.push_back((
+            "copy_from_drive",
+            json!({"path": "drive", "to": to}),
+            Purpose::Other,
+        ));
+        self.list(&format!("{COPY_ROOT}{}", self.copies));
+    }
+
+    fn list(&mut self, path: &str) {
+        if self.listed.insert(path.to_owned()) {
+            self.queue.push_back((
+                "list_folder",
+                json!({"path": path}),
+                Purpose::List(path.to_owned()),
+            ));
+        }
+    }
+
+    fn read(&mut self, path: &str) {
+        if self.read.insert(path.to_owned()) {
+            self.queue
+                .push_back(("read_file", json!({"path": path}), Purpose::Read));
+        }
+    }
+
+    fn ask(&mut self, objective: &str) {
+        let Mode::Ask { part, parts } = self.mode else {
+            return;
+        };
+        let mine: Vec<String> = self
+            .seen
+            .colleagues
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % parts.max(1) == part)
+            .map(|(_, c)| c.0.clone())
+            .collect();
+        for who in mine {
+            for s in sentences(objective) {
+                self.queue.push_back((
+                    "send_message",
+                    json!({"to": who, "text": s}),
+                    Purpose::Other,
+                ));
+            }
+        }
+    }
+
+    fn notification(&mut self, n: &Notification) {
+        match n {
+            Notification::TaskReleased {
+                task,
+                objective,
+                assigned_by,
+                ..
+            } => {
+                self.seen
+                    .tasks
+                    .push((task.clone(), objective.clone(), assigned_by.clone()));
+                match self.mode {
+                    Mode::Explore => self.explore(),
+                    Mode::Ask { .. } if self.seen.colleagues.is_empty() => {
+                        self.pending_tasks.push(objective.clone());
+                    }
+                    Mode::Ask { .. } => self.ask(&objective.clone()),
+                }
+            }
+            Notification::Message { from, text, .. } => {
+                self.seen.replies.push((from.clone(), text.clone()));
+            }
+            Notification::MeetingStarting { meeting, title, .. } => {
+                self.titles.insert(meeting.clone(), title.clone());
+                if self.mode == Mode::Explore {
+                    self.urgent.push_back((
+                        "join_meeting",
+                        json!({"meeting": meeting}),
+                        Purpose::Join(meeting.clone()),
+                    ));
+                }
+            }
+            Notification::Announcement { meeting, text, .. } => {
+                let title = self.titles.get(meeting).cloned().unwrap_or_default();
+                self.seen.meetings.push((title, text.clone()));
+            }
+            Notification::FileAdded { path, .. } if self.mode == Mode::Explore => {
+                self.read(path);
+            }
+            _ => {}
+        }
+    }
+
+    fn absorb(&mut self, obs: &Observation) {
+        if obs.briefing.is_some() {
+            self.queue
+                .push_front(("list_colleagues", json!({}), Purpose::Other));
+            if self.mode == Mode::Explore {
+                self.explore();
+            }
+        }
+        for r in &obs.results {
+            let purpose = self.in_flight.remove(&r.call_id).unwrap_or(Purpose::Other);
+            if let Some(e) = &r.error {
+                self.seen.errors.push(e.message.clone());
+            }
+            if let Some(v) = r.result.as_ref().filter(|_| r.ok) {
+                self.result(&r.tool, &purpose, v);
+            }
+            for n in &r.notifications {
+                self.notification(n);
+            }
+        }
+        for n in &obs.notifications {
+            self.notification(n);
+        }
+    }
+
+    fn result(&mut self, tool: &str, purpose: &Purpose, v: &Value) {
+        match (tool, purpose) {
+            ("list_colleagues", _) => {
+                self.seen.colleagues = v["colleagues"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| {
+                        Some((
+                            c["key"].as_str()?.to_owned(),
+                            c["name"].as_str().unwrap_or_default().to_owned(),
+                        ))
+                    })
+                    .collect();
+                for o in std::mem::take(&mut self.pending_tasks) {
+                    self.ask(&o);
+                }
+            }
+            ("list_folder", Purpose::List(dir)) => {
+                let dir = dir.trim_end_matches('/').to_owned();
+                for e in v["entries"].as_array().into_iter().flatten() {
+                    let Some(name) = e["name"].as_str() else {
+                        continue;
+                    };
+                    let path = format!("{dir}/{}", name.trim_end_matches('/'));
+                    if e["kind"] == "folder" {
+                        self.list(&path);
+                    } else {
+                        self.read(&path);
+                    }
+                }
+            }
+            ("read_file", _) => {
+                if let (Some(p), Some(t)) = (v["path"].as_str(), v["content"].as_str()) {
+                    self.seen.files.insert(drive_path(p), t.to_owned());
+                }
+            }
+            ("join_meeting", Purpose::Join(m)) => {
+                let title = self.titles.get(m).cloned().unwrap_or_default();
+                let mut texts = Vec::new();
+                strings(v, &mut texts);
+                if !texts.is_empty() {
+                    self.seen.meetings.push((title, texts.join("\n")));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn next_calls(&mut self) -> Vec<ToolCall> {
+        let mut calls = Vec::new();
+        let mut minutes = 0;
+        loop {
+            let next = if let Some(u) = self.urgent.pop_front() {
+                Some(u)
+            } else {
+                let cost = self.queue.front().map(|q| cost(q.0));
+                match cost {
+                    Some(c) if calls.is_empty() || minutes + c <= 5 => self.queue.pop_front(),
+                    _ => None,
+                }
+            };
+            let Some((tool, args, purpose)) = next else {
+                break;
+            };
+            minutes += cost(tool);
+            self.calls += 1;
+            let id = format!("scan-{}", self.calls);
+            self.in_flight.insert(id.clone(), purpose);
+            calls.push(ToolCall {
+                id,
+                name: tool.into(),
+                arguments: args.to_string(),
+            });
+        }
+        if calls.is_empty() {
+            self.calls += 1;
+            calls.push(ToolCall {
+                id: format!("scan-{}", self.calls),
+                name: "wait".into(),
+                arguments: "{}".into(),
+            });
+        }
+        calls
+    }
+}
+
+fn cost(tool: &str) -> u32 {
+    catalogue()
+        .iter()
+        .find(|s| s.name == tool)
+        .map_or(1, |s| s.cost_minutes)
+}
+
+/// A copy's path as the drive path it came from.
+fn drive_path(p: &str) -> String {
+    if let Some(rest) = p.strip_prefix(COPY_ROOT) {
+        let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+        if let Some(r) = rest.strip_prefix('/') {
+            return r.to_owned();
+        }
+    }
+    p.to_owned()
+}
+
+fn strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        Value::Object(m) => m.values().for_each(|x| strings(x, out)),
+        _ => {}
+    }
+}
+
+impl Agent for Prober {
+    fn name(&self) -> String {
+        "scan".into()
+    }
+
+    fn decide<'a>(&'a mut self, obs: &'a Observation) -> AgentFuture<'a> {
+        self.absorb(obs);
+        let calls = self.next_calls();
+        Box::pin(async move { Ok(Decision { calls }) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objectives_split_into_sentences() {
+        let s = sentences(
+            "Review the table `drive/a.csv`. Which suppliers are odd? Save it as `workspace/r.json`.\n- one item here",
+        );
+        assert_eq!(
+            s,
+            [
+                "Review the table `drive/a.csv`.",
+                "Which suppliers are odd?",
+                "Save it as `workspace/r.json`.",
+                "one item here"
+            ]
+        );
+        // A decimal point is not a sentence end.
+        assert_eq!(
+            sentences("The cap is 8.5 percent now."),
+            ["The cap is 8.5 percent now."]
+        );
+    }
+
+    #[test]
+    fn copies_read_as_their_drive_path() {
+        assert_eq!(
+            drive_path("workspace/scan_copy3/drive/a/b.md"),
+            "drive/a/b.md"
+        );
+        assert_eq!(drive_path("workspace/x.md"), "workspace/x.md");
+    }
+}

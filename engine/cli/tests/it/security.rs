@@ -1,0 +1,779 @@
+//! Attacks from issue 20 through the real binary: scenario names that are paths,
+//! run directories that name their own model endpoint, hostile run files (FIFOs,
+//! links to devices and host files), and resuming what cannot be resumed. Each test
+//! fails on the code before its fix.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util::{root, tbsim_command, text};
+
+/// Runs `cmd` to its end, failing the test (and killing it) after `secs`, so a hang
+/// is a failure rather than a stuck suite.
+fn output_within(mut cmd: Command, secs: u64) -> Output {
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tbsim starts");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(o) => o.expect("tbsim ran"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("tbsim did not finish within {secs} s: it hangs");
+        }
+    }
+}
+
+/// A one-task scenario named `name` whose drive file is the sidecar `data.txt`.
+fn named_scenario(name: &str, hash: &str) -> String {
+    format!(
+        r#"Scenario(
+  name: {name:?},
+  seed: 1,
+  clock: ClockSpec(start: "2025-10-08T09:00", end: "2025-10-08T18:00"),
+  company: Company(name: "Acme", people: [
+    Person(key: "npc/ann", name: "Ann Lee", department: "Ops", position: "Manager"),
+  ]),
+  intern: Intern(key: "agent/intern", name: "Avery Smith", department: "Ops", manager: "npc/ann"),
+  files: [FileSpec(path: "drive/data.txt", content: Sidecar(path: "data.txt", blake3: "{hash}"))],
+  tasks: [TaskSpec(
+    key: "task/t", family: "demo", variant: "demo/easy", difficulty: easy,
+    title: "T", objective: "O", assigned_by: "npc/ann", release: Start,
+    deadline: "2025-10-08T17:00",
+    checkpoints: [CheckpointSpec(key: "c", description: "d", check: FileExists(path: "workspace/a.md"), feedback: "f")],
+  )],
+)"#
+    )
+}
+
+/// Every path below `dir`, relative to it, sorted.
+fn tree(dir: &Path) -> Vec<String> {
+    fn walk(base: &Path, at: &Path, out: &mut Vec<String>) {
+        let Ok(rd) = std::fs::read_dir(at) else {
+            return;
+        };
+        for e in rd {
+            let p = e.unwrap().path();
+            out.push(p.strip_prefix(base).unwrap().display().to_string());
+            if p.is_dir() && !p.is_symlink() {
+                walk(base, &p, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+#[test]
+fn scenario_names_that_are_paths_are_refused_and_nothing_is_written_outside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pack = tmp.path().join("a/b/pack");
+    std::fs::create_dir_all(&pack).unwrap();
+    let key = b"ssh-ed25519 AAAA attacker\n";
+    std::fs::write(pack.join("data.txt"), key).unwrap();
+    let hash = blake3::hash(key).to_hex().to_string();
+    let abs_target = tmp.path().join("abs-target");
+    let names = [
+        ("climb.ron", "../../x".to_owned()),
+        ("abs.ron", abs_target.display().to_string()),
+        ("dot.ron", "..".to_owned()),
+    ];
+    for (file, name) in &names {
+        std::fs::write(pack.join(file), named_scenario(name, &hash)).unwrap();
+    }
+    std::fs::write(pack.join("good.ron"), named_scenario("good", &hash)).unwrap();
+    let before = tree(tmp.path());
+
+    for (file, name) in &names {
+        let o = crate::util::tbsim(&["validate", file], &pack);
+        let (stdout, stderr) = text(&o);
+        assert!(!o.status.success(), "{file} validated: {stdout}");
+        assert!(
+            stderr.contains(&format!(
+                "{file}: error[TB0025]: name: {name:?} cannot name a run directory"
+            )),
+            "{stderr}"
+        );
+        // A batch (`<out>/<name>`) and a single run (`runs/<name>-<agent>`).
+        let out = tmp.path().join("a/b/out");
+        for args in [
+            vec![
+                "run",
+                "--agent",
+                "oracle",
+                "--out",
+                out.to_str().unwrap(),
+                file,
+                "good.ron",
+            ],
+            vec!["run", "--agent", "oracle", file],
+        ] {
+            let o = crate::util::tbsim(&args, &pack);
+            let (_, stderr) = text(&o);
+            assert!(!o.status.success(), "{args:?} ran");
+            assert!(stderr.contains("error[TB0025]"), "{stderr}");
+        }
+    }
+    assert_eq!(tree(tmp.path()), before, "something was written");
+    assert!(!abs_target.exists());
+}
+
+#[test]
+fn a_fork_s_default_directory_stays_beside_its_parent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let parent = tmp.path().join("a/b/run");
+    crate::util::run_agent(
+        "oracle",
+        &parent,
+        &[&root().join("content/scenarios/meeting-only.ron")],
+    );
+    // The parent's run.json names an agent that is a path.
+    let rj = parent.join("run.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&rj).unwrap()).unwrap();
+    v["agent"] = json!("x/../../../escaped");
+    std::fs::write(&rj, v.to_string()).unwrap();
+    let o = output_within(
+        tbsim_command(
+            &["fork", parent.to_str().unwrap(), "--at-step", "0"],
+            tmp.path(),
+        ),
+        120,
+    );
+    assert!(!o.status.success(), "{}", text(&o).1);
+    let made: Vec<String> = tree(tmp.path())
+        .into_iter()
+        .filter(|p| !p.starts_with("a/b/"))
+        .collect();
+    assert_eq!(made, ["a", "a/b"], "written outside the parent's folder");
+}
+
+#[test]
+fn mcp_client_names_stay_inside_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let scenario = root().join("content/scenarios/meeting-only.ron");
+    let mut child = tbsim_command(&["mcp", scenario.to_str().unwrap()], &work)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "../../../../evil/..", "version": "0.1"}}});
+    writeln!(stdin, "{init}").unwrap();
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":1"), "{line}");
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "tbsim mcp did not end");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut rest = String::new();
+    let _ = stdout.read_to_string(&mut rest);
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        1,
+        "written beside the working directory: {:?}",
+        tree(tmp.path())
+    );
+    let runs: Vec<String> = std::fs::read_dir(work.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert!(runs[0].starts_with("meeting-only-mcp-"), "{runs:?}");
+    assert!(!runs[0].contains('/') && !runs[0].starts_with('.'));
+}
+
+/// A listener on 127.0.0.1 that keeps every byte sent to it.
+struct Listener {
+    url: String,
+    got: Arc<Mutex<Vec<u8>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Listener {
+    fn start() -> Listener {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.set_nonblocking(true).unwrap();
+        let url = format!("http://{}/v1", l.local_addr().unwrap());
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (g, s) = (got.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                match l.accept() {
+                    Ok((mut conn, _)) => {
+                        conn.set_nonblocking(false).unwrap();
+                        conn.set_read_timeout(Some(Duration::from_millis(500)))
+                            .unwrap();
+                        let mut buf = [0u8; 4096];
+                        let n = conn.read(&mut buf).unwrap_or(0);
+                        g.lock().unwrap().extend_from_slice(&buf[..n]);
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+        });
+        Listener { url, got, stop }
+    }
+
+    fn received(&self) -> String {
+        String::from_utf8_lossy(&self.got.lock().unwrap()).into_owned()
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+const SECRET: &str = "victim-secret-7f3a9c";
+
+/// A victim's tbsim: the secret in its environment, no config of its own unless
+/// the test gives one.
+fn victim(args: &[&str], cwd: &Path) -> Output {
+    let mut c = tbsim_command(args, cwd);
+    c.env("SOME_SECRET", SECRET).env_remove("TBSIM_API_CONFIG");
+    output_within(c, 120)
+}
+
+/// An oracle run at `dir` whose run.json was then rewritten by an attacker to use
+/// the model alias `evil`, configured by a file in the run directory.
+fn poisoned_run(dir: &Path, attacker: &str, started: bool) {
+    crate::util::run_agent(
+        "oracle",
+        dir,
+        &[&root().join("content/scenarios/meeting-only.ron")],
+    );
+    let cfg = dir.join("api_config.json");
+    std::fs::write(
+        &cfg,
+        json!({"evil": {"model_name": "m", "api_key_env": "SOME_SECRET", "base_url": attacker, "proxy_url": ""}})
+            .to_string(),
+    )
+    .unwrap();
+    let rj = dir.join("run.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&rj).unwrap()).unwrap();
+    v["agent"] = json!("llm:evil");
+    v["api_config"] = json!(cfg);
+    v["prompts"] = json!(dir);
+    std::fs::write(&rj, v.to_string()).unwrap();
+    if !started {
+        std::fs::remove_file(dir.join("trajectory.jsonl")).unwrap();
+        std::fs::remove_file(dir.join("result.json")).unwrap();
+    }
+}
+
+#[test]
+fn resume_and_fork_never_send_a_key_where_the_run_directory_says() {
+    let attacker = Listener::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("victim");
+    std::fs::create_dir(&home).unwrap();
+    let never_started = tmp.path().join("shared-a");
+    poisoned_run(&never_started, &attacker.url, false);
+    let finished = tmp.path().join("shared-b");
+    poisoned_run(&finished, &attacker.url, true);
+
+    let runs = [
+        vec!["run", "--resume", never_started.to_str().unwrap()],
+        vec!["fork", finished.to_str().unwrap(), "--at-step", "0"],
+    ];
+    for args in &runs {
+        let o = victim(args, &home);
+        let (stdout, stderr) = text(&o);
+        assert!(!o.status.success(), "{args:?} ran: {stdout}");
+        // The victim has no configuration: the alias is unknown to it.
+        assert!(stderr.contains("api_config"), "{args:?}: {stderr}");
+        assert!(!stderr.contains(SECRET) && !stdout.contains(SECRET));
+    }
+
+    // The victim's own alias `evil` points elsewhere: refused before any request,
+    // saying which alias, both endpoints and how to go on.
+    let mine = Listener::start();
+    let cfg = home.join("mine.json");
+    std::fs::write(
+        &cfg,
+        json!({"evil": {"model_name": "m", "api_key_env": "SOME_SECRET", "base_url": mine.url, "proxy_url": ""}})
+            .to_string(),
+    )
+    .unwrap();
+    for dir in [&never_started, &finished] {
+        let rj = dir.join("run.json");
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&rj).unwrap()).unwrap();
+        v["endpoints"] = json!({"evil": attacker.url});
+        std::fs::write(&rj, v.to_string()).unwrap();
+    }
+    for mut args in runs {
+        args.extend(["--api-config", cfg.to_str().unwrap()]);
+        let o = victim(&args, &home);
+        let (_, stderr) = text(&o);
+        assert!(!o.status.success(), "{args:?} ran");
+        for part in [
+            "`evil`",
+            attacker.url.as_str(),
+            mine.url.as_str(),
+            "--accept-endpoint",
+        ] {
+            assert!(stderr.contains(part), "{args:?}: {part} missing: {stderr}");
+        }
+        assert!(mine.received().is_empty(), "{}", mine.received());
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let got = attacker.received();
+    assert!(
+        got.is_empty(),
+        "the attacker's endpoint was contacted:\n{got}"
+    );
+}
+
+#[test]
+fn session_runs_cannot_be_resumed_from_the_command_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    crate::util::run_agent(
+        "oracle",
+        &dir,
+        &[&root().join("content/scenarios/meeting-only.ron")],
+    );
+    let rj = dir.join("run.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&rj).unwrap()).unwrap();
+    v["agent"] = json!("mcp:claude");
+    std::fs::write(&rj, v.to_string()).unwrap();
+    std::fs::remove_file(dir.join("result.json")).unwrap();
+    let o = output_within(
+        tbsim_command(&["run", "--resume", dir.to_str().unwrap()], tmp.path()),
+        60,
+    );
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        stderr.contains("session run of agent `mcp:claude`") && stderr.contains("reattach"),
+        "{stderr}"
+    );
+}
+
+/// What a hostile run file can be.
+#[derive(Debug, Clone, Copy)]
+enum Trap {
+    Fifo,
+    DevZero,
+    HostFile,
+}
+
+const HOST_SECRET: &str = "OPENAI_API_KEY=sk-host-4242";
+
+/// A copy of the finished run `base` at `dir` whose `file` is replaced by `trap`.
+fn trapped_copy(base: &Path, dir: &Path, file: &str, trap: Trap, host: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    for e in std::fs::read_dir(base).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            std::fs::copy(&p, dir.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let target = dir.join(file);
+    std::fs::remove_file(&target).unwrap();
+    match trap {
+        Trap::Fifo => assert!(
+            Command::new("mkfifo")
+                .arg(&target)
+                .status()
+                .unwrap()
+                .success()
+        ),
+        Trap::DevZero => std::os::unix::fs::symlink("/dev/zero", &target).unwrap(),
+        Trap::HostFile => std::os::unix::fs::symlink(host, &target).unwrap(),
+    }
+}
+
+#[test]
+fn hostile_run_files_end_commands_quickly_without_quoting_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("base");
+    crate::util::run_agent(
+        "oracle",
+        &base,
+        &[&root().join("content/scenarios/meeting-only.ron")],
+    );
+    let host = tmp.path().join("host.env");
+    std::fs::write(&host, format!("{HOST_SECRET}\n")).unwrap();
+    // Which commands must refuse which file (others may skip an optional one).
+    let commands: [(&str, &[&str]); 5] = [
+        ("replay", &["trajectory.jsonl", "scenario.ron"]),
+        ("fork", &["trajectory.jsonl", "scenario.ron"]),
+        ("report", &["result.json"]),
+        (
+            "regrade",
+            &["trajectory.jsonl", "scenario.ron", "result.json"],
+        ),
+        ("resume", &["run.json", "trajectory.jsonl", "scenario.ron"]),
+    ];
+    let mut n = 0;
+    for file in [
+        "trajectory.jsonl",
+        "scenario.ron",
+        "result.json",
+        "run.json",
+    ] {
+        for trap in [Trap::Fifo, Trap::DevZero, Trap::HostFile] {
+            for (command, required) in commands {
+                n += 1;
+                let dir = tmp.path().join(format!("case-{n}"));
+                trapped_copy(&base, &dir, file, trap, &host);
+                let d = dir.to_str().unwrap();
+                let fork_out = tmp.path().join(format!("fork-{n}"));
+                let report_out = tmp.path().join(format!("report-{n}"));
+                let args: Vec<&str> = match command {
+                    "fork" => vec![
+                        "fork",
+                        d,
+                        "--at-step",
+                        "1",
+                        "--agent",
+                        "idle",
+                        "--out",
+                        fork_out.to_str().unwrap(),
+                    ],
+                    "report" => vec!["report", d, "--out", report_out.to_str().unwrap()],
+                    "resume" => vec!["run", "--resume", d],
+                    c => vec![c, d],
+                };
+                let started = Instant::now();
+                let o = output_within(tbsim_command(&args, tmp.path()), 30);
+                let (stdout, stderr) = text(&o);
+                let case = format!("{command} with {file} as {trap:?}");
+                assert!(
+                    started.elapsed() < Duration::from_secs(30),
+                    "{case}: too slow"
+                );
+                assert!(
+                    !stdout.contains("sk-host-4242") && !stderr.contains("sk-host-4242"),
+                    "{case} quoted the host file:\n{stdout}\n{stderr}"
+                );
+                assert!(
+                    !stderr.contains("OPENAI_API_KEY"),
+                    "{case} quoted the host file:\n{stderr}"
+                );
+                if required.contains(&file) {
+                    assert!(!o.status.success(), "{case} succeeded:\n{stdout}");
+                    assert!(
+                        stderr.contains(file),
+                        "{case}: the error names no file:\n{stderr}"
+                    );
+                }
+                assert_eq!(
+                    std::fs::read_to_string(&host).unwrap(),
+                    format!("{HOST_SECRET}\n"),
+                    "{case} wrote through a link"
+                );
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_trajectory_that_cannot_be_written_fails_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    std::fs::create_dir(&out).unwrap();
+    // Every write to /dev/full fails as on a full disk.
+    std::os::unix::fs::symlink("/dev/full", out.join("trajectory.jsonl")).unwrap();
+    let o = output_within(
+        tbsim_command(
+            &[
+                "run",
+                "--agent",
+                "oracle",
+                "--out",
+                out.to_str().unwrap(),
+                root()
+                    .join("content/scenarios/busy-day.ron")
+                    .to_str()
+                    .unwrap(),
+            ],
+            tmp.path(),
+        ),
+        120,
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(!o.status.success(), "{stdout}");
+    assert!(!stdout.contains("run written to"), "{stdout}");
+    assert!(stderr.contains("cannot write the trajectory"), "{stderr}");
+    assert!(!out.join("result.json").exists());
+}
+
+#[test]
+fn replaying_a_cut_off_run_says_it_was_interrupted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    crate::util::run_agent(
+        "oracle",
+        &dir,
+        &[&root().join("content/scenarios/busy-day.ron")],
+    );
+    let traj = dir.join("trajectory.jsonl");
+    let text_all = std::fs::read_to_string(&traj).unwrap();
+    let lines: Vec<&str> = text_all.lines().collect();
+    // Cut after the third decision's line, then half a line (a crash mid-write).
+    let cut = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with(r#"{"type":"decision""#))
+        .nth(2)
+        .map(|(i, _)| i)
+        .unwrap();
+    let mut kept = lines[..=cut].join("\n");
+    kept.push('\n');
+    kept.push_str(&lines[cut + 1][..lines[cut + 1].len() / 2]);
+    std::fs::write(&traj, kept).unwrap();
+    std::fs::remove_file(dir.join("result.json")).unwrap();
+    let o = output_within(
+        tbsim_command(&["replay", dir.to_str().unwrap()], tmp.path()),
+        60,
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(!stdout.contains("DIVERGED"), "{stdout}");
+    assert!(
+        stdout.contains("INTERRUPTED at step 3") && stdout.contains("--resume"),
+        "{stdout}{stderr}"
+    );
+    assert_eq!(o.status.code(), Some(3));
+}
+
+/// Identifiers that hold text from a scenario, a run directory or a client.
+const UNTRUSTED_WORDS: &[&str] = &["name", "agent", "client", "id", "label", "session"];
+
+/// Joins of such text that are safe for a stated reason: (file, argument, why).
+const REVIEWED_JOINS: &[(&str, &str, &str)] = &[
+    (
+        "engine/cli/src/validity.rs",
+        "format!(\"{}.ron\", plan.name)",
+        "a label for the scan's in-memory scenario (never opened or written)",
+    ),
+    (
+        "engine/serve/src/scenarios.rs",
+        "name",
+        "the name a client asked for, shown in its own error message in place of the server's path (never opened)",
+    ),
+    (
+        "engine/serve/src/scenarios.rs",
+        "format!(\"{name}.ron\")",
+        "a requested scenario name, checked to be plain components and canonicalised inside a served root before use",
+    ),
+    (
+        "engine/report/src/lib.rs",
+        "name",
+        "the report's own file names (constants and table names)",
+    ),
+    (
+        "engine/report/src/compare.rs",
+        "format!(\"{}.csv\", t.name)",
+        "table names are constants of the comparison",
+    ),
+    (
+        "engine/model/src/colleague.rs",
+        "format!(\"{key}.{}.tmp\", std::process::id())",
+        "a hash key and this process's id",
+    ),
+    (
+        "engine/src/tools/files.rs",
+        "src.file_name()",
+        "a virtual path (VPath::join stays inside drive/ or workspace/)",
+    ),
+    (
+        "engine/model/src/prompt.rs",
+        "format!(\"{name}.md\")",
+        "template names are the built-in constants",
+    ),
+];
+
+/// The text between the parenthesis at `open` and its match.
+fn argument(s: &str, open: usize) -> &str {
+    let mut depth = 0;
+    for (i, c) in s[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &s[open + 1..open + i];
+                }
+            }
+            _ => {}
+        }
+    }
+    &s[open + 1..]
+}
+
+#[test]
+fn untrusted_strings_are_joined_only_through_the_segment_helper() {
+    let roots = [
+        "engine/src",
+        "engine/cli/src",
+        "engine/serve/src",
+        "engine/report/src",
+        "engine/model/src",
+        "engine/agents/src",
+    ];
+    let mut files = Vec::new();
+    for r in roots {
+        let mut stack = vec![root().join(r)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    // The sandbox builds its own paths under its private temp dir.
+                    if !p.ends_with("python") {
+                        stack.push(p);
+                    }
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    files.push(p);
+                }
+            }
+        }
+    }
+    files.sort();
+    let mut flagged = Vec::new();
+    let mut used_reviews = std::collections::BTreeSet::new();
+    for f in &files {
+        let rel = f.strip_prefix(root()).unwrap().display().to_string();
+        let src = std::fs::read_to_string(f).unwrap();
+        // Unit tests build paths from their own fixtures.
+        let code = src.split("#[cfg(test)]\nmod tests").next().unwrap();
+        let code: String = code
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for pat in [".join(", ".with_file_name(", "PathBuf::from("] {
+            let mut at = 0;
+            while let Some(i) = code[at..].find(pat) {
+                let open = at + i + pat.len() - 1;
+                at = open + 1;
+                let arg = argument(&code, open).trim();
+                if arg.starts_with('"') || arg.contains("confined_") || arg.contains("Segment::") {
+                    continue;
+                }
+                let risky = arg
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .any(|w| {
+                        UNTRUSTED_WORDS.contains(&w)
+                            || UNTRUSTED_WORDS.iter().any(|u| {
+                                w.ends_with(&format!("_{u}")) || w.starts_with(&format!("{u}_"))
+                            })
+                    });
+                if !risky {
+                    continue;
+                }
+                match REVIEWED_JOINS
+                    .iter()
+                    .position(|(file, a, _)| *file == rel && *a == arg)
+                {
+                    Some(k) => {
+                        used_reviews.insert(k);
+                    }
+                    None => flagged.push(format!("{rel}: {pat}{arg})")),
+                }
+            }
+        }
+    }
+    assert!(
+        flagged.is_empty(),
+        "paths built from untrusted text without tbsim_core::segment:\n{}",
+        flagged.join("\n")
+    );
+    for (k, (file, arg, _)) in REVIEWED_JOINS.iter().enumerate() {
+        assert!(
+            used_reviews.contains(&k),
+            "the reviewed join `{arg}` in {file} is gone; drop it from REVIEWED_JOINS"
+        );
+    }
+}
+
+#[test]
+fn links_planted_in_a_run_directory_are_never_written_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("base");
+    crate::util::run_agent(
+        "oracle",
+        &base,
+        &[&root().join("content/scenarios/meeting-only.ron")],
+    );
+    let victim = tmp.path().join("victim.txt");
+    std::fs::write(&victim, "original").unwrap();
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let copy = |name: &str| {
+        let d = tmp.path().join(name);
+        std::fs::create_dir(&d).unwrap();
+        for e in std::fs::read_dir(&base).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_file() {
+                std::fs::copy(&p, d.join(p.file_name().unwrap())).unwrap();
+            }
+        }
+        d
+    };
+    let link = |from: &Path, to: &Path| std::os::unix::fs::symlink(to, from).unwrap();
+
+    let d = copy("regrade");
+    link(&d.join("result.regraded.json"), &victim);
+    let o = output_within(
+        tbsim_command(&["regrade", d.to_str().unwrap()], tmp.path()),
+        60,
+    );
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("symbolic link"), "{}", text(&o).1);
+
+    let d = copy("report");
+    link(&d.join("report"), &elsewhere);
+    let o = output_within(
+        tbsim_command(&["report", d.to_str().unwrap()], tmp.path()),
+        60,
+    );
+    assert!(!o.status.success());
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+
+    // An interrupted run: no end line, no result.
+    let d = copy("resume");
+    let traj = std::fs::read_to_string(d.join("trajectory.jsonl")).unwrap();
+    let kept: Vec<&str> = traj.lines().take(traj.lines().count() / 2).collect();
+    std::fs::write(d.join("trajectory.jsonl"), kept.join("\n") + "\n").unwrap();
+    std::fs::remove_file(d.join("result.json")).unwrap();
+    link(&d.join("trajectory.resume.jsonl"), &victim);
+    let o = output_within(
+        tbsim_command(&["run", "--resume", d.to_str().unwrap()], tmp.path()),
+        120,
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(d.join("result.json").is_file());
+
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "original");
+}

@@ -1,0 +1,256 @@
+//! The answer-in-observation scan (issue 25): it must find a planted echo leak,
+//! pass a scenario without one, and hold every family to the share in CI.
+//!
+//! The planted scenarios are bundled scenarios edited here, with the leak written
+//! from the checkpoint's own expected answer, so they keep testing the scan after
+//! the generators stop leaking.
+
+use std::collections::BTreeSet;
+
+use tbsim_agents::scan::{CheckpointScan, Tally, scan};
+use tbsim_gen::{Family, generate_scenario, to_ron};
+use tbsim_scenario::{Check, Content, LoadedScenario};
+
+use crate::util::{load_generated, one_task_plan, root, scenario, tbsim, text};
+
+fn rules_for(scans: &[CheckpointScan], checkpoint: &str) -> BTreeSet<String> {
+    scans
+        .iter()
+        .find(|s| s.checkpoint == checkpoint)
+        .unwrap_or_else(|| panic!("no checkpoint {checkpoint}"))
+        .solved_by
+        .clone()
+}
+
+fn json_number(c: &Check) -> f64 {
+    match c {
+        Check::JsonNumber { expected, .. } => *expected,
+        Check::All(v) => v
+            .iter()
+            .map(json_number)
+            .find(|x| !x.is_nan())
+            .unwrap_or(f64::NAN),
+        _ => f64::NAN,
+    }
+}
+
+/// meeting_attend's leak: the cap to record is the only number announced in the
+/// meeting. Planted: the notes state the expected cap and no other figure.
+#[test]
+fn the_scan_finds_a_cap_that_is_the_only_number_of_its_meeting() {
+    let mut s = scenario("meeting-check-sum");
+    let cap = json_number(
+        &s.scenario.tasks[0]
+            .checkpoints
+            .iter()
+            .find(|c| c.key == "decision_recorded")
+            .unwrap()
+            .check,
+    );
+    assert!(cap.is_finite());
+    s.scenario.meetings[0].notes = format!(
+        "The chair opens the meeting: next month's purchasing budget is capped at {cap} EUR. Then they go round the table for purchase requests."
+    );
+    let got = rules_for(&scan(&s, None), "decision_recorded");
+    assert!(got.contains("only number of meeting"), "{got:?}");
+
+    // The same meeting stating the cap in words leaves nothing to copy.
+    s.scenario.meetings[0].notes = "The chair opens the meeting: next month's purchasing budget is capped at five thousand euros. Then they go round the table for purchase requests.".into();
+    let cap_words = s.scenario.tasks[0]
+        .checkpoints
+        .iter_mut()
+        .find(|c| c.key == "decision_recorded")
+        .unwrap();
+    if let Check::JsonNumber { expected, .. } = &mut cap_words.check {
+        *expected = 5000.0;
+    }
+    let got = rules_for(&scan(&s, None), "decision_recorded");
+    assert!(got.is_empty(), "{got:?}");
+}
+
+fn set_file(s: &mut LoadedScenario, path: &str, text: &str) {
+    let f = s
+        .scenario
+        .files
+        .iter_mut()
+        .find(|f| f.path == path)
+        .unwrap_or_else(|| panic!("no file {path}"));
+    f.content = Content::Text(text.into());
+}
+
+/// transaction_review's leak: with no abnormal supplier, `[]` plus the largest
+/// number of the manual is the whole answer. Planted: a manual whose largest
+/// figure is the expected approval limit.
+#[test]
+fn the_scan_finds_an_empty_list_and_the_manuals_largest_number() {
+    const MANUAL: &str = "drive/finance/review/transaction_review_manual.md";
+    let mut s = scenario("transactions-none-abnormal");
+    let limit = json_number(&s.scenario.tasks[0].checkpoints[1].check);
+    assert!(limit.is_finite() && limit > 100.0);
+    set_file(
+        &mut s,
+        MANUAL,
+        &format!(
+            "# Transaction review\n\nA supplier is abnormal when it has no rating, fewer than 3 months of history, 4 or more payments a month and amounts just under the single-approval limit of {limit}."
+        ),
+    );
+    let got = rules_for(&scan(&s, None), "suppliers_correct");
+    let want =
+        "empty list + largest number of file drive/finance/review/transaction_review_manual.md";
+    assert!(got.contains(want), "{got:?}");
+
+    // Spelled out in words, the limit is no longer there to copy.
+    set_file(
+        &mut s,
+        MANUAL,
+        "# Transaction review\n\nA supplier is abnormal when it has no rating, a short history, several payments a month and amounts just under the single-approval limit (ask Finance for its value).",
+    );
+    let got = rules_for(&scan(&s, None), "suppliers_correct");
+    assert!(got.is_empty(), "{got:?}");
+}
+
+/// A scenario without a leak passes: two abnormal suppliers among several, which
+/// no rule lists.
+#[test]
+fn the_scan_passes_a_scenario_without_a_leak() {
+    let s = scenario("transactions-two-abnormal");
+    let scans = scan(&s, None);
+    let scored: Vec<&CheckpointScan> = scans.iter().filter(|c| c.reached).collect();
+    assert!(!scored.is_empty());
+    for c in scored {
+        assert!(
+            c.solved_by.is_empty(),
+            "{}: {:?}",
+            c.checkpoint,
+            c.solved_by
+        );
+    }
+}
+
+/// Same input, same bytes out; a leak exits 1 and --allow lets it through.
+#[test]
+fn the_scan_command_is_deterministic_and_gates_on_the_share() {
+    let leak = root().join("content/scenarios/meeting-check-sum.ron");
+    let none = root().join("content/scenarios/transactions-two-abnormal.ron");
+    let args = |p: &std::path::Path| {
+        vec![
+            "validity".to_owned(),
+            "scan".into(),
+            "--json".into(),
+            "--threads".into(),
+            "2".into(),
+            p.to_str().unwrap().into(),
+        ]
+    };
+    let run = |a: &[String]| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        tbsim(&a, &root())
+    };
+    let a = run(&args(&none));
+    assert!(a.status.success(), "{}", text(&a).1);
+    let b = run(&args(&none));
+    assert_eq!(a.stdout, b.stdout, "same input, same bytes");
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    assert_eq!(v["failing"], serde_json::json!([]));
+
+    // Today's bundled meeting announces its cap as its only number; whether or
+    // not it still does, the exit code must agree with the report.
+    let l = run(&args(&leak));
+    let v: serde_json::Value = serde_json::from_slice(&l.stdout).unwrap();
+    let failing = v["failing"].as_array().unwrap().clone();
+    assert_eq!(l.status.success(), failing.is_empty(), "{v}");
+    if !failing.is_empty() {
+        let mut a = args(&leak);
+        for f in &failing {
+            a.push("--allow".into());
+            a.push(f.as_str().unwrap().into());
+        }
+        assert!(run(&a).status.success());
+    }
+}
+
+/// Rows over the share that are known and being fixed elsewhere (issue 25 item 1,
+/// branch `val-gen`, and the colleague rule for relayed sentences): reported, not
+/// failed. The lead empties this list after merging those fixes; a row may only be
+/// added with the issue that will close it.
+const KNOWN_LEAKS: &[&str] = &[
+    // The cap is the only number announced in the meeting (val-gen).
+    "meeting_attend/decision_recorded",
+    // `[]` plus the manual's largest number (val-gen).
+    "transaction_review/suppliers_correct",
+    // A document's JSON example and the CSV's first row (val-gen: examples never
+    // carry an answer's values).
+    "ads_strategy/cost_reported",
+    "ads_strategy/exposure_reported",
+];
+
+/// Seeds per family in CI: spread over its variants (seed `i` takes variant
+/// `i % variants`). The full measurement, 200 seeds of every variant in release,
+/// is `tbsim validity scan content/suites/traineebench-plus.ron`
+/// (`runs/validity/scan.md`); a debug build scans about two instances a second
+/// on the shared CI machine, so CI takes a sample.
+const CI_SEEDS_PER_FAMILY: u64 = 16;
+
+/// Rows scanned in fewer instances than this are reported but not gated: at 5%,
+/// one chance hit in a handful of instances says nothing.
+const MIN_SUPPORT: u64 = 10;
+
+/// Fewest instances the best rule must solve for a row to fail in CI: in a
+/// 10-20 instance sample one coincidence (a handbook figure equal to an answer)
+/// is already over 5%, two are not a coincidence. The full sweep has no such floor.
+const MIN_HITS: u64 = 2;
+
+#[test]
+fn no_extractor_solves_more_than_five_percent_of_any_family() {
+    let variants = Family::all_variants();
+    let mut keys: Vec<&str> = variants.iter().map(|v| v.family.key()).collect();
+    keys.dedup();
+    let mut jobs: Vec<LoadedScenario> = Vec::new();
+    for key in &keys {
+        let of: Vec<&tbsim_gen::Variant> =
+            variants.iter().filter(|v| v.family.key() == *key).collect();
+        for seed in 0..CI_SEEDS_PER_FAMILY {
+            let v = of[seed as usize % of.len()];
+            let plan = one_task_plan("scan", seed, "t", v.family.clone(), "2025-10-01");
+            if let Ok(s) = generate_scenario(seed, &plan) {
+                jobs.push(load_generated(&to_ron(&s), "scan.ron"));
+            }
+        }
+    }
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(vec![Vec::new(); jobs.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { break };
+                    let r = scan(job, Some(job.scenario.seed));
+                    results.lock().unwrap()[i] = r;
+                }
+            });
+        }
+    });
+    let mut tally = Tally::default();
+    for r in results.into_inner().unwrap() {
+        tally.add(&r, "task/t");
+    }
+    println!("{}", tally.markdown(0.05));
+    let mut failing = Vec::new();
+    for (k, r) in tally.over(0.05) {
+        if r.scanned() < MIN_SUPPORT || r.best().is_none_or(|b| b.1 < MIN_HITS) {
+            continue;
+        }
+        if KNOWN_LEAKS.contains(&k) {
+            eprintln!("known leak (allow-listed): {k}: {:?}", r.best());
+        } else {
+            failing.push(format!("{k}: {:?} of {}", r.best(), r.scanned()));
+        }
+    }
+    assert!(
+        failing.is_empty(),
+        "extractors above 5%:\n{}",
+        failing.join("\n")
+    );
+}
