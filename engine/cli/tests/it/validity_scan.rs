@@ -79,30 +79,40 @@ fn set_file(s: &mut LoadedScenario, path: &str, text: &str) {
 }
 
 /// transaction_review's leak: with no abnormal supplier, `[]` plus the largest
-/// number of the manual is the whole answer. Planted: a manual whose largest
-/// figure is the expected approval limit.
+/// number of the manual is the whole answer. Planted: a page anyone can list (the
+/// real manual is listed only once its owner names it, and relaying the objective
+/// names nothing) whose largest figure is the expected approval limit.
 #[test]
 fn the_scan_finds_an_empty_list_and_the_manuals_largest_number() {
     const MANUAL: &str = "drive/finance/review/transaction_review_manual.md";
+    const PAGE: &str = "drive/finance/review_summary.md";
     let mut s = scenario("transactions-none-abnormal");
     let limit = json_number(&s.scenario.tasks[0].checkpoints[1].check);
     assert!(limit.is_finite() && limit > 100.0);
+    let mut page = s
+        .scenario
+        .files
+        .iter()
+        .find(|f| f.path == MANUAL)
+        .expect("the manual")
+        .clone();
+    page.path = PAGE.into();
+    s.scenario.files.push(page);
     set_file(
         &mut s,
-        MANUAL,
+        PAGE,
         &format!(
             "# Transaction review\n\nA supplier is abnormal when it has no rating, fewer than 3 months of history, 4 or more payments a month and amounts just under the single-approval limit of {limit}."
         ),
     );
     let got = rules_for(&scan(&s, None), "suppliers_correct");
-    let want =
-        "empty list + largest number of file drive/finance/review/transaction_review_manual.md";
-    assert!(got.contains(want), "{got:?}");
+    let want = format!("empty list + largest number of file {PAGE}");
+    assert!(got.contains(&want), "{got:?}");
 
     // Spelled out in words, the limit is no longer there to copy.
     set_file(
         &mut s,
-        MANUAL,
+        PAGE,
         "# Transaction review\n\nA supplier is abnormal when it has no rating, a short history, several payments a month and amounts just under the single-approval limit (ask Finance for its value).",
     );
     let got = rules_for(&scan(&s, None), "suppliers_correct");
@@ -169,20 +179,10 @@ fn the_scan_command_is_deterministic_and_gates_on_the_share() {
     }
 }
 
-/// Rows over the share that are known and being fixed elsewhere (issue 25 item 1,
-/// branch `val-gen`, and the colleague rule for relayed sentences): reported, not
-/// failed. The lead empties this list after merging those fixes; a row may only be
-/// added with the issue that will close it.
-const KNOWN_LEAKS: &[&str] = &[
-    // The cap is the only number announced in the meeting (val-gen).
-    "meeting_attend/decision_recorded",
-    // `[]` plus the manual's largest number (val-gen).
-    "transaction_review/suppliers_correct",
-    // A document's JSON example and the CSV's first row (val-gen: examples never
-    // carry an answer's values).
-    "ads_strategy/cost_reported",
-    "ads_strategy/exposure_reported",
-];
+/// Rows over the share that are known and allowed while an open issue closes them:
+/// reported, not failed. Empty: a row may only be added with the issue that will
+/// close it.
+const KNOWN_LEAKS: &[&str] = &[];
 
 /// Seeds per family in CI: spread over its variants (seed `i` takes variant
 /// `i % variants`). The full measurement, 200 seeds of every variant in release,
