@@ -16,7 +16,7 @@ pub(crate) enum ModeArg {
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct RunArgs {
-    /// Scenario files.
+    /// Scenario files, or bundled scenarios' names (`busy-day`; see `tbsim scenarios`).
     #[arg(required_unless_present = "resume")]
     pub(crate) scenarios: Vec<PathBuf>,
     /// Continue the interrupted run in this directory, or every unfinished run below it
@@ -181,7 +181,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:8765")]
     pub(crate) bind: std::net::SocketAddr,
     /// A directory of scenario files clients may name, besides the bundled
-    /// `content/scenarios`.
+    /// ones (its names win).
     #[arg(long)]
     pub(crate) scenarios: Option<PathBuf>,
     /// Where each session writes its run directory (`<out>/<session id>/`).
@@ -235,7 +235,7 @@ pub(crate) struct ViewArgs {
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct McpArgs {
-    /// The scenario file.
+    /// The scenario file, or a bundled scenario's name (`busy-day`).
     pub(crate) scenario: PathBuf,
     /// Master seed (default: the scenario's own).
     #[arg(long)]

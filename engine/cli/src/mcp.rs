@@ -13,9 +13,10 @@ use tbsim_serve::mcp::{StdioSpec, serve_stdio};
 use crate::args::McpArgs;
 
 pub(crate) fn cmd_mcp(args: McpArgs) -> Result<ExitCode> {
-    let loaded = load_file(&args.scenario)
+    let path = crate::content::scenario_path(&args.scenario)?;
+    let loaded = load_file(&path)
         .map_err(|e| anyhow!("{e}"))
-        .with_context(|| format!("cannot load `{}`", args.scenario.display()))?;
+        .with_context(|| format!("cannot load `{}`", path.display()))?;
     let spec = StdioSpec {
         scenario: Arc::new(loaded),
         seed: args.seed,

@@ -6,6 +6,7 @@
 //! | `POST /v1/sessions/{id}/step` | `{tool_calls: [{name, arguments, id?}]}` → `{observation, reward, terminated, truncated, info}` |
 //! | `GET /v1/sessions/{id}` | the session's state |
 //! | `DELETE /v1/sessions/{id}` | ends the run (as abandoned if it was going), writes its directory, returns the final state |
+//! | `GET /v1/scenarios?suite=S` | the scenarios clients may name (as `tbsim scenarios --json`) |
 //! | `GET /v1/tools` | the tool catalogue (as `tbsim tools --json`) |
 //! | `GET /openapi.json` | the OpenAPI 3.1 document of this API |
 //! | `/mcp` | MCP over streamable HTTP (`crate::mcp`); the `initialize` request's query names the world: `/mcp?scenario=busy-day&seed=3` |
@@ -310,6 +311,33 @@ async fn delete(
     Ok(Json(state_body(&id, session.state())))
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenariosQuery {
+    suite: Option<String>,
+}
+
+async fn scenarios(
+    State(api): State<Arc<ApiState>>,
+    q: Result<axum::extract::Query<ScenariosQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let q = q
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", e.body_text()))?
+        .0;
+    let registry = Arc::clone(&api.registry);
+    // The first listing parses every file: off the async workers.
+    let all = tokio::task::spawn_blocking(move || registry.config().roots.catalog().clone())
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
+    let cat = match q.suite {
+        Some(s) => all.in_suite(&s),
+        None => all,
+    };
+    Ok(Json(
+        serde_json::to_value(cat).expect("the listing serialises"),
+    ))
+}
+
 async fn tools() -> Json<Value> {
     Json(serde_json::to_value(tbsim_core::protocol::catalogue()).expect("the catalogue serialises"))
 }
@@ -509,6 +537,7 @@ pub fn router_with(api: Arc<ApiState>, max_body: usize, extra: Option<Router>) -
         .route("/v1/sessions", post(create))
         .route("/v1/sessions/{id}/step", post(step))
         .route("/v1/sessions/{id}", get(state).delete(delete))
+        .route("/v1/scenarios", get(scenarios))
         .route("/v1/tools", get(tools))
         .route("/openapi.json", get(openapi))
         // MCP over streamable HTTP (`crate::mcp`): one world per MCP session, sharing
@@ -629,6 +658,7 @@ mod tests {
             ("/v1/sessions", &["post"][..]),
             ("/v1/sessions/{id}/step", &["post"]),
             ("/v1/sessions/{id}", &["get", "delete"]),
+            ("/v1/scenarios", &["get"]),
             ("/v1/tools", &["get"]),
             ("/openapi.json", &["get"]),
         ];

@@ -45,6 +45,8 @@ mod hostile_scenarios;
 mod house;
 // `tbsim mcp` and `/mcp`: a real MCP client replays the oracle; refused calls; resources; raw JSON-RPC.
 mod mcp;
+// Scenarios by name: `tbsim scenarios`, `GET /v1/scenarios`, `run|mcp NAME`, content beside the binary.
+mod names;
 // `tbsim serve`: sessions over HTTP reproduce `tbsim run`; hostile requests; the Python client.
 mod serve;
 // The independent solver over every variant of every family.
