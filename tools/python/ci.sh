@@ -22,8 +22,12 @@ if [ -z "$wheel" ]; then
   profile="${TBSIM_WHEEL_PROFILE:-release}"
   export CARGO_TARGET_DIR="${TBSIM_WHEEL_TARGET:-$repo/target/wheel}"
   if [ "$profile" = release ]; then flag=(--release); else flag=(--profile "$profile"); fi
-  # Built into a temporary directory: nothing is written into the source tree.
-  (cd "$here" && "$work/build/bin/maturin" build "${flag[@]}" --out "$work/dist" >&2)
+  # Built from a staged copy: maturin does not follow the package's `content` link
+  # (to the repository's content/), `cp -L` does; and nothing is written into
+  # the source tree.
+  cp -rL "$here" "$work/src"
+  sed -i "s|^manifest-path = .*|manifest-path = \"$repo/engine/cli/Cargo.toml\"|" "$work/src/pyproject.toml"
+  (cd "$work/src" && "$work/build/bin/maturin" build "${flag[@]}" --out "$work/dist" >&2)
   wheel="$(ls "$work"/dist/tbsim-*.whl)"
 fi
 echo "wheel: $wheel ($(du -k "$wheel" | cut -f1) KiB)" >&2
