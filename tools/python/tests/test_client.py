@@ -6,7 +6,6 @@ import os
 import subprocess
 
 import pytest
-
 import tbsim
 
 
@@ -93,7 +92,7 @@ def test_errors_are_typed(client: tbsim.Client, server: tbsim.Server) -> None:
 def test_tools_scenarios_and_openapi(client: tbsim.Client) -> None:
     names = [t["name"] for t in client.tools()]
     assert "finish" in names and "send_message" in names
-    assert [s["name"] for s in client.scenarios("examples")][0] == "busy-day"
+    assert next(s["name"] for s in client.scenarios("examples")) == "busy-day"
     doc = client.openapi()
     assert doc["openapi"] == "3.1.0" and "/v1/scenarios" in doc["paths"]
 

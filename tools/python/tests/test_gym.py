@@ -6,17 +6,14 @@ from typing import Any
 
 import gymnasium
 import pytest
+import tbsim
 from gymnasium.error import ResetNeeded
 from gymnasium.utils.env_checker import check_env
-
-import tbsim
-from tbsim.gym import ToolCalls, TbsimEnv
+from tbsim.gym import TbsimEnv, ToolCalls
 
 
 def make(server: tbsim.Server, **kw: Any) -> Any:
-    return gymnasium.make(
-        "tbsim/Examples-v0", base_url=server.url, token=server.token, **kw
-    )
+    return gymnasium.make("tbsim/Examples-v0", base_url=server.url, token=server.token, **kw)
 
 
 def unfinished(out: Path) -> list[str]:
@@ -64,7 +61,7 @@ def test_observations_are_parsed_and_contained(server: tbsim.Server) -> None:
     obs, _ = env.reset(seed=1)
     assert env.observation_space.contains(obs)
     assert obs["briefing"][0]["you"] and "You are" in obs["text"]
-    obs, reward, terminated, truncated, _ = env.step(
+    obs, _reward, _terminated, _truncated, _ = env.step(
         ({"name": "list_colleagues", "arguments": {}},)
     )
     assert env.observation_space.contains(obs)
@@ -112,9 +109,7 @@ def _episode(envs: gymnasium.vector.VectorEnv) -> None:
 
 
 def test_vector_envs_run_eight(server: tbsim.Server) -> None:
-    fns = [
-        lambda: TbsimEnv(scenario="meeting-only", base_url=server.url, token=server.token)
-    ] * 8
+    fns = [lambda: TbsimEnv(scenario="meeting-only", base_url=server.url, token=server.token)] * 8
     _episode(gymnasium.vector.SyncVectorEnv(fns))
     _episode(gymnasium.vector.AsyncVectorEnv(fns, shared_memory=False))
     assert unfinished(server.out) == []

@@ -44,7 +44,9 @@ class ScenarioInfo:
     description: str
 
 
-def scenarios(suite: str | None = None, directory: str | os.PathLike[str] | None = None) -> list[ScenarioInfo]:
+def scenarios(
+    suite: str | None = None, directory: str | os.PathLike[str] | None = None
+) -> list[ScenarioInfo]:
     """The scenarios `tbsim run NAME` and sessions accept (`tbsim scenarios --json`):
     the bundled ones, or those of one bundled `suite`, after those of `directory`."""
     args = [binary(), "scenarios", "--json"]

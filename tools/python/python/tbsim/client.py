@@ -86,7 +86,9 @@ class Client:
     """The session API at `base_url` (with `token` if the server wants one)."""
 
     def __init__(self, base_url: str, token: str | None = None, timeout: float = 300.0) -> None:
-        self._http = httpx.Client(base_url=base_url.rstrip("/"), headers=_headers(token), timeout=timeout)
+        self._http = httpx.Client(
+            base_url=base_url.rstrip("/"), headers=_headers(token), timeout=timeout
+        )
 
     def create(self, scenario: str, **opts: Any) -> Created:
         """Opens a session (`seed`, `hints`, `feedback`, `max_steps`, `agent`)."""
@@ -95,7 +97,9 @@ class Client:
 
     def step(self, session: str, tool_calls: Sequence[ToolCall]) -> Step:
         """Sends tool calls (`{name, arguments, id?}`)."""
-        return _step(_raise_for(self._http.post(f"/v1/sessions/{session}/step", json=_calls(tool_calls))))
+        return _step(
+            _raise_for(self._http.post(f"/v1/sessions/{session}/step", json=_calls(tool_calls)))
+        )
 
     def state(self, session: str) -> dict[str, JSON]:
         """The session's state (with its result once finished)."""

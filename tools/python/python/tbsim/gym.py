@@ -70,6 +70,7 @@ class UnicodeText(spaces.Text):
     def __repr__(self) -> str:
         return f"UnicodeText({self.max_length})"
 
+
 SUITES = {
     "TraineeBench-v0": "traineebench",
     "TraineeBench-CL-v0": "traineebench-cl",
@@ -190,7 +191,10 @@ def _observation_space() -> spaces.Dict:
         }
     )
     briefing = spaces.Dict(
-        {k: _text() for k in ("company", "department", "you", "key", "manager", "day_starts", "day_ends")}
+        {
+            k: _text()
+            for k in ("company", "department", "you", "key", "manager", "day_starts", "day_ends")
+        }
     )
     big = np.iinfo(np.int64).max
     return spaces.Dict(
