@@ -4,8 +4,8 @@
 
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::path::Path;
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
