@@ -203,6 +203,11 @@ pub(crate) struct ServeArgs {
     /// abandoned, truncated, and its directory is written).
     #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) idle_timeout: u64,
+    /// Seconds after which a session whose agent has taken no step yet (an MCP
+    /// client that initialised and went away) gives its slot to a new one when
+    /// --max-sessions is reached.
+    #[arg(long, default_value = "60", value_parser = parse_secs, value_name = "SECS")]
+    pub(crate) unused_timeout: std::time::Duration,
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = 1 << 20)]
     pub(crate) max_body: usize,
@@ -210,6 +215,60 @@ pub(crate) struct ServeArgs {
     /// $TBSIM_API_CONFIG, else ./api_config.json).
     #[arg(long)]
     pub(crate) api_config: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) conn: ConnArgs,
+}
+
+/// A duration in seconds (fractions allowed), more than 0.
+fn parse_secs(s: &str) -> std::result::Result<std::time::Duration, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !(v > 0.0 && v <= 86_400.0) {
+        return Err(format!("`{s}`: give 0 < seconds <= 86400"));
+    }
+    Ok(std::time::Duration::from_secs_f64(v))
+}
+
+/// The connection limits of a server (see docs/security-servers.md).
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct ConnArgs {
+    /// A host name requests may name besides localhost, loopback addresses and the
+    /// address the client connected to (repeatable): this machine's DNS name, a
+    /// reverse proxy's. Any other `Host` is refused (DNS rebinding).
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub(crate) allow_host: Vec<String>,
+    /// Seconds a request's head may take to arrive (also how long a kept-alive
+    /// connection may sit idle).
+    #[arg(long, default_value = "10", value_parser = parse_secs, value_name = "SECS")]
+    pub(crate) header_timeout: std::time::Duration,
+    /// Seconds a request's body may take to arrive.
+    #[arg(long, default_value = "60", value_parser = parse_secs, value_name = "SECS")]
+    pub(crate) body_timeout: std::time::Duration,
+    /// Connections served at once (lowered to fit the open-files limit); more are
+    /// answered 503 and closed.
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_connections: u64,
+    /// Event streams (the console's live views, MCP's) open at once, in all.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_streams: u64,
+    /// Event streams open at once from one client address.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_streams_per_client: u64,
+}
+
+impl ConnArgs {
+    /// The limits, the connection cap fitted under the open-files limit `fds`.
+    pub(crate) fn limits(&self, fds: Option<u64>) -> tbsim_serve::conn::Limits {
+        let n = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        tbsim_serve::conn::Limits {
+            header_timeout: self.header_timeout,
+            body_timeout: self.body_timeout,
+            max_connections: tbsim_serve::conn::connection_cap(n(self.max_connections), fds),
+            max_streams: n(self.max_streams),
+            max_streams_per_client: n(self.max_streams_per_client),
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -231,6 +290,8 @@ pub(crate) struct ViewArgs {
     /// $TBSIM_API_CONFIG, else ./api_config.json).
     #[arg(long)]
     pub(crate) api_config: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) conn: ConnArgs,
 }
 
 #[derive(clap::Args, Debug)]

@@ -103,6 +103,7 @@ fn fork_registry(out: &Path) -> Result<Arc<Registry>> {
         out: out.to_path_buf(),
         max_sessions: 64,
         idle_timeout: Duration::from_secs(3600),
+        unused_timeout: Duration::from_secs(60),
     })))
 }
 
@@ -161,11 +162,11 @@ pub(crate) fn cmd_view(args: ViewArgs) -> Result<ExitCode> {
         fixed,
         agents.clone(),
     ));
-    let api = Arc::new(ApiState {
-        registry,
-        token: args.token.clone(),
-        console_token: args.token.clone(),
-    });
+    let fds = tbsim_serve::conn::raise_fd_limit();
+    let mut api = ApiState::new(registry, args.token.clone(), args.token.clone());
+    api.allowed_hosts = args.conn.allow_host.clone();
+    api.limits = args.conn.limits(fds);
+    let api = Arc::new(api);
     let rt = runtime()?;
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.bind)
@@ -250,11 +251,11 @@ impl BatchUi {
         ));
         let hold_new = console.hold_new();
         hold_new.store(ui.paused, std::sync::atomic::Ordering::SeqCst);
-        let api = Arc::new(ApiState {
-            registry,
-            token: ui.token.clone(),
-            console_token: ui.token.clone(),
-        });
+        let fds = tbsim_serve::conn::raise_fd_limit();
+        let mut api = ApiState::new(registry, ui.token.clone(), ui.token.clone());
+        api.limits.max_connections =
+            tbsim_serve::conn::connection_cap(api.limits.max_connections, fds);
+        let api = Arc::new(api);
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel::<Result<SocketAddr>>();
         let bind = ui.bind;

@@ -41,6 +41,7 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         out: args.out.clone(),
         max_sessions: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
         idle_timeout: Duration::from_secs(args.idle_timeout),
+        unused_timeout: args.unused_timeout,
     }));
     let agents = Arc::new(crate::console::ConsoleAgents::new(
         args.api_config.as_deref(),
@@ -51,11 +52,13 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         Vec::new(),
         agents.clone(),
     ));
-    let api = Arc::new(ApiState {
-        registry,
-        token: args.token.clone(),
-        console_token: args.console_token.clone(),
-    });
+    // Connections hold descriptors: the soft limit goes up to the hard one, and the
+    // connection cap stays under it.
+    let fds = tbsim_serve::conn::raise_fd_limit();
+    let mut api = ApiState::new(registry, args.token.clone(), args.console_token.clone());
+    api.allowed_hosts = args.conn.allow_host.clone();
+    api.limits = args.conn.limits(fds);
+    let api = Arc::new(api);
     // Every live session parks one blocking thread (its run) for its whole life, so
     // the pool must hold `--max-sessions` of them plus room for file writes; tokio's
     // default of 512 would make the 513th session hang instead of getting its 429.

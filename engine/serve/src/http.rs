@@ -31,6 +31,7 @@ use serde_json::{Value, json};
 
 use tbsim_core::protocol::{Decision, FeedbackPolicy, ToolCall};
 
+use crate::conn::{Limits, StreamSlots};
 use crate::registry::{OpenRequest, Registry, RegistryError};
 use crate::scenarios::ResolveError;
 use crate::session::{SessionError, SessionState, Turn};
@@ -57,6 +58,32 @@ pub struct ApiState {
     /// oracle and show what it writes: an agent holding only its own token must not
     /// reach it. With an agents' token and no console token the console is off.
     pub console_token: Option<String>,
+    /// Host names requests may name besides localhost, loopback addresses and the
+    /// address a client connected to (`--allow-host`: a DNS name of this machine, a
+    /// reverse proxy's name).
+    pub allowed_hosts: Vec<String>,
+    /// Connection and stream limits.
+    pub limits: Limits,
+    /// The event streams open now.
+    pub streams: Arc<StreamSlots>,
+}
+
+impl ApiState {
+    /// A server's state with default limits and no extra host names.
+    pub fn new(
+        registry: Arc<Registry>,
+        token: Option<String>,
+        console_token: Option<String>,
+    ) -> ApiState {
+        ApiState {
+            registry,
+            token,
+            console_token,
+            allowed_hosts: Vec::new(),
+            limits: Limits::default(),
+            streams: Arc::new(StreamSlots::default()),
+        }
+    }
 }
 
 /// An error response: a status, a stable code and a message.
@@ -366,16 +393,21 @@ fn same_secret(given: &str, token: &str) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Whether `headers` carry `Authorization: Bearer <token>`, or the console's cookie
-/// with it (compared in constant time).
-fn authorised(headers: &HeaderMap, token: &str) -> bool {
-    let bearer = headers
+/// Whether `headers` carry `Authorization: Bearer <token>` (compared in constant
+/// time). Programs authenticate this way; a browser never adds it on its own, so a
+/// page of another site cannot forge it.
+fn bearer_ok(headers: &HeaderMap, token: &str) -> bool {
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    if bearer.is_some_and(|g| same_secret(g, token)) {
-        return true;
-    }
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|g| same_secret(g, token))
+}
+
+/// Whether `headers` carry the console's cookie with `token`. Browsers attach it to
+/// requests other pages make too, so it is honoured on the console's routes only,
+/// behind the origin checks and the console's header ([`CONSOLE_HEADER`]).
+fn cookie_ok(headers: &HeaderMap, token: &str) -> bool {
     headers
         .get_all(header::COOKIE)
         .iter()
@@ -435,6 +467,23 @@ fn console_gate(api: &ApiState) -> Result<Option<&str>, ApiError> {
     }
 }
 
+/// The header every request of the console's page that changes something carries
+/// (`X-Tbsim-Console: 1`). A page of another origin cannot send a custom header
+/// without a CORS preflight, which this server never grants, so a cross-site (or
+/// cross-port, same-site) form or fetch cannot reach a console action even when the
+/// browser attaches the console's cookie.
+pub const CONSOLE_HEADER: &str = "x-tbsim-console";
+
+/// The addresses of the connection a request came in on (set by [`serve_with`]'s
+/// accept loop; absent when the router is driven some other way).
+#[derive(Debug, Clone, Copy)]
+pub struct ConnAddrs {
+    /// The server's end: the address the client connected to.
+    pub local: std::net::SocketAddr,
+    /// The client's end.
+    pub peer: std::net::SocketAddr,
+}
+
 /// The host a request names, without its port (`Host` header).
 fn host_of(headers: &HeaderMap) -> Option<&str> {
     let h = headers.get(header::HOST)?.to_str().ok()?;
@@ -444,55 +493,153 @@ fn host_of(headers: &HeaderMap) -> Option<&str> {
     })
 }
 
-/// Browser-facing checks for a server without a token (loopback only): a request
-/// must name a loopback host (a DNS-rebinding page names its own), and a request
-/// that changes something must come from the server's own origin, or none (a
-/// cross-site form or fetch carries its site's `Origin`; programs send none).
-fn browser_refusal(req: &Request) -> Option<ApiError> {
+/// Whether `host` (a `Host` header's name) is one this server is reached under:
+/// `localhost`, a loopback address, the very address the client connected to (an
+/// address literal names no DNS record an attacker could rebind; with `--bind
+/// 0.0.0.0` that is whichever of the machine's addresses the client used), or a
+/// name the operator allowed (`--allow-host`, for a DNS name or a proxy).
+fn known_host(api: &ApiState, host: &str, conn: Option<&ConnAddrs>) -> bool {
+    if host.eq_ignore_ascii_case("localhost")
+        || api
+            .allowed_hosts
+            .iter()
+            .any(|a| a.eq_ignore_ascii_case(host))
+    {
+        return true;
+    }
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback() || conn.is_some_and(|c| c.local.ip() == ip),
+        Err(_) => false,
+    }
+}
+
+/// The checks that keep browsers' pages of other origins out, on every route and
+/// whatever tokens are set (a token stops strangers, not a page the operator's own
+/// browser runs):
+///
+/// * the `Host` must be one this server is reached under ([`known_host`]): a DNS
+///   rebinding page names its own host;
+/// * a request carrying an `Origin` must come from this server's own origin (a
+///   cross-site or cross-port fetch or form carries its page's; programs send
+///   none), but for a plain navigation to the page or its login;
+/// * a request whose `Sec-Fetch-Site` says another origin made it (`same-site`
+///   included: another port of 127.0.0.1 is the same site) is refused but for
+///   those navigations;
+/// * a console request that changes something must carry [`CONSOLE_HEADER`].
+fn browser_refusal(api: &ApiState, req: &Request) -> Option<ApiError> {
     let h = req.headers();
-    let loopback = host_of(h).is_some_and(|n| {
-        n.eq_ignore_ascii_case("localhost")
-            || n.parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback())
-    });
-    if !loopback {
+    let path = req.uri().path();
+    let host = host_of(h).unwrap_or("");
+    if !known_host(api, host, req.extensions().get::<ConnAddrs>()) {
         return Some(ApiError::new(
             StatusCode::FORBIDDEN,
             "bad_host",
-            "without a token this server answers only to a loopback address (localhost, 127.0.0.1, [::1])",
+            format!(
+                "this server answers only under localhost, a loopback address, the address it was reached at, or a name given with --allow-host; not `{host}`"
+            ),
         ));
     }
-    let changes =
-        req.method() != axum::http::Method::GET && req.method() != axum::http::Method::HEAD;
-    let origin = h.get(header::ORIGIN).and_then(|o| o.to_str().ok());
-    let host = h
+    let safe = matches!(
+        *req.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD
+    );
+    // The page, its files and the login are what a person opens from elsewhere
+    // (a link, a bookmark): navigations there are fine; nothing there acts.
+    let navigation = safe && public_path(path);
+    let authority = h
         .get(header::HOST)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    match origin {
-        Some(o) if changes && o != format!("http://{host}") => Some(ApiError::new(
+    let own = |o: &str| {
+        o.strip_prefix("http://")
+            .or_else(|| o.strip_prefix("https://"))
+            .is_some_and(|a| a.eq_ignore_ascii_case(authority))
+    };
+    if let Some(o) = h.get(header::ORIGIN)
+        && !navigation
+        && !o.to_str().is_ok_and(own)
+    {
+        return Some(ApiError::new(
             StatusCode::FORBIDDEN,
             "cross_origin",
-            "this server takes changes only from its own pages (or from programs, which send no Origin)",
-        )),
-        _ => None,
+            "this server takes requests only from its own pages (or from programs, which send no Origin)",
+        ));
     }
+    let site = h.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+    if let Some(s) = site
+        && !navigation
+        && !matches!(s, "same-origin" | "none")
+    {
+        return Some(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "cross_origin",
+            format!(
+                "this server takes requests only from its own pages; this one came from another ({s})"
+            ),
+        ));
+    }
+    let console = path.starts_with("/v1/console/");
+    if console && !safe && h.get(CONSOLE_HEADER).is_none_or(|v| v.as_bytes() != b"1") {
+        return Some(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "console_header_required",
+            "a console request that changes something must carry `X-Tbsim-Console: 1` (the page sends it; other sites' pages cannot)",
+        ));
+    }
+    None
 }
 
 async fn auth(State(api): State<Arc<ApiState>>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
-    let console = path.starts_with("/v1/console/") || public_path(path);
-    // A server without any token listens on loopback only (the CLI refuses anything
-    // else): no legitimate client, program or page, names another host or origin.
-    if api.console_token.is_none()
-        && api.token.is_none()
-        && let Some(e) = browser_refusal(&req)
-    {
+    if let Some(e) = browser_refusal(&api, &req) {
         return e.into_response();
     }
     if public_path(path) {
         return next.run(req).await;
     }
+    if let Some(e) = unauthenticated(&api, &req) {
+        return e;
+    }
+    // A body trickled in byte by byte must not hold its connection for ever.
+    let has_body = req.headers().contains_key(header::CONTENT_LENGTH)
+        || req.headers().contains_key(header::TRANSFER_ENCODING);
+    let req = if has_body {
+        let within = api.limits.body_timeout;
+        req.map(|b| crate::conn::with_deadline(b, within))
+    } else {
+        req
+    };
+    if !is_stream(&req) {
+        return next.run(req).await;
+    }
+    let client = crate::conn::client_of(&req);
+    let Some(slot) = api.streams.take(client, &api.limits) else {
+        return ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_streams",
+            format!(
+                "too many event streams open (at most {} per client, {} in all); close one",
+                api.limits.max_streams_per_client, api.limits.max_streams
+            ),
+        )
+        .into_response();
+    };
+    next.run(req)
+        .await
+        .map(|body| crate::conn::hold(body, slot))
+}
+
+/// Whether `req` opens an event stream (the console's live views, MCP's standalone
+/// stream), which holds its connection as long as the client likes.
+fn is_stream(req: &Request) -> bool {
+    let path = req.uri().path();
+    req.method() == axum::http::Method::GET
+        && (path == "/mcp" || (path.starts_with("/v1/console/") && path.ends_with("/stream")))
+}
+
+/// The refusal of a request without the credential its route wants.
+fn unauthenticated(api: &ApiState, req: &Request) -> Option<Response> {
+    let path = req.uri().path();
     let unauthorised = || {
         ApiError::new(
             StatusCode::UNAUTHORIZED,
@@ -501,25 +648,28 @@ async fn auth(State(api): State<Arc<ApiState>>, req: Request, next: Next) -> Res
         )
         .into_response()
     };
-    if console {
-        return match console_gate(&api) {
-            Err(e) => e.into_response(),
-            Ok(Some(t)) if !authorised(req.headers(), t) => unauthorised(),
-            Ok(_) => next.run(req).await,
+    let h = req.headers();
+    if path.starts_with("/v1/console/") {
+        return match console_gate(api) {
+            Err(e) => Some(e.into_response()),
+            Ok(Some(t)) if !bearer_ok(h, t) && !cookie_ok(h, t) => Some(unauthorised()),
+            Ok(_) => None,
         };
     }
-    // The session API and MCP: the agents' token, or the operators'.
+    // The session API and MCP: the agents' token, or the operators', as a bearer
+    // token only (the console's cookie is a browser's, which other pages can make
+    // it send).
     match &api.token {
         Some(t)
-            if !authorised(req.headers(), t)
+            if !bearer_ok(h, t)
                 && !api
                     .console_token
                     .as_deref()
-                    .is_some_and(|c| authorised(req.headers(), c)) =>
+                    .is_some_and(|c| bearer_ok(h, c)) =>
         {
-            unauthorised()
+            Some(unauthorised())
         }
-        _ => next.run(req).await,
+        _ => None,
     }
 }
 
@@ -544,7 +694,9 @@ pub fn router_with(api: Arc<ApiState>, max_body: usize, extra: Option<Router>) -
         // the registry's cap, idle expiry and scenario roots, and the token below.
         .route_service(
             "/mcp",
-            crate::mcp::http_service(api.registry.clone(), max_body, api.token.is_some()),
+            // The host and origin checks are `auth`'s, on every route: rmcp's own host
+            // list would refuse the address the client connected to.
+            crate::mcp::http_service(api.registry.clone(), max_body, true),
         )
         .route("/login", get(login))
         .with_state(api.clone())
@@ -575,9 +727,8 @@ pub async fn serve_with(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let reaper = tokio::spawn(api.registry.clone().reap());
-    let served = axum::serve(listener, router_with(api.clone(), max_body, extra))
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let app = router_with(api.clone(), max_body, extra);
+    let served = crate::conn::serve_connections(listener, app, &api.limits, shutdown).await;
     reaper.abort();
     api.registry.close_all().await;
     served
@@ -789,12 +940,16 @@ mod tests {
     #[test]
     fn only_the_exact_bearer_token_passes() {
         let mut h = HeaderMap::new();
-        assert!(!authorised(&h, "s3cret"));
+        assert!(!bearer_ok(&h, "s3cret"));
         h.insert(header::AUTHORIZATION, "Bearer s3cre".parse().unwrap());
-        assert!(!authorised(&h, "s3cret"));
+        assert!(!bearer_ok(&h, "s3cret"));
         h.insert(header::AUTHORIZATION, "Basic s3cret".parse().unwrap());
-        assert!(!authorised(&h, "s3cret"));
+        assert!(!bearer_ok(&h, "s3cret"));
         h.insert(header::AUTHORIZATION, "Bearer s3cret".parse().unwrap());
-        assert!(authorised(&h, "s3cret"));
+        assert!(bearer_ok(&h, "s3cret"));
+        // The cookie is a separate credential, never a bearer one.
+        let mut c = HeaderMap::new();
+        c.insert(header::COOKIE, "a=b; tbsim_token=s3cret".parse().unwrap());
+        assert!(cookie_ok(&c, "s3cret") && !bearer_ok(&c, "s3cret"));
     }
 }

@@ -29,6 +29,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod conn;
 pub mod console;
 pub mod http;
 pub mod mcp;

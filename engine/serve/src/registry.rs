@@ -29,6 +29,11 @@ pub struct RegistryConfig {
     /// A session untouched this long is closed (its run ends as abandoned, its
     /// directory is written) and forgotten.
     pub idle_timeout: Duration,
+    /// A session whose agent has taken no step this long gives its slot up to a
+    /// client that needs one when the cap is reached (it is closed, as abandoned):
+    /// clients that open worlds and walk away (an MCP `initialize`, then nothing)
+    /// cannot hold every slot for the whole idle timeout.
+    pub unused_timeout: Duration,
 }
 
 /// What a client asks for when it opens a session.
@@ -202,13 +207,18 @@ impl Registry {
             Some((dir, _)) => dir.join("scenario.ron"),
             None => self.config.roots.resolve(&req.scenario)?,
         };
-        {
-            let held = self.map().len();
-            let mut opening = self.opening.lock().unwrap_or_else(PoisonError::into_inner);
-            if held + *opening >= self.config.max_sessions {
+        loop {
+            {
+                let held = self.map().len();
+                let mut opening = self.opening.lock().unwrap_or_else(PoisonError::into_inner);
+                if held + *opening < self.config.max_sessions {
+                    *opening += 1;
+                    break;
+                }
+            }
+            if !self.evict_unused().await {
                 return Err(RegistryError::TooMany(self.config.max_sessions));
             }
-            *opening += 1;
         }
         let res = self.open_slot(req, path, driver, extras).await;
         *self.opening.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
@@ -223,10 +233,14 @@ impl Registry {
         extras: OpenExtras,
     ) -> Result<(String, Option<Turn>), RegistryError> {
         let name = req.scenario.clone();
-        let loaded = tokio::task::spawn_blocking(move || load_file(&path))
+        let p2 = path.clone();
+        let loaded = tokio::task::spawn_blocking(move || load_file(&p2))
             .await
             .map_err(|e| RegistryError::InvalidScenario(name.clone(), e.to_string()))?
-            .map_err(|e| RegistryError::InvalidScenario(name, e.to_string()))?;
+            .map_err(|e| {
+                let shown = crate::scenarios::client_message(&name, &path, &e);
+                RegistryError::InvalidScenario(name, shown)
+            })?;
         let id = new_id()?;
         let spec = SessionSpec {
             scenario: Arc::new(loaded),
@@ -253,6 +267,33 @@ impl Registry {
         });
         self.map().insert(id.clone(), entry);
         Ok((id, turn))
+    }
+
+    /// Closes and forgets the session unused the longest (an external agent's that
+    /// has taken no step for [`RegistryConfig::unused_timeout`]), if any.
+    async fn evict_unused(&self) -> bool {
+        let victim = {
+            let mut map = self.map();
+            let id = map
+                .iter()
+                .filter(|(_, e)| {
+                    !e.info.builtin
+                        && e.idle_for() >= self.config.unused_timeout
+                        && e.session
+                            .try_lock()
+                            .is_ok_and(|s| s.state().steps == 0 && !s.is_over())
+                })
+                .max_by_key(|(id, e)| (e.idle_for(), (*id).clone()))
+                .map(|(id, _)| id.clone());
+            id.and_then(|id| map.remove(&id))
+        };
+        match victim {
+            Some(e) => {
+                let _ = e.session.lock().await.close().await;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Every session held, by id (sorted).

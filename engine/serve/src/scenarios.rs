@@ -311,6 +311,38 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Why the scenario named `name` (read from `path`) does not load, as told to a
+/// client: positions and messages, but no host path (the server's directories are
+/// none of an agent's business). Each error names the scenario as the client did,
+/// or a sidecar by its file name.
+pub fn client_message(name: &str, path: &Path, errors: &tbsim_scenario::ScenarioErrors) -> String {
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let hidden = |text: &str| {
+        let mut t = text.replace(&path.display().to_string(), name);
+        if !dir.as_os_str().is_empty() {
+            t = t.replace(&dir.display().to_string(), "<scenarios>");
+        }
+        t
+    };
+    let shown: Vec<tbsim_scenario::ScenarioError> = errors
+        .0
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            e.file = if e.file == path {
+                PathBuf::from(name)
+            } else {
+                e.file
+                    .file_name()
+                    .map_or_else(|| PathBuf::from(name), PathBuf::from)
+            };
+            e.message = hidden(&e.message);
+            e
+        })
+        .collect();
+    hidden(&tbsim_scenario::ScenarioErrors(shown).to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -714,7 +714,7 @@ fn other_sites_cannot_drive_or_read_a_tokenless_console() {
     let body = r#"{"scenario":"meeting-only","agent":"oracle"}"#;
     let post = |origin: &str| {
         let req = format!(
-            "POST /v1/console/start HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n{origin}Content-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
+            "POST /v1/console/start HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n{origin}X-Tbsim-Console: 1\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
             s.addr,
             body.len()
         );

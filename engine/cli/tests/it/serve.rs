@@ -73,8 +73,9 @@ impl Server {
     ) -> (u16, Value) {
         let body = body.unwrap_or("");
         let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+        // Console actions want the page's header (see `tbsim_serve::http::CONSOLE_HEADER`).
         let req = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n{auth}X-Tbsim-Console: 1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
             self.addr,
             body.len()
         );

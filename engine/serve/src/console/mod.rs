@@ -145,7 +145,8 @@ pub struct RunSummary {
     /// Hint level.
     pub hints: u8,
     /// `queued`, `running`, `paused`, `waiting_for_model`, `waiting_for_agent`,
-    /// `finished`.
+    /// `finished`, or `interrupted`: a session's run the server no longer holds and
+    /// that was never finished (its server stopped or died mid-run).
     pub state: &'static str,
     /// The simulated clock as shown to agents.
     pub time: String,
@@ -504,6 +505,15 @@ impl Console {
             None => self.recorded_detail(base, &dir),
         };
         detail.dir_name = dir_name;
+        // A past session's run without its result: no server drives it any more (the
+        // one that did stopped or died), so it is not running.
+        if let Found::Fixed(f) = found
+            && f.kind == RunKind::Recorded
+            && is_session_id(&f.id)
+            && detail.summary.state == "running"
+        {
+            detail.summary.state = "interrupted";
+        }
         detail
     }
 

@@ -337,9 +337,11 @@ async fn poll_run(st: &mut RunStream) {
     }
     if let Ok(d) = detail_blocking(&st.console, &st.id).await {
         let body = serde_json::to_string(&d).unwrap_or_default();
+        let interrupted = d.summary.state == "interrupted";
         let over = d.summary.state == "finished"
+            || interrupted
             || (d.summary.kind == RunKind::Recorded && trajectory_ended);
-        if over && trajectory_ended {
+        if over && (trajectory_ended || interrupted) {
             st.pending
                 .push_back(Event::default().event("end").data(body.clone()));
             st.ended = true;
@@ -751,14 +753,13 @@ async fn start(
         .resolve(&b.scenario)
         .map_err(crate::registry::RegistryError::from)?;
     let name = b.scenario.clone();
-    let loaded = tokio::task::spawn_blocking(move || tbsim_scenario::load_file(&path))
+    let p2 = path.clone();
+    let loaded = tokio::task::spawn_blocking(move || tbsim_scenario::load_file(&p2))
         .await
         .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
         .map_err(|e| {
-            ApiError::from(crate::registry::RegistryError::InvalidScenario(
-                name,
-                e.to_string(),
-            ))
+            let shown = crate::scenarios::client_message(&name, &path, &e);
+            ApiError::from(crate::registry::RegistryError::InvalidScenario(name, shown))
         })?;
     let seed = b.seed.unwrap_or(loaded.scenario.seed);
     let (agent, driver) = driver_for(&c, &b.agent, &loaded, seed)?;

@@ -62,9 +62,11 @@ use crate::registry::{OpenRequest, Registry, RegistryError};
 use crate::session::{Session, SessionError, SessionSpec, Turn};
 
 mod http;
+mod lines;
 pub mod view;
 
 pub use http::{StartQuery, http_service};
+pub use lines::MAX_LINE as MAX_STDIO_LINE;
 use view::View;
 
 /// The `_meta` key naming the call id a `tools/call` is recorded under.
@@ -629,12 +631,36 @@ pub async fn serve_stdio(
     spec: StdioSpec,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<Option<RunResult>, McpStdioError> {
+    serve_io(
+        spec,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        MAX_STDIO_LINE,
+        shutdown,
+    )
+    .await
+}
+
+/// [`serve_stdio`] over any byte streams, lines capped at `max_line` bytes: every
+/// line gets an answer, a JSON-RPC error for one too long, not JSON (`-32700`) or
+/// not a client's JSON-RPC message (`-32600`) (see `lines`).
+pub async fn serve_io<R, W>(
+    spec: StdioSpec,
+    input: R,
+    output: W,
+    max_line: usize,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<Option<RunResult>, McpStdioError>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     use rmcp::ServiceExt as _;
     let server = McpServer::own(spec);
     let closer = server.closer();
     let served = async {
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(lines::guarded(input, output, max_line))
             .await
             .map_err(|e| McpStdioError::Transport(e.to_string()))?;
         let _ = running.waiting().await;

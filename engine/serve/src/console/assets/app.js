@@ -75,6 +75,7 @@ const STATE_LABEL = {
   waiting_for_model: 'waiting for a model',
   waiting_for_agent: 'waiting for agent',
   finished: 'finished',
+  interrupted: 'interrupted',
 };
 
 function stateBadge(state, testid) {
@@ -122,7 +123,11 @@ function headers(extra) {
 }
 
 async function request(path, { method = 'GET', body } = {}) {
-  const opts = { method, headers: headers(body !== undefined ? { 'Content-Type': 'application/json' } : {}) };
+  const extra = body !== undefined ? { 'Content-Type': 'application/json' } : {};
+  // The server takes console actions only with this header, which another
+  // site's page cannot send (its preflight is never granted).
+  if (method !== 'GET' && method !== 'HEAD') extra['X-Tbsim-Console'] = '1';
+  const opts = { method, headers: headers(extra) };
   if (body !== undefined) opts.body = JSON.stringify(body);
   let res;
   try {
