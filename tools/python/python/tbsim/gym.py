@@ -9,7 +9,8 @@ each `reset` draws one of the suite's scenarios from `np_random`.
   per process is started from the installed binary (stopped at exit).
 - **reset(seed=s)** plays the world with master seed `s`; `reset()` draws the seed
   from `np_random` (never the scenario's fixed one). `info["seed"]` is the seed used,
-  `info["scenario"]` the scenario, `info["session"]` the session id.
+  `info["scenario"]` the scenario, `info["session"]` the session id (reset's
+  info only; `env.unwrapped.session` always).
 - **Observation**: a `Dict` of the engine's observation, parsed: `text` (rendered
   for a model), `step`, `clock` (simulated seconds), `time`, `over`, `briefing`
   (0 or 1 dict), `results` (one dict per tool call: `tool`, `call_id`, `ok`, `time`,
@@ -220,8 +221,8 @@ def parse_observation(o: Mapping[str, Any]) -> dict[str, Any]:
     b = o.get("briefing")
     return {
         "text": render(o),
-        "step": np.int64(o.get("step", 0)),
-        "clock": np.int64(o.get("t", 0)),
+        "step": np.asarray(o.get("step", 0), dtype=np.int64),
+        "clock": np.asarray(o.get("t", 0), dtype=np.int64),
         "time": str(o.get("time", "")),
         "over": int(bool(o.get("over"))),
         "briefing": tuple([{k: str(b.get(k, "")) for k in _BRIEFING}] if b else []),
@@ -246,7 +247,8 @@ _BRIEFING = ("company", "department", "you", "key", "manager", "day_starts", "da
 class TbsimEnv(gymnasium.Env[dict[str, Any], tuple[dict[str, Any], ...]]):
     """One tbsim session per episode (see the module docs)."""
 
-    metadata = {"render_modes": ["ansi"]}  # noqa: RUF012
+    # render_fps: a nominal rate (text frames); Gymnasium warns when none is declared.
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012
 
     def __init__(
         self,
@@ -311,10 +313,12 @@ class TbsimEnv(gymnasium.Env[dict[str, Any], tuple[dict[str, Any], ...]]):
         if out.terminated or out.truncated:
             self._over = True
             self._end_session()
-        info = dict(out.info, session=sid)
+        # No session id in step info: the same seed and actions give the same info
+        # (check_env compares them); `env.unwrapped.session` names the session.
+        info = dict(out.info)
         return parse_observation(out.observation), out.reward, out.terminated, out.truncated, info
 
-    def render(self) -> str | None:  # type: ignore[override]
+    def render(self) -> str | None:
         return render(self._last) if self._last is not None else None
 
     def close(self) -> None:
