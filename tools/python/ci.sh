@@ -5,10 +5,13 @@
 #   tools/python/ci.sh                   # release wheel, target dir target/wheel
 #   TBSIM_WHEEL_PROFILE=dev tools/python/ci.sh
 #   TBSIM_WHEEL=path/to/tbsim.whl tools/python/ci.sh   # test a wheel already built
+#   TBSIM_WHEEL_BINARY=target/debug/tbsim tools/python/ci.sh
 #
-# The Rust suite runs this (engine/cli/tests/it/python.rs) with the dev profile:
-# a debug binary is enough for the tests and compiles far faster on CI. It uses
-# its own target directory so it never rebuilds the binary the other tests run.
+# The Rust suite runs this (engine/cli/tests/it/python.rs) with TBSIM_WHEEL_BINARY,
+# the binary `cargo test` has just built: wheel_from_binary.py packs it the way
+# maturin does, so CI never compiles the CLI twice (a maturin dev build costs
+# minutes even in the same target directory: its `cargo rustc` resolves features
+# without the workspace's dev-dependencies, so shared crates and the CLI rebuild).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -16,7 +19,9 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/tbsim-wheel.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
 wheel="${TBSIM_WHEEL:-}"
-if [ -z "$wheel" ]; then
+if [ -z "$wheel" ] && [ -n "${TBSIM_WHEEL_BINARY:-}" ]; then
+  wheel="$(python3 "$here/wheel_from_binary.py" "$TBSIM_WHEEL_BINARY" "$work/dist")"
+elif [ -z "$wheel" ]; then
   python3 -m venv "$work/build"
   "$work/build/bin/pip" install --quiet "maturin>=1.7,<2"
   profile="${TBSIM_WHEEL_PROFILE:-release}"
@@ -43,9 +48,10 @@ fi
 unset TBSIM_BIN TBSIM_CONTENT CARGO_MANIFEST_DIR
 
 cd "$here"
-ruff check python tests
-ruff format --check python tests
+ruff check python tests wheel_from_binary.py
+ruff format --check python tests wheel_from_binary.py
 mypy
+mypy --python-version 3.11 wheel_from_binary.py  # tomllib: 3.11+
 # From outside the source tree, so `import tbsim` is the installed package.
 cd "$work"
 python -c "import tbsim, gymnasium; gymnasium.make('tbsim/TraineeBench-v0').close()"
