@@ -304,6 +304,10 @@ pub(crate) struct McpArgs {
     /// The run directory (default: `runs/<scenario>-mcp-<client>`).
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
+    /// The agent's name, recorded as `mcp:<NAME>` (default: the MCP client's name),
+    /// so `tbsim report` tells models apart.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) agent_name: Option<String>,
     /// Hints given with each task (0-3).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     pub(crate) hints: u8,

@@ -692,19 +692,38 @@ pub fn router_with(api: Arc<ApiState>, max_body: usize, extra: Option<Router>) -
         .route("/openapi.json", get(openapi))
         // MCP over streamable HTTP (`crate::mcp`): one world per MCP session, sharing
         // the registry's cap, idle expiry and scenario roots, and the token below.
-        .route_service(
-            "/mcp",
-            // The host and origin checks are `auth`'s, on every route: rmcp's own host
-            // list would refuse the address the client connected to.
-            crate::mcp::http_service(api.registry.clone(), max_body, true),
-        )
         .route("/login", get(login))
         .with_state(api.clone())
+        .merge(
+            Router::new()
+                .route_service(
+                    "/mcp",
+                    // The host and origin checks are `auth`'s, on every route: rmcp's
+                    // own host list would refuse the address the client connected to.
+                    crate::mcp::http_service(api.registry.clone(), max_body, true),
+                )
+                .layer(axum::middleware::from_fn(mcp_deleted)),
+        )
         .merge(extra)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body))
         .layer(axum::middleware::from_fn_with_state(api, auth))
+}
+
+/// An MCP session's DELETE answers 204, not rmcp's 202: the session is gone by
+/// then, and the Python SDK logs every 202 as a failed termination. (A POSTed
+/// notification keeps its 202, as the protocol asks.)
+async fn mcp_deleted(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let delete = req.method() == axum::http::Method::DELETE;
+    let mut r = next.run(req).await;
+    if delete && r.status() == axum::http::StatusCode::ACCEPTED {
+        *r.status_mut() = axum::http::StatusCode::NO_CONTENT;
+    }
+    r
 }
 
 /// Serves the API on `listener` until `shutdown` resolves, expiring idle sessions

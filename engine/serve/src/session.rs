@@ -108,8 +108,13 @@ pub enum SessionError {
     #[error("a built-in agent decides in this session; it takes no steps")]
     NotRemote,
     /// The run is over: no more decisions are taken.
-    #[error("the run is over ({0:?}); no more steps are possible")]
+    #[error("the run is over{}; no more steps are possible", over_reason(*.0))]
     Over(Option<EndReason>),
+}
+
+/// ` (finished)` for a known end reason, nothing otherwise (user-facing text).
+fn over_reason(r: Option<EndReason>) -> String {
+    r.map(|r| format!(" ({r})")).unwrap_or_default()
 }
 
 /// Whether a run ended inside the simulation (`terminated`: the agent finished or
