@@ -38,7 +38,7 @@ fi
 echo "wheel: $wheel ($(du -k "$wheel" | cut -f1) KiB)" >&2
 
 python3 -m venv "$work/venv"
-"$work/venv/bin/pip" install --quiet "$wheel" "pytest>=7" "mcp>=1.11" "ruff>=0.6" "mypy>=1.10"
+"$work/venv/bin/pip" install --quiet "$wheel" "pytest>=7" "mcp>=2.3,<3" "ruff>=0.6" "mypy>=1.10"
 
 # Only the venv and the system's directories on PATH: no cargo, no rustc.
 export PATH="$work/venv/bin:/usr/local/bin:/usr/bin:/bin"
