@@ -47,6 +47,8 @@ mod house;
 mod mcp;
 // Scenarios by name: `tbsim scenarios`, `GET /v1/scenarios`, `run|mcp NAME`, content beside the binary.
 mod names;
+// User-facing text in plain words, no debug formatting.
+mod plain_text;
 // The Python package: its wheel built, installed in a fresh venv, tested there.
 mod python;
 // `tbsim serve`: sessions over HTTP reproduce `tbsim run`; hostile requests; the Python client.

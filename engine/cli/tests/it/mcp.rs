@@ -231,6 +231,7 @@ async fn replay_and_probe(conn: &Connection, client: &Client, oracle: &Path, nam
     let (body, is_error) = call(conn, None, "my_tasks", json!({})).await;
     assert!(is_error, "{name}: {body}");
     assert_eq!(body["error"]["kind"], "run_over", "{name}: {body}");
+    crate::plain_text::assert_plain(name, body["error"]["message"].as_str().unwrap());
     // Every notification also came as a log message (the client handles them on
     // tasks of their own, so give it a moment).
     for _ in 0..100 {
