@@ -1,17 +1,19 @@
 //! The MCP server: one world per MCP connection, over stdio (`tbsim mcp`) or
 //! streamable HTTP (`/mcp` in `tbsim serve`, see [`http_service`]).
 //!
-//! * `initialize` starts the world: the run's agent is `mcp:<clientInfo.name>`, and
-//!   the result's `instructions` carry the briefing and the notifications of the
-//!   first observation.
+//! * `initialize` starts the world: the run's agent is `mcp:<name>` (the `agent=`
+//!   query, `--agent-name`, else `clientInfo.name`); the result's `instructions` say
+//!   how the world works ([`INSTRUCTIONS`]); the briefing and the first observation's
+//!   notifications come once, with the first tool result.
 //! * `tools/list` is the catalogue (`tbsim_core::protocol::catalogue()`): the same
-//!   names, descriptions and argument schemas as `tbsim tools --json`, with each
-//!   tool's family and cost in minutes under `_meta`.
+//!   names and argument schemas as `tbsim tools --json`, each description ending with
+//!   the tool's time cost, the family and cost in minutes also under `_meta`.
 //! * `tools/call` is a one-call [`Decision`] stepped through the shared
 //!   [`Session`], so it costs and is checked exactly as the built-in agents' calls
 //!   are. The result's text is the engine's tool result as JSON (`ok`, `time`,
 //!   `result` or `error`, `notifications`, and `run_over`/`end_reason` once the
-//!   run is over); images come as image content. A refused call — unknown tool,
+//!   run is over, and `final`, the run's result, from the call that ended it); images
+//!   come as image content. A refused call — unknown tool,
 //!   arguments that fail the schema, a call after the run ended — is a result with
 //!   `isError: true` whose text is the structured error; JSON-RPC errors are left
 //!   to malformed protocol messages. The call id recorded in the trajectory is
