@@ -48,10 +48,10 @@ fi
 unset TBSIM_BIN TBSIM_CONTENT CARGO_MANIFEST_DIR
 
 cd "$here"
-ruff check python tests wheel_from_binary.py
-ruff format --check python tests wheel_from_binary.py
+ruff check python tests wheel_from_binary.py bench.py
+ruff format --check python tests wheel_from_binary.py bench.py
 mypy
-mypy --python-version 3.11 wheel_from_binary.py  # tomllib: 3.11+
+mypy --python-version 3.11 --strict wheel_from_binary.py bench.py  # tomllib: 3.11+
 # From outside the source tree, so `import tbsim` is the installed package.
 cd "$work"
 python -c "import tbsim, gymnasium; gymnasium.make('tbsim/TraineeBench-v0').close()"
