@@ -25,6 +25,8 @@ RUN apt-get update \
  && useradd --create-home --uid 10001 tbsim
 COPY --from=build /src/target/release/tbsim /usr/local/bin/tbsim
 COPY content /opt/tbsim/content
+# The binary finds its bundled content here (see `tbsim scenarios`).
+ENV TBSIM_CONTENT=/opt/tbsim/content
 WORKDIR /opt/tbsim
 USER tbsim
 ENTRYPOINT ["tbsim"]

@@ -16,7 +16,7 @@ pub(crate) enum ModeArg {
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct RunArgs {
-    /// Scenario files.
+    /// Scenario files, or bundled scenarios' names (`busy-day`; see `tbsim scenarios`).
     #[arg(required_unless_present = "resume")]
     pub(crate) scenarios: Vec<PathBuf>,
     /// Continue the interrupted run in this directory, or every unfinished run below it
@@ -187,7 +187,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:8765")]
     pub(crate) bind: std::net::SocketAddr,
     /// A directory of scenario files clients may name, besides the bundled
-    /// `content/scenarios`.
+    /// ones (its names win).
     #[arg(long)]
     pub(crate) scenarios: Option<PathBuf>,
     /// Where each session writes its run directory (`<out>/<session id>/`).
@@ -302,7 +302,7 @@ pub(crate) struct ViewArgs {
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct McpArgs {
-    /// The scenario file.
+    /// The scenario file, or a bundled scenario's name (`busy-day`).
     pub(crate) scenario: PathBuf,
     /// Master seed (default: the scenario's own).
     #[arg(long)]
@@ -310,6 +310,10 @@ pub(crate) struct McpArgs {
     /// The run directory (default: `runs/<scenario>-mcp-<client>`).
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
+    /// The agent's name, recorded as `mcp:<NAME>` (default: the MCP client's name),
+    /// so `tbsim report` tells models apart.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) agent_name: Option<String>,
     /// Hints given with each task (0-3).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     pub(crate) hints: u8,

@@ -3,6 +3,7 @@
 mod agents;
 mod args;
 mod console;
+mod content;
 mod fork;
 mod generate;
 mod mcp;
@@ -81,6 +82,20 @@ enum Command {
         /// several trials). Writes compare.md, compare.json, CSVs and compare.svg.
         #[arg(long)]
         compare: bool,
+    },
+    /// List the scenarios that can be given by name (bundled, and those of
+    /// --scenarios DIR): name, suite, days, tasks, families.
+    Scenarios {
+        /// Print JSON (`{"scenarios": [...], "invalid": [...]}`).
+        #[arg(long)]
+        json: bool,
+        /// Only the scenarios of this bundled suite (e.g. `traineebench-cl`).
+        #[arg(long)]
+        suite: Option<String>,
+        /// A directory of scenario files listed before the bundled ones (its names
+        /// win, as in `tbsim serve --scenarios`).
+        #[arg(long)]
+        scenarios: Option<PathBuf>,
     },
     /// Parse and check scenario files.
     Validate {
@@ -194,6 +209,11 @@ fn main() -> ExitCode {
         Command::Validate { scenarios } => validate::cmd_validate(&scenarios),
         Command::Tools { json } => tools::cmd_tools(json),
         Command::Validity { command } => validity::cmd_validity(command),
+        Command::Scenarios {
+            json,
+            suite,
+            scenarios,
+        } => content::cmd_scenarios(json, suite.as_deref(), scenarios.as_deref()),
         Command::Gen {
             suite,
             from_evoenv,

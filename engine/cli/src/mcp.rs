@@ -13,9 +13,10 @@ use tbsim_serve::mcp::{StdioSpec, serve_stdio};
 use crate::args::McpArgs;
 
 pub(crate) fn cmd_mcp(args: McpArgs) -> Result<ExitCode> {
-    let loaded = load_file(&args.scenario)
+    let path = crate::content::scenario_path(&args.scenario)?;
+    let loaded = load_file(&path)
         .map_err(|e| anyhow!("{e}"))
-        .with_context(|| format!("cannot load `{}`", args.scenario.display()))?;
+        .with_context(|| format!("cannot load `{}`", path.display()))?;
     let spec = StdioSpec {
         scenario: Arc::new(loaded),
         seed: args.seed,
@@ -23,6 +24,7 @@ pub(crate) fn cmd_mcp(args: McpArgs) -> Result<ExitCode> {
         feedback: args.feedback.into(),
         max_steps: args.max_steps,
         out: args.out,
+        agent_name: args.agent_name,
     };
     // One thread: the SDK serves each request on a task of its own, and a
     // current-thread runtime runs them in the order they arrived (and the world's
@@ -38,13 +40,13 @@ pub(crate) fn cmd_mcp(args: McpArgs) -> Result<ExitCode> {
     runtime.shutdown_background();
     match result {
         Some(r) => eprintln!(
-            "tbsim mcp: {} by {}: score {:.3}, success {:.3}, {} steps, ended {:?}; digest {}",
+            "tbsim mcp: {} by {}: score {:.3}, success {:.3}, {} steps, ended {}; digest {}",
             r.scenario,
             r.agent,
             r.checkpoint_score,
             r.success_rate,
             r.steps,
-            r.end_reason,
+            r.end_reason.map_or("unfinished", |e| e.as_str()),
             r.digest
         ),
         None => eprintln!("tbsim mcp: the client left before initialising; no run"),

@@ -237,8 +237,16 @@ pub(crate) fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     // Load everything first, so a bad file fails before any run starts.
     let mut loaded = Vec::new();
     let mut bad = 0;
-    for p in &args.scenarios {
-        match load_file(p) {
+    for arg in &args.scenarios {
+        let p = match crate::content::scenario_path(arg) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("{e:#}");
+                bad += 1;
+                continue;
+            }
+        };
+        match load_file(&p) {
             Ok(l) => loaded.push(l),
             Err(e) => {
                 eprintln!("{e}");

@@ -1,7 +1,6 @@
 //! `tbsim serve`: the HTTP session API (`tbsim_serve::http`) on a socket.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,20 +9,8 @@ use anyhow::{Context, Result, bail};
 
 use tbsim_serve::http::{ApiState, serve_with};
 use tbsim_serve::registry::{Registry, RegistryConfig};
-use tbsim_serve::scenarios::ScenarioRoots;
 
 use crate::args::ServeArgs;
-
-/// The bundled scenarios: `content/scenarios` in the working directory (the
-/// container's layout), else the source tree's.
-fn bundled_root() -> Option<PathBuf> {
-    let here = Path::new("content/scenarios");
-    if here.is_dir() {
-        return Some(here.to_path_buf());
-    }
-    let tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../content/scenarios");
-    tree.is_dir().then_some(tree)
-}
 
 pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
     match &args.token {
@@ -41,18 +28,12 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         ),
         _ => {}
     }
-    let mut dirs = Vec::new();
-    if let Some(d) = &args.scenarios {
-        if !d.is_dir() {
-            bail!("--scenarios `{}` is not a directory", d.display());
-        }
-        dirs.push(d.clone());
+    let roots = crate::content::roots(args.scenarios.as_deref())?;
+    if roots.is_empty() {
+        bail!(
+            "no scenarios to serve: no bundled content found beside the binary; pass --scenarios DIR or set TBSIM_CONTENT"
+        );
     }
-    dirs.extend(bundled_root());
-    if dirs.is_empty() {
-        bail!("no scenarios to serve: no bundled content/scenarios here; pass --scenarios DIR");
-    }
-    let roots = ScenarioRoots::new(&dirs).context("cannot read the scenario directories")?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create `{}`", args.out.display()))?;
     let registry = Arc::new(Registry::new(RegistryConfig {

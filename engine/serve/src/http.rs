@@ -6,6 +6,7 @@
 //! | `POST /v1/sessions/{id}/step` | `{tool_calls: [{name, arguments, id?}]}` → `{observation, reward, terminated, truncated, info}` |
 //! | `GET /v1/sessions/{id}` | the session's state |
 //! | `DELETE /v1/sessions/{id}` | ends the run (as abandoned if it was going), writes its directory, returns the final state |
+//! | `GET /v1/scenarios?suite=S` | the scenarios clients may name (as `tbsim scenarios --json`) |
 //! | `GET /v1/tools` | the tool catalogue (as `tbsim tools --json`) |
 //! | `GET /openapi.json` | the OpenAPI 3.1 document of this API |
 //! | `/mcp` | MCP over streamable HTTP (`crate::mcp`); the `initialize` request's query names the world: `/mcp?scenario=busy-day&seed=3` |
@@ -391,6 +392,33 @@ async fn delete(
     Ok(Json(state_body(&id, session.state())))
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenariosQuery {
+    suite: Option<String>,
+}
+
+async fn scenarios(
+    State(api): State<Arc<ApiState>>,
+    q: Result<axum::extract::Query<ScenariosQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let q = q
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", e.body_text()))?
+        .0;
+    let registry = Arc::clone(&api.registry);
+    // The first listing parses every file: off the async workers.
+    let all = tokio::task::spawn_blocking(move || registry.config().roots.catalog().clone())
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
+    let cat = match q.suite {
+        Some(s) => all.in_suite(&s),
+        None => all,
+    };
+    Ok(Json(
+        serde_json::to_value(cat).expect("the listing serialises"),
+    ))
+}
+
 async fn tools() -> Json<Value> {
     Json(serde_json::to_value(tbsim_core::protocol::catalogue()).expect("the catalogue serialises"))
 }
@@ -713,23 +741,43 @@ pub fn router_with(api: Arc<ApiState>, max_body: usize, extra: Option<Router>) -
         .route("/v1/sessions", post(create))
         .route("/v1/sessions/{id}/step", post(step))
         .route("/v1/sessions/{id}", get(state).delete(delete))
+        .route("/v1/scenarios", get(scenarios))
         .route("/v1/tools", get(tools))
         .route("/openapi.json", get(openapi))
         // MCP over streamable HTTP (`crate::mcp`): one world per MCP session, sharing
         // the registry's cap, idle expiry and scenario roots, and the token below.
-        .route_service(
-            "/mcp",
-            // The host and origin checks are `auth`'s, on every route: rmcp's own host
-            // list would refuse the address the client connected to.
-            crate::mcp::http_service(api.registry.clone(), max_body, true),
-        )
         .route("/login", get(login))
         .with_state(api.clone())
+        .merge(
+            Router::new()
+                .route_service(
+                    "/mcp",
+                    // The host and origin checks are `auth`'s, on every route: rmcp's
+                    // own host list would refuse the address the client connected to.
+                    crate::mcp::http_service(api.registry.clone(), max_body, true),
+                )
+                .layer(axum::middleware::from_fn(mcp_deleted)),
+        )
         .merge(extra)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body))
         .layer(axum::middleware::from_fn_with_state(api, auth))
+}
+
+/// An MCP session's DELETE answers 204, not rmcp's 202: the session is gone by
+/// then, and the Python SDK logs every 202 as a failed termination. (A POSTed
+/// notification keeps its 202, as the protocol asks.)
+async fn mcp_deleted(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let delete = req.method() == axum::http::Method::DELETE;
+    let mut r = next.run(req).await;
+    if delete && r.status() == axum::http::StatusCode::ACCEPTED {
+        *r.status_mut() = axum::http::StatusCode::NO_CONTENT;
+    }
+    r
 }
 
 /// Serves the API on `listener` until `shutdown` resolves, expiring idle sessions
@@ -834,6 +882,7 @@ mod tests {
             ("/v1/sessions", &["post"][..]),
             ("/v1/sessions/{id}/step", &["post"]),
             ("/v1/sessions/{id}", &["get", "delete"]),
+            ("/v1/scenarios", &["get"]),
             ("/v1/tools", &["get"]),
             ("/openapi.json", &["get"]),
         ];

@@ -8,8 +8,11 @@
 //! Roots are searched in the order given; within a root, stems are indexed once at
 //! startup in sorted path order (symlinked directories are not followed).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use serde::{Deserialize, Serialize};
 
 /// A name that resolves to nothing readable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -31,12 +34,125 @@ pub const MAX_NAME: usize = 512;
 #[derive(Debug, Clone, Default)]
 pub struct ScenarioRoots {
     roots: Vec<Root>,
+    /// The listing, made on first use (it parses every file) and kept.
+    catalog: Arc<OnceLock<Catalog>>,
 }
 
 #[derive(Debug, Clone)]
 struct Root {
     dir: PathBuf,
     stems: BTreeMap<String, PathBuf>,
+    /// Scenario name to the suite that names it (bundled roots only).
+    suites: BTreeMap<String, String>,
+}
+
+/// One scenario as listed by `tbsim scenarios` and `GET /v1/scenarios`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ScenarioInfo {
+    /// The name to give (`tbsim run NAME`, `scenario` of a session): the file stem.
+    pub name: String,
+    /// The bundled suite whose plan names it, if any.
+    pub suite: Option<String>,
+    /// Working days.
+    pub days: u32,
+    /// Tasks over all days.
+    pub tasks: usize,
+    /// The tasks' meta-task families, sorted, each once.
+    pub families: Vec<String>,
+    /// What it exercises (may be empty).
+    pub description: String,
+}
+
+/// A scenario file that could not be read for the listing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InvalidScenario {
+    /// Its stem.
+    pub name: String,
+    /// Why.
+    pub error: String,
+}
+
+/// Every scenario the roots hold, by name (the first root holding a stem wins, as
+/// in [`ScenarioRoots::resolve`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Catalog {
+    /// Scenarios that parse, sorted by name.
+    pub scenarios: Vec<ScenarioInfo>,
+    /// Files that do not parse, sorted by name.
+    pub invalid: Vec<InvalidScenario>,
+}
+
+impl Catalog {
+    /// Only the scenarios of suite `suite`.
+    pub fn in_suite(&self, suite: &str) -> Catalog {
+        Catalog {
+            scenarios: self
+                .scenarios
+                .iter()
+                .filter(|s| s.suite.as_deref() == Some(suite))
+                .cloned()
+                .collect(),
+            invalid: Vec::new(),
+        }
+    }
+
+    /// The suites named by any scenario, sorted.
+    pub fn suites(&self) -> Vec<String> {
+        let set: BTreeSet<&str> = self
+            .scenarios
+            .iter()
+            .filter_map(|s| s.suite.as_deref())
+            .collect();
+        set.into_iter().map(str::to_owned).collect()
+    }
+}
+
+/// The part of a suite file the listing reads (the generator owns the format).
+#[derive(Deserialize)]
+#[serde(rename = "Suite")]
+struct SuiteNames {
+    name: String,
+    scenarios: Vec<PlanName>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename = "ScenarioPlan")]
+struct PlanName {
+    name: String,
+}
+
+/// The largest suite file read for names.
+const MAX_SUITE_BYTES: u64 = 16 << 20;
+
+/// Scenario name to suite name, from the `*.ron` suite files in `dir` (sorted; the
+/// first suite naming a scenario wins). Unreadable suites are skipped: they only
+/// label the listing.
+fn suite_names(dir: &Path) -> BTreeMap<String, String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
+        .collect();
+    files.sort();
+    let mut out = BTreeMap::new();
+    for f in files {
+        if std::fs::metadata(&f).map_or(true, |m| m.len() > MAX_SUITE_BYTES) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let Ok(suite) = ron::Options::default().from_str::<SuiteNames>(&text) else {
+            continue;
+        };
+        for plan in suite.scenarios {
+            out.entry(plan.name).or_insert_with(|| suite.name.clone());
+        }
+    }
+    out
 }
 
 impl ScenarioRoots {
@@ -54,9 +170,59 @@ impl ScenarioRoots {
                     stems.entry(stem.to_owned()).or_insert(f);
                 }
             }
-            roots.push(Root { dir, stems });
+            roots.push(Root {
+                dir,
+                stems,
+                suites: BTreeMap::new(),
+            });
         }
-        Ok(ScenarioRoots { roots })
+        Ok(ScenarioRoots {
+            roots,
+            catalog: Arc::default(),
+        })
+    }
+
+    /// Adds the bundled content's `scenarios/` as the last root, its scenarios
+    /// labelled with the suites of `suites/` that name them.
+    pub fn push_bundled(&mut self, content: &Path) -> std::io::Result<()> {
+        let mut added = ScenarioRoots::new(&[content.join("scenarios")])?;
+        let mut root = added.roots.remove(0);
+        root.suites = suite_names(&content.join("suites"));
+        self.roots.push(root);
+        self.catalog = Arc::default();
+        Ok(())
+    }
+
+    /// Whether no root was given.
+    pub fn is_empty(&self) -> bool {
+        self.roots.is_empty()
+    }
+
+    /// Every scenario, read once (each file is parsed, not validated) and kept.
+    pub fn catalog(&self) -> &Catalog {
+        self.catalog.get_or_init(|| self.read_catalog())
+    }
+
+    fn read_catalog(&self) -> Catalog {
+        let mut seen = BTreeSet::new();
+        let mut cat = Catalog::default();
+        for root in &self.roots {
+            for (stem, path) in &root.stems {
+                if !seen.insert(stem.clone()) {
+                    continue;
+                }
+                match read_info(stem, path, root.suites.get(stem)) {
+                    Ok(info) => cat.scenarios.push(info),
+                    Err(error) => cat.invalid.push(InvalidScenario {
+                        name: stem.clone(),
+                        error,
+                    }),
+                }
+            }
+        }
+        cat.scenarios.sort_by(|a, b| a.name.cmp(&b.name));
+        cat.invalid.sort_by(|a, b| a.name.cmp(&b.name));
+        cat
     }
 
     /// Every scenario's stem, sorted (for listings).
@@ -104,6 +270,29 @@ impl ScenarioRoots {
         }
         Err(ResolveError::Unknown(name.to_owned()))
     }
+}
+
+/// The listing's line for one file.
+fn read_info(stem: &str, path: &Path, suite: Option<&String>) -> Result<ScenarioInfo, String> {
+    use std::io::Read as _;
+    let cap = tbsim_scenario::limits::MAX_SCENARIO_BYTES;
+    let mut source = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(cap + 1).read_to_string(&mut source))
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if source.len() as u64 > cap {
+        return Err(format!("larger than {cap} bytes"));
+    }
+    let s = tbsim_scenario::parse_str(&source, path).map_err(|e| e.to_string())?;
+    let families: BTreeSet<&str> = s.tasks.iter().map(|t| t.family.as_str()).collect();
+    Ok(ScenarioInfo {
+        name: stem.to_owned(),
+        suite: suite.cloned(),
+        days: s.clock.days,
+        tasks: s.tasks.len(),
+        families: families.into_iter().map(str::to_owned).collect(),
+        description: s.description,
+    })
 }
 
 /// `.ron` files at or below `dir`, not following symlinked directories.

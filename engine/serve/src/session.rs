@@ -121,7 +121,7 @@ pub enum SessionError {
     #[error("a built-in agent decides in this session; it takes no steps")]
     NotRemote,
     /// The run is over: no more decisions are taken.
-    #[error("the run is over ({0:?}); no more steps are possible")]
+    #[error("the run is over{}; no more steps are possible", over_reason(*.0))]
     Over(Option<EndReason>),
     /// The run to reattach to ended on its own: there is nothing to go on with.
     #[error("the run finished ({0:?}); a finished run cannot be reattached to")]
@@ -137,6 +137,11 @@ pub enum SessionError {
     /// The run ended earlier because its directory could not be written.
     #[error("run ended: trajectory write failed: {0}")]
     Failed(String),
+}
+
+/// ` (finished)` for a known end reason, nothing otherwise (user-facing text).
+fn over_reason(r: Option<EndReason>) -> String {
+    r.map(|r| format!(" ({r})")).unwrap_or_default()
 }
 
 /// Whether a run ended inside the simulation (`terminated`: the agent finished or

@@ -623,6 +623,7 @@ fn stdio_mcp_answers_every_line_and_caps_their_length() {
         feedback: Default::default(),
         max_steps: 50,
         out: Some(out.path().join("run")),
+        agent_name: None,
     };
     runtime().block_on(async {
         let (mut to_server, server_in) = tokio::io::duplex(1 << 20);

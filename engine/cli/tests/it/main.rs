@@ -48,6 +48,12 @@ mod house;
 mod security;
 // `tbsim mcp` and `/mcp`: a real MCP client replays the oracle; refused calls; resources; raw JSON-RPC.
 mod mcp;
+// Scenarios by name: `tbsim scenarios`, `GET /v1/scenarios`, `run|mcp NAME`, content beside the binary.
+mod names;
+// User-facing text in plain words, no debug formatting.
+mod plain_text;
+// The Python package: its wheel built, installed in a fresh venv, tested there.
+mod python;
 // `tbsim serve`: sessions over HTTP reproduce `tbsim run`; hostile requests; the Python client.
 mod serve;
 // The independent solver over every variant of every family.

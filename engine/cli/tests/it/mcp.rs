@@ -132,15 +132,13 @@ fn call_text(result: &impl serde::Serialize) -> (Value, bool) {
     )
 }
 
-/// What `initialize` told the agent, as JSON documents (each line that is JSON).
-fn instruction_docs(conn: &Connection) -> Vec<Value> {
+/// `initialize`'s instructions say how the world works and never carry the
+/// briefing: that comes once, with the first tool result.
+fn assert_instructions_are_generic(conn: &Connection) {
     let info = conn.peer_info().expect("initialised");
     let instructions = info.instructions.clone().expect("instructions");
-    assert!(instructions.contains("Briefing:"), "{instructions}");
-    instructions
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+    assert!(instructions.contains("first tool result"), "{instructions}");
+    assert!(!instructions.contains("Briefing:"), "{instructions}");
 }
 
 async fn call(conn: &Connection, id: Option<&str>, name: &str, args: Value) -> (Value, bool) {
@@ -173,7 +171,8 @@ async fn resources(conn: &Connection) -> Vec<(String, Value)> {
     out
 }
 
-/// `tools/list` is `tbsim tools --json`: same names, descriptions and schemas.
+/// `tools/list` is `tbsim tools --json`: same names and schemas; each description
+/// is the catalogue's with the tool's time cost.
 async fn assert_tools_are_the_catalogue(conn: &Connection) {
     let o = tbsim(&["tools", "--json"], &root());
     assert!(o.status.success());
@@ -183,7 +182,10 @@ async fn assert_tools_are_the_catalogue(conn: &Connection) {
     for (g, w) in got.iter().zip(&want) {
         let g = serde_json::to_value(g).unwrap();
         assert_eq!(g["name"], w["name"]);
-        assert_eq!(g["description"], w["description"]);
+        let d = g["description"].as_str().unwrap();
+        assert!(d.starts_with(w["description"].as_str().unwrap()), "{d}");
+        let cost = format!("Time cost: {} simulated minute", w["cost_minutes"]);
+        assert!(d.contains(&cost), "{d}");
         assert_eq!(g["inputSchema"], w["parameters"], "{}", w["name"]);
         assert_eq!(g["_meta"]["tbsim/cost_minutes"], w["cost_minutes"]);
         assert_eq!(g["_meta"]["tbsim/family"], w["family"]);
@@ -194,11 +196,9 @@ async fn assert_tools_are_the_catalogue(conn: &Connection) {
 /// calls, the notifications and the resources. Returns nothing; the caller checks
 /// the run directory.
 async fn replay_and_probe(conn: &Connection, client: &Client, oracle: &Path, name: &str) {
-    // What the agent has been shown: the instructions, then every tool result.
+    // What the agent has been shown: every tool result (the first has the briefing).
+    assert_instructions_are_generic(conn);
     let mut shown = BTreeSet::new();
-    for d in instruction_docs(conn) {
-        leaves(&d, &mut shown);
-    }
     conn.subscribe(SubscribeRequestParams::new("tbsim://notifications"))
         .await
         .unwrap();
@@ -213,6 +213,17 @@ async fn replay_and_probe(conn: &Connection, client: &Client, oracle: &Path, nam
             i + 1 == calls.len(),
             "{name} call {i}"
         );
+        assert_eq!(body.get("briefing").is_some(), i == 0, "{name} call {i}");
+        if i + 1 == calls.len() {
+            // The call that ended the run reports its final result, per task.
+            let fin = &body["final"];
+            assert_eq!(fin["checkpoint_score"], 1.0, "{name}: {body}");
+            assert_eq!(fin["success"], true, "{name}: {body}");
+            assert!(
+                !fin["tasks"].as_array().unwrap().is_empty(),
+                "{name}: {body}"
+            );
+        }
         notes += body["notifications"].as_array().unwrap().len();
         leaves(&body, &mut shown);
     }
@@ -220,6 +231,7 @@ async fn replay_and_probe(conn: &Connection, client: &Client, oracle: &Path, nam
     let (body, is_error) = call(conn, None, "my_tasks", json!({})).await;
     assert!(is_error, "{name}: {body}");
     assert_eq!(body["error"]["kind"], "run_over", "{name}: {body}");
+    crate::plain_text::assert_plain(name, body["error"]["message"].as_str().unwrap());
     // Every notification also came as a log message (the client handles them on
     // tasks of their own, so give it a moment).
     for _ in 0..100 {
@@ -271,14 +283,14 @@ async fn replay_and_probe(conn: &Connection, client: &Client, oracle: &Path, nam
 /// The MCP run reproduces the oracle's: result.json but for the agent, the same
 /// trajectory once the header names the same agent (hence the same digest), and
 /// `tbsim replay` passes on it.
-fn assert_same_run(dir: &Path, oracle: &Path, name: &str) {
+fn assert_same_run(dir: &Path, oracle: &Path, name: &str, agent: &str) {
     assert_eq!(
         result_without_agent(dir),
         result_without_agent(oracle),
         "{name}: same result.json"
     );
     let result = read_json(&dir.join("result.json"));
-    assert_eq!(result["agent"], format!("mcp:{CLIENT}"));
+    assert_eq!(result["agent"], format!("mcp:{agent}"));
     let served = lines_as(dir, "oracle");
     assert_eq!(
         served,
@@ -293,14 +305,14 @@ fn assert_same_run(dir: &Path, oracle: &Path, name: &str) {
         "{name}: same digest"
     );
     // The digest recorded is that of the file as written (with `mcp:<client>`).
-    let own = lines_as(dir, &format!("mcp:{CLIENT}"));
+    let own = lines_as(dir, &format!("mcp:{agent}"));
     assert_eq!(
         digest_lines(own.iter().map(String::as_str)),
         result["digest"].as_str().unwrap()
     );
     assert_eq!(
         read_json(&dir.join("run.json"))["agent"],
-        format!("mcp:{CLIENT}")
+        format!("mcp:{agent}")
     );
     assert!(dir.join("scenario.ron").is_file());
     let o = tbsim(&["replay", dir.to_str().unwrap()], &root());
@@ -317,7 +329,7 @@ fn assert_same_run(dir: &Path, oracle: &Path, name: &str) {
     );
     assert!(o.status.success(), "{name}: {}", text(&o).1);
     assert!(
-        text(&o).0.contains(&format!("mcp:{CLIENT}")),
+        text(&o).0.contains(&format!("mcp:{agent}")),
         "{name}: {}",
         text(&o).0
     );
@@ -354,7 +366,7 @@ fn stdio_clients_replaying_the_oracle_reproduce_its_runs() {
             replay_and_probe(&conn, &client, &oracle, name).await;
             conn.cancel().await.unwrap();
         });
-        assert_same_run(&dir, &oracle, name);
+        assert_same_run(&dir, &oracle, name, CLIENT);
     }
 }
 
@@ -403,7 +415,17 @@ fn http_clients_replaying_the_oracle_reproduce_its_runs() {
         let scenario = root().join(format!("content/scenarios/{name}.ron"));
         let oracle = tmp.path().join(format!("oracle-{name}"));
         run_agent("oracle", &oracle, &[&scenario]);
-        let url = format!("http://{}/mcp?scenario={name}", server.addr);
+        // `agent=` names the run's agent (the client's name otherwise).
+        let (url, agent) = match name {
+            "busy-day" => (
+                format!("http://{}/mcp?scenario={name}", server.addr),
+                CLIENT,
+            ),
+            _ => (
+                format!("http://{}/mcp?scenario={name}&agent=model%20b", server.addr),
+                "model-b",
+            ),
+        };
         let id = rt.block_on(async {
             let (conn, client) = connect_http(&url, Some("s3cret"))
                 .await
@@ -418,7 +440,7 @@ fn http_clients_replaying_the_oracle_reproduce_its_runs() {
             conn.cancel().await.unwrap();
             id
         });
-        assert_same_run(&out.join(id), &oracle, name);
+        assert_same_run(&out.join(id), &oracle, name, agent);
     }
     rt.block_on(async {
         // No token, or the wrong one: refused before any world starts.
@@ -552,7 +574,7 @@ fn a_stock_client_speaking_raw_json_rpc_over_stdio_works() {
         init["result"]["instructions"]
             .as_str()
             .unwrap()
-            .contains("Briefing:")
+            .contains("first tool result")
     );
     raw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
@@ -567,6 +589,7 @@ fn a_stock_client_speaking_raw_json_rpc_over_stdio_works() {
     let (body, is_error) = raw.call(3, "my_tasks", json!({}));
     assert!(!is_error, "{body}");
     assert_eq!(body["call_id"], "mcp-1");
+    assert!(body["briefing"]["you"].is_string(), "{body}");
     // Calls sent without waiting for the previous result are made in the order sent.
     for (id, tool) in [
         (20, "my_calendar"),

@@ -1,11 +1,11 @@
 //! `tbsim serve`, the HTTP session API, over real HTTP: sessions reproduce
 //! `tbsim run` byte for byte (but for the agent's name), every hostile request gets
-//! its JSON error, and the Python client's own tests pass against it.
+//! its JSON error (the Python package's tests are in `python.rs`).
 
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::path::Path;
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -437,42 +437,6 @@ fn a_public_address_without_a_token_is_refused_at_startup() {
     );
     assert!(!o.status.success());
     assert!(text(&o).1.contains("without --token"), "{}", text(&o).1);
-}
-
-/// Whether `python3 -c <code>` succeeds.
-fn python_has(code: &str) -> bool {
-    std::process::Command::new("python3")
-        .args(["-c", code])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-#[test]
-fn the_python_client_passes_its_tests_against_the_server() {
-    if !python_has("import pytest, gymnasium") {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have pytest and gymnasium for the Python client's tests (see .ci/run)"
-        );
-        eprintln!("skipped: python3 with pytest and gymnasium is not available");
-        return;
-    }
-    let dir: PathBuf = root().join("tools/tbsim-client");
-    let o = std::process::Command::new("python3")
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .arg(&dir)
-        .env("TBSIM_BIN", env!("CARGO_BIN_EXE_tbsim"))
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "pytest failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
 }
 
 /// A step writing a few kilobytes of trajectory (the arguments are recorded).

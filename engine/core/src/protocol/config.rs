@@ -57,3 +57,46 @@ pub enum EndReason {
     /// its timeout. Cut off from outside the simulation, like a limit.
     Abandoned,
 }
+
+impl EndReason {
+    /// The reason as written in `result.json` (`finished`, `day_end`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::Finished => "finished",
+            EndReason::DayEnd => "day_end",
+            EndReason::MaxSteps => "max_steps",
+            EndReason::AgentError => "agent_error",
+            EndReason::InfraError => "infra_error",
+            EndReason::TokenBudget => "token_budget",
+            EndReason::TimeBudget => "time_budget",
+            EndReason::Abandoned => "abandoned",
+        }
+    }
+}
+
+impl std::fmt::Display for EndReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn end_reasons_display_as_serialised() {
+        for r in [
+            EndReason::Finished,
+            EndReason::DayEnd,
+            EndReason::MaxSteps,
+            EndReason::AgentError,
+            EndReason::InfraError,
+            EndReason::TokenBudget,
+            EndReason::TimeBudget,
+            EndReason::Abandoned,
+        ] {
+            assert_eq!(serde_json::to_value(r).unwrap(), r.to_string());
+        }
+    }
+}

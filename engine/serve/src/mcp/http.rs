@@ -32,6 +32,9 @@ pub struct StartQuery {
     pub feedback: FeedbackPolicy,
     /// Maximum decisions per working day.
     pub max_steps: u64,
+    /// The agent's name, recorded as `mcp:<name>` (default: the client's
+    /// `clientInfo.name`), so runs of different models are told apart.
+    pub agent: Option<String>,
 }
 
 fn unhex(b: u8) -> Option<u8> {
@@ -81,6 +84,7 @@ impl StartQuery {
         let mut hints = None;
         let mut feedback = None;
         let mut max_steps = None;
+        let mut agent = None;
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
             let (k, v) = (decode(k)?, decode(v)?);
@@ -112,9 +116,15 @@ impl StartQuery {
                     }
                     max_steps.replace(n).is_none()
                 }
+                "agent" => {
+                    if v.is_empty() {
+                        return Err("`agent` must not be empty".into());
+                    }
+                    agent.replace(v.clone()).is_none()
+                }
                 _ => {
                     return Err(format!(
-                        "unknown query parameter `{k}` (known: scenario, seed, hints, feedback, max_steps)"
+                        "unknown query parameter `{k}` (known: scenario, seed, hints, feedback, max_steps, agent)"
                     ));
                 }
             };
@@ -132,6 +142,7 @@ impl StartQuery {
             hints: hints.unwrap_or(0),
             feedback: feedback.unwrap_or_default(),
             max_steps: max_steps.unwrap_or(DEFAULT_MAX_STEPS),
+            agent,
         })
     }
 }
@@ -145,7 +156,11 @@ pub fn http_service(
     max_body: usize,
     any_host: bool,
 ) -> StreamableHttpService<McpServer, LocalSessionManager> {
-    let mut config = StreamableHttpServerConfig::default().with_max_request_body_bytes(max_body);
+    // No SSE priming event (`sse_retry`): an event with empty data that the Python
+    // SDK warns about on every call; resuming streams is not offered anyway.
+    let mut config = StreamableHttpServerConfig::default()
+        .with_max_request_body_bytes(max_body)
+        .with_sse_retry(None);
     if any_host {
         config = config.disable_allowed_hosts();
     }
@@ -176,5 +191,8 @@ mod tests {
         assert!(StartQuery::parse("scenario=a&colour=red").is_err());
         assert!(StartQuery::parse("scenario=a&hints=4").is_err());
         assert!(StartQuery::parse("scenario=a&seed=x").is_err());
+        let q = StartQuery::parse("scenario=a&agent=gpt%2D5").unwrap();
+        assert_eq!(q.agent.as_deref(), Some("gpt-5"));
+        assert!(StartQuery::parse("scenario=a&agent=").is_err());
     }
 }

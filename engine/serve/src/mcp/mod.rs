@@ -1,17 +1,19 @@
 //! The MCP server: one world per MCP connection, over stdio (`tbsim mcp`) or
 //! streamable HTTP (`/mcp` in `tbsim serve`, see [`http_service`]).
 //!
-//! * `initialize` starts the world: the run's agent is `mcp:<clientInfo.name>`, and
-//!   the result's `instructions` carry the briefing and the notifications of the
-//!   first observation.
+//! * `initialize` starts the world: the run's agent is `mcp:<name>` (the `agent=`
+//!   query, `--agent-name`, else `clientInfo.name`); the result's `instructions` say
+//!   how the world works ([`INSTRUCTIONS`]); the briefing and the first observation's
+//!   notifications come once, with the first tool result.
 //! * `tools/list` is the catalogue (`tbsim_core::protocol::catalogue()`): the same
-//!   names, descriptions and argument schemas as `tbsim tools --json`, with each
-//!   tool's family and cost in minutes under `_meta`.
+//!   names and argument schemas as `tbsim tools --json`, each description ending with
+//!   the tool's time cost, the family and cost in minutes also under `_meta`.
 //! * `tools/call` is a one-call [`Decision`] stepped through the shared
 //!   [`Session`], so it costs and is checked exactly as the built-in agents' calls
 //!   are. The result's text is the engine's tool result as JSON (`ok`, `time`,
 //!   `result` or `error`, `notifications`, and `run_over`/`end_reason` once the
-//!   run is over); images come as image content. A refused call — unknown tool,
+//!   run is over, and `final`, the run's result, from the call that ended it); images
+//!   come as image content. A refused call — unknown tool,
 //!   arguments that fail the schema, a call after the run ended — is a result with
 //!   `isError: true` whose text is the structured error; JSON-RPC errors are left
 //!   to malformed protocol messages. The call id recorded in the trajectory is
@@ -52,9 +54,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{Value, json};
 
-use tbsim_core::protocol::{
-    Decision, FeedbackPolicy, Notification, Observation, ToolCall, catalogue,
-};
+use tbsim_core::protocol::{Decision, FeedbackPolicy, Notification, ToolCall, catalogue};
 use tbsim_core::segment::{Segment, confined_join};
 use tbsim_engine::result::RunResult;
 use tbsim_scenario::LoadedScenario;
@@ -98,6 +98,8 @@ pub struct StdioSpec {
     pub max_steps: u64,
     /// The run directory (default: `runs/<scenario>-mcp-<client>`).
     pub out: Option<PathBuf>,
+    /// The agent's name, recorded as `mcp:<name>` (default: `clientInfo.name`).
+    pub agent_name: Option<String>,
 }
 
 /// Where a connection's world comes from.
@@ -138,8 +140,10 @@ struct Live {
     world: World,
     /// Calls made so far on this connection.
     calls: u64,
-    /// The first observation's notifications, repeated in the first tool result.
+    /// The first observation's briefing and notifications, given with the first
+    /// tool result (and nowhere else).
     pending: Vec<Notification>,
+    briefing: Option<Value>,
 }
 
 /// Why a step gave no turn.
@@ -152,13 +156,19 @@ enum StepError {
 }
 
 impl Live {
-    async fn step(&mut self, d: Decision) -> Result<Turn, StepError> {
+    /// One step, and the run's result when the run ended with it (its directory is
+    /// written by then).
+    async fn step(&mut self, d: Decision) -> Result<(Turn, Option<RunResult>), StepError> {
         match &mut self.world {
-            World::Own(s) => Ok(s.step(d).await?),
+            World::Own(s) => {
+                let turn = s.step(d).await?;
+                Ok((turn, s.result().cloned()))
+            }
             World::Shared(lease) => {
                 let entry = lease.registry.get(&lease.id)?;
                 let mut s = entry.session.lock().await;
-                Ok(s.step(d).await?)
+                let turn = s.step(d).await?;
+                Ok((turn, s.result().cloned()))
             }
         }
     }
@@ -231,9 +241,13 @@ impl McpServer {
         client: &str,
         context: &RequestContext<RoleServer>,
     ) -> Result<(World, Turn), McpError> {
-        let agent = format!("mcp:{client}");
         match &self.start {
             Start::Own(spec) => {
+                let client = spec
+                    .agent_name
+                    .as_deref()
+                    .map_or(client.to_owned(), client_name);
+                let agent = format!("mcp:{client}");
                 let dir = spec.out.clone().unwrap_or_else(|| {
                     let name = &spec.scenario.scenario.name;
                     confined_join(
@@ -264,6 +278,10 @@ impl McpServer {
                     .unwrap_or_default();
                 let q = StartQuery::parse(query)
                     .map_err(|e| McpError::invalid_params(e, Some(json!({"query": query}))))?;
+                let agent = format!(
+                    "mcp:{}",
+                    q.agent.as_deref().map_or(client.to_owned(), client_name)
+                );
                 let req = OpenRequest {
                     scenario: q.scenario,
                     seed: q.seed,
@@ -332,30 +350,18 @@ pub fn client_name(name: &str) -> String {
     if s.is_empty() { "client".into() } else { s }
 }
 
-/// The `initialize` instructions: the briefing and the first notifications.
-fn instructions(obs: &Observation) -> String {
-    let mut s = String::from(
-        "You are an intern in a simulated company; a tbsim world runs behind these tools. \
-         Every tool call costs simulated time (see each tool's `_meta`, `tbsim/cost_minutes`). \
-         New tasks, messages, meetings and mentor feedback arrive in each tool result's \
-         `notifications` (and as `notifications/message` log messages). The resources \
-         tbsim://tasks, tbsim://calendar, tbsim://mailbox and tbsim://notifications keep \
-         what you have been told. Call `finish` once you are done for good; the run also \
-         ends with the working day or when you disconnect.\n",
-    );
-    if let Some(b) = &obs.briefing {
-        s.push_str("Briefing:\n");
-        s.push_str(&serde_json::to_string(b).expect("briefings serialise"));
-        s.push('\n');
-    }
-    s.push_str(&format!("It is {}.\n", obs.time));
-    if !obs.notifications.is_empty() {
-        s.push_str("Notifications so far:\n");
-        s.push_str(&serde_json::to_string(&obs.notifications).expect("notifications serialise"));
-        s.push('\n');
-    }
-    s
-}
+/// The `initialize` instructions: how the world works, never the briefing. The
+/// briefing and the first notifications come once, with the first tool result:
+/// harnesses (Inspect among them) drop `instructions` but always pass tool results
+/// to the model, and a harness that passes both would otherwise show them twice.
+pub const INSTRUCTIONS: &str = "You are an intern in a simulated company; a tbsim world runs \
+     behind these tools. Every tool call costs simulated time (each tool's description \
+     says how much). Your first tool result carries your briefing (`briefing`); new \
+     tasks, messages, meetings and mentor feedback arrive in each tool result's \
+     `notifications`. The resources tbsim://briefing, tbsim://tasks, tbsim://calendar, \
+     tbsim://mailbox and tbsim://notifications keep what you have been told. Call \
+     `finish` once you are done for good (its result has your final score); the run \
+     also ends with the working day or when you disconnect.";
 
 fn tool_error(kind: &str, message: String) -> CallToolResult {
     let body = json!({"ok": false, "error": {"kind": kind, "message": message}});
@@ -363,7 +369,12 @@ fn tool_error(kind: &str, message: String) -> CallToolResult {
 }
 
 /// The tool result of a one-call turn, and every notification it carries.
-fn call_result(turn: Turn, pending: Vec<Notification>) -> (CallToolResult, Vec<Notification>) {
+fn call_result(
+    turn: Turn,
+    pending: Vec<Notification>,
+    briefing: Option<Value>,
+    result: Option<&RunResult>,
+) -> (CallToolResult, Vec<Notification>) {
     let obs = turn.observation;
     let mut notes = pending;
     let mut images = Vec::new();
@@ -384,9 +395,15 @@ fn call_result(turn: Turn, pending: Vec<Notification>) -> (CallToolResult, Vec<N
     };
     notes.extend(obs.notifications);
     body["notifications"] = serde_json::to_value(&notes).expect("notifications serialise");
+    if let Some(b) = briefing {
+        body["briefing"] = b;
+    }
     if obs.over {
         body["run_over"] = json!(true);
         body["end_reason"] = json!(turn.progress.end_reason);
+        if let Some(r) = result {
+            body["final"] = final_result(r);
+        }
     }
     let ok = body["ok"] == json!(true);
     let mut content = vec![ContentBlock::text(body.to_string())];
@@ -399,8 +416,34 @@ fn call_result(turn: Turn, pending: Vec<Notification>) -> (CallToolResult, Vec<N
     (result, notes)
 }
 
-/// The catalogue as MCP tools, each with its family and default cost in minutes
-/// under `_meta` (`tbsim/family`, `tbsim/cost_minutes`).
+/// What the call that ended the run reports: the run's final checkpoint score,
+/// success and per-task results, as in its `result.json`.
+fn final_result(r: &RunResult) -> Value {
+    let tasks: Vec<Value> = r
+        .tasks
+        .iter()
+        .map(|t| {
+            json!({
+                "key": t.key, "title": t.title, "score": t.score, "success": t.success,
+                "passed": t.passed, "total": t.total,
+            })
+        })
+        .collect();
+    json!({
+        "checkpoint_score": r.checkpoint_score,
+        "success_rate": r.success_rate,
+        "success": tbsim_engine::result::is_solved(r.success_rate),
+        "end_reason": r.end_reason,
+        "steps": r.steps,
+        "digest": r.digest,
+        "tasks": tasks,
+    })
+}
+
+/// The catalogue as MCP tools: each description ends with the tool's time cost
+/// (harnesses pass name, description and schema to the model, never `_meta`); the
+/// family and default cost in minutes are also under `_meta` (`tbsim/family`,
+/// `tbsim/cost_minutes`).
 pub fn tools() -> Vec<Tool> {
     catalogue()
         .iter()
@@ -413,10 +456,24 @@ pub fn tools() -> Vec<Tool> {
             let mut meta = serde_json::Map::new();
             meta.insert("tbsim/family".into(), json!(t.family));
             meta.insert("tbsim/cost_minutes".into(), json!(t.cost_minutes));
-            Tool::new(t.name, t.description, Arc::new(schema))
+            Tool::new(t.name, described(t), Arc::new(schema))
                 .with_meta(rmcp::model::MetaObject(meta))
         })
         .collect()
+}
+
+/// A tool's description with its time cost.
+fn described(t: &tbsim_core::protocol::ToolSpec) -> String {
+    let unit = if t.cost_minutes == 1 {
+        "minute"
+    } else {
+        "minutes"
+    };
+    format!(
+        "{} Time cost: {} simulated {unit} per call.",
+        t.description.trim_end(),
+        t.cost_minutes
+    )
 }
 
 impl ServerHandler for McpServer {
@@ -454,17 +511,23 @@ impl ServerHandler for McpServer {
         let client = client_name(&request.client_info.name);
         let (world, turn) = self.start_world(&client, &context).await?;
         self.view().observe(&turn.observation);
-        info.instructions = Some(instructions(&turn.observation));
+        info.instructions = Some(INSTRUCTIONS.to_owned());
         if let World::Shared(lease) = &world {
             // The registry session (its run directory is `<out>/<id>/`).
             let mut meta = serde_json::Map::new();
             meta.insert(SESSION_META.into(), json!(lease.id));
             info.meta = Some(rmcp::model::MetaObject(meta));
         }
+        let briefing = turn
+            .observation
+            .briefing
+            .as_ref()
+            .map(|b| serde_json::to_value(b).expect("briefings serialise"));
         *live = Some(Live {
             world,
             calls: 0,
             pending: turn.observation.notifications,
+            briefing,
         });
         Ok(info)
     }
@@ -520,8 +583,8 @@ impl ServerHandler for McpServer {
             }],
         };
         let before = self.resources_now();
-        let turn = match live.step(decision).await {
-            Ok(turn) => turn,
+        let (turn, run_result) = match live.step(decision).await {
+            Ok(done) => done,
             Err(StepError::Session(e @ SessionError::Over(_))) => {
                 return Ok(tool_error("run_over", e.to_string()).into());
             }
@@ -534,10 +597,11 @@ impl ServerHandler for McpServer {
         };
         live.calls += 1;
         let pending = std::mem::take(&mut live.pending);
+        let briefing = live.briefing.take();
         drop(guard);
         // The pending notifications were recorded with the first observation.
         self.view().observe(&turn.observation);
-        let (result, notes) = call_result(turn, pending);
+        let (result, notes) = call_result(turn, pending, briefing, run_result.as_ref());
         if !self.quiet.load(Ordering::Relaxed) {
             for n in &notes {
                 let data = serde_json::to_value(n).expect("notifications serialise");
@@ -711,7 +775,12 @@ mod tests {
         assert_eq!(t.len(), catalogue().len());
         for (m, c) in t.iter().zip(catalogue()) {
             assert_eq!(m.name, c.name);
-            assert_eq!(m.description.as_deref(), Some(c.description));
+            let d = m.description.as_deref().unwrap();
+            assert!(d.starts_with(c.description.trim_end()), "{d}");
+            assert!(
+                d.contains(&format!("Time cost: {} simulated", c.cost_minutes)),
+                "{d}"
+            );
             assert_eq!(Value::Object((*m.input_schema).clone()), c.parameters);
         }
     }

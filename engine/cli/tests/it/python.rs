@@ -1,0 +1,43 @@
+//! The Python package (`tools/python`): its wheel is built with maturin, installed
+//! into a fresh venv, and ruff, mypy and pytest run against the installed package
+//! with no Rust toolchain on PATH (`tools/python/ci.sh`).
+
+use std::process::{Command, Stdio};
+
+use crate::util::root;
+
+/// Whether `python3` can make venvs with pip (Debian splits `python3-venv` out).
+fn python_can_make_venvs() -> bool {
+    let tmp = tempfile::tempdir().unwrap();
+    Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(tmp.path().join("v"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn the_python_package_passes_its_tests_installed_from_the_wheel() {
+    if !python_can_make_venvs() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have python3 with venv and pip for the Python package's tests (see .ci/run)"
+        );
+        eprintln!("skipped: python3 cannot make venvs");
+        return;
+    }
+    let o = Command::new(root().join("tools/python/ci.sh"))
+        // The wheel is packed around the binary this suite already built: CI
+        // compiles the CLI once (release wheels are maturin's, see ci.sh).
+        .env("TBSIM_WHEEL_BINARY", env!("CARGO_BIN_EXE_tbsim"))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "tools/python/ci.sh failed:\n{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Builds the tbsim wheel (maturin), installs it into a fresh venv and runs ruff,
+# mypy and pytest against the INSTALLED package, with no Rust toolchain on PATH.
+#
+#   tools/python/ci.sh                   # release wheel, target dir target/wheel
+#   TBSIM_WHEEL_PROFILE=dev tools/python/ci.sh
+#   TBSIM_WHEEL=path/to/tbsim.whl tools/python/ci.sh   # test a wheel already built
+#   TBSIM_WHEEL_BINARY=target/debug/tbsim tools/python/ci.sh
+#
+# The Rust suite runs this (engine/cli/tests/it/python.rs) with TBSIM_WHEEL_BINARY,
+# the binary `cargo test` has just built: wheel_from_binary.py packs it the way
+# maturin does, so CI never compiles the CLI twice (a maturin dev build costs
+# minutes even in the same target directory: its `cargo rustc` resolves features
+# without the workspace's dev-dependencies, so shared crates and the CLI rebuild).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/tbsim-wheel.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+wheel="${TBSIM_WHEEL:-}"
+if [ -z "$wheel" ] && [ -n "${TBSIM_WHEEL_BINARY:-}" ]; then
+  wheel="$(python3 "$here/wheel_from_binary.py" "$TBSIM_WHEEL_BINARY" "$work/dist")"
+elif [ -z "$wheel" ]; then
+  python3 -m venv "$work/build"
+  "$work/build/bin/pip" install --quiet "maturin>=1.7,<2"
+  profile="${TBSIM_WHEEL_PROFILE:-release}"
+  export CARGO_TARGET_DIR="${TBSIM_WHEEL_TARGET:-$repo/target/wheel}"
+  if [ "$profile" = release ]; then flag=(--release); else flag=(--profile "$profile"); fi
+  # Built from a staged copy: maturin does not follow the package's `content` link
+  # (to the repository's content/), `cp -L` does; and nothing is written into
+  # the source tree.
+  cp -rL "$here" "$work/src"
+  sed -i "s|^manifest-path = .*|manifest-path = \"$repo/engine/cli/Cargo.toml\"|" "$work/src/pyproject.toml"
+  (cd "$work/src" && "$work/build/bin/maturin" build "${flag[@]}" --out "$work/dist" >&2)
+  wheel="$(ls "$work"/dist/tbsim-*.whl)"
+fi
+echo "wheel: $wheel ($(du -k "$wheel" | cut -f1) KiB)" >&2
+
+python3 -m venv "$work/venv"
+"$work/venv/bin/pip" install --quiet "$wheel" "pytest>=7" "mcp>=2.3,<3" "ruff>=0.6" "mypy>=1.10"
+
+# Only the venv and the system's directories on PATH: no cargo, no rustc.
+export PATH="$work/venv/bin:/usr/local/bin:/usr/bin:/bin"
+if command -v cargo >/dev/null 2>&1 || command -v rustc >/dev/null 2>&1; then
+  echo "note: a Rust toolchain is installed system-wide ($(command -v cargo rustc | head -1))" >&2
+fi
+unset TBSIM_BIN TBSIM_CONTENT CARGO_MANIFEST_DIR
+
+cd "$here"
+ruff check python tests wheel_from_binary.py bench.py
+ruff format --check python tests wheel_from_binary.py bench.py
+mypy
+mypy --python-version 3.11 --strict wheel_from_binary.py bench.py  # tomllib: 3.11+
+# From outside the source tree, so `import tbsim` is the installed package.
+cd "$work"
+python -c "import tbsim, gymnasium; gymnasium.make('tbsim/TraineeBench-v0').close()"
+python -m pytest -q -p no:cacheprovider --rootdir "$here" -c "$here/pyproject.toml" "$here/tests"

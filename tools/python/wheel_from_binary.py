@@ -1,0 +1,96 @@
+"""Assembles the tbsim wheel around a `tbsim` binary that is already built.
+
+    python3 wheel_from_binary.py BINARY OUT_DIR
+
+The same layout maturin (`bindings = "bin"`, `python-source = "python"`) gives: the
+binary in the wheel's scripts, the package `tbsim` (with its content link followed)
+in purelib, metadata from pyproject.toml. The Rust suite tests the Python package
+with this wheel around the binary `cargo test` has just built, so CI does not compile
+the CLI a second time (~8 minutes on 2 cores); release wheels are built by maturin
+(`tools/python/ci.sh` without TBSIM_WHEEL_BINARY). Prints the wheel's path.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import tomllib
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _metadata(version: str) -> str:
+    project = tomllib.loads((HERE / "pyproject.toml").read_text())["project"]
+    lines = [
+        "Metadata-Version: 2.3",
+        f"Name: {project['name']}",
+        f"Version: {version}",
+        f"Summary: {project['description']}",
+        f"Requires-Python: {project['requires-python']}",
+        f"License-Expression: {project['license']}",
+    ]
+    lines += [f"Classifier: {c}" for c in project.get("classifiers", [])]
+    lines += [f"Requires-Dist: {d}" for d in project.get("dependencies", [])]
+    for extra, deps in sorted(project.get("optional-dependencies", {}).items()):
+        lines.append(f"Provides-Extra: {extra}")
+        lines += [f"Requires-Dist: {d} ; extra == '{extra}'" for d in deps]
+    readme = (HERE / project["readme"]).read_text()
+    return str("\n".join(lines) + "\nDescription-Content-Type: text/markdown\n\n" + readme)
+
+
+def _digest(data: bytes) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def build(binary: Path, out: Path) -> Path:
+    version = subprocess.run(
+        [str(binary), "--version"], capture_output=True, text=True, check=True
+    ).stdout.split()[-1]
+    tag = "py3-none-" + sysconfig.get_platform().replace("-", "_").replace(".", "_")
+    dist = f"tbsim-{version}"
+    out.mkdir(parents=True, exist_ok=True)
+    wheel = out / f"{dist}-{tag}.whl"
+    record: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(wheel, "w") as z:
+
+        def add(name: str, data: bytes, mode: int = 0o644) -> None:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = (0o100000 | mode) << 16
+            # The binary is most of the bytes and compresses slowly: stored.
+            info.compress_type = zipfile.ZIP_STORED if mode & 0o111 else zipfile.ZIP_DEFLATED
+            z.writestr(info, data)
+            record.append(f"{name},sha256={_digest(data)},{len(data)}")
+
+        package = HERE / "python" / "tbsim"
+        for root, dirs, files in os.walk(package, followlinks=True):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for f in sorted(files):
+                path = Path(root) / f
+                add(path.relative_to(package.parent).as_posix(), path.read_bytes())
+        # Debug symbols are ~90% of a debug binary; the wheel does not need them.
+        exe = Path(tmp) / "tbsim"
+        shutil.copyfile(binary, exe)
+        if shutil.which("strip"):
+            subprocess.run(["strip", str(exe)], check=True)
+        add(f"{dist}.data/scripts/tbsim", exe.read_bytes(), 0o755)
+        add(f"{dist}.dist-info/METADATA", _metadata(version).encode())
+        wheel_file = "Wheel-Version: 1.0\nGenerator: wheel_from_binary\nRoot-Is-Purelib: false\n"
+        wheel_file += f"Tag: {tag}\n"
+        add(f"{dist}.dist-info/WHEEL", wheel_file.encode())
+        record.append(f"{dist}.dist-info/RECORD,,")
+        z.writestr(f"{dist}.dist-info/RECORD", "\n".join(record) + "\n")
+    return wheel
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    print(build(Path(sys.argv[1]), Path(sys.argv[2])))
