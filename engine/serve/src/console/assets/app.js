@@ -485,7 +485,12 @@ function callView(c) {
     typeof args === 'object' && args !== null && Object.keys(args).length === 0 ? h('code', { class: 'json' }, '{}') : jsonBlock(args, 'arguments'));
 }
 
-/** Decision times by step, so a result can say how long its call took. */
+/** What entries carry from one to the next: decision times by step (so a result
+ * can say how long its call took), the last full turn request, model usage totals. */
+function newCtx(tools) {
+  return { decisionT: {}, lastResultT: {}, tools, lastTurnRequest: null, usage: { calls: 0, input: 0, output: 0, cost: null } };
+}
+
 function entryView(e, ctx) {
   const type = e.type;
   let body;
@@ -525,10 +530,13 @@ function entryView(e, ctx) {
     }
     case 'model': {
       const u = e.usage;
+      const request = fullRequest(e, ctx);
+      addUsage(ctx, u);
       body = [h('strong', {}, 'Model call'), ` · ${e.purpose} · ${e.model}`,
-        u ? h('span', { class: 'muted small', testid: 'entry-tokens' }, ` · ${u.input_tokens ?? 0} in / ${u.output_tokens ?? 0} out tokens${u.cost !== undefined && u.cost !== null ? ` · cost ${u.cost}` : ''}`) : null,
+        u ? h('span', { class: 'muted small', testid: 'entry-tokens' }, ` · ${u.input_tokens ?? 0} in / ${u.output_tokens ?? 0} out tokens${u.cost !== undefined && u.cost !== null ? ` · cost ${fmtCost(u.cost)}` : ''}`) : null,
         e.error ? h('div', { class: 'tool-error' }, e.error) : null,
-        (e.failures || []).length ? h('div', { class: 'muted small' }, `${e.failures.length} failed attempt(s)`) : null];
+        (e.failures || []).length ? h('div', { class: 'muted small' }, `${e.failures.length} failed attempt(s): ${e.failures.join(' · ')}`) : null,
+        transcriptView(request, e.response)];
       break;
     }
     case 'npc': {
@@ -566,6 +574,102 @@ function entryView(e, ctx) {
   const step = e.step !== undefined ? e.step : null;
   return h('li', { class: `entry ${cls}`, testid: 'entry', 'data-type': type, 'data-i': e.i, 'data-step': step ?? '' },
     h('span', { class: 'idx muted small' }, `#${e.i}`), when, h('div', { class: 'body' }, body));
+}
+
+// ---------------------------------------------------------------------------
+// Model transcripts: what the agent sent and what came back
+
+/**
+ * The full request of a `model` line. A turn request after the first is recorded
+ * compactly (`request_delta`: the first `keep` messages of the previous turn's
+ * request, then `messages`; `same_tools` for its tools), so the page rebuilds it
+ * from the turn before, which it has always seen (the timeline is read in order).
+ */
+function fullRequest(e, ctx) {
+  let req = e.request || null;
+  const d = e.request_delta;
+  if (!req && d && typeof d === 'object') {
+    const base = ctx.lastTurnRequest;
+    if (base && Array.isArray(base.messages)) {
+      req = Object.assign({}, d);
+      delete req.keep;
+      delete req.same_tools;
+      req.messages = base.messages.slice(0, d.keep || 0).concat(d.messages || []);
+      if (d.same_tools) req.tools = base.tools;
+    } else {
+      req = { messages: d.messages || [], partial: true };
+    }
+  }
+  if (req && e.purpose === 'turn' && !req.partial) ctx.lastTurnRequest = req;
+  return req;
+}
+
+function addUsage(ctx, u) {
+  const t = ctx.usage;
+  t.calls += 1;
+  if (!u) return;
+  t.input += u.input_tokens || 0;
+  t.output += u.output_tokens || 0;
+  if (typeof u.cost === 'number') t.cost = (t.cost || 0) + u.cost;
+}
+
+function fmtCost(c) {
+  return typeof c === 'number' && isFinite(c) ? (Math.round(c * 1e6) / 1e6).toString() : '–';
+}
+
+/** A message's content: a string, or parts (text, images). */
+function contentView(c) {
+  if (c === null || c === undefined) return null;
+  if (typeof c === 'string') return h('pre', { class: 'msg-content' }, c);
+  if (Array.isArray(c)) {
+    return c.map((p) => {
+      if (p && p.type === 'text') return h('pre', { class: 'msg-content' }, p.text || '');
+      if (p && p.type === 'image_url') return h('p', { class: 'muted small' }, '[an image]');
+      return jsonBlock(p, 'part');
+    });
+  }
+  return jsonBlock(c, 'content');
+}
+
+function toolCallsView(calls) {
+  if (!Array.isArray(calls) || !calls.length) return null;
+  return h('div', { class: 'calls' }, calls.map((c) => callView({ name: (c.function || {}).name || c.name, arguments: (c.function || {}).arguments ?? c.arguments })));
+}
+
+function messageView(m, i) {
+  const role = (m && m.role) || '?';
+  const label = role === 'tool' ? `tool result${m.name ? ` (${m.name})` : ''}${m.tool_call_id ? ` · ${m.tool_call_id}` : ''}` : role;
+  return h('li', { class: `msg role-${role}`, testid: 'transcript-message', 'data-role': role },
+    h('div', { class: 'msg-role muted small' }, `${i + 1}. ${label}`),
+    contentView(m && m.content),
+    toolCallsView(m && m.tool_calls));
+}
+
+/** The reply: text, reasoning where the API returned it, tool calls. */
+function replyView(resp) {
+  if (resp === null || resp === undefined) return h('p', { class: 'muted small', testid: 'transcript-reply' }, 'No reply (the call failed).');
+  const choice = Array.isArray(resp.choices) ? resp.choices[0] : null;
+  const m = (choice && choice.message) || null;
+  if (!m) return h('div', { testid: 'transcript-reply' }, jsonBlock(resp, 'response'));
+  const reasoning = m.reasoning_content || m.reasoning || null;
+  return h('div', { class: 'reply', testid: 'transcript-reply' },
+    reasoning ? h('details', { class: 'reasoning', testid: 'transcript-reasoning' }, h('summary', {}, 'Reasoning'), contentView(reasoning)) : null,
+    m.content ? h('div', { testid: 'transcript-reply-text' }, contentView(m.content)) : null,
+    toolCallsView(m.tool_calls),
+    !m.content && !(m.tool_calls || []).length ? h('p', { class: 'muted small' }, '(empty reply)') : null,
+    choice.finish_reason ? h('p', { class: 'muted small' }, `finish: ${choice.finish_reason}`) : null);
+}
+
+function transcriptView(req, resp) {
+  const msgs = (req && Array.isArray(req.messages)) ? req.messages : [];
+  const tools = req && Array.isArray(req.tools) ? req.tools.length : 0;
+  return h('details', { class: 'transcript', testid: 'transcript' },
+    h('summary', {}, `Transcript · ${msgs.length} message${msgs.length === 1 ? '' : 's'} sent${tools ? ` · ${tools} tools offered` : ''}`),
+    req ? null : h('p', { class: 'muted small' }, 'The request is not recorded.'),
+    req && req.partial ? h('p', { class: 'muted small' }, 'Only the messages new in this call (the turn before it is not on record).') : null,
+    msgs.length ? h('ol', { class: 'messages-sent', testid: 'transcript-messages' }, msgs.map(messageView)) : null,
+    h('h5', {}, 'Reply'),
+    replyView(resp));
 }
 
 function notificationText(n) {
@@ -793,7 +897,7 @@ function viewRun(main, id) {
     tools: null,
     toolMap: null,
     turn: null,
-    ctx: { decisionT: {}, lastResultT: {}, tools: null },
+    ctx: newCtx(null),
     worldTimer: null,
     worldSeq: 0,
     lastSteps: -1,
@@ -811,9 +915,13 @@ function viewRun(main, id) {
   const steps = h('dd', { testid: 'run-steps' }, '0');
   const score = h('dd', { testid: 'run-score' }, '–');
   const endReason = h('dd', { testid: 'run-end' }, '–');
+  // The agent's model calls so far: calls, tokens, cost (model-backed runs only).
+  const modelTotals = h('dd', { testid: 'run-model-usage' });
+  const modelWrap = h('div', { hidden: true }, h('dt', {}, 'Model'), modelTotals);
   const stats = h('dl', { class: 'stats' },
     h('div', {}, h('dt', {}, 'Clock'), clock), h('div', {}, h('dt', {}, 'Day'), day), h('div', {}, h('dt', {}, 'State'), stateDd),
-    h('div', {}, h('dt', {}, 'Steps'), steps), h('div', {}, h('dt', {}, 'Score'), score), h('div', {}, h('dt', {}, 'End'), endReason));
+    h('div', {}, h('dt', {}, 'Steps'), steps), h('div', {}, h('dt', {}, 'Score'), score), h('div', {}, h('dt', {}, 'End'), endReason),
+    modelWrap);
   const err = h('p', { class: 'error', role: 'alert', testid: 'run-error', hidden: true });
 
   const btn = (label, testid, action) => h('button', { type: 'button', testid, onclick: () => control(action) }, label);
@@ -1096,6 +1204,10 @@ function viewRun(main, id) {
     }
     timeline.append(frag);
     tlCount.textContent = `${st.entries.length} line${st.entries.length === 1 ? '' : 's'}`;
+    const u = st.ctx.usage;
+    modelWrap.hidden = u.calls === 0;
+    modelTotals.textContent = `${u.calls} call${u.calls === 1 ? '' : 's'} · ${u.input} in / ${u.output} out tokens${u.cost !== null ? ` · cost ${fmtCost(u.cost)}` : ''}`;
+    Object.assign(modelTotals.dataset, { calls: String(u.calls), input: String(u.input), output: String(u.output), cost: String(u.cost ?? '') });
     tlCount.dataset.count = String(st.entries.length);
     highlight();
     if (atBottom) box.scrollTop = box.scrollHeight;
@@ -1104,7 +1216,7 @@ function viewRun(main, id) {
   function resetTimeline() {
     st.entries = [];
     st.next = 0;
-    st.ctx = { decisionT: {}, lastResultT: {}, tools: st.toolMap };
+    st.ctx = newCtx(st.toolMap);
     clear(timeline);
   }
 
