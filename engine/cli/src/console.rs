@@ -236,6 +236,7 @@ impl BatchUi {
                     agent: agent.to_owned(),
                     seed: j.seed,
                     hints,
+                    days: j.scenario.scenario.clock.days,
                     control: Mutex::new(None),
                 })
             })

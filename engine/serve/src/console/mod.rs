@@ -90,6 +90,8 @@ pub struct FixedRun {
     pub seed: u64,
     /// Hint level.
     pub hints: u8,
+    /// Working days of its scenario (shown for a job not started yet).
+    pub days: u32,
     /// A batch job's control, set when the job starts.
     pub control: Mutex<Option<Arc<Control>>>,
 }
@@ -106,6 +108,7 @@ impl FixedRun {
             agent: header.agent,
             seed: header.seed,
             hints: header.hints,
+            days: 1,
             control: Mutex::new(None),
         })
     }
@@ -447,6 +450,10 @@ impl Console {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let planned_days = match found {
+            Found::Fixed(f) => f.days.max(1),
+            Found::Session(..) => 1,
+        };
         let (id, kind, scenario, agent, seed, hints, fork, builtin) = match found {
             Found::Session(id, e) => (
                 id.clone(),
@@ -486,7 +493,7 @@ impl Console {
             state: "queued",
             time: String::new(),
             day: 1,
-            days: 1,
+            days: planned_days,
             step: 0,
             score: 0.0,
             tasks: 0,

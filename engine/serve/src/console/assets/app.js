@@ -902,6 +902,7 @@ function viewRun(main, id) {
     worldSeq: 0,
     lastSteps: -1,
     ended: false,
+    playing: false, // a person's play session still going: only the tools show the world
   };
   const enc = encodeURIComponent(id);
   const base = `/v1/console/runs/${enc}`;
@@ -928,8 +929,13 @@ function viewRun(main, id) {
   const bPause = btn('Pause', 'btn-pause', 'pause');
   const bResume = btn('Resume', 'btn-resume', 'resume');
   const bStep = btn('Step', 'btn-step', 'step');
-  const bClose = btn('Close run', 'btn-close', 'close');
-  const controls = h('div', { class: 'controls', role: 'group', 'aria-label': 'Run controls', testid: 'controls', hidden: true }, bPause, bResume, bStep, bClose);
+  // Closing ends the run for good: it asks first, in the page (no modal dialog).
+  const bClose = h('button', { type: 'button', testid: 'btn-close', onclick: () => { closeAsk.hidden = false; closeYes.focus(); } }, 'Close run');
+  const closeYes = h('button', { type: 'button', class: 'danger', testid: 'btn-close-confirm', onclick: () => { closeAsk.hidden = true; control('close'); } }, 'Close it');
+  const closeNo = h('button', { type: 'button', testid: 'btn-close-cancel', onclick: () => { closeAsk.hidden = true; bClose.focus(); } }, 'Keep it going');
+  const closeAsk = h('span', { class: 'confirm', testid: 'close-confirm', role: 'alertdialog', 'aria-label': 'Close the run?', hidden: true },
+    'End this run now? It is written as abandoned and cannot go on. ', closeYes, ' ', closeNo);
+  const controls = h('div', { class: 'controls', role: 'group', 'aria-label': 'Run controls', testid: 'controls', hidden: true }, bPause, bResume, bStep, bClose, closeAsk);
 
   // scrubber
   const range = h('input', { type: 'range', id: 'scrub-range', testid: 'scrub-range', min: '0', max: '0', step: '1', value: '0' });
@@ -954,6 +960,7 @@ function viewRun(main, id) {
   const hintList = h('ul', { class: 'hint-list', testid: 'hint-list' });
   const hintNone = h('p', { class: 'muted small' }, 'No task released yet.');
   const hintQueue = h('p', { class: 'muted small', testid: 'guide-queued', 'aria-live': 'polite' });
+  const needName = h('p', { id: 'guide-need-name', class: 'form-msg', testid: 'guide-need-name', hidden: true }, 'Fill in “From” below to send hints: guidance is recorded with who sent it.');
   const hintRows = new Map();
   const gFrom = h('input', { id: 'guide-from', testid: 'guide-from', type: 'text', maxlength: '48', value: store(NAME_KEY), autocomplete: 'nickname', required: true });
   const gTask = h('select', { id: 'guide-task', testid: 'guide-task' }, h('option', { value: '' }, '(no task)'));
@@ -962,10 +969,14 @@ function viewRun(main, id) {
   const gMsg = h('p', { class: 'form-msg', testid: 'guide-status', 'aria-live': 'polite' });
   const gForm = h('form', { class: 'guide-form', testid: 'guide-form' },
     field('From', gFrom), field('About task', gTask), field('Message', gText), gSend);
-  guidance.append(h('h2', { id: 'guide-h' }, 'Guidance'), h('p', { class: 'muted small' }, 'Reaches the agent before its next decision.'), hintNone, hintList, hintQueue, gForm, gMsg);
+  guidance.append(h('h2', { id: 'guide-h' }, 'Guidance'), h('p', { class: 'muted small' }, 'Reaches the agent before its next decision.'), hintNone, needName, hintList, hintQueue, gForm, gMsg);
   gFrom.addEventListener('change', () => {
     store(NAME_KEY, gFrom.value.trim());
     forkName.value = gFrom.value.trim();
+  });
+  gFrom.addEventListener('input', () => {
+    store(NAME_KEY, gFrom.value.trim());
+    if (st.detail) renderGuidance(st.detail);
   });
 
   // play panel
@@ -1015,7 +1026,10 @@ function viewRun(main, id) {
   const fileViewer = h('div', { class: 'file-viewer', testid: 'file-viewer', 'aria-live': 'polite' });
   const side = h('section', { class: 'card side', 'aria-label': 'World' }, worldNote, tablist, Object.values(panels));
 
-  main.append(h('div', { class: 'run-head' }, h('div', {}, title, sub), stats), err, controls, scrubber,
+  // What a player sees instead of the free views (docs/console.md, "Playing").
+  const playNote = h('p', { class: 'muted small', testid: 'play-fair-note', hidden: true },
+    'You see the world only through your tools, as an agent does: each call costs its simulated time. The timeline, files, chats, calendar and task checkpoints open when the run ends; nobody can send you hints or messages.');
+  main.append(h('div', { class: 'run-head' }, h('div', {}, title, sub), stats), err, controls, scrubber, playNote,
     h('div', { class: 'layout' }, h('div', { class: 'col-main' }, play, tlSection), h('div', { class: 'col-side' }, guidance, side)));
 
   // --- behaviour
@@ -1041,7 +1055,14 @@ function viewRun(main, id) {
   }
 
   function applyDetail(d) {
+    const wasQueued = st.detail && st.detail.state === 'queued';
     st.detail = d;
+    if (wasQueued && d.state !== 'queued') scheduleWorld();
+    const wasPlaying = st.playing;
+    st.playing = !!d.playable;
+    for (const el of [scrubber, tlSection, side]) el.hidden = st.playing;
+    playNote.hidden = !st.playing;
+    if (wasPlaying && !st.playing) scheduleWorld();
     sub.textContent = `${d.scenario} · agent ${d.agent} · seed ${d.seed} · hints ${d.hints} · ${d.kind}`;
     if (d.fork) {
       clear(sub).append(`${d.scenario} · agent ${d.agent} · seed ${d.seed} · hints ${d.hints} · ${d.kind} · fork of `,
@@ -1075,6 +1096,12 @@ function viewRun(main, id) {
     range.max = String(m);
     if (st.scrub === null) range.value = String(m);
     answersWrap.hidden = !(info.answers_allowed && d.state === 'finished');
+    // A job not started has nothing to fork or scrub.
+    scrubber.hidden = st.playing || d.state === 'queued';
+    if (d.state === 'queued') {
+      clock.textContent = 'queued';
+      day.textContent = `– / ${d.days ?? '–'}`;
+    }
     if (answersWrap.hidden && st.answers) {
       st.answers = false;
       answersBox.checked = false;
@@ -1098,12 +1125,13 @@ function viewRun(main, id) {
   }
 
   function renderGuidance(d) {
-    guidance.hidden = !d.controllable;
-    if (!d.controllable) return;
+    guidance.hidden = !d.controllable || st.playing;
+    if (guidance.hidden) return;
     // Rows are updated in place, so a focused button keeps its focus.
     const tiers = d.hint_tiers || {};
     const keys = Object.keys(tiers);
     hintNone.hidden = keys.length > 0;
+    needName.hidden = keys.length === 0 || !!gFrom.value.trim();
     for (const [k, row] of hintRows) {
       if (!(k in tiers)) {
         row.li.remove();
@@ -1122,7 +1150,8 @@ function viewRun(main, id) {
       }
       // The server's order; a row already in place is not moved (it keeps focus).
       if (hintList.children[i] !== row.li) hintList.insertBefore(row.li, hintList.children[i] || null);
-      row.button.disabled = given >= total;
+      row.button.disabled = given >= total || !gFrom.value.trim();
+      row.button.setAttribute('aria-describedby', 'guide-need-name');
       row.count.textContent = `${given}/${total} given${gd ? ` · ${gd.hints} by guidance, ${gd.messages} message${gd.messages === 1 ? '' : 's'}` : ''}`;
     });
     hintQueue.textContent = `${d.queued ? `${d.queued} queued for the next decision` : ''}${d.queued && d.dropped ? ' · ' : ''}${d.dropped ? `${d.dropped} dropped` : ''}`;
@@ -1230,6 +1259,10 @@ function viewRun(main, id) {
       return;
     }
     const pollOnce = async () => {
+      if (st.playing) {
+        await refreshDetail();
+        return;
+      }
       const r = await api(`${base}/timeline?from=${st.next}`);
       appendEntries(r.lines || []);
       if (r.finished && !st.ended) {
@@ -1299,6 +1332,8 @@ function viewRun(main, id) {
   onCleanup(() => st.worldTimer && clearTimeout(st.worldTimer));
 
   async function loadWorld() {
+    // A player sees the world through the tools; a queued job has none yet.
+    if (st.playing || (st.detail && st.detail.state === 'queued')) return;
     const seq = ++st.worldSeq;
     const q = [];
     if (st.scrub !== null) q.push(`step=${st.scrub}`);
