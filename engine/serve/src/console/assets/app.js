@@ -235,8 +235,8 @@ function route() {
   const main = $('#main');
   clear(main);
   window.scrollTo(0, 0);
-  const m = hash.match(/^#\/run\/([^/?]+)/);
-  if (m) viewRun(main, decodeURIComponent(m[1]));
+  const m = hash.match(/^#\/run\/([^/?]+)(?:\/step\/(\d+))?/);
+  if (m) viewRun(main, decodeURIComponent(m[1]), m[2] !== undefined ? Number(m[2]) : null);
   else if (hash.startsWith('#/play')) viewPlay(main);
   else viewRuns(main);
 }
@@ -885,7 +885,7 @@ function calendarView(entries) {
 // ---------------------------------------------------------------------------
 // Run view
 
-function viewRun(main, id) {
+function viewRun(main, id, atStep) {
   const st = {
     id,
     detail: null,
@@ -903,6 +903,7 @@ function viewRun(main, id) {
     lastSteps: -1,
     ended: false,
     playing: false, // a person's play session still going: only the tools show the world
+    scrollPending: false,
   };
   const enc = encodeURIComponent(id);
   const base = `/v1/console/runs/${enc}`;
@@ -1238,8 +1239,9 @@ function viewRun(main, id) {
     modelTotals.textContent = `${u.calls} call${u.calls === 1 ? '' : 's'} · ${u.input} in / ${u.output} out tokens${u.cost !== null ? ` · cost ${fmtCost(u.cost)}` : ''}`;
     Object.assign(modelTotals.dataset, { calls: String(u.calls), input: String(u.input), output: String(u.output), cost: String(u.cost ?? '') });
     tlCount.dataset.count = String(st.entries.length);
-    highlight();
-    if (atBottom) box.scrollTop = box.scrollHeight;
+    // A step from the address is scrolled to once its decision has arrived.
+    if (highlight(st.scrollPending)) st.scrollPending = false;
+    if (atBottom && st.scrub === null) box.scrollTop = box.scrollHeight;
   }
 
   function resetTimeline() {
@@ -1309,17 +1311,42 @@ function viewRun(main, id) {
     }
   }
 
-  // Highlight what happened up to the scrubbed step.
-  function highlight() {
+  // Highlight what happened up to the scrubbed step; with `scroll`, bring the
+  // step's decision into the timeline's view.
+  function highlight(scroll) {
     const n = st.scrub;
     let future = false;
+    let current = null;
     for (const li of timeline.children) {
       const s = li.dataset.step === '' ? null : Number(li.dataset.step);
       if (n !== null && s !== null && s > n) future = true;
+      const cur = n !== null && !future && s === n && li.dataset.type === 'decision';
       li.classList.toggle('future', n !== null && future);
-      li.classList.toggle('current', n !== null && !future && s === n && li.dataset.type === 'decision');
+      li.classList.toggle('current', cur);
+      if (cur) current = li;
     }
+    if (scroll && current) {
+      // Within the box only (scrollIntoView would move the page too).
+      tlBox.scrollTop = Math.max(0, current.offsetTop - tlBox.clientHeight / 3);
+    }
+    return current !== null;
   }
+
+  /** The step in the address (`#/run/<id>/step/<n>`), without a new history entry. */
+  function stepUrl(n) {
+    const hash = n === null ? `#/run/${enc}` : `#/run/${enc}/step/${n}`;
+    if (location.hash !== hash) history.replaceState(null, '', hash);
+  }
+
+  // Clicking an entry moves the scrubber to its step (not when the click opens a
+  // transcript, a block of JSON or a link).
+  timeline.addEventListener('click', (ev) => {
+    const t = ev.target;
+    if (t.closest('a, button, summary, details, input, select, textarea')) return;
+    const li = t.closest('li.entry');
+    if (!li || li.dataset.step === '') return;
+    scrubTo(Number(li.dataset.step), true, false);
+  });
 
   // World.
   function scheduleWorld() {
@@ -1417,7 +1444,7 @@ function viewRun(main, id) {
   }
 
   let scrubTimer = null;
-  function scrubTo(n, now) {
+  function scrubTo(n, now, scroll = true) {
     const m = maxStep();
     n = Math.max(0, Math.min(m, n));
     // Following the latest again only for a run still going; a finished run's last
@@ -1425,7 +1452,8 @@ function viewRun(main, id) {
     st.scrub = n;
     range.value = String(n);
     updateScrubLabel();
-    highlight();
+    highlight(scroll);
+    stepUrl(n);
     if (scrubTimer) clearTimeout(scrubTimer);
     scrubTimer = setTimeout(() => loadWorld(), now ? 0 : 120);
   }
@@ -1435,6 +1463,7 @@ function viewRun(main, id) {
   nextB.addEventListener('click', () => scrubTo(currentStep() + 1, true));
   latest.addEventListener('click', () => {
     st.scrub = null;
+    stepUrl(null);
     range.value = String(maxStep());
     updateScrubLabel();
     highlight();
@@ -1573,6 +1602,12 @@ function viewRun(main, id) {
       return;
     }
     if (st.detail && st.detail.state === 'finished') st.ended = false;
+    if (atStep !== null) {
+      st.scrub = Math.max(0, Math.min(maxStep(), atStep));
+      st.scrollPending = true;
+      range.value = String(st.scrub);
+      updateScrubLabel();
+    }
     startStream();
     scheduleWorld();
   })();
