@@ -38,6 +38,26 @@ function clear(el) {
 
 const $ = (sel, root = document) => root.querySelector(sel);
 
+/**
+ * Inline Markdown as DOM nodes (never innerHTML): `code`, **strong**, *em* / _em_;
+ * anything else stays text, so untrusted text can only ever be text.
+ */
+function md(text) {
+  const out = [];
+  const s = String(text ?? '');
+  const re = /`([^`\n]+)`|\*\*([^*\n]+)\*\*|(?<![\w*])\*([^*\s][^*\n]*?)\*(?![\w*])|(?<![\w_])_([^_\s][^_\n]*?)_(?![\w_])/g;
+  let last = 0;
+  for (const m of s.matchAll(re)) {
+    if (m.index > last) out.push(s.slice(last, m.index));
+    if (m[1] !== undefined) out.push(h('code', { class: 'md' }, m[1]));
+    else if (m[2] !== undefined) out.push(h('strong', {}, m[2]));
+    else out.push(h('em', {}, m[3] ?? m[4]));
+    last = m.index + m[0].length;
+  }
+  if (last < s.length) out.push(s.slice(last));
+  return out;
+}
+
 function announce(msg) {
   const a = $('#announce');
   if (!a) return;
@@ -291,7 +311,7 @@ function runRow(r) {
     h('td', { 'data-label': 'Steps', class: 'num', testid: 'run-row-step' }, String(r.step ?? 0)),
     h('td', { 'data-label': 'Score', class: 'num', testid: 'run-row-score', 'data-score': r.score }, fmtScore(r.score)),
     h('td', { 'data-label': 'State' }, stateBadge(r.state, 'run-row-state'),
-      r.end_reason ? h('span', { class: 'muted small' }, ` ${r.end_reason}`) : null),
+      r.end_reason && r.end_reason !== r.state ? h('span', { class: 'muted small', testid: 'run-row-end' }, ` ${r.end_reason}`) : null),
   );
 }
 
@@ -525,7 +545,7 @@ function entryView(e, ctx) {
         h('span', { class: 'muted small' }, took !== null ? ` · took ${took} min` : '', cost !== null && cost !== undefined ? ` (cost ${cost} min)` : ''),
         r.error ? h('div', { class: 'tool-error', testid: 'entry-tool-error' }, `${r.error.kind}: ${r.error.message}`) : null,
         r.result !== undefined ? h('div', {}, jsonBlock(r.result, 'result')) : null,
-        (r.notifications || []).length ? h('ul', { class: 'notes' }, r.notifications.map((n) => h('li', {}, notificationText(n)))) : null];
+        (r.notifications || []).length ? h('ul', { class: 'notes' }, r.notifications.map((n) => h('li', {}, md(notificationText(n))))) : null];
       break;
     }
     case 'model': {
@@ -809,11 +829,11 @@ function observationView(turn) {
       r.error ? h('p', { class: 'tool-error', role: 'alert', testid: 'tool-error' }, h('strong', {}, `${r.error.kind}: `), r.error.message) : null,
       r.result !== undefined ? valueView(r.result) : null,
       (r.attachments || []).filter((a) => /^image\//.test(a.mime)).map((a) => h('img', { class: 'attachment', alt: `attachment (${a.mime})`, src: `data:${a.mime};base64,${a.data}` })),
-      (r.notifications || []).length ? h('ul', { class: 'notes' }, r.notifications.map((n) => h('li', { class: `n-${n.kind}` }, notificationText(n)))) : null));
+      (r.notifications || []).length ? h('ul', { class: 'notes' }, r.notifications.map((n) => h('li', { class: `n-${n.kind}` }, md(notificationText(n))))) : null));
   }
   if ((o.notifications || []).length) {
     parts.push(h('section', { testid: 'turn-notifications' }, h('h4', {}, 'Notifications'),
-      h('ul', { class: 'notes' }, o.notifications.map((n) => h('li', { class: `n-${n.kind}` }, notificationText(n))))));
+      h('ul', { class: 'notes' }, o.notifications.map((n) => h('li', { class: `n-${n.kind}` }, md(notificationText(n)))))));
   }
   return parts;
 }
@@ -827,7 +847,7 @@ function taskCard(t) {
   return h('article', { class: `task ${t.status}`, testid: `task-${t.key}`, 'data-status': t.status },
     h('h4', {}, t.title || t.key, ' ', h('span', { class: `badge ${t.status === 'closed' ? 'done' : ''}` }, t.status)),
     h('p', { class: 'muted small' }, t.key),
-    t.objective ? h('p', { class: 'objective' }, t.objective) : null,
+    t.objective ? h('p', { class: 'objective', testid: 'task-objective' }, md(t.objective)) : null,
     h('dl', { class: 'facts' },
       h('dt', {}, 'Priority'), h('dd', {}, t.priority || '–'),
       h('dt', {}, 'Deadline'), h('dd', {}, t.deadline || '–'),
@@ -870,7 +890,7 @@ function chatView(c) {
     h('h4', {}, c.title || c.key, c.group ? h('span', { class: 'muted small' }, ' · group') : null),
     h('p', { class: 'muted small' }, (c.members || []).join(', ')),
     (c.messages || []).length ? h('ol', { class: 'messages' }, c.messages.map((m) => h('li', {},
-      h('span', { class: 'muted small' }, m.time || ''), ' ', h('strong', {}, m.from_name || m.from), ': ', h('span', { class: 'msg-text' }, m.text))))
+      h('span', { class: 'muted small' }, m.time || ''), ' ', h('strong', {}, m.from_name || m.from), ': ', h('span', { class: 'msg-text' }, md(m.text)))))
       : h('p', { class: 'muted' }, 'No messages.'));
 }
 
@@ -1087,7 +1107,7 @@ function viewRun(main, id, atStep) {
     // Pause stays pressable while paused (a no-op then): pressed shows the state.
     bPause.disabled = !d.controllable || d.state === 'finished';
     bPause.setAttribute('aria-pressed', String(d.state === 'paused'));
-    bPause.textContent = d.state === 'paused' ? 'Paused' : 'Pause';
+    bPause.textContent = 'Pause';
     bResume.disabled = !d.controllable || d.state !== 'paused';
     bStep.disabled = !d.controllable || d.state !== 'paused';
     bClose.disabled = d.state === 'finished';
@@ -1233,7 +1253,10 @@ function viewRun(main, id, atStep) {
       frag.append(entryView(e, st.ctx));
     }
     timeline.append(frag);
-    tlCount.textContent = `${st.entries.length} line${st.entries.length === 1 ? '' : 's'}`;
+    // Entries keep their line numbers (#i); hidden lines leave gaps, so say both.
+    const read = st.next;
+    const hiddenN = read - st.entries.length;
+    tlCount.textContent = `${st.entries.length} entr${st.entries.length === 1 ? 'y' : 'ies'} (#0–#${Math.max(0, read - 1)}${hiddenN > 0 ? `, ${hiddenN} hidden` : ''})`;
     const u = st.ctx.usage;
     modelWrap.hidden = u.calls === 0;
     modelTotals.textContent = `${u.calls} call${u.calls === 1 ? '' : 's'} · ${u.input} in / ${u.output} out tokens${u.cost !== null ? ` · cost ${fmtCost(u.cost)}` : ''}`;
@@ -1376,7 +1399,7 @@ function viewRun(main, id, atStep) {
   }
 
   function renderWorld(w) {
-    worldNote.textContent = `World after step ${w.step} of ${w.steps} · ${w.time} · day ${w.day}/${w.days} · score ${fmtScore(w.score)}`;
+    worldNote.textContent = `World after step ${w.step} of ${maxStep()} · ${w.time} · day ${w.day}/${w.days} · score ${fmtScore(w.score)}`;
     worldNote.dataset.step = String(w.step);
     updateScrubLabel();
     const tasks = w.tasks || [];
