@@ -88,5 +88,8 @@ fn the_console_passes_its_browser_tests() {
     );
     // Every test ran (the transcript test skips only without its model server).
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("# skipped 0"), "a browser test was skipped:\n{out}");
+    assert!(
+        out.contains("# skipped 0"),
+        "a browser test was skipped:\n{out}"
+    );
 }
