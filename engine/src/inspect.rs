@@ -556,9 +556,22 @@ const NPC_KEYS: &[&str] = &[
     "type", "step", "call", "npc", "t", "model", "reply", "error",
 ];
 
-/// Keys a `model` line keeps without answers: the request (prompts) is dropped.
+/// Keys a `model` line of the agent keeps without answers: all of them. The request
+/// (as sent, or its compact `request_delta`) is what the agent saw: its system
+/// prompt, briefing, history summary and tool results, never hidden data (unlike a
+/// colleague model's request, which holds clues).
 const MODEL_KEYS: &[&str] = &[
-    "type", "step", "t", "purpose", "model", "response", "usage", "failures", "error",
+    "type",
+    "step",
+    "t",
+    "purpose",
+    "model",
+    "request",
+    "request_delta",
+    "response",
+    "usage",
+    "failures",
+    "error",
 ];
 
 /// Trajectory line number `index` (0 is the header) as a timeline entry: the line as
@@ -567,8 +580,7 @@ const MODEL_KEYS: &[&str] = &[
 ///
 /// Without `answers`, hidden parts are removed: a delivered message's `clues`; an
 /// `npc` line's `request`, `response` and `clues`; a `result` line's `record` (a
-/// `run_python` outcome as replay needs it); a `model` line's `request` and
-/// `request_delta`. A `disclosure` line is hidden whole: `None` is returned, and
+/// `run_python` outcome as replay needs it). A `disclosure` line is hidden whole: `None` is returned, and
 /// callers skip it (the indices of the other lines stay those of the file). With
 /// `answers` the line is kept whole.
 pub fn entry(line: &Line, index: usize, epoch: &Epoch, answers: bool) -> Option<Value> {
@@ -982,7 +994,8 @@ mod tests {
             r#"{"type":"model","step":1,"t":0,"purpose":"turn","model":"m","request":{"messages":["system prompt"]},"failures":["timeout"],"response":{"ok":1},"usage":null}"#,
         );
         let e = entry(&model, 1, &epoch, false).unwrap();
-        assert!(e.get("request").is_none());
+        // The agent's own prompt is shown: it is what the agent saw.
+        assert_eq!(e["request"], json!({"messages": ["system prompt"]}));
         assert_eq!(e["response"], json!({"ok": 1}));
         assert_eq!(e["failures"], json!(["timeout"]));
         assert_eq!(e["time"], "Wed 2025-10-08 00:00");

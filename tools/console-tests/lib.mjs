@@ -135,7 +135,8 @@ export async function launch({ width = 1280, height = 800 } = {}) {
 export async function api(base, path, { method = 'GET', body } = {}) {
   const res = await fetch(base + path, {
     method,
-    headers: body !== undefined ? { 'Content-Type': 'application/json' } : {},
+    // Console POSTs must say they come from the console (the page sends this too).
+    headers: Object.assign(body !== undefined ? { 'Content-Type': 'application/json' } : {}, method !== 'GET' ? { 'X-Tbsim-Console': '1' } : {}),
     body: body !== undefined ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();

@@ -140,18 +140,71 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
+/// The ids `tbsim view` gives run directories: each one's path from the parent of
+/// the folder named on the command line it was found under, folders joined by `:`
+/// (`tbsim view nightly` gives `nightly:meeting-only:trial-0`; a run folder named
+/// alone is its name), so a batch's list reads as its layout. Characters other than
+/// letters, digits, `-`, `_`, `.` become `_`; an id already taken gets `-2`, `-3`, ...
+fn view_ids(found: &[(PathBuf, PathBuf)]) -> Vec<String> {
+    let mut taken = std::collections::BTreeSet::new();
+    found
+        .iter()
+        .enumerate()
+        .map(|(i, (arg, dir))| {
+            let rel = arg
+                .parent()
+                .and_then(|p| dir.strip_prefix(p).ok())
+                .unwrap_or(dir);
+            let parts: Vec<String> = rel
+                .components()
+                .filter_map(|c| match c {
+                    std::path::Component::Normal(n) => Some(
+                        n.to_string_lossy()
+                            .chars()
+                            .map(|ch| {
+                                if ch.is_ascii_alphanumeric() || matches!(ch, '-' | '_' | '.') {
+                                    ch
+                                } else {
+                                    '_'
+                                }
+                            })
+                            .collect(),
+                    ),
+                    _ => None,
+                })
+                .collect();
+            let mut id = parts.join(":");
+            if id.is_empty() || id.chars().all(|c| c == '.') {
+                id = format!("run-{i}");
+            }
+            let base = id.clone();
+            let mut n = 2;
+            while !taken.insert(id.clone()) {
+                id = format!("{base}-{n}");
+                n += 1;
+            }
+            id
+        })
+        .collect()
+}
+
 /// `tbsim view`: recorded runs, read-only, until Ctrl-C.
 pub(crate) fn cmd_view(args: ViewArgs) -> Result<ExitCode> {
     check_bind(&args.bind, args.token.as_deref(), "--token")?;
-    let mut dirs = Vec::new();
+    // Each run folder with the folder named on the command line it was found under.
+    let mut found: Vec<(PathBuf, PathBuf)> = Vec::new();
     for d in &args.run_dirs {
-        dirs.extend(crate::args::dirs_holding(d, "trajectory.jsonl")?);
+        for run in crate::args::dirs_holding(d, "trajectory.jsonl")? {
+            if !found.iter().any(|(_, r)| *r == run) {
+                found.push((d.clone(), run));
+            }
+        }
     }
-    dirs.sort();
-    dirs.dedup();
+    found.sort_by(|a, b| a.1.cmp(&b.1));
+    let dirs: Vec<PathBuf> = found.iter().map(|(_, d)| d.clone()).collect();
     let mut fixed = Vec::new();
-    for (i, d) in dirs.iter().enumerate() {
-        let run = FixedRun::recorded(format!("run-{i}"), d.clone())
+    for (id, d) in view_ids(&found).into_iter().zip(&dirs) {
+        let run = FixedRun::recorded(id, d.clone())
             .with_context(|| format!("cannot show `{}`", d.display()))?;
         fixed.push(Arc::new(run));
     }
@@ -237,6 +290,7 @@ impl BatchUi {
                     agent: agent.to_owned(),
                     seed: j.seed,
                     hints,
+                    days: j.scenario.scenario.clock.days,
                     control: Mutex::new(None),
                 })
             })
@@ -356,4 +410,29 @@ fn fork_dir(out: &Path) -> PathBuf {
         .file_name()
         .map_or_else(|| "batch".to_owned(), |n| n.to_string_lossy().into_owned());
     confined_sibling(out, &Segment::compose(&[&name, "forks"]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn view_ids_follow_the_folders() {
+        let p = |a: &str, d: &str| (PathBuf::from(a), PathBuf::from(d));
+        let ids = view_ids(&[
+            p("/tmp/out/nightly", "/tmp/out/nightly/meeting-only/trial-0"),
+            p("/tmp/out/nightly", "/tmp/out/nightly/busy day/trial-10"),
+            p("runs/one", "runs/one"),
+            p("other/one", "other/one"),
+        ]);
+        assert_eq!(
+            ids,
+            [
+                "nightly:meeting-only:trial-0",
+                "nightly:busy_day:trial-10",
+                "one",
+                "one-2"
+            ]
+        );
+    }
 }

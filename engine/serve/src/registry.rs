@@ -133,14 +133,12 @@ pub struct OpenExtras {
 }
 
 impl Entry {
-    /// A built-in agent running (not paused, not finished) is never idle.
+    /// A built-in agent's run not finished is never idle: running, or paused by a
+    /// watcher (who may have closed the tab to come back later; a paused run is held
+    /// on purpose, not abandoned).
     fn busy_on_its_own(&self) -> bool {
         use tbsim_engine::live::LiveState;
-        self.info.builtin
-            && !matches!(
-                self.info.control.status().state,
-                LiveState::Paused | LiveState::Finished
-            )
+        self.info.builtin && self.info.control.status().state != LiveState::Finished
     }
 
     /// Marks the session as used now (a console acting on it).

@@ -65,10 +65,18 @@ fn the_console_passes_its_browser_tests() {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no *.test.mjs in {}", dir.display());
+    // A model for the transcript test (transcript.test.mjs): the fake
+    // OpenAI-compatible server replaying the oracle's plan of `meeting-only`.
+    let llm = fake_llm::FakeServer::start(fake_llm::Config {
+        script: crate::llm::oracle_script("meeting-only"),
+        ..fake_llm::Config::default()
+    })
+    .unwrap();
     let o = Command::new("node")
         .arg("--test")
         .args(&files)
         .env("TBSIM_BIN", env!("CARGO_BIN_EXE_tbsim"))
+        .env("TBSIM_FAKE_LLM", llm.base_url())
         .current_dir(root())
         .output()
         .unwrap();
@@ -77,5 +85,11 @@ fn the_console_passes_its_browser_tests() {
         "the console's browser tests failed:\n{}\n{}",
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
+    );
+    // Every test ran (the transcript test skips only without its model server).
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("# skipped 0"),
+        "a browser test was skipped:\n{out}"
     );
 }

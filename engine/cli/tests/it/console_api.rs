@@ -312,6 +312,23 @@ fn a_person_plays_a_meeting_task_to_score_1_and_forks_replay() {
     let (code, turn) = s.request("GET", &format!("{base}/turn"), None);
     assert_eq!(code, 200);
     assert!(turn["observation"]["briefing"].is_object(), "{turn}");
+    // A fair human baseline: while the person plays, the world is seen only through
+    // the tools (each charged its time), and nobody guides the run.
+    for view in ["world", "timeline", "file?path=drive/README.md"] {
+        let (code, v) = s.request("GET", &format!("{base}/{view}"), None);
+        assert_eq!(
+            (code, error_code(&v)),
+            (403, "hidden_while_playing"),
+            "{view}"
+        );
+    }
+    for body in [
+        json!({"by": "Ana Lee", "task": "task/x", "kind": "hint"}),
+        json!({"by": "someone else", "kind": "message", "text": "do this"}),
+    ] {
+        let (code, v) = s.post(&format!("{base}/guide"), &body);
+        assert_eq!((code, error_code(&v)), (422, "guidance_refused"), "{v}");
+    }
     // A bad call is an ordinary tool error, counted, not a failure of the page.
     let (code, t) = s.post(
         &format!("{base}/act"),
@@ -334,6 +351,13 @@ fn a_person_plays_a_meeting_task_to_score_1_and_forks_replay() {
     );
     let (code, v) = s.post(&format!("{base}/act"), &decisions(&oracle)[0]);
     assert_eq!((code, error_code(&v)), (409, "session_over"));
+    // Once over, everything opens.
+    for view in ["world", "timeline"] {
+        let (code, v) = s.request("GET", &format!("{base}/{view}"), None);
+        assert_eq!(code, 200, "{view}: {v}");
+    }
+    let (_, t) = s.request("GET", &format!("{base}/timeline"), None);
+    assert!(t["finished"] == true, "{t}");
     let dir = tmp.path().join("serve").join(&id);
     assert_eq!(result(&dir)["checkpoint_score"], 1.0);
     assert_eq!(result(&dir)["agent"], "human:Ana Lee");
@@ -780,6 +804,33 @@ fn expired_sessions_stay_listed_as_recorded_runs() {
     assert_eq!(code, 404);
     let (code, _) = s.request("GET", "/v1/console/runs/..%2F..%2Fetc", None);
     assert_eq!(code, 404);
+}
+
+/// A paused run nobody watches is held, not abandoned: it outlives the idle timeout
+/// and goes on when resumed.
+#[test]
+fn a_paused_run_does_not_expire_while_paused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Server::start(tmp.path(), &["--idle-timeout", "1"]);
+    let (code, v) = s.post(
+        "/v1/console/start",
+        &json!({"scenario": "meeting-only", "agent": "oracle", "paused": true}),
+    );
+    assert_eq!(code, 200, "{v}");
+    let id = v["id"].as_str().unwrap().to_owned();
+    wait_for(&s, &id, "paused", |d| d["state"] == "paused");
+    // Reading the detail does not touch the session: only the timeout could keep it.
+    std::thread::sleep(std::time::Duration::from_millis(3500));
+    let d = run_detail(&s, &id);
+    assert_eq!(
+        (d["kind"].as_str(), d["state"].as_str()),
+        (Some("session"), Some("paused")),
+        "{d}"
+    );
+    let (code, v) = s.request("POST", &format!("/v1/console/runs/{id}/resume"), None);
+    assert_eq!(code, 200, "{v}");
+    let d = wait_for(&s, &id, "finished", |d| d["state"] == "finished");
+    assert_eq!(d["score"], 1.0);
 }
 
 /// The paper's guidance study from the console: the same scenario started at hint

@@ -23,7 +23,7 @@ fn scen_path(name: &str) -> PathBuf {
 }
 
 /// The oracle's calls on a scenario, three per turn.
-fn oracle_script(name: &str) -> Vec<Vec<fake_llm::ScriptCall>> {
+pub(crate) fn oracle_script(name: &str) -> Vec<Vec<fake_llm::ScriptCall>> {
     let l = scenario(name);
     let (_, lines) = crate::util::run(&l, &mut Oracle::new(&l.scenario), None);
     script_from_trajectory(&lines.join("\n"), 3)
@@ -1418,7 +1418,7 @@ fn a_key_the_model_echoes_is_redacted_from_everything_written() {
 
 /// A model-backed agent started from the console of `tbsim serve`: the runs list
 /// says when it waits for its model, the timeline shows its model calls with their
-/// tokens (never the prompts), and the run scores as `tbsim run` would.
+/// tokens and prompts (a colleague's never), and the run scores as `tbsim run` would.
 #[test]
 fn the_console_watches_a_model_backed_agent_wait_for_its_model() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1489,9 +1489,23 @@ fn the_console_watches_a_model_backed_agent_wait_for_its_model() {
     assert!(!models.is_empty());
     for m in &models {
         assert!(m["usage"]["output_tokens"].as_u64().is_some(), "{m}");
+        // The agent's prompt is its transcript: shown, in full or compact form.
         assert!(
-            m.get("request").is_none() && m.get("request_delta").is_none(),
+            m["request"]["messages"].is_array() || m["request_delta"]["keep"].is_u64(),
             "{m}"
+        );
+    }
+    assert!(models[0]["request"]["messages"][0]["role"] == "system");
+    // Colleagues' model requests (their personas and clues) stay hidden.
+    for n in t["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["type"] == "npc")
+    {
+        assert!(
+            n.get("request").is_none() && n.get("response").is_none(),
+            "{n}"
         );
     }
     assert!(!t.to_string().contains(KEY));

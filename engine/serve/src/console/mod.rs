@@ -91,6 +91,8 @@ pub struct FixedRun {
     pub seed: u64,
     /// Hint level.
     pub hints: u8,
+    /// Working days of its scenario (shown for a job not started yet).
+    pub days: u32,
     /// A batch job's control, set when the job starts.
     pub control: Mutex<Option<Arc<Control>>>,
 }
@@ -107,6 +109,7 @@ impl FixedRun {
             agent: header.agent,
             seed: header.seed,
             hints: header.hints,
+            days: 1,
             control: Mutex::new(None),
         })
     }
@@ -413,7 +416,7 @@ impl Console {
         Ok(epoch)
     }
 
-    /// Every run, sorted by id.
+    /// Every run, sorted by id in natural order (`trial-2` before `trial-10`).
     pub fn runs(&self) -> Vec<RunSummary> {
         let mut all: Vec<RunSummary> = self
             .fixed
@@ -433,7 +436,7 @@ impl Console {
         for (id, e) in live {
             all.push(self.detail_of(&Found::Session(id, e)).summary);
         }
-        all.sort_by(|a, b| a.id.cmp(&b.id));
+        all.sort_by(|a, b| natural_cmp(&a.id, &b.id));
         all
     }
 
@@ -448,6 +451,10 @@ impl Console {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let planned_days = match found {
+            Found::Fixed(f) => f.days.max(1),
+            Found::Session(..) => 1,
+        };
         let (id, kind, scenario, agent, seed, hints, fork, builtin) = match found {
             Found::Session(id, e) => (
                 id.clone(),
@@ -457,10 +464,16 @@ impl Console {
                 e.info.seed,
                 e.info.hints,
                 e.info.fork.as_ref().map(|(p, s)| ForkSummary {
-                    parent: p
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
+                    parent: self
+                        .fixed
+                        .iter()
+                        .find(|f| f.dir == *p)
+                        .map(|f| f.id.clone())
+                        .unwrap_or_else(|| {
+                            p.file_name()
+                                .map(|n| n.to_string_lossy().into_owned())
+                                .unwrap_or_default()
+                        }),
                     step: *s,
                 }),
                 e.info.builtin,
@@ -487,7 +500,7 @@ impl Console {
             state: "queued",
             time: String::new(),
             day: 1,
-            days: 1,
+            days: planned_days,
             step: 0,
             score: 0.0,
             tasks: 0,
@@ -532,6 +545,16 @@ impl Console {
         detail
     }
 
+    /// The id of a fork's parent, given as its directory's name: the run of that
+    /// directory when the console shows it under another id (`tbsim view`), so the
+    /// page's link to the parent works; the name itself otherwise.
+    fn parent_id(&self, parent: &str) -> String {
+        self.fixed
+            .iter()
+            .find(|f| f.dir.file_name().is_some_and(|n| n == parent))
+            .map_or_else(|| parent.to_owned(), |f| f.id.clone())
+    }
+
     fn recorded_detail(&self, base: RunSummary, dir: &Path) -> RunDetail {
         let traj = dir.join("trajectory.jsonl");
         let len = std::fs::metadata(&traj).map_or(0, |m| m.len());
@@ -553,9 +576,14 @@ impl Console {
                 c
             }
         };
+        let fork = c.summary.fork.clone().map(|f| ForkSummary {
+            parent: self.parent_id(&f.parent),
+            step: f.step,
+        });
         RunDetail {
             summary: RunSummary {
                 id: base.id,
+                fork,
                 ..c.summary
             },
             steps: c.steps,
@@ -653,6 +681,40 @@ fn compute_recorded(mut base: RunSummary, dir: &Path, len: u64) -> Cached {
     }
 }
 
+/// Natural order: runs of digits compare as numbers, the rest as text.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(p), Some(q)) if p.is_ascii_digit() && q.is_ascii_digit() => {
+                let n = x.iter().take_while(|c| c.is_ascii_digit()).count();
+                let m = y.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (dx, dy) = (&x[..n], &y[..m]);
+                // Leading zeros aside, a longer run of digits is a larger number.
+                let tx = &dx[dx.iter().take_while(|c| **c == b'0').count()..];
+                let ty = &dy[dy.iter().take_while(|c| **c == b'0').count()..];
+                let o = tx.len().cmp(&ty.len()).then_with(|| tx.cmp(ty));
+                if o != Ordering::Equal {
+                    return o;
+                }
+                x = &x[n..];
+                y = &y[m..];
+            }
+            (Some(p), Some(q)) => {
+                if p != q {
+                    return p.cmp(q);
+                }
+                x = &x[1..];
+                y = &y[1..];
+            }
+        }
+    }
+}
+
 fn read_result(dir: &Path) -> Option<RunResult> {
     let text = tbsim_engine::run_dir::read_result(&dir.join("result.json")).ok()?;
     serde_json::from_str(&text).ok()
@@ -674,5 +736,24 @@ pub fn read_header(dir: &Path) -> Result<tbsim_engine::trajectory::Header, Conso
         Ok(Line::Header(h)) => Ok(h),
         Ok(_) => Err(unreadable("its first line is not a header".into())),
         Err(e) => Err(unreadable(e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::natural_cmp;
+
+    #[test]
+    fn natural_order_reads_numbers_as_numbers() {
+        let mut v = vec![
+            "run-10", "run-2", "run-1", "b:t-0", "run-010", "a:t-11", "a:t-9",
+        ];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(
+            v,
+            [
+                "a:t-9", "a:t-11", "b:t-0", "run-1", "run-2", "run-010", "run-10"
+            ]
+        );
     }
 }

@@ -60,6 +60,58 @@ impl From<ConsoleError> for ApiError {
     }
 }
 
+/// Whether `found` is a person's play session still going: its page shows only
+/// what the tools return (each view of the world costs the tool's time), so the
+/// free views (world, files, timeline) and guidance are refused until it ends.
+fn playing(found: &Found) -> bool {
+    match found {
+        Found::Session(_, e) => {
+            !e.info.builtin
+                && e.info.agent.starts_with("human:")
+                && e.info.failure().is_none()
+                && e.info.control.status().state != tbsim_engine::live::LiveState::Finished
+        }
+        Found::Fixed(_) => false,
+    }
+}
+
+fn refuse_while_playing(found: &Found) -> Result<(), ApiError> {
+    if playing(found) {
+        return Err(err(
+            StatusCode::FORBIDDEN,
+            "hidden_while_playing",
+            "a person is playing this run: the world is seen through the tools (each costs its simulated time) until the run ends",
+        ));
+    }
+    Ok(())
+}
+
+/// A batch job not started yet has no world: said so, without its directory.
+fn queued_check(found: &Found) -> Result<(), ApiError> {
+    if let Found::Fixed(f) = found
+        && f.kind == RunKind::Batch
+        && f.control().is_none()
+    {
+        return Err(err(
+            StatusCode::CONFLICT,
+            "no_world",
+            "queued: the job has not started yet",
+        ));
+    }
+    Ok(())
+}
+
+/// No world to show: why, naming the run's directory by its last component only
+/// (never a host path).
+fn no_world(dir: &std::path::Path, e: &dyn std::fmt::Display) -> ApiError {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let message = e.to_string().replace(&dir.display().to_string(), &name);
+    err(StatusCode::CONFLICT, "no_world", message)
+}
+
 /// A query string as `T`, or a JSON error saying what is wrong with it.
 fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
     q.map(|Query(t)| t)
@@ -258,6 +310,8 @@ async fn timeline(
 ) -> Result<Json<Value>, ApiError> {
     let q = query(q)?;
     let found = c.find(&id)?;
+    refuse_while_playing(&found)?;
+    queued_check(&found)?;
     let answers = answers(&c, &id, q.answers).await?;
     let dir = found.dir().to_path_buf();
     let c2 = Arc::clone(&c);
@@ -325,9 +379,17 @@ async fn poll_run(st: &mut RunStream) {
     let dir = found.dir().to_path_buf();
     let from = st.next;
     let c2 = Arc::clone(&st.console);
-    let read = tokio::task::spawn_blocking(move || read_entries(&c2, dir, from, false)).await;
+    // A run being played streams its status only: lines come once it ends.
+    let hidden = playing(&found);
+    let read = if hidden {
+        None
+    } else {
+        tokio::task::spawn_blocking(move || read_entries(&c2, dir, from, false))
+            .await
+            .ok()
+    };
     let mut trajectory_ended = false;
-    if let Ok(Ok((lines, next, finished))) = read {
+    if let Some(Ok((lines, next, finished))) = read {
         for l in lines {
             st.pending
                 .push_back(Event::default().event("line").data(l.to_string()));
@@ -370,11 +432,13 @@ async fn world(
 ) -> Result<Json<Value>, ApiError> {
     let q = query(q)?;
     let found = c.find(&id)?;
+    refuse_while_playing(&found)?;
+    queued_check(&found)?;
     let answers = answers(&c, &id, q.answers).await?;
     let dir = found.dir().to_path_buf();
     let view = tokio::task::spawn_blocking(move || {
         let v = tbsim_engine::inspect::world_at(&dir, q.step, answers)
-            .map_err(|e| err(StatusCode::CONFLICT, "no_world", e.to_string()))?;
+            .map_err(|e| no_world(&dir, &e))?;
         serde_json::to_value(v)
             .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))
     })
@@ -390,6 +454,7 @@ async fn file(
 ) -> Result<Response, ApiError> {
     let q = query(q)?;
     let found = c.find(&id)?;
+    refuse_while_playing(&found)?;
     let Some(path) = q.path.clone() else {
         return Err(err(
             StatusCode::BAD_REQUEST,
@@ -397,10 +462,11 @@ async fn file(
             "give the file's `path` (drive/… or workspace/…)",
         ));
     };
+    queued_check(&found)?;
     let dir = found.dir().to_path_buf();
     let got = tokio::task::spawn_blocking(move || {
         tbsim_engine::inspect::file_at(&dir, q.step, &path)
-            .map_err(|e| err(StatusCode::CONFLICT, "no_world", e.to_string()))?
+            .map_err(|e| no_world(&dir, &e))?
             .ok_or_else(|| {
                 err(
                     StatusCode::NOT_FOUND,
@@ -605,7 +671,16 @@ async fn guide(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let b: GuideBody = parse(body)?;
-    let (ctl, _) = control_of(&c, &id)?;
+    let (ctl, found) = control_of(&c, &id)?;
+    // The console cannot tell the player from anyone else, so a run a person plays
+    // gets no guidance from it at all: a human-alone run stays alone.
+    if playing(&found) {
+        return Err(err(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "guidance_refused",
+            "a person is playing this run: it takes no guidance from the console",
+        ));
+    }
     let by = format!(
         "human:{}",
         person(b.by.strip_prefix("human:").unwrap_or(&b.by))?

@@ -38,6 +38,26 @@ function clear(el) {
 
 const $ = (sel, root = document) => root.querySelector(sel);
 
+/**
+ * Inline Markdown as DOM nodes (never innerHTML): `code`, **strong**, *em* / _em_;
+ * anything else stays text, so untrusted text can only ever be text.
+ */
+function md(text) {
+  const out = [];
+  const s = String(text ?? '');
+  const re = /`([^`\n]+)`|\*\*([^*\n]+)\*\*|(?<![\w*])\*([^*\s][^*\n]*?)\*(?![\w*])|(?<![\w_])_([^_\s][^_\n]*?)_(?![\w_])/g;
+  let last = 0;
+  for (const m of s.matchAll(re)) {
+    if (m.index > last) out.push(s.slice(last, m.index));
+    if (m[1] !== undefined) out.push(h('code', { class: 'md' }, m[1]));
+    else if (m[2] !== undefined) out.push(h('strong', {}, m[2]));
+    else out.push(h('em', {}, m[3] ?? m[4]));
+    last = m.index + m[0].length;
+  }
+  if (last < s.length) out.push(s.slice(last));
+  return out;
+}
+
 function announce(msg) {
   const a = $('#announce');
   if (!a) return;
@@ -235,8 +255,8 @@ function route() {
   const main = $('#main');
   clear(main);
   window.scrollTo(0, 0);
-  const m = hash.match(/^#\/run\/([^/?]+)/);
-  if (m) viewRun(main, decodeURIComponent(m[1]));
+  const m = hash.match(/^#\/run\/([^/?]+)(?:\/step\/(\d+))?/);
+  if (m) viewRun(main, decodeURIComponent(m[1]), m[2] !== undefined ? Number(m[2]) : null);
   else if (hash.startsWith('#/play')) viewPlay(main);
   else viewRuns(main);
 }
@@ -291,7 +311,7 @@ function runRow(r) {
     h('td', { 'data-label': 'Steps', class: 'num', testid: 'run-row-step' }, String(r.step ?? 0)),
     h('td', { 'data-label': 'Score', class: 'num', testid: 'run-row-score', 'data-score': r.score }, fmtScore(r.score)),
     h('td', { 'data-label': 'State' }, stateBadge(r.state, 'run-row-state'),
-      r.end_reason ? h('span', { class: 'muted small' }, ` ${r.end_reason}`) : null),
+      r.end_reason && r.end_reason !== r.state ? h('span', { class: 'muted small', testid: 'run-row-end' }, ` ${r.end_reason}`) : null),
   );
 }
 
@@ -485,7 +505,12 @@ function callView(c) {
     typeof args === 'object' && args !== null && Object.keys(args).length === 0 ? h('code', { class: 'json' }, '{}') : jsonBlock(args, 'arguments'));
 }
 
-/** Decision times by step, so a result can say how long its call took. */
+/** What entries carry from one to the next: decision times by step (so a result
+ * can say how long its call took), the last full turn request, model usage totals. */
+function newCtx(tools) {
+  return { decisionT: {}, lastResultT: {}, tools, lastTurnRequest: null, usage: { calls: 0, input: 0, output: 0, cost: null } };
+}
+
 function entryView(e, ctx) {
   const type = e.type;
   let body;
@@ -520,15 +545,18 @@ function entryView(e, ctx) {
         h('span', { class: 'muted small' }, took !== null ? ` · took ${took} min` : '', cost !== null && cost !== undefined ? ` (cost ${cost} min)` : ''),
         r.error ? h('div', { class: 'tool-error', testid: 'entry-tool-error' }, `${r.error.kind}: ${r.error.message}`) : null,
         r.result !== undefined ? h('div', {}, jsonBlock(r.result, 'result')) : null,
-        (r.notifications || []).length ? h('ul', { class: 'notes' }, r.notifications.map((n) => h('li', {}, notificationText(n)))) : null];
+        (r.notifications || []).length ? h('ul', { class: 'notes' }, r.notifications.map((n) => h('li', {}, md(notificationText(n))))) : null];
       break;
     }
     case 'model': {
       const u = e.usage;
+      const request = fullRequest(e, ctx);
+      addUsage(ctx, u);
       body = [h('strong', {}, 'Model call'), ` · ${e.purpose} · ${e.model}`,
-        u ? h('span', { class: 'muted small', testid: 'entry-tokens' }, ` · ${u.input_tokens ?? 0} in / ${u.output_tokens ?? 0} out tokens${u.cost !== undefined && u.cost !== null ? ` · cost ${u.cost}` : ''}`) : null,
+        u ? h('span', { class: 'muted small', testid: 'entry-tokens' }, ` · ${u.input_tokens ?? 0} in / ${u.output_tokens ?? 0} out tokens${u.cost !== undefined && u.cost !== null ? ` · cost ${fmtCost(u.cost)}` : ''}`) : null,
         e.error ? h('div', { class: 'tool-error' }, e.error) : null,
-        (e.failures || []).length ? h('div', { class: 'muted small' }, `${e.failures.length} failed attempt(s)`) : null];
+        (e.failures || []).length ? h('div', { class: 'muted small' }, `${e.failures.length} failed attempt(s): ${e.failures.join(' · ')}`) : null,
+        transcriptView(request, e.response)];
       break;
     }
     case 'npc': {
@@ -566,6 +594,102 @@ function entryView(e, ctx) {
   const step = e.step !== undefined ? e.step : null;
   return h('li', { class: `entry ${cls}`, testid: 'entry', 'data-type': type, 'data-i': e.i, 'data-step': step ?? '' },
     h('span', { class: 'idx muted small' }, `#${e.i}`), when, h('div', { class: 'body' }, body));
+}
+
+// ---------------------------------------------------------------------------
+// Model transcripts: what the agent sent and what came back
+
+/**
+ * The full request of a `model` line. A turn request after the first is recorded
+ * compactly (`request_delta`: the first `keep` messages of the previous turn's
+ * request, then `messages`; `same_tools` for its tools), so the page rebuilds it
+ * from the turn before, which it has always seen (the timeline is read in order).
+ */
+function fullRequest(e, ctx) {
+  let req = e.request || null;
+  const d = e.request_delta;
+  if (!req && d && typeof d === 'object') {
+    const base = ctx.lastTurnRequest;
+    if (base && Array.isArray(base.messages)) {
+      req = Object.assign({}, d);
+      delete req.keep;
+      delete req.same_tools;
+      req.messages = base.messages.slice(0, d.keep || 0).concat(d.messages || []);
+      if (d.same_tools) req.tools = base.tools;
+    } else {
+      req = { messages: d.messages || [], partial: true };
+    }
+  }
+  if (req && e.purpose === 'turn' && !req.partial) ctx.lastTurnRequest = req;
+  return req;
+}
+
+function addUsage(ctx, u) {
+  const t = ctx.usage;
+  t.calls += 1;
+  if (!u) return;
+  t.input += u.input_tokens || 0;
+  t.output += u.output_tokens || 0;
+  if (typeof u.cost === 'number') t.cost = (t.cost || 0) + u.cost;
+}
+
+function fmtCost(c) {
+  return typeof c === 'number' && isFinite(c) ? (Math.round(c * 1e6) / 1e6).toString() : '–';
+}
+
+/** A message's content: a string, or parts (text, images). */
+function contentView(c) {
+  if (c === null || c === undefined) return null;
+  if (typeof c === 'string') return h('pre', { class: 'msg-content' }, c);
+  if (Array.isArray(c)) {
+    return c.map((p) => {
+      if (p && p.type === 'text') return h('pre', { class: 'msg-content' }, p.text || '');
+      if (p && p.type === 'image_url') return h('p', { class: 'muted small' }, '[an image]');
+      return jsonBlock(p, 'part');
+    });
+  }
+  return jsonBlock(c, 'content');
+}
+
+function toolCallsView(calls) {
+  if (!Array.isArray(calls) || !calls.length) return null;
+  return h('div', { class: 'calls' }, calls.map((c) => callView({ name: (c.function || {}).name || c.name, arguments: (c.function || {}).arguments ?? c.arguments })));
+}
+
+function messageView(m, i) {
+  const role = (m && m.role) || '?';
+  const label = role === 'tool' ? `tool result${m.name ? ` (${m.name})` : ''}${m.tool_call_id ? ` · ${m.tool_call_id}` : ''}` : role;
+  return h('li', { class: `msg role-${role}`, testid: 'transcript-message', 'data-role': role },
+    h('div', { class: 'msg-role muted small' }, `${i + 1}. ${label}`),
+    contentView(m && m.content),
+    toolCallsView(m && m.tool_calls));
+}
+
+/** The reply: text, reasoning where the API returned it, tool calls. */
+function replyView(resp) {
+  if (resp === null || resp === undefined) return h('p', { class: 'muted small', testid: 'transcript-reply' }, 'No reply (the call failed).');
+  const choice = Array.isArray(resp.choices) ? resp.choices[0] : null;
+  const m = (choice && choice.message) || null;
+  if (!m) return h('div', { testid: 'transcript-reply' }, jsonBlock(resp, 'response'));
+  const reasoning = m.reasoning_content || m.reasoning || null;
+  return h('div', { class: 'reply', testid: 'transcript-reply' },
+    reasoning ? h('details', { class: 'reasoning', testid: 'transcript-reasoning' }, h('summary', {}, 'Reasoning'), contentView(reasoning)) : null,
+    m.content ? h('div', { testid: 'transcript-reply-text' }, contentView(m.content)) : null,
+    toolCallsView(m.tool_calls),
+    !m.content && !(m.tool_calls || []).length ? h('p', { class: 'muted small' }, '(empty reply)') : null,
+    choice.finish_reason ? h('p', { class: 'muted small' }, `finish: ${choice.finish_reason}`) : null);
+}
+
+function transcriptView(req, resp) {
+  const msgs = (req && Array.isArray(req.messages)) ? req.messages : [];
+  const tools = req && Array.isArray(req.tools) ? req.tools.length : 0;
+  return h('details', { class: 'transcript', testid: 'transcript' },
+    h('summary', {}, `Transcript · ${msgs.length} message${msgs.length === 1 ? '' : 's'} sent${tools ? ` · ${tools} tools offered` : ''}`),
+    req ? null : h('p', { class: 'muted small' }, 'The request is not recorded.'),
+    req && req.partial ? h('p', { class: 'muted small' }, 'Only the messages new in this call (the turn before it is not on record).') : null,
+    msgs.length ? h('ol', { class: 'messages-sent', testid: 'transcript-messages' }, msgs.map(messageView)) : null,
+    h('h5', {}, 'Reply'),
+    replyView(resp));
 }
 
 function notificationText(n) {
@@ -705,11 +829,11 @@ function observationView(turn) {
       r.error ? h('p', { class: 'tool-error', role: 'alert', testid: 'tool-error' }, h('strong', {}, `${r.error.kind}: `), r.error.message) : null,
       r.result !== undefined ? valueView(r.result) : null,
       (r.attachments || []).filter((a) => /^image\//.test(a.mime)).map((a) => h('img', { class: 'attachment', alt: `attachment (${a.mime})`, src: `data:${a.mime};base64,${a.data}` })),
-      (r.notifications || []).length ? h('ul', { class: 'notes' }, r.notifications.map((n) => h('li', { class: `n-${n.kind}` }, notificationText(n)))) : null));
+      (r.notifications || []).length ? h('ul', { class: 'notes' }, r.notifications.map((n) => h('li', { class: `n-${n.kind}` }, md(notificationText(n))))) : null));
   }
   if ((o.notifications || []).length) {
     parts.push(h('section', { testid: 'turn-notifications' }, h('h4', {}, 'Notifications'),
-      h('ul', { class: 'notes' }, o.notifications.map((n) => h('li', { class: `n-${n.kind}` }, notificationText(n))))));
+      h('ul', { class: 'notes' }, o.notifications.map((n) => h('li', { class: `n-${n.kind}` }, md(notificationText(n)))))));
   }
   return parts;
 }
@@ -723,7 +847,7 @@ function taskCard(t) {
   return h('article', { class: `task ${t.status}`, testid: `task-${t.key}`, 'data-status': t.status },
     h('h4', {}, t.title || t.key, ' ', h('span', { class: `badge ${t.status === 'closed' ? 'done' : ''}` }, t.status)),
     h('p', { class: 'muted small' }, t.key),
-    t.objective ? h('p', { class: 'objective' }, t.objective) : null,
+    t.objective ? h('p', { class: 'objective', testid: 'task-objective' }, md(t.objective)) : null,
     h('dl', { class: 'facts' },
       h('dt', {}, 'Priority'), h('dd', {}, t.priority || '–'),
       h('dt', {}, 'Deadline'), h('dd', {}, t.deadline || '–'),
@@ -766,7 +890,7 @@ function chatView(c) {
     h('h4', {}, c.title || c.key, c.group ? h('span', { class: 'muted small' }, ' · group') : null),
     h('p', { class: 'muted small' }, (c.members || []).join(', ')),
     (c.messages || []).length ? h('ol', { class: 'messages' }, c.messages.map((m) => h('li', {},
-      h('span', { class: 'muted small' }, m.time || ''), ' ', h('strong', {}, m.from_name || m.from), ': ', h('span', { class: 'msg-text' }, m.text))))
+      h('span', { class: 'muted small' }, m.time || ''), ' ', h('strong', {}, m.from_name || m.from), ': ', h('span', { class: 'msg-text' }, md(m.text)))))
       : h('p', { class: 'muted' }, 'No messages.'));
 }
 
@@ -781,7 +905,7 @@ function calendarView(entries) {
 // ---------------------------------------------------------------------------
 // Run view
 
-function viewRun(main, id) {
+function viewRun(main, id, atStep) {
   const st = {
     id,
     detail: null,
@@ -793,11 +917,13 @@ function viewRun(main, id) {
     tools: null,
     toolMap: null,
     turn: null,
-    ctx: { decisionT: {}, lastResultT: {}, tools: null },
+    ctx: newCtx(null),
     worldTimer: null,
     worldSeq: 0,
     lastSteps: -1,
     ended: false,
+    playing: false, // a person's play session still going: only the tools show the world
+    scrollPending: false,
   };
   const enc = encodeURIComponent(id);
   const base = `/v1/console/runs/${enc}`;
@@ -811,17 +937,26 @@ function viewRun(main, id) {
   const steps = h('dd', { testid: 'run-steps' }, '0');
   const score = h('dd', { testid: 'run-score' }, '–');
   const endReason = h('dd', { testid: 'run-end' }, '–');
+  // The agent's model calls so far: calls, tokens, cost (model-backed runs only).
+  const modelTotals = h('dd', { testid: 'run-model-usage' });
+  const modelWrap = h('div', { hidden: true }, h('dt', {}, 'Model'), modelTotals);
   const stats = h('dl', { class: 'stats' },
     h('div', {}, h('dt', {}, 'Clock'), clock), h('div', {}, h('dt', {}, 'Day'), day), h('div', {}, h('dt', {}, 'State'), stateDd),
-    h('div', {}, h('dt', {}, 'Steps'), steps), h('div', {}, h('dt', {}, 'Score'), score), h('div', {}, h('dt', {}, 'End'), endReason));
+    h('div', {}, h('dt', {}, 'Steps'), steps), h('div', {}, h('dt', {}, 'Score'), score), h('div', {}, h('dt', {}, 'End'), endReason),
+    modelWrap);
   const err = h('p', { class: 'error', role: 'alert', testid: 'run-error', hidden: true });
 
   const btn = (label, testid, action) => h('button', { type: 'button', testid, onclick: () => control(action) }, label);
   const bPause = btn('Pause', 'btn-pause', 'pause');
   const bResume = btn('Resume', 'btn-resume', 'resume');
   const bStep = btn('Step', 'btn-step', 'step');
-  const bClose = btn('Close run', 'btn-close', 'close');
-  const controls = h('div', { class: 'controls', role: 'group', 'aria-label': 'Run controls', testid: 'controls', hidden: true }, bPause, bResume, bStep, bClose);
+  // Closing ends the run for good: it asks first, in the page (no modal dialog).
+  const bClose = h('button', { type: 'button', testid: 'btn-close', onclick: () => { closeAsk.hidden = false; closeYes.focus(); } }, 'Close run');
+  const closeYes = h('button', { type: 'button', class: 'danger', testid: 'btn-close-confirm', onclick: () => { closeAsk.hidden = true; control('close'); } }, 'Close it');
+  const closeNo = h('button', { type: 'button', testid: 'btn-close-cancel', onclick: () => { closeAsk.hidden = true; bClose.focus(); } }, 'Keep it going');
+  const closeAsk = h('span', { class: 'confirm', testid: 'close-confirm', role: 'alertdialog', 'aria-label': 'Close the run?', hidden: true },
+    'End this run now? It is written as abandoned and cannot go on. ', closeYes, ' ', closeNo);
+  const controls = h('div', { class: 'controls', role: 'group', 'aria-label': 'Run controls', testid: 'controls', hidden: true }, bPause, bResume, bStep, bClose, closeAsk);
 
   // scrubber
   const range = h('input', { type: 'range', id: 'scrub-range', testid: 'scrub-range', min: '0', max: '0', step: '1', value: '0' });
@@ -846,6 +981,7 @@ function viewRun(main, id) {
   const hintList = h('ul', { class: 'hint-list', testid: 'hint-list' });
   const hintNone = h('p', { class: 'muted small' }, 'No task released yet.');
   const hintQueue = h('p', { class: 'muted small', testid: 'guide-queued', 'aria-live': 'polite' });
+  const needName = h('p', { id: 'guide-need-name', class: 'form-msg', testid: 'guide-need-name', hidden: true }, 'Fill in “From” below to send hints: guidance is recorded with who sent it.');
   const hintRows = new Map();
   const gFrom = h('input', { id: 'guide-from', testid: 'guide-from', type: 'text', maxlength: '48', value: store(NAME_KEY), autocomplete: 'nickname', required: true });
   const gTask = h('select', { id: 'guide-task', testid: 'guide-task' }, h('option', { value: '' }, '(no task)'));
@@ -854,10 +990,14 @@ function viewRun(main, id) {
   const gMsg = h('p', { class: 'form-msg', testid: 'guide-status', 'aria-live': 'polite' });
   const gForm = h('form', { class: 'guide-form', testid: 'guide-form' },
     field('From', gFrom), field('About task', gTask), field('Message', gText), gSend);
-  guidance.append(h('h2', { id: 'guide-h' }, 'Guidance'), h('p', { class: 'muted small' }, 'Reaches the agent before its next decision.'), hintNone, hintList, hintQueue, gForm, gMsg);
+  guidance.append(h('h2', { id: 'guide-h' }, 'Guidance'), h('p', { class: 'muted small' }, 'Reaches the agent before its next decision.'), hintNone, needName, hintList, hintQueue, gForm, gMsg);
   gFrom.addEventListener('change', () => {
     store(NAME_KEY, gFrom.value.trim());
     forkName.value = gFrom.value.trim();
+  });
+  gFrom.addEventListener('input', () => {
+    store(NAME_KEY, gFrom.value.trim());
+    if (st.detail) renderGuidance(st.detail);
   });
 
   // play panel
@@ -907,7 +1047,10 @@ function viewRun(main, id) {
   const fileViewer = h('div', { class: 'file-viewer', testid: 'file-viewer', 'aria-live': 'polite' });
   const side = h('section', { class: 'card side', 'aria-label': 'World' }, worldNote, tablist, Object.values(panels));
 
-  main.append(h('div', { class: 'run-head' }, h('div', {}, title, sub), stats), err, controls, scrubber,
+  // What a player sees instead of the free views (docs/console.md, "Playing").
+  const playNote = h('p', { class: 'muted small', testid: 'play-fair-note', hidden: true },
+    'You see the world only through your tools, as an agent does: each call costs its simulated time. The timeline, files, chats, calendar and task checkpoints open when the run ends; nobody can send you hints or messages.');
+  main.append(h('div', { class: 'run-head' }, h('div', {}, title, sub), stats), err, controls, scrubber, playNote,
     h('div', { class: 'layout' }, h('div', { class: 'col-main' }, play, tlSection), h('div', { class: 'col-side' }, guidance, side)));
 
   // --- behaviour
@@ -933,7 +1076,14 @@ function viewRun(main, id) {
   }
 
   function applyDetail(d) {
+    const wasQueued = st.detail && st.detail.state === 'queued';
     st.detail = d;
+    if (wasQueued && d.state !== 'queued') scheduleWorld();
+    const wasPlaying = st.playing;
+    st.playing = !!d.playable;
+    for (const el of [scrubber, tlSection, side]) el.hidden = st.playing;
+    playNote.hidden = !st.playing;
+    if (wasPlaying && !st.playing) scheduleWorld();
     sub.textContent = `${d.scenario} · agent ${d.agent} · seed ${d.seed} · hints ${d.hints} · ${d.kind}`;
     if (d.fork) {
       clear(sub).append(`${d.scenario} · agent ${d.agent} · seed ${d.seed} · hints ${d.hints} · ${d.kind} · fork of `,
@@ -957,7 +1107,7 @@ function viewRun(main, id) {
     // Pause stays pressable while paused (a no-op then): pressed shows the state.
     bPause.disabled = !d.controllable || d.state === 'finished';
     bPause.setAttribute('aria-pressed', String(d.state === 'paused'));
-    bPause.textContent = d.state === 'paused' ? 'Paused' : 'Pause';
+    bPause.textContent = 'Pause';
     bResume.disabled = !d.controllable || d.state !== 'paused';
     bStep.disabled = !d.controllable || d.state !== 'paused';
     bClose.disabled = d.state === 'finished';
@@ -967,6 +1117,12 @@ function viewRun(main, id) {
     range.max = String(m);
     if (st.scrub === null) range.value = String(m);
     answersWrap.hidden = !(info.answers_allowed && d.state === 'finished');
+    // A job not started has nothing to fork or scrub.
+    scrubber.hidden = st.playing || d.state === 'queued';
+    if (d.state === 'queued') {
+      clock.textContent = 'queued';
+      day.textContent = `– / ${d.days ?? '–'}`;
+    }
     if (answersWrap.hidden && st.answers) {
       st.answers = false;
       answersBox.checked = false;
@@ -990,12 +1146,13 @@ function viewRun(main, id) {
   }
 
   function renderGuidance(d) {
-    guidance.hidden = !d.controllable;
-    if (!d.controllable) return;
+    guidance.hidden = !d.controllable || st.playing;
+    if (guidance.hidden) return;
     // Rows are updated in place, so a focused button keeps its focus.
     const tiers = d.hint_tiers || {};
     const keys = Object.keys(tiers);
     hintNone.hidden = keys.length > 0;
+    needName.hidden = keys.length === 0 || !!gFrom.value.trim();
     for (const [k, row] of hintRows) {
       if (!(k in tiers)) {
         row.li.remove();
@@ -1014,7 +1171,8 @@ function viewRun(main, id) {
       }
       // The server's order; a row already in place is not moved (it keeps focus).
       if (hintList.children[i] !== row.li) hintList.insertBefore(row.li, hintList.children[i] || null);
-      row.button.disabled = given >= total;
+      row.button.disabled = given >= total || !gFrom.value.trim();
+      row.button.setAttribute('aria-describedby', 'guide-need-name');
       row.count.textContent = `${given}/${total} given${gd ? ` · ${gd.hints} by guidance, ${gd.messages} message${gd.messages === 1 ? '' : 's'}` : ''}`;
     });
     hintQueue.textContent = `${d.queued ? `${d.queued} queued for the next decision` : ''}${d.queued && d.dropped ? ' · ' : ''}${d.dropped ? `${d.dropped} dropped` : ''}`;
@@ -1095,16 +1253,24 @@ function viewRun(main, id) {
       frag.append(entryView(e, st.ctx));
     }
     timeline.append(frag);
-    tlCount.textContent = `${st.entries.length} line${st.entries.length === 1 ? '' : 's'}`;
+    // Entries keep their line numbers (#i); hidden lines leave gaps, so say both.
+    const read = st.next;
+    const hiddenN = read - st.entries.length;
+    tlCount.textContent = `${st.entries.length} entr${st.entries.length === 1 ? 'y' : 'ies'} (#0–#${Math.max(0, read - 1)}${hiddenN > 0 ? `, ${hiddenN} hidden` : ''})`;
+    const u = st.ctx.usage;
+    modelWrap.hidden = u.calls === 0;
+    modelTotals.textContent = `${u.calls} call${u.calls === 1 ? '' : 's'} · ${u.input} in / ${u.output} out tokens${u.cost !== null ? ` · cost ${fmtCost(u.cost)}` : ''}`;
+    Object.assign(modelTotals.dataset, { calls: String(u.calls), input: String(u.input), output: String(u.output), cost: String(u.cost ?? '') });
     tlCount.dataset.count = String(st.entries.length);
-    highlight();
-    if (atBottom) box.scrollTop = box.scrollHeight;
+    // A step from the address is scrolled to once its decision has arrived.
+    if (highlight(st.scrollPending)) st.scrollPending = false;
+    if (atBottom && st.scrub === null) box.scrollTop = box.scrollHeight;
   }
 
   function resetTimeline() {
     st.entries = [];
     st.next = 0;
-    st.ctx = { decisionT: {}, lastResultT: {}, tools: st.toolMap };
+    st.ctx = newCtx(st.toolMap);
     clear(timeline);
   }
 
@@ -1118,6 +1284,10 @@ function viewRun(main, id) {
       return;
     }
     const pollOnce = async () => {
+      if (st.playing) {
+        await refreshDetail();
+        return;
+      }
       const r = await api(`${base}/timeline?from=${st.next}`);
       appendEntries(r.lines || []);
       if (r.finished && !st.ended) {
@@ -1164,17 +1334,42 @@ function viewRun(main, id) {
     }
   }
 
-  // Highlight what happened up to the scrubbed step.
-  function highlight() {
+  // Highlight what happened up to the scrubbed step; with `scroll`, bring the
+  // step's decision into the timeline's view.
+  function highlight(scroll) {
     const n = st.scrub;
     let future = false;
+    let current = null;
     for (const li of timeline.children) {
       const s = li.dataset.step === '' ? null : Number(li.dataset.step);
       if (n !== null && s !== null && s > n) future = true;
+      const cur = n !== null && !future && s === n && li.dataset.type === 'decision';
       li.classList.toggle('future', n !== null && future);
-      li.classList.toggle('current', n !== null && !future && s === n && li.dataset.type === 'decision');
+      li.classList.toggle('current', cur);
+      if (cur) current = li;
     }
+    if (scroll && current) {
+      // Within the box only (scrollIntoView would move the page too).
+      tlBox.scrollTop = Math.max(0, current.offsetTop - tlBox.clientHeight / 3);
+    }
+    return current !== null;
   }
+
+  /** The step in the address (`#/run/<id>/step/<n>`), without a new history entry. */
+  function stepUrl(n) {
+    const hash = n === null ? `#/run/${enc}` : `#/run/${enc}/step/${n}`;
+    if (location.hash !== hash) history.replaceState(null, '', hash);
+  }
+
+  // Clicking an entry moves the scrubber to its step (not when the click opens a
+  // transcript, a block of JSON or a link).
+  timeline.addEventListener('click', (ev) => {
+    const t = ev.target;
+    if (t.closest('a, button, summary, details, input, select, textarea')) return;
+    const li = t.closest('li.entry');
+    if (!li || li.dataset.step === '') return;
+    scrubTo(Number(li.dataset.step), true, false);
+  });
 
   // World.
   function scheduleWorld() {
@@ -1187,6 +1382,8 @@ function viewRun(main, id) {
   onCleanup(() => st.worldTimer && clearTimeout(st.worldTimer));
 
   async function loadWorld() {
+    // A player sees the world through the tools; a queued job has none yet.
+    if (st.playing || (st.detail && st.detail.state === 'queued')) return;
     const seq = ++st.worldSeq;
     const q = [];
     if (st.scrub !== null) q.push(`step=${st.scrub}`);
@@ -1202,7 +1399,7 @@ function viewRun(main, id) {
   }
 
   function renderWorld(w) {
-    worldNote.textContent = `World after step ${w.step} of ${w.steps} · ${w.time} · day ${w.day}/${w.days} · score ${fmtScore(w.score)}`;
+    worldNote.textContent = `World after step ${w.step} of ${maxStep()} · ${w.time} · day ${w.day}/${w.days} · score ${fmtScore(w.score)}`;
     worldNote.dataset.step = String(w.step);
     updateScrubLabel();
     const tasks = w.tasks || [];
@@ -1270,7 +1467,7 @@ function viewRun(main, id) {
   }
 
   let scrubTimer = null;
-  function scrubTo(n, now) {
+  function scrubTo(n, now, scroll = true) {
     const m = maxStep();
     n = Math.max(0, Math.min(m, n));
     // Following the latest again only for a run still going; a finished run's last
@@ -1278,7 +1475,8 @@ function viewRun(main, id) {
     st.scrub = n;
     range.value = String(n);
     updateScrubLabel();
-    highlight();
+    highlight(scroll);
+    stepUrl(n);
     if (scrubTimer) clearTimeout(scrubTimer);
     scrubTimer = setTimeout(() => loadWorld(), now ? 0 : 120);
   }
@@ -1288,6 +1486,7 @@ function viewRun(main, id) {
   nextB.addEventListener('click', () => scrubTo(currentStep() + 1, true));
   latest.addEventListener('click', () => {
     st.scrub = null;
+    stepUrl(null);
     range.value = String(maxStep());
     updateScrubLabel();
     highlight();
@@ -1426,6 +1625,12 @@ function viewRun(main, id) {
       return;
     }
     if (st.detail && st.detail.state === 'finished') st.ended = false;
+    if (atStep !== null) {
+      st.scrub = Math.max(0, Math.min(maxStep(), atStep));
+      st.scrollPending = true;
+      range.value = String(st.scrub);
+      updateScrubLabel();
+    }
     startStream();
     scheduleWorld();
   })();
