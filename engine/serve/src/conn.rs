@@ -26,8 +26,6 @@ use futures_util::StreamExt as _;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
-use crate::http::ConnAddrs;
-
 /// A server's connection and stream limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
@@ -263,6 +261,16 @@ pub async fn serve_connections(
         conns.abort_all();
     }
     Ok(())
+}
+
+/// The addresses of the connection a request came in on (set by the accept loop
+/// [`serve_connections`]; absent when the router is driven some other way).
+#[derive(Debug, Clone, Copy)]
+pub struct ConnAddrs {
+    /// The server's end: the address the client connected to.
+    pub local: std::net::SocketAddr,
+    /// The client's end.
+    pub peer: std::net::SocketAddr,
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ use serde_json::{Value, json};
 
 use tbsim_core::protocol::{Decision, FeedbackPolicy, ToolCall};
 
+pub use crate::conn::ConnAddrs;
 use crate::conn::{Limits, StreamSlots};
 use crate::registry::{OpenRequest, Registry, RegistryError};
 use crate::scenarios::ResolveError;
@@ -527,16 +528,6 @@ fn console_gate(api: &ApiState) -> Result<Option<&str>, ApiError> {
 /// cross-port, same-site) form or fetch cannot reach a console action even when the
 /// browser attaches the console's cookie.
 pub const CONSOLE_HEADER: &str = "x-tbsim-console";
-
-/// The addresses of the connection a request came in on (set by [`serve_with`]'s
-/// accept loop; absent when the router is driven some other way).
-#[derive(Debug, Clone, Copy)]
-pub struct ConnAddrs {
-    /// The server's end: the address the client connected to.
-    pub local: std::net::SocketAddr,
-    /// The client's end.
-    pub peer: std::net::SocketAddr,
-}
 
 /// The host a request names, without its port (`Host` header).
 fn host_of(headers: &HeaderMap) -> Option<&str> {

@@ -252,7 +252,7 @@ impl McpServer {
                     let name = &spec.scenario.scenario.name;
                     confined_join(
                         std::path::Path::new("runs"),
-                        &Segment::compose(&[name, "mcp", client]),
+                        &Segment::compose(&[name, "mcp", &client]),
                     )
                 });
                 let (session, turn) = Session::start(SessionSpec {
