@@ -16,7 +16,7 @@ use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -29,7 +29,7 @@ use tbsim_core::protocol::FeedbackPolicy;
 use tbsim_engine::live::{Control, GuidanceKind, GuidanceRequest};
 
 use super::{Console, ConsoleError, Found, Mode, RunDetail, RunKind};
-use crate::http::{ApiError, decision, parse};
+use crate::http::{ApiError, Id, decision, parse};
 use crate::registry::{Driver, OpenExtras, OpenRequest};
 
 /// How often live streams look for news.
@@ -198,10 +198,7 @@ async fn detail_blocking(c: &Arc<Console>, id: &str) -> Result<RunDetail, ApiErr
         .map_err(ApiError::from)
 }
 
-async fn detail(
-    State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
-) -> Result<Json<RunDetail>, ApiError> {
+async fn detail(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<RunDetail>, ApiError> {
     Ok(Json(detail_blocking(&c, &id).await?))
 }
 
@@ -253,7 +250,7 @@ fn read_entries(
 
 async fn timeline(
     State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
+    Id(id): Id,
     q: Result<Query<TimelineQuery>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let q = query(q)?;
@@ -281,7 +278,7 @@ struct RunStream {
 
 async fn run_stream(
     State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
+    Id(id): Id,
     q: Result<Query<TimelineQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let q = query(q)?;
@@ -365,7 +362,7 @@ struct WorldQuery {
 
 async fn world(
     State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
+    Id(id): Id,
     q: Result<Query<WorldQuery>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let q = query(q)?;
@@ -385,7 +382,7 @@ async fn world(
 
 async fn file(
     State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
+    Id(id): Id,
     q: Result<Query<WorldQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let q = query(q)?;
@@ -454,10 +451,7 @@ fn turn_json(t: &crate::session::Turn) -> Value {
     })
 }
 
-async fn turn(
-    State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+async fn turn(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<Value>, ApiError> {
     let e = session_of(&c, &id)?;
     if e.info.builtin {
         return Err(err(
@@ -484,7 +478,7 @@ async fn turn(
 
 async fn act(
     State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
+    Id(id): Id,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let e = session_of(&c, &id)?;
@@ -545,26 +539,17 @@ async fn resume_all(State(c): State<Arc<Console>>) -> Json<Value> {
     Json(json!({ "changed": c.hold_all(false) }))
 }
 
-async fn pause(
-    State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
-) -> Result<Json<RunDetail>, ApiError> {
+async fn pause(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<RunDetail>, ApiError> {
     holdable(&c, &id)?.pause();
     Ok(Json(detail_blocking(&c, &id).await?))
 }
 
-async fn resume(
-    State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
-) -> Result<Json<RunDetail>, ApiError> {
+async fn resume(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<RunDetail>, ApiError> {
     holdable(&c, &id)?.resume();
     Ok(Json(detail_blocking(&c, &id).await?))
 }
 
-async fn step_once(
-    State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
-) -> Result<Json<RunDetail>, ApiError> {
+async fn step_once(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<RunDetail>, ApiError> {
     holdable(&c, &id)?.step_once();
     Ok(Json(detail_blocking(&c, &id).await?))
 }
@@ -601,7 +586,7 @@ fn person(name: &str) -> Result<String, ApiError> {
 
 async fn guide(
     State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
+    Id(id): Id,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let b: GuideBody = parse(body)?;
@@ -692,7 +677,7 @@ fn driver_for(
 
 async fn fork(
     State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
+    Id(id): Id,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let b: ForkBody = parse(body)?;
@@ -771,18 +756,19 @@ async fn start(
         max_steps: b.max_steps.unwrap_or(400).max(1),
         agent,
     };
+    // Only a built-in agent's run can be held (see `holdable`). A person's run held
+    // from its start would never hand out its first turn, which opening it awaits:
+    // the request would hang for ever and its run could never be let go.
+    let paused = b.paused && matches!(driver, Driver::Builtin(_));
     let extras = OpenExtras {
-        control: Some(Control::new(b.paused)),
+        control: Some(Control::new(paused)),
         fork: None,
     };
     let (id, _) = c.registry().open_with(req, driver, extras).await?;
     Ok(Json(json!({ "id": id })))
 }
 
-async fn close(
-    State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+async fn close(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<Value>, ApiError> {
     match c.find(&id)? {
         Found::Session(_, e) => {
             // Closed, not forgotten: the finished run stays listed until it expires.
