@@ -38,10 +38,9 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(20);
 /// The scenario sessions opened for `{id}` routes run (small: built in milliseconds).
 const SCENARIO: &str = "meeting-only";
 
-/// The routes an input can pick: method, path (`{id}` is replaced by the id of a
-/// session the input opened, or one opened for it), and whether the route is the
-/// session API's or the console's (whose refusals must be JSON) rather than MCP's
-/// (rmcp answers protocol errors in plain text, as the transport allows).
+/// The routes an input can pick: method and path (`{id}` is replaced by the id of
+/// a session the input opened, or of one opened for it; `{raw}` by the body's first
+/// line, percent-encoded).
 pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/sessions"),
     ("POST", "/v1/sessions/{id}/step"),
