@@ -2,7 +2,7 @@
 # Runs one built fuzz target for SECONDS at a low CPU priority (NICE, default 19) and
 # keeps its log. libFuzzer's -timeout is wall time, so on a busy machine raise NICE's
 # priority (e.g. NICE=10) rather than mistake a starved unit for a hang.
-# Usage: [NICE=n] ./run.sh <scenario|tool_calls|run_dir> <seconds> <log file>
+# Usage: [NICE=n] ./run.sh <scenario|tool_calls|run_dir|http_body> <seconds> <log file>
 set -euo pipefail
 cd "$(dirname "$0")"
 target=$1 secs=$2 log=$3

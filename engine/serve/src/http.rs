@@ -357,7 +357,7 @@ async fn create(
 
 async fn step(
     State(api): State<Arc<ApiState>>,
-    Path(id): Path<String>,
+    Id(id): Id,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let entry = api.registry.get(&id)?;
@@ -374,19 +374,13 @@ async fn step(
     })))
 }
 
-async fn state(
-    State(api): State<Arc<ApiState>>,
-    Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+async fn state(State(api): State<Arc<ApiState>>, Id(id): Id) -> Result<Json<Value>, ApiError> {
     let entry = api.registry.get(&id)?;
     let session = entry.session.lock().await;
     Ok(Json(state_body(&id, session.state())))
 }
 
-async fn delete(
-    State(api): State<Arc<ApiState>>,
-    Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+async fn delete(State(api): State<Arc<ApiState>>, Id(id): Id) -> Result<Json<Value>, ApiError> {
     let entry = api.registry.remove(&id)?;
     let mut session = entry.session.lock().await;
     session.close().await?;
@@ -426,6 +420,25 @@ async fn tools() -> Json<Value> {
 
 async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+}
+
+/// A route's `{id}`; a path that cannot be read (bytes that are not UTF-8 once
+/// percent-decoded) is refused with a JSON error like every other refusal, where
+/// axum's own rejection would answer in plain text.
+pub(crate) struct Id(pub(crate) String);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Id {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Path::<String>::from_request_parts(parts, state)
+            .await
+            .map(|Path(id)| Id(id))
+            .map_err(|r| ApiError::new(r.status(), "bad_path", r.body_text()))
+    }
 }
 
 async fn not_found() -> ApiError {

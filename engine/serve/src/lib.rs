@@ -16,6 +16,7 @@
 //! * [`http`] is the JSON session API over axum (`tbsim serve`).
 //! * [`mcp`] is the MCP server (rmcp): over stdio (`tbsim mcp`) and over streamable
 //!   HTTP at `/mcp` in the session API's router, one world per MCP connection.
+//! * [`fuzz`] is the HTTP fuzz target's entry point (`engine/fuzz/`).
 //! * [`console`] is the web console (`/` and `/v1/console/…`, merged into the same
 //!   router): people watch, guide, play and fork runs. It reads runs from their
 //!   directories (trajectories tailed, worlds replayed to a step) and their live
@@ -31,6 +32,7 @@
 
 pub mod conn;
 pub mod console;
+pub mod fuzz;
 pub mod http;
 pub mod mcp;
 pub mod registry;

@@ -1,6 +1,6 @@
 //! A smoke run of the fuzz targets (`engine/fuzz/`) inside the normal tests, with no
 //! cargo-fuzz or nightly toolchain: the same entry points ([`tbsim_engine::fuzz`]) are fed
-//! the seed corpus, every input the real fuzzers found that once failed
+//! the seed corpus (the HTTP target's is [`tbsim_serve::fuzz`]'s), every input the real fuzzers found that once failed
 //! (`engine/fuzz/regressions/<target>/`), and a few thousand seeded mutations of the
 //! seeds. A panic fails the test with the input that caused it.
 
@@ -18,6 +18,9 @@ const SCENARIO_MUTATIONS: usize = 500;
 const TOOL_MUTATIONS: usize = 120;
 /// Each re-drives a short run and forks it, a few milliseconds in a debug build.
 const RUN_DIR_MUTATIONS: usize = 150;
+/// Requests through the router; most are refused before a world is built, and
+/// those that build one build meeting-only's.
+const HTTP_MUTATIONS: usize = 300;
 
 /// Fragments that mean something to RON, JSON, paths, times or the tools.
 const TOKENS: &[&[u8]] = &[
@@ -259,4 +262,39 @@ fn run_dir_target_survives_seeds_and_mutations() {
         );
     }
     eprintln!("run_dir smoke: {:?}", t0.elapsed());
+}
+
+#[test]
+fn http_body_target_survives_seeds_regressions_and_mutations() {
+    let seeds = tbsim_serve::fuzz::http_seeds();
+    assert!(
+        seeds.len() >= tbsim_serve::fuzz::ROUTES.len(),
+        "a seed per route"
+    );
+    if let Some(dir) = std::env::var_os("TBSIM_FUZZ_SEEDS") {
+        let d = Path::new(&dir).join("http_body");
+        std::fs::create_dir_all(&d).unwrap();
+        for (i, s) in seeds.iter().enumerate() {
+            std::fs::write(d.join(format!("seed-{i:03}")), s).unwrap();
+        }
+    }
+    let t0 = std::time::Instant::now();
+    for (i, s) in seeds.iter().enumerate() {
+        check(&format!("http seed {i}"), s, tbsim_serve::fuzz::http_body);
+    }
+    for r in regressions("http_body") {
+        check("an http_body regression", &r, tbsim_serve::fuzz::http_body);
+    }
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x4854_5450);
+    for i in 0..HTTP_MUTATIONS {
+        let s = &seeds[rng.random_range(0..seeds.len())];
+        let o = &seeds[rng.random_range(0..seeds.len())];
+        let m = mutate(&mut rng, s, o);
+        check(
+            &format!("http_body mutation {i}"),
+            &m,
+            tbsim_serve::fuzz::http_body,
+        );
+    }
+    eprintln!("http_body smoke: {:?}", t0.elapsed());
 }

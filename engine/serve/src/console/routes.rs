@@ -16,7 +16,7 @@ use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -29,7 +29,7 @@ use tbsim_core::protocol::FeedbackPolicy;
 use tbsim_engine::live::{Control, GuidanceKind, GuidanceRequest};
 
 use super::{Console, ConsoleError, Found, Mode, RunDetail, RunKind};
-use crate::http::{ApiError, decision, parse};
+use crate::http::{ApiError, Id, decision, parse};
 use crate::registry::{Driver, OpenExtras, OpenRequest};
 
 /// How often live streams look for news.
@@ -250,10 +250,7 @@ async fn detail_blocking(c: &Arc<Console>, id: &str) -> Result<RunDetail, ApiErr
         .map_err(ApiError::from)
 }
 
-async fn detail(
-    State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
-) -> Result<Json<RunDetail>, ApiError> {
+async fn detail(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<RunDetail>, ApiError> {
     Ok(Json(detail_blocking(&c, &id).await?))
 }
 
@@ -305,7 +302,7 @@ fn read_entries(
 
 async fn timeline(
     State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
+    Id(id): Id,
     q: Result<Query<TimelineQuery>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let q = query(q)?;
@@ -335,7 +332,7 @@ struct RunStream {
 
 async fn run_stream(
     State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
+    Id(id): Id,
     q: Result<Query<TimelineQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let q = query(q)?;
@@ -427,7 +424,7 @@ struct WorldQuery {
 
 async fn world(
     State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
+    Id(id): Id,
     q: Result<Query<WorldQuery>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let q = query(q)?;
@@ -449,7 +446,7 @@ async fn world(
 
 async fn file(
     State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
+    Id(id): Id,
     q: Result<Query<WorldQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let q = query(q)?;
@@ -520,10 +517,7 @@ fn turn_json(t: &crate::session::Turn) -> Value {
     })
 }
 
-async fn turn(
-    State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+async fn turn(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<Value>, ApiError> {
     let e = session_of(&c, &id)?;
     if e.info.builtin {
         return Err(err(
@@ -550,7 +544,7 @@ async fn turn(
 
 async fn act(
     State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
+    Id(id): Id,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let e = session_of(&c, &id)?;
@@ -611,26 +605,17 @@ async fn resume_all(State(c): State<Arc<Console>>) -> Json<Value> {
     Json(json!({ "changed": c.hold_all(false) }))
 }
 
-async fn pause(
-    State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
-) -> Result<Json<RunDetail>, ApiError> {
+async fn pause(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<RunDetail>, ApiError> {
     holdable(&c, &id)?.pause();
     Ok(Json(detail_blocking(&c, &id).await?))
 }
 
-async fn resume(
-    State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
-) -> Result<Json<RunDetail>, ApiError> {
+async fn resume(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<RunDetail>, ApiError> {
     holdable(&c, &id)?.resume();
     Ok(Json(detail_blocking(&c, &id).await?))
 }
 
-async fn step_once(
-    State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
-) -> Result<Json<RunDetail>, ApiError> {
+async fn step_once(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<RunDetail>, ApiError> {
     holdable(&c, &id)?.step_once();
     Ok(Json(detail_blocking(&c, &id).await?))
 }
@@ -667,7 +652,7 @@ fn person(name: &str) -> Result<String, ApiError> {
 
 async fn guide(
     State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
+    Id(id): Id,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let b: GuideBody = parse(body)?;
@@ -767,7 +752,7 @@ fn driver_for(
 
 async fn fork(
     State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
+    Id(id): Id,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let b: ForkBody = parse(body)?;
@@ -846,18 +831,19 @@ async fn start(
         max_steps: b.max_steps.unwrap_or(400).max(1),
         agent,
     };
+    // Only a built-in agent's run can be held (see `holdable`). A person's run held
+    // from its start would never hand out its first turn, which opening it awaits:
+    // the request would hang for ever and its run could never be let go.
+    let paused = b.paused && matches!(driver, Driver::Builtin(_));
     let extras = OpenExtras {
-        control: Some(Control::new(b.paused)),
+        control: Some(Control::new(paused)),
         fork: None,
     };
     let (id, _) = c.registry().open_with(req, driver, extras).await?;
     Ok(Json(json!({ "id": id })))
 }
 
-async fn close(
-    State(c): State<Arc<Console>>,
-    Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+async fn close(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<Value>, ApiError> {
     match c.find(&id)? {
         Found::Session(_, e) => {
             // Closed, not forgotten: the finished run stays listed until it expires.
