@@ -101,8 +101,8 @@ export function startServe(out, extra = []) {
 }
 
 /** `tbsim view` of run directories on a free port, forks under `out`. */
-export function startView(dirs, out, extra = []) {
-  return startTbsim(['view', ...dirs, '--bind', '127.0.0.1:0', '--out', out, ...extra]);
+export function startView(dirs, out, extra = [], opts = {}) {
+  return startTbsim(['view', ...dirs, '--bind', '127.0.0.1:0', '--out', out, ...extra], opts);
 }
 
 /** A headless Chromium with a fresh profile. Returns {context, page, close()}. */

@@ -38,7 +38,7 @@ test('runs are named from their folders in natural order; a fork links to its pa
 
   await page.goto(`${server.url}/#/`);
   await page.locator(tid(`run-row-${want[10]}`)).waitFor({ timeout: 20_000 });
-  const shown = await page.locator(`${tid('runs-body')} > tr`).evaluateAll((trs) => trs.map((t) => t.dataset.testid.replace(/^run-row-/, '')));
+  const shown = await page.locator(`${tid('runs-body')} > tr.run`).evaluateAll((trs) => trs.map((t) => t.dataset.testid.replace(/^run-row-/, '')));
   assert.deepEqual(shown, want, 'the page lists them in natural order');
 
   // A fork made in the viewer names its parent by the parent's id.

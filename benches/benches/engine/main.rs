@@ -6,6 +6,7 @@ use criterion::criterion_main;
 
 mod batch;
 mod console;
+mod console_index;
 mod day;
 mod generate;
 mod llm_concurrency;
@@ -27,5 +28,6 @@ criterion_main!(
     traineebench::benches,
     llm_concurrency::benches,
     serve::benches,
-    console::benches
+    console::benches,
+    console_index::benches
 );

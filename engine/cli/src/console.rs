@@ -193,9 +193,11 @@ pub(crate) fn cmd_view(args: ViewArgs) -> Result<ExitCode> {
     check_bind(&args.bind, args.token.as_deref(), "--token")?;
     // Each run folder with the folder named on the command line it was found under.
     let mut found: Vec<(PathBuf, PathBuf)> = Vec::new();
+    // A set, not a scan of `found`: ten thousand runs would cost 10^8 comparisons.
+    let mut seen = std::collections::BTreeSet::new();
     for d in &args.run_dirs {
         for run in crate::args::dirs_holding(d, "trajectory.jsonl")? {
-            if !found.iter().any(|(_, r)| *r == run) {
+            if seen.insert(run.clone()) {
                 found.push((d.clone(), run));
             }
         }
@@ -210,12 +212,15 @@ pub(crate) fn cmd_view(args: ViewArgs) -> Result<ExitCode> {
     }
     let agents = Arc::new(ConsoleAgents::new(args.api_config.as_deref())?);
     let registry = fork_registry(&args.out)?;
-    let console = Arc::new(Console::new(
-        Mode::View,
-        Arc::clone(&registry),
-        fixed,
-        agents.clone(),
-    ));
+    // The bundled suites label the runs of their scenarios (a filter of the list).
+    let suites = crate::content::content_dir()
+        .ok()
+        .flatten()
+        .map(|c| tbsim_serve::scenarios::suite_names(&c.join("suites")))
+        .unwrap_or_default();
+    let console = Arc::new(
+        Console::new(Mode::View, Arc::clone(&registry), fixed, agents.clone()).with_suites(suites),
+    );
     let fds = tbsim_serve::conn::raise_fd_limit();
     let mut api = ApiState::new(registry, args.token.clone(), args.token.clone());
     api.allowed_hosts = args.conn.allow_host.clone();

@@ -127,7 +127,7 @@ const MAX_SUITE_BYTES: u64 = 16 << 20;
 /// Scenario name to suite name, from the `*.ron` suite files in `dir` (sorted; the
 /// first suite naming a scenario wins). Unreadable suites are skipped: they only
 /// label the listing.
-fn suite_names(dir: &Path) -> BTreeMap<String, String> {
+pub fn suite_names(dir: &Path) -> BTreeMap<String, String> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()

@@ -25,12 +25,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use tbsim_core::segment::{Segment, confined_join};
 use tbsim_engine::agent::Agent;
 use tbsim_engine::live::{Control, LiveState, LiveStatus};
-use tbsim_engine::result::RunResult;
 use tbsim_engine::trajectory::Line;
 use tbsim_scenario::LoadedScenario;
 
@@ -178,6 +177,20 @@ pub struct RunSummary {
     /// Why a `failed` run failed (its trajectory could not be written).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// The batch it belongs to: the folders above its scenario's (`tbsim view`).
+    pub batch: Option<String>,
+    /// Its trial within the batch (from `result.json`).
+    pub trial: Option<u32>,
+    /// The bundled suite whose plan names its scenario.
+    pub suite: Option<String>,
+    /// Its tasks' meta-task families, sorted, each once (known once finished).
+    pub families: Vec<String>,
+    /// Share of tasks done (known once finished).
+    pub success_rate: Option<f64>,
+    /// The agent's model calls, tokens and cost (a model-backed run, once finished).
+    pub model: Option<tbsim_core::protocol::ModelUsage>,
+    /// The label `run.json` gives it, if any.
+    pub tag: Option<String>,
 }
 
 /// Where a fork comes from.
@@ -210,7 +223,12 @@ pub struct RunDetail {
 /// What a recorded run's summary was computed from, so it is computed once.
 #[derive(Debug, Clone)]
 struct Cached {
-    len: u64,
+    /// The trajectory's length and whether `result.json` was there: a change of
+    /// either means the run moved on.
+    key: (u64, bool),
+    /// Replayed (steps and hint tiers known), or read from `result.json` alone for
+    /// the list (see [`Console::runs`]).
+    full: bool,
     summary: RunSummary,
     steps: u64,
     hint_tiers: BTreeMap<String, (u8, u8)>,
@@ -229,6 +247,8 @@ pub struct Console {
     /// Whether batch jobs not started yet start held (`tbsim run --ui-paused`);
     /// "pause all" and "resume all" set it.
     hold_new: Arc<std::sync::atomic::AtomicBool>,
+    /// Scenario name to the bundled suite that names it (labels the list).
+    suites: BTreeMap<String, String>,
 }
 
 /// Whether `id` has the form of a session id (32 lowercase hex digits): only such
@@ -286,7 +306,16 @@ impl Console {
             epochs: Mutex::new(BTreeMap::new()),
             past: Mutex::new(BTreeMap::new()),
             hold_new: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            suites: BTreeMap::new(),
         }
+    }
+
+    /// Labels runs with the suites that name their scenarios (scenario name to
+    /// suite name, as [`crate::scenarios::suite_names`] reads them).
+    #[must_use]
+    pub fn with_suites(mut self, suites: BTreeMap<String, String>) -> Console {
+        self.suites = suites;
+        self
     }
 
     /// The flag saying whether batch jobs not started yet start held (shared with
@@ -417,11 +446,14 @@ impl Console {
     }
 
     /// Every run, sorted by id in natural order (`trial-2` before `trial-10`).
+    ///
+    /// A finished recorded run is summarised from its `result.json` alone: no
+    /// replay, so a thousand runs list at once. Its detail replays it (once).
     pub fn runs(&self) -> Vec<RunSummary> {
         let mut all: Vec<RunSummary> = self
             .fixed
             .iter()
-            .map(|f| self.detail_of(&Found::Fixed(Arc::clone(f))).summary)
+            .map(|f| self.summary_of(&Found::Fixed(Arc::clone(f))))
             .collect();
         let live = self.registry.list();
         for id in self.past_ids() {
@@ -430,7 +462,7 @@ impl Console {
             }
             // A directory just created by a session opening has no trajectory yet.
             if let Some(run) = self.past(&id) {
-                all.push(self.detail_of(&Found::Fixed(run)).summary);
+                all.push(self.summary_of(&Found::Fixed(run)));
             }
         }
         for (id, e) in live {
@@ -445,7 +477,18 @@ impl Console {
         Ok(self.detail_of(&self.find(id)?))
     }
 
+    /// A run's line in the list: its detail, without replaying a finished recorded
+    /// run.
+    fn summary_of(&self, found: &Found) -> RunSummary {
+        self.detail_with(found, false).summary
+    }
+
     pub(crate) fn detail_of(&self, found: &Found) -> RunDetail {
+        self.detail_with(found, true)
+    }
+
+    /// `full`: a recorded run's steps and hint tiers are needed (a replay).
+    fn detail_with(&self, found: &Found, full: bool) -> RunDetail {
         let dir = found.dir().to_path_buf();
         let dir_name = dir
             .file_name()
@@ -490,6 +533,13 @@ impl Console {
             ),
         };
         let written = dir.join("result.json").is_file();
+        let scenario_name = scenario.clone();
+        let batch = match found {
+            Found::Fixed(f) if self.mode == Mode::View && f.kind == RunKind::Recorded => {
+                batch_of(&f.id, &f.scenario)
+            }
+            _ => None,
+        };
         let base = RunSummary {
             id,
             kind,
@@ -510,6 +560,13 @@ impl Console {
             pausable: false,
             fork,
             failure: None,
+            batch: None,
+            trial: None,
+            suite: self.suites.get(&scenario_name).cloned(),
+            families: Vec::new(),
+            success_rate: None,
+            model: None,
+            tag: None,
         };
         let mut detail = match found.control() {
             Some(c) => live_detail(base, &c.status(), written, !builtin, &dir),
@@ -521,9 +578,12 @@ impl Console {
                 dropped: 0,
                 dir_name: String::new(),
             },
-            None => self.recorded_detail(base, &dir),
+            None => self.recorded_detail(base, &dir, full),
         };
         detail.dir_name = dir_name;
+        if detail.summary.batch.is_none() {
+            detail.summary.batch = batch;
+        }
         if let Found::Session(_, e) = found
             && let Some(why) = e.info.failure()
         {
@@ -555,20 +615,26 @@ impl Console {
             .map_or_else(|| parent.to_owned(), |f| f.id.clone())
     }
 
-    fn recorded_detail(&self, base: RunSummary, dir: &Path) -> RunDetail {
+    fn recorded_detail(&self, base: RunSummary, dir: &Path, full: bool) -> RunDetail {
         let traj = dir.join("trajectory.jsonl");
         let len = std::fs::metadata(&traj).map_or(0, |m| m.len());
+        let key = (len, dir.join("result.json").is_file());
         let cached = self
             .cache
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(dir)
-            .filter(|c| c.len == len)
+            .filter(|c| c.key == key && (c.full || !full))
             .cloned();
         let c = match cached {
             Some(c) => c,
             None => {
-                let c = compute_recorded(base.clone(), dir, len);
+                let c = if full {
+                    None
+                } else {
+                    summarise_finished(base.clone(), dir, key)
+                };
+                let c = c.unwrap_or_else(|| compute_recorded(base.clone(), dir, key));
                 self.cache
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -623,9 +689,10 @@ fn live_detail(
         base.end_reason = p.end_reason;
     }
     let finished = base.state == "finished";
-    if finished && let Some(r) = read_result(dir) {
+    if finished && let Some(r) = read_head(dir) {
         base.score = r.checkpoint_score;
         base.end_reason = r.end_reason;
+        r.label(&mut base);
     }
     base.controllable = !finished;
     base.pausable = !finished && !remote;
@@ -640,17 +707,128 @@ fn live_detail(
     }
 }
 
+/// The part of `result.json` the list shows (the rest is skipped unparsed).
+#[derive(Debug, Deserialize)]
+struct ResultHead {
+    checkpoint_score: f64,
+    success_rate: f64,
+    steps: u64,
+    #[serde(default)]
+    trial: Option<u32>,
+    end_reason: Option<tbsim_core::protocol::EndReason>,
+    sim_start: String,
+    sim_end: String,
+    #[serde(default)]
+    days: Vec<DayHead>,
+    #[serde(default)]
+    tasks: Vec<TaskHead>,
+    #[serde(default)]
+    model: Option<tbsim_core::protocol::ModelUsage>,
+}
+
+#[derive(Debug, Deserialize)]
+struct DayHead {
+    date: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct TaskHead {
+    family: String,
+    #[serde(default)]
+    released_at: Option<String>,
+}
+
+impl ResultHead {
+    /// The labels only a result gives: trial, families, success rate, model use.
+    fn label(&self, s: &mut RunSummary) {
+        s.trial = self.trial;
+        let families: std::collections::BTreeSet<&str> =
+            self.tasks.iter().map(|t| t.family.as_str()).collect();
+        s.families = families.into_iter().map(str::to_owned).collect();
+        s.success_rate = Some(self.success_rate);
+        s.model = self.model.clone();
+    }
+}
+
+fn read_head(dir: &Path) -> Option<ResultHead> {
+    let text = tbsim_engine::run_dir::read_result(&dir.join("result.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The `tag` a run's `run.json` gives it, if any.
+fn read_tag(dir: &Path) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Tagged {
+        #[serde(default)]
+        tag: Option<String>,
+    }
+    let text = tbsim_engine::run_dir::read_result(&dir.join("run.json")).ok()?;
+    serde_json::from_str::<Tagged>(&text).ok()?.tag
+}
+
+/// The batch of a run shown by `tbsim view` under `id` (its folders joined by
+/// `:`): the folders above the one named after its scenario (a batch writes
+/// `<out>/<scenario>/trial-<t>`), else above the run's own; none for a run named
+/// alone.
+fn batch_of(id: &str, scenario: &str) -> Option<String> {
+    let parts: Vec<&str> = id.split(':').collect();
+    if parts.len() < 2 {
+        return None;
+    }
+    let cut = parts
+        .iter()
+        .rposition(|p| *p == scenario)
+        .unwrap_or(parts.len() - 1);
+    (cut > 0).then(|| parts[..cut].join("/"))
+}
+
+/// A finished recorded run's summary from its `result.json` alone (no replay), or
+/// `None` when it has none that reads.
+fn summarise_finished(mut base: RunSummary, dir: &Path, key: (u64, bool)) -> Option<Cached> {
+    let r = read_head(dir)?;
+    base.fork = read_fork(dir);
+    base.state = "finished";
+    base.score = r.checkpoint_score;
+    base.end_reason = r.end_reason;
+    base.step = r.steps;
+    base.tasks = r.tasks.iter().filter(|t| t.released_at.is_some()).count();
+    base.days = (r.days.len() as u32).max(1);
+    let end_date = r.sim_end.get(..10).unwrap_or_default();
+    base.day = (r
+        .days
+        .iter()
+        .filter(|d| d.date.as_str() <= end_date)
+        .count() as u32)
+        .clamp(1, base.days);
+    base.time = tbsim_core::time::Epoch::from_timestamp(&r.sim_start)
+        .ok()
+        .and_then(|e| Some(e.display(e.parse(&r.sim_end).ok()?)))
+        .unwrap_or_else(|| r.sim_end.replace('T', " "));
+    base.tag = read_tag(dir);
+    r.label(&mut base);
+    Some(Cached {
+        key,
+        full: false,
+        steps: r.steps,
+        summary: base,
+        hint_tiers: BTreeMap::new(),
+    })
+}
+
+fn read_fork(dir: &Path) -> Option<ForkSummary> {
+    read_header(dir).ok()?.fork.map(|f| ForkSummary {
+        parent: f.parent,
+        step: f.step,
+    })
+}
+
 /// A recorded run's detail: its world replayed to the last complete decision, its
 /// result when written.
-fn compute_recorded(mut base: RunSummary, dir: &Path, len: u64) -> Cached {
+fn compute_recorded(mut base: RunSummary, dir: &Path, key: (u64, bool)) -> Cached {
     let mut steps = 0;
     let mut hint_tiers = BTreeMap::new();
-    base.fork = read_header(dir).ok().and_then(|h| {
-        h.fork.map(|f| ForkSummary {
-            parent: f.parent,
-            step: f.step,
-        })
-    });
+    base.fork = read_fork(dir);
+    base.tag = read_tag(dir);
     if let Ok(r) = tbsim_engine::replay::redrive_dir(dir, None) {
         let p = r.sim.progress();
         base.time = p.time;
@@ -662,19 +840,21 @@ fn compute_recorded(mut base: RunSummary, dir: &Path, len: u64) -> Cached {
         steps = r.steps;
         hint_tiers = r.sim.hint_tiers();
     }
-    match read_result(dir) {
+    match read_head(dir) {
         Some(r) => {
             base.state = "finished";
             base.score = r.checkpoint_score;
             base.end_reason = r.end_reason;
             base.step = r.steps;
+            r.label(&mut base);
         }
         // A directory without its result: cut off, or still being written by a
         // process the console does not control.
         None => base.state = "running",
     }
     Cached {
-        len,
+        key,
+        full: true,
         summary: base,
         steps,
         hint_tiers,
@@ -715,11 +895,6 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
-fn read_result(dir: &Path) -> Option<RunResult> {
-    let text = tbsim_engine::run_dir::read_result(&dir.join("result.json")).ok()?;
-    serde_json::from_str(&text).ok()
-}
-
 /// The trajectory header of the run in `dir`.
 pub fn read_header(dir: &Path) -> Result<tbsim_engine::trajectory::Header, ConsoleError> {
     let path = dir.join("trajectory.jsonl");
@@ -741,7 +916,27 @@ pub fn read_header(dir: &Path) -> Result<tbsim_engine::trajectory::Header, Conso
 
 #[cfg(test)]
 mod tests {
-    use super::natural_cmp;
+    use super::{batch_of, natural_cmp};
+
+    #[test]
+    fn a_batch_is_the_folders_above_the_scenario() {
+        let b = |id, sc| batch_of(id, sc);
+        assert_eq!(
+            b("nightly:meeting-only:trial-3", "meeting-only").as_deref(),
+            Some("nightly")
+        );
+        assert_eq!(
+            b("out:nightly:busy-day", "busy-day").as_deref(),
+            Some("out/nightly")
+        );
+        // A folder not named after the scenario: the run's own folder is left out.
+        assert_eq!(
+            b("runs:meeting-only-oracle", "meeting-only").as_deref(),
+            Some("runs")
+        );
+        assert_eq!(b("one", "meeting-only"), None);
+        assert_eq!(b("meeting-only:trial-0", "meeting-only"), None);
+    }
 
     #[test]
     fn natural_order_reads_numbers_as_numbers() {

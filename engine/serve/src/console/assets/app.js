@@ -299,21 +299,143 @@ function loginForm() {
 }
 
 // ---------------------------------------------------------------------------
-// Runs list
+// Runs list: grouped by batch, sorted, filtered; its state lives in the address
+// (`#/?sort=score&dir=desc&agent=oracle&q=…`), and a long list draws only the rows
+// in view.
+
+/** Natural order: `trial-2` before `trial-10`. */
+const NATURAL = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
+
+/** The list's columns: label, sort key, how a run sorts by it. */
+const RUN_COLUMNS = [
+  { key: 'id', label: 'Run', get: (r) => r.id, text: true },
+  { key: 'scenario', label: 'Scenario', get: (r) => r.scenario, text: true },
+  { key: 'agent', label: 'Agent', get: (r) => r.agent, text: true },
+  // The clock reads "Thu 2025-10-09 11:37": it sorts by its date and time.
+  { key: 'time', label: 'Clock', get: (r) => (r.time || '').replace(/^[A-Za-z]+ /, ''), text: true },
+  { key: 'step', label: 'Steps', get: (r) => r.step ?? 0 },
+  { key: 'score', label: 'Score', get: (r) => r.score },
+  { key: 'success', label: 'Success', get: (r) => r.success_rate },
+  { key: 'tokens', label: 'Tokens', get: (r) => runTokens(r) },
+  { key: 'state', label: 'State', get: (r) => r.state, text: true },
+];
+
+/** The filters the address may hold, beside `sort`, `dir` and `group`. */
+const RUN_FILTERS = ['q', 'agent', 'suite', 'family', 'state', 'tag', 'min', 'max'];
+
+function runTokens(r) {
+  return r.model ? (r.model.input_tokens || 0) + (r.model.output_tokens || 0) : null;
+}
+
+/** The list's state from the address (`#/?…`). */
+function listState() {
+  const i = location.hash.indexOf('?');
+  const p = new URLSearchParams(i >= 0 ? location.hash.slice(i + 1) : '');
+  const s = { sort: p.get('sort') || 'id', dir: p.get('dir') === 'desc' ? 'desc' : 'asc', group: p.get('group') !== 'none' };
+  if (!RUN_COLUMNS.some((c) => c.key === s.sort)) s.sort = 'id';
+  for (const f of RUN_FILTERS) s[f] = p.get(f) || '';
+  return s;
+}
+
+/** The address of a list state: only what differs from the default is written. */
+function listHash(s) {
+  const p = new URLSearchParams();
+  if (s.sort !== 'id') p.set('sort', s.sort);
+  if (s.dir !== 'asc') p.set('dir', s.dir);
+  if (!s.group) p.set('group', 'none');
+  for (const f of RUN_FILTERS) if (s[f] !== '') p.set(f, s[f]);
+  const q = p.toString();
+  return q ? `#/?${q}` : '#/';
+}
+
+function runMatches(r, s) {
+  if (s.agent && r.agent !== s.agent) return false;
+  if (s.suite && (r.suite || '') !== s.suite) return false;
+  if (s.family && !(r.families || []).includes(s.family)) return false;
+  if (s.state && r.state !== s.state) return false;
+  if (s.tag && (r.tag || '') !== s.tag) return false;
+  const min = s.min === '' ? NaN : Number(s.min);
+  const max = s.max === '' ? NaN : Number(s.max);
+  if (!Number.isNaN(min) && !(r.score >= min)) return false;
+  if (!Number.isNaN(max) && !(r.score <= max)) return false;
+  if (s.q) {
+    const hay = [r.id, r.scenario, r.agent, r.batch, r.suite, r.tag, r.state, ...(r.families || [])]
+      .filter(Boolean).join(' ').toLowerCase();
+    // Every word must appear somewhere.
+    for (const w of s.q.toLowerCase().split(/\s+/).filter(Boolean)) if (!hay.includes(w)) return false;
+  }
+  return true;
+}
+
+/** Compares by column `key`: runs without a value come last either way. */
+function runComparator(key, dir) {
+  const col = RUN_COLUMNS.find((c) => c.key === key) || RUN_COLUMNS[0];
+  const sign = dir === 'desc' ? -1 : 1;
+  return (a, b) => {
+    const x = col.get(a);
+    const y = col.get(b);
+    const nx = x === null || x === undefined || x === '';
+    const ny = y === null || y === undefined || y === '';
+    if (nx || ny) return nx === ny ? NATURAL.compare(a.id, b.id) : nx ? 1 : -1;
+    const o = col.text ? NATURAL.compare(String(x), String(y)) : x - y;
+    return o !== 0 ? sign * o : NATURAL.compare(a.id, b.id);
+  };
+}
+
+/** A batch's aggregate over the runs shown of it. */
+function batchAggregate(runs) {
+  const n = runs.length;
+  const score = n ? runs.reduce((t, r) => t + (Number(r.score) || 0), 0) / n : null;
+  const rated = runs.filter((r) => typeof r.success_rate === 'number');
+  const success = rated.length ? rated.reduce((t, r) => t + r.success_rate, 0) / rated.length : null;
+  const used = runs.filter((r) => r.model);
+  const tokens = used.length ? used.reduce((t, r) => t + runTokens(r), 0) : null;
+  const costed = used.filter((r) => typeof r.model.cost === 'number');
+  const cost = costed.length ? costed.reduce((t, r) => t + r.model.cost, 0) : null;
+  const finished = runs.filter((r) => r.state === 'finished').length;
+  return { n, score, success, tokens, cost, finished };
+}
+
+function fmtPct(x) {
+  return typeof x === 'number' && isFinite(x) ? `${Math.round(x * 100)}%` : '–';
+}
+
+function fmtCount(n) {
+  return typeof n === 'number' ? n.toLocaleString('en') : '–';
+}
 
 function runRow(r) {
   const link = h('a', { href: `#/run/${encodeURIComponent(r.id)}`, testid: `run-link-${r.id}` }, r.id);
-  return h('tr', { testid: `run-row-${r.id}`, 'data-state': r.state },
-    h('td', { 'data-label': 'Run' }, link, r.fork ? h('span', { class: 'muted small' }, ` fork of ${r.fork.parent} @ ${r.fork.step}`) : null),
-    h('td', { 'data-label': 'Scenario' }, r.scenario),
+  const tokens = runTokens(r);
+  return h('tr', { testid: `run-row-${r.id}`, 'data-state': r.state, class: 'run' },
+    h('td', { 'data-label': 'Run' }, link, r.tag ? h('span', { class: 'tag small', testid: 'run-row-tag' }, r.tag) : null,
+      r.fork ? h('span', { class: 'muted small' }, ` fork of ${r.fork.parent} @ ${r.fork.step}`) : null),
+    h('td', { 'data-label': 'Scenario' }, r.scenario, r.suite ? h('span', { class: 'muted small' }, ` ${r.suite}`) : null),
     h('td', { 'data-label': 'Agent' }, r.agent),
     h('td', { 'data-label': 'Clock' }, r.time || '–', h('span', { class: 'muted small' }, ` day ${r.day ?? '–'}/${r.days ?? '–'}`)),
     h('td', { 'data-label': 'Steps', class: 'num', testid: 'run-row-step' }, String(r.step ?? 0)),
     h('td', { 'data-label': 'Score', class: 'num', testid: 'run-row-score', 'data-score': r.score }, fmtScore(r.score)),
+    h('td', { 'data-label': 'Success', class: 'num', testid: 'run-row-success' }, fmtPct(r.success_rate)),
+    h('td', { 'data-label': 'Tokens', class: 'num', testid: 'run-row-tokens' }, tokens === null ? '–' : fmtCount(tokens),
+      r.model && typeof r.model.cost === 'number' ? h('span', { class: 'muted small' }, ` ${fmtCost(r.model.cost)}`) : null),
     h('td', { 'data-label': 'State' }, stateBadge(r.state, 'run-row-state'),
       r.end_reason && r.end_reason !== r.state ? h('span', { class: 'muted small', testid: 'run-row-end' }, ` ${r.end_reason}`) : null),
   );
 }
+
+function groupRow(name, a) {
+  const parts = [`${a.n} run${a.n === 1 ? '' : 's'}`, `mean score ${fmtScore(a.score)}`, `success ${fmtPct(a.success)}`];
+  if (a.tokens !== null) parts.push(`${fmtCount(a.tokens)} tokens`);
+  if (a.cost !== null) parts.push(`cost ${fmtCost(a.cost)}`);
+  return h('tr', {
+    class: 'group', testid: `group-${name}`, 'data-n': a.n, 'data-score': a.score ?? '', 'data-success': a.success ?? '',
+    'data-tokens': a.tokens ?? '', 'data-cost': a.cost ?? '',
+  }, h('th', { colspan: RUN_COLUMNS.length, scope: 'rowgroup' }, h('span', { class: 'group-name' }, name || '(no batch)'),
+    h('span', { class: 'muted small' }, ` · ${parts.join(' · ')}`)));
+}
+
+/** Above this many rows, only those in view are drawn. */
+const VIRTUAL_FROM = 200;
 
 function viewRuns(main) {
   main.append(h('h1', {}, 'Runs'));
@@ -336,25 +458,200 @@ function viewRuns(main) {
     h('button', { type: 'button', testid: 'pause-all', onclick: hold('pause-all') }, 'Pause all'),
     h('button', { type: 'button', testid: 'resume-all', onclick: hold('resume-all') }, 'Resume all'),
     holdStatus);
+
+  const s = listState();
+  let all = [];
+  // Filters: the address is rewritten in place (no history entry, no re-route).
+  const setState = (k, v) => {
+    s[k] = v;
+    const hash = listHash(s);
+    if (location.hash !== hash && !(hash === '#/' && location.hash === '')) history.replaceState(null, '', hash);
+    draw();
+  };
+  const text = (key, attrs) => {
+    const el = h('input', { testid: `runs-filter-${key}`, value: s[key], ...attrs });
+    el.addEventListener('input', () => setState(key, el.value.trim()));
+    return el;
+  };
+  const selects = {};
+  const choice = (key) => {
+    const el = h('select', { testid: `runs-filter-${key}` });
+    el.addEventListener('change', () => setState(key, el.value));
+    selects[key] = el;
+    return el;
+  };
+  const groupBox = h('input', { type: 'checkbox', testid: 'runs-group', checked: s.group });
+  groupBox.addEventListener('change', () => setState('group', groupBox.checked));
+  const filters = h('form', { class: 'filters', testid: 'runs-filters', role: 'search', 'aria-label': 'Filter runs', onsubmit: (ev) => ev.preventDefault() },
+    field('Search', text('q', { type: 'search', placeholder: 'run, scenario, agent, batch, tag…' })),
+    field('Agent', choice('agent')),
+    field('Suite', choice('suite')),
+    field('Family', choice('family')),
+    field('State', choice('state')),
+    field('Tag', choice('tag')),
+    field('Score ≥', text('min', { type: 'number', min: '0', max: '1', step: '0.05', inputmode: 'decimal' })),
+    field('Score ≤', text('max', { type: 'number', min: '0', max: '1', step: '0.05', inputmode: 'decimal' })),
+    h('label', { class: 'check' }, groupBox, ' Group by batch'),
+    h('button', { type: 'button', testid: 'runs-filter-clear', onclick: () => { for (const f of RUN_FILTERS) s[f] = ''; go(listHash(s)); } }, 'Clear'));
+
+  // Column headers sort; a second click reverses.
+  const headRow = h('tr', {}, RUN_COLUMNS.map((c) => h('th', { scope: 'col', 'data-key': c.key },
+    h('button', { type: 'button', class: 'sort', testid: `sort-${c.key}`, onclick: () => {
+      if (s.sort === c.key) setState('dir', s.dir === 'asc' ? 'desc' : 'asc');
+      else {
+        s.dir = c.text ? 'asc' : 'desc';
+        setState('sort', c.key);
+      }
+    } }, c.label))));
+  const table = h('table', { class: 'runs', testid: 'runs-table' }, h('thead', {}, headRow), tbody);
+  const scroller = h('div', { class: 'runs-scroll', testid: 'runs-scroll' }, table);
   main.append(
     h('section', { 'aria-labelledby': 'runs-h' },
       h('h2', { id: 'runs-h' }, 'All runs'),
       holdBar,
+      filters,
       status,
-      h('table', { class: 'runs', testid: 'runs-table' },
-        h('thead', {}, h('tr', {}, ['Run', 'Scenario', 'Agent', 'Clock', 'Steps', 'Score', 'State'].map((c) => h('th', { scope: 'col' }, c)))),
-        tbody),
+      scroller,
       empty));
-  let lastCount = -1;
+
+  /** Options of a select from the values the runs have; the chosen one stays. */
+  const fillSelect = (key, values) => {
+    const el = selects[key];
+    const want = [...new Set(values.filter(Boolean))].sort(NATURAL.compare);
+    if (s[key] && !want.includes(s[key])) want.push(s[key]);
+    const sig = want.join('\n');
+    if (el.dataset.sig !== sig) {
+      clear(el).append(h('option', { value: '' }, 'any'), ...want.map((v) => h('option', { value: v }, key === 'state' ? (STATE_LABEL[v] || v) : v)));
+      el.dataset.sig = sig;
+    }
+    el.value = s[key];
+    el.closest('.field').hidden = want.length === 0 && key !== 'agent' && key !== 'state';
+  };
+
+  // What the table shows: group headers and runs, drawn whole or by window.
+  let items = [];
+  let heights = null;
+  let rowH = 0;
+  let groupH = 0;
+  const draw = () => {
+    for (const c of headRow.children) {
+      const on = c.dataset.key === s.sort;
+      c.setAttribute('aria-sort', on ? (s.dir === 'asc' ? 'ascending' : 'descending') : 'none');
+    }
+    const shown = all.filter((r) => runMatches(r, s)).sort(runComparator(s.sort, s.dir));
+    items = [];
+    if (s.group && shown.some((r) => r.batch)) {
+      const groups = new Map();
+      for (const r of shown) {
+        const b = r.batch || '';
+        if (!groups.has(b)) groups.set(b, []);
+        groups.get(b).push(r);
+      }
+      for (const b of [...groups.keys()].sort(NATURAL.compare)) {
+        items.push({ group: b, agg: batchAggregate(groups.get(b)) });
+        for (const r of groups.get(b)) items.push({ run: r });
+      }
+    } else {
+      for (const r of shown) items.push({ run: r });
+    }
+    const virtual = items.length > VIRTUAL_FROM;
+    scroller.classList.toggle('virtual', virtual);
+    table.classList.toggle('virtual', virtual);
+    heights = null;
+    status.textContent = shown.length === all.length
+      ? `${all.length} run${all.length === 1 ? '' : 's'}`
+      : `${shown.length} of ${all.length} runs`;
+    status.dataset.shown = String(shown.length);
+    status.dataset.total = String(all.length);
+    empty.hidden = all.length > 0;
+    empty.textContent = 'No runs yet.';
+    if (all.length > 0 && shown.length === 0) {
+      empty.hidden = false;
+      empty.textContent = 'No run matches the filters.';
+    }
+    if (!virtual) {
+      clear(tbody);
+      const frag = document.createDocumentFragment();
+      for (const it of items) frag.append(it.run ? runRow(it.run) : groupRow(it.group, it.agg));
+      tbody.append(frag);
+      return;
+    }
+    drawWindow();
+  };
+
+  /** Draws the rows in view (and a screenful either side) between two spacers. */
+  const drawWindow = () => {
+    if (!items.length) return;
+    if (!heights) {
+      // Rows are one line each (see .virtual in app.css): measure one of each kind.
+      clear(tbody);
+      const sampleRun = items.find((it) => it.run);
+      const sampleGroup = items.find((it) => !it.run);
+      const a = sampleRun ? tbody.appendChild(runRow(sampleRun.run)) : null;
+      const b = sampleGroup ? tbody.appendChild(groupRow(sampleGroup.group, sampleGroup.agg)) : null;
+      rowH = a ? a.getBoundingClientRect().height || 36 : 36;
+      groupH = b ? b.getBoundingClientRect().height || 36 : 36;
+      clear(tbody);
+      heights = new Float64Array(items.length + 1);
+      for (let i = 0; i < items.length; i++) heights[i + 1] = heights[i] + (items[i].run ? rowH : groupH);
+    }
+    const top = scroller.scrollTop;
+    const view = scroller.clientHeight || 600;
+    // First item whose bottom is below the window's top, less a screenful.
+    let lo = 0;
+    let hi = items.length;
+    const from = Math.max(0, top - view);
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (heights[mid + 1] <= from) lo = mid + 1;
+      else hi = mid;
+    }
+    const first = lo;
+    let last = first;
+    const to = top + 2 * view;
+    while (last < items.length && heights[last] < to) last++;
+    const spacer = (px, which) => {
+      // Through the style object: the page's CSP refuses style attributes.
+      const td = h('td', { colspan: RUN_COLUMNS.length });
+      td.style.height = `${px}px`;
+      return h('tr', { class: 'spacer', 'aria-hidden': 'true', testid: `runs-spacer-${which}` }, td);
+    };
+    const frag = document.createDocumentFragment();
+    frag.append(spacer(heights[first], 'top'));
+    for (let i = first; i < last; i++) frag.append(items[i].run ? runRow(items[i].run) : groupRow(items[i].group, items[i].agg));
+    frag.append(spacer(heights[items.length] - heights[last], 'bottom'));
+    clear(tbody).append(frag);
+  };
+  let frame = 0;
+  scroller.addEventListener('scroll', () => {
+    if (!scroller.classList.contains('virtual') || frame) return;
+    frame = requestAnimationFrame(() => {
+      frame = 0;
+      drawWindow();
+    });
+  });
+  const onResize = () => {
+    if (!scroller.classList.contains('virtual')) return;
+    heights = null;
+    drawWindow();
+  };
+  window.addEventListener('resize', onResize);
+  onCleanup(() => window.removeEventListener('resize', onResize));
+
+  let lastBody = '';
   const render = (data) => {
     const runs = (data && data.runs) || [];
-    clear(tbody);
-    for (const r of runs) tbody.append(runRow(r));
-    empty.hidden = runs.length > 0;
-    if (runs.length !== lastCount) {
-      status.textContent = `${runs.length} run${runs.length === 1 ? '' : 's'}`;
-      lastCount = runs.length;
-    }
+    // The stream repeats the list on any change: nothing to redraw when it is the same.
+    const body = JSON.stringify(runs);
+    if (body === lastBody) return;
+    lastBody = body;
+    all = runs;
+    fillSelect('agent', runs.map((r) => r.agent));
+    fillSelect('suite', runs.map((r) => r.suite));
+    fillSelect('family', runs.flatMap((r) => r.families || []));
+    fillSelect('state', runs.map((r) => r.state));
+    fillSelect('tag', runs.map((r) => r.tag));
+    draw();
   };
   onCleanup(subscribe('/v1/console/runs/stream', { runs: render },
     async () => render(await api('/v1/console/runs'))));
@@ -1297,8 +1594,18 @@ function viewRun(main, id, atStep) {
         await refreshDetail();
       }
     };
+    // Lines come one event each: they are drawn together, once a frame.
+    let batch = [];
+    const flush = () => {
+      const lines = batch;
+      batch = [];
+      appendEntries(lines);
+    };
     stopStream = subscribe(`${base}/stream?from=${st.next}`, {
-      line: (e) => appendEntries([e]),
+      line: (e) => {
+        if (!batch.length) requestAnimationFrame(flush);
+        batch.push(e);
+      },
       status: (d) => applyDetail(d),
       end: (d) => {
         st.ended = true;
@@ -1381,9 +1688,10 @@ function viewRun(main, id, atStep) {
   }
   onCleanup(() => st.worldTimer && clearTimeout(st.worldTimer));
 
-  async function loadWorld() {
+  /** Draws the world; `quiet`: an error is not shown (asked before the run's state is known). */
+  async function loadWorld(quiet = false) {
     // A player sees the world through the tools; a queued job has none yet.
-    if (st.playing || (st.detail && st.detail.state === 'queued')) return;
+    if (st.playing || (st.detail && st.detail.state === 'queued')) return false;
     const seq = ++st.worldSeq;
     const q = [];
     if (st.scrub !== null) q.push(`step=${st.scrub}`);
@@ -1393,8 +1701,10 @@ function viewRun(main, id, atStep) {
       if (seq !== st.worldSeq) return; // a newer request is on its way
       st.world = w;
       renderWorld(w);
+      return true;
     } catch (e) {
-      if (seq === st.worldSeq) showError(e);
+      if (seq === st.worldSeq && !quiet) showError(e);
+      return false;
     }
   }
 
@@ -1615,15 +1925,21 @@ function viewRun(main, id, atStep) {
     }
   }
 
-  // --- start
+  // --- start: the tools, the run, its timeline so far and its world are asked
+  // for at once (the world at the address's step, else the latest).
   (async () => {
+    const quiet = (p) => p.then((v) => ({ v }), (e) => ({ e }));
+    const detailP = quiet(api(base));
+    const timelineP = quiet(api(`${base}/timeline?from=0`));
+    if (atStep !== null) st.scrub = Math.max(0, atStep);
+    const worldP = loadWorld(true);
     await loadTools();
-    try {
-      applyDetail(await api(base));
-    } catch (e) {
-      showError(e);
+    const d = await detailP;
+    if (d.e) {
+      showError(d.e);
       return;
     }
+    applyDetail(d.v);
     if (st.detail && st.detail.state === 'finished') st.ended = false;
     if (atStep !== null) {
       st.scrub = Math.max(0, Math.min(maxStep(), atStep));
@@ -1631,8 +1947,15 @@ function viewRun(main, id, atStep) {
       range.value = String(st.scrub);
       updateScrubLabel();
     }
+    // What the timeline holds already is drawn in one go; the stream goes on
+    // from there (refused while a person plays: the stream says so).
+    const t = await timelineP;
+    if (t.v && !st.answers && st.next === 0) appendEntries(t.v.lines || []);
     startStream();
-    scheduleWorld();
+    // Drawn again with the run's step count, which came later; or asked again
+    // (with its error shown) unless the run has no world to show.
+    if (await worldP) renderWorld(st.world);
+    else if (!st.playing && !(st.detail && st.detail.state === 'queued')) loadWorld();
   })();
 }
 

@@ -1,0 +1,112 @@
+//! The console's runs list over many recorded runs (`tbsim view` of a big batch):
+//! what its first request costs, and what it cost when every run was replayed.
+//!
+//! One busy-day oracle run is written untimed, then hard-linked as `RUNS` run
+//! folders of one batch (`batch/<scenario>/trial-<t>`). `list/cold` makes a fresh
+//! console over them (reading each trajectory's header, as `tbsim view` does before
+//! it listens) and answers its first `runs()`: every summary read from
+//! `result.json`. `list/warm` is a later request (the summaries cached).
+//! `replay/per_run` is the old way, one run's summary by replaying it, so
+//! `RUNS × replay/per_run` over `list/cold` is the speed-up of the first list.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group};
+use tbsim_benches::{BUSY_DAY, load_scenario, oracle_config};
+use tbsim_engine::agent::Oracle;
+use tbsim_engine::run::{RunLimits, run_to_dir};
+use tbsim_serve::console::{AgentMaker, Console, FixedRun, Mode};
+use tbsim_serve::registry::{Registry, RegistryConfig};
+
+criterion_group!(benches, console_index);
+
+/// Run folders listed.
+const RUNS: usize = 1000;
+
+struct NoAgents;
+
+impl AgentMaker for NoAgents {
+    fn names(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn make(
+        &self,
+        name: &str,
+        _: &tbsim_scenario::LoadedScenario,
+        _: u64,
+    ) -> Result<Box<dyn tbsim_engine::agent::Agent>, String> {
+        Err(format!("no agent `{name}`"))
+    }
+}
+
+fn console_over(dirs: &[(String, PathBuf)], forks: &Path) -> Console {
+    let registry = Arc::new(Registry::new(RegistryConfig {
+        roots: tbsim_serve::scenarios::ScenarioRoots::default(),
+        out: forks.to_path_buf(),
+        max_sessions: 4,
+        idle_timeout: Duration::from_secs(600),
+        unused_timeout: Duration::from_secs(60),
+    }));
+    let fixed = dirs
+        .iter()
+        .map(|(id, d)| Arc::new(FixedRun::recorded(id.clone(), d.clone()).unwrap()))
+        .collect();
+    Console::new(Mode::View, registry, fixed, Arc::new(NoAgents))
+}
+
+fn console_index(c: &mut Criterion) {
+    let loaded = load_scenario(BUSY_DAY);
+    let root = std::env::temp_dir().join(format!("tbsim-bench-index-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let one = root.join("one");
+    let mut oracle = Oracle::new(&loaded.scenario);
+    run_to_dir(
+        &loaded,
+        &mut oracle,
+        oracle_config(),
+        &RunLimits::default(),
+        &one,
+    )
+    .expect("the oracle's run is written");
+    let files: Vec<PathBuf> = std::fs::read_dir(&one)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    let mut dirs = Vec::new();
+    for t in 0..RUNS {
+        let d = root.join(format!("batch/busy-day/trial-{t}"));
+        std::fs::create_dir_all(&d).unwrap();
+        for f in &files {
+            std::fs::hard_link(f, d.join(f.file_name().unwrap())).unwrap();
+        }
+        dirs.push((format!("batch:busy-day:trial-{t}"), d));
+    }
+    let forks = root.join("forks");
+
+    let mut g = c.benchmark_group("console_index");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(8));
+    g.bench_function(format!("list/cold/{RUNS}"), |b| {
+        b.iter(|| {
+            let console = console_over(&dirs, &forks);
+            black_box(console.runs())
+        });
+    });
+    let warm = console_over(&dirs, &forks);
+    assert_eq!(warm.runs().len(), RUNS);
+    g.bench_function(format!("list/warm/{RUNS}"), |b| {
+        b.iter(|| black_box(warm.runs()));
+    });
+    g.bench_function("replay/per_run", |b| {
+        b.iter(|| {
+            let console = console_over(&dirs[..1], &forks);
+            black_box(console.detail(&dirs[0].0).unwrap())
+        });
+    });
+    g.finish();
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -1,0 +1,79 @@
+// Timings of the console in headless Chromium, for runs/bench (measured, not
+// asserted): the first runs-list request after `tbsim view` starts over N
+// synthetic recorded runs, the page listing them, and the first paint of a run
+// (timeline and world drawn) for each run directory given.
+//
+//   TBSIM_BIN=… node tools/console-tests/measure.mjs [--runs N] RUN_DIR…
+//
+// Prints one JSON object. N synthetic runs are hard links of the first RUN_DIR's
+// files with their own result.json.
+
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { launch, startView, tempDir, tid, until } from './lib.mjs';
+
+const args = process.argv.slice(2);
+let n = 1000;
+const dirs = [];
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === '--runs') n = Number(args[++i]);
+  else dirs.push(args[i]);
+}
+if (!dirs.length) throw new Error('give at least one run directory');
+
+const tmp = tempDir('tbsim-measure-');
+const out = { runs: n, list: {}, paint: {} };
+const browser = await launch();
+try {
+  const big = join(tmp, 'big');
+  const result = JSON.parse(readFileSync(join(dirs[0], 'result.json'), 'utf8'));
+  for (let i = 0; i < n; i++) {
+    const d = join(big, `batch-${Math.floor(i / 100)}`, result.scenario, `trial-${i % 100}`);
+    mkdirSync(d, { recursive: true });
+    for (const f of ['trajectory.jsonl', 'scenario.ron', 'run.json']) linkSync(join(dirs[0], f), join(d, f));
+    writeFileSync(join(d, 'result.json'), JSON.stringify({ ...result, trial: i % 100, checkpoint_score: (i % 101) / 100 }));
+  }
+  const t0 = performance.now();
+  const server = await startView([big], join(tmp, 'forks'), [], { timeoutMs: 300_000 });
+  const t1 = performance.now();
+  const res = await fetch(`${server.url}/v1/console/runs`);
+  const body = await res.json();
+  const t2 = performance.now();
+  if (body.runs.length !== n) throw new Error(`listed ${body.runs.length} of ${n}`);
+  out.list.view_start_ms = Math.round(t1 - t0);
+  out.list.first_request_ms = Math.round(t2 - t1);
+  const again = performance.now();
+  await (await fetch(`${server.url}/v1/console/runs`)).json();
+  out.list.second_request_ms = Math.round(performance.now() - again);
+  const { page } = browser;
+  await page.goto(`${server.url}/#/`);
+  await until(async () => (await page.locator(tid('runs-status')).getAttribute('data-total')) === String(n)
+    || (await page.locator(`${tid('runs-body')} > tr`).count()) >= Math.min(n, 50), { timeoutMs: 120_000, what: 'the list' });
+  out.list.page_listed_ms = Math.round(await page.evaluate(() => performance.now()));
+  await server.stop();
+
+  for (const dir of dirs) {
+    const s = await startView([dir], join(tmp, 'forks'));
+    const id = (await (await fetch(`${s.url}/v1/console/runs`)).json()).runs[0].id;
+    const times = [];
+    for (let k = 0; k < 3; k++) {
+      await page.goto('about:blank');
+      await page.goto(`${s.url}/#/run/${encodeURIComponent(id)}`);
+      // Painted: timeline entries and the world both drawn.
+      await page.waitForFunction(() => {
+        const c = document.querySelector('[data-testid="timeline-count"], [data-testid="tl-count"]');
+        const w = document.querySelector('[data-testid="world-note"]');
+        return c && Number(c.dataset.count) > 0 && w && w.dataset.step !== undefined;
+      }, null, { timeout: 60_000 });
+      times.push(Math.round(await page.evaluate(() => performance.now())));
+    }
+    const lines = readFileSync(join(dir, 'trajectory.jsonl'), 'utf8').split('\n').filter(Boolean).length;
+    out.paint[dir.split('/').filter(Boolean).pop()] = { lines, first_paint_ms: times };
+    await s.stop();
+  }
+} finally {
+  await browser.close();
+  rmSync(tmp, { recursive: true, force: true });
+}
+console.log(JSON.stringify(out, null, 2));
