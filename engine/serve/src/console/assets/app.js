@@ -150,6 +150,8 @@ async function request(path, { method = 'GET', body } = {}) {
   if (method !== 'GET' && method !== 'HEAD') extra['X-Tbsim-Console'] = '1';
   const opts = { method, headers: headers(extra) };
   if (body !== undefined) opts.body = JSON.stringify(body);
+  // A static export (export.rs) answers from its data files: no server, no network.
+  if (window.TBSIM_STATIC) return window.TBSIM_STATIC.fetch(path);
   let res;
   try {
     res = await fetch(path, opts);
@@ -189,6 +191,11 @@ function subscribe(url, handlers, poll, every = 1500) {
   let es = null;
   let timer = null;
   let stopped = false;
+  // A static export never changes: one look is all there is.
+  if (window.TBSIM_STATIC) {
+    poll().catch(() => {});
+    return () => {};
+  }
   const startPolling = () => {
     if (timer || stopped) return;
     const tick = async () => {
@@ -256,7 +263,9 @@ function route() {
   clear(main);
   window.scrollTo(0, 0);
   const m = hash.match(/^#\/run\/([^/?]+)(?:\/step\/(\d+))?/);
-  if (m) viewRun(main, decodeURIComponent(m[1]), m[2] !== undefined ? Number(m[2]) : null);
+  const cmp = hash.match(/^#\/compare\/(runs|batches)\/([^/?]+)/);
+  if (cmp && window.tbsimCompare) window.tbsimCompare.view(main, cmp[1], cmp[2].split(',').map(decodeURIComponent));
+  else if (m) viewRun(main, decodeURIComponent(m[1]), m[2] !== undefined ? Number(m[2]) : null);
   else if (hash.startsWith('#/play')) viewPlay(main);
   else viewRuns(main);
 }
@@ -276,7 +285,7 @@ async function boot() {
     return;
   }
   const mode = $('[data-testid="mode"]');
-  mode.textContent = `${info.mode}${info.read_only ? ' · read-only' : ''} · tbsim ${info.version || ''}`;
+  mode.textContent = `${info.static ? 'static export' : info.mode}${info.read_only ? ' · read-only' : ''} · tbsim ${info.version || ''}`;
   if (info.can_start) $('[data-testid="nav-play"]').hidden = false;
   window.addEventListener('hashchange', route);
   route();
@@ -304,6 +313,7 @@ function loginForm() {
 function runRow(r) {
   const link = h('a', { href: `#/run/${encodeURIComponent(r.id)}`, testid: `run-link-${r.id}` }, r.id);
   return h('tr', { testid: `run-row-${r.id}`, 'data-state': r.state },
+    window.tbsimCompare ? window.tbsimCompare.selectCell(r) : null,
     h('td', { 'data-label': 'Run' }, link, r.fork ? h('span', { class: 'muted small' }, ` fork of ${r.fork.parent} @ ${r.fork.step}`) : null),
     h('td', { 'data-label': 'Scenario' }, r.scenario),
     h('td', { 'data-label': 'Agent' }, r.agent),
@@ -332,6 +342,8 @@ function viewRuns(main) {
       holdStatus.textContent = errorText(e);
     }
   };
+  const compareBar = window.tbsimCompare ? window.tbsimCompare.bar() : null;
+  if (compareBar) onCleanup(compareBar.dispose);
   const holdBar = h('div', { class: 'controls', role: 'group', 'aria-label': 'All runs', hidden: info.read_only },
     h('button', { type: 'button', testid: 'pause-all', onclick: hold('pause-all') }, 'Pause all'),
     h('button', { type: 'button', testid: 'resume-all', onclick: hold('resume-all') }, 'Resume all'),
@@ -340,14 +352,16 @@ function viewRuns(main) {
     h('section', { 'aria-labelledby': 'runs-h' },
       h('h2', { id: 'runs-h' }, 'All runs'),
       holdBar,
+      compareBar,
       status,
       h('table', { class: 'runs', testid: 'runs-table' },
-        h('thead', {}, h('tr', {}, ['Run', 'Scenario', 'Agent', 'Clock', 'Steps', 'Score', 'State'].map((c) => h('th', { scope: 'col' }, c)))),
+        h('thead', {}, h('tr', {}, [window.tbsimCompare ? 'Compare' : null, 'Run', 'Scenario', 'Agent', 'Clock', 'Steps', 'Score', 'State'].filter(Boolean).map((c) => h('th', { scope: 'col' }, c)))),
         tbody),
       empty));
   let lastCount = -1;
   const render = (data) => {
     const runs = (data && data.runs) || [];
+    if (compareBar) compareBar.update(runs);
     clear(tbody);
     for (const r of runs) tbody.append(runRow(r));
     empty.hidden = runs.length > 0;
@@ -973,7 +987,8 @@ function viewRun(main, id, atStep) {
   const answersWrap = h('span', { class: 'inline-field', hidden: true, testid: 'answers-wrap' }, answersBox, h('label', { for: 'answers-toggle' }, 'Show answers'));
   const scrubber = h('section', { class: 'scrubber card', 'aria-label': 'Step scrubber', testid: 'scrubber' },
     h('div', { class: 'scrub-row' }, h('label', { for: 'scrub-range' }, 'Step'), prev, range, nextB, latest, scrubLabel),
-    h('div', { class: 'scrub-row' },
+    // A static export has no server to fork on.
+    h('div', { class: 'scrub-row', hidden: !!info.static },
       h('span', { class: 'inline-field' }, h('label', { for: 'fork-agent' }, 'Fork with agent'), forkAgent), forkNameField, forkBtn, forkMsg, answersWrap));
 
   // guidance
