@@ -296,6 +296,10 @@ pub(crate) struct ViewArgs {
     /// $TBSIM_API_CONFIG, else ./api_config.json).
     #[arg(long)]
     pub(crate) api_config: Option<PathBuf>,
+    /// Write a static site of the runs into DIR (new or empty) and exit, serving
+    /// nothing: open DIR/index.html from disk or put DIR on any static host.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) export: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) conn: ConnArgs,
 }

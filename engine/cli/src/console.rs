@@ -210,6 +210,9 @@ pub(crate) fn cmd_view(args: ViewArgs) -> Result<ExitCode> {
             .with_context(|| format!("cannot show `{}`", d.display()))?;
         fixed.push(Arc::new(run));
     }
+    if let Some(dir) = &args.export {
+        return export(fixed, dir);
+    }
     let agents = Arc::new(ConsoleAgents::new(args.api_config.as_deref())?);
     let registry = fork_registry(&args.out)?;
     // The bundled suites label the runs of their scenarios (a filter of the list).
@@ -252,6 +255,49 @@ pub(crate) fn cmd_view(args: ViewArgs) -> Result<ExitCode> {
     drop(rt);
     drop(agents);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `tbsim view … --export DIR`: the runs as a static site, no server.
+fn export(fixed: Vec<Arc<FixedRun>>, dir: &Path) -> Result<ExitCode> {
+    let started = std::time::Instant::now();
+    // The console needs a registry; an export starts no session, so it is never
+    // written to (the directory is not created).
+    let registry = fork_registry(&dir.join(".no-forks"))?;
+    let agents: Arc<dyn AgentMaker> = Arc::new(NoAgents);
+    let console = Console::new(Mode::View, registry, fixed, agents);
+    let done = console
+        .export(dir)
+        .with_context(|| format!("cannot export to `{}`", dir.display()))?;
+    eprintln!(
+        "exported {} run(s) and {} comparison(s) to {} ({} KiB, {:.1} s); open {}",
+        done.runs,
+        done.comparisons,
+        dir.display(),
+        done.bytes.div_ceil(1024),
+        started.elapsed().as_secs_f64(),
+        dir.join("index.html").display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An export offers no agent (nothing is forked from a static page).
+struct NoAgents;
+
+impl AgentMaker for NoAgents {
+    fn names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn make(
+        &self,
+        name: &str,
+        _: &LoadedScenario,
+        _: u64,
+    ) -> std::result::Result<Box<dyn Agent>, String> {
+        Err(format!(
+            "a static export starts no agent (asked for `{name}`)"
+        ))
+    }
 }
 
 /// The console `tbsim run --ui` serves beside its batch: every job is listed from

@@ -68,7 +68,7 @@ fn wait_for(s: &Server, id: &str, what: &str, pred: impl Fn(&Value) -> bool) -> 
     }
 }
 
-fn trajectory(dir: &Path) -> Vec<Value> {
+pub(crate) fn trajectory(dir: &Path) -> Vec<Value> {
     std::fs::read_to_string(dir.join("trajectory.jsonl"))
         .unwrap()
         .lines()
@@ -405,7 +405,7 @@ fn strings(v: &Value, out: &mut Vec<String>) {
 
 /// Checkpoint descriptions, colleagues' personas and the clues the run in `run`
 /// never disclosed: text the console must never show outside the answers switch.
-fn hidden_texts(scenario: &Path, run: &Path) -> Vec<String> {
+pub(crate) fn hidden_texts(scenario: &Path, run: &Path) -> Vec<String> {
     let loaded = tbsim_scenario::load_file(scenario).unwrap();
     let disclosed: Vec<String> = trajectory(run)
         .into_iter()

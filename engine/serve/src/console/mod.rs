@@ -19,6 +19,8 @@
 //!
 //! The routes are in [`routes`]; the page's files are embedded from `assets/`.
 
+pub mod compare;
+pub mod export;
 pub mod routes;
 
 use std::collections::BTreeMap;

@@ -38,6 +38,14 @@ pub const POLL: Duration = Duration::from_millis(200);
 const INDEX_HTML: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
 const APP_CSS: &str = include_str!("assets/app.css");
+const COMPARE_JS: &str = include_str!("assets/compare.js");
+
+/// The page's scripts and style by file name (a static export copies them).
+pub(crate) const ASSETS: &[(&str, &str)] = &[
+    ("app.js", APP_JS),
+    ("app.css", APP_CSS),
+    ("compare.js", COMPARE_JS),
+];
 
 /// The longest name a person may guide or play under.
 pub const MAX_PERSON: usize = 40;
@@ -86,6 +94,25 @@ fn refuse_while_playing(found: &Found) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Whether the run's world may be shown at all: not while a person plays it, not
+/// before a batch job starts.
+pub(crate) fn viewable(found: &Found) -> Result<(), ApiError> {
+    refuse_while_playing(found)?;
+    queued_check(found)
+}
+
+impl From<super::compare::CompareError> for ApiError {
+    fn from(e: super::compare::CompareError) -> Self {
+        let message = e.to_string();
+        let code = match e {
+            super::compare::CompareError::Arity(_) => "invalid_query",
+            super::compare::CompareError::Unreadable(..) => "unreadable_run",
+            super::compare::CompareError::EmptyBatch(_) => "no_results",
+        };
+        err(StatusCode::UNPROCESSABLE_ENTITY, code, message)
+    }
+}
+
 /// A batch job not started yet has no world: said so, without its directory.
 fn queued_check(found: &Found) -> Result<(), ApiError> {
     if let Found::Fixed(f) = found
@@ -132,6 +159,8 @@ pub fn router(console: Arc<Console>) -> Router {
         .route("/", get(index))
         .route("/assets/app.js", get(app_js))
         .route("/assets/app.css", get(app_css))
+        .route("/assets/compare.js", get(compare_js))
+        .route("/v1/console/compare", get(compare))
         .route("/v1/console/info", get(info))
         .route("/v1/console/runs", get(runs))
         .route("/v1/console/runs/stream", get(runs_stream))
@@ -181,6 +210,51 @@ async fn index() -> Response {
 
 async fn app_js() -> Response {
     asset("text/javascript; charset=utf-8", APP_JS)
+}
+
+async fn compare_js() -> Response {
+    asset("text/javascript; charset=utf-8", COMPARE_JS)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CompareQuery {
+    #[serde(default)]
+    runs: Option<String>,
+    #[serde(default)]
+    batches: Option<String>,
+}
+
+/// Splits a comma-separated list of ids (empty parts dropped).
+fn id_list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `?runs=a,b` (runs side by side) or `?batches=A,B` (the paired comparison of
+/// `tbsim report --compare`); see `compare.rs` for both.
+async fn compare(
+    State(c): State<Arc<Console>>,
+    q: Result<Query<CompareQuery>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let q = query(q)?;
+    let joined = tokio::task::spawn_blocking(move || match (q.runs, q.batches) {
+        (Some(r), None) => serde_json::to_value(c.compare(&id_list(&r))?)
+            .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())),
+        (None, Some(b)) => serde_json::to_value(c.compare_batches(&id_list(&b))?)
+            .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())),
+        _ => Err(err(
+            StatusCode::BAD_REQUEST,
+            "invalid_query",
+            "give either `runs=<id>,<id>,…` or `batches=<name>,<name>,…`",
+        )),
+    })
+    .await
+    .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
+    Ok(Json(joined))
 }
 
 async fn app_css() -> Response {

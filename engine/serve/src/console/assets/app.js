@@ -150,6 +150,8 @@ async function request(path, { method = 'GET', body } = {}) {
   if (method !== 'GET' && method !== 'HEAD') extra['X-Tbsim-Console'] = '1';
   const opts = { method, headers: headers(extra) };
   if (body !== undefined) opts.body = JSON.stringify(body);
+  // A static export (export.rs) answers from its data files: no server, no network.
+  if (window.TBSIM_STATIC) return window.TBSIM_STATIC.fetch(path);
   let res;
   try {
     res = await fetch(path, opts);
@@ -189,6 +191,11 @@ function subscribe(url, handlers, poll, every = 1500) {
   let es = null;
   let timer = null;
   let stopped = false;
+  // A static export never changes: one look is all there is.
+  if (window.TBSIM_STATIC) {
+    poll().catch(() => {});
+    return () => {};
+  }
   const startPolling = () => {
     if (timer || stopped) return;
     const tick = async () => {
@@ -256,7 +263,9 @@ function route() {
   clear(main);
   window.scrollTo(0, 0);
   const m = hash.match(/^#\/run\/([^/?]+)(?:\/step\/(\d+))?/);
-  if (m) viewRun(main, decodeURIComponent(m[1]), m[2] !== undefined ? Number(m[2]) : null);
+  const cmp = hash.match(/^#\/compare\/(runs|batches)\/([^/?]+)/);
+  if (cmp && window.tbsimCompare) window.tbsimCompare.view(main, cmp[1], cmp[2].split(',').map(decodeURIComponent));
+  else if (m) viewRun(main, decodeURIComponent(m[1]), m[2] !== undefined ? Number(m[2]) : null);
   else if (hash.startsWith('#/play')) viewPlay(main);
   else viewRuns(main);
 }
@@ -276,7 +285,7 @@ async function boot() {
     return;
   }
   const mode = $('[data-testid="mode"]');
-  mode.textContent = `${info.mode}${info.read_only ? ' · read-only' : ''} · tbsim ${info.version || ''}`;
+  mode.textContent = `${info.static ? 'static export' : info.mode}${info.read_only ? ' · read-only' : ''} · tbsim ${info.version || ''}`;
   if (info.can_start) $('[data-testid="nav-play"]').hidden = false;
   window.addEventListener('hashchange', route);
   route();
@@ -408,6 +417,7 @@ function runRow(r) {
   const link = h('a', { href: `#/run/${encodeURIComponent(r.id)}`, testid: `run-link-${r.id}` }, r.id);
   const tokens = runTokens(r);
   return h('tr', { testid: `run-row-${r.id}`, 'data-state': r.state, class: 'run' },
+    window.tbsimCompare ? window.tbsimCompare.selectCell(r) : null,
     h('td', { 'data-label': 'Run' }, link, r.tag ? h('span', { class: 'tag small', testid: 'run-row-tag' }, r.tag) : null,
       r.fork ? h('span', { class: 'muted small' }, ` fork of ${r.fork.parent} @ ${r.fork.step}`) : null),
     h('td', { 'data-label': 'Scenario' }, r.scenario, r.suite ? h('span', { class: 'muted small' }, ` ${r.suite}`) : null),
@@ -430,7 +440,7 @@ function groupRow(name, a) {
   return h('tr', {
     class: 'group', testid: `group-${name}`, 'data-n': a.n, 'data-score': a.score ?? '', 'data-success': a.success ?? '',
     'data-tokens': a.tokens ?? '', 'data-cost': a.cost ?? '',
-  }, h('th', { colspan: RUN_COLUMNS.length, scope: 'rowgroup' }, h('span', { class: 'group-name' }, name || '(no batch)'),
+  }, h('th', { colspan: RUN_COLUMNS.length + (window.tbsimCompare ? 1 : 0), scope: 'rowgroup' }, h('span', { class: 'group-name' }, name || '(no batch)'),
     h('span', { class: 'muted small' }, ` · ${parts.join(' · ')}`)));
 }
 
@@ -454,6 +464,8 @@ function viewRuns(main) {
       holdStatus.textContent = errorText(e);
     }
   };
+  const compareBar = window.tbsimCompare ? window.tbsimCompare.bar() : null;
+  if (compareBar) onCleanup(compareBar.dispose);
   const holdBar = h('div', { class: 'controls', role: 'group', 'aria-label': 'All runs', hidden: info.read_only },
     h('button', { type: 'button', testid: 'pause-all', onclick: hold('pause-all') }, 'Pause all'),
     h('button', { type: 'button', testid: 'resume-all', onclick: hold('resume-all') }, 'Resume all'),
@@ -495,7 +507,7 @@ function viewRuns(main) {
     h('button', { type: 'button', testid: 'runs-filter-clear', onclick: () => { for (const f of RUN_FILTERS) s[f] = ''; go(listHash(s)); } }, 'Clear'));
 
   // Column headers sort; a second click reverses.
-  const headRow = h('tr', {}, RUN_COLUMNS.map((c) => h('th', { scope: 'col', 'data-key': c.key },
+  const headRow = h('tr', {}, window.tbsimCompare ? h('th', { scope: 'col' }, 'Compare') : null, RUN_COLUMNS.map((c) => h('th', { scope: 'col', 'data-key': c.key },
     h('button', { type: 'button', class: 'sort', testid: `sort-${c.key}`, onclick: () => {
       if (s.sort === c.key) setState('dir', s.dir === 'asc' ? 'desc' : 'asc');
       else {
@@ -510,6 +522,7 @@ function viewRuns(main) {
       h('h2', { id: 'runs-h' }, 'All runs'),
       holdBar,
       filters,
+      compareBar,
       status,
       scroller,
       empty));
@@ -612,7 +625,7 @@ function viewRuns(main) {
     while (last < items.length && heights[last] < to) last++;
     const spacer = (px, which) => {
       // Through the style object: the page's CSP refuses style attributes.
-      const td = h('td', { colspan: RUN_COLUMNS.length });
+      const td = h('td', { colspan: RUN_COLUMNS.length + (window.tbsimCompare ? 1 : 0) });
       td.style.height = `${px}px`;
       return h('tr', { class: 'spacer', 'aria-hidden': 'true', testid: `runs-spacer-${which}` }, td);
     };
@@ -646,6 +659,7 @@ function viewRuns(main) {
     if (body === lastBody) return;
     lastBody = body;
     all = runs;
+    if (compareBar) compareBar.update(runs);
     fillSelect('agent', runs.map((r) => r.agent));
     fillSelect('suite', runs.map((r) => r.suite));
     fillSelect('family', runs.flatMap((r) => r.families || []));
@@ -1270,7 +1284,8 @@ function viewRun(main, id, atStep) {
   const answersWrap = h('span', { class: 'inline-field', hidden: true, testid: 'answers-wrap' }, answersBox, h('label', { for: 'answers-toggle' }, 'Show answers'));
   const scrubber = h('section', { class: 'scrubber card', 'aria-label': 'Step scrubber', testid: 'scrubber' },
     h('div', { class: 'scrub-row' }, h('label', { for: 'scrub-range' }, 'Step'), prev, range, nextB, latest, scrubLabel),
-    h('div', { class: 'scrub-row' },
+    // A static export has no server to fork on.
+    h('div', { class: 'scrub-row', hidden: !!info.static },
       h('span', { class: 'inline-field' }, h('label', { for: 'fork-agent' }, 'Fork with agent'), forkAgent), forkNameField, forkBtn, forkMsg, answersWrap));
 
   // guidance
