@@ -40,6 +40,9 @@ const REFUSAL_WORDS: &[&str] = &[
     "afraid",
 ];
 
+/// Whether a guest rule keeps a person (by key).
+type Keep<'a> = &'a dyn Fn(&str) -> bool;
+
 /// Positions that lead a department.
 const LEAD_WORDS: &[&str] = &["manager", "head", "director", "lead"];
 
@@ -217,7 +220,7 @@ pub fn candidates(seen: &Observed) -> Vec<(BookingFill, Vec<String>)> {
             ),
             ("the people the objective names", named),
         ];
-        let filters: [(&str, &dyn Fn(&str) -> bool); 5] = [
+        let filters: [(&str, Keep<'_>); 5] = [
             ("", &|_| true),
             (" minus refusal words in replies", &|k| !refused.contains(k)),
             (" minus those a tool error names", &|k| {
