@@ -2,7 +2,10 @@
 """Lists the import cycles between the top-level modules of each tbsim crate.
 
 Reads engine/src as text: a module X imports module Y when a non-test line of X
-names `crate::Y` (directly or in a `use crate::{...}` group). Prints each strongly
+names a path that resolves to Y: `crate::Y`, `super::Y` from a top-level module
+(`super::super::Y` one level down, and so on; inline `mod m { ... }` blocks count
+as a level), `self::Y` in the crate root's children's children, or a `{...}` group
+after any of these prefixes (`use super::{a, b::C}` imports `a` and `b`). Prints each strongly
 connected group of two or more modules, and exits 1 if there is any, so it can
 gate the split of issue 10 once the cycles are gone. Crates cannot import each
 other in a circle at all (cargo refuses), so this is the check for what is still
@@ -19,6 +22,92 @@ import re
 import sys
 
 
+PATH = re.compile(r"\b(crate|super|self)((?:\s*::\s*super)*)\s*::\s*(\{|\w+)")
+INLINE_MOD = re.compile(r"\bmod\s+(\w+)\s*\{")
+
+
+def file_module(rel):
+    """The module path of a source file relative to the crate's src dir."""
+    parts = rel.removesuffix(".rs").split(os.sep)
+    if parts[-1] == "mod":
+        parts.pop()
+    return [] if parts in (["lib"], ["main"]) else parts
+
+
+def group_heads(text, start):
+    """The first segment of each top-level item of the `{...}` group opening at `start`,
+    and where the group ends."""
+    depth, item, heads, i = 0, "", [], start
+    while i < len(text):
+        c = text[i]
+        if c == "{":
+            depth += 1
+            if depth == 1:
+                i += 1
+                continue
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                break
+        if depth == 1 and c == ",":
+            heads.append(item)
+            item = ""
+        elif depth >= 1:
+            item += c
+        i += 1
+    heads.append(item)
+    out = []
+    for h in heads:
+        m = re.match(r"\s*(\w+)", h)
+        if m and m.group(1) not in ("self", "super", "crate"):
+            out.append(m.group(1))
+    return out, i
+
+
+def strip_comments(text):
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def imported_tops(text, base):
+    """Top-level modules that the code of module `base` (a path) names, following
+    `crate::`, `super::` (chains included), `self::` and `{...}` groups after any of
+    them; `mod x { ... }` blocks inside the file shift what `super`/`self` mean."""
+    # The module path in force at each offset: inline `mod name {` blocks extend it.
+    spans = []  # (open offset, close offset, name)
+    for m in INLINE_MOD.finditer(text):
+        depth, j = 0, m.end() - 1
+        while j < len(text):
+            if text[j] == "{":
+                depth += 1
+            elif text[j] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        spans.append((m.start(), j, m.group(1)))
+
+    def path_at(offset):
+        return base + [n for (a, b, n) in spans if a < offset < b]
+
+    tops = set()
+    for m in PATH.finditer(text):
+        root, supers, nxt = m.group(1), m.group(2), m.group(3)
+        if root == "crate":
+            prefix = []
+        else:
+            prefix = path_at(m.start())
+            ups = (1 if root == "super" else 0) + supers.count("super")
+            prefix = prefix[: max(len(prefix) - ups, 0)]
+        if prefix:
+            tops.add(prefix[0])
+        elif nxt == "{":
+            tops |= set(group_heads(text, m.end() - 1)[0])
+        else:
+            tops.add(nxt)
+    return tops
+
+
 def graph(src):
     mods = sorted({m[:-3] if m.endswith(".rs") else m for m in os.listdir(src)} - {"lib", "main"})
     dep = collections.defaultdict(set)
@@ -27,14 +116,13 @@ def graph(src):
             if not f.endswith(".rs"):
                 continue
             rel = os.path.relpath(os.path.join(root, f), src)
-            top = rel.split(os.sep)[0].removesuffix(".rs")
-            if top in ("lib", "main"):
+            base = file_module(rel)
+            if not base:
                 continue
+            top = base[0]
             text = open(os.path.join(root, f), encoding="utf-8").read()
             text = re.split(r"#\[cfg\(test\)\]\s*mod tests", text)[0]
-            names = set(re.findall(r"crate::(\w+)", text))
-            for block in re.findall(r"use crate::\{([^;]*)\};", text, re.S):
-                names |= set(re.findall(r"(?:^|[{,\s])(\w+)::", block))
+            names = imported_tops(strip_comments(text), base)
             dep[top] |= {m for m in names if m != top and m in mods}
     return mods, dep
 

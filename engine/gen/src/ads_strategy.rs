@@ -893,7 +893,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         format!("The total budget is {budget} CNY, and the plan must not exceed it.")
     };
     let spec = ctx
-        .task_spec::<super::registry::AdsStrategy>(format!("ads_strategy/{}", level.key()))
+        .task_spec::<super::meta_task::AdsStrategy>(format!("ads_strategy/{}", level.key()))
         .key(task.clone())
         .title(format!("Plan the {} ads campaign", city.name))
         .objective(format!(

@@ -1553,7 +1553,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     cps.extend(checkpoints(&exp, &answer_path, &roster));
     let variant = format!("attendance/{}/l{}", task_type.name(), level.number());
     let spec = ctx
-        .task_spec::<super::registry::Attendance>(variant)
+        .task_spec::<super::meta_task::Attendance>(variant)
         .key(task)
         .title(format!("Attendance figures for {month_name}"))
         .objective(format!(

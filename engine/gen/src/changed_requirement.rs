@@ -566,7 +566,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     ));
 
     let spec = ctx
-        .task_spec::<super::registry::ChangedRequirement>(format!(
+        .task_spec::<super::meta_task::ChangedRequirement>(format!(
             "changed_requirement/{cname}/{tname}"
         ))
         .key(task.clone())

@@ -1104,7 +1104,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         _ => "Turn the relation around when a part rather than the total is missing.",
     };
     let spec = ctx
-        .task_spec::<super::registry::DataCompletion>(format!(
+        .task_spec::<super::meta_task::DataCompletion>(format!(
             "data_completion/{}/{}/{}",
             domain.name(),
             task_type.name(),

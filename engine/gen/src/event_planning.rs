@@ -1357,7 +1357,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         }
     };
     let spec = ctx
-        .task_spec::<super::registry::EventPlanning>(format!("event_planning/{}", level.key()))
+        .task_spec::<super::meta_task::EventPlanning>(format!("event_planning/{}", level.key()))
         .key(task.clone())
         .title(format!("Plan the {dept} team outing"))
         .objective(format!(

@@ -1132,7 +1132,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             },
         };
         tasks.push(
-            ctx.task_spec::<super::registry::HandoffChain>(format!(
+            ctx.task_spec::<super::meta_task::HandoffChain>(format!(
                 "handoff_chain/{kname}/len{length}"
             ))
             .key(key)

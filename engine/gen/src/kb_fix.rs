@@ -262,7 +262,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         Level::Hard => "hard",
     };
     let spec = ctx
-        .task_spec::<super::registry::KbFix>(format!("kb_fix/{lvl}"))
+        .task_spec::<super::meta_task::KbFix>(format!("kb_fix/{lvl}"))
         .key(task.clone())
         .title("Fix broken chart links")
         .objective(format!(

@@ -357,7 +357,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         Kind::CheckSum => "check_sum",
     };
     let attend = ctx
-        .task_spec::<super::registry::MeetingAttend>(format!("meeting_attend/{kind_name}/l{level}"))
+        .task_spec::<super::meta_task::MeetingAttend>(format!("meeting_attend/{kind_name}/l{level}"))
         .key(attend_key.clone())
         .title(format!("Attend the {dept} purchasing sync"))
         .objective(format!(
@@ -543,7 +543,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         });
     }
     let summary = ctx
-        .task_spec::<super::registry::MeetingAttend>(format!("meeting_attend/{kind_name}/l{level}"))
+        .task_spec::<super::meta_task::MeetingAttend>(format!("meeting_attend/{kind_name}/l{level}"))
         .key(summary_key)
         .title("Summarise the purchase requests")
         .objective(format!(

@@ -798,7 +798,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         },
     ];
     let spec = ctx
-        .task_spec::<super::registry::MeetingBook>(format!(
+        .task_spec::<super::meta_task::MeetingBook>(format!(
             "meeting_book/{}/c{conflicts}", kind.name()
         ))
         .key(task)

@@ -4,64 +4,26 @@
 //! Everything the rest of the crate asks of a family (its key, functional domain,
 //! milestone checkpoint, parameter type, variants, generator, the reference task it
 //! imports from, the trivially-wrong answers the validity tests try) is answered
-//! here, so adding a family is one `Family` variant, one module and one impl below.
+//! here, so adding a family is one `Family` variant, one module, one marker type in
+//! [`meta_task`](super::meta_task) and one impl below. The registry is the only
+//! module that imports the family modules; they name their marker, never the registry.
 //! [`FamilyEntry`] is the object-safe face of [`MetaTask`] that the list holds.
 
 use std::marker::PhantomData;
 
-use serde_json::Value;
-
 use super::{
     Ctx, Domain, Family, Parts, Variant, ads_strategy, attendance, changed_requirement,
-    data_completion, event_planning, evoenv, handoff_chain, kb_fix, meeting_attend, meeting_book,
-    resume_select, sales, transaction_review, urgent_interrupt, website_monitor,
+    data_completion, event_planning, evoenv_args as evoenv, handoff_chain, kb_fix, meeting_attend,
+    meeting_book, resume_select, sales, transaction_review, urgent_interrupt, website_monitor,
+};
+// The trait and the family markers live in `meta_task`, which the families import
+// too; re-exported so `registry::X` keeps working for other crates.
+pub use super::meta_task::{
+    AdsStrategy, Attendance, ChangedRequirement, DataCompletion, EventPlanning, HandoffChain,
+    KbFix, MeetingAttend, MeetingBook, MetaTask, Reference, ResumeSelect, Sales, TransactionReview,
+    UrgentInterrupt, WebsiteMonitor,
 };
 use tbsim_scenario::{Scenario, TaskSpec};
-
-/// The reference implementation's name for a family, and how its arguments map
-/// (`tbsim gen --from-evoenv`).
-#[derive(Debug, Clone, Copy)]
-pub struct Reference {
-    /// The reference's task name, e.g. `"KB Link Fix"`.
-    pub name: &'static str,
-    /// Position in the reference's task hub (the order its names are listed in).
-    pub hub_position: usize,
-    /// Maps the task's `arguments` (at JSON path `at`) onto this family's parameters.
-    pub import: fn(args: &Value, at: &str) -> Result<Family, String>,
-}
-
-/// One meta-task family.
-pub trait MetaTask: 'static {
-    /// The family's parameters; every field unset (`Default`) means "draw it".
-    type Params: Clone + Default + std::fmt::Debug + PartialEq;
-    /// The family's key (`TaskSpec::family`, the first part of every variant key).
-    const KEY: &'static str;
-    /// The family's functional domain.
-    const DOMAIN: Domain;
-    /// The checkpoint of the family's main task that later tasks may wait on, if
-    /// every variant has one.
-    const MILESTONE: Option<&'static str>;
-    /// Minutes a composite day must leave between the family's release and its
-    /// deadline (its oracle plan, its interrupts and their slack).
-    const MIN_WINDOW_MINUTES: u32 = 3 * 60;
-    /// Whether the family's task may be released on another task's checkpoint
-    /// (families that time their own releases may not).
-    const GATEABLE: bool = true;
-    /// The reference task this family imports, if the reference has one.
-    const REFERENCE: Option<Reference> = None;
-
-    /// The `Family` value holding `p`.
-    fn wrap(p: Self::Params) -> Family;
-    /// This family's parameters, when `f` is this family.
-    fn params(f: &Family) -> Option<&Self::Params>;
-    /// The family's variants: `(variant key, parameters)`.
-    fn variants() -> Vec<(String, Self::Params)>;
-    /// Generates one instance.
-    fn generate(ctx: &Ctx<'_>, p: &Self::Params) -> Result<Parts, String>;
-    /// Trivially wrong answers for the validity tests: `(path, content)` pairs
-    /// that must pass no checkpoint of `task`.
-    fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, String)>;
-}
 
 /// A registered family, as the registry holds it (the object-safe [`MetaTask`]).
 pub trait FamilyEntry: Sync {
@@ -197,9 +159,6 @@ pub fn reference_names() -> Vec<(&'static str, &'static str)> {
 }
 
 /// `kb_fix`: see [`kb_fix`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct KbFix;
-
 impl MetaTask for KbFix {
     type Params = kb_fix::Params;
     const KEY: &'static str = "kb_fix";
@@ -234,9 +193,6 @@ impl MetaTask for KbFix {
 }
 
 /// `meeting_attend`: see [`meeting_attend`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct MeetingAttend;
-
 impl MetaTask for MeetingAttend {
     type Params = meeting_attend::Params;
     const KEY: &'static str = "meeting_attend";
@@ -269,9 +225,6 @@ impl MetaTask for MeetingAttend {
 }
 
 /// `transaction_review`: see [`transaction_review`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TransactionReview;
-
 impl MetaTask for TransactionReview {
     type Params = transaction_review::Params;
     const KEY: &'static str = "transaction_review";
@@ -304,9 +257,6 @@ impl MetaTask for TransactionReview {
 }
 
 /// `meeting_book`: see [`meeting_book`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct MeetingBook;
-
 impl MetaTask for MeetingBook {
     type Params = meeting_book::Params;
     const KEY: &'static str = "meeting_book";
@@ -339,9 +289,6 @@ impl MetaTask for MeetingBook {
 }
 
 /// `resume_select`: see [`resume_select`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ResumeSelect;
-
 impl MetaTask for ResumeSelect {
     type Params = resume_select::Params;
     const KEY: &'static str = "resume_select";
@@ -374,9 +321,6 @@ impl MetaTask for ResumeSelect {
 }
 
 /// `sales`: see [`sales`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Sales;
-
 impl MetaTask for Sales {
     type Params = sales::Params;
     const KEY: &'static str = "sales";
@@ -409,9 +353,6 @@ impl MetaTask for Sales {
 }
 
 /// `website_monitor`: see [`website_monitor`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct WebsiteMonitor;
-
 impl MetaTask for WebsiteMonitor {
     type Params = website_monitor::Params;
     const KEY: &'static str = "website_monitor";
@@ -448,9 +389,6 @@ impl MetaTask for WebsiteMonitor {
 }
 
 /// `attendance`: see [`attendance`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Attendance;
-
 impl MetaTask for Attendance {
     type Params = attendance::Params;
     const KEY: &'static str = "attendance";
@@ -483,9 +421,6 @@ impl MetaTask for Attendance {
 }
 
 /// `data_completion`: see [`data_completion`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct DataCompletion;
-
 impl MetaTask for DataCompletion {
     type Params = data_completion::Params;
     const KEY: &'static str = "data_completion";
@@ -518,9 +453,6 @@ impl MetaTask for DataCompletion {
 }
 
 /// `urgent_interrupt`: see [`urgent_interrupt`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct UrgentInterrupt;
-
 impl MetaTask for UrgentInterrupt {
     type Params = urgent_interrupt::Params;
     const KEY: &'static str = "urgent_interrupt";
@@ -550,9 +482,6 @@ impl MetaTask for UrgentInterrupt {
 }
 
 /// `changed_requirement`: see [`changed_requirement`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ChangedRequirement;
-
 impl MetaTask for ChangedRequirement {
     type Params = changed_requirement::Params;
     const KEY: &'static str = "changed_requirement";
@@ -581,9 +510,6 @@ impl MetaTask for ChangedRequirement {
 }
 
 /// `handoff_chain`: see [`handoff_chain`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct HandoffChain;
-
 impl MetaTask for HandoffChain {
     type Params = handoff_chain::Params;
     const KEY: &'static str = "handoff_chain";
@@ -611,9 +537,6 @@ impl MetaTask for HandoffChain {
 }
 
 /// `ads_strategy`: see [`ads_strategy`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AdsStrategy;
-
 impl MetaTask for AdsStrategy {
     type Params = ads_strategy::Params;
     const KEY: &'static str = "ads_strategy";
@@ -646,9 +569,6 @@ impl MetaTask for AdsStrategy {
 }
 
 /// `event_planning`: see [`event_planning`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct EventPlanning;
-
 impl MetaTask for EventPlanning {
     type Params = event_planning::Params;
     const KEY: &'static str = "event_planning";

@@ -676,7 +676,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         .first()
         .map_or_else(|| ctx.company.mentor.clone(), |p| p.key.clone());
     let spec = ctx
-        .task_spec::<super::registry::ResumeSelect>(format!(
+        .task_spec::<super::meta_task::ResumeSelect>(format!(
             "resume_select/{}/r{n}", slug(&req.position)
         ))
         .title(format!("Shortlist applicants for {}", req.position))

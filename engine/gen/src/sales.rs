@@ -1172,7 +1172,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     ));
     let (request, example) = ask(&q, year);
     let spec = ctx
-        .task_spec::<super::registry::Sales>(variant_key(&q))
+        .task_spec::<super::meta_task::Sales>(variant_key(&q))
         .key(task)
         .title(format!("Analyse Q{} {year} sales", q.quarter))
         .objective(format!(

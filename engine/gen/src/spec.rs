@@ -5,7 +5,7 @@
 //! family then sets what differs, its wording, checkpoints, hints and plan
 //! ([`TaskSpecBuilder::plan`] also labels the difficulty by the documented rule).
 
-use super::registry::MetaTask;
+use super::meta_task::MetaTask;
 use super::{Ctx, difficulty};
 use tbsim_scenario::{CheckpointSpec, Difficulty, PlanStep, Priority, Release, TaskSpec};
 
@@ -122,7 +122,7 @@ impl TaskSpecBuilder {
 
 #[cfg(test)]
 mod tests {
-    use super::super::registry::KbFix;
+    use super::super::meta_task::KbFix;
     use super::super::{step, with_test_ctx};
     use super::*;
 

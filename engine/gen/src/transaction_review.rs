@@ -280,7 +280,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         ),
     ];
     let spec = ctx
-        .task_spec::<super::registry::TransactionReview>(format!(
+        .task_spec::<super::meta_task::TransactionReview>(format!(
             "transaction_review/n{normal}-a{abnormal}"
         ))
         .key(task)

@@ -934,7 +934,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         Kind::Relay => relay(&req, &mut rng)?,
     };
     let urgent = ctx
-        .task_spec::<super::registry::UrgentInterrupt>(format!("urgent_interrupt/{kname}/{pname}"))
+        .task_spec::<super::meta_task::UrgentInterrupt>(format!("urgent_interrupt/{kname}/{pname}"))
         .key(task.clone())
         .title(format!("Urgent request from {}", manager.name))
         .objective(format!(
@@ -1025,7 +1025,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         json!({"path": out, "content": serde_json::to_string_pretty(&json!({"workshops": answer})).unwrap_or_default()}),
     ));
     let routine = ctx
-        .task_spec::<super::registry::UrgentInterrupt>(format!("urgent_interrupt/{kname}/{pname}"))
+        .task_spec::<super::meta_task::UrgentInterrupt>(format!("urgent_interrupt/{kname}/{pname}"))
         .key(routine_key.clone())
         .title("Collect next week's workshop sign-ups")
         .objective(format!(

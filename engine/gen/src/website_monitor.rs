@@ -1205,7 +1205,7 @@ pub fn generate_with_services(
         },
     ];
     let spec = ctx
-        .task_spec::<super::registry::WebsiteMonitor>("website_monitor/incident")
+        .task_spec::<super::meta_task::WebsiteMonitor>("website_monitor/incident")
         .key(task)
         .title("Find out why the website is slow")
         .objective(format!(

@@ -12,9 +12,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
-use tbsim_scenario::check::{WorldView, evaluate};
+use tbsim_core::time::{Epoch, SimTime};
+use tbsim_scenario::check::{BookedMeeting, WorldView, evaluate};
 use tbsim_scenario::{BudgetAspect, Check, DomainCheck, OutingAspect};
 
+use super::booking::BookingFill;
 use super::extract::Pool;
 
 /// Where an answer goes.
@@ -24,6 +26,8 @@ pub enum Target {
     File(String),
     /// The agent's messages to a person.
     Message(String),
+    /// The agent's calendar (a meeting it books).
+    Calendar,
 }
 
 /// What a slot holds.
@@ -39,6 +43,8 @@ pub enum Kind {
     Text,
     /// An outing plan object (`morning`, `lunch`, `afternoon`).
     Plan,
+    /// A meeting booked (and joined at its start).
+    Booking,
 }
 
 /// One place an answer is read from.
@@ -59,6 +65,8 @@ pub enum Fill {
     Json(Value),
     /// A whole file's text, or a message.
     Text(String),
+    /// A meeting booked.
+    Booking(BookingFill),
 }
 
 /// A leaf check and the slots it reads.
@@ -70,24 +78,12 @@ pub struct Leaf {
     pub slots: Vec<Slot>,
 }
 
-/// How a checkpoint can be scanned.
-#[derive(Debug, Clone)]
-pub enum Shape {
-    /// Its answer leaves (diagnostics and attendance inside an `All` are taken as
-    /// done: reading, asking and joining are free to any agent).
-    Leaves(Vec<Leaf>),
-    /// A booking: not an extracted value.
-    Booking,
-}
-
-/// The answer leaves of a check.
-pub fn shape(check: &Check) -> Shape {
+/// The answer leaves of a check (diagnostics and attendance inside an `All` are
+/// taken as done: reading, asking and joining are free to any agent).
+pub fn shape(check: &Check) -> Vec<Leaf> {
     let mut out = Vec::new();
-    if collect(check, &mut out) {
-        Shape::Leaves(out)
-    } else {
-        Shape::Booking
-    }
+    collect(check, &mut out);
+    out
 }
 
 fn file(path: &str, pointer: Option<&str>, kind: Kind) -> Slot {
@@ -98,17 +94,19 @@ fn file(path: &str, pointer: Option<&str>, kind: Kind) -> Slot {
     }
 }
 
-/// Pushes the leaves of `c`; false when it holds a booking.
-fn collect(c: &Check, out: &mut Vec<Leaf>) -> bool {
+/// Pushes the leaves of `c`.
+fn collect(c: &Check, out: &mut Vec<Leaf>) {
     let slots = match c {
-        Check::All(parts) => return parts.iter().all(|p| collect(p, out)),
-        Check::Booked { .. } => return false,
+        Check::All(parts) => return parts.iter().for_each(|p| collect(p, out)),
+        Check::Booked { .. } => vec![Slot {
+            target: Target::Calendar,
+            pointer: None,
+            kind: Kind::Booking,
+        }],
         Check::Attended(_)
         | Check::Consulted(_)
         | Check::Disclosed(_)
-        | Check::ToolCalled { .. } => {
-            return true;
-        }
+        | Check::ToolCalled { .. } => return,
         Check::FileExists { path }
         | Check::FileText { path, .. }
         | Check::FileContains { path, .. }
@@ -165,7 +163,6 @@ fn collect(c: &Check, out: &mut Vec<Leaf>) -> bool {
         check: c.clone(),
         slots,
     });
-    true
 }
 
 /// The candidates for a slot, each with the labels of the rules that produce it.
@@ -212,6 +209,11 @@ pub fn candidates(slot: &Slot, pool: &Pool) -> Vec<(Fill, Vec<String>)> {
             }
         }
         Kind::Plan => {}
+        Kind::Booking => {
+            for (b, labels) in &pool.bookings {
+                out.push((Fill::Booking(b.clone()), labels.clone()));
+            }
+        }
     }
     // A document's JSON example gives the value at the slot's pointer.
     if json {
@@ -231,6 +233,7 @@ fn fits(kind: Kind, v: &Value) -> bool {
         Kind::Array => v.is_array(),
         Kind::Text => v.is_string(),
         Kind::Plan => v.is_object(),
+        Kind::Booking => false,
     }
 }
 
@@ -239,16 +242,26 @@ fn fits(kind: Kind, v: &Value) -> bool {
 pub struct Synth {
     files: BTreeMap<String, Vec<u8>>,
     messages: BTreeMap<String, Vec<String>>,
+    bookings: Vec<BookingFill>,
+    epoch: Option<Epoch>,
 }
 
 impl Synth {
-    /// The world with `fills` in their slots (later fills of one slot win).
-    pub fn new(fills: &[(&Slot, &Fill)]) -> Synth {
+    /// The world with `fills` in their slots (later fills of one slot win; every
+    /// booking stands), its times read from `epoch`.
+    pub fn new(fills: &[(&Slot, &Fill)], epoch: Option<Epoch>) -> Synth {
         let mut docs: BTreeMap<String, Value> = BTreeMap::new();
         let mut texts: BTreeMap<String, String> = BTreeMap::new();
         let mut messages: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut bookings: Vec<BookingFill> = Vec::new();
         for (slot, fill) in fills {
             match (&slot.target, fill) {
+                (_, Fill::Booking(b)) => {
+                    if !bookings.contains(b) {
+                        bookings.push(b.clone());
+                    }
+                }
+                (Target::Calendar, _) => {}
                 (Target::Message(to), Fill::Text(t)) => {
                     messages.entry(to.clone()).or_default().push(t.clone());
                 }
@@ -273,7 +286,38 @@ impl Synth {
         for (p, t) in texts {
             files.insert(p, t.into_bytes());
         }
-        Synth { files, messages }
+        Synth {
+            files,
+            messages,
+            bookings,
+            epoch,
+        }
+    }
+
+    /// The tool calls that leave this answer in a real world: each file written,
+    /// each message sent, each meeting booked (its `room` left for the player to
+    /// pick from `available_rooms`).
+    pub fn actions(&self) -> Vec<(&'static str, Value)> {
+        let mut out = Vec::new();
+        for (p, bytes) in &self.files {
+            out.push((
+                "write_file",
+                serde_json::json!({"path": p, "content": String::from_utf8_lossy(bytes)}),
+            ));
+        }
+        for (to, texts) in &self.messages {
+            for t in texts {
+                out.push(("send_message", serde_json::json!({"to": to, "text": t})));
+            }
+        }
+        for b in &self.bookings {
+            out.push((
+                "book_meeting",
+                serde_json::json!({"title": b.title, "start": b.start, "end": b.end,
+                    "attendees": b.attendees}),
+            ));
+        }
+        out
     }
 }
 
@@ -317,6 +361,27 @@ impl WorldView for Synth {
     fn attended_on_time(&self, _: &str) -> bool {
         true
     }
+    fn booked_meetings(&self) -> Vec<BookedMeeting> {
+        let Some(epoch) = self.epoch else {
+            return Vec::new();
+        };
+        self.bookings
+            .iter()
+            .filter_map(|b| {
+                let start: SimTime = epoch.parse(&b.start).ok()?;
+                Some(BookedMeeting {
+                    title: b.title.clone(),
+                    start,
+                    end: epoch.parse(&b.end).ok()?,
+                    attendees: b.attendees.clone(),
+                    joined_at: Some(start),
+                })
+            })
+            .collect()
+    }
+    fn time(&self, timestamp: &str) -> Option<SimTime> {
+        self.epoch?.parse(timestamp).ok()
+    }
     fn sent_to(&self, person: &str, _since: Option<&str>) -> Vec<&str> {
         self.messages
             .get(person)
@@ -332,6 +397,15 @@ pub const MAX_COMBINATIONS: usize = 4096;
 /// The labels (`rule` for one leaf, `rule + rule` across leaves and slots) whose
 /// synthesised answer passes the whole checkpoint, sorted.
 pub fn solving_labels(leaves: &[Leaf], pool: &Pool) -> BTreeSet<String> {
+    solve(leaves, pool).0
+}
+
+/// [`solving_labels`], and the slots and fills of the first passing answer (the one a
+/// policy playing the rules would leave, to unlock what waits on the checkpoint).
+pub fn solve(leaves: &[Leaf], pool: &Pool) -> (BTreeSet<String>, Option<Vec<(Slot, Fill)>>) {
+    if leaves.is_empty() {
+        return (BTreeSet::new(), None);
+    }
     // Per leaf: every (fills, label) that passes the leaf alone.
     let mut per_leaf: Vec<Vec<(Vec<Fill>, String)>> = Vec::new();
     for leaf in leaves {
@@ -340,7 +414,7 @@ pub fn solving_labels(leaves: &[Leaf], pool: &Pool) -> BTreeSet<String> {
         let mut passing = Vec::new();
         let mut combo = vec![0usize; cands.len()];
         if cands.iter().any(Vec::is_empty) {
-            return BTreeSet::new();
+            return (BTreeSet::new(), None);
         }
         loop {
             let fills: Vec<(&Slot, &Fill)> = leaf
@@ -350,7 +424,7 @@ pub fn solving_labels(leaves: &[Leaf], pool: &Pool) -> BTreeSet<String> {
                 .zip(&cands)
                 .map(|((s, &i), c)| (s, &c[i].0))
                 .collect();
-            if evaluate(&leaf.check, &Synth::new(&fills)) {
+            if evaluate(&leaf.check, &Synth::new(&fills, pool.epoch)) {
                 let labels: Vec<&Vec<String>> =
                     combo.iter().zip(&cands).map(|(&i, c)| &c[i].1).collect();
                 for l in joined(&labels) {
@@ -362,12 +436,21 @@ pub fn solving_labels(leaves: &[Leaf], pool: &Pool) -> BTreeSet<String> {
             }
         }
         if passing.is_empty() {
-            return BTreeSet::new();
+            return (BTreeSet::new(), None);
         }
         per_leaf.push(passing);
     }
     if per_leaf.len() == 1 {
-        return per_leaf.remove(0).into_iter().map(|(_, l)| l).collect();
+        let passing = per_leaf.remove(0);
+        let first = passing.first().map(|(fills, _)| {
+            leaves[0]
+                .slots
+                .iter()
+                .cloned()
+                .zip(fills.iter().cloned())
+                .collect()
+        });
+        return (passing.into_iter().map(|(_, l)| l).collect(), first);
     }
     // Several leaves: every combination is judged together, on one synthesised
     // answer (leaves of one file share it), so the verdict is the checkpoint's.
@@ -375,6 +458,7 @@ pub fn solving_labels(leaves: &[Leaf], pool: &Pool) -> BTreeSet<String> {
     let sizes: Vec<usize> = per_leaf.iter().map(Vec::len).collect();
     let mut combo = vec![0usize; per_leaf.len()];
     let mut out = BTreeSet::new();
+    let mut first: Option<Vec<(Slot, Fill)>> = None;
     let mut tried = 0;
     loop {
         tried += 1;
@@ -387,19 +471,27 @@ pub fn solving_labels(leaves: &[Leaf], pool: &Pool) -> BTreeSet<String> {
                 fills.push((s, f));
             }
         }
-        if evaluate(&whole, &Synth::new(&fills)) {
+        if evaluate(&whole, &Synth::new(&fills, pool.epoch)) {
             let label: Vec<&str> = combo
                 .iter()
                 .zip(&per_leaf)
                 .map(|(&i, p)| p[i].1.as_str())
                 .collect();
             out.insert(label.join(" + "));
+            if first.is_none() {
+                first = Some(
+                    fills
+                        .iter()
+                        .map(|(s, f)| ((*s).clone(), (*f).clone()))
+                        .collect(),
+                );
+            }
         }
         if !advance(&mut combo, &sizes) {
             break;
         }
     }
-    out
+    (out, first)
 }
 
 /// Every way of picking one label per slot, joined with ` + `.
@@ -465,9 +557,7 @@ mod tests {
                 tolerance: 0.5,
             },
         ]);
-        let Shape::Leaves(leaves) = shape(&check) else {
-            panic!("not a booking")
-        };
+        let leaves = shape(&check);
         let p = pool(&[(
             "file manual",
             "Limits: 500 a day, 8,000 a payment, 2 approvers.",

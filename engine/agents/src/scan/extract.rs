@@ -37,6 +37,10 @@ pub struct Pool {
     pub texts: BTreeMap<String, Vec<String>>,
     /// JSON documents (examples), with labels.
     pub examples: BTreeMap<String, (Value, Vec<String>)>,
+    /// Meetings a policy could book ([`super::booking`]), with labels.
+    pub bookings: Vec<(super::booking::BookingFill, Vec<String>)>,
+    /// The scenario's calendar anchor, for judging bookings.
+    pub epoch: Option<tbsim_core::time::Epoch>,
 }
 
 fn credit(labels: &mut Vec<String>, label: &str) {

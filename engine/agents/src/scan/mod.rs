@@ -14,6 +14,7 @@
 //! ordinary agent that sees tool results only.
 
 pub mod answer;
+pub mod booking;
 pub mod extract;
 pub mod observe;
 
@@ -22,13 +23,18 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 use tbsim_core::protocol::SimConfig;
+use tbsim_core::time::Epoch;
 use tbsim_engine::run::{RunLimits, run_in_memory};
-use tbsim_scenario::LoadedScenario;
 use tbsim_scenario::check::CheckKind;
+use tbsim_scenario::{LoadedScenario, Release};
 
-use answer::Shape;
+use answer::{Fill, Slot, Synth};
 use extract::{Pool, Source, file_label};
-use observe::{Mode, Observed, Prober, sentences};
+use observe::{Mode, Observed, Prober, Unlock, sentences};
+
+/// Most rounds of unlocking: each releases the tasks waiting on answers the
+/// previous round found (a chain of follow-ups is several rounds).
+const MAX_UNLOCK_ROUNDS: usize = 4;
 
 /// Simulated minutes of messages one probing world sends (five a message), so
 /// every reply arrives within the working day.
@@ -46,10 +52,8 @@ pub struct CheckpointScan {
     /// Checkpoint key.
     pub checkpoint: String,
     /// Whether the task was released to the probing agent (a task gated on
-    /// another's right answer is not).
+    /// another's right answer is reached only when the rules answer that right).
     pub reached: bool,
-    /// Whether it is an extractable answer (not a booking).
-    pub scannable: bool,
     /// The rules whose synthesised answer passes it.
     pub solved_by: BTreeSet<String>,
     /// The answer's shape: its slots' kinds (`number`, `list + number`, ...).
@@ -58,6 +62,11 @@ pub struct CheckpointScan {
 
 /// Everything observed in `loaded`, as labelled sources.
 pub fn observe(loaded: &LoadedScenario, seed: Option<u64>) -> Observed {
+    observe_unlocking(loaded, seed, &Unlock::new())
+}
+
+/// [`observe`] in worlds where `unlock`'s answers are played as their tasks arrive.
+pub fn observe_unlocking(loaded: &LoadedScenario, seed: Option<u64>, unlock: &Unlock) -> Observed {
     let people = loaded.scenario.company.people.len().max(1);
     let msgs: usize = loaded
         .scenario
@@ -71,7 +80,7 @@ pub fn observe(loaded: &LoadedScenario, seed: Option<u64>) -> Observed {
         ..RunLimits::default()
     };
     let run = |mode: Mode| {
-        let mut p = Prober::new(mode);
+        let mut p = Prober::unlocking(mode, unlock.clone());
         let config = SimConfig {
             seed,
             agent: "scan".into(),
@@ -89,8 +98,17 @@ pub fn observe(loaded: &LoadedScenario, seed: Option<u64>) -> Observed {
 
 /// The labelled sources of what was observed.
 pub fn sources(seen: &Observed) -> Vec<Source> {
+    sources_except(seen, &BTreeSet::new())
+}
+
+/// [`sources`] without the files at `written` (answers the scan itself wrote, which
+/// would otherwise echo themselves).
+fn sources_except(seen: &Observed, written: &BTreeSet<String>) -> Vec<Source> {
     let mut out = Vec::new();
     for (path, text) in &seen.files {
+        if written.contains(path) {
+            continue;
+        }
         out.push(Source {
             label: file_label(path),
             text: text.clone(),
@@ -163,57 +181,129 @@ pub fn sources(seen: &Observed) -> Vec<Source> {
 }
 
 /// Scans one scenario: every scored answer checkpoint of every task.
+///
+/// Tasks released only when another task's checkpoint passes are explored too: when
+/// the rules answer every checkpoint they wait on, the scan observes again in worlds
+/// where those answers are played (files written, messages sent, meetings booked),
+/// so the follow-ups are released and scanned like any task. The scenario tells the
+/// scan only which answer to play, as the checker would judge it.
 pub fn scan(loaded: &LoadedScenario, seed: Option<u64>) -> Vec<CheckpointScan> {
-    let seen = observe(loaded, seed);
-    let names: Vec<String> = seen.colleagues.iter().map(|c| c.1.clone()).collect();
-    let pool = Pool::build(&sources(&seen), &names);
+    let epoch = Epoch::from_timestamp(&loaded.scenario.clock.start).ok();
+    let mut unlock = Unlock::new();
+    let mut written: BTreeSet<String> = BTreeSet::new();
+    let mut seen = observe(loaded, seed);
+    let mut round = 0;
+    loop {
+        let names: Vec<String> = seen.colleagues.iter().map(|c| c.1.clone()).collect();
+        let mut pool = Pool::build(&sources_except(&seen, &written), &names);
+        pool.bookings = booking::candidates(&seen);
+        pool.epoch = epoch;
+        let (out, answers) = judge(loaded, &seen, &pool);
+        round += 1;
+        if round > MAX_UNLOCK_ROUNDS {
+            return out;
+        }
+        let released: BTreeSet<&str> = seen.tasks.iter().map(|t| t.0.as_str()).collect();
+        let mut grew = false;
+        for t in &loaded.scenario.tasks {
+            let Release::AfterCheckpoint {
+                task: dep,
+                checkpoint,
+            } = &t.release
+            else {
+                continue;
+            };
+            if released.contains(t.key.as_str())
+                || !released.contains(dep.as_str())
+                || unlock.contains_key(dep)
+                || !answers.contains_key(&(dep.clone(), checkpoint.clone()))
+            {
+                continue;
+            }
+            // Every answer the rules find for the task, left together.
+            let fills: Vec<(&Slot, &Fill)> = answers
+                .iter()
+                .filter(|((task, _), _)| task == dep)
+                .flat_map(|(_, f)| f.iter().map(|(s, f)| (s, f)))
+                .collect();
+            let actions = Synth::new(&fills, epoch).actions();
+            for (tool, args) in &actions {
+                if *tool == "write_file"
+                    && let Some(p) = args["path"].as_str()
+                {
+                    written.insert(p.to_owned());
+                }
+            }
+            unlock.insert(dep.clone(), actions);
+            grew = true;
+        }
+        if !grew {
+            return out;
+        }
+        seen = observe_unlocking(loaded, seed, &unlock);
+    }
+}
+
+/// Judges every scored answer checkpoint against `pool`: the scans, and the first
+/// passing answer of each checkpoint some rule solves, by (task, checkpoint).
+#[allow(clippy::type_complexity)]
+fn judge(
+    loaded: &LoadedScenario,
+    seen: &Observed,
+    pool: &Pool,
+) -> (
+    Vec<CheckpointScan>,
+    BTreeMap<(String, String), Vec<(Slot, Fill)>>,
+) {
     let released: BTreeSet<&str> = seen.tasks.iter().map(|t| t.0.as_str()).collect();
     let mut out = Vec::new();
+    let mut answers = BTreeMap::new();
     for t in &loaded.scenario.tasks {
         for cp in &t.checkpoints {
             if cp.check.kind() != CheckKind::Answer || cp.weight == 0 {
                 continue;
             }
             let reached = released.contains(t.key.as_str());
-            let shape = answer::shape(&cp.check);
-            let solved_by = match (&shape, reached) {
-                (Shape::Leaves(leaves), true) => answer::solving_labels(leaves, &pool),
-                _ => BTreeSet::new(),
+            let leaves = answer::shape(&cp.check);
+            let (solved_by, first) = if reached {
+                answer::solve(&leaves, pool)
+            } else {
+                (BTreeSet::new(), None)
             };
+            if let Some(f) = first {
+                answers.insert((t.key.clone(), cp.key.clone()), f);
+            }
             out.push(CheckpointScan {
                 family: t.family.clone(),
                 variant: t.variant.clone(),
                 task: t.key.clone(),
                 checkpoint: cp.key.clone(),
                 reached,
-                scannable: matches!(shape, Shape::Leaves(_)),
-                shape: shape_name(&shape),
+                shape: shape_name(&leaves),
                 solved_by,
             });
         }
     }
-    out
+    (out, answers)
 }
 
 /// The kinds of an answer's slots, in order, joined with ` + `.
-fn shape_name(shape: &Shape) -> String {
-    match shape {
-        Shape::Booking => "booking".into(),
-        Shape::Leaves(leaves) => leaves
-            .iter()
-            .flat_map(|l| &l.slots)
-            .map(|s| match (s.kind, &s.target, s.pointer.is_some()) {
-                (answer::Kind::Number, ..) => "number",
-                (answer::Kind::List, ..) => "list",
-                (answer::Kind::Array, ..) => "records",
-                (answer::Kind::Plan, ..) => "plan",
-                (answer::Kind::Text, answer::Target::Message(_), _) => "message",
-                (answer::Kind::Text, _, true) => "json text",
-                (answer::Kind::Text, _, false) => "file text",
-            })
-            .collect::<Vec<_>>()
-            .join(" + "),
-    }
+fn shape_name(leaves: &[answer::Leaf]) -> String {
+    leaves
+        .iter()
+        .flat_map(|l| &l.slots)
+        .map(|s| match (s.kind, &s.target, s.pointer.is_some()) {
+            (answer::Kind::Number, ..) => "number",
+            (answer::Kind::List, ..) => "list",
+            (answer::Kind::Array, ..) => "records",
+            (answer::Kind::Plan, ..) => "plan",
+            (answer::Kind::Booking, ..) => "booking",
+            (answer::Kind::Text, answer::Target::Message(_), _) => "message",
+            (answer::Kind::Text, _, true) => "json text",
+            (answer::Kind::Text, _, false) => "file text",
+        })
+        .collect::<Vec<_>>()
+        .join(" + ")
 }
 
 /// A rule with its file's path left out (`largest number of a file`): the rule as
@@ -245,8 +335,6 @@ pub struct Row {
     pub instances: u64,
     /// Of those, instances whose task was never released to the probe.
     pub unreached: u64,
-    /// Of those, instances where it is a booking (not scanned).
-    pub bookings: u64,
     /// Instances some rule solves.
     pub any: u64,
     /// Instances each rule solves.
@@ -256,9 +344,9 @@ pub struct Row {
 }
 
 impl Row {
-    /// Instances the share is taken over: released and scannable.
+    /// Instances the share is taken over: released to the probe.
     pub fn scanned(&self) -> u64 {
-        self.instances - self.unreached - self.bookings
+        self.instances - self.unreached
     }
 
     /// The rule solving the most instances (ties: the first label), and its count.
@@ -313,8 +401,6 @@ impl Tally {
             }
             if !s.reached {
                 row.unreached += 1;
-            } else if !s.scannable {
-                row.bookings += 1;
             } else {
                 if !s.solved_by.is_empty() {
                     row.any += 1;
@@ -360,17 +446,16 @@ impl Tally {
     /// The Markdown table: one row per family/checkpoint.
     pub fn markdown(&self, max_share: f64) -> String {
         let mut s = String::from(
-            "| family/checkpoint | scanned | unreached | booking | any rule | best rule | best share | over |\n|---|--:|--:|--:|--:|---|--:|---|\n",
+            "| family/checkpoint | scanned | unreached | any rule | best rule | best share | over |\n|---|--:|--:|--:|---|--:|---|\n",
         );
         for (k, r) in &self.rows {
             let (best, _) = r.best().unwrap_or(("—", 0));
             let share = r.best_share();
             let _ = writeln!(
                 s,
-                "| {k} | {} | {} | {} | {} | {} | {:.3} | {} |",
+                "| {k} | {} | {} | {} | {} | {:.3} | {} |",
                 r.scanned(),
                 r.unreached,
-                r.bookings,
                 r.any,
                 best.replace('|', "\\|"),
                 share,
@@ -395,7 +480,6 @@ impl Tally {
                     "instances": r.instances,
                     "scanned": r.scanned(),
                     "unreached": r.unreached,
-                    "bookings": r.bookings,
                     "solved_by_any_rule": r.any,
                     "best_rule": r.best().map(|b| b.0),
                     "best_share": (r.best_share() * 1e6).round() / 1e6,
@@ -440,7 +524,6 @@ mod tests {
             task: "task/t".into(),
             checkpoint: cp.into(),
             reached: true,
-            scannable: true,
             solved_by: rules.iter().map(|r| (*r).to_owned()).collect(),
             shape: shape.into(),
         };

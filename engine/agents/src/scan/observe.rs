@@ -50,6 +50,8 @@ pub struct Observed {
     pub tasks: Vec<(String, String, String)>,
     /// Colleagues: (key, full name).
     pub colleagues: Vec<(String, String)>,
+    /// Colleagues' places as `list_colleagues` gives them: (key, department, position).
+    pub directory: Vec<(String, String, String)>,
 }
 
 impl Observed {
@@ -73,6 +75,7 @@ impl Observed {
         }
         if self.colleagues.is_empty() {
             self.colleagues = other.colleagues;
+            self.directory = other.directory;
         }
     }
 }
@@ -113,13 +116,20 @@ enum Purpose {
     List(String),
     Read,
     Join(String),
+    /// Rooms free for this `book_meeting` call (booked in the first one).
+    Rooms(Value),
     Other,
 }
+
+/// Tool calls that leave an answer, by the key of the task they answer: played as
+/// soon as that task is released, so whatever waits on its checkpoints follows.
+pub type Unlock = BTreeMap<String, Vec<(&'static str, Value)>>;
 
 /// The probing agent (see the module docs).
 #[derive(Debug)]
 pub struct Prober {
     mode: Mode,
+    unlock: Unlock,
     /// What it saw.
     pub seen: Observed,
     queue: VecDeque<(&'static str, Value, Purpose)>,
@@ -129,6 +139,7 @@ pub struct Prober {
     read: BTreeSet<String>,
     titles: BTreeMap<String, String>,
     pending_tasks: Vec<String>,
+    booked: Vec<String>,
     copies: usize,
     calls: u64,
 }
@@ -136,8 +147,14 @@ pub struct Prober {
 impl Prober {
     /// A prober in `mode`.
     pub fn new(mode: Mode) -> Prober {
+        Prober::unlocking(mode, Unlock::new())
+    }
+
+    /// A prober in `mode` that also plays `unlock`'s answers.
+    pub fn unlocking(mode: Mode, unlock: Unlock) -> Prober {
         Prober {
             mode,
+            unlock,
             seen: Observed::default(),
             queue: VecDeque::new(),
             urgent: VecDeque::new(),
@@ -146,6 +163,7 @@ impl Prober {
             read: BTreeSet::new(),
             titles: BTreeMap::new(),
             pending_tasks: Vec::new(),
+            booked: Vec::new(),
             copies: 0,
             calls: 0,
         }
@@ -218,6 +236,18 @@ impl Prober {
                 self.seen
                     .tasks
                     .push((task.clone(), objective.clone(), assigned_by.clone()));
+                for (tool, args) in self.unlock.remove(task).unwrap_or_default() {
+                    if tool == "book_meeting" {
+                        // A room first: the booking goes in the first free one.
+                        self.urgent.push_back((
+                            "available_rooms",
+                            json!({"start": args["start"], "end": args["end"]}),
+                            Purpose::Rooms(args),
+                        ));
+                    } else {
+                        self.urgent.push_back((tool, args, Purpose::Other));
+                    }
+                }
                 match self.mode {
                     Mode::Explore => self.explore(),
                     Mode::Ask { .. } if self.seen.colleagues.is_empty() => {
@@ -231,7 +261,9 @@ impl Prober {
             }
             Notification::MeetingStarting { meeting, title, .. } => {
                 self.titles.insert(meeting.clone(), title.clone());
-                if self.mode == Mode::Explore {
+                // Unlocking worlds join their own bookings too (a booking checkpoint
+                // may ask for it).
+                if self.mode == Mode::Explore || !self.booked.is_empty() {
                     self.urgent.push_back((
                         "join_meeting",
                         json!({"meeting": meeting}),
@@ -289,6 +321,18 @@ impl Prober {
                         ))
                     })
                     .collect();
+                self.seen.directory = v["colleagues"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| {
+                        Some((
+                            c["key"].as_str()?.to_owned(),
+                            c["department"].as_str().unwrap_or_default().to_owned(),
+                            c["position"].as_str().unwrap_or_default().to_owned(),
+                        ))
+                    })
+                    .collect();
                 for o in std::mem::take(&mut self.pending_tasks) {
                     self.ask(&o);
                 }
@@ -310,6 +354,16 @@ impl Prober {
             ("read_file", _) => {
                 if let (Some(p), Some(t)) = (v["path"].as_str(), v["content"].as_str()) {
                     self.seen.files.insert(drive_path(p), t.to_owned());
+                }
+            }
+            ("available_rooms", Purpose::Rooms(args)) => {
+                if let Some(room) = v["available"][0]["room"].as_str() {
+                    let mut args = args.clone();
+                    args["room"] = json!(room);
+                    self.booked
+                        .push(args["title"].as_str().unwrap_or_default().to_owned());
+                    self.urgent
+                        .push_back(("book_meeting", args, Purpose::Other));
                 }
             }
             ("join_meeting", Purpose::Join(m)) => {

@@ -139,3 +139,53 @@ fn the_cycle_check_finds_a_cycle() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("cycle: a <-> b"));
 }
+
+#[test]
+fn the_cycle_check_follows_super_self_and_groups() {
+    // a -> b through a `use super::{...}` group, b -> c from a file one level down
+    // (`super::super::c`), c -> a from an inline module: a three-module circle that
+    // only relative paths show. `self::a` in e is e's own child, not the module a,
+    // and an import inside the test module or a comment is no edge, so nothing
+    // else may be reported.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::create_dir(p.join("b")).unwrap();
+    for (file, text) in [
+        (
+            "lib.rs",
+            "mod a;\nmod b;\nmod c;\nmod d;\nmod e;\npub struct Thing;\n",
+        ),
+        (
+            "a.rs",
+            "use super::{Thing, b::{self, B}};\nuse crate::e::E;\npub struct A;\n",
+        ),
+        (
+            "b/mod.rs",
+            "mod inner;\nuse self::inner::I;\npub struct B;\n",
+        ),
+        ("b/inner.rs", "use super::super::c::C;\npub struct I;\n"),
+        (
+            "c.rs",
+            "pub struct C;\nmod nested {\n    use super::super::a::A;\n}\n",
+        ),
+        (
+            "d.rs",
+            "// super::a::A\n#[cfg(test)]\nmod tests {\n    use super::super::a::A;\n}\n",
+        ),
+        (
+            "e.rs",
+            "use self::a::Z;\npub struct E;\nmod a {\n    pub struct Z;\n}\n",
+        ),
+    ] {
+        std::fs::write(p.join(file), text).unwrap();
+    }
+    let out = Command::new("python3")
+        .arg(root().join("tools/module_cycles.py"))
+        .arg(p)
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("cycle: a <-> b <-> c\n"), "{stdout}");
+    assert!(stdout.contains("1 cycle(s)"), "{stdout}");
+}

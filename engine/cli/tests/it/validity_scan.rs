@@ -119,6 +119,130 @@ fn the_scan_finds_an_empty_list_and_the_manuals_largest_number() {
     assert!(got.is_empty(), "{got:?}");
 }
 
+/// The meeting the cap is announced in, planted with the cap as its only number
+/// (or, with `words`, with no number at all).
+fn plant_cap(s: &mut LoadedScenario, words: bool) {
+    let cap = json_number(
+        &s.scenario.tasks[0]
+            .checkpoints
+            .iter()
+            .find(|c| c.key == "decision_recorded")
+            .unwrap()
+            .check,
+    );
+    s.scenario.meetings[0].notes = if words {
+        "The chair opens the meeting: next month's purchasing budget is capped as agreed last week. Then they go round the table for purchase requests.".into()
+    } else {
+        format!(
+            "The chair opens the meeting: next month's purchasing budget is capped at {cap} EUR. Then they go round the table for purchase requests."
+        )
+    };
+}
+
+/// A follow-up released only when the cap is recorded right: the scan must play the
+/// rule that records it, reach the follow-up and scan it. Planted: the follow-up's
+/// own objective states its answer as its only number. Without unlocking, the
+/// follow-up is never released to the scan and nothing is found.
+#[test]
+fn the_scan_unlocks_follow_ups_gated_on_a_right_answer() {
+    let mut s = scenario("meeting-check-sum");
+    plant_cap(&mut s, false);
+    let first = s.scenario.tasks[0].clone();
+    let mut follow = first.clone();
+    follow.key = "task/follow".into();
+    follow.title = "Log the order number".into();
+    follow.objective = "Thanks for the cap. Now record purchase order 48213 in `workspace/po.json` as {\"po\": <number>}.".into();
+    follow.release = tbsim_scenario::Release::AfterCheckpoint {
+        task: first.key.clone(),
+        checkpoint: "decision_recorded".into(),
+    };
+    follow.deadline = "2025-10-02T17:00".into();
+    let mut cp = first
+        .checkpoints
+        .iter()
+        .find(|c| c.key == "decision_recorded")
+        .unwrap()
+        .clone();
+    cp.key = "po_recorded".into();
+    cp.check = Check::JsonNumber {
+        path: "workspace/po.json".into(),
+        pointer: "/po".into(),
+        expected: 48213.0,
+        tolerance: 0.5,
+    };
+    follow.checkpoints = vec![cp];
+    follow.plan = Vec::new();
+    s.scenario.tasks.push(follow);
+    let scans = scan(&s, None);
+    let po = scans
+        .iter()
+        .find(|c| c.checkpoint == "po_recorded")
+        .unwrap();
+    assert!(po.reached, "the follow-up was not unlocked");
+    assert!(
+        po.solved_by.contains("only number of objective"),
+        "{:?}",
+        po.solved_by
+    );
+    // The scan's own answer file is not a source: the cap is found in the meeting.
+    let cap = rules_for(&scans, "decision_recorded");
+    assert!(cap.iter().all(|l| !l.contains("workspace/")), "{cap:?}");
+
+    // With no cap to copy, nothing unlocks the follow-up.
+    plant_cap(&mut s, true);
+    let scans = scan(&s, None);
+    let po = scans
+        .iter()
+        .find(|c| c.checkpoint == "po_recorded")
+        .unwrap();
+    assert!(!po.reached && po.solved_by.is_empty(), "{po:?}");
+}
+
+/// meeting_book, planted: nobody in the department has a clash, so the right guest
+/// list is the department the objective names, which a rule over the directory
+/// books without reading a reply. Before bookings were scanned, no booking
+/// checkpoint was ever solved.
+#[test]
+fn the_scan_books_a_guest_list_chosen_by_a_generic_rule() {
+    use tbsim_gen::meeting_book::{Kind, Params};
+    let family = Family::MeetingBook(Params {
+        kind: Some(Kind::Department),
+        start: None,
+        duration_min: None,
+        conflicts: Some(1),
+    });
+    let plan = one_task_plan("scan", 3, "t", family, "2025-10-01");
+    let generated = generate_scenario(3, &plan).unwrap();
+    let mut s = load_generated(&to_ron(&generated), "scan.ron");
+    for cp in &mut s.scenario.tasks[0].checkpoints {
+        if let Check::Booked {
+            must_invite,
+            must_not_invite,
+            ..
+        } = &mut cp.check
+        {
+            must_invite.append(must_not_invite);
+            must_invite.sort();
+        }
+    }
+    let scans = scan(&s, Some(3));
+    let got = rules_for(&scans, "attendees_right");
+    assert!(
+        got.iter().any(
+            |l| l.starts_with("booking at the objective's first two times")
+                && l.contains("with the departments the objective names")
+        ),
+        "{got:?}"
+    );
+    let booked = rules_for(&scans, "booked");
+    assert!(
+        booked
+            .iter()
+            .any(|l| l.contains("under the objective's quoted title")),
+        "{booked:?}"
+    );
+}
+
 /// A scenario without a leak passes: two abnormal suppliers among several, which
 /// no rule lists.
 #[test]
