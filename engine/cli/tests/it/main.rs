@@ -30,6 +30,7 @@ mod family_attendance;
 mod family_changed_requirement;
 mod family_data_completion;
 mod family_event_planning;
+mod family_script;
 mod family_handoff_chain;
 mod family_meeting_book;
 mod family_resume_select;
