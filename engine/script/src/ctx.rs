@@ -2,6 +2,10 @@
 //! the company, seeded random streams, and a few builders. Nothing here reads a
 //! file, the clock or unseeded randomness.
 
+// `ProvidesStaticType`'s derive writes an `unsafe impl` (a type-id marker) for the
+// two value types here; this module has no unsafe code of its own.
+#![allow(unsafe_code)]
+
 use std::sync::Mutex;
 
 use allocative::Allocative;
@@ -77,8 +81,8 @@ starlark_simple_value!(ScriptCtx);
 #[starlark_value(type = "ctx")]
 impl<'v> StarlarkValue<'v> for ScriptCtx {
     fn get_methods() -> Option<&'static Methods> {
-        static RES: MethodsStatic = MethodsStatic::new();
-        RES.methods(ctx_methods)
+        static RES: MethodsStatic = MethodsStatic::new("ctx", ctx_methods);
+        Some(RES.methods())
     }
 
     fn get_attr(&self, attribute: &str, heap: Heap<'v>) -> Option<Value<'v>> {
@@ -170,8 +174,8 @@ starlark_simple_value!(ScriptRng);
 #[starlark_value(type = "rng")]
 impl<'v> StarlarkValue<'v> for ScriptRng {
     fn get_methods() -> Option<&'static Methods> {
-        static RES: MethodsStatic = MethodsStatic::new();
-        RES.methods(rng_methods)
+        static RES: MethodsStatic = MethodsStatic::new("rng", rng_methods);
+        Some(RES.methods())
     }
 }
 

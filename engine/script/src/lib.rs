@@ -251,7 +251,7 @@ impl ScriptFamily {
             }
             module
                 .freeze()
-                .map_err(|e| ScriptError::at_file(file, format!("cannot freeze the module: {e}")))
+                .map_err(|e| ScriptError::at_file(file, format!("cannot freeze the module: {e:?}")))
         })?;
         let decl = |name: &str| -> Result<serde_json::Value, ScriptError> {
             let v = module.get(name).map_err(|_| {
@@ -376,12 +376,22 @@ impl ScriptFamily {
         name: &str,
         args: impl for<'v> FnOnce(&Module<'v>) -> Vec<Value<'v>>,
     ) -> Result<serde_json::Value, ScriptError> {
-        let f = self
+        let owned = self
             .module
             .get(name)
             .map_err(|_| ScriptError::at_file(&self.file, format!("no function `{name}`")))?;
         Module::with_temp_heap(|module| {
-            let f = f.owned_value(module.frozen_heap());
+            // The call's heap references the family's frozen heap, which keeps the
+            // function (a frozen value) alive for as long as this call can see it.
+            module.frozen_heap().add_reference(owned.owner());
+            let mut frozen = None;
+            let _ = owned.map(|v| {
+                frozen = Some(v);
+                v
+            });
+            let f = frozen
+                .map(|v| v.to_value())
+                .ok_or_else(|| ScriptError::at_file(&self.file, format!("no function `{name}`")))?;
             let args = args(&module);
             let mut eval = Evaluator::new(&module);
             bounded(&mut eval, &self.limits);
