@@ -144,7 +144,15 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         for v in entry.variants() {
             let jobs: Vec<u64> = (0..a.seeds).collect();
             let results = run_jobs(&jobs, threads, |seed| {
-                one_instance(&v.key, seed, &v.family, entry, a.rust_solver, &adversaries, &at)
+                one_instance(
+                    &v.key,
+                    seed,
+                    &v.family,
+                    entry,
+                    a.rust_solver,
+                    &adversaries,
+                    &at,
+                )
             });
             let mut failures: Vec<String> = Vec::new();
             let mut tally = Tally::default();
@@ -355,11 +363,13 @@ fn one_instance(
         ),
     }
     let path = PathBuf::from(format!("{}.ron", p.name));
-    let scenario = match parse_str(&text, &path).map_err(|e| e.to_string()).and_then(|sc| {
-        validate(&sc, &path, None)
-            .map(|_| sc)
-            .map_err(|e| e.to_string())
-    }) {
+    let scenario = match parse_str(&text, &path)
+        .map_err(|e| e.to_string())
+        .and_then(|sc| {
+            validate(&sc, &path, None)
+                .map(|_| sc)
+                .map_err(|e| e.to_string())
+        }) {
         Ok(sc) => sc,
         Err(e) => {
             fail(
@@ -435,7 +445,10 @@ fn one_instance(
     let mut paths: Vec<&str> = answers.iter().filter_map(check_path).collect();
     paths.sort();
     paths.dedup();
-    let written: Vec<(String, String)> = paths.iter().map(|p| ((*p).to_owned(), String::new())).collect();
+    let written: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| ((*p).to_owned(), String::new()))
+        .collect();
     o.empty_passes = passes_any(&loaded, &written);
     let wrong = match entry.script_wrong_answers(task, &loaded.scenario) {
         Ok(w) => w,
@@ -519,7 +532,10 @@ fn scaffold(dir: &Path) -> Result<ExitCode> {
         dir.join("family.star"),
         TEMPLATE.replace(TEMPLATE_KEY, &format!("\"key\": \"{key}\"")),
     )?;
-    std::fs::write(dir.join("README.md"), TEMPLATE_README.replace("__KEY__", key))?;
+    std::fs::write(
+        dir.join("README.md"),
+        TEMPLATE_README.replace("__KEY__", key),
+    )?;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,

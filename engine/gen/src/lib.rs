@@ -225,7 +225,11 @@ impl Family {
         registry::FAMILIES
             .iter()
             .flat_map(|e| e.variants())
-            .chain(script::entries().into_iter().flat_map(|e| e.variants()))
+            .chain(
+                script::entries()
+                    .into_iter()
+                    .flat_map(|e| registry::FamilyEntry::variants(e)),
+            )
             .collect()
     }
 

@@ -172,9 +172,11 @@ pub fn of(f: &Family) -> &'static dyn FamilyEntry {
 
 /// The registered family with this key (Rust families, then script families).
 pub fn by_key(key: &str) -> Option<&'static dyn FamilyEntry> {
-    FAMILIES.iter().copied().find(|e| e.key() == key).or_else(|| {
-        super::script::entry(key).map(|e| e as &'static dyn FamilyEntry)
-    })
+    FAMILIES
+        .iter()
+        .copied()
+        .find(|e| e.key() == key)
+        .or_else(|| super::script::entry(key).map(|e| e as &'static dyn FamilyEntry))
 }
 
 /// The registered family of a generated task (by its `family` key).

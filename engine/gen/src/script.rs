@@ -99,7 +99,10 @@ fn registered() -> &'static Mutex<Vec<&'static ScriptEntry>> {
 
 /// Every registered script family (bundled first, then by registration).
 pub fn entries() -> Vec<&'static ScriptEntry> {
-    registered().lock().unwrap_or_else(|e| e.into_inner()).clone()
+    registered()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
 }
 
 /// The registered script family with this key.
@@ -165,7 +168,9 @@ pub fn entry_for(key: &str) -> &'static dyn FamilyEntry {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
             *m.entry(key.to_owned()).or_insert_with(|| {
-                Box::leak(Box::new(Unknown(Box::leak(key.to_owned().into_boxed_str()))))
+                Box::leak(Box::new(Unknown(Box::leak(
+                    key.to_owned().into_boxed_str(),
+                ))))
             })
         }
     }
@@ -307,7 +312,9 @@ impl ScriptEntry {
     fn parts(&self, ctx: &Ctx<'_>, out: serde_json::Value) -> Result<Parts, String> {
         let file = self.family.file();
         let p: ScriptParts = serde_json::from_value(out).map_err(|e| {
-            format!("{file}: error[TB0026]: `generate` returned data the scenario format refuses: {e}")
+            format!(
+                "{file}: error[TB0026]: `generate` returned data the scenario format refuses: {e}"
+            )
         })?;
         if p.tasks.is_empty() {
             return Err(format!(

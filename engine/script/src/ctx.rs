@@ -248,10 +248,7 @@ fn rng_methods(builder: &mut MethodsBuilder) {
     }
 
     /// A shuffled copy of the list.
-    fn shuffle<'v>(
-        this: &ScriptRng,
-        xs: UnpackList<Value<'v>>,
-    ) -> anyhow::Result<Vec<Value<'v>>> {
+    fn shuffle<'v>(this: &ScriptRng, xs: UnpackList<Value<'v>>) -> anyhow::Result<Vec<Value<'v>>> {
         let mut v = xs.items;
         for i in (1..v.len()).rev() {
             let j = this.index(i + 1);
@@ -317,7 +314,11 @@ fn script_globals(builder: &mut GlobalsBuilder) {
     ) -> anyhow::Result<String> {
         let esc = |v: Value<'v>| cell(v).replace('|', "\\|").replace('\n', " ");
         let h: Vec<String> = header.items.into_iter().map(esc).collect();
-        let mut out = format!("| {} |\n|{}|\n", h.join(" | "), vec!["---"; h.len()].join("|"));
+        let mut out = format!(
+            "| {} |\n|{}|\n",
+            h.join(" | "),
+            vec!["---"; h.len()].join("|")
+        );
         for row in rows.items {
             let r: Vec<String> = row.items.into_iter().map(esc).collect();
             out.push_str(&format!("| {} |\n", r.join(" | ")));

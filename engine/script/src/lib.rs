@@ -430,7 +430,10 @@ impl ScriptFamily {
             return Ok(Vec::new());
         }
         let out = self.call("wrong_answers", |m| {
-            vec![m.heap().alloc(task.clone()), m.heap().alloc(scenario.clone())]
+            vec![
+                m.heap().alloc(task.clone()),
+                m.heap().alloc(scenario.clone()),
+            ]
         })?;
         let shape = || {
             ScriptError::at_file(

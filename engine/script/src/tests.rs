@@ -56,13 +56,20 @@ fn declarations_are_read_and_generation_is_seeded_like_a_rust_stream() {
     );
     let mut other = input();
     other.seed = 8;
-    assert_ne!(f.generate(&other, &serde_json::json!({"n": 3})).unwrap(), out);
+    assert_ne!(
+        f.generate(&other, &serde_json::json!({"n": 3})).unwrap(),
+        out
+    );
 }
 
 #[test]
 fn load_is_refused() {
     let e = load("load(\"other.star\", \"x\")\n").unwrap_err();
-    assert!(e.to_string().starts_with("fam/family.star:1:1: error[TB0026]"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("fam/family.star:1:1: error[TB0026]"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -70,7 +77,10 @@ fn no_print_no_time_no_io() {
     for src in ["print(1)\n", "x = time()\n", "x = open('f')\n"] {
         let e = load(src).unwrap_err();
         assert!(e.to_string().contains("error[TB0026]"), "{e}");
-        assert!(e.message.contains("not found") || e.message.contains("Variable"), "{e}");
+        assert!(
+            e.message.contains("not found") || e.message.contains("Variable"),
+            "{e}"
+        );
     }
 }
 
@@ -117,11 +127,14 @@ fn bad_declarations_are_explained() {
     assert!(e.message.contains("FAMILY"), "{e}");
     let e = load("FAMILY = {\"key\": \"Bad Key\", \"domain\": \"time_management\"}\n").unwrap_err();
     assert!(e.message.contains("key"), "{e}");
-    let e = load("FAMILY = {\"key\": \"k\", \"domain\": \"cooking\"}\nVARIANTS=[{\"key\":\"a\"}]\n")
-        .unwrap_err();
+    let e =
+        load("FAMILY = {\"key\": \"k\", \"domain\": \"cooking\"}\nVARIANTS=[{\"key\":\"a\"}]\n")
+            .unwrap_err();
     assert!(e.message.contains("domain"), "{e}");
-    let e = load("FAMILY = {\"key\": \"k\", \"domain\": \"time_management\"}\nVARIANTS=[{\"key\":\"a\"}]\n")
-        .unwrap_err();
+    let e = load(
+        "FAMILY = {\"key\": \"k\", \"domain\": \"time_management\"}\nVARIANTS=[{\"key\":\"a\"}]\n",
+    )
+    .unwrap_err();
     assert!(e.message.contains("generate"), "{e}");
     let e = load("x = = 1\n").unwrap_err();
     assert_eq!(e.position, Some((1, 5)), "{e}");
@@ -133,7 +146,11 @@ fn prelude_builders_produce_the_scenario_shapes() {
         "{MINI}\ndef shapes(ctx, params):\n    return [step(\"read_file\", {{\"path\": \"a\"}}, reply_from = \"npc/x\"), file_text(\"workspace/a\", \"b\"), text_file(\"drive/a.md\", \"x\")]\n"
     );
     let f = load(&src).unwrap();
-    let out = f.call("shapes", |m| vec![m.heap().alloc(ScriptCtx::new(input())), Value::new_none()]).unwrap();
+    let out = f
+        .call("shapes", |m| {
+            vec![m.heap().alloc(ScriptCtx::new(input())), Value::new_none()]
+        })
+        .unwrap();
     assert_eq!(
         out,
         serde_json::json!([
@@ -147,12 +164,17 @@ fn prelude_builders_produce_the_scenario_shapes() {
 /// The example on `docs/errors/TB0026.md` prints what the page says.
 #[test]
 fn the_error_page_example_prints_what_the_page_shows() {
-    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/errors/TB0026.md")).unwrap();
+    let page = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/errors/TB0026.md"
+    ))
+    .unwrap();
     let block = |lang: &str| -> String {
         let start = page.find(&format!("```{lang}\n")).unwrap() + lang.len() + 4;
         page[start..][..page[start..].find("```").unwrap()].to_owned()
     };
-    let f = ScriptFamily::from_source("demo/family.star", &block("python"), Limits::default()).unwrap();
+    let f =
+        ScriptFamily::from_source("demo/family.star", &block("python"), Limits::default()).unwrap();
     let e = f.generate(&input(), &serde_json::json!({})).unwrap_err();
     assert_eq!(e.to_string().lines().next().unwrap(), block("text").trim());
 }

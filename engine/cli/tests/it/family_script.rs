@@ -43,7 +43,10 @@ fn the_rust_solver_solves_the_kb_fix_port() {
     );
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
-    assert!(out.contains("| kb_fix_script/hard | 4 | 1.000 | 0.000 | 1.000 |"), "{out}");
+    assert!(
+        out.contains("| kb_fix_script/hard | 4 | 1.000 | 0.000 | 1.000 |"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -54,7 +57,15 @@ fn a_scaffolded_family_passes_the_gate() {
     assert!(o.status.success(), "{:?}", text(&o));
     assert!(fam.join("README.md").is_file());
     let o = tbsim(
-        &["family", "check", "--seeds", "2", "--adversaries", "copy-drive,extract", fam.to_str().unwrap()],
+        &[
+            "family",
+            "check",
+            "--seeds",
+            "2",
+            "--adversaries",
+            "copy-drive,extract",
+            fam.to_str().unwrap(),
+        ],
         &root(),
     );
     let (out, err) = text(&o);
@@ -75,7 +86,10 @@ fn a_broken_script_fails_the_gate_with_its_location() {
         "FAMILY = {\"key\": \"broken_demo\", \"domain\": \"time_management\"}\nVARIANTS = [{\"key\": \"easy\"}]\n\ndef generate(ctx, params):\n    return {\"tasks\": [params[\"level\"]]}\n",
     )
     .unwrap();
-    let o = tbsim(&["family", "check", "--seeds", "1", fam.to_str().unwrap()], &root());
+    let o = tbsim(
+        &["family", "check", "--seeds", "1", fam.to_str().unwrap()],
+        &root(),
+    );
     let (out, _) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("family.star:5:"), "{out}");
@@ -93,9 +107,20 @@ fn script_families_are_listed_and_drawn_by_name() {
     let suite = dir.path().join("s.ron");
     let o = tbsim(
         &[
-            "suite", "new", "--scenarios", "2", "--seed", "3", "--families",
-            "inventory_reorder,kb_fix_script,sales", "--min-tasks", "2", "--max-tasks", "3",
-            "--out", suite.to_str().unwrap(),
+            "suite",
+            "new",
+            "--scenarios",
+            "2",
+            "--seed",
+            "3",
+            "--families",
+            "inventory_reorder,kb_fix_script,sales",
+            "--min-tasks",
+            "2",
+            "--max-tasks",
+            "3",
+            "--out",
+            suite.to_str().unwrap(),
         ],
         &root(),
     );
@@ -104,7 +129,13 @@ fn script_families_are_listed_and_drawn_by_name() {
     assert!(s.contains("Script(\"inventory_reorder\""), "{s}");
     let out_dir = dir.path().join("gen");
     let o = tbsim(
-        &["gen", "--suite", suite.to_str().unwrap(), "--out", out_dir.to_str().unwrap()],
+        &[
+            "gen",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
         &root(),
     );
     assert!(o.status.success(), "{:?}", text(&o));

@@ -30,11 +30,11 @@ mod family_attendance;
 mod family_changed_requirement;
 mod family_data_completion;
 mod family_event_planning;
-mod family_script;
 mod family_handoff_chain;
 mod family_meeting_book;
 mod family_resume_select;
 mod family_sales;
+mod family_script;
 mod family_urgent_interrupt;
 mod family_website_monitor;
 // Human guidance through a console's control (recorded, counted, reported, replayed); `tbsim fork`.
