@@ -228,7 +228,7 @@ impl Family {
             .chain(
                 script::entries()
                     .into_iter()
-                    .flat_map(|e| registry::FamilyEntry::variants(e)),
+                    .flat_map(registry::FamilyEntry::variants),
             )
             .collect()
     }
