@@ -148,3 +148,33 @@ def test_unknown_tools_and_bad_arguments_get_tbsims_refusal(oracle: Path, tmp_pa
     assert "teleport" in unknown.error.message  # type: ignore[union-attr]
     assert all(m.error is None for m in tools[2:])
     assert sample.scores["tbsim_scorer"].value == 1.0
+
+
+def test_http_transport_plays_a_session_of_a_running_server(
+    oracle: Path, server: tbsim.Server, tmp_path: Path
+) -> None:
+    model = get_model(
+        "mockllm/model", custom_outputs=outputs_from_run(oracle / "busy-day"), memoize=False
+    )
+    task = examples(
+        scenarios="busy-day",
+        transport="http",
+        url=server.url,
+        token=server.token,
+        runs_dir=str(server.out),
+    )
+    [log] = inspect_eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none")
+    sample = _one(log)
+    score = sample.scores["tbsim_scorer"]
+    assert score.value == 1.0, score.explanation
+    run = Path(score.metadata["run_dir"])
+    assert run.parent == server.out and run.name == sample.metadata["tbsim_session"]
+    assert {t["family"] for t in score.metadata["tasks"]} == {
+        "kb_fix",
+        "meeting_attend",
+        "transaction_review",
+    }
+    replay = subprocess.run(
+        [tbsim.binary(), "replay", str(run)], capture_output=True, text=True, check=False
+    )
+    assert replay.returncode == 0 and "identical" in replay.stdout, replay.stdout

@@ -46,9 +46,11 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 import jsonschema
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -154,6 +156,7 @@ def _task(
             url=url,
             token=token,
             runs_dir=str(out),
+            server_out=runs_dir if transport == "http" else None,
             trials=trials,
             replay=replay if replay is not None else os.environ.get(REPLAY_ENV) or None,
         ),
@@ -229,7 +232,8 @@ def traineebench(
         transport: `stdio` (`tbsim mcp` per sample) or `http` (`url`'s `/mcp`).
         url: Base URL of a running `tbsim serve` (transport=http).
         token: Its bearer token, if it has one.
-        runs_dir: Where run directories go (default `$INSPECT_LOG_DIR/tbsim-runs`).
+        runs_dir: Where run directories go (default `$INSPECT_LOG_DIR/tbsim-runs`);
+            with transport=http, the server's `--out` (its runs are `<out>/<session>`).
         replay: A directory of recorded runs for `mockllm/model` to replay
             (default `$TBSIM_INSPECT_REPLAY`).
     """
@@ -321,6 +325,14 @@ def _notifications_text(notes: Sequence[dict[str, Any]]) -> str:
     return "\n".join(json.dumps(n, ensure_ascii=False, sort_keys=True) for n in notes)
 
 
+def _clock(iso: str) -> str:
+    """A briefing's time as tool results show time ("Tue 2025-10-07 09:00")."""
+    try:
+        return datetime.fromisoformat(iso).strftime("%a %Y-%m-%d %H:%M")
+    except ValueError:
+        return iso
+
+
 def _status(now: str, step: int) -> str:
     return f"[System time] {now} · step {step}"
 
@@ -344,6 +356,7 @@ class _World:
     skip_first: int = 0
     first_done: bool = False
     new_day: dict[str, Any] | None = None
+    call_id: str | None = None
     day_notes: list[dict[str, Any]] = field(default_factory=list)
 
     async def read(self, uri: str) -> dict[str, Any]:
@@ -356,7 +369,10 @@ class _World:
     async def call(self, name: str, arguments: dict[str, Any]) -> tuple[bool, list[Any]]:
         """Calls a tool; (refused, Inspect content). Learns the time, the end of the
         run and a new day from the result."""
-        res = await self.session.call_tool(name, arguments)
+        # The trajectory records the call under the transcript's id (1-64 chars).
+        call_id, self.call_id = self.call_id, None
+        meta: Any = {"tbsim/call_id": call_id} if call_id and len(call_id) <= 64 else None
+        res = await self.session.call_tool(name, arguments, meta=meta)
         assert isinstance(res, CallToolResult)
         text = next((c.text for c in res.content if isinstance(c, TextContent)), "{}")
         body: dict[str, Any] = json.loads(text)
@@ -464,6 +480,7 @@ def tbsim_agent(
     url: str | None = None,
     token: str | None = None,
     runs_dir: str = "logs/tbsim-runs",
+    server_out: str | None = None,
     trials: int = 1,
     replay: str | None = None,
 ) -> Solver:
@@ -500,9 +517,9 @@ def tbsim_agent(
         async with _connect(transport, args, endpoint, token) as (session, meta):
             if transport == "http" and "tbsim/session" in meta:
                 state.metadata["tbsim_session"] = meta["tbsim/session"]
-                if runs_dir:
+                if server_out:
                     state.metadata["tbsim_run_dir"] = str(
-                        Path(runs_dir) / str(meta["tbsim/session"])
+                        Path(server_out) / str(meta["tbsim/session"])
                     )
             world = _World(session)
             for t in (await session.list_tools()).tools:
@@ -511,7 +528,7 @@ def tbsim_agent(
             briefing = (await world.read("tbsim://briefing"))["briefing"] or {}
             first = (await world.read("tbsim://notifications"))["notifications"]
             world.skip_first = len(first)
-            world.now = str(briefing.get("day_starts", "")).replace("T", " ")
+            world.now = _clock(str(briefing.get("day_starts", "")))
             system = _system_prompt(briefing)
             opening = _status(world.now, 0) + "\n\n"
             opening += _prompt(
@@ -582,6 +599,7 @@ async def _run_call(
     """Runs one call in order: through Inspect's tool execution when Inspect would
     accept it (so the transcript has its tool event), else straight to tbsim, whose
     refusal the model gets as the tool error."""
+    world.call_id = call.id
     if world.valid(call):
         single = message.model_copy(update={"tool_calls": [call]})
         result = await execute_tools([*messages[:-1], single], world.tool_defs())
@@ -708,8 +726,16 @@ def tbsim_scorer() -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         run = state.metadata.get("tbsim_run_dir")
         result: dict[str, Any] | None = None
-        if run and (Path(run) / "result.json").is_file():
-            result = json.loads((Path(run) / "result.json").read_text())
+        if run:
+            # A served session's directory is written just after its MCP session
+            # closes; a stdio run's before its process exits.
+            for _ in range(100):
+                if (Path(run) / "result.json").is_file():
+                    result = json.loads((Path(run) / "result.json").read_text())
+                    break
+                if state.metadata.get("tbsim_session") is None:
+                    break
+                await anyio.sleep(0.1)
         final = state.metadata.get("tbsim_final")
         if result is None and isinstance(final, dict):
             result = final
