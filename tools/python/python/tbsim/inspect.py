@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlencode
 
 import anyio
 import jsonschema
@@ -357,6 +358,7 @@ class _World:
     first_done: bool = False
     new_day: dict[str, Any] | None = None
     call_id: str | None = None
+    tools: list[Tool] = field(default_factory=list)
     day_notes: list[dict[str, Any]] = field(default_factory=list)
 
     async def read(self, uri: str) -> dict[str, Any]:
@@ -410,7 +412,9 @@ class _World:
         return bool(validator.is_valid(call.arguments))
 
     def tool_defs(self) -> list[Tool]:
-        return [self._tool(name) for name in self.tools_json]
+        if len(self.tools) != len(self.tools_json):
+            self.tools = [self._tool(name) for name in self.tools_json]
+        return self.tools
 
     def _tool(self, name: str) -> Tool:
         world = self
@@ -508,10 +512,11 @@ def tbsim_agent(
                 args += ["--seed", str(run_seed)]
             endpoint = None
         else:
-            query = f"scenario={scenario}&hints={hints}&feedback={feedback}"
-            query += f"&max_steps={max_steps}&agent={agent}"
+            fields = {"scenario": scenario, "hints": hints, "feedback": feedback}
+            fields |= {"max_steps": max_steps, "agent": agent}
             if run_seed is not None:
-                query += f"&seed={run_seed}"
+                fields["seed"] = run_seed
+            query = urlencode(fields)
             endpoint = f"{str(url).rstrip('/')}/mcp?{query}"
             args = []
         async with _connect(transport, args, endpoint, token) as (session, meta):
@@ -547,13 +552,14 @@ def tbsim_agent(
                 output = await model.generate(state.messages, tools)
                 state.output = output
                 message = output.message
+                before = list(state.messages)
                 state.messages.append(message)
                 if not message.tool_calls:
                     nudge = _status(world.now, world.steps) + "\n\n" + _prompt("nudge")
                     state.messages.append(ChatMessageUser(content=nudge))
                     continue
                 for call in message.tool_calls:
-                    state.messages.extend(await _run_call(world, state.messages, message, call))
+                    state.messages.extend(await _run_call(world, before, message, call))
                 if world.new_day is not None and not world.over:
                     day = world.new_day
                     world.new_day = None
@@ -592,7 +598,7 @@ def _system_prompt(b: dict[str, Any]) -> str:
 
 async def _run_call(
     world: _World,
-    messages: list[ChatMessage],
+    before: list[ChatMessage],
     message: ChatMessageAssistant,
     call: ToolCall,
 ) -> list[ChatMessage]:
@@ -602,7 +608,7 @@ async def _run_call(
     world.call_id = call.id
     if world.valid(call):
         single = message.model_copy(update={"tool_calls": [call]})
-        result = await execute_tools([*messages[:-1], single], world.tool_defs())
+        result = await execute_tools([*before, single], world.tool_defs())
         return list(result.messages)
     if call.parse_error:
         text = f"the arguments are not a JSON object: {call.parse_error}"
