@@ -49,9 +49,7 @@ def _metadata(version: str) -> str:
 def _entry_points() -> str:
     """`entry_points.txt` from pyproject's `[project.entry-points.*]` (as maturin
     writes it), so plugin hosts such as Inspect AI find the package."""
-    groups = tomllib.loads((HERE / "pyproject.toml").read_text())["project"].get(
-        "entry-points", {}
-    )
+    groups = tomllib.loads((HERE / "pyproject.toml").read_text())["project"].get("entry-points", {})
     out = ""
     for group, points in sorted(groups.items()):
         out += f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in sorted(points.items()))
