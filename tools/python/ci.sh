@@ -39,6 +39,10 @@ echo "wheel: $wheel ($(du -k "$wheel" | cut -f1) KiB)" >&2
 
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet "$wheel" "pytest>=7" "mcp>=2.3,<3" "ruff>=0.6" "mypy>=1.10"
+# The [inspect] extra at its lower bound, the version tbsim.inspect is tested at
+# (tests/test_inspect.py).
+inspect_pin="$(grep -o '"inspect-ai>=[^"]*"' "$here/pyproject.toml" | tr -d '"' | cut -d= -f2)"
+"$work/venv/bin/pip" install --quiet "$wheel[inspect]" "inspect-ai==$inspect_pin"
 
 # Only the venv and the system's directories on PATH: no cargo, no rustc.
 export PATH="$work/venv/bin:/usr/local/bin:/usr/bin:/bin"

@@ -46,6 +46,17 @@ def _metadata(version: str) -> str:
     return str("\n".join(lines) + "\nDescription-Content-Type: text/markdown\n\n" + readme)
 
 
+def _entry_points() -> str:
+    """`entry_points.txt` from pyproject's `[project.entry-points.*]` (as maturin
+    writes it), so plugin hosts such as Inspect AI find the package."""
+    groups = tomllib.loads((HERE / "pyproject.toml").read_text())["project"].get("entry-points", {})
+    out = ""
+    for group, points in sorted(groups.items()):
+        out += f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in sorted(points.items()))
+        out += "\n"
+    return out
+
+
 def _digest(data: bytes) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
@@ -82,6 +93,9 @@ def build(binary: Path, out: Path) -> Path:
             subprocess.run(["strip", str(exe)], check=True)
         add(f"{dist}.data/scripts/tbsim", exe.read_bytes(), 0o755)
         add(f"{dist}.dist-info/METADATA", _metadata(version).encode())
+        entry_points = _entry_points()
+        if entry_points:
+            add(f"{dist}.dist-info/entry_points.txt", entry_points.encode())
         wheel_file = "Wheel-Version: 1.0\nGenerator: wheel_from_binary\nRoot-Is-Purelib: false\n"
         wheel_file += f"Tag: {tag}\n"
         add(f"{dist}.dist-info/WHEEL", wheel_file.encode())

@@ -55,6 +55,9 @@ pub struct ScenarioInfo {
     pub suite: Option<String>,
     /// Working days.
     pub days: u32,
+    /// The scenario's own master seed (a run without `--seed` uses it; trial `t`
+    /// of `tbsim run --trials` uses it plus `t`).
+    pub seed: u64,
     /// Tasks over all days.
     pub tasks: usize,
     /// The tasks' meta-task families, sorted, each once.
@@ -289,6 +292,7 @@ fn read_info(stem: &str, path: &Path, suite: Option<&String>) -> Result<Scenario
         name: stem.to_owned(),
         suite: suite.cloned(),
         days: s.clock.days,
+        seed: s.seed,
         tasks: s.tasks.len(),
         families: families.into_iter().map(str::to_owned).collect(),
         description: s.description,

@@ -40,6 +40,8 @@ fn scenarios_lists_names_suites_days_tasks_and_families() {
     assert_eq!(busy["suite"], "examples");
     assert_eq!(busy["days"], 1);
     assert_eq!(busy["tasks"], 4);
+    // The scenario's own seed, so clients can number trials as `run --trials` does.
+    assert_eq!(busy["seed"], 558_448);
     assert_eq!(
         busy["families"],
         serde_json::json!(["kb_fix", "meeting_attend", "transaction_review"])

@@ -42,6 +42,8 @@ class ScenarioInfo:
     tasks: int
     families: tuple[str, ...]
     description: str
+    seed: int
+    """The scenario's own master seed (runs without a seed use it)."""
 
 
 def scenarios(
@@ -66,6 +68,7 @@ def scenarios(
             tasks=int(s["tasks"]),
             families=tuple(s["families"]),
             description=s["description"],
+            seed=int(s["seed"]),
         )
         for s in listing["scenarios"]
     ]
