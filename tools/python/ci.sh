@@ -56,3 +56,13 @@ mypy --python-version 3.11 --strict wheel_from_binary.py bench.py  # tomllib: 3.
 cd "$work"
 python -c "import tbsim, gymnasium; gymnasium.make('tbsim/TraineeBench-v0').close()"
 python -m pytest -q -p no:cacheprovider --rootdir "$here" -c "$here/pyproject.toml" "$here/tests"
+
+# verifiers (`tbsim[verifiers]`) in a venv of its own: verifiers pins mcp==2.0.0,
+# the `test` extra's MCP SDK tests need >=2.3. vf-eval plays against the repo's
+# fake-llm ($TBSIM_FAKE_LLM, built by `cargo test --workspace`); skipped without it.
+if [ -n "${TBSIM_FAKE_LLM:-}" ]; then
+  python3 -m venv "$work/vf"
+  "$work/vf/bin/pip" install --quiet "$wheel[verifiers]" "pytest>=7"
+  PATH="$work/vf/bin:$PATH" "$work/vf/bin/python" -m pytest -q -p no:cacheprovider \
+    --rootdir "$here" -c "$here/pyproject.toml" "$here/tests/test_verifiers.py"
+fi
