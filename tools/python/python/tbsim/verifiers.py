@@ -36,6 +36,7 @@ from typing import Any
 
 import verifiers.v1 as vf
 from openai import AsyncOpenAI
+from pydantic import Field
 
 from . import _loop
 from ._binary import scenarios as _scenarios
@@ -97,7 +98,7 @@ class TraineeBenchTask(vf.Task[TraineeBenchData]):
 class TraineeBenchTasksetConfig(vf.TasksetConfig):
     suite: str = "examples"
     """A bundled suite (`tbsim scenarios`): examples, traineebench, traineebench_cl, …"""
-    scenarios: list[str] = []
+    scenarios: list[str] = Field(default_factory=list)
     """Scenario names to play instead of the whole suite."""
     seed: int | None = None
     """Master seed (default: each scenario's own)."""
