@@ -208,7 +208,9 @@ class TraineeBenchHarness(vf.Harness[TraineeBenchHarnessConfig]):
             while not over and turns < self.config.max_turns:
                 turns += 1
                 completion = await model.chat.completions.create(
-                    model=ctx.model, messages=messages, tools=tools
+                    model=ctx.model,
+                    messages=messages,  # type: ignore[arg-type]
+                    tools=tools,  # type: ignore[arg-type]
                 )
                 msg = completion.choices[0].message
                 messages.append(msg.model_dump(exclude_none=True))
