@@ -30,7 +30,7 @@ def status_line(obs: Mapping[str, JSON]) -> str:
     return f"[System time] {obs.get('time')} · step {obs.get('step')}"
 
 
-def _notifications(obs: Mapping[str, JSON]) -> list[JSON]:
+def notifications(obs: Mapping[str, JSON]) -> list[JSON]:
     notes: list[JSON] = []
     for r in obs.get("results") or []:
         notes.extend(r.get("notifications") or [])
@@ -39,7 +39,7 @@ def _notifications(obs: Mapping[str, JSON]) -> list[JSON]:
 
 
 def render_notifications(obs: Mapping[str, JSON]) -> str:
-    notes = _notifications(obs)
+    notes = notifications(obs)
     if not notes:
         return "(nothing new)"
     return "\n".join("- " + json.dumps(n, ensure_ascii=False, sort_keys=True) for n in notes)
@@ -106,19 +106,28 @@ def after_turn(obs: Mapping[str, JSON], call_ids: Sequence[str]) -> list[dict[st
 def openai_tools(catalogue: Sequence[Mapping[str, JSON]]) -> list[dict[str, JSON]]:
     """The catalogue (`GET /v1/tools`) as OpenAI function tools; each description
     states the call's time cost, as the MCP server's do."""
-    tools = []
-    for t in catalogue:
-        cost = int(t.get("cost_minutes", 0))
-        unit = "minute" if cost == 1 else "minutes"
-        tools.append(
-            {
-                "type": "function",
-                "function": {
-                    "name": t["name"],
-                    "description": f"{str(t.get('description', '')).rstrip()} "
-                    f"Time cost: {cost} simulated {unit} per call.",
-                    "parameters": t.get("parameters") or {"type": "object", "properties": {}},
-                },
-            }
-        )
-    return tools
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t["name"],
+                "description": tool_description(t),
+                "parameters": tool_parameters(t),
+            },
+        }
+        for t in catalogue
+    ]
+
+
+def tool_description(tool: Mapping[str, JSON]) -> str:
+    """A catalogue entry's description with its time cost, as the MCP server words it."""
+    cost = int(tool.get("cost_minutes", 0))
+    unit = "minute" if cost == 1 else "minutes"
+    return (
+        f"{str(tool.get('description', '')).rstrip()} Time cost: {cost} simulated {unit} per call."
+    )
+
+
+def tool_parameters(tool: Mapping[str, JSON]) -> dict[str, JSON]:
+    params: dict[str, JSON] = tool.get("parameters") or {"type": "object", "properties": {}}
+    return params

@@ -1,0 +1,172 @@
+"""`python -m tbsim.openenv` played by openenv-core's own clients: the oracle's
+recorded calls, replayed one `call_tool` a step through `GenericEnvClient`, return
+1.0 and leave a run that `tbsim replay` accepts; a policy that never calls a tool
+returns 0 and its episode ends; refusals come back to the typed `MCPToolClient` as
+tool errors with tbsim's message and the episode goes on. Needs `tbsim[openenv]`;
+skipped without openenv-core."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tbsim
+
+pytest.importorskip("openenv.core.env_server")
+
+from openenv.core.env_server.mcp_types import (
+    CallToolAction,
+    CallToolObservation,
+    ToolErrorType,
+)
+from openenv.core.generic_client import GenericEnvClient
+from openenv.core.mcp_client import MCPToolClient
+
+SCENARIO = "busy-day"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("openenv-runs")
+
+
+@pytest.fixture(scope="module")
+def url(runs: Path) -> Iterator[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tbsim.openenv", "--port", "0", "--out", str(runs)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "listening on " in line, line
+        yield line.split("listening on ", 1)[1].strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def oracle_calls(tmp: Path) -> list[dict[str, Any]]:
+    """The calls of a recorded oracle run, in order (one decision each here)."""
+    out = tmp / "oracle"
+    subprocess.run(
+        [tbsim.binary(), "run", SCENARIO, "--agent", "oracle", "--out", str(out)],
+        capture_output=True,
+        check=True,
+    )
+    calls = []
+    for line in (out / "trajectory.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("type") == "decision":
+            for c in rec.get("calls") or []:
+                calls.append({"name": c["name"], "arguments": json.loads(c["arguments"] or "{}")})
+    assert calls
+    return calls
+
+
+def test_the_oracle_replayed_through_generic_env_client_returns_one(
+    url: str, tmp_path: Path
+) -> None:
+    calls = oracle_calls(tmp_path)
+    with GenericEnvClient(base_url=url, message_timeout_s=120).sync() as env:
+        first = env.reset(scenario=SCENARIO)
+        assert not first.done
+        assert first.observation["briefing"]["you"]
+        assert first.observation["text"]
+        tools = env.step({"type": "list_tools"})
+        names = {t["name"] for t in tools.observation["tools"]}
+        assert {c["name"] for c in calls} <= names
+        assert all("Time cost:" in t["description"] for t in tools.observation["tools"])
+        total = 0.0
+        done = False
+        for i, c in enumerate(calls):
+            assert not done, f"the episode ended before call {i}"
+            r = env.step({"type": "call_tool", "tool_name": c["name"], "arguments": c["arguments"]})
+            assert r.observation["error"] is None, r.observation
+            assert r.observation["result"]["ok"] is True
+            total += float(r.reward or 0.0)
+            done = r.done
+        assert done
+        assert total == pytest.approx(1.0)
+        state = env.state()
+    assert state["score"] == pytest.approx(1.0)
+    assert state["result"]["checkpoint_score"] == 1.0
+    assert state["end_reason"] == "finished"
+    run = Path(state["run_dir"])
+    result = json.loads((run / "result.json").read_text())
+    assert result["checkpoint_score"] == 1.0 and result["end_reason"] == "finished"
+    replay = subprocess.run(
+        [tbsim.binary(), "replay", str(run)], capture_output=True, text=True, check=False
+    )
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+
+
+def test_a_policy_that_never_calls_a_tool_returns_zero_and_ends(url: str) -> None:
+    with GenericEnvClient(base_url=url, message_timeout_s=120).sync() as env:
+        env.reset(scenario=SCENARIO, max_steps=4)
+        total, steps, done = 0.0, 0, False
+        while not done and steps < 50:
+            r = env.step({"metadata": {"text": "I think I am done."}})
+            total += float(r.reward or 0.0)
+            steps += 1
+            done = r.done
+        state = env.state()
+    assert done and steps == 4
+    assert total == 0.0
+    assert state["end_reason"] == "max_steps"
+    assert state["result"]["checkpoint_score"] == 0.0
+
+
+async def _refusals(url: str) -> list[CallToolObservation]:
+    env = MCPToolClient(base_url=url, message_timeout_s=120)
+    async with env:
+        await env.reset(scenario=SCENARIO)
+        seen = []
+        for action in (
+            CallToolAction(tool_name="no_such_tool", arguments={}),
+            CallToolAction(tool_name="read_file", arguments={"path": 7}),
+            CallToolAction(tool_name="my_tasks", arguments={}),
+        ):
+            r = await env.step(action)
+            assert isinstance(r.observation, CallToolObservation)
+            assert not r.done
+            seen.append(r.observation)
+        # The typed client's convenience call reads the same result.
+        tasks = await env.call_tool("my_tasks")
+        assert tasks["ok"] is True
+        state = await env.state()
+        assert state.step_count >= 4
+    return seen
+
+
+def test_refusals_come_back_as_tool_errors_and_the_episode_goes_on(url: str) -> None:
+    import asyncio
+
+    unknown, bad_args, ok = asyncio.run(_refusals(url))
+    assert unknown.error is not None
+    assert unknown.error.error_type == ToolErrorType.TOOL_NOT_FOUND
+    assert "no_such_tool" in unknown.error.message
+    assert unknown.result["error"]["kind"] == "unknown_tool"
+    assert bad_args.error is not None
+    assert bad_args.error.error_type == ToolErrorType.INVALID_ARGS
+    assert bad_args.result["ok"] is False
+    assert ok.error is None and ok.result["ok"] is True
+
+
+def test_reset_names_what_it_refuses(url: str) -> None:
+    with GenericEnvClient(base_url=url, message_timeout_s=120).sync() as env:
+        with pytest.raises(Exception, match="unknown reset options: colour"):
+            env.reset(scenario=SCENARIO, colour="red")
+        with pytest.raises(Exception, match="tbsim refused the episode"):
+            env.reset(scenario="no-such-scenario")
+        with pytest.raises(Exception, match="call reset first"):
+            env.step({"type": "call_tool", "tool_name": "my_tasks", "arguments": {}})
+        # The catalogue needs no episode.
+        tools = env.step({"type": "list_tools"})
+        assert tools.observation["tools"]
