@@ -381,7 +381,8 @@ def main(argv: list[str] | None = None) -> None:
     sock.bind((a.host, a.port))
     sock.listen(128)
     host, port = sock.getsockname()[:2]
-    print(f"tbsim OpenEnv environment listening on http://{host}:{port}", flush=True)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"tbsim OpenEnv environment listening on http://{shown}:{port}", flush=True)
     config = uvicorn.Config(create_app(backend), log_level="warning")
     try:
         uvicorn.Server(config).run(sockets=[sock])
