@@ -52,44 +52,58 @@ def url(runs: Path) -> Iterator[str]:
         proc.wait(timeout=60)
 
 
-def oracle_calls(tmp: Path) -> list[dict[str, Any]]:
-    """The calls of a recorded oracle run, in order (one decision each here)."""
+def oracle_decisions(scenario: str, tmp: Path) -> list[list[dict[str, Any]]]:
+    """The decisions of a recorded oracle run, each a list of calls."""
     out = tmp / "oracle"
     subprocess.run(
-        [tbsim.binary(), "run", SCENARIO, "--agent", "oracle", "--out", str(out)],
+        [tbsim.binary(), "run", scenario, "--agent", "oracle", "--out", str(out)],
         capture_output=True,
         check=True,
     )
-    calls = []
+    decisions = []
     for line in (out / "trajectory.jsonl").read_text().splitlines():
         rec = json.loads(line)
         if rec.get("type") == "decision":
-            for c in rec.get("calls") or []:
-                calls.append({"name": c["name"], "arguments": json.loads(c["arguments"] or "{}")})
-    assert calls
-    return calls
+            decisions.append(
+                [
+                    {"name": c["name"], "arguments": json.loads(c["arguments"] or "{}")}
+                    for c in rec.get("calls") or []
+                ]
+            )
+    assert decisions
+    return decisions
 
 
+EXAMPLES = [s.name for s in tbsim.scenarios(suite="examples")]
+
+
+@pytest.mark.parametrize("scenario", EXAMPLES)
 def test_the_oracle_replayed_through_generic_env_client_returns_one(
-    url: str, tmp_path: Path
+    url: str, scenario: str, tmp_path: Path
 ) -> None:
-    calls = oracle_calls(tmp_path)
+    decisions = oracle_decisions(scenario, tmp_path)
     with GenericEnvClient(base_url=url, message_timeout_s=120).sync() as env:
-        first = env.reset(scenario=SCENARIO)
+        first = env.reset(scenario=scenario)
         assert not first.done
         assert first.observation["briefing"]["you"]
         assert first.observation["text"]
         tools = env.step({"type": "list_tools"})
         names = {t["name"] for t in tools.observation["tools"]}
-        assert {c["name"] for c in calls} <= names
+        assert {c["name"] for d in decisions for c in d} <= names
         assert all("Time cost:" in t["description"] for t in tools.observation["tools"])
+        # One call a step (without a thinking cost, splitting a decision's calls
+        # changes nothing); a decision without a call is a plain action.
+        actions: list[dict[str, Any]] = []
+        for d in decisions:
+            actions += [
+                {"type": "call_tool", "tool_name": c["name"], "arguments": c["arguments"]}
+                for c in d
+            ] or [{}]
         total = 0.0
         done = False
-        for i, c in enumerate(calls):
-            assert not done, f"the episode ended before call {i}"
-            r = env.step({"type": "call_tool", "tool_name": c["name"], "arguments": c["arguments"]})
-            assert r.observation["error"] is None, r.observation
-            assert r.observation["result"]["ok"] is True
+        for i, action in enumerate(actions):
+            assert not done, f"the episode ended before action {i}"
+            r = env.step(action)
             total += float(r.reward or 0.0)
             done = r.done
         assert done
@@ -105,6 +119,19 @@ def test_the_oracle_replayed_through_generic_env_client_returns_one(
         [tbsim.binary(), "replay", str(run)], capture_output=True, text=True, check=False
     )
     assert replay.returncode == 0, replay.stdout + replay.stderr
+
+
+def test_concurrent_episodes_are_separate_worlds(url: str) -> None:
+    a = GenericEnvClient(base_url=url, message_timeout_s=120).sync()
+    b = GenericEnvClient(base_url=url, message_timeout_s=120).sync()
+    with a, b:
+        a.reset(scenario="meeting-only")
+        b.reset(scenario="kb-fix-medium", seed=5)
+        a.step({})
+        sa, sb = a.state(), b.state()
+    assert sa["scenario"] == "meeting-only" and sa["step_count"] == 1
+    assert sb["scenario"] == "kb-fix-medium" and sb["step_count"] == 0
+    assert sa["session"] != sb["session"] and sa["run_dir"] != sb["run_dir"]
 
 
 def test_a_policy_that_never_calls_a_tool_returns_zero_and_ends(url: str) -> None:
