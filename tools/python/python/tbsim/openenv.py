@@ -27,6 +27,10 @@ clients hold an episode on). An episode is one tbsim run:
 - **state** has the tbsim session, scenario, step, score, end reason, run directory
   and, once over, tbsim's result.
 
+Episodes are played over the WebSocket (`/ws`, as openenv-core's clients do): its
+HTTP `/reset` and `/step` are stateless (a fresh environment per request), so an
+HTTP `/step` has no episode to act in.
+
 Every episode is a tbsim session of one `tbsim serve` this process starts on
 loopback (with a random token); each run's directory is `<out>/<session>/` and
 passes `tbsim replay`. Closing an episode (the client disconnecting) ends a run
