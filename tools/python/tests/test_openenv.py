@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,16 @@ def test_concurrent_episodes_are_separate_worlds(url: str) -> None:
     assert sa["scenario"] == "meeting-only" and sa["step_count"] == 1
     assert sb["scenario"] == "kb-fix-medium" and sb["step_count"] == 0
     assert sa["session"] != sb["session"] and sa["run_dir"] != sb["run_dir"]
+    # A client gone mid-run: its run ends as abandoned and is written.
+    path = Path(sa["run_dir"]) / "result.json"
+    deadline = time.monotonic() + 60
+    result: dict[str, Any] = {}
+    while not result and time.monotonic() < deadline:
+        try:
+            result = json.loads(path.read_text())
+        except (OSError, ValueError):  # not written yet, or being written
+            time.sleep(0.2)
+    assert result.get("end_reason") == "abandoned", result
 
 
 def test_a_policy_that_never_calls_a_tool_returns_zero_and_ends(url: str) -> None:
