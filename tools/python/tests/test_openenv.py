@@ -208,3 +208,9 @@ def test_reset_names_what_it_refuses(url: str) -> None:
         # The catalogue needs no episode.
         tools = env.step({"type": "list_tools"})
         assert tools.observation["tools"]
+        # Without a scenario, the server's (`--scenario`, busy-day by default).
+        env.reset()
+        assert env.state()["scenario"] == SCENARIO
+        env.reset(scenario="meeting-only", seed=11)
+        state = env.state()
+        assert state["scenario"] == "meeting-only" and state["seed"] == 11

@@ -94,6 +94,7 @@ class TraineeBenchState(State):
     """The episode as tbsim sees it (the score is the sum of the rewards so far)."""
 
     scenario: str | None = None
+    seed: int | None = None
     session: str | None = None
     score: float = 0.0
     over: bool = False
@@ -225,6 +226,8 @@ class TraineeBenchEnvironment(Environment):  # type: ignore[type-arg]
             episode_id=episode_id or created.session,
             step_count=0,
             scenario=scenario,
+            # The master seed in use (the scenario's own unless one was given).
+            seed=client.state(created.session).get("seed"),
             session=created.session,
             score=float(created.info.get("score", 0.0)),
             over=bool(obs.get("over")),
