@@ -60,3 +60,25 @@ mypy --python-version 3.11 --strict wheel_from_binary.py bench.py  # tomllib: 3.
 cd "$work"
 python -c "import tbsim, gymnasium; gymnasium.make('tbsim/TraineeBench-v0').close()"
 python -m pytest -q -p no:cacheprovider --rootdir "$here" -c "$here/pyproject.toml" "$here/tests"
+
+# verifiers (`tbsim[verifiers]`) in a venv of its own: verifiers pins mcp==2.0.0,
+# the `test` extra's MCP SDK tests need >=2.3. vf-eval plays against the repo's
+# fake-llm ($TBSIM_FAKE_LLM, built by `cargo test --workspace`); skipped without it.
+if [ -n "${TBSIM_FAKE_LLM:-}" ]; then
+  python3 -m venv "$work/vf"
+  "$work/vf/bin/pip" install --quiet "$wheel[verifiers]" "pytest>=7"
+  PATH="$work/vf/bin:$PATH" "$work/vf/bin/python" -m pytest -q -p no:cacheprovider \
+    --rootdir "$here" -c "$here/pyproject.toml" "$here/tests/test_verifiers.py"
+fi
+
+# OpenEnv (`tbsim[openenv]`) in a venv of its own too (openenv-core needs the newer MCP
+# SDK verifiers pins against). openenv-core exactly at the extra's lower bound, with
+# only what its server and clients import: its other requirements (gradio,
+# huggingface_hub, openai, typer, …: ~330 MB, 37 more packages) serve its web UI and
+# CLI, which tbsim does not use, and would cost CI minutes of downloads.
+python3 -m venv "$work/oe"
+"$work/oe/bin/pip" install --quiet "$wheel" "pytest>=7" "fastapi>=0.104" "uvicorn>=0.24" \
+  "websockets>=15.0.1" "fastmcp>=3.0.0" "requests>=2.25"
+"$work/oe/bin/pip" install --quiet --no-deps "openenv-core==0.3.0"
+PATH="$work/oe/bin:$PATH" "$work/oe/bin/python" -m pytest -q -p no:cacheprovider \
+  --rootdir "$here" -c "$here/pyproject.toml" "$here/tests/test_openenv.py"

@@ -80,12 +80,14 @@ def build(binary: Path, out: Path) -> Path:
             z.writestr(info, data)
             record.append(f"{name},sha256={_digest(data)},{len(data)}")
 
-        package = HERE / "python" / "tbsim"
-        for root, dirs, files in os.walk(package, followlinks=True):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for f in sorted(files):
-                path = Path(root) / f
-                add(path.relative_to(package.parent).as_posix(), path.read_bytes())
+        # `traineebench` is the verifiers taskset id (a top-level module by its rules).
+        for name in ("tbsim", "traineebench"):
+            package = HERE / "python" / name
+            for root, dirs, files in os.walk(package, followlinks=True):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                for f in sorted(files):
+                    path = Path(root) / f
+                    add(path.relative_to(package.parent).as_posix(), path.read_bytes())
         # Debug symbols are ~90% of a debug binary; the wheel does not need them.
         exe = Path(tmp) / "tbsim"
         shutil.copyfile(binary, exe)

@@ -18,6 +18,27 @@ fn python_can_make_venvs() -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// The fake-llm binary beside the tbsim one (built here when this build did not).
+fn fake_llm() -> String {
+    let p = std::path::Path::new(env!("CARGO_BIN_EXE_tbsim")).with_file_name("fake-llm");
+    if !p.is_file() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let ok = Command::new(cargo)
+            .args(["build", "-p", "fake-llm"])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(
+            ok || std::env::var_os("CI").is_none(),
+            "cannot build fake-llm"
+        );
+    }
+    if p.is_file() {
+        p.display().to_string()
+    } else {
+        String::new()
+    }
+}
+
 #[test]
 fn the_python_package_passes_its_tests_installed_from_the_wheel() {
     if !python_can_make_venvs() {
@@ -32,6 +53,9 @@ fn the_python_package_passes_its_tests_installed_from_the_wheel() {
         // The wheel is packed around the binary this suite already built: CI
         // compiles the CLI once (release wheels are maturin's, see ci.sh).
         .env("TBSIM_WHEEL_BINARY", env!("CARGO_BIN_EXE_tbsim"))
+        // `cargo test --workspace` builds fake-llm beside tbsim: the scripted model
+        // `vf-eval traineebench` plays against (tools/python/tests/test_verifiers.py).
+        .env("TBSIM_FAKE_LLM", fake_llm())
         .output()
         .unwrap();
     assert!(

@@ -2,8 +2,9 @@
 
 `pip install tbsim` gives the `tbsim` command and this package: `Server` (the
 installed binary's session API on a free loopback port), `Client` and `AsyncClient`
-(typed clients of that API), `scenarios()` (what can be given by name) and the
-Gymnasium environment in `tbsim.gym` (ids registered on import).
+(typed clients of that API), `scenarios()` (what can be given by name), the
+Gymnasium environment in `tbsim.gym` (ids registered on import), and, with their
+extras, `tbsim.verifiers` and `tbsim.openenv` (`python -m tbsim.openenv`).
 """
 
 from ._binary import ScenarioInfo, binary, content_dir, scenarios
