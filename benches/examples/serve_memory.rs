@@ -173,6 +173,7 @@ fn main() {
         max_sessions: args.sessions + 1,
         idle_timeout: Duration::from_secs(24 * 3600),
         unused_timeout: Duration::from_secs(24 * 3600),
+        keep_finished: tbsim_serve::registry::DEFAULT_KEEP_FINISHED,
     });
     let request = || OpenRequest {
         scenario: args.scenario.clone(),
@@ -181,6 +182,7 @@ fn main() {
         feedback: FeedbackPolicy::default(),
         max_steps: 400,
         agent: "http:memory".into(),
+        tag: None,
     };
     println!(
         "scenario={} sessions={} max_blocking_threads={blocking}",

@@ -55,6 +55,35 @@ pub struct RunOptions {
     /// resuming user's own configuration, never used to reach anything.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub endpoints: BTreeMap<String, String>,
+    /// A label the caller gave the run (`--tag`, `tag=`): `tbsim report` groups
+    /// runs by agent and tag, so one model's runs under two prompts or harness
+    /// versions are told apart. See [`check_tag`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+}
+
+/// The longest tag accepted.
+pub const MAX_TAG: usize = 64;
+
+/// A tag that cannot label a run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a tag must be 1-{MAX_TAG} characters of A-Z, a-z, 0-9, `-`, `_`, `.`, not `{0}`")]
+pub struct BadTag(pub String);
+
+/// Checks a run's tag: 1-[`MAX_TAG`] characters of A-Z, a-z, 0-9, `-`, `_`, `.`
+/// (it ends up in report tables, CSV cells and file names).
+pub fn check_tag(tag: &str) -> Result<(), BadTag> {
+    let ok = !tag.is_empty()
+        && tag.len() <= MAX_TAG
+        && tag
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        let shown: String = tag.chars().take(MAX_TAG + 1).collect();
+        Err(BadTag(shown))
+    }
 }
 
 impl RunOptions {
@@ -73,6 +102,7 @@ impl RunOptions {
             token_budget: None,
             time_budget_minutes: None,
             endpoints: BTreeMap::new(),
+            tag: None,
         }
     }
 

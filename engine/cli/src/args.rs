@@ -28,7 +28,7 @@ pub(crate) struct RunArgs {
     #[arg(long, conflicts_with_all = [
         "scenarios", "out", "agent", "npc", "memory", "history_tokens",
         "token_cost", "token_budget", "time_budget", "seed", "hints", "max_steps", "turn_cost",
-        "feedback", "trials", "shard",
+        "feedback", "trials", "shard", "tag",
     ])]
     pub(crate) resume: Option<PathBuf>,
     /// Agent: `oracle`, `idle`, `solver`, `llm:<alias>` or `adversary:<name>` (a content-blind attacker:
@@ -78,6 +78,10 @@ pub(crate) struct RunArgs {
     /// Print results as JSON instead of the table.
     #[arg(long)]
     pub(crate) json: bool,
+    /// A label recorded in each run's `run.json`; `tbsim report` groups runs by agent
+    /// and tag (1-64 characters of A-Z, a-z, 0-9, `-`, `_`, `.`).
+    #[arg(long, value_parser = parse_tag)]
+    pub(crate) tag: Option<String>,
     /// Hints given with each task (0-3).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     pub(crate) hints: u8,
@@ -214,6 +218,12 @@ pub(crate) struct ServeArgs {
     /// --max-sessions is reached.
     #[arg(long, default_value = "60", value_parser = parse_secs, value_name = "SECS")]
     pub(crate) unused_timeout: std::time::Duration,
+    /// How long a session that ended and left (deleted, expired, its MCP client
+    /// gone) stays readable from memory at `GET /v1/sessions/{id}`, with its final
+    /// score and per-task results; later it is read back from its directory under
+    /// --out. A number of seconds or with a unit: `90s`, `30m`, `1h`, `0`.
+    #[arg(long, default_value = "1h", value_parser = parse_duration, value_name = "DURATION")]
+    pub(crate) keep_finished: std::time::Duration,
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = 1 << 20)]
     pub(crate) max_body: usize,
@@ -223,6 +233,34 @@ pub(crate) struct ServeArgs {
     pub(crate) api_config: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) conn: ConnArgs,
+}
+
+/// A duration: whole seconds, or a whole number with `s`, `m`, `h` or `d`; at most
+/// 30 days.
+fn parse_duration(s: &str) -> std::result::Result<std::time::Duration, String> {
+    let (num, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let scale = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => {
+            return Err(format!(
+                "`{s}`: give seconds, or a number with s, m, h or d (`30m`)"
+            ));
+        }
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("`{s}`: give seconds, or a number with s, m, h or d (`30m`)"))?;
+    let secs = n
+        .checked_mul(scale)
+        .filter(|v| *v <= 30 * 86_400)
+        .ok_or_else(|| format!("`{s}`: at most 30 days"))?;
+    Ok(std::time::Duration::from_secs(secs))
 }
 
 /// A duration in seconds (fractions allowed), more than 0.
@@ -318,6 +356,10 @@ pub(crate) struct McpArgs {
     /// so `tbsim report` tells models apart.
     #[arg(long, value_name = "NAME")]
     pub(crate) agent_name: Option<String>,
+    /// A label recorded in the run's `run.json`; `tbsim report` groups runs by agent
+    /// and tag (1-64 characters of A-Z, a-z, 0-9, `-`, `_`, `.`).
+    #[arg(long, value_parser = parse_tag)]
+    pub(crate) tag: Option<String>,
     /// Hints given with each task (0-3).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     pub(crate) hints: u8,
@@ -327,4 +369,29 @@ pub(crate) struct McpArgs {
     /// Maximum agent decisions per working day (a D-day scenario allows D times as many).
     #[arg(long, default_value_t = 400, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_steps: u64,
+}
+
+/// `--tag`: checked as every front end checks a run's tag.
+fn parse_tag(s: &str) -> Result<String, String> {
+    tbsim_engine::run_file::check_tag(s).map_err(|e| e.to_string())?;
+    Ok(s.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_units() {
+        let d = |s| parse_duration(s).map(|d| d.as_secs());
+        assert_eq!(d("0"), Ok(0));
+        assert_eq!(d("90"), Ok(90));
+        assert_eq!(d("90s"), Ok(90));
+        assert_eq!(d("30m"), Ok(1800));
+        assert_eq!(d("1h"), Ok(3600));
+        assert_eq!(d("2d"), Ok(172_800));
+        for bad in ["", "h", "1x", "-1", "1.5h", "31d", "99999999999999999999d"] {
+            assert!(d(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -105,6 +105,7 @@ fn fork_registry(out: &Path) -> Result<Arc<Registry>> {
         max_sessions: 64,
         idle_timeout: Duration::from_secs(3600),
         unused_timeout: Duration::from_secs(60),
+        keep_finished: tbsim_serve::registry::DEFAULT_KEEP_FINISHED,
     })))
 }
 
@@ -318,6 +319,8 @@ pub(crate) struct UiOptions {
     pub(crate) keep: bool,
     pub(crate) token: Option<String>,
     pub(crate) api_config: Option<PathBuf>,
+    /// The batch's `--tag`.
+    pub(crate) tag: Option<String>,
 }
 
 impl BatchUi {
@@ -339,6 +342,7 @@ impl BatchUi {
                     dir: j.dir.clone(),
                     scenario: j.name().to_owned(),
                     agent: agent.to_owned(),
+                    tag: ui.tag.clone(),
                     seed: j.seed,
                     hints,
                     days: j.scenario.scenario.clock.days,

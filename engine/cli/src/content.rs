@@ -158,10 +158,7 @@ pub(crate) fn cmd_scenarios(
         Some(s) => {
             let c = all.in_suite(s);
             if c.scenarios.is_empty() {
-                bail!(
-                    "no suite `{s}`; the suites are: {}",
-                    all.suites().join(", ")
-                );
+                bail!("{}", tbsim_serve::http::unknown_suite(s, &all.suites()));
             }
             c
         }

@@ -25,6 +25,7 @@ pub(crate) fn cmd_mcp(args: McpArgs) -> Result<ExitCode> {
         max_steps: args.max_steps,
         out: args.out,
         agent_name: args.agent_name,
+        tag: args.tag,
     };
     // One thread: the SDK serves each request on a task of its own, and a
     // current-thread runtime runs them in the order they arrived (and the world's

@@ -227,6 +227,7 @@ pub(crate) fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         token_budget: args.token_budget,
         time_budget_minutes: args.time_budget,
         endpoints: Default::default(),
+        tag: args.tag.clone(),
     };
     // Recorded so a resume can tell when an alias has since moved to another endpoint.
     opts.endpoints = crate::trust::endpoints(&opts)?;
@@ -360,6 +361,7 @@ pub(crate) fn run_batch(
                 keep: args.ui_keep,
                 token: args.ui_token.clone(),
                 api_config: args.api_config.clone(),
+                tag: args.tag.clone(),
             },
         )?)),
         None => None,

@@ -42,6 +42,7 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         max_sessions: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
         idle_timeout: Duration::from_secs(args.idle_timeout),
         unused_timeout: args.unused_timeout,
+        keep_finished: args.keep_finished,
     }));
     let agents = Arc::new(crate::console::ConsoleAgents::new(
         args.api_config.as_deref(),

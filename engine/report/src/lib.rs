@@ -2,7 +2,8 @@
 //!
 //! The report reads every `result.json` under the directories it is given (at any
 //! depth, so a batch with trials works as well as a single run) and aggregates them
-//! per model, the agent name recorded in each result:
+//! per model, the agent name recorded in each result (with the run's tag from its
+//! `run.json`, when it has one: `mcp:gpt-5 [prompt-v2]`):
 //!
 //! * **by model**: checkpoint score, success rate, share of runs solved, average steps
 //!   and tool calls;
@@ -134,6 +135,21 @@ pub struct RunRecord {
     /// `trajectory.jsonl` and `scenario.ron` when the result predates them.
     #[serde(default)]
     pub schedule: Option<tbsim_engine::schedule::Schedule>,
+    /// The run's tag, from the `run.json` beside its result (`--tag`, `tag=`).
+    #[serde(default)]
+    pub tag: Option<String>,
+}
+
+impl RunRecord {
+    /// What the report groups the run under: its agent, and its tag when it has
+    /// one (`mcp:gpt-5 [prompt-v2]`), so one model's runs under different tags
+    /// are told apart.
+    pub fn group(&self) -> String {
+        match &self.tag {
+            Some(t) => format!("{} [{t}]", self.agent),
+            None => self.agent.clone(),
+        }
+    }
 }
 
 /// Human guidance a run received (from a console: hint tiers and messages).
@@ -240,9 +256,19 @@ pub fn load_runs(roots: &[PathBuf]) -> Result<Vec<RunRecord>, ReportError> {
             if r.schedule.is_none() {
                 r.schedule = schedule_beside(f);
             }
+            if r.tag.is_none() {
+                r.tag = tag_beside(f);
+            }
             Ok(r)
         })
         .collect()
+}
+
+/// The tag in the `run.json` beside `result` (none when it is missing, unreadable
+/// or untagged: the tag only labels the run).
+fn tag_beside(result: &Path) -> Option<String> {
+    let dir = result.parent()?;
+    tbsim_engine::run_file::RunFile::read(dir).ok()?.options.tag
 }
 
 /// The scheduling figures of the run whose `result.json` is `result`, computed
@@ -593,11 +619,17 @@ impl Report {
         // floating-point sums and listed rows then come out the same.
         let mut ordered: Vec<&RunRecord> = runs.iter().collect();
         ordered.sort_by(|a, b| {
-            (&a.agent, &a.scenario, a.seed, a.trial).cmp(&(&b.agent, &b.scenario, b.seed, b.trial))
+            (&a.agent, &a.tag, &a.scenario, a.seed, a.trial).cmp(&(
+                &b.agent,
+                &b.tag,
+                &b.scenario,
+                b.seed,
+                b.trial,
+            ))
         });
-        let mut by_agent: BTreeMap<&str, Vec<&RunRecord>> = BTreeMap::new();
+        let mut by_agent: BTreeMap<String, Vec<&RunRecord>> = BTreeMap::new();
         for r in ordered {
-            by_agent.entry(&r.agent).or_default().push(r);
+            by_agent.entry(r.group()).or_default().push(r);
         }
         let mut rep = Report {
             runs: runs.len(),
@@ -911,6 +943,29 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tags_split_one_agent_into_groups() {
+        let run = |tag: Option<&str>, score: f64| -> RunRecord {
+            let mut r: RunRecord = serde_json::from_value(serde_json::json!({
+                "scenario": "s", "agent": "mcp:m", "checkpoint_score": score,
+                "success_rate": score,
+            }))
+            .unwrap();
+            r.tag = tag.map(str::to_owned);
+            r
+        };
+        let rep = Report::new(&[run(Some("v2"), 1.0), run(None, 0.0), run(Some("v1"), 0.5)]);
+        let rows: Vec<(&str, f64)> = rep
+            .models
+            .iter()
+            .map(|m| (m.agent.as_str(), m.checkpoint_score))
+            .collect();
+        assert_eq!(
+            rows,
+            [("mcp:m", 0.0), ("mcp:m [v1]", 0.5), ("mcp:m [v2]", 1.0)]
+        );
+    }
 
     #[test]
     fn runs_list_the_tasks_their_gates_kept_back() {

@@ -185,6 +185,7 @@ async fn drive(f: &Fixture, out: PathBuf, reqs: &[Req<'_>]) {
         max_sessions: 8,
         idle_timeout: Duration::from_secs(600),
         unused_timeout: Duration::from_secs(60),
+        keep_finished: crate::registry::DEFAULT_KEEP_FINISHED,
     }));
     let console = Arc::new(Console::new(
         Mode::Serve,
@@ -350,6 +351,7 @@ async fn open(registry: &Registry) -> Option<String> {
         feedback: Default::default(),
         max_steps: 50,
         agent: "http:fuzz".into(),
+        tag: None,
     };
     registry.open(req).await.ok().map(|(id, _)| id)
 }

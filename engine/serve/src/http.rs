@@ -2,9 +2,9 @@
 //!
 //! | route | |
 //! | --- | --- |
-//! | `POST /v1/sessions` | `{scenario, seed?, hints?, feedback?, max_steps?, agent?}` → `{session, observation, progress, info}`; or `{resume: RUN}` to reattach to an interrupted session run under `--out` (adds `restored_steps`) |
+//! | `POST /v1/sessions` | `{scenario, seed?, hints?, feedback?, max_steps?, agent?, tag?}` → `{session, observation, progress, info}`; or `{resume: RUN}` to reattach to an interrupted session run under `--out` (adds `restored_steps`) |
 //! | `POST /v1/sessions/{id}/step` | `{tool_calls: [{name, arguments, id?}]}` → `{observation, reward, terminated, truncated, info}` |
-//! | `GET /v1/sessions/{id}` | the session's state |
+//! | `GET /v1/sessions/{id}` | the session's state; once it has ended and left (deleted, expired, its MCP transport gone) its final state with per-task results, kept in memory for `--keep-finished`, then read back from its run directory |
 //! | `DELETE /v1/sessions/{id}` | ends the run (as abandoned if it was going), writes its directory, returns the final state |
 //! | `GET /v1/scenarios?suite=S` | the scenarios clients may name (as `tbsim scenarios --json`) |
 //! | `GET /v1/tools` | the tool catalogue (as `tbsim tools --json`) |
@@ -26,6 +26,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use futures_util::StreamExt as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -225,6 +226,8 @@ struct CreateBody {
     max_steps: Option<u64>,
     #[serde(default)]
     agent: Option<String>,
+    #[serde(default)]
+    tag: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -300,6 +303,7 @@ async fn create(
             || b.feedback.is_some()
             || b.max_steps.is_some()
             || b.agent.is_some()
+            || b.tag.is_some()
         {
             return Err(invalid(
                 "`resume` takes no other field: the run's recorded settings apply",
@@ -338,6 +342,11 @@ async fn create(
             format!("agent must be 1-{MAX_AGENT_NAME} characters of A-Z, a-z, 0-9, `-`, `_`, `.`"),
         ));
     }
+    if let Some(tag) = &b.tag {
+        tbsim_engine::run_file::check_tag(tag).map_err(|e| {
+            ApiError::new(StatusCode::BAD_REQUEST, "invalid_request", e.to_string())
+        })?;
+    }
     let req = OpenRequest {
         scenario,
         seed: b.seed,
@@ -345,6 +354,7 @@ async fn create(
         feedback: b.feedback.unwrap_or_default(),
         max_steps: b.max_steps.unwrap_or(400),
         agent: format!("http:{client}"),
+        tag: b.tag,
     };
     let (id, turn) = api.registry.open(req).await?;
     let body = json!({
@@ -375,16 +385,11 @@ async fn step(
 }
 
 async fn state(State(api): State<Arc<ApiState>>, Id(id): Id) -> Result<Json<Value>, ApiError> {
-    let entry = api.registry.get(&id)?;
-    let session = entry.session.lock().await;
-    Ok(Json(state_body(&id, session.state())))
+    Ok(Json(state_body(&id, api.registry.state(&id).await?)))
 }
 
 async fn delete(State(api): State<Arc<ApiState>>, Id(id): Id) -> Result<Json<Value>, ApiError> {
-    let entry = api.registry.remove(&id)?;
-    let mut session = entry.session.lock().await;
-    session.close().await?;
-    Ok(Json(state_body(&id, session.state())))
+    Ok(Json(state_body(&id, api.registry.end(&id).await?)))
 }
 
 #[derive(Deserialize)]
@@ -406,12 +411,32 @@ async fn scenarios(
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
     let cat = match q.suite {
-        Some(s) => all.in_suite(&s),
+        Some(s) => {
+            let c = all.in_suite(&s);
+            // An unknown suite is a mistake, not an empty suite: say which exist.
+            if c.scenarios.is_empty() {
+                return Err(ApiError::new(
+                    StatusCode::NOT_FOUND,
+                    "unknown_suite",
+                    unknown_suite(&s, &all.suites()),
+                ));
+            }
+            c
+        }
         None => all,
     };
     Ok(Json(
         serde_json::to_value(cat).expect("the listing serialises"),
     ))
+}
+
+/// The message for a suite no listed scenario belongs to.
+pub fn unknown_suite(suite: &str, known: &[String]) -> String {
+    if known.is_empty() {
+        format!("no suite `{suite}`: the served scenarios belong to no suite")
+    } else {
+        format!("no suite `{suite}`; the suites are: {}", known.join(", "))
+    }
 }
 
 async fn tools() -> Json<Value> {
@@ -741,6 +766,9 @@ pub fn router(api: Arc<ApiState>, max_body: usize) -> Router {
 /// and body limit.
 pub fn router_with(api: Arc<ApiState>, max_body: usize, extra: Option<Router>) -> Router {
     let extra = extra.unwrap_or_default();
+    // The host and origin checks are `auth`'s, on every route: rmcp's own host list
+    // would refuse the address the client connected to.
+    let (mcp, watch) = crate::mcp::http_service(api.registry.clone(), max_body, true);
     Router::new()
         .route("/v1/sessions", post(create))
         .route("/v1/sessions/{id}/step", post(step))
@@ -754,13 +782,9 @@ pub fn router_with(api: Arc<ApiState>, max_body: usize, extra: Option<Router>) -
         .with_state(api.clone())
         .merge(
             Router::new()
-                .route_service(
-                    "/mcp",
-                    // The host and origin checks are `auth`'s, on every route: rmcp's
-                    // own host list would refuse the address the client connected to.
-                    crate::mcp::http_service(api.registry.clone(), max_body, true),
-                )
-                .layer(axum::middleware::from_fn(mcp_deleted)),
+                .route_service("/mcp", mcp)
+                .layer(axum::middleware::from_fn(mcp_deleted))
+                .layer(axum::middleware::from_fn_with_state(watch, mcp_watched)),
         )
         .merge(extra)
         .fallback(not_found)
@@ -782,6 +806,33 @@ async fn mcp_deleted(
         *r.status_mut() = axum::http::StatusCode::NO_CONTENT;
     }
     r
+}
+
+/// A session's standalone stream (`GET /mcp` answered with an event stream) is
+/// counted open until its body drops: the client going away closes its session
+/// (see [`crate::mcp::StreamWatch`]).
+async fn mcp_watched(
+    State(watch): State<crate::mcp::StreamWatch>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let session = (req.method() == axum::http::Method::GET)
+        .then(|| req.headers().get("mcp-session-id")?.to_str().ok())
+        .flatten()
+        .map(str::to_owned);
+    let r = next.run(req).await;
+    match session {
+        Some(id) if r.status() == StatusCode::OK => {
+            let guard = watch.opened(&id);
+            r.map(|body| {
+                axum::body::Body::from_stream(body.into_data_stream().map(move |chunk| {
+                    let _open = &guard;
+                    chunk
+                }))
+            })
+        }
+        _ => r,
+    }
 }
 
 /// Serves the API on `listener` until `shutdown` resolves, expiring idle sessions

@@ -5,7 +5,7 @@
 //! are independent worlds: a session's id is the only handle to it, ids are 128
 //! random bits from the OS, and nothing of one session is reachable from another.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -15,7 +15,7 @@ use tbsim_core::segment::{Segment, confined_join};
 use tbsim_scenario::load_file;
 
 use crate::scenarios::{ResolveError, ScenarioRoots};
-use crate::session::{Session, SessionError, SessionInfo, SessionSpec, Turn};
+use crate::session::{Session, SessionError, SessionInfo, SessionSpec, SessionState, Turn};
 use tbsim_engine::live::Control;
 
 /// How a registry is set up.
@@ -35,7 +35,14 @@ pub struct RegistryConfig {
     /// clients that open worlds and walk away (an MCP `initialize`, then nothing)
     /// cannot hold every slot for the whole idle timeout.
     pub unused_timeout: Duration,
+    /// How long a session that ended and left the registry (deleted, expired, its
+    /// MCP transport gone) stays readable from memory by id, with its final
+    /// result; after that its state is read back from its run directory.
+    pub keep_finished: Duration,
 }
+
+/// The default of [`RegistryConfig::keep_finished`]: an hour.
+pub const DEFAULT_KEEP_FINISHED: Duration = Duration::from_secs(3600);
 
 /// What a client asks for when it opens a session.
 #[derive(Debug, Clone)]
@@ -52,6 +59,8 @@ pub struct OpenRequest {
     pub max_steps: u64,
     /// The agent's name as recorded (`http:<client>`).
     pub agent: String,
+    /// The caller's label for the run (checked by the front end).
+    pub tag: Option<String>,
 }
 
 /// Why a registry refused.
@@ -166,6 +175,9 @@ pub struct Registry {
     opening: Mutex<usize>,
     /// Run directories being reattached to, so two clients cannot both drive one.
     reattaching: Mutex<BTreeSet<PathBuf>>,
+    /// Sessions that ended and left: their final state and when they left (see
+    /// [`RegistryConfig::keep_finished`]). They hold no slot.
+    finished: Mutex<BTreeMap<String, (Instant, SessionState)>>,
 }
 
 /// A fresh session id: 128 random bits from the OS, as 32 hex digits.
@@ -183,6 +195,7 @@ impl Registry {
             sessions: Mutex::new(HashMap::new()),
             opening: Mutex::new(0),
             reattaching: Mutex::new(BTreeSet::new()),
+            finished: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -377,6 +390,7 @@ impl Registry {
             feedback: req.feedback,
             max_steps: req.max_steps,
             agent: req.agent,
+            tag: req.tag,
             dir: confined_join(&self.config.out, &Segment::sanitize(&id)),
             control: extras.control,
             fork: extras.fork,
@@ -413,11 +427,11 @@ impl Registry {
                 })
                 .max_by_key(|(id, e)| (e.idle_for(), (*id).clone()))
                 .map(|(id, _)| id.clone());
-            id.and_then(|id| map.remove(&id))
+            id.and_then(|id| map.remove(&id).map(|e| (id, e)))
         };
         match victim {
-            Some(e) => {
-                let _ = e.session.lock().await.close().await;
+            Some((id, e)) => {
+                let _ = self.retire(id, &e).await;
                 true
             }
             None => false,
@@ -480,10 +494,79 @@ impl Registry {
                 .collect()
         };
         let n = idle.len();
-        for (_, entry) in idle {
-            let _ = entry.session.lock().await.close().await;
+        for (id, entry) in idle {
+            let _ = self.retire(id, &entry).await;
         }
+        let keep = self.config.keep_finished;
+        self.finished_map().retain(|_, (at, _)| at.elapsed() < keep);
         n
+    }
+
+    fn finished_map(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (Instant, SessionState)>> {
+        self.finished.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Closes a session already taken out of the map (its run ends, as abandoned
+    /// if it was going, and its directory is written) and keeps its final state
+    /// for [`RegistryConfig::keep_finished`]. The state comes back even when
+    /// closing failed (a full disk); the error says why.
+    pub(crate) async fn retire(
+        &self,
+        id: String,
+        entry: &Entry,
+    ) -> (SessionState, Result<(), SessionError>) {
+        let mut session = entry.session.lock().await;
+        let closed = session.close().await.map(|_| ());
+        let state = session.state();
+        drop(session);
+        if !self.config.keep_finished.is_zero() {
+            self.finished_map()
+                .insert(id, (Instant::now(), state.clone()));
+        }
+        (state, closed)
+    }
+
+    /// Ends the session `id` now (a DELETE, a transport that went away): forgets
+    /// it, freeing its slot, closes it and returns its final state.
+    pub async fn end(&self, id: &str) -> Result<SessionState, RegistryError> {
+        let entry = self.remove(id)?;
+        let (state, closed) = self.retire(id.to_owned(), &entry).await;
+        closed?;
+        Ok(state)
+    }
+
+    /// The state of session `id`: held, recently finished (kept for
+    /// [`RegistryConfig::keep_finished`]), or read back from its run directory
+    /// under the output directory once it has a result.
+    pub async fn state(&self, id: &str) -> Result<SessionState, RegistryError> {
+        if let Ok(entry) = self.get(id) {
+            return Ok(entry.session.lock().await.state());
+        }
+        let keep = self.config.keep_finished;
+        if let Some((at, state)) = self.finished_map().get(id)
+            && at.elapsed() < keep
+        {
+            return Ok(state.clone());
+        }
+        // Only a session id names a session's directory (and is one plain name).
+        if !is_session_id(id) {
+            return Err(RegistryError::UnknownSession(id.to_owned()));
+        }
+        let dir = self.config.out.join(id);
+        let state = tokio::task::spawn_blocking(move || {
+            // A real directory only: a link could point anywhere.
+            let real = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir());
+            real.then(|| crate::session::read_back(&dir)).flatten()
+        })
+        .await
+        .ok()
+        .flatten()
+        .ok_or_else(|| RegistryError::UnknownSession(id.to_owned()))?;
+        if !keep.is_zero() {
+            self.finished_map()
+                .insert(id.to_owned(), (Instant::now(), state.clone()));
+        }
+        Ok(state)
     }
 
     /// Runs [`Registry::expire_idle`] periodically, forever (spawn it).

@@ -46,6 +46,9 @@ pub struct SessionSpec {
     pub max_steps: u64,
     /// The agent's name as recorded (`http:<client>`, `mcp:<client>`).
     pub agent: String,
+    /// The caller's label for the run, recorded in `run.json` (checked by the
+    /// front end with [`tbsim_engine::run_file::check_tag`]).
+    pub tag: Option<String>,
     /// The run directory to write.
     pub dir: PathBuf,
     /// A console's remote control (one is made when none is given: every session
@@ -63,6 +66,8 @@ pub struct SessionInfo {
     pub scenario: String,
     /// The agent's name as recorded.
     pub agent: String,
+    /// The run's tag, if any.
+    pub tag: Option<String>,
     /// The master seed.
     pub seed: u64,
     /// Hint tier.
@@ -184,6 +189,9 @@ pub struct SessionState {
     pub scenario: String,
     /// The agent's name as recorded.
     pub agent: String,
+    /// The run's tag, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
     /// The master seed.
     pub seed: u64,
     /// The run's progress after the latest turn.
@@ -215,6 +223,27 @@ pub struct ResultSummary {
     pub end_reason: Option<EndReason>,
     /// The trajectory digest (hex BLAKE3), as `tbsim replay` checks it.
     pub digest: String,
+    /// Agent decisions.
+    pub steps: u64,
+    /// Per task, as in `result.json`.
+    pub tasks: Vec<TaskSummary>,
+}
+
+/// One task of a finished run.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskSummary {
+    /// Task key.
+    pub key: String,
+    /// Title.
+    pub title: String,
+    /// Weighted share of its checkpoints passed (0..1).
+    pub score: f64,
+    /// Every checkpoint passed.
+    pub success: bool,
+    /// Checkpoints passed.
+    pub passed: usize,
+    /// Checkpoints.
+    pub total: usize,
 }
 
 impl From<&RunResult> for ResultSummary {
@@ -224,8 +253,52 @@ impl From<&RunResult> for ResultSummary {
             success_rate: r.success_rate,
             end_reason: r.end_reason,
             digest: r.digest.clone(),
+            steps: r.steps,
+            tasks: r
+                .tasks
+                .iter()
+                .map(|t| TaskSummary {
+                    key: t.key.clone(),
+                    title: t.title.clone(),
+                    score: t.score,
+                    success: t.success,
+                    passed: t.passed,
+                    total: t.total,
+                })
+                .collect(),
         }
     }
+}
+
+/// The state of the finished session run in `dir`, read back from its directory
+/// (`result.json`, `run.json`, and the world replayed for its last progress), or
+/// `None` when the run has no result (it never ended, or is not a run).
+pub fn read_back(dir: &Path) -> Option<SessionState> {
+    let text = tbsim_engine::run_dir::read_result(&dir.join("result.json")).ok()?;
+    let r: RunResult = serde_json::from_str(&text).ok()?;
+    let tag = RunFile::read(dir).ok().and_then(|f| f.options.tag);
+    let mut progress = match tbsim_engine::replay::redrive_dir(dir, None) {
+        Ok(re) => re.sim.progress(),
+        Err(_) => placeholder_progress(),
+    };
+    // The replay records no end; the result has it, and the final numbers.
+    progress.end_reason = r.end_reason;
+    progress.step = r.steps;
+    progress.score = r.checkpoint_score;
+    let (terminated, truncated) = end_flags(r.end_reason);
+    Some(SessionState {
+        scenario: r.scenario.clone(),
+        agent: r.agent.clone(),
+        tag,
+        seed: r.seed,
+        progress,
+        steps: r.steps,
+        finished: true,
+        terminated,
+        truncated,
+        result: Some(ResultSummary::from(&r)),
+        failure: None,
+    })
 }
 
 /// One observation handed out by the agent.
@@ -372,6 +445,7 @@ impl Session {
         let info = SessionInfo {
             scenario: header.scenario.clone(),
             agent: agent.clone(),
+            tag: file.options.tag.clone(),
             seed: header.seed,
             hints: header.hints,
             dir: dir.clone(),
@@ -450,7 +524,10 @@ impl Session {
                 feedback: spec.feedback,
             },
         };
-        let options = RunOptions::with_defaults(spec.agent.clone(), spec.max_steps);
+        let options = RunOptions {
+            tag: spec.tag.clone(),
+            ..RunOptions::with_defaults(spec.agent.clone(), spec.max_steps)
+        };
         std::fs::create_dir_all(&spec.dir).map_err(|source| SessionError::Dir {
             path: spec.dir.clone(),
             source,
@@ -496,6 +573,7 @@ impl Session {
         let info = SessionInfo {
             scenario: spec.scenario.scenario.name.clone(),
             agent: spec.agent.clone(),
+            tag: spec.tag.clone(),
             seed,
             hints,
             dir: spec.dir.clone(),
@@ -583,6 +661,7 @@ impl Session {
         SessionState {
             scenario: self.scenario.clone(),
             agent: self.agent.clone(),
+            tag: self.info.tag.clone(),
             seed: self.seed,
             progress: self.latest.clone(),
             steps: self.latest.step,

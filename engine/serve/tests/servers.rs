@@ -57,6 +57,7 @@ impl Srv {
             max_sessions: 16,
             idle_timeout: Duration::from_secs(600),
             unused_timeout: Duration::from_secs(60),
+            keep_finished: tbsim_serve::registry::DEFAULT_KEEP_FINISHED,
         }));
         let console = Arc::new(Console::new(
             Mode::Serve,
@@ -482,6 +483,7 @@ fn registry(roots: &[PathBuf], out: &std::path::Path, max: usize, unused: Durati
         max_sessions: max,
         idle_timeout: Duration::from_secs(600),
         unused_timeout: unused,
+        keep_finished: tbsim_serve::registry::DEFAULT_KEEP_FINISHED,
     })
 }
 
@@ -493,6 +495,7 @@ fn open_req(scenario: &str) -> tbsim_serve::registry::OpenRequest {
         feedback: Default::default(),
         max_steps: 50,
         agent: "mcp:walked-away".into(),
+        tag: None,
     }
 }
 
@@ -624,6 +627,7 @@ fn stdio_mcp_answers_every_line_and_caps_their_length() {
         max_steps: 50,
         out: Some(out.path().join("run")),
         agent_name: None,
+        tag: None,
     };
     runtime().block_on(async {
         let (mut to_server, server_in) = tokio::io::duplex(1 << 20);

@@ -69,8 +69,11 @@ def test_deleting_a_live_session_truncates_it(client: tbsim.Client) -> None:
     final = client.delete(sid)
     assert final["finished"] and final["truncated"] and not final["terminated"]
     assert final["result"]["end_reason"] == "abandoned"
+    # Deleted, it stays readable with its final result, per task (--keep-finished).
+    assert client.state(sid) == final
+    assert final["result"]["tasks"] and "score" in final["result"]["tasks"][0]
     with pytest.raises(tbsim.ApiError) as e:
-        client.state(sid)
+        client.delete(sid)
     assert e.value.status == 404 and e.value.code == "unknown_session"
 
 

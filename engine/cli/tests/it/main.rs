@@ -51,6 +51,8 @@ mod house;
 mod security;
 // `tbsim mcp` and `/mcp`: a real MCP client replays the oracle; refused calls; resources; raw JSON-RPC.
 mod mcp;
+// After a session: tags, finished sessions kept then read back, clients that go away.
+mod finished;
 // Scenarios by name: `tbsim scenarios`, `GET /v1/scenarios`, `run|mcp NAME`, content beside the binary.
 mod names;
 // User-facing text in plain words, no debug formatting.

@@ -230,4 +230,12 @@ fn the_api_lists_scenarios() {
     let (status, v) = server.request("GET", "/v1/scenarios?bogus=1", None);
     assert_eq!(status, 400);
     assert_eq!(v["error"]["code"], "invalid_query");
+    // An unknown suite is an error naming the known ones, not an empty list.
+    let (status, v) = server.request("GET", "/v1/scenarios?suite=nope", None);
+    assert_eq!(status, 404, "{v}");
+    assert_eq!(v["error"]["code"], "unknown_suite");
+    assert_eq!(
+        v["error"]["message"],
+        "no suite `nope`; the suites are: examples, traineebench, traineebench-cl, traineebench-plus"
+    );
 }

@@ -411,9 +411,20 @@ fn idle_sessions_expire_as_truncated_with_their_run_written() {
         assert!(started.elapsed() < Duration::from_secs(60), "never expired");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let (status, v) = server.request("GET", &format!("/v1/sessions/{id}"), None);
-    assert_eq!(status, 404);
-    assert_eq!(error_code(&v), "unknown_session");
+    // Expired, it stays readable with its final result (`--keep-finished`).
+    let started = Instant::now();
+    let v = loop {
+        let (status, v) = server.request("GET", &format!("/v1/sessions/{id}"), None);
+        assert_eq!(status, 200, "{v}");
+        if v["result"].is_object() {
+            break v;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "never expired");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(v["finished"], true);
+    assert_eq!(v["truncated"], true);
+    assert_eq!(v["result"]["end_reason"], "abandoned");
     // Written before the session was forgotten: the file is complete.
     std::thread::sleep(Duration::from_millis(200));
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
@@ -568,7 +579,10 @@ fn clients_reattach_to_interrupted_session_runs() {
     // Left alone, the session expires (abandoned): reattach once more.
     let result = out.join(&id).join("result.json");
     let started = Instant::now();
-    while !result.is_file() || server.request("GET", &format!("/v1/sessions/{id}"), None).0 != 404 {
+    // (An expired session stays readable: finished, with its result.)
+    while !result.is_file()
+        || !server.request("GET", &format!("/v1/sessions/{id}"), None).1["result"].is_object()
+    {
         assert!(started.elapsed() < Duration::from_secs(60), "never expired");
         std::thread::sleep(Duration::from_millis(100));
     }

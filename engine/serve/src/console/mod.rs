@@ -88,6 +88,8 @@ pub struct FixedRun {
     pub scenario: String,
     /// The agent's name.
     pub agent: String,
+    /// The run's tag (`run.json`), if any.
+    pub tag: Option<String>,
     /// Master seed.
     pub seed: u64,
     /// Hint level.
@@ -102,12 +104,17 @@ impl FixedRun {
     /// A recorded run from its directory (its trajectory's header names it).
     pub fn recorded(id: String, dir: PathBuf) -> Result<FixedRun, ConsoleError> {
         let header = read_header(&dir)?;
+        // Only a label: a run without a readable `run.json` has none.
+        let tag = tbsim_engine::run_file::RunFile::read(&dir)
+            .ok()
+            .and_then(|f| f.options.tag);
         Ok(FixedRun {
             id,
             kind: RunKind::Recorded,
             dir,
             scenario: header.scenario,
             agent: header.agent,
+            tag,
             seed: header.seed,
             hints: header.hints,
             days: 1,
@@ -145,6 +152,9 @@ pub struct RunSummary {
     pub scenario: String,
     /// The agent's name.
     pub agent: String,
+    /// The run's tag (`--tag`, `tag=`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
     /// Master seed.
     pub seed: u64,
     /// Hint level.
@@ -500,6 +510,10 @@ impl Console {
             Found::Fixed(f) => f.days.max(1),
             Found::Session(..) => 1,
         };
+        let tag = match found {
+            Found::Session(_, e) => e.info.tag.clone(),
+            Found::Fixed(f) => f.tag.clone(),
+        };
         let (id, kind, scenario, agent, seed, hints, fork, builtin) = match found {
             Found::Session(id, e) => (
                 id.clone(),
@@ -547,6 +561,7 @@ impl Console {
             kind,
             scenario,
             agent: agent.clone(),
+            tag,
             seed,
             hints,
             state: "queued",

@@ -854,6 +854,7 @@ async fn fork(
         feedback: header.feedback,
         max_steps,
         agent,
+        tag: None,
     };
     let extras = OpenExtras {
         control: Some(Control::new(false)),
@@ -906,6 +907,7 @@ async fn start(
         feedback: b.feedback,
         max_steps: b.max_steps.unwrap_or(400).max(1),
         agent,
+        tag: None,
     };
     // Only a built-in agent's run can be held (see `holdable`). A person's run held
     // from its start would never hand out its first turn, which opening it awaits:

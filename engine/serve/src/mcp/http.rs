@@ -2,12 +2,15 @@
 //! (a session of the server's registry) per MCP session.
 //!
 //! The world starts with the MCP `initialize` request, whose URL query names it:
-//! `/mcp?scenario=busy-day&seed=3&hints=0&feedback=detailed&max_steps=400` (only
+//! `/mcp?scenario=busy-day&seed=3&hints=0&feedback=detailed&max_steps=400&agent=A&tag=T` (only
 //! `scenario` is required; it is confined to the served roots exactly as in the
 //! session API). Later requests of the MCP session need no query.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
+use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -35,6 +38,8 @@ pub struct StartQuery {
     /// The agent's name, recorded as `mcp:<name>` (default: the client's
     /// `clientInfo.name`), so runs of different models are told apart.
     pub agent: Option<String>,
+    /// A label recorded in the run's `run.json` (`tbsim report` groups by it).
+    pub tag: Option<String>,
 }
 
 fn unhex(b: u8) -> Option<u8> {
@@ -85,6 +90,7 @@ impl StartQuery {
         let mut feedback = None;
         let mut max_steps = None;
         let mut agent = None;
+        let mut tag = None;
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
             let (k, v) = (decode(k)?, decode(v)?);
@@ -122,9 +128,13 @@ impl StartQuery {
                     }
                     agent.replace(v.clone()).is_none()
                 }
+                "tag" => {
+                    tbsim_engine::run_file::check_tag(&v).map_err(|e| e.to_string())?;
+                    tag.replace(v.clone()).is_none()
+                }
                 _ => {
                     return Err(format!(
-                        "unknown query parameter `{k}` (known: scenario, seed, hints, feedback, max_steps, agent)"
+                        "unknown query parameter `{k}` (known: scenario, seed, hints, feedback, max_steps, agent, tag)"
                     ));
                 }
             };
@@ -143,19 +153,97 @@ impl StartQuery {
             feedback: feedback.unwrap_or_default(),
             max_steps: max_steps.unwrap_or(DEFAULT_MAX_STEPS),
             agent,
+            tag,
         })
     }
 }
 
-/// The `/mcp` service over `registry`: MCP sessions expire with the registry's idle
-/// timeout; request bodies are capped at `max_body` bytes. `any_host` lets requests
-/// with any `Host` header in (the server has a bearer token); otherwise only loopback
+/// How long an MCP session whose last standalone stream closed waits for the
+/// client to open another before it is closed (a client reconnecting a dropped
+/// stream keeps its world; one that went away frees its slot at once).
+pub const RECONNECT_GRACE: Duration = Duration::from_secs(2);
+
+/// Watches the standalone event streams (`GET /mcp`) of MCP sessions: a client
+/// holds one open for as long as it is connected (the official SDKs open it right
+/// after the handshake), so when the last one of a session closes — the client
+/// process died, its task was cancelled, its connection dropped — and no other is
+/// opened within [`RECONNECT_GRACE`], the session is closed: its world ends as
+/// abandoned, its run directory is written and its slot is free, without waiting
+/// for the idle timeout.
+#[derive(Debug, Clone)]
+pub struct StreamWatch {
+    sessions: Arc<LocalSessionManager>,
+    /// Open standalone streams per MCP session id.
+    open: Arc<Mutex<BTreeMap<String, usize>>>,
+    grace: Duration,
+}
+
+/// One open standalone stream; dropping it is the stream closing.
+#[derive(Debug)]
+pub struct StreamGuard {
+    watch: StreamWatch,
+    id: String,
+}
+
+impl StreamWatch {
+    fn counts(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, usize>> {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts a standalone stream of MCP session `id` open until the guard drops.
+    pub fn opened(&self, id: &str) -> StreamGuard {
+        *self.counts().entry(id.to_owned()).or_default() += 1;
+        StreamGuard {
+            watch: self.clone(),
+            id: id.to_owned(),
+        }
+    }
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        let last = {
+            let mut open = self.watch.counts();
+            let n = open.entry(self.id.clone()).or_default();
+            *n = n.saturating_sub(1);
+            *n == 0
+        };
+        if !last {
+            return;
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (watch, id) = (self.watch.clone(), self.id.clone());
+        rt.spawn(async move {
+            tokio::time::sleep(watch.grace).await;
+            {
+                let mut open = watch.counts();
+                if open.get(&id).is_some_and(|n| *n > 0) {
+                    return;
+                }
+                open.remove(&id);
+            }
+            // Gone already (deleted, expired) is fine.
+            let _ = watch.sessions.close_session(&id.as_str().into()).await;
+        });
+    }
+}
+
+/// The `/mcp` service over `registry`, and the watch that closes a session once
+/// its client's stream goes away (see [`StreamWatch`]; the router wraps `GET /mcp`
+/// responses with it). MCP sessions expire with the registry's idle timeout;
+/// request bodies are capped at `max_body` bytes. `any_host` lets requests with
+/// any `Host` header in (the server has a bearer token); otherwise only loopback
 /// hosts are accepted, against DNS rebinding.
 pub fn http_service(
     registry: Arc<Registry>,
     max_body: usize,
     any_host: bool,
-) -> StreamableHttpService<McpServer, LocalSessionManager> {
+) -> (
+    StreamableHttpService<McpServer, LocalSessionManager>,
+    StreamWatch,
+) {
     // No SSE priming event (`sse_retry`): an event with empty data that the Python
     // SDK warns about on every call; resuming streams is not offered anyway.
     let mut config = StreamableHttpServerConfig::default()
@@ -166,11 +254,18 @@ pub fn http_service(
     }
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(registry.config().idle_timeout);
-    StreamableHttpService::new(
+    let sessions = Arc::new(sessions);
+    let watch = StreamWatch {
+        sessions: Arc::clone(&sessions),
+        open: Arc::default(),
+        grace: RECONNECT_GRACE,
+    };
+    let service = StreamableHttpService::new(
         move || Ok(McpServer::shared(registry.clone())),
-        Arc::new(sessions),
+        sessions,
         config,
-    )
+    );
+    (service, watch)
 }
 
 #[cfg(test)]
@@ -194,5 +289,12 @@ mod tests {
         let q = StartQuery::parse("scenario=a&agent=gpt%2D5").unwrap();
         assert_eq!(q.agent.as_deref(), Some("gpt-5"));
         assert!(StartQuery::parse("scenario=a&agent=").is_err());
+        let q = StartQuery::parse("scenario=a&tag=prompt-v2").unwrap();
+        assert_eq!(q.tag.as_deref(), Some("prompt-v2"));
+        assert_eq!(StartQuery::parse("scenario=a").unwrap().tag, None);
+        for bad in ["tag=", "tag=a%20b", "tag=a/b"] {
+            let e = StartQuery::parse(&format!("scenario=a&{bad}")).unwrap_err();
+            assert!(e.contains("a tag must be"), "{bad}: {e}");
+        }
     }
 }

@@ -66,7 +66,7 @@ mod http;
 mod lines;
 pub mod view;
 
-pub use http::{StartQuery, http_service};
+pub use http::{RECONNECT_GRACE, StartQuery, StreamGuard, StreamWatch, http_service};
 pub use lines::MAX_LINE as MAX_STDIO_LINE;
 use view::View;
 
@@ -100,6 +100,8 @@ pub struct StdioSpec {
     pub out: Option<PathBuf>,
     /// The agent's name, recorded as `mcp:<name>` (default: `clientInfo.name`).
     pub agent_name: Option<String>,
+    /// The run's tag, recorded in `run.json` (checked by the caller).
+    pub tag: Option<String>,
 }
 
 /// Where a connection's world comes from.
@@ -122,9 +124,21 @@ struct Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        // The entry's last holder drops the session: its run ends and its thread
-        // writes the directory.
-        let _ = self.registry.remove(&self.id);
+        let Ok(entry) = self.registry.remove(&self.id) else {
+            return;
+        };
+        // The slot is free now; the run ends (as abandoned if it was going), its
+        // directory is written and its final state kept for readers.
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                let (registry, id) = (Arc::clone(&self.registry), self.id.clone());
+                rt.spawn(async move {
+                    let _ = registry.retire(id, &entry).await;
+                });
+            }
+            // Dropping the entry still ends the run; its thread writes the directory.
+            Err(_) => drop(entry),
+        }
     }
 }
 
@@ -262,6 +276,7 @@ impl McpServer {
                     feedback: spec.feedback,
                     max_steps: spec.max_steps,
                     agent,
+                    tag: spec.tag.clone(),
                     dir,
                     control: None,
                     fork: None,
@@ -289,6 +304,7 @@ impl McpServer {
                     feedback: q.feedback,
                     max_steps: q.max_steps,
                     agent,
+                    tag: q.tag,
                 };
                 let (id, turn) = registry.open(req).await.map_err(open_error)?;
                 let lease = Lease {

@@ -55,10 +55,10 @@ def _raise_for(resp: httpx.Response) -> JSON:
 
 def _create_body(scenario: str, opts: Mapping[str, Any]) -> dict[str, JSON]:
     body: dict[str, JSON] = {"scenario": scenario}
-    for k in ("seed", "hints", "feedback", "max_steps", "agent"):
+    for k in ("seed", "hints", "feedback", "max_steps", "agent", "tag"):
         if opts.get(k) is not None:
             body[k] = opts[k]
-    unknown = set(opts) - {"seed", "hints", "feedback", "max_steps", "agent"}
+    unknown = set(opts) - {"seed", "hints", "feedback", "max_steps", "agent", "tag"}
     if unknown:
         raise TypeError(f"unknown session options: {', '.join(sorted(unknown))}")
     return body
@@ -91,7 +91,7 @@ class Client:
         )
 
     def create(self, scenario: str, **opts: Any) -> Created:
-        """Opens a session (`seed`, `hints`, `feedback`, `max_steps`, `agent`)."""
+        """Opens a session (`seed`, `hints`, `feedback`, `max_steps`, `agent`, `tag`)."""
         d = _raise_for(self._http.post("/v1/sessions", json=_create_body(scenario, opts)))
         return Created(d["session"], d["observation"], d["info"])
 
