@@ -65,10 +65,13 @@ python -m pytest -q -p no:cacheprovider --rootdir "$here" -c "$here/pyproject.to
 # the `test` extra's MCP SDK tests need >=2.3. vf-eval plays against the repo's
 # fake-llm ($TBSIM_FAKE_LLM, built by `cargo test --workspace`); skipped without it.
 if [ -n "${TBSIM_FAKE_LLM:-}" ]; then
+  # Both harness extras in one venv, as a user installs them (`tbsim[inspect,verifiers]`):
+  # Inspect's `inspect eval` test runs again there, at mcp 2.0.0 (verifiers' pin).
   python3 -m venv "$work/vf"
-  "$work/vf/bin/pip" install --quiet "$wheel[verifiers]" "pytest>=7"
+  "$work/vf/bin/pip" install --quiet "$wheel[inspect,verifiers]" "inspect-ai==$inspect_pin" "pytest>=7"
   PATH="$work/vf/bin:$PATH" "$work/vf/bin/python" -m pytest -q -p no:cacheprovider \
-    --rootdir "$here" -c "$here/pyproject.toml" "$here/tests/test_verifiers.py"
+    --rootdir "$here" -c "$here/pyproject.toml" "$here/tests/test_verifiers.py" \
+    "$here/tests/test_inspect.py::test_inspect_cli_replays_the_oracle_to_one_on_every_example"
 fi
 
 # OpenEnv (`tbsim[openenv]`) in a venv of its own too (openenv-core needs the newer MCP
