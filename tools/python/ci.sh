@@ -68,7 +68,10 @@ if [ -n "${TBSIM_FAKE_LLM:-}" ]; then
   # Both harness extras in one venv, as a user installs them (`tbsim[inspect,verifiers]`):
   # Inspect's `inspect eval` test runs again there, at mcp 2.0.0 (verifiers' pin).
   python3 -m venv "$work/vf"
-  "$work/vf/bin/pip" install --quiet "$wheel[inspect,verifiers]" "inspect-ai==$inspect_pin" "pytest>=7"
+  # Each framework at its extra's lower bound, the version the extra promises to work with.
+  verifiers_pin="$(grep -o '"verifiers>=[^,"]*' "$here/pyproject.toml" | cut -d= -f2)"
+  "$work/vf/bin/pip" install --quiet "$wheel[inspect,verifiers]" "inspect-ai==$inspect_pin" \
+    "verifiers==$verifiers_pin" "pytest>=7"
   PATH="$work/vf/bin:$PATH" "$work/vf/bin/python" -m pytest -q -p no:cacheprovider \
     --rootdir "$here" -c "$here/pyproject.toml" "$here/tests/test_verifiers.py" \
     "$here/tests/test_inspect.py::test_inspect_cli_replays_the_oracle_to_one_on_every_example"
