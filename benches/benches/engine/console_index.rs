@@ -49,6 +49,7 @@ fn console_over(dirs: &[(String, PathBuf)], forks: &Path) -> Console {
         max_sessions: 4,
         idle_timeout: Duration::from_secs(600),
         unused_timeout: Duration::from_secs(60),
+        keep_finished: tbsim_serve::registry::DEFAULT_KEEP_FINISHED,
     }));
     let fixed = dirs
         .iter()

@@ -201,8 +201,6 @@ pub struct RunSummary {
     pub success_rate: Option<f64>,
     /// The agent's model calls, tokens and cost (a model-backed run, once finished).
     pub model: Option<tbsim_core::protocol::ModelUsage>,
-    /// The label `run.json` gives it, if any.
-    pub tag: Option<String>,
 }
 
 /// Where a fork comes from.
@@ -583,7 +581,6 @@ impl Console {
             families: Vec::new(),
             success_rate: None,
             model: None,
-            tag: None,
         };
         let mut detail = match found.control() {
             Some(c) => live_detail(base, &c.status(), written, !builtin, &dir),
@@ -821,7 +818,9 @@ fn summarise_finished(mut base: RunSummary, dir: &Path, key: (u64, bool)) -> Opt
         .ok()
         .and_then(|e| Some(e.display(e.parse(&r.sim_end).ok()?)))
         .unwrap_or_else(|| r.sim_end.replace('T', " "));
-    base.tag = read_tag(dir);
+    if base.tag.is_none() {
+        base.tag = read_tag(dir);
+    }
     r.label(&mut base);
     Some(Cached {
         key,
@@ -845,7 +844,9 @@ fn compute_recorded(mut base: RunSummary, dir: &Path, key: (u64, bool)) -> Cache
     let mut steps = 0;
     let mut hint_tiers = BTreeMap::new();
     base.fork = read_fork(dir);
-    base.tag = read_tag(dir);
+    if base.tag.is_none() {
+        base.tag = read_tag(dir);
+    }
     if let Ok(r) = tbsim_engine::replay::redrive_dir(dir, None) {
         let p = r.sim.progress();
         base.time = p.time;
