@@ -113,7 +113,7 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     let mut all_failures = Vec::new();
     for dir in &a.dirs {
-        let entry = match tbsim_gen::registry::register_script_dir(dir) {
+        let entry = match tbsim_gen::script::register_dir(dir) {
             Ok(e) => e,
             Err(e) => {
                 writeln!(out, "{e}")?;

@@ -19,14 +19,37 @@ use super::{
 // The trait and the family markers live in `meta_task`, which the families import
 // too; re-exported so `registry::X` keeps working for other crates.
 pub use super::meta_task::{
-    AdsStrategy, Attendance, ChangedRequirement, DataCompletion, EventPlanning, FamilyEntry,
-    HandoffChain, KbFix, MeetingAttend, MeetingBook, MetaTask, Reference, ResumeSelect, Sales,
-    TransactionReview, UrgentInterrupt, WebsiteMonitor,
+    AdsStrategy, Attendance, ChangedRequirement, DataCompletion, EventPlanning, HandoffChain,
+    KbFix, MeetingAttend, MeetingBook, MetaTask, Reference, ResumeSelect, Sales, TransactionReview,
+    UrgentInterrupt, WebsiteMonitor,
 };
-use std::path::Path;
-
 use tbsim_scenario::{Scenario, TaskSpec};
-use tbsim_script::{ScriptError, ScriptFamily};
+
+/// A registered family, as the registry holds it (the object-safe [`MetaTask`]).
+pub trait FamilyEntry: Sync {
+    /// See [`MetaTask::KEY`].
+    fn key(&self) -> &'static str;
+    /// See [`MetaTask::DOMAIN`].
+    fn domain(&self) -> Domain;
+    /// See [`MetaTask::MILESTONE`].
+    fn milestone(&self) -> Option<&'static str>;
+    /// See [`MetaTask::MIN_WINDOW_MINUTES`].
+    fn min_window_minutes(&self) -> u32;
+    /// See [`MetaTask::GATEABLE`].
+    fn gateable(&self) -> bool;
+    /// See [`MetaTask::REFERENCE`].
+    fn reference(&self) -> Option<Reference>;
+    /// Whether `f` is this family.
+    fn holds(&self, f: &Family) -> bool;
+    /// The family with every parameter left to the generator.
+    fn unset(&self) -> Family;
+    /// Every variant of the family.
+    fn variants(&self) -> Vec<Variant>;
+    /// Generates one instance of `f`, which must be this family.
+    fn generate(&self, ctx: &Ctx<'_>, f: &Family) -> Result<Parts, String>;
+    /// See [`MetaTask::wrong_answers`].
+    fn wrong_answers(&self, task: &TaskSpec, scenario: &Scenario) -> Vec<(String, String)>;
+}
 
 /// The registry's entry for the family `T`.
 pub struct Entry<T>(PhantomData<fn() -> T>);
@@ -601,23 +624,6 @@ pub static FAMILIES: [&dyn FamilyEntry; 14] = [
     &Entry::<AdsStrategy>::NEW,
     &Entry::<EventPlanning>::NEW,
 ];
-
-/// Loads `dir/family.star` and registers it beside the Rust families. A family
-/// already registered under the same key with the same text is returned as it is;
-/// another text under a registered key, or the key of a Rust family, is refused.
-pub fn register_script_dir(dir: &Path) -> Result<&'static super::script::ScriptEntry, ScriptError> {
-    let family = ScriptFamily::load_dir(dir)?;
-    if FAMILIES.iter().any(|e| e.key() == family.key()) {
-        return Err(ScriptError::at_file(
-            family.file(),
-            format!(
-                "`{}` is the key of a Rust family; choose another",
-                family.key()
-            ),
-        ));
-    }
-    super::script::register(family)
-}
 
 #[cfg(test)]
 mod tests {

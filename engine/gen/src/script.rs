@@ -3,15 +3,16 @@
 //! a Rust one, as `Family::Script(key, params)`.
 //!
 //! The bundled script families are compiled into the binary; more are registered
-//! at run time from a folder ([`register_script_dir`](super::registry::register_script_dir), `--families DIR`). Each loaded
+//! at run time from a folder ([`register_dir`], `--families DIR`). Each loaded
 //! family is one [`ScriptEntry`], kept for the life of the process.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
 use serde::Deserialize;
 
-use super::meta_task::{FamilyEntry, Reference};
+use super::registry::{FamilyEntry, Reference};
 use super::{Ctx, Domain, Family, Parts, Variant, difficulty};
 use tbsim_scenario::{
     CheckpointSpec, Clue, FileSpec, MeetingSpec, PlanStep, Scenario, TaskSpec, TimedEvent,
@@ -109,12 +110,28 @@ pub fn entry(key: &str) -> Option<&'static ScriptEntry> {
     entries().into_iter().find(|e| e.key == key)
 }
 
-/// Registers a loaded family. A family already registered under the same key with
-/// the same text is returned as it is; another text under a registered key is
-/// refused. The registry's [`register_script_dir`](super::registry::register_script_dir)
-/// is the public way in: it also refuses the keys of Rust families, which this module
-/// cannot see (the registry imports it, not the other way round).
-pub(super) fn register(family: ScriptFamily) -> Result<&'static ScriptEntry, ScriptError> {
+/// Loads `dir/family.star` and registers it. A family already registered under
+/// the same key with the same text is returned as it is; another text under a
+/// registered key, or a key of a Rust family, is refused.
+pub fn register_dir(dir: &Path) -> Result<&'static ScriptEntry, ScriptError> {
+    let family = ScriptFamily::load_dir(dir)?;
+    register(family)
+}
+
+/// Registers a loaded family (see [`register_dir`]).
+pub fn register(family: ScriptFamily) -> Result<&'static ScriptEntry, ScriptError> {
+    if super::registry::FAMILIES
+        .iter()
+        .any(|e| e.key() == family.key())
+    {
+        return Err(ScriptError::at_file(
+            family.file(),
+            format!(
+                "`{}` is the key of a Rust family; choose another",
+                family.key()
+            ),
+        ));
+    }
     let mut reg = registered().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(e) = reg.iter().find(|e| e.key == family.key()) {
         return if e.family.source() == family.source() {
