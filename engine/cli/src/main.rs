@@ -4,7 +4,6 @@ mod agents;
 mod args;
 mod console;
 mod content;
-mod family;
 mod fork;
 mod generate;
 mod mcp;
@@ -110,12 +109,6 @@ enum Command {
         #[command(subcommand)]
         command: validity::ValidityCommand,
     },
-    /// Script families: `family check DIR...` (the validity gate) and
-    /// `family new DIR` (a scaffold that passes it).
-    Family {
-        #[command(subcommand)]
-        command: family::FamilyCommand,
-    },
     /// Show the agent's tool catalogue.
     Tools {
         /// Print JSON (name, description, JSON schema, cost).
@@ -216,7 +209,6 @@ fn main() -> ExitCode {
         Command::Validate { scenarios } => validate::cmd_validate(&scenarios),
         Command::Tools { json } => tools::cmd_tools(json),
         Command::Validity { command } => validity::cmd_validity(command),
-        Command::Family { command } => family::cmd_family(command),
         Command::Scenarios {
             json,
             suite,

@@ -197,22 +197,13 @@ pub fn new_suite(req: &SuiteRequest) -> Result<Suite, String> {
         all.clone()
     } else {
         let mut p = Vec::new();
-        // Script families are drawn when named; the default pool stays the Rust
-        // families, so existing suites draw what they always drew.
         for f in &req.families {
-            let k = super::registry::by_key(f).map(|e| e.key()).ok_or_else(|| {
-                let scripts: Vec<&str> = super::script::entries()
-                    .iter()
-                    .map(|e| e.script().key())
-                    .collect();
-                format!(
-                    "unknown family `{f}`; families: {}; script families: {}",
-                    all.join(", "),
-                    scripts.join(", ")
-                )
-            })?;
-            if !p.contains(&k) {
-                p.push(k);
+            let k = all
+                .iter()
+                .find(|k| **k == f.as_str())
+                .ok_or_else(|| format!("unknown family `{f}`; families: {}", all.join(", ")))?;
+            if !p.contains(k) {
+                p.push(*k);
             }
         }
         p
