@@ -573,6 +573,21 @@ const UNTRUSTED_WORDS: &[&str] = &["name", "agent", "client", "id", "label", "se
 /// Joins of such text that are safe for a stated reason: (file, argument, why).
 const REVIEWED_JOINS: &[(&str, &str, &str)] = &[
     (
+        "engine/serve/src/console/export.rs",
+        "name",
+        "the console's own asset names (constants of `routes::ASSETS`)",
+    ),
+    (
+        "engine/serve/src/console/export.rs",
+        "&name",
+        "`run-{n}.js`, numbered by the export itself",
+    ),
+    (
+        "engine/serve/src/registry.rs",
+        "id",
+        "a session id checked by `is_session_id` (32 hex digits) just before",
+    ),
+    (
         "engine/cli/src/validity.rs",
         "format!(\"{}.ron\", plan.name)",
         "a label for the scan's in-memory scenario (never opened or written)",
