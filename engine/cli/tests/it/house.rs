@@ -26,9 +26,15 @@ const LAYERS: &[(&str, &[&str])] = &[
         "tbsim-report",
         &["tbsim-core", "tbsim-scenario", "tbsim-engine"],
     ),
+    // The console's batch comparison is `tbsim report --compare`'s, not a copy.
     (
         "tbsim-serve",
-        &["tbsim-core", "tbsim-scenario", "tbsim-engine"],
+        &[
+            "tbsim-core",
+            "tbsim-scenario",
+            "tbsim-engine",
+            "tbsim-report",
+        ],
     ),
     (
         "tbsim",
