@@ -62,6 +62,11 @@ pub const ROUTES: &[(&str, &str)] = &[
     // The path's id is the body's first line (percent-encoded), the body the rest.
     ("POST", "/v1/sessions/{raw}/step"),
     ("POST", "/v1/console/runs/{raw}/guide"),
+    // Appended, so that older corpora keep their routes. The first line of the body
+    // goes in the query: after the open session's id twice, more of an id or more
+    // ids (`,`-separated), or batch names.
+    ("GET", "/v1/console/compare?runs={id},{id}{raw}"),
+    ("GET", "/v1/console/compare?batches={raw}"),
 ];
 
 /// The header faults a request's second byte selects (bit `n` set: fault `n`).
@@ -215,16 +220,19 @@ async fn drive(f: &Fixture, out: PathBuf, reqs: &[Req<'_>]) {
             };
             body = rest;
             template.replace("{raw}", &encode_segment(id))
-        } else if template.contains("{id}") {
+        } else {
+            template.to_owned()
+        };
+        let path = if path.contains("{id}") {
             if session.is_none() {
                 session = open(&registry).await;
             }
             let Some(id) = &session else {
                 continue;
             };
-            template.replace("{id}", id)
+            path.replace("{id}", id)
         } else {
-            template.to_owned()
+            path
         };
         let console = path.starts_with("/v1/console/");
         let mcp = path.starts_with("/mcp");
@@ -410,6 +418,8 @@ pub fn http_seeds() -> Vec<Vec<u8>> {
             0,
             &format!("a/b\n{guide}"),
         ),
+        one("GET", "/v1/console/compare?runs={id},{id}{raw}", 0, ",nope"),
+        one("GET", "/v1/console/compare?batches={raw}", 0, "a,b"),
     ];
     let seq = |parts: &[Vec<u8>]| parts.join(&HTTP_SEPARATOR);
     seeds.push(seq(&[
@@ -429,6 +439,10 @@ pub fn http_seeds() -> Vec<Vec<u8>> {
         one("POST", "/mcp", 0, initialized),
         one("POST", "/mcp", 0, list),
         one("POST", "/mcp", 0, call),
+    ]));
+    seeds.push(seq(&[
+        one("POST", "/v1/sessions/{id}/step", 0, step),
+        one("GET", "/v1/console/compare?runs={id},{id}{raw}", 0, ""),
     ]));
     for bit in 0..8 {
         seeds.push(one("POST", "/v1/console/start", 1 << bit, start));

@@ -945,10 +945,12 @@ mod tests {
             ("/", &["get"][..]),
             ("/assets/app.js", &["get"]),
             ("/assets/app.css", &["get"]),
+            ("/assets/compare.js", &["get"]),
             ("/login", &["get"]),
             ("/v1/console/info", &["get"]),
             ("/v1/console/runs", &["get"]),
             ("/v1/console/runs/stream", &["get"]),
+            ("/v1/console/compare", &["get"]),
             ("/v1/console/start", &["post"]),
             ("/v1/console/pause-all", &["post"]),
             ("/v1/console/resume-all", &["post"]),
@@ -1018,6 +1020,8 @@ mod tests {
             "TimelineEntry",
             "Timeline",
             "Turn",
+            "RunComparison",
+            "BatchComparison",
         ] {
             let r = format!("#/components/schemas/{schema}");
             assert!(seen.contains(&r), "{schema} is never used");
