@@ -73,6 +73,10 @@ struct Inner {
     /// Decisions let through while paused.
     credits: u32,
     queue: VecDeque<GuidanceRequest>,
+    /// Guidance the runner has taken from the queue and not yet published the
+    /// tiers after: still counted when checking a new hint, or a request made in
+    /// that window would be checked against tiers that miss it.
+    applying: Vec<GuidanceRequest>,
     status: LiveStatus,
 }
 
@@ -104,6 +108,7 @@ impl Control {
                 cancelled: false,
                 credits: 0,
                 queue: VecDeque::new(),
+                applying: Vec::new(),
                 status: LiveStatus {
                     state: if paused {
                         LiveState::Paused
@@ -192,6 +197,7 @@ impl Control {
                     let queued = i
                         .queue
                         .iter()
+                        .chain(&i.applying)
                         .filter(|q| {
                             q.kind == GuidanceKind::NextHint && q.task.as_ref() == Some(task)
                         })
@@ -209,7 +215,7 @@ impl Control {
             (GuidanceKind::Message(_), None) => 0,
         };
         i.queue.push_back(g);
-        i.status.queued = i.queue.len();
+        i.status.queued = i.queue.len() + i.applying.len();
         drop(i);
         self.changed();
         Ok(tier)
@@ -244,6 +250,9 @@ impl Control {
         }
         if let Some(h) = hint_tiers {
             i.status.hint_tiers = h;
+            // The tiers now count what was being applied.
+            i.applying.clear();
+            i.status.queued = i.queue.len();
         }
         drop(i);
         self.changed();
@@ -266,7 +275,7 @@ impl Control {
             }
             if !i.queue.is_empty() {
                 let g: Vec<GuidanceRequest> = i.queue.drain(..).collect();
-                i.status.queued = 0;
+                i.applying.extend(g.iter().cloned());
                 return Gate::Guidance(g);
             }
             if !i.paused {
@@ -323,6 +332,33 @@ mod tests {
         assert_eq!(c.status().queued, 2);
         assert_eq!(c.gate(), Gate::Guidance(vec![hint("t1"), hint("t1")]));
         assert_eq!(c.gate(), Gate::Go);
+    }
+
+    /// Between the runner taking guidance and publishing the tiers after it, a new
+    /// hint is checked against both (it once saw neither, and was granted tier 2
+    /// of a task whose tiers had run out).
+    #[test]
+    fn hints_taken_but_not_yet_published_still_count() {
+        let c = Control::new(false);
+        let tiers = BTreeMap::from([("t1".to_owned(), (1u8, 3u8))]);
+        c.publish(LiveState::Running, None, Some(tiers));
+        assert_eq!(c.guide(hint("t1")), Ok(2));
+        assert_eq!(c.guide(hint("t1")), Ok(3));
+        assert_eq!(c.gate(), Gate::Guidance(vec![hint("t1"), hint("t1")]));
+        // Taken, not applied yet.
+        assert_eq!(c.status().queued, 2);
+        assert_eq!(
+            c.guide(hint("t1")),
+            Err(GuideError::NoMoreTiers("t1".into()))
+        );
+        // Applied and published.
+        let tiers = BTreeMap::from([("t1".to_owned(), (3u8, 3u8))]);
+        c.publish(LiveState::Running, None, Some(tiers));
+        assert_eq!(c.status().queued, 0);
+        assert_eq!(
+            c.guide(hint("t1")),
+            Err(GuideError::NoMoreTiers("t1".into()))
+        );
     }
 
     #[test]
