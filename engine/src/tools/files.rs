@@ -32,6 +32,45 @@ fn is_folder(world: &World, p: &VPath) -> bool {
 /// shortcut that step, so such files stay out of `list_folder` until the colleague has
 /// named them; `read_file` of the exact path always works.
 fn unlisted(world: &mut World) -> std::collections::BTreeSet<String> {
+    remember_mentions(world);
+    let history = world.resource::<History>();
+    let idx = world.resource::<Index>();
+    let mentions = world.resource::<Mentions>();
+    idx.files
+        .keys()
+        .filter(|p| p.starts_with("drive/") && !history.consulted.contains(p.as_str()))
+        .filter(|p| {
+            mentions.by_path.get(p.as_str()).is_some_and(|keys| {
+                !keys.is_empty() && !keys.iter().any(|k| history.disclosed.contains_key(k))
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// For each drive path seen so far, the keys of the clues whose reply names it.
+/// Clues are fixed when the world is built, so a path's entry never goes stale; it
+/// is computed once per path instead of on every listing (the substring searches
+/// were most of a long run's replay time).
+#[derive(Resource, Default)]
+struct Mentions {
+    by_path: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+/// Adds to [`Mentions`] the drive paths it does not hold yet.
+fn remember_mentions(world: &mut World) {
+    let known = world.get_resource::<Mentions>();
+    let missing: Vec<String> = world
+        .resource::<Index>()
+        .files
+        .keys()
+        .filter(|p| p.starts_with("drive/"))
+        .filter(|p| known.is_none_or(|m| !m.by_path.contains_key(p.as_str())))
+        .cloned()
+        .collect();
+    if missing.is_empty() && known.is_some() {
+        return;
+    }
     let mut pointed: Vec<(String, String)> = Vec::new();
     let mut q = world.query::<&crate::world::Npc>();
     for npc in q.iter(world) {
@@ -39,24 +78,19 @@ fn unlisted(world: &mut World) -> std::collections::BTreeSet<String> {
             pointed.push((c.key.clone(), c.response.clone()));
         }
     }
-    let history = world.resource::<History>();
-    let idx = world.resource::<Index>();
-    idx.files
-        .keys()
-        .filter(|p| p.starts_with("drive/") && !history.consulted.contains(p.as_str()))
-        .filter(|p| {
-            let naming = pointed.iter().filter(|(_, r)| mentions_path(r, p));
-            let mut any = false;
-            for (k, _) in naming {
-                if history.disclosed.contains_key(k) {
-                    return false;
-                }
-                any = true;
-            }
-            any
+    let found: Vec<(String, Vec<String>)> = missing
+        .into_iter()
+        .map(|p| {
+            let keys = pointed
+                .iter()
+                .filter(|(_, r)| mentions_path(r, &p))
+                .map(|(k, _)| k.clone())
+                .collect();
+            (p, keys)
         })
-        .cloned()
-        .collect()
+        .collect();
+    let mut m = world.get_resource_or_insert_with(Mentions::default);
+    m.by_path.extend(found);
 }
 
 /// Whether `text` names `path` as a whole path (not as the prefix of a longer one).
