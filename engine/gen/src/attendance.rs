@@ -25,7 +25,10 @@
 //! behaviour differs per person (some never late, some never absent), so no list
 //! answer is "everyone" or "no one" and `has_late_or_early` is true or false with
 //! equal odds and also asks for the employees concerned; `top_percent_employees` is
-//! fully scored (the reference double-counted it and capped it at 65%), the
+//! fully scored (the reference double-counted it and capped it at 65%), absence
+//! varies by department and no figure can be copied from a document (averages
+//! are never within their tolerance of a whole or half number, absence totals are
+//! at least ten and never a number the rules or the handbook state), the
 //! late/early key names follow the mode, list answers must list exactly the
 //! expected employees (extra entries fail), and `attendance_rate` is declared a
 //! percentage in the objective.

@@ -20,7 +20,8 @@
 //! totals, at least four active people per team and quarter, quarter-over-quarter
 //! counts strictly between none and everyone); cancelled orders and
 //! joiners/leavers make the handbook matter; quarter-over-quarter requests also ask
-//! for the people (or teams) counted, so a guessed count is not enough; the
+//! for the people (or teams) counted, so a guessed count is not enough, and so does
+//! the headcount of `sales_statistics` (a team has four to seven active people); the
 //! reference's separate "validity" checkpoint is subsumed by the exact record match
 //! (an outsider fails it); per-team averages are scored per team; a missing key or
 //! a non-numeric value fails a checkpoint instead of crashing the evaluator.
