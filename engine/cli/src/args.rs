@@ -31,12 +31,8 @@ pub(crate) struct RunArgs {
         "feedback", "trials", "shard", "tag",
     ])]
     pub(crate) resume: Option<PathBuf>,
-    /// Agent: `oracle`, `idle`, `solver`, `llm:<alias>` or `adversary:<name>` (a content-blind attacker:
-    /// read-everything, list-everything, message-everyone, keyword-broadcast, majority-answers,
-    /// enumerate-candidates, book-by-conflicts, join-all-meetings, copy-drive, echo-objective,
-    /// impersonate, parrot, ask-for-answer, combined). Default: the `default` alias if
-    /// configured, else `oracle`.
-    #[arg(long)]
+    /// The agent; the help lists every built-in agent and adversary from the registries.
+    #[arg(long, help = crate::agents::agent_help("the `default` alias if configured, else `oracle`"))]
     pub(crate) agent: Option<String>,
     /// Colleagues: `scripted` (rule-following) or `llm:<alias>`.
     #[arg(long, default_value = "scripted")]

@@ -21,9 +21,9 @@ pub(crate) struct ForkArgs {
     /// Decisions taken over from it (0: from the start of its world).
     #[arg(long)]
     pub(crate) at_step: u64,
-    /// The agent that goes on from there: `oracle`, `idle`, `solver`, `llm:<alias>`
-    /// or `adversary:<name>` (default: the parent's, when it is one of these).
-    #[arg(long)]
+    /// The agent that goes on from there; the help lists every built-in agent and
+    /// adversary from the registries.
+    #[arg(long, help = crate::agents::agent_help("the parent's, when it is one of these"))]
     pub(crate) agent: Option<String>,
     /// Output directory (default: `<run dir>-fork<N>-<agent>` beside the parent).
     #[arg(long)]

@@ -25,7 +25,10 @@
 //! behaviour differs per person (some never late, some never absent), so no list
 //! answer is "everyone" or "no one" and `has_late_or_early` is true or false with
 //! equal odds and also asks for the employees concerned; `top_percent_employees` is
-//! fully scored (the reference double-counted it and capped it at 65%), the
+//! fully scored (the reference double-counted it and capped it at 65%), absence
+//! varies by department and no figure can be copied from a document (averages
+//! are never within their tolerance of a whole or half number, absence totals are
+//! at least ten and never a number the rules or the handbook state), the
 //! late/early key names follow the mode, list answers must list exactly the
 //! expected employees (extra entries fail), and `attendance_rate` is declared a
 //! percentage in the objective.
@@ -546,6 +549,12 @@ fn simulate(
     let punctual_share: Vec<f64> = (0..remote_ratio.len())
         .map(|_| rng.random_range(0.25..0.5))
         .collect();
+    // Absence varies by department too (a month with a cold going round, a quiet
+    // one), so totals and averages spread instead of clustering on one small figure
+    // a script could name without reading the punches.
+    let absence_level: Vec<f64> = (0..remote_ratio.len())
+        .map(|_| rng.random_range(0.5..2.0))
+        .collect();
     let habits: Vec<Habits> = roster
         .iter()
         .enumerate()
@@ -556,7 +565,7 @@ fn simulate(
             p_absent: if rng.random_bool(0.5) {
                 0.0
             } else {
-                rng.random_range(0.02..0.1)
+                rng.random_range(0.02..0.1) * absence_level[emp.dept]
             },
             p_forget: if rng.random_bool(0.6) {
                 0.0
@@ -850,6 +859,35 @@ fn expected(
             list(winners, vec!["department"], Vec::new(), &|_| Vec::new())
         }
     }
+}
+
+/// Whole numbers a text states (every run of digits).
+fn stated_numbers(text: &str) -> BTreeSet<u64> {
+    text.split(|c: char| !c.is_ascii_digit())
+        .filter_map(|run| run.parse().ok())
+        .collect()
+}
+
+/// Whether a script could hit the figure without computing it: an average within its
+/// tolerance of a whole or half number (the handbook and the rules state whole
+/// numbers only, and the median of an even count of them is a half; a ten-person
+/// department's averages fall on tenths, so one month in five would match), or an
+/// absence total that is a single digit (list numbering, grace minutes) or a number
+/// the rules manual or the handbook state. Such months are drawn again.
+fn copyable(e: &Expected, stated: &BTreeSet<u64>) -> bool {
+    let Expected::Numbers(figures) = e else {
+        return false;
+    };
+    figures.iter().any(|&(key, value, tolerance, decimals)| {
+        if decimals > 0 {
+            let halves = value * 2.0;
+            (halves - halves.round()).abs() <= 2.0 * tolerance + 1e-9
+        } else {
+            // `employees` is the scope's size, fixed by the company's shape.
+            key == "total_absence_days"
+                && (value < 10.0 || stated.contains(&(value.round() as u64)))
+        }
+    })
 }
 
 fn round_to(v: f64, decimals: usize) -> f64 {
@@ -1350,6 +1388,25 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let workdays: Vec<u32> = (1..=days_in_month(y, m))
         .filter(|&d| !matches!(weekday(y, m, d), 0 | 6))
         .collect();
+    let month_key = format!("{y:04}-{m:02}");
+    let month_name = format!("{} {y}", super::MONTHS[m as usize - 1]);
+    let sections: Vec<String> = depts
+        .iter()
+        .zip(&dept_policy)
+        .map(|(d, p)| policy_section(d, p))
+        .collect();
+    let manual_text = corpus::fill(
+        RULES,
+        &[
+            ("company", corpus::COMPANY),
+            ("month_name", &month_name),
+            ("sections", sections.join("\n").trim_end()),
+        ],
+    );
+    let stated: BTreeSet<u64> = stated_numbers(&manual_text)
+        .union(&stated_numbers(corpus::INTERN_HANDBOOK))
+        .copied()
+        .collect();
     let mut sim_rng = ctx.rng("attendance/punches");
     let mut found = None;
     for _ in 0..ATTEMPTS {
@@ -1370,6 +1427,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         }
         let stats = solve(&policies, &workdays, &world.punches, &world.approvals);
         if let Some(e) = expected(&q, &stats, &scope, workdays.len(), &roster, &depts)
+            && !copyable(&e, &stated)
             && (want_clean == matches!(e, Expected::Flag { any: false, .. })
                 || task_type != StatType::HasLateOrEarly)
         {
@@ -1380,8 +1438,6 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let (world, exp) = found.ok_or("attendance: no usable month after many attempts")?;
 
     // Published files.
-    let month_key = format!("{y:04}-{m:02}");
-    let month_name = format!("{} {y}", super::MONTHS[m as usize - 1]);
     let folder = ctx.folder("drive/hr/attendance");
     let csv_path = format!("{folder}/attendance_{month_key}.csv");
     let roster_path = format!("{folder}/staff_roster.json");
@@ -1390,11 +1446,6 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let roster_json: Vec<serde_json::Value> = roster
         .iter()
         .map(|e| json!({"employee_id": e.id, "name": e.name, "department": depts[e.dept], "employment": e.employment}))
-        .collect();
-    let sections: Vec<String> = depts
-        .iter()
-        .zip(&dept_policy)
-        .map(|(d, p)| policy_section(d, p))
         .collect();
     let mut files = vec![
         FileSpec {
@@ -1409,14 +1460,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         },
         FileSpec {
             path: manual.clone(),
-            content: Content::Text(corpus::fill(
-                RULES,
-                &[
-                    ("company", corpus::COMPANY),
-                    ("month_name", &month_name),
-                    ("sections", sections.join("\n").trim_end()),
-                ],
-            )),
+            content: Content::Text(manual_text),
         },
     ];
     let has_approvals = !world.approvals.is_empty();

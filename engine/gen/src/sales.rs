@@ -20,7 +20,8 @@
 //! totals, at least four active people per team and quarter, quarter-over-quarter
 //! counts strictly between none and everyone); cancelled orders and
 //! joiners/leavers make the handbook matter; quarter-over-quarter requests also ask
-//! for the people (or teams) counted, so a guessed count is not enough; the
+//! for the people (or teams) counted, so a guessed count is not enough, and so does
+//! the headcount of `sales_statistics` (a team has four to seven active people); the
 //! reference's separate "validity" checkpoint is subsumed by the exact record match
 //! (an outsider fails it); per-team averages are scored per team; a missing key or
 //! a non-numeric value fails a checkpoint instead of crashing the evaluator.
@@ -460,6 +461,8 @@ pub enum Answer {
         team: String,
         /// Active representatives.
         employees: usize,
+        /// Their employee IDs, sorted.
+        ids: Vec<String>,
         /// Total in cents.
         cents: u64,
     },
@@ -504,9 +507,12 @@ pub fn solve(q: &Question, sheets: &[Vec<Vec<Row>>]) -> Answer {
         Kind::TopSalesEmployee => Answer::People(extreme(&t(q.teams[0], qi), Mode::Top)),
         Kind::SalesStatistics => {
             let tt = t(q.teams[0], qi);
+            let mut ids: Vec<String> = tt.iter().map(|x| x.employee_id.clone()).collect();
+            ids.sort();
             Answer::Stats {
                 team: name(q.teams[0]),
                 employees: tt.len(),
+                ids,
                 cents: tt.iter().map(|x| x.cents).sum(),
             }
         }
@@ -604,10 +610,12 @@ impl Answer {
             Answer::Stats {
                 team,
                 employees,
+                ids,
                 cents,
             } => json!({
                 "team": team,
                 "employees": employees,
+                "employee_ids": ids,
                 "total_sales": dollars(*cents),
                 "avg_sales_per_person": ((*cents as f64 / *employees.max(&1) as f64).round()) / 100.0,
             }),
@@ -836,10 +844,10 @@ fn ask(q: &Question, year: i32) -> (String, String) {
         ),
         Kind::SalesStatistics => (
             format!(
-                "Work out the {one} team's Q{qq} {year} figures: how many representatives were active, the team's total sales and its average sales per active representative."
+                "Work out the {one} team's Q{qq} {year} figures: how many representatives were active and which (their IDs), the team's total sales and its average sales per active representative."
             ),
             format!(
-                r#"{{"team": "{one}", "employees": 0, "total_sales": 0.0, "avg_sales_per_person": 0.0}}"#
+                r#"{{"team": "{one}", "employees": 0, "employee_ids": ["SR-0000"], "total_sales": 0.0, "avg_sales_per_person": 0.0}}"#
             ),
         ),
         Kind::CrossDeptsExtremeEmployee => (
@@ -886,7 +894,9 @@ fn ask(q: &Question, year: i32) -> (String, String) {
                 "Count the sales teams whose total sales went {dir} from Q{} to Q{qq} {year}, and name them.",
                 qq - 1
             ),
-            r#"{"count": 0, "teams": ["North"]}"#.to_owned(),
+            // A placeholder, not a team: a real name here is a right answer often
+            // enough (one team of three went up) for a script to copy it.
+            r#"{"count": 0, "teams": ["Team name"]}"#.to_owned(),
         ),
     }
 }
@@ -938,20 +948,33 @@ fn checkpoints(answer: &Answer, out: &str) -> Vec<CheckpointSpec> {
             });
         }
         Answer::Stats {
-            employees, cents, ..
+            employees,
+            ids,
+            cents,
+            ..
         } => {
             let avg = *cents as f64 / 100.0 / (*employees).max(1) as f64;
+            // A team has four to seven active people, so the count alone is a small
+            // number any document's list numbering states; it is judged together
+            // with the IDs it counts.
             cps.push(CheckpointSpec {
                 key: "headcount".into(),
-                description: "The number of active representatives is right".into(),
+                description: "The number of active representatives and their IDs are right".into(),
                 weight: 1,
-                check: Check::JsonNumber {
-                    path: path.clone(),
-                    pointer: "/employees".into(),
-                    expected: *employees as f64,
-                    tolerance: 0.0,
-                },
-                feedback: "`employees` is wrong or missing. Count the representatives with at least one booked order in the quarter, not rows, and not people whose orders were all cancelled.".into(),
+                check: Check::All(vec![
+                    Check::JsonNumber {
+                        path: path.clone(),
+                        pointer: "/employees".into(),
+                        expected: *employees as f64,
+                        tolerance: 0.0,
+                    },
+                    Check::JsonStringSet {
+                        path: path.clone(),
+                        pointer: "/employee_ids".into(),
+                        expected: ids.clone(),
+                    },
+                ]),
+                feedback: "`employees` or `employee_ids` is wrong or missing. Count and list the representatives with at least one booked order in the quarter, not rows, and not people whose orders were all cancelled.".into(),
             });
             cps.push(CheckpointSpec {
                 key: "totals".into(),
@@ -1377,6 +1400,7 @@ mod tests {
             Answer::Stats {
                 team: "North".into(),
                 employees: 3,
+                ids: vec!["a".into(), "b".into(), "d".into()],
                 cents: 30_000
             }
         );

@@ -266,7 +266,9 @@ impl Sales {
             Kind::Stats => {
                 let p = self.people(&teams, q);
                 let total: i64 = p.iter().map(|x| x.2).sum();
+                let ids: Vec<&str> = p.iter().map(|x| x.0.as_str()).collect();
                 json!({"team": teams.first().cloned().unwrap_or_default(), "employees": p.len(),
+                       "employee_ids": ids,
                        "total_sales": dollars(total), "avg_sales_per_person": dollars(total) / p.len().max(1) as f64})
             }
             Kind::PersonQoq { up } => {

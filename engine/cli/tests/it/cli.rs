@@ -464,3 +464,31 @@ fn regrade_reports_changed_checkpoints_and_what_the_agent_saw() {
     );
     assert!(out.contains("passed -> failed"), "{out}");
 }
+
+/// `--agent`'s help names every adversary of the registry (it once missed `extract`
+/// and `relay`, added after the help was written by hand) and every built-in agent.
+#[test]
+fn agent_help_lists_every_adversary() {
+    for cmd in ["run", "fork"] {
+        let o = tbsim(&[cmd, "--help"], &root());
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success(), "{stderr}");
+        // clap wraps long help at spaces; compare with whitespace collapsed.
+        let help = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+        let attackers = help
+            .split_once("content-blind attacker: ")
+            .unwrap_or_else(|| panic!("{cmd} --help names no adversaries:\n{stdout}"))
+            .1;
+        let attackers = attackers.split(')').next().unwrap_or_default();
+        let listed: Vec<&str> = attackers.split(", ").collect();
+        let registry: Vec<&str> = tbsim_agents::adversary::ADVERSARIES
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
+        assert_eq!(listed, registry, "{cmd} --help");
+        assert!(listed.contains(&"extract") && listed.contains(&"relay"));
+        for agent in ["`oracle`", "`idle`", "`solver`", "`llm:<alias>`"] {
+            assert!(help.contains(agent), "{cmd} --help lacks {agent}");
+        }
+    }
+}
