@@ -508,21 +508,27 @@ pub fn file_bytes(sim: &Sim, path: &str) -> Option<(Vec<u8>, &'static str)> {
 /// and open tasks are judged (as `result.json` was made), so the last step's view
 /// agrees with the result. Anything else is left as it is.
 pub fn settle(r: &mut Redriven) {
-    let Some(reason) = r.recorded.end else {
+    settle_sim(&mut r.sim, &r.recorded, r.steps);
+}
+
+/// [`settle`] for a world re-driven from `recorded`, a run of `steps` complete
+/// decisions (a [`crate::replay::Replayer`]'s).
+pub fn settle_sim(sim: &mut Sim, recorded: &crate::trajectory::Recorded, steps: u64) {
+    let Some(reason) = recorded.end else {
         return;
     };
-    if r.sim.steps() < r.steps {
+    if sim.steps() < steps {
         return;
     }
-    if !r.sim.is_over() {
-        for g in &r.recorded.trailing_guidance {
+    if !sim.is_over() {
+        for g in &recorded.trailing_guidance {
             // Refused only if the trajectory was edited; nothing to show then.
-            let _ = r.sim.guide_recorded(g);
+            let _ = sim.guide_recorded(g);
         }
     }
-    r.sim.end(reason);
+    sim.end(reason);
     // Judges open tasks; the result itself is in `result.json` already.
-    let _ = r.sim.results();
+    let _ = sim.results();
 }
 
 /// The world of the run in `dir` after decision `step` (default: the latest complete

@@ -12,7 +12,8 @@
 //!
 //! Everything the page shows is read from a run's directory (its trajectory, read
 //! while it is written; its world, replayed to the asked step with
-//! [`tbsim_engine::replay::redrive_dir`]) or from its control's published status, and
+//! [`tbsim_engine::replay::Replayer`], the worlds kept between requests by
+//! [`worlds`]) or from its control's published status, and
 //! passes through [`tbsim_engine::inspect`], which keeps hidden data out (answers,
 //! clues, colleagues' knowledge, the oracle's plan). Only a read-only console
 //! ([`Mode::View`]) may show a *finished* run's answers, on explicit request.
@@ -22,6 +23,7 @@
 pub mod compare;
 pub mod export;
 pub mod routes;
+pub mod worlds;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -251,6 +253,8 @@ pub struct Console {
     fixed: Vec<Arc<FixedRun>>,
     agents: Arc<dyn AgentMaker>,
     cache: Mutex<BTreeMap<PathBuf, Cached>>,
+    /// Worlds of the runs looked at last, kept to answer later steps fast.
+    worlds: worlds::Worlds,
     epochs: Mutex<BTreeMap<PathBuf, tbsim_core::time::Epoch>>,
     /// Sessions' runs the registry has forgotten, read back from its directory.
     past: Mutex<BTreeMap<String, Arc<FixedRun>>>,
@@ -313,6 +317,7 @@ impl Console {
             fixed,
             agents,
             cache: Mutex::new(BTreeMap::new()),
+            worlds: worlds::Worlds::new(),
             epochs: Mutex::new(BTreeMap::new()),
             past: Mutex::new(BTreeMap::new()),
             hold_new: Arc::new(std::sync::atomic::AtomicBool::new(false)),
@@ -401,6 +406,12 @@ impl Console {
             .collect();
         ids.sort();
         ids
+    }
+
+    /// The worlds kept between requests (the world, file and detail routes read
+    /// runs through them).
+    pub fn worlds(&self) -> &worlds::Worlds {
+        &self.worlds
     }
 
     /// Which command serves it.
@@ -648,7 +659,7 @@ impl Console {
                 } else {
                     summarise_finished(base.clone(), dir, key)
                 };
-                let c = c.unwrap_or_else(|| compute_recorded(base.clone(), dir, key));
+                let c = c.unwrap_or_else(|| compute_recorded(base.clone(), dir, key, &self.worlds));
                 self.cache
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -838,17 +849,22 @@ fn read_fork(dir: &Path) -> Option<ForkSummary> {
     })
 }
 
-/// A recorded run's detail: its world replayed to the last complete decision, its
-/// result when written.
-fn compute_recorded(mut base: RunSummary, dir: &Path, key: (u64, bool)) -> Cached {
+/// A recorded run's detail: its world replayed to the last complete decision (kept
+/// in `worlds`, where the world route finds it), its result when written.
+fn compute_recorded(
+    mut base: RunSummary,
+    dir: &Path,
+    key: (u64, bool),
+    worlds: &worlds::Worlds,
+) -> Cached {
     let mut steps = 0;
     let mut hint_tiers = BTreeMap::new();
     base.fork = read_fork(dir);
     if base.tag.is_none() {
         base.tag = read_tag(dir);
     }
-    if let Ok(r) = tbsim_engine::replay::redrive_dir(dir, None) {
-        let p = r.sim.progress();
+    if let Ok(r) = worlds.end_facts(dir) {
+        let p = r.progress;
         base.time = p.time;
         base.day = p.day;
         base.days = p.days;
@@ -856,7 +872,7 @@ fn compute_recorded(mut base: RunSummary, dir: &Path, key: (u64, bool)) -> Cache
         base.score = p.score;
         base.tasks = p.tasks.len();
         steps = r.steps;
-        hint_tiers = r.sim.hint_tiers();
+        hint_tiers = r.hint_tiers;
     }
     match read_head(dir) {
         Some(r) => {

@@ -1,8 +1,9 @@
 //! The console's HTTP routes (see docs/console.md for every route and shape).
 //!
 //! Reads go to the run's directory and its control, never to a world in flight:
-//! a world at step N is a fresh replay of the recorded decisions (on the blocking
-//! pool), so watching a run can neither slow its decisions down nor change them.
+//! a world at step N is a replay of the recorded decisions (on the blocking pool;
+//! kept worlds are advanced, see `worlds.rs`), so watching a run can neither slow
+//! its decisions down nor change them.
 //! Live views are server-sent events, computed by polling the trajectory file and
 //! the control's version every [`POLL`].
 
@@ -502,22 +503,27 @@ async fn world(
     State(c): State<Arc<Console>>,
     Id(id): Id,
     q: Result<Query<WorldQuery>, QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let q = query(q)?;
     let found = c.find(&id)?;
     refuse_while_playing(&found)?;
     queued_check(&found)?;
     let answers = answers(&c, &id, q.answers).await?;
     let dir = found.dir().to_path_buf();
+    let c2 = Arc::clone(&c);
     let view = tokio::task::spawn_blocking(move || {
-        let v = tbsim_engine::inspect::world_at(&dir, q.step, answers)
-            .map_err(|e| no_world(&dir, &e))?;
-        serde_json::to_value(v)
-            .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))
+        c2.worlds()
+            .view(&dir, q.step, answers)
+            .map_err(|e| no_world(&dir, &e))
     })
     .await
     .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
-    Ok(Json(view))
+    let mut r = view.to_string().into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Ok(r)
 }
 
 async fn file(
@@ -537,8 +543,10 @@ async fn file(
     };
     queued_check(&found)?;
     let dir = found.dir().to_path_buf();
+    let c2 = Arc::clone(&c);
     let got = tokio::task::spawn_blocking(move || {
-        tbsim_engine::inspect::file_at(&dir, q.step, &path)
+        c2.worlds()
+            .file(&dir, q.step, &path)
             .map_err(|e| no_world(&dir, &e))?
             .ok_or_else(|| {
                 err(
