@@ -279,12 +279,21 @@ async fn info(State(c): State<Arc<Console>>) -> Json<Value> {
     }))
 }
 
-async fn runs(State(c): State<Arc<Console>>) -> Json<Value> {
-    let c2 = Arc::clone(&c);
+/// The runs list; summaries it answered without are then read in the background
+/// (see [`Console::runs`]).
+async fn list(c: &Arc<Console>) -> Vec<super::RunSummary> {
+    let c2 = Arc::clone(c);
     let runs = tokio::task::spawn_blocking(move || c2.runs())
         .await
         .unwrap_or_default();
-    Json(json!({ "runs": runs }))
+    if runs.iter().any(|r| r.indexing) {
+        c.index_in_background();
+    }
+    runs
+}
+
+async fn runs(State(c): State<Arc<Console>>) -> Json<Value> {
+    Json(json!({ "runs": list(&c).await }))
 }
 
 fn sse<S>(stream: S) -> Response
@@ -302,11 +311,8 @@ where
 async fn runs_stream(State(c): State<Arc<Console>>) -> Response {
     let stream = futures_util::stream::unfold((c, String::new()), |(c, last)| async move {
         loop {
-            let c2 = Arc::clone(&c);
             let began = std::time::Instant::now();
-            let runs = tokio::task::spawn_blocking(move || c2.runs())
-                .await
-                .unwrap_or_default();
+            let runs = list(&c).await;
             let body = json!({ "runs": runs }).to_string();
             if body != last {
                 let ev = Event::default().event("runs").data(body.clone());
