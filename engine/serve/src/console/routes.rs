@@ -341,6 +341,9 @@ async fn detail(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<RunDet
 struct TimelineQuery {
     #[serde(default)]
     from: usize,
+    /// At most this many lines (a page of a long run; all when absent).
+    #[serde(default)]
+    limit: Option<usize>,
     #[serde(default)]
     answers: Option<u8>,
 }
@@ -373,14 +376,13 @@ fn read_entries(
     c: &Console,
     dir: PathBuf,
     from: usize,
+    limit: Option<usize>,
     answers: bool,
-) -> Result<(Vec<Value>, usize, bool), ApiError> {
+) -> Result<tbsim_engine::inspect::Timeline, ApiError> {
     let unreadable = |m: String| err(StatusCode::INTERNAL_SERVER_ERROR, "unreadable_run", m);
     let epoch = c.epoch(&dir).map_err(|e| unreadable(e.to_string()))?;
-    let t =
-        tbsim_engine::inspect::entries_from(&dir.join("trajectory.jsonl"), from, &epoch, answers)
-            .map_err(|e| unreadable(e.to_string()))?;
-    Ok((t.lines, t.next, t.finished))
+    tbsim_engine::inspect::entries_page(&dir.join("trajectory.jsonl"), from, limit, &epoch, answers)
+        .map_err(|e| unreadable(e.to_string()))
 }
 
 async fn timeline(
@@ -395,12 +397,11 @@ async fn timeline(
     let answers = answers(&c, &id, q.answers).await?;
     let dir = found.dir().to_path_buf();
     let c2 = Arc::clone(&c);
-    let (lines, next, finished) =
-        tokio::task::spawn_blocking(move || read_entries(&c2, dir, q.from, answers))
-            .await
-            .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
+    let t = tokio::task::spawn_blocking(move || read_entries(&c2, dir, q.from, q.limit, answers))
+        .await
+        .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
     Ok(Json(
-        json!({ "lines": lines, "next": next, "finished": finished }),
+        json!({ "lines": t.lines, "next": t.next, "finished": t.finished, "total": t.total }),
     ))
 }
 
@@ -464,18 +465,18 @@ async fn poll_run(st: &mut RunStream) {
     let read = if hidden {
         None
     } else {
-        tokio::task::spawn_blocking(move || read_entries(&c2, dir, from, false))
+        tokio::task::spawn_blocking(move || read_entries(&c2, dir, from, None, false))
             .await
             .ok()
     };
     let mut trajectory_ended = false;
-    if let Some(Ok((lines, next, finished))) = read {
-        for l in lines {
+    if let Some(Ok(t)) = read {
+        for l in t.lines {
             st.pending
                 .push_back(Event::default().event("line").data(l.to_string()));
         }
-        st.next = next;
-        trajectory_ended = finished;
+        st.next = t.next;
+        trajectory_ended = t.finished;
     }
     if let Ok(d) = detail_blocking(&st.console, &st.id).await {
         let body = serde_json::to_string(&d).unwrap_or_default();
