@@ -2003,6 +2003,16 @@ function viewRun(main, id, atStep) {
     if (atStep !== null) st.scrub = Math.max(0, atStep);
     const worldP = loadWorld(true);
     await loadTools();
+    // The timeline's first page is drawn as soon as it comes (the detail of a
+    // long run may take a replay); the stream goes on after the pages (refused
+    // while a person plays: the stream says so).
+    const t = await timelineP;
+    let rest = Promise.resolve();
+    const firstPage = t.v && !st.answers && st.next === 0;
+    if (firstPage) {
+      appendEntries(t.v.lines || []);
+      st.next = Math.max(st.next, t.v.next ?? 0);
+    }
     const d = await detailP;
     if (d.e) {
       showError(d.e);
@@ -2015,16 +2025,9 @@ function viewRun(main, id, atStep) {
       st.scrollPending = true;
       range.value = String(st.scrub);
       updateScrubLabel();
+      if (highlight(true)) st.scrollPending = false;
     }
-    // What the timeline holds already is drawn in one go; the stream goes on
-    // from there (refused while a person plays: the stream says so).
-    const t = await timelineP;
-    let rest = Promise.resolve();
-    if (t.v && !st.answers && st.next === 0) {
-      appendEntries(t.v.lines || []);
-      st.next = Math.max(st.next, t.v.next ?? 0);
-      rest = loadRestOfTimeline(t.v);
-    }
+    if (firstPage) rest = loadRestOfTimeline(t.v);
     // The stream goes on from where the pages end.
     rest.catch(showError).then(() => { if (!st.gone) startStream(); });
     // Drawn again with the run's step count, which came later; or asked again
