@@ -502,6 +502,13 @@ impl Console {
 
     /// [`Console::runs`], reading summaries for `budget` at most.
     pub(crate) fn runs_within(&self, budget: std::time::Duration) -> Vec<RunSummary> {
+        // While the background index reads, a list reads nothing itself (it would
+        // read the same files again, on the same cores).
+        let budget = if self.indexing.load(std::sync::atomic::Ordering::SeqCst) {
+            std::time::Duration::ZERO
+        } else {
+            budget
+        };
         let deadline = std::time::Instant::now() + budget;
         let depth = || {
             if std::time::Instant::now() < deadline {
