@@ -375,6 +375,45 @@ mod tests {
         assert!(slot.as_ref().unwrap().cursors.len() <= CURSORS_PER_RUN);
     }
 
+    /// Before/after figures on a real run, by hand (debug builds give ratios only):
+    /// `TBSIM_SPEED_RUN=<run dir> cargo test -p tbsim-serve --lib speed_figures -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement, run by hand with TBSIM_SPEED_RUN=<run dir>"]
+    fn speed_figures() {
+        use std::time::Instant;
+        let dir = std::path::PathBuf::from(std::env::var("TBSIM_SPEED_RUN").unwrap());
+        let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
+        let steps = Replayer::open(&dir).unwrap().steps;
+        let mid = steps / 2;
+        let t = Instant::now();
+        let _ = world_at(&dir, None, false).unwrap();
+        let fresh_last = ms(t);
+        let t = Instant::now();
+        let _ = world_at(&dir, Some(mid + 1), false).unwrap();
+        let fresh_next = ms(t);
+        let w = Worlds::new();
+        let t = Instant::now();
+        w.end_facts(&dir).unwrap();
+        w.view(&dir, None, false).unwrap();
+        let kept_detail_and_last = ms(t);
+        let t = Instant::now();
+        w.view(&dir, None, false).unwrap();
+        let kept_last_again = ms(t);
+        w.view(&dir, Some(mid), false).unwrap();
+        let mut next = Vec::new();
+        for k in 1..=5 {
+            let t = Instant::now();
+            w.view(&dir, Some(mid + k), false).unwrap();
+            next.push(ms(t));
+        }
+        println!(
+            "steps {steps}: fresh world at the end {fresh_last:.0} ms (the detail replayed once more before); \
+             fresh world at {} {fresh_next:.0} ms; kept: detail + world at the end {kept_detail_and_last:.0} ms, \
+             again {kept_last_again:.2} ms, next five steps after {mid} {next:.1?} ms",
+            mid + 1
+        );
+    }
+
     #[test]
     fn only_the_runs_looked_at_last_keep_worlds() {
         let tmp = oracle_run("busy-day.ron");
