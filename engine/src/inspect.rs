@@ -508,21 +508,27 @@ pub fn file_bytes(sim: &Sim, path: &str) -> Option<(Vec<u8>, &'static str)> {
 /// and open tasks are judged (as `result.json` was made), so the last step's view
 /// agrees with the result. Anything else is left as it is.
 pub fn settle(r: &mut Redriven) {
-    let Some(reason) = r.recorded.end else {
+    settle_sim(&mut r.sim, &r.recorded, r.steps);
+}
+
+/// [`settle`] for a world re-driven from `recorded`, a run of `steps` complete
+/// decisions (a [`crate::replay::Replayer`]'s).
+pub fn settle_sim(sim: &mut Sim, recorded: &crate::trajectory::Recorded, steps: u64) {
+    let Some(reason) = recorded.end else {
         return;
     };
-    if r.sim.steps() < r.steps {
+    if sim.steps() < steps {
         return;
     }
-    if !r.sim.is_over() {
-        for g in &r.recorded.trailing_guidance {
+    if !sim.is_over() {
+        for g in &recorded.trailing_guidance {
             // Refused only if the trajectory was edited; nothing to show then.
-            let _ = r.sim.guide_recorded(g);
+            let _ = sim.guide_recorded(g);
         }
     }
-    r.sim.end(reason);
+    sim.end(reason);
     // Judges open tasks; the result itself is in `result.json` already.
-    let _ = r.sim.results();
+    let _ = sim.results();
 }
 
 /// The world of the run in `dir` after decision `step` (default: the latest complete
@@ -634,10 +640,12 @@ pub struct Timeline {
     /// Entries of the lines from the asked index on (hidden ones skipped).
     pub lines: Vec<Value>,
     /// The index to ask from next time: the number of complete lines (or the asked
-    /// index, if larger).
+    /// index, if larger), or the line after the page's last (see [`entries_page`]).
     pub next: usize,
     /// Whether the run's `end` line was written.
     pub finished: bool,
+    /// Complete lines in the file (`next` is less while pages remain).
+    pub total: usize,
 }
 
 /// The entries ([`entry`]) of the trajectory at `traj` from line index `from` on
@@ -650,6 +658,20 @@ pub fn entries_from(
     epoch: &Epoch,
     answers: bool,
 ) -> Result<Timeline, InspectError> {
+    entries_page(traj, from, None, epoch, answers)
+}
+
+/// [`entries_from`], of at most `limit` lines from `from` (hidden ones count): a
+/// page of a long run, so the first paint parses and ships only what it draws;
+/// [`Timeline::next`] is then where the next page starts.
+pub fn entries_page(
+    traj: &Path,
+    from: usize,
+    limit: Option<usize>,
+    epoch: &Epoch,
+    answers: bool,
+) -> Result<Timeline, InspectError> {
+    let until = limit.map_or(usize::MAX, |l| from.saturating_add(l));
     let bytes = tbsim_scenario::untrusted::read_capped(
         traj,
         crate::run_dir::MAX_TRAJECTORY_BYTES,
@@ -673,7 +695,7 @@ pub fn entries_from(
         if raw.starts_with(br#"{"type":"end""#) {
             finished = true;
         }
-        if i < from {
+        if i < from || i >= until {
             continue;
         }
         let fmt = |m: String| InspectError::Format(traj.to_owned(), i + 1, m);
@@ -683,8 +705,9 @@ pub fn entries_from(
     }
     Ok(Timeline {
         lines,
-        next: count.max(from),
+        next: count.min(until).max(from),
         finished,
+        total: count,
     })
 }
 
@@ -951,6 +974,20 @@ mod tests {
         let joined: Vec<&Value> = head.lines.iter().chain(&tail.lines).collect();
         assert_eq!(joined, all.lines.iter().collect::<Vec<_>>());
         // Asking past the end waits there.
+        // Pages: together the whole, each ending where the next starts.
+        let mut paged = Vec::new();
+        let mut from = 0;
+        loop {
+            let page = entries_page(&traj, from, Some(7), &epoch, false).unwrap();
+            assert_eq!(page.total, all.total);
+            assert!(page.next <= from + 7 && page.next >= from);
+            paged.extend(page.lines);
+            if page.next == page.total {
+                break;
+            }
+            from = page.next;
+        }
+        assert_eq!(paged, all.lines);
         let past = entries_from(&traj, lines.len() + 3, &epoch, false).unwrap();
         assert!(past.lines.is_empty() && past.finished);
         assert_eq!(past.next, lines.len() + 3);

@@ -34,6 +34,9 @@ pub enum ReplayError {
     /// The scenario copy is not the one the run used.
     #[error("`{0}` has BLAKE3 {1} but the trajectory was recorded with {2}")]
     ScenarioChanged(PathBuf, String, String),
+    /// A re-driven world was asked to go back (see [`Replayer::advance`]).
+    #[error(transparent)]
+    Behind(#[from] CursorBehind),
 }
 
 /// The first line where replay and record differ.
@@ -175,8 +178,19 @@ pub(crate) fn redrive_steps(
     rec: &crate::trajectory::Recorded,
     n: usize,
 ) -> Vec<crate::protocol::Observation> {
-    let mut seen = Vec::with_capacity(n);
-    for s in rec.steps.iter().take(n) {
+    redrive_range(sim, rec, 0, n)
+}
+
+/// Drives `sim`, which has taken the first `from` recorded steps, through steps
+/// `from..to` (as [`redrive_steps`]). Returns each step's observation, in order.
+fn redrive_range(
+    sim: &mut Sim,
+    rec: &crate::trajectory::Recorded,
+    from: usize,
+    to: usize,
+) -> Vec<crate::protocol::Observation> {
+    let mut seen = Vec::with_capacity(to.saturating_sub(from));
+    for s in rec.steps.iter().take(to).skip(from) {
         if sim.is_over() {
             break;
         }
@@ -212,41 +226,128 @@ pub struct Redriven {
 /// A live run's last decision may still be in flight (its result lines not all
 /// written): it is left out, so what is shown was recorded in full.
 pub fn redrive_dir(dir: &Path, upto: Option<u64>) -> Result<Redriven, ReplayError> {
-    let traj = dir.join("trajectory.jsonl");
-    let rec = crate::trajectory::read_recorded(&traj)?;
-    let scen_path = dir.join("scenario.ron");
-    let loaded = crate::run_dir::load_scenario(&scen_path).map_err(ReplayError::Scenario)?;
-    if loaded.blake3 != rec.header.scenario_blake3 {
-        return Err(ReplayError::ScenarioChanged(
-            scen_path,
-            loaded.blake3,
-            rec.header.scenario_blake3.clone(),
-        ));
-    }
-    let complete = complete_steps(&rec);
-    let n = upto.map_or(complete, |u| u.min(complete as u64) as usize);
-    let mut sim = Sim::new_with(
-        &loaded,
-        rec.header.config(),
-        Trajectory::in_memory(),
-        Box::new(crate::tools::RecordedPython {
-            outcomes: rec.python.clone(),
-        }),
-        rec.header.fork.clone(),
-    );
-    let mut npc = RecordedNpc::new(None);
-    for l in &rec.npc_lines {
-        npc.insert(l);
-    }
-    sim.set_npc_engine(Box::new(npc));
-    sim.begin();
-    redrive_steps(&mut sim, &rec, n);
+    let r = Replayer::open(dir)?;
+    let mut cursor = r.cursor();
+    r.advance(&mut cursor, upto.unwrap_or(r.steps))?;
     Ok(Redriven {
-        sim,
-        loaded,
-        recorded: rec,
-        steps: complete as u64,
+        sim: cursor.sim,
+        loaded: r.loaded,
+        recorded: r.recorded,
+        steps: r.steps,
     })
+}
+
+/// A run directory read once, to re-drive worlds from to any step, each world
+/// advanced from where it stands (the console keeps a few per run, so a later
+/// step costs only the decisions in between). A world advanced step by step is
+/// the world [`redrive_dir`] replays to the same step: both apply the same
+/// decisions in the same order, with the same recorded outcomes.
+#[derive(Debug)]
+pub struct Replayer {
+    /// The run's scenario copy.
+    pub loaded: LoadedScenario,
+    /// The trajectory as read (a live run's torn last line dropped).
+    pub recorded: crate::trajectory::Recorded,
+    /// Decisions recorded in full (complete ones, for a live run).
+    pub steps: u64,
+}
+
+/// A world re-driven by a [`Replayer`], after its first [`ReplayCursor::at`]
+/// recorded decisions.
+#[derive(Debug)]
+pub struct ReplayCursor {
+    sim: Sim,
+    at: u64,
+}
+
+impl ReplayCursor {
+    /// Recorded decisions applied so far.
+    pub fn at(&self) -> u64 {
+        self.at
+    }
+
+    /// The world.
+    pub fn sim(&self) -> &Sim {
+        &self.sim
+    }
+
+    /// The world, to end or judge (it is then no longer a recorded step's world:
+    /// callers drop the cursor after).
+    pub fn into_sim(self) -> Sim {
+        self.sim
+    }
+}
+
+/// A cursor asked to go back: a world cannot be un-driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the world is after decision {at}; it cannot go back to {to}")]
+pub struct CursorBehind {
+    /// Where the cursor stands.
+    pub at: u64,
+    /// Where it was asked to go.
+    pub to: u64,
+}
+
+impl Replayer {
+    /// Reads the run in `dir` (its trajectory and scenario copy, which must be the
+    /// one the run used).
+    pub fn open(dir: &Path) -> Result<Replayer, ReplayError> {
+        let traj = dir.join("trajectory.jsonl");
+        let rec = crate::trajectory::read_recorded(&traj)?;
+        let scen_path = dir.join("scenario.ron");
+        let loaded = crate::run_dir::load_scenario(&scen_path).map_err(ReplayError::Scenario)?;
+        if loaded.blake3 != rec.header.scenario_blake3 {
+            return Err(ReplayError::ScenarioChanged(
+                scen_path,
+                loaded.blake3,
+                rec.header.scenario_blake3.clone(),
+            ));
+        }
+        let steps = complete_steps(&rec) as u64;
+        Ok(Replayer {
+            loaded,
+            recorded: rec,
+            steps,
+        })
+    }
+
+    /// A fresh world, begun, before the first decision.
+    pub fn cursor(&self) -> ReplayCursor {
+        let rec = &self.recorded;
+        let mut sim = Sim::new_with(
+            &self.loaded,
+            rec.header.config(),
+            Trajectory::in_memory(),
+            Box::new(crate::tools::RecordedPython {
+                outcomes: rec.python.clone(),
+            }),
+            rec.header.fork.clone(),
+        );
+        let mut npc = RecordedNpc::new(None);
+        for l in &rec.npc_lines {
+            npc.insert(l);
+        }
+        sim.set_npc_engine(Box::new(npc));
+        sim.begin();
+        ReplayCursor { sim, at: 0 }
+    }
+
+    /// Drives `cursor` on to decision `to` (clamped to [`Replayer::steps`]), or
+    /// says it is past it already.
+    pub fn advance(&self, cursor: &mut ReplayCursor, to: u64) -> Result<(), CursorBehind> {
+        let to = to.min(self.steps);
+        if to < cursor.at {
+            return Err(CursorBehind { at: cursor.at, to });
+        }
+        redrive_range(
+            &mut cursor.sim,
+            &self.recorded,
+            cursor.at as usize,
+            to as usize,
+        );
+        cursor.at = to;
+        Ok(())
+    }
 }
 
 /// Decisions whose every call has its result line (all of them in a finished run).

@@ -1,7 +1,9 @@
 // Timings of the console in headless Chromium, for runs/bench (measured, not
 // asserted): the first runs-list request after `tbsim view` starts over N
-// synthetic recorded runs, the page listing them, and the first paint of a run
-// (timeline and world drawn) for each run directory given.
+// synthetic recorded runs, the page listing them, until every summary is read,
+// and for each run directory given: its routes timed one by one on a fresh server
+// (detail, timeline, world at the end and while scrubbing), then the first paint
+// (timeline and world drawn) on another fresh server, three loads.
 //
 //   TBSIM_BIN=… node tools/console-tests/measure.mjs [--runs N] RUN_DIR…
 //
@@ -50,6 +52,14 @@ try {
   const again = performance.now();
   await (await fetch(`${server.url}/v1/console/runs`)).json();
   out.list.second_request_ms = Math.round(performance.now() - again);
+  out.list.first_indexing_rows = body.runs.filter((r) => r.indexing).length;
+  // Until a list has every summary read (the background index done).
+  for (;;) {
+    const l = await (await fetch(`${server.url}/v1/console/runs`)).json();
+    if (!l.runs.some((r) => r.indexing)) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  out.list.all_read_ms = Math.round(performance.now() - t1);
   await page.goto(`${server.url}/#/`);
   await until(async () => (await page.locator(tid('runs-status')).getAttribute('data-total')) === String(n)
     || (await page.locator(`${tid('runs-body')} > tr`).count()) >= Math.min(n, 50), { timeoutMs: 120_000, what: 'the list' });
@@ -57,7 +67,43 @@ try {
   await server.stop();
   }
 
+  const timed = async (url) => {
+    const t = performance.now();
+    const res = await fetch(url);
+    const body = await res.text();
+    if (!res.ok) throw new Error(`${url}: ${res.status} ${body}`);
+    return { ms: Math.round(performance.now() - t), bytes: body.length, body };
+  };
   for (const dir of dirs) {
+    const name = dir.split('/').filter(Boolean).pop();
+    // The routes one by one, each cold first (a fresh server).
+    {
+      const s = await startView([dir], join(tmp, 'forks'));
+      const id = (await (await fetch(`${s.url}/v1/console/runs`)).json()).runs[0].id;
+      const base = `${s.url}/v1/console/runs/${encodeURIComponent(id)}`;
+      const r = {};
+      const d = await timed(base);
+      const steps = JSON.parse(d.body).steps;
+      r.detail_first_ms = d.ms;
+      r.detail_again_ms = (await timed(base)).ms;
+      const page = await timed(`${base}/timeline?from=0&limit=120`);
+      r.timeline_first_page = { ms: page.ms, bytes: page.bytes };
+      const whole = await timed(`${base}/timeline?from=0`);
+      r.timeline_whole = { ms: whole.ms, bytes: whole.bytes };
+      r.world_last_ms = (await timed(`${base}/world`)).ms;
+      r.world_last_again_ms = (await timed(`${base}/world`)).ms;
+      const mid = Math.floor(steps / 2);
+      r.world_mid_ms = (await timed(`${base}/world?step=${mid}`)).ms;
+      const next = [];
+      for (let k = 1; k <= 5; k++) next.push((await timed(`${base}/world?step=${mid + k}`)).ms);
+      r.world_next_5_steps_ms = next;
+      r.world_back_to_1_ms = (await timed(`${base}/world?step=1`)).ms;
+      r.world_mid_again_ms = (await timed(`${base}/world?step=${mid}`)).ms;
+      r.steps = steps;
+      out.routes = out.routes || {};
+      out.routes[name] = r;
+      await s.stop();
+    }
     const s = await startView([dir], join(tmp, 'forks'));
     const id = (await (await fetch(`${s.url}/v1/console/runs`)).json()).runs[0].id;
     const times = [];
@@ -77,7 +123,7 @@ try {
       }))));
     }
     const lines = readFileSync(join(dir, 'trajectory.jsonl'), 'utf8').split('\n').filter(Boolean).length;
-    out.paint[dir.split('/').filter(Boolean).pop()] = { lines, first_paint_ms: times };
+    out.paint[name] = { lines, first_paint_ms: times };
     await s.stop();
   }
 } finally {

@@ -4,20 +4,27 @@
 //! One busy-day oracle run is written untimed, then hard-linked as `RUNS` run
 //! folders of one batch (`batch/<scenario>/trial-<t>`). `list/cold` makes a fresh
 //! console over them (reading each trajectory's header, as `tbsim view` does before
-//! it listens) and answers its first `runs()`: every summary read from
-//! `result.json`. `list/warm` is a later request (the summaries cached).
-//! `replay/per_run` is the old way, one run's summary by replaying it, so
-//! `RUNS × replay/per_run` over `list/cold` is the speed-up of the first list.
+//! it listens) and answers its first `runs()`: summaries read from `result.json`
+//! for `LIST_BUDGET` at most, the rest from what is cheap (`indexing`).
+//! `list/read_all` is a fresh console reading every summary (`index()`: what the
+//! first list cost before it had a budget, and what the background index does).
+//! `list/warm` is a later request (the summaries cached). `replay/per_run` is the
+//! oldest way, one run's summary by replaying it.
+//!
+//! `world/next_step/kept` is the world one step after one already shown, from the
+//! console's kept worlds (one decision re-driven); `world/next_step/fresh` is the
+//! same world replayed from the start, as every world request did before.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{Criterion, criterion_group};
+use criterion::{BatchSize, Criterion, criterion_group};
 use tbsim_benches::{BUSY_DAY, load_scenario, oracle_config};
 use tbsim_engine::agent::Oracle;
 use tbsim_engine::run::{RunLimits, run_to_dir};
+use tbsim_serve::console::worlds::Worlds;
 use tbsim_serve::console::{AgentMaker, Console, FixedRun, Mode};
 use tbsim_serve::registry::{Registry, RegistryConfig};
 
@@ -97,8 +104,17 @@ fn console_index(c: &mut Criterion) {
             black_box(console.runs())
         });
     });
+    g.bench_function(format!("list/read_all/{RUNS}"), |b| {
+        b.iter(|| {
+            let console = console_over(&dirs, &forks);
+            console.index();
+            black_box(console.runs())
+        });
+    });
     let warm = console_over(&dirs, &forks);
+    warm.index();
     assert_eq!(warm.runs().len(), RUNS);
+    assert!(warm.runs().iter().all(|r| !r.indexing));
     g.bench_function(format!("list/warm/{RUNS}"), |b| {
         b.iter(|| black_box(warm.runs()));
     });
@@ -107,6 +123,22 @@ fn console_index(c: &mut Criterion) {
             let console = console_over(&dirs[..1], &forks);
             black_box(console.detail(&dirs[0].0).unwrap())
         });
+    });
+    let dir = &dirs[0].1;
+    let mid = tbsim_engine::replay::Replayer::open(dir).unwrap().steps / 2;
+    g.bench_function("world/next_step/kept", |b| {
+        b.iter_batched(
+            || {
+                let w = Worlds::new();
+                w.view(dir, Some(mid), false).unwrap();
+                w
+            },
+            |w| black_box(w.view(dir, Some(mid + 1), false).unwrap()),
+            BatchSize::PerIteration,
+        );
+    });
+    g.bench_function("world/next_step/fresh", |b| {
+        b.iter(|| black_box(tbsim_engine::inspect::world_at(dir, Some(mid + 1), false).unwrap()));
     });
     g.finish();
     let _ = std::fs::remove_dir_all(&root);

@@ -125,21 +125,35 @@ fn run_data(console: &Console, id: &str, dir: &Path) -> Result<Value, ExportErro
     let timeline =
         tbsim_engine::inspect::entries_from(&dir.join("trajectory.jsonl"), 0, &epoch, false)
             .map_err(|e| fail(e.to_string()))?;
-    let last = tbsim_engine::replay::redrive_dir(dir, None)
-        .map_err(|e| fail(e.to_string()))?
-        .steps;
+    // One world advanced step by step (a replay from the start per step would be
+    // quadratic in a long run's length).
+    let replayer = tbsim_engine::replay::Replayer::open(dir).map_err(|e| fail(e.to_string()))?;
+    let last = replayer.steps;
+    let mut cursor = Some(replayer.cursor());
     let mut parts = Interner::default();
     let mut blobs = Blobs::default();
     let mut worlds = Vec::new();
     for step in 0..=last {
-        let mut r =
-            tbsim_engine::replay::redrive_dir(dir, Some(step)).map_err(|e| fail(e.to_string()))?;
-        // As `world_at`: a finished run's last step looks as the run ended.
-        tbsim_engine::inspect::settle(&mut r);
-        let view = tbsim_engine::inspect::world_view(&r.sim, &r.loaded, r.steps, false);
+        let mut c = cursor.take().expect("a world until the last step");
+        replayer
+            .advance(&mut c, step)
+            .map_err(|e| fail(e.to_string()))?;
+        // As `world_at`: a finished run's last step looks as the run ended (the
+        // world is then no step's any more: it is the last one).
+        let settled;
+        let sim = if step == last {
+            let mut sim = c.into_sim();
+            tbsim_engine::inspect::settle_sim(&mut sim, &replayer.recorded, last);
+            settled = sim;
+            &settled
+        } else {
+            cursor = Some(c);
+            cursor.as_ref().expect("just kept").sim()
+        };
+        let view = tbsim_engine::inspect::world_view(sim, &replayer.loaded, last, false);
         let mut files = BTreeMap::new();
         for f in &view.files {
-            if let Some((bytes, ct)) = tbsim_engine::inspect::file_bytes(&r.sim, &f.path) {
+            if let Some((bytes, ct)) = tbsim_engine::inspect::file_bytes(sim, &f.path) {
                 files.insert(f.path.clone(), blobs.add(bytes, ct));
             }
         }

@@ -12,7 +12,8 @@
 //!
 //! Everything the page shows is read from a run's directory (its trajectory, read
 //! while it is written; its world, replayed to the asked step with
-//! [`tbsim_engine::replay::redrive_dir`]) or from its control's published status, and
+//! [`tbsim_engine::replay::Replayer`], the worlds kept between requests by
+//! [`worlds`]) or from its control's published status, and
 //! passes through [`tbsim_engine::inspect`], which keeps hidden data out (answers,
 //! clues, colleagues' knowledge, the oracle's plan). Only a read-only console
 //! ([`Mode::View`]) may show a *finished* run's answers, on explicit request.
@@ -22,6 +23,7 @@
 pub mod compare;
 pub mod export;
 pub mod routes;
+pub mod worlds;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -201,7 +203,27 @@ pub struct RunSummary {
     pub success_rate: Option<f64>,
     /// The agent's model calls, tokens and cost (a model-backed run, once finished).
     pub model: Option<tbsim_core::protocol::ModelUsage>,
+    /// Only what is cheap is known yet (id, scenario, agent, seed, hints, tag and
+    /// whether it finished): its score, clock, steps and labels are being read in
+    /// the background, and a later list (the stream sends it) has them.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub indexing: bool,
 }
+
+/// How much of a recorded run's summary is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Depth {
+    /// What is known without reading the run (a list answering at once).
+    Quick,
+    /// Its `result.json` (a replay only for a run without one).
+    Listed,
+    /// Its steps and hint tiers too (a replay, shared with the world route).
+    Full,
+}
+
+/// How long a runs list may spend reading summaries not read yet; the rest are
+/// answered [`Depth::Quick`] and read in the background ([`Console::index`]).
+pub const LIST_BUDGET: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Where a fork comes from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -251,6 +273,8 @@ pub struct Console {
     fixed: Vec<Arc<FixedRun>>,
     agents: Arc<dyn AgentMaker>,
     cache: Mutex<BTreeMap<PathBuf, Cached>>,
+    /// Worlds of the runs looked at last, kept to answer later steps fast.
+    worlds: worlds::Worlds,
     epochs: Mutex<BTreeMap<PathBuf, tbsim_core::time::Epoch>>,
     /// Sessions' runs the registry has forgotten, read back from its directory.
     past: Mutex<BTreeMap<String, Arc<FixedRun>>>,
@@ -259,6 +283,8 @@ pub struct Console {
     hold_new: Arc<std::sync::atomic::AtomicBool>,
     /// Scenario name to the bundled suite that names it (labels the list).
     suites: BTreeMap<String, String>,
+    /// Whether a background reading of the summaries a list left out is under way.
+    indexing: std::sync::atomic::AtomicBool,
 }
 
 /// Whether `id` has the form of a session id (32 lowercase hex digits): only such
@@ -313,10 +339,12 @@ impl Console {
             fixed,
             agents,
             cache: Mutex::new(BTreeMap::new()),
+            worlds: worlds::Worlds::new(),
             epochs: Mutex::new(BTreeMap::new()),
             past: Mutex::new(BTreeMap::new()),
             hold_new: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             suites: BTreeMap::new(),
+            indexing: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -403,6 +431,12 @@ impl Console {
         ids
     }
 
+    /// The worlds kept between requests (the world, file and detail routes read
+    /// runs through them).
+    pub fn worlds(&self) -> &worlds::Worlds {
+        &self.worlds
+    }
+
     /// Which command serves it.
     pub fn mode(&self) -> Mode {
         self.mode
@@ -458,12 +492,38 @@ impl Console {
     /// Every run, sorted by id in natural order (`trial-2` before `trial-10`).
     ///
     /// A finished recorded run is summarised from its `result.json` alone: no
-    /// replay, so a thousand runs list at once. Its detail replays it (once).
+    /// replay. Summaries not read yet are read for [`LIST_BUDGET`] at most; the
+    /// rest answer with what is cheap (`indexing` set), so a thousand runs list at
+    /// once, and [`Console::index`] (started by [`Console::index_in_background`])
+    /// reads them for later lists. A run's detail replays it (once).
     pub fn runs(&self) -> Vec<RunSummary> {
+        self.runs_within(LIST_BUDGET)
+    }
+
+    /// [`Console::runs`], reading summaries for `budget` at most.
+    pub(crate) fn runs_within(&self, budget: std::time::Duration) -> Vec<RunSummary> {
+        // While the background index reads, a list reads nothing itself (it would
+        // read the same files again, on the same cores).
+        let budget = if self.indexing.load(std::sync::atomic::Ordering::SeqCst) {
+            std::time::Duration::ZERO
+        } else {
+            budget
+        };
+        let deadline = std::time::Instant::now() + budget;
+        let depth = || {
+            if std::time::Instant::now() < deadline {
+                Depth::Listed
+            } else {
+                Depth::Quick
+            }
+        };
         let mut all: Vec<RunSummary> = self
             .fixed
             .iter()
-            .map(|f| self.summary_of(&Found::Fixed(Arc::clone(f))))
+            .map(|f| {
+                self.detail_with(&Found::Fixed(Arc::clone(f)), depth())
+                    .summary
+            })
             .collect();
         let live = self.registry.list();
         for id in self.past_ids() {
@@ -472,7 +532,7 @@ impl Console {
             }
             // A directory just created by a session opening has no trajectory yet.
             if let Some(run) = self.past(&id) {
-                all.push(self.summary_of(&Found::Fixed(run)));
+                all.push(self.detail_with(&Found::Fixed(run), depth()).summary);
             }
         }
         for (id, e) in live {
@@ -482,23 +542,50 @@ impl Console {
         all
     }
 
+    /// Reads the summaries of recorded runs a list answered without
+    /// (`indexing`), in the list's order, so later lists have them whole.
+    pub fn index(&self) {
+        let mut runs: Vec<Arc<FixedRun>> = self.fixed.clone();
+        runs.extend(self.past_ids().iter().filter_map(|id| self.past(id)));
+        runs.sort_by(|a, b| natural_cmp(&a.id, &b.id));
+        for f in runs {
+            if f.kind == RunKind::Recorded {
+                self.detail_with(&Found::Fixed(f), Depth::Listed);
+            }
+        }
+    }
+
+    /// Starts [`Console::index`] on a thread of its own unless one is under way
+    /// (a list with `indexing` rows calls it; the next list is whole).
+    pub fn index_in_background(self: &Arc<Self>) {
+        use std::sync::atomic::Ordering;
+        if self.indexing.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let c = Arc::clone(self);
+        let spawned = std::thread::Builder::new()
+            .name("tbsim-console-index".into())
+            .spawn(move || {
+                c.index();
+                c.indexing.store(false, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            // No thread to spare: the next list tries again.
+            self.indexing.store(false, Ordering::SeqCst);
+        }
+    }
+
     /// One run in detail.
     pub fn detail(&self, id: &str) -> Result<RunDetail, ConsoleError> {
         Ok(self.detail_of(&self.find(id)?))
     }
 
-    /// A run's line in the list: its detail, without replaying a finished recorded
-    /// run.
-    fn summary_of(&self, found: &Found) -> RunSummary {
-        self.detail_with(found, false).summary
-    }
-
     pub(crate) fn detail_of(&self, found: &Found) -> RunDetail {
-        self.detail_with(found, true)
+        self.detail_with(found, Depth::Full)
     }
 
-    /// `full`: a recorded run's steps and hint tiers are needed (a replay).
-    fn detail_with(&self, found: &Found, full: bool) -> RunDetail {
+    /// `depth`: how much of a recorded run is read (see [`Depth`]).
+    fn detail_with(&self, found: &Found, depth: Depth) -> RunDetail {
         let dir = found.dir().to_path_buf();
         let dir_name = dir
             .file_name()
@@ -581,6 +668,7 @@ impl Console {
             families: Vec::new(),
             success_rate: None,
             model: None,
+            indexing: false,
         };
         let mut detail = match found.control() {
             Some(c) => live_detail(base, &c.status(), written, !builtin, &dir),
@@ -592,7 +680,7 @@ impl Console {
                 dropped: 0,
                 dir_name: String::new(),
             },
-            None => self.recorded_detail(base, &dir, full),
+            None => self.recorded_detail(base, &dir, depth),
         };
         detail.dir_name = dir_name;
         if detail.summary.batch.is_none() {
@@ -629,7 +717,7 @@ impl Console {
             .map_or_else(|| parent.to_owned(), |f| f.id.clone())
     }
 
-    fn recorded_detail(&self, base: RunSummary, dir: &Path, full: bool) -> RunDetail {
+    fn recorded_detail(&self, base: RunSummary, dir: &Path, depth: Depth) -> RunDetail {
         let traj = dir.join("trajectory.jsonl");
         let len = std::fs::metadata(&traj).map_or(0, |m| m.len());
         let key = (len, dir.join("result.json").is_file());
@@ -638,17 +726,32 @@ impl Console {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(dir)
-            .filter(|c| c.key == key && (c.full || !full))
+            .filter(|c| c.key == key && (c.full || depth != Depth::Full))
             .cloned();
         let c = match cached {
             Some(c) => c,
+            None if depth == Depth::Quick => {
+                // Nothing read: what the list knows of it already, and whether it
+                // finished (its result written).
+                let mut summary = base;
+                summary.state = if key.1 { "finished" } else { "running" };
+                summary.indexing = true;
+                return RunDetail {
+                    summary,
+                    steps: 0,
+                    hint_tiers: BTreeMap::new(),
+                    queued: 0,
+                    dropped: 0,
+                    dir_name: String::new(),
+                };
+            }
             None => {
-                let c = if full {
+                let c = if depth == Depth::Full {
                     None
                 } else {
                     summarise_finished(base.clone(), dir, key)
                 };
-                let c = c.unwrap_or_else(|| compute_recorded(base.clone(), dir, key));
+                let c = c.unwrap_or_else(|| compute_recorded(base.clone(), dir, key, &self.worlds));
                 self.cache
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -838,17 +941,22 @@ fn read_fork(dir: &Path) -> Option<ForkSummary> {
     })
 }
 
-/// A recorded run's detail: its world replayed to the last complete decision, its
-/// result when written.
-fn compute_recorded(mut base: RunSummary, dir: &Path, key: (u64, bool)) -> Cached {
+/// A recorded run's detail: its world replayed to the last complete decision (kept
+/// in `worlds`, where the world route finds it), its result when written.
+fn compute_recorded(
+    mut base: RunSummary,
+    dir: &Path,
+    key: (u64, bool),
+    worlds: &worlds::Worlds,
+) -> Cached {
     let mut steps = 0;
     let mut hint_tiers = BTreeMap::new();
     base.fork = read_fork(dir);
     if base.tag.is_none() {
         base.tag = read_tag(dir);
     }
-    if let Ok(r) = tbsim_engine::replay::redrive_dir(dir, None) {
-        let p = r.sim.progress();
+    if let Ok(r) = worlds.end_facts(dir) {
+        let p = r.progress;
         base.time = p.time;
         base.day = p.day;
         base.days = p.days;
@@ -856,7 +964,7 @@ fn compute_recorded(mut base: RunSummary, dir: &Path, key: (u64, bool)) -> Cache
         base.score = p.score;
         base.tasks = p.tasks.len();
         steps = r.steps;
-        hint_tiers = r.sim.hint_tiers();
+        hint_tiers = r.hint_tiers;
     }
     match read_head(dir) {
         Some(r) => {
@@ -934,7 +1042,120 @@ pub fn read_header(dir: &Path) -> Result<tbsim_engine::trajectory::Header, Conso
 
 #[cfg(test)]
 mod tests {
-    use super::{batch_of, natural_cmp};
+    use std::time::Duration;
+
+    use super::*;
+
+    struct NoAgents;
+
+    impl AgentMaker for NoAgents {
+        fn names(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn make(&self, name: &str, _: &LoadedScenario, _: u64) -> Result<Box<dyn Agent>, String> {
+            Err(format!("no agent `{name}`"))
+        }
+    }
+
+    /// `n` finished oracle runs of busy-day as a batch's trials, and a console
+    /// of `tbsim view` over them.
+    fn view_of(n: usize) -> (tempfile::TempDir, Arc<Console>) {
+        let tmp = tempfile::tempdir().unwrap();
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../content/scenarios/busy-day.ron");
+        let loaded = tbsim_scenario::load_file(&path).unwrap();
+        let first = tmp.path().join("b/busy-day/trial-0");
+        let mut oracle = tbsim_engine::agent::Oracle::new(&loaded.scenario);
+        tbsim_engine::run::run_to_dir(
+            &loaded,
+            &mut oracle,
+            tbsim_engine::protocol::SimConfig::default(),
+            &tbsim_engine::run::RunLimits::default(),
+            &first,
+        )
+        .unwrap();
+        let mut fixed = Vec::new();
+        for t in 0..n {
+            let d = tmp.path().join(format!("b/busy-day/trial-{t}"));
+            if t > 0 {
+                std::fs::create_dir_all(&d).unwrap();
+                for f in std::fs::read_dir(&first).unwrap() {
+                    let f = f.unwrap().path();
+                    std::fs::copy(&f, d.join(f.file_name().unwrap())).unwrap();
+                }
+            }
+            let id = format!("b:busy-day:trial-{t}");
+            fixed.push(Arc::new(FixedRun::recorded(id, d).unwrap()));
+        }
+        let registry = Arc::new(Registry::new(crate::registry::RegistryConfig {
+            roots: crate::scenarios::ScenarioRoots::default(),
+            out: tmp.path().join("forks"),
+            max_sessions: 1,
+            idle_timeout: Duration::from_secs(60),
+            unused_timeout: Duration::from_secs(60),
+            keep_finished: crate::registry::DEFAULT_KEEP_FINISHED,
+        }));
+        let c = Console::new(Mode::View, registry, fixed, Arc::new(NoAgents));
+        (tmp, Arc::new(c))
+    }
+
+    #[test]
+    fn a_list_out_of_time_answers_with_what_is_cheap_and_the_index_fills_it_in() {
+        let (_tmp, c) = view_of(3);
+        // No time at all: every run from what `tbsim view` read when it started.
+        let quick = c.runs_within(Duration::ZERO);
+        assert_eq!(quick.len(), 3);
+        for r in &quick {
+            assert!(r.indexing, "{r:?}");
+            assert_eq!((r.state, r.batch.as_deref()), ("finished", Some("b")));
+            assert_eq!((r.scenario.as_str(), r.success_rate), ("busy-day", None));
+        }
+        let shown = serde_json::to_value(&quick[0]).unwrap();
+        assert_eq!(shown["indexing"], true);
+        c.index();
+        let whole = c.runs_within(Duration::ZERO);
+        assert!(whole.iter().all(|r| !r.indexing), "{whole:?}");
+        assert!(
+            whole
+                .iter()
+                .all(|r| r.score > 0.0 && r.success_rate.is_some())
+        );
+        // What a list with all the time it needs gives, and says nothing of indexing.
+        let (_tmp2, fresh) = view_of(3);
+        let read = fresh.runs_within(Duration::from_secs(600));
+        let strip = |v: Vec<RunSummary>| -> Vec<(String, f64, u64, String, Option<f64>)> {
+            v.into_iter()
+                .map(|r| (r.id, r.score, r.step, r.time, r.success_rate))
+                .collect()
+        };
+        assert_eq!(strip(whole), strip(read.clone()));
+        assert!(
+            serde_json::to_value(&read[0])
+                .unwrap()
+                .get("indexing")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn the_background_index_finishes_and_can_start_again() {
+        let (_tmp, c) = view_of(2);
+        assert!(c.runs_within(Duration::ZERO).iter().all(|r| r.indexing));
+        c.index_in_background();
+        let t0 = std::time::Instant::now();
+        while c.runs_within(Duration::ZERO).iter().any(|r| r.indexing) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(120),
+                "the index never finished"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        while c.indexing.load(std::sync::atomic::Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Done: a later call starts another (which finds nothing to read).
+        c.index_in_background();
+    }
 
     #[test]
     fn a_batch_is_the_folders_above_the_scenario() {

@@ -1,8 +1,9 @@
 //! The console's HTTP routes (see docs/console.md for every route and shape).
 //!
 //! Reads go to the run's directory and its control, never to a world in flight:
-//! a world at step N is a fresh replay of the recorded decisions (on the blocking
-//! pool), so watching a run can neither slow its decisions down nor change them.
+//! a world at step N is a replay of the recorded decisions (on the blocking pool;
+//! kept worlds are advanced, see `worlds.rs`), so watching a run can neither slow
+//! its decisions down nor change them.
 //! Live views are server-sent events, computed by polling the trajectory file and
 //! the control's version every [`POLL`].
 
@@ -278,12 +279,21 @@ async fn info(State(c): State<Arc<Console>>) -> Json<Value> {
     }))
 }
 
-async fn runs(State(c): State<Arc<Console>>) -> Json<Value> {
-    let c2 = Arc::clone(&c);
+/// The runs list; summaries it answered without are then read in the background
+/// (see [`Console::runs`]).
+async fn list(c: &Arc<Console>) -> Vec<super::RunSummary> {
+    let c2 = Arc::clone(c);
     let runs = tokio::task::spawn_blocking(move || c2.runs())
         .await
         .unwrap_or_default();
-    Json(json!({ "runs": runs }))
+    if runs.iter().any(|r| r.indexing) {
+        c.index_in_background();
+    }
+    runs
+}
+
+async fn runs(State(c): State<Arc<Console>>) -> Json<Value> {
+    Json(json!({ "runs": list(&c).await }))
 }
 
 fn sse<S>(stream: S) -> Response
@@ -301,11 +311,8 @@ where
 async fn runs_stream(State(c): State<Arc<Console>>) -> Response {
     let stream = futures_util::stream::unfold((c, String::new()), |(c, last)| async move {
         loop {
-            let c2 = Arc::clone(&c);
             let began = std::time::Instant::now();
-            let runs = tokio::task::spawn_blocking(move || c2.runs())
-                .await
-                .unwrap_or_default();
+            let runs = list(&c).await;
             let body = json!({ "runs": runs }).to_string();
             if body != last {
                 let ev = Event::default().event("runs").data(body.clone());
@@ -334,6 +341,9 @@ async fn detail(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<RunDet
 struct TimelineQuery {
     #[serde(default)]
     from: usize,
+    /// At most this many lines (a page of a long run; all when absent).
+    #[serde(default)]
+    limit: Option<usize>,
     #[serde(default)]
     answers: Option<u8>,
 }
@@ -366,14 +376,13 @@ fn read_entries(
     c: &Console,
     dir: PathBuf,
     from: usize,
+    limit: Option<usize>,
     answers: bool,
-) -> Result<(Vec<Value>, usize, bool), ApiError> {
+) -> Result<tbsim_engine::inspect::Timeline, ApiError> {
     let unreadable = |m: String| err(StatusCode::INTERNAL_SERVER_ERROR, "unreadable_run", m);
     let epoch = c.epoch(&dir).map_err(|e| unreadable(e.to_string()))?;
-    let t =
-        tbsim_engine::inspect::entries_from(&dir.join("trajectory.jsonl"), from, &epoch, answers)
-            .map_err(|e| unreadable(e.to_string()))?;
-    Ok((t.lines, t.next, t.finished))
+    tbsim_engine::inspect::entries_page(&dir.join("trajectory.jsonl"), from, limit, &epoch, answers)
+        .map_err(|e| unreadable(e.to_string()))
 }
 
 async fn timeline(
@@ -388,12 +397,11 @@ async fn timeline(
     let answers = answers(&c, &id, q.answers).await?;
     let dir = found.dir().to_path_buf();
     let c2 = Arc::clone(&c);
-    let (lines, next, finished) =
-        tokio::task::spawn_blocking(move || read_entries(&c2, dir, q.from, answers))
-            .await
-            .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
+    let t = tokio::task::spawn_blocking(move || read_entries(&c2, dir, q.from, q.limit, answers))
+        .await
+        .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
     Ok(Json(
-        json!({ "lines": lines, "next": next, "finished": finished }),
+        json!({ "lines": t.lines, "next": t.next, "finished": t.finished, "total": t.total }),
     ))
 }
 
@@ -457,18 +465,18 @@ async fn poll_run(st: &mut RunStream) {
     let read = if hidden {
         None
     } else {
-        tokio::task::spawn_blocking(move || read_entries(&c2, dir, from, false))
+        tokio::task::spawn_blocking(move || read_entries(&c2, dir, from, None, false))
             .await
             .ok()
     };
     let mut trajectory_ended = false;
-    if let Some(Ok((lines, next, finished))) = read {
-        for l in lines {
+    if let Some(Ok(t)) = read {
+        for l in t.lines {
             st.pending
                 .push_back(Event::default().event("line").data(l.to_string()));
         }
-        st.next = next;
-        trajectory_ended = finished;
+        st.next = t.next;
+        trajectory_ended = t.finished;
     }
     if let Ok(d) = detail_blocking(&st.console, &st.id).await {
         let body = serde_json::to_string(&d).unwrap_or_default();
@@ -502,22 +510,27 @@ async fn world(
     State(c): State<Arc<Console>>,
     Id(id): Id,
     q: Result<Query<WorldQuery>, QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let q = query(q)?;
     let found = c.find(&id)?;
     refuse_while_playing(&found)?;
     queued_check(&found)?;
     let answers = answers(&c, &id, q.answers).await?;
     let dir = found.dir().to_path_buf();
+    let c2 = Arc::clone(&c);
     let view = tokio::task::spawn_blocking(move || {
-        let v = tbsim_engine::inspect::world_at(&dir, q.step, answers)
-            .map_err(|e| no_world(&dir, &e))?;
-        serde_json::to_value(v)
-            .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))
+        c2.worlds()
+            .view(&dir, q.step, answers)
+            .map_err(|e| no_world(&dir, &e))
     })
     .await
     .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
-    Ok(Json(view))
+    let mut r = view.to_string().into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Ok(r)
 }
 
 async fn file(
@@ -537,8 +550,10 @@ async fn file(
     };
     queued_check(&found)?;
     let dir = found.dir().to_path_buf();
+    let c2 = Arc::clone(&c);
     let got = tokio::task::spawn_blocking(move || {
-        tbsim_engine::inspect::file_at(&dir, q.step, &path)
+        c2.worlds()
+            .file(&dir, q.step, &path)
             .map_err(|e| no_world(&dir, &e))?
             .ok_or_else(|| {
                 err(

@@ -322,8 +322,9 @@ const RUN_COLUMNS = [
   { key: 'agent', label: 'Agent', get: (r) => r.agent, text: true },
   // The clock reads "Thu 2025-10-09 11:37": it sorts by its date and time.
   { key: 'time', label: 'Clock', get: (r) => (r.time || '').replace(/^[A-Za-z]+ /, ''), text: true },
-  { key: 'step', label: 'Steps', get: (r) => r.step ?? 0 },
-  { key: 'score', label: 'Score', get: (r) => r.score },
+  // A row still being read (`indexing`) has no steps or score yet: it sorts last.
+  { key: 'step', label: 'Steps', get: (r) => (r.indexing ? null : r.step ?? 0) },
+  { key: 'score', label: 'Score', get: (r) => (r.indexing ? null : r.score) },
   { key: 'success', label: 'Success', get: (r) => r.success_rate },
   { key: 'tokens', label: 'Tokens', get: (r) => runTokens(r) },
   { key: 'state', label: 'State', get: (r) => r.state, text: true },
@@ -365,8 +366,9 @@ function runMatches(r, s) {
   if (s.tag && (r.tag || '') !== s.tag) return false;
   const min = s.min === '' ? NaN : Number(s.min);
   const max = s.max === '' ? NaN : Number(s.max);
-  if (!Number.isNaN(min) && !(r.score >= min)) return false;
-  if (!Number.isNaN(max) && !(r.score <= max)) return false;
+  // A score not read yet matches no score range.
+  if (!Number.isNaN(min) && (r.indexing || !(r.score >= min))) return false;
+  if (!Number.isNaN(max) && (r.indexing || !(r.score <= max))) return false;
   if (s.q) {
     const hay = [r.id, r.scenario, r.agent, r.batch, r.suite, r.tag, r.state, ...(r.families || [])]
       .filter(Boolean).join(' ').toLowerCase();
@@ -394,7 +396,9 @@ function runComparator(key, dir) {
 /** A batch's aggregate over the runs shown of it. */
 function batchAggregate(runs) {
   const n = runs.length;
-  const score = n ? runs.reduce((t, r) => t + (Number(r.score) || 0), 0) / n : null;
+  // Over the runs whose score is read (the rest are being read: `indexing`).
+  const read = runs.filter((r) => !r.indexing);
+  const score = read.length ? read.reduce((t, r) => t + (Number(r.score) || 0), 0) / read.length : null;
   const rated = runs.filter((r) => typeof r.success_rate === 'number');
   const success = rated.length ? rated.reduce((t, r) => t + r.success_rate, 0) / rated.length : null;
   const used = runs.filter((r) => r.model);
@@ -415,6 +419,7 @@ function fmtCount(n) {
 
 function runRow(r) {
   const link = h('a', { href: `#/run/${encodeURIComponent(r.id)}`, testid: `run-link-${r.id}` }, r.id);
+  if (r.indexing) return pendingRow(r, link);
   const tokens = runTokens(r);
   return h('tr', { testid: `run-row-${r.id}`, 'data-state': r.state, class: 'run' },
     window.tbsimCompare ? window.tbsimCompare.selectCell(r) : null,
@@ -431,6 +436,22 @@ function runRow(r) {
     h('td', { 'data-label': 'State' }, stateBadge(r.state, 'run-row-state'),
       r.end_reason && r.end_reason !== r.state ? h('span', { class: 'muted small', testid: 'run-row-end' }, ` ${r.end_reason}`) : null),
   );
+}
+
+/** A run whose summary is still being read: what is known, and "…" for the rest. */
+function pendingRow(r, link) {
+  const later = (label, testid) => h('td', { 'data-label': label, class: 'num muted', testid, title: 'being read' }, '…');
+  return h('tr', { testid: `run-row-${r.id}`, 'data-state': r.state, 'data-indexing': 'true', class: 'run' },
+    window.tbsimCompare ? window.tbsimCompare.selectCell(r) : null,
+    h('td', { 'data-label': 'Run' }, link, r.tag ? h('span', { class: 'tag small', testid: 'run-row-tag' }, r.tag) : null),
+    h('td', { 'data-label': 'Scenario' }, r.scenario, r.suite ? h('span', { class: 'muted small' }, ` ${r.suite}`) : null),
+    h('td', { 'data-label': 'Agent' }, r.agent),
+    h('td', { 'data-label': 'Clock', class: 'muted', title: 'being read' }, '…'),
+    later('Steps', 'run-row-step'),
+    later('Score', 'run-row-score'),
+    later('Success', 'run-row-success'),
+    later('Tokens', 'run-row-tokens'),
+    h('td', { 'data-label': 'State' }, stateBadge(r.state, 'run-row-state')));
 }
 
 function groupRow(name, a) {
@@ -571,9 +592,11 @@ function viewRuns(main) {
     scroller.classList.toggle('virtual', virtual);
     table.classList.toggle('virtual', virtual);
     heights = null;
-    status.textContent = shown.length === all.length
+    const reading = all.filter((r) => r.indexing).length;
+    status.textContent = (shown.length === all.length
       ? `${all.length} run${all.length === 1 ? '' : 's'}`
-      : `${shown.length} of ${all.length} runs`;
+      : `${shown.length} of ${all.length} runs`) + (reading ? ` · reading ${reading} more…` : '');
+    status.dataset.indexing = String(reading);
     status.dataset.shown = String(shown.length);
     status.dataset.total = String(all.length);
     empty.hidden = all.length > 0;
@@ -1216,6 +1239,14 @@ function calendarView(entries) {
 // ---------------------------------------------------------------------------
 // Run view
 
+/** Timeline lines asked for first (the first paint), then a page a frame. */
+const TIMELINE_FIRST_PAGE = 120;
+const TIMELINE_PAGE = 400;
+
+function nextFrame() {
+  return new Promise((resolve) => requestAnimationFrame(() => resolve()));
+}
+
 function viewRun(main, id, atStep) {
   const st = {
     id,
@@ -1235,7 +1266,10 @@ function viewRun(main, id, atStep) {
     ended: false,
     playing: false, // a person's play session still going: only the tools show the world
     scrollPending: false,
+    tlGen: 0, // bumped when the timeline starts again: pages of an older one are dropped
+    gone: false, // the view was left
   };
+  onCleanup(() => { st.gone = true; });
   const enc = encodeURIComponent(id);
   const base = `/v1/console/runs/${enc}`;
 
@@ -1580,6 +1614,7 @@ function viewRun(main, id, atStep) {
   }
 
   function resetTimeline() {
+    st.tlGen++;
     st.entries = [];
     st.next = 0;
     st.ctx = newCtx(st.toolMap);
@@ -1642,17 +1677,35 @@ function viewRun(main, id, atStep) {
   async function loadAllTimeline() {
     try {
       resetTimeline();
+      const gen = st.tlGen;
       let from = 0;
-      for (let guard = 0; guard < 1000; guard++) {
-        const r = await api(`${base}/timeline?from=${from}${st.answers ? '&answers=1' : ''}`);
-        const lines = r.lines || [];
-        appendEntries(lines);
-        if (!lines.length || r.next === undefined || r.next <= from) break;
+      for (let guard = 0; guard < 10000; guard++) {
+        const r = await api(`${base}/timeline?from=${from}&limit=${TIMELINE_PAGE}${st.answers ? '&answers=1' : ''}`);
+        if (gen !== st.tlGen || st.gone) return;
+        appendEntries(r.lines || []);
+        if (r.next === undefined || r.next <= from || r.next >= (r.total ?? r.next)) break;
         from = r.next;
-        if (r.finished && lines.length === 0) break;
+        await nextFrame();
       }
     } catch (e) {
       showError(e);
+    }
+  }
+
+  /**
+   * The timeline after its first page (`first`), a page a frame, so the first
+   * paint waits for one page only; resolves when it is all drawn (or dropped).
+   */
+  async function loadRestOfTimeline(first) {
+    const gen = st.tlGen;
+    let r = first;
+    while (r && r.next < (r.total ?? r.next)) {
+      await nextFrame();
+      if (gen !== st.tlGen || st.gone) return;
+      r = await api(`${base}/timeline?from=${r.next}&limit=${TIMELINE_PAGE}`);
+      if (gen !== st.tlGen || st.gone) return;
+      appendEntries(r.lines || []);
+      st.next = Math.max(st.next, r.next);
     }
   }
 
@@ -1945,10 +1998,21 @@ function viewRun(main, id, atStep) {
   (async () => {
     const quiet = (p) => p.then((v) => ({ v }), (e) => ({ e }));
     const detailP = quiet(api(base));
-    const timelineP = quiet(api(`${base}/timeline?from=0`));
+    // A first page only: a long run's first paint parses and draws this much.
+    const timelineP = quiet(api(`${base}/timeline?from=0&limit=${TIMELINE_FIRST_PAGE}`));
     if (atStep !== null) st.scrub = Math.max(0, atStep);
     const worldP = loadWorld(true);
     await loadTools();
+    // The timeline's first page is drawn as soon as it comes (the detail of a
+    // long run may take a replay); the stream goes on after the pages (refused
+    // while a person plays: the stream says so).
+    const t = await timelineP;
+    let rest = Promise.resolve();
+    const firstPage = t.v && !st.answers && st.next === 0;
+    if (firstPage) {
+      appendEntries(t.v.lines || []);
+      st.next = Math.max(st.next, t.v.next ?? 0);
+    }
     const d = await detailP;
     if (d.e) {
       showError(d.e);
@@ -1961,12 +2025,11 @@ function viewRun(main, id, atStep) {
       st.scrollPending = true;
       range.value = String(st.scrub);
       updateScrubLabel();
+      if (highlight(true)) st.scrollPending = false;
     }
-    // What the timeline holds already is drawn in one go; the stream goes on
-    // from there (refused while a person plays: the stream says so).
-    const t = await timelineP;
-    if (t.v && !st.answers && st.next === 0) appendEntries(t.v.lines || []);
-    startStream();
+    if (firstPage) rest = loadRestOfTimeline(t.v);
+    // The stream goes on from where the pages end.
+    rest.catch(showError).then(() => { if (!st.gone) startStream(); });
     // Drawn again with the run's step count, which came later; or asked again
     // (with its error shown) unless the run has no world to show.
     if (await worldP) renderWorld(st.world);
