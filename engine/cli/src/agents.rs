@@ -16,6 +16,7 @@ use tbsim_model::prompt::Templates;
 use tbsim_model::{ApiConfig, HttpModel};
 use tbsim_scenario::LoadedScenario;
 
+use crate::agent_names::BUILTIN_AGENTS;
 use crate::args::{MemoryMode, RunOptions};
 
 /// What model-backed parts of a run share: the runtime their requests run on,
@@ -129,25 +130,4 @@ impl Models {
             },
         })
     }
-}
-
-/// The built-in agents by name (besides `llm:<alias>` and `adversary:<name>`, see
-/// [`tbsim_agents::adversary::ADVERSARIES`]).
-pub(crate) const BUILTIN_AGENTS: &[&str] = &["oracle", "idle", "solver"];
-
-/// The `--agent` help of `run` and `fork`: the built-in agents and every adversary,
-/// taken from the registries, so that a new adversary is listed without anyone
-/// remembering the help text (`extract` and `relay` were missing from a hand-written
-/// list).
-pub(crate) fn agent_help(default: &str) -> String {
-    let builtin: Vec<String> = BUILTIN_AGENTS.iter().map(|a| format!("`{a}`")).collect();
-    let adversaries: Vec<&str> = tbsim_agents::adversary::ADVERSARIES
-        .iter()
-        .map(|(n, _)| *n)
-        .collect();
-    format!(
-        "Agent: {}, `llm:<alias>` or `adversary:<name>` (a content-blind attacker: {}). Default: {default}.",
-        builtin.join(", "),
-        adversaries.join(", ")
-    )
 }

@@ -32,7 +32,7 @@ pub(crate) struct RunArgs {
     ])]
     pub(crate) resume: Option<PathBuf>,
     /// The agent; the help lists every built-in agent and adversary from the registries.
-    #[arg(long, help = crate::agents::agent_help("the `default` alias if configured, else `oracle`"))]
+    #[arg(long, help = crate::agent_names::agent_help("the `default` alias if configured, else `oracle`"))]
     pub(crate) agent: Option<String>,
     /// Colleagues: `scripted` (rule-following) or `llm:<alias>`.
     #[arg(long, default_value = "scripted")]

@@ -22,7 +22,8 @@ use tbsim_serve::http::{ApiState, DEFAULT_MAX_BODY, serve_with};
 use tbsim_serve::registry::{Registry, RegistryConfig};
 use tbsim_serve::scenarios::ScenarioRoots;
 
-use crate::agents::{BUILTIN_AGENTS, Models};
+use crate::agent_names::BUILTIN_AGENTS;
+use crate::agents::Models;
 use crate::args::{RunOptions, ViewArgs};
 
 /// The agents the console offers: the built-in ones, every adversary, and each

@@ -23,7 +23,7 @@ pub(crate) struct ForkArgs {
     pub(crate) at_step: u64,
     /// The agent that goes on from there; the help lists every built-in agent and
     /// adversary from the registries.
-    #[arg(long, help = crate::agents::agent_help("the parent's, when it is one of these"))]
+    #[arg(long, help = crate::agent_names::agent_help("the parent's, when it is one of these"))]
     pub(crate) agent: Option<String>,
     /// Output directory (default: `<run dir>-fork<N>-<agent>` beside the parent).
     #[arg(long)]

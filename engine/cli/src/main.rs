@@ -1,5 +1,6 @@
 //! The `tbsim` command line.
 
+mod agent_names;
 mod agents;
 mod args;
 mod console;

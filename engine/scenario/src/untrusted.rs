@@ -154,38 +154,101 @@ pub fn read_text(path: &Path, cap: u64, links: Links) -> Result<String, ReadErro
 /// Creates or replaces the regular file `path` with `bytes`, never through a symbolic
 /// link planted in its place (which could point at any file of the host) and never
 /// blocking on a FIFO.
+///
+/// The bytes go to a new file beside `path` that is then renamed over it, so a
+/// reader sees the old file or the whole new one, never a half-written one (the
+/// console calls a run finished as soon as its `result.json` exists). A rename
+/// replaces a link rather than following it, so a link swapped in after the check
+/// below still cannot redirect the write.
 pub fn write_regular(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "it is a symbolic link; tbsim does not write through links in a run directory",
+            ));
+        }
+        Ok(m) if !m.is_file() => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "it is not a regular file",
+            ));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let name = path.file_name().ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file")
+    })?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(
+        ".tmp{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let tmp = path.with_file_name(tmp_name);
     let mut o = std::fs::OpenOptions::new();
-    o.write(true).create(true).truncate(true);
+    o.write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
     }
-    let mut f = o.open(path).map_err(|e| {
-        #[cfg(unix)]
-        if e.raw_os_error() == Some(libc::ELOOP) {
-            return std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "it is a symbolic link; tbsim does not write through links in a run directory",
-            );
-        }
-        e
-    })?;
-    if !f.metadata()?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "it is not a regular file",
-        ));
+    let mut f = o.open(&tmp)?;
+    let written = f
+        .write_all(bytes)
+        .and_then(|()| f.flush())
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
-    f.write_all(bytes)?;
-    f.flush()
+    written
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A write replaces the file whole and leaves nothing beside it; links and FIFOs
+    /// in its place are refused without touching what they point at.
+    #[cfg(unix)]
+    #[test]
+    fn writes_replace_whole_files_and_refuse_links_and_fifos() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let p = d.join("result.json");
+        write_regular(&p, b"{\"a\": 1}").unwrap();
+        write_regular(&p, b"{}").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"{}");
+        let names: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("result.json")]);
+        std::fs::write(d.join("victim"), "original").unwrap();
+        std::os::unix::fs::symlink(d.join("victim"), d.join("link.json")).unwrap();
+        let e = write_regular(&d.join("link.json"), b"x").unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(d.join("victim")).unwrap(),
+            "original"
+        );
+        let fifo = d.join("fifo.json");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let e = write_regular(&fifo, b"x").unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+    }
 
     #[cfg(unix)]
     #[test]
