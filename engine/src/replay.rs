@@ -136,9 +136,9 @@ fn last_step(lines: &[&str]) -> u64 {
         .unwrap_or(0)
 }
 
-/// A fresh world for `loaded`, driven by the recorded decisions (with recorded
-/// `run_python` outcomes and model-played colleagues' replies) to where the run ended.
-fn redrive(rec: &crate::trajectory::Recorded, loaded: &LoadedScenario) -> Sim {
+/// A fresh world for `loaded`, begun, before the first decision, answering tool
+/// calls and colleagues from what `rec` recorded.
+fn begun(rec: &crate::trajectory::Recorded, loaded: &LoadedScenario) -> Sim {
     let config = rec.header.config();
     let mut sim = Sim::new_with(
         loaded,
@@ -155,6 +155,13 @@ fn redrive(rec: &crate::trajectory::Recorded, loaded: &LoadedScenario) -> Sim {
     }
     sim.set_npc_engine(Box::new(npc));
     sim.begin();
+    sim
+}
+
+/// A fresh world for `loaded`, driven by the recorded decisions (with recorded
+/// `run_python` outcomes and model-played colleagues' replies) to where the run ended.
+fn redrive(rec: &crate::trajectory::Recorded, loaded: &LoadedScenario) -> Sim {
+    let mut sim = begun(rec, loaded);
     redrive_steps(&mut sim, rec, rec.steps.len());
     if !sim.is_over() {
         for g in &rec.trailing_guidance {
@@ -313,23 +320,10 @@ impl Replayer {
 
     /// A fresh world, begun, before the first decision.
     pub fn cursor(&self) -> ReplayCursor {
-        let rec = &self.recorded;
-        let mut sim = Sim::new_with(
-            &self.loaded,
-            rec.header.config(),
-            Trajectory::in_memory(),
-            Box::new(crate::tools::RecordedPython {
-                outcomes: rec.python.clone(),
-            }),
-            rec.header.fork.clone(),
-        );
-        let mut npc = RecordedNpc::new(None);
-        for l in &rec.npc_lines {
-            npc.insert(l);
+        ReplayCursor {
+            sim: begun(&self.recorded, &self.loaded),
+            at: 0,
         }
-        sim.set_npc_engine(Box::new(npc));
-        sim.begin();
-        ReplayCursor { sim, at: 0 }
     }
 
     /// Drives `cursor` on to decision `to` (clamped to [`Replayer::steps`]), or
