@@ -226,6 +226,7 @@ pub(crate) fn cmd_view(args: ViewArgs) -> Result<ExitCode> {
     let console = Arc::new(
         Console::new(Mode::View, Arc::clone(&registry), fixed, agents.clone()).with_suites(suites),
     );
+    console.warm_in_background();
     let fds = tbsim_serve::conn::raise_fd_limit();
     let mut api = ApiState::new(registry, args.token.clone(), args.token.clone());
     api.allowed_hosts = args.conn.allow_host.clone();

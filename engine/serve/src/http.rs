@@ -768,7 +768,7 @@ pub fn router_with(api: Arc<ApiState>, max_body: usize, extra: Option<Router>) -
     let extra = extra.unwrap_or_default();
     // The host and origin checks are `auth`'s, on every route: rmcp's own host list
     // would refuse the address the client connected to.
-    let (mcp, watch) = crate::mcp::http_service(api.registry.clone(), max_body, true);
+    let (mcp, watch, fast) = crate::mcp::http_service(api.registry.clone(), max_body, true);
     Router::new()
         .route("/v1/sessions", post(create))
         .route("/v1/sessions/{id}/step", post(step))
@@ -783,6 +783,10 @@ pub fn router_with(api: Arc<ApiState>, max_body: usize, extra: Option<Router>) -
         .merge(
             Router::new()
                 .route_service("/mcp", mcp)
+                .layer(axum::middleware::from_fn_with_state(
+                    fast,
+                    crate::mcp::fast_call,
+                ))
                 .layer(axum::middleware::from_fn(mcp_deleted))
                 .layer(axum::middleware::from_fn_with_state(watch, mcp_watched)),
         )

@@ -670,3 +670,189 @@ fn a_client_that_leaves_early_abandons_its_run_which_is_written() {
     let o = tbsim(&["replay", dir.to_str().unwrap()], &root());
     assert!(o.status.success(), "{}", text(&o).1);
 }
+
+/// One raw HTTP/1.1 exchange with `/mcp` (a new connection, closed after): the
+/// status, the head in lower case and the body (de-chunked).
+fn mcp_exchange(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
+    use std::io::Read as _;
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    let extra: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{extra}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let head = head.to_ascii_lowercase();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {head:?}"));
+    let body = if head.contains("transfer-encoding: chunked") {
+        crate::serve::dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    (status, head, body)
+}
+
+/// The JSON-RPC message with `id` in a response body: the body itself (JSON) or
+/// one of its `data:` lines (an event stream).
+fn rpc_answer(body: &str, id: &Value) -> Value {
+    std::iter::once(body)
+        .chain(body.lines().filter_map(|l| l.strip_prefix("data:")))
+        .filter_map(|t| serde_json::from_str::<Value>(t.trim()).ok())
+        .find(|v| v["id"] == *id)
+        .unwrap_or_else(|| panic!("no answer to {id} in {body:?}"))
+}
+
+#[test]
+fn http_tool_calls_are_answered_as_one_json_body_and_keep_the_session_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("serve");
+    // A 2 s idle timeout: rmcp closes a session its worker has not heard from for
+    // that long, so calls answered without it must still keep the session open.
+    let server = Server::start(&out, &["--idle-timeout", "2"]);
+    let accept = ("Accept", "application/json, text/event-stream");
+    let json_ct = ("Content-Type", "application/json");
+    let (status, head, body) = mcp_exchange(
+        &server.addr,
+        "POST",
+        "/mcp?scenario=busy-day",
+        &[accept, json_ct],
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw-http", "version": "1"}}})
+        .to_string(),
+    );
+    assert_eq!(status, 200, "{head}\n{body}");
+    let init = rpc_answer(&body, &json!(1));
+    let run = init["result"]["_meta"]["tbsim/session"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let sid = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id:"))
+        .expect("a session id")
+        .trim()
+        .to_owned();
+    let session = ("Mcp-Session-Id", sid.as_str());
+    let version = ("MCP-Protocol-Version", "2025-06-18");
+    let post = |msg: Value, extra: &[(&str, &str)]| {
+        let mut h = vec![accept, json_ct, session, version];
+        h.extend_from_slice(extra);
+        mcp_exchange(&server.addr, "POST", "/mcp", &h, &msg.to_string())
+    };
+    let (status, _, _) = post(
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        &[],
+    );
+    assert_eq!(status, 202);
+
+    let call = |id: u64, meta: Option<&str>| {
+        let mut params = json!({"name": "my_tasks", "arguments": {}});
+        if let Some(m) = meta {
+            params["_meta"] = json!({"tbsim/call_id": m});
+        }
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+    };
+    // A tool call: one JSON body, its id echoed, the engine's result inside.
+    let (status, head, body) = post(call(2, Some("raw-1")), &[]);
+    assert_eq!(status, 200, "{body}");
+    assert!(head.contains("content-type: application/json"), "{head}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["id"], 2);
+    assert_eq!(answer["jsonrpc"], "2.0");
+    let (text, is_error) = call_text(&answer["result"]);
+    assert!(!is_error, "{text}");
+    assert_eq!(text["ok"], true);
+    assert!(
+        text["briefing"].is_object(),
+        "the first result has the briefing"
+    );
+
+    // Other requests, and calls whose headers rmcp checks, are rmcp's as before.
+    let (status, head, body) = post(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
+        &[],
+    );
+    assert_eq!(status, 200);
+    assert!(head.contains("content-type: text/event-stream"), "{head}");
+    assert!(rpc_answer(&body, &json!(3))["result"]["tools"].is_array());
+    let (status, _, _) = mcp_exchange(
+        &server.addr,
+        "POST",
+        "/mcp",
+        &[
+            accept,
+            json_ct,
+            session,
+            ("MCP-Protocol-Version", "1999-01-01"),
+        ],
+        &call(4, None).to_string(),
+    );
+    assert_eq!(status, 400, "an unknown protocol version is refused");
+    let (status, head, _) = mcp_exchange(
+        &server.addr,
+        "POST",
+        "/mcp",
+        &[("Accept", "application/json"), json_ct, session, version],
+        &call(5, None).to_string(),
+    );
+    assert_eq!(status, 406, "rmcp's Accept rule holds: {head}");
+
+    // Busy for longer than the idle timeout: every call answered, most as JSON,
+    // and one every half-second (a quarter of the timeout) through rmcp.
+    let start = std::time::Instant::now();
+    let (mut as_json, mut as_stream, mut id) = (0, 0, 10);
+    while start.elapsed() < std::time::Duration::from_secs(4) {
+        id += 1;
+        let (status, head, body) = post(call(id, None), &[]);
+        assert_eq!(status, 200, "call {id} at {:?}: {body}", start.elapsed());
+        let (text, is_error) = call_text(&rpc_answer(&body, &json!(id))["result"]);
+        assert!(!is_error && text["ok"] == true, "{text}");
+        if head.contains("content-type: application/json") {
+            as_json += 1;
+        } else {
+            as_stream += 1;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(as_stream >= 3, "{as_stream} calls through rmcp in 4 s");
+    assert!(as_json > as_stream, "{as_json} answered as JSON");
+
+    // Deleted: gone for both paths.
+    let (status, _, _) = mcp_exchange(&server.addr, "DELETE", "/mcp", &[session], "");
+    assert_eq!(status, 204);
+    let (status, _, _) = post(call(99, None), &[]);
+    assert_eq!(status, 404);
+
+    // Every call is in the run, in order, with the id asked for.
+    let dir = out.join(&run);
+    for _ in 0..100 {
+        if dir.join("result.json").is_file() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let calls = recorded_calls(&dir);
+    assert_eq!(calls[0].0, "raw-1");
+    assert_eq!(calls.len(), 1 + (id - 10) as usize, "{calls:?}");
+    assert!(calls.iter().all(|(_, name, _)| name == "my_tasks"));
+}

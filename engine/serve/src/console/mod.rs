@@ -575,6 +575,36 @@ impl Console {
         }
     }
 
+    /// `tbsim view` at start: reads the runs' summaries in the background (so the
+    /// first list answers at once), and, when it shows no more runs than
+    /// [`worlds::RUNS_KEPT`] (someone opening a run or two), replays each to its
+    /// end and renders that world, so opening one paints without a replay. A
+    /// request for a run being warmed waits for that work and reuses it (see
+    /// [`worlds::Worlds`]); nothing warmed is ever different from a fresh replay.
+    pub fn warm_in_background(self: &Arc<Self>) {
+        self.index_in_background();
+        let runs: Vec<Arc<FixedRun>> = self
+            .fixed
+            .iter()
+            .filter(|f| f.kind == RunKind::Recorded)
+            .cloned()
+            .collect();
+        if runs.is_empty() || runs.len() > worlds::RUNS_KEPT {
+            return;
+        }
+        let c = Arc::clone(self);
+        // No thread to spare only means the first look replays.
+        let _ = std::thread::Builder::new()
+            .name("tbsim-console-warm".into())
+            .spawn(move || {
+                for f in runs {
+                    let found = Found::Fixed(Arc::clone(&f));
+                    c.detail_with(&found, Depth::Full);
+                    let _ = c.worlds.view(&f.dir, None, false);
+                }
+            });
+    }
+
     /// One run in detail.
     pub fn detail(&self, id: &str) -> Result<RunDetail, ConsoleError> {
         Ok(self.detail_of(&self.find(id)?))

@@ -17,6 +17,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tbsim_core::protocol::FeedbackPolicy;
 
 use super::McpServer;
+use super::fast::FastCalls;
 use crate::registry::Registry;
 
 /// The default cap on decisions per working day of an MCP world.
@@ -230,9 +231,10 @@ impl Drop for StreamGuard {
     }
 }
 
-/// The `/mcp` service over `registry`, and the watch that closes a session once
-/// its client's stream goes away (see [`StreamWatch`]; the router wraps `GET /mcp`
-/// responses with it). MCP sessions expire with the registry's idle timeout;
+/// The `/mcp` service over `registry`, the watch that closes a session once its
+/// client's stream goes away (see [`StreamWatch`]; the router wraps `GET /mcp`
+/// responses with it), and the sessions whose tool calls the router's
+/// [`super::fast::fast_call`] answers without rmcp's transport. MCP sessions expire with the registry's idle timeout;
 /// request bodies are capped at `max_body` bytes. `any_host` lets requests with
 /// any `Host` header in (the server has a bearer token); otherwise only loopback
 /// hosts are accepted, against DNS rebinding.
@@ -243,6 +245,7 @@ pub fn http_service(
 ) -> (
     StreamableHttpService<McpServer, LocalSessionManager>,
     StreamWatch,
+    Arc<FastCalls>,
 ) {
     // No SSE priming event (`sse_retry`): an event with empty data that the Python
     // SDK warns about on every call; resuming streams is not offered anyway.
@@ -260,12 +263,14 @@ pub fn http_service(
         open: Arc::default(),
         grace: RECONNECT_GRACE,
     };
+    let fast = Arc::new(FastCalls::new(registry.config().idle_timeout, max_body));
+    let fast2 = Arc::clone(&fast);
     let service = StreamableHttpService::new(
-        move || Ok(McpServer::shared(registry.clone())),
+        move || Ok(McpServer::shared_fast(registry.clone(), Arc::clone(&fast2))),
         sessions,
         config,
     );
-    (service, watch)
+    (service, watch, fast)
 }
 
 #[cfg(test)]

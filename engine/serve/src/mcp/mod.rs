@@ -62,10 +62,12 @@ use tbsim_scenario::LoadedScenario;
 use crate::registry::{OpenRequest, Registry, RegistryError};
 use crate::session::{Session, SessionError, SessionSpec, Turn};
 
+mod fast;
 mod http;
 mod lines;
 pub mod view;
 
+pub use fast::{FastCalls, fast_call};
 pub use http::{RECONNECT_GRACE, StartQuery, StreamGuard, StreamWatch, http_service};
 pub use lines::MAX_LINE as MAX_STDIO_LINE;
 use view::View;
@@ -150,7 +152,7 @@ enum World {
 
 /// A started world and what the connection still owes its agent.
 #[derive(Debug)]
-struct Live {
+pub(crate) struct Live {
     world: World,
     /// Calls made so far on this connection.
     calls: u64,
@@ -197,6 +199,147 @@ pub struct McpServer {
     subscribed: Arc<Mutex<BTreeSet<String>>>,
     /// The client asked for no `info` log messages (`logging/setLevel` above it).
     quiet: Arc<AtomicBool>,
+    /// Where an HTTP session registers for calls answered without rmcp's session
+    /// transport (see [`fast`]).
+    fast: Option<Arc<fast::FastCalls>>,
+}
+
+/// A message a call sends its client besides its result.
+#[derive(Debug, Clone)]
+pub(crate) enum Outgoing {
+    /// `notifications/message` (logger [`LOGGER`]).
+    Log(LoggingMessageNotificationParam),
+    /// `notifications/resources/updated`.
+    Updated(String),
+}
+
+impl Outgoing {
+    /// Sends it on the session's stream (the standalone one over HTTP).
+    async fn send(self, peer: &rmcp::Peer<RoleServer>) {
+        // A client gone away is the connection's end, seen elsewhere.
+        let _ = match self {
+            Outgoing::Log(p) => peer.notify_logging_message(p).await,
+            Outgoing::Updated(uri) => {
+                peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                    .await
+            }
+        };
+    }
+}
+
+/// What a `tools/call` reads and changes of its connection.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Conn<'a> {
+    live: &'a tokio::sync::Mutex<Option<Live>>,
+    view: &'a Mutex<View>,
+    subscribed: &'a Mutex<BTreeSet<String>>,
+    quiet: &'a AtomicBool,
+}
+
+impl Conn<'_> {
+    fn resources_now(&self) -> Vec<(String, String)> {
+        let subscribed: Vec<String> = self
+            .subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect();
+        if subscribed.is_empty() {
+            return Vec::new();
+        }
+        let view = self.view.lock().unwrap_or_else(PoisonError::into_inner);
+        subscribed
+            .into_iter()
+            .map(|uri| {
+                let text = view.read(&uri).map(|v| v.to_string()).unwrap_or_default();
+                (uri, text)
+            })
+            .collect()
+    }
+
+    /// One `tools/call`: its result, and the notifications and resource updates to
+    /// send before it. `given_id` is the request's `_meta["tbsim/call_id"]`.
+    pub(crate) async fn call(
+        &self,
+        request: CallToolRequestParams,
+        given_id: Option<Value>,
+    ) -> Result<(CallToolResult, Vec<Outgoing>), McpError> {
+        let mut guard = self.live.lock().await;
+        let Some(live) = guard.as_mut() else {
+            return Err(McpError::invalid_request(
+                "no world: send `initialize` first",
+                None,
+            ));
+        };
+        let id = match given_id {
+            None => format!("mcp-{}", live.calls + 1),
+            Some(Value::String(s)) if (1..=64).contains(&s.chars().count()) => s,
+            Some(_) => {
+                return Ok((
+                    tool_error(
+                        "schema",
+                        format!("`_meta.{CALL_ID_META}` must be a string of 1-64 characters"),
+                    ),
+                    Vec::new(),
+                ));
+            }
+        };
+        let arguments = match request.arguments {
+            None => "{}".to_owned(),
+            Some(args) => Value::Object(args).to_string(),
+        };
+        let decision = Decision {
+            calls: vec![ToolCall {
+                id,
+                name: request.name.into_owned(),
+                arguments,
+            }],
+        };
+        let before = self.resources_now();
+        let (turn, run_result) = match live.step(decision).await {
+            Ok(done) => done,
+            Err(StepError::Session(e @ SessionError::Over(_))) => {
+                return Ok((tool_error("run_over", e.to_string()), Vec::new()));
+            }
+            Err(StepError::Session(
+                e @ (SessionError::WriteFailed(_) | SessionError::Failed(_)),
+            )) => {
+                return Ok((
+                    tool_error("trajectory_write_failed", e.to_string()),
+                    Vec::new(),
+                ));
+            }
+            Err(e) => return Ok((tool_error("unavailable", e.to_string()), Vec::new())),
+        };
+        live.calls += 1;
+        let pending = std::mem::take(&mut live.pending);
+        let briefing = live.briefing.take();
+        drop(guard);
+        // The pending notifications were recorded with the first observation.
+        self.view
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .observe(&turn.observation);
+        let (result, notes) = call_result(turn, pending, briefing, run_result.as_ref());
+        let mut out = Vec::new();
+        if !self.quiet.load(Ordering::Relaxed) {
+            for n in &notes {
+                let data = serde_json::to_value(n).expect("notifications serialise");
+                out.push(Outgoing::Log(
+                    LoggingMessageNotificationParam::new(LoggingLevel::Info, data)
+                        .with_logger(LOGGER),
+                ));
+            }
+        }
+        let after = self.resources_now();
+        for ((uri, old), (_, new)) in before.into_iter().zip(after) {
+            if old != new {
+                out.push(Outgoing::Updated(uri));
+            }
+        }
+        Ok((result, out))
+    }
 }
 
 impl McpServer {
@@ -210,6 +353,14 @@ impl McpServer {
         McpServer::new(Start::Shared(registry))
     }
 
+    /// [`McpServer::shared`] whose session registers with `fast` once the client
+    /// says it is initialised, so its tool calls can skip rmcp's transport.
+    pub(crate) fn shared_fast(registry: Arc<Registry>, fast: Arc<fast::FastCalls>) -> McpServer {
+        let mut s = McpServer::new(Start::Shared(registry));
+        s.fast = Some(fast);
+        s
+    }
+
     fn new(start: Start) -> McpServer {
         McpServer {
             start,
@@ -217,6 +368,16 @@ impl McpServer {
             view: Arc::new(Mutex::new(View::default())),
             subscribed: Arc::new(Mutex::new(BTreeSet::new())),
             quiet: Arc::new(AtomicBool::new(false)),
+            fast: None,
+        }
+    }
+
+    fn conn(&self) -> Conn<'_> {
+        Conn {
+            live: &self.live,
+            view: &self.view,
+            subscribed: &self.subscribed,
+            quiet: &self.quiet,
         }
     }
 
@@ -230,24 +391,6 @@ impl McpServer {
 
     fn view(&self) -> std::sync::MutexGuard<'_, View> {
         self.view.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn resources_now(&self) -> Vec<(String, String)> {
-        let subscribed: Vec<String> = self
-            .subscribed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .cloned()
-            .collect();
-        let view = self.view();
-        subscribed
-            .into_iter()
-            .map(|uri| {
-                let text = view.read(&uri).map(|v| v.to_string()).unwrap_or_default();
-                (uri, text)
-            })
-            .collect()
     }
 
     async fn start_world(
@@ -569,73 +712,34 @@ impl ServerHandler for McpServer {
                 .and_then(|m| m.get(CALL_ID_META))
                 .cloned()
         });
-        let mut guard = self.live.lock().await;
-        let Some(live) = guard.as_mut() else {
-            return Err(McpError::invalid_request(
-                "no world: send `initialize` first",
-                None,
-            ));
-        };
-        let id = match given_id {
-            None => format!("mcp-{}", live.calls + 1),
-            Some(Value::String(s)) if (1..=64).contains(&s.chars().count()) => s,
-            Some(_) => {
-                return Ok(tool_error(
-                    "schema",
-                    format!("`_meta.{CALL_ID_META}` must be a string of 1-64 characters"),
-                )
-                .into());
-            }
-        };
-        let arguments = match request.arguments {
-            None => "{}".to_owned(),
-            Some(args) => Value::Object(args).to_string(),
-        };
-        let decision = Decision {
-            calls: vec![ToolCall {
-                id,
-                name: request.name.into_owned(),
-                arguments,
-            }],
-        };
-        let before = self.resources_now();
-        let (turn, run_result) = match live.step(decision).await {
-            Ok(done) => done,
-            Err(StepError::Session(e @ SessionError::Over(_))) => {
-                return Ok(tool_error("run_over", e.to_string()).into());
-            }
-            Err(StepError::Session(
-                e @ (SessionError::WriteFailed(_) | SessionError::Failed(_)),
-            )) => {
-                return Ok(tool_error("trajectory_write_failed", e.to_string()).into());
-            }
-            Err(e) => return Ok(tool_error("unavailable", e.to_string()).into()),
-        };
-        live.calls += 1;
-        let pending = std::mem::take(&mut live.pending);
-        let briefing = live.briefing.take();
-        drop(guard);
-        // The pending notifications were recorded with the first observation.
-        self.view().observe(&turn.observation);
-        let (result, notes) = call_result(turn, pending, briefing, run_result.as_ref());
-        if !self.quiet.load(Ordering::Relaxed) {
-            for n in &notes {
-                let data = serde_json::to_value(n).expect("notifications serialise");
-                let param = LoggingMessageNotificationParam::new(LoggingLevel::Info, data)
-                    .with_logger(LOGGER);
-                let _ = context.peer.notify_logging_message(param).await;
-            }
-        }
-        let after = self.resources_now();
-        for ((uri, old), (_, new)) in before.into_iter().zip(after) {
-            if old != new {
-                let _ = context
-                    .peer
-                    .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
-                    .await;
-            }
+        let (result, out) = self.conn().call(request, given_id).await?;
+        for o in out {
+            o.send(&context.peer).await;
         }
         Ok(result.into())
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        let Some(fast) = &self.fast else {
+            return;
+        };
+        let session = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok());
+        if let Some(session) = session {
+            fast.register(
+                session,
+                fast::Handles {
+                    live: Arc::downgrade(&self.live),
+                    view: Arc::clone(&self.view),
+                    subscribed: Arc::clone(&self.subscribed),
+                    quiet: Arc::clone(&self.quiet),
+                    peer: context.peer.clone(),
+                },
+            );
+        }
     }
 
     async fn list_resources(

@@ -1381,11 +1381,26 @@ function viewRun(main, id, atStep) {
     selectTab(nxt);
     tabs[nxt].focus();
   });
+  // Panels drawn only when shown: a long run's chats are thousands of messages,
+  // which would otherwise be laid out on every world shown, seen or not.
+  const stalePanels = new Map();
+  function drawPanel(key, draw) {
+    if (panels[key].hidden) stalePanels.set(key, draw);
+    else {
+      stalePanels.delete(key);
+      draw();
+    }
+  }
   function selectTab(key) {
     for (const [k] of tabNames) {
       tabs[k].setAttribute('aria-selected', String(k === key));
       tabs[k].tabIndex = k === key ? 0 : -1;
       panels[k].hidden = k !== key;
+    }
+    const draw = stalePanels.get(key);
+    if (draw) {
+      stalePanels.delete(key);
+      draw();
     }
   }
   selectTab('tasks');
@@ -1795,8 +1810,8 @@ function viewRun(main, id, atStep) {
       delete fileViewer.dataset.path;
     }
     const chats = w.chats || [];
-    add(clear(panels.chats), [chats.length ? chats.map(chatView) : h('p', { class: 'muted' }, 'No chats.')]);
-    clear(panels.calendar).append(calendarView(w.calendar || []));
+    drawPanel('chats', () => add(clear(panels.chats), [chats.length ? chats.map(chatView) : h('p', { class: 'muted' }, 'No chats.')]));
+    drawPanel('calendar', () => clear(panels.calendar).append(calendarView(w.calendar || [])));
   }
 
   let fileUrl = null;

@@ -1,0 +1,360 @@
+//! `tools/call` over streamable HTTP answered without rmcp's session transport.
+//!
+//! rmcp serves every request of a stateful session through a per-session worker
+//! task and answers it with an event stream of its own, even when the answer is a
+//! single message: several task hand-offs, a stream and its keep-alive timer per
+//! call. That made an MCP call cost about twice the session API's server CPU for
+//! the same step (`runs/bench/`). The protocol lets a server answer a POSTed
+//! request with one `application/json` body instead, and clients must accept
+//! either (MCP 2025-03-26 on, "Sending Messages to the Server").
+//!
+//! So a session registers its handles here once the client sends
+//! `notifications/initialized` ([`FastCalls::register`]), and the `/mcp` route's
+//! middleware ([`fast_call`]) answers a POSTed `tools/call` of a registered
+//! session itself: the same [`Conn::call`] the rmcp handler runs, the result as
+//! one JSON-RPC response, and the call's notifications sent through the session's
+//! peer exactly as the rmcp handler sends them (on the standalone stream). Anything
+//! else — another method, a batch, a header rmcp checks that this does not
+//! (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`), an unknown protocol version, a
+//! missing `Accept` type, a session not registered or gone — goes to rmcp
+//! unchanged, which answers or refuses it as before.
+//!
+//! rmcp closes a session whose worker saw nothing for its keep-alive (the
+//! registry's idle timeout); calls answered here never reach the worker, so one
+//! call per [`FastCalls::refresh`] goes through rmcp to keep a busy session open.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::service::RoleServer;
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::view::View;
+use super::{CALL_ID_META, Conn, Live};
+
+/// What a call answered here needs of its session. The world is held weakly: the
+/// session ending (rmcp dropping its server) ends it, whatever is registered here.
+#[derive(Debug, Clone)]
+pub(crate) struct Handles {
+    pub(crate) live: Weak<tokio::sync::Mutex<Option<Live>>>,
+    pub(crate) view: Arc<Mutex<View>>,
+    pub(crate) subscribed: Arc<Mutex<std::collections::BTreeSet<String>>>,
+    pub(crate) quiet: Arc<AtomicBool>,
+    pub(crate) peer: rmcp::Peer<RoleServer>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    handles: Handles,
+    /// When a call of this session last went through rmcp.
+    last_slow: Instant,
+}
+
+/// The sessions whose tool calls are answered without rmcp's transport (see the
+/// module docs).
+#[derive(Debug)]
+pub struct FastCalls {
+    entries: Mutex<BTreeMap<String, Entry>>,
+    refresh: Duration,
+    max_body: usize,
+}
+
+impl FastCalls {
+    /// Sessions kept open by rmcp for `keep_alive` without a message; bodies up
+    /// to `max_body` bytes.
+    pub fn new(keep_alive: Duration, max_body: usize) -> FastCalls {
+        FastCalls {
+            entries: Mutex::new(BTreeMap::new()),
+            refresh: keep_alive / 4,
+            max_body,
+        }
+    }
+
+    /// How often a busy session's call goes through rmcp anyway.
+    pub fn refresh(&self) -> Duration {
+        self.refresh
+    }
+
+    fn entries(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Entry>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Registers MCP session `id`; sessions that have ended are dropped.
+    pub(crate) fn register(&self, id: &str, handles: Handles) {
+        let mut entries = self.entries();
+        entries.retain(|_, e| e.handles.live.strong_count() > 0);
+        entries.insert(
+            id.to_owned(),
+            Entry {
+                handles,
+                last_slow: Instant::now(),
+            },
+        );
+    }
+
+    /// Forgets MCP session `id` (deleted).
+    pub fn forget(&self, id: &str) {
+        self.entries().remove(id);
+    }
+
+    /// Sessions registered and still going.
+    pub fn len(&self) -> usize {
+        self.entries()
+            .values()
+            .filter(|e| e.handles.live.strong_count() > 0)
+            .count()
+    }
+
+    /// Whether no session is registered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The handles of session `id` when a call of it may be answered here now;
+    /// `None` (rmcp answers) when it is not registered, has ended, or is due a
+    /// call through rmcp (which this one then is).
+    fn take_turn(&self, id: &str) -> Option<Handles> {
+        let mut entries = self.entries();
+        let e = entries.get_mut(id)?;
+        if e.handles.live.strong_count() == 0 {
+            entries.remove(id);
+            return None;
+        }
+        if e.last_slow.elapsed() >= self.refresh {
+            e.last_slow = Instant::now();
+            return None;
+        }
+        Some(e.handles.clone())
+    }
+}
+
+/// Whether a header list names `ty` (`application/json`, ...), or everything.
+fn accepts(headers: &HeaderMap, ty: &str) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.split(';').next().unwrap_or("").trim())
+        .any(|t| t.eq_ignore_ascii_case(ty) || t == "*/*")
+}
+
+/// The session id of a POST this module may answer (headers only; the body is
+/// checked after).
+fn candidate(req: &Request) -> Option<String> {
+    if req.method() != Method::POST {
+        return None;
+    }
+    let h = req.headers();
+    let json = h
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+        });
+    if !json || !accepts(h, "application/json") || !accepts(h, "text/event-stream") {
+        return None;
+    }
+    // Headers rmcp checks against the body (SEP-2243): rmcp's business.
+    if h.keys().any(|k| {
+        let k = k.as_str();
+        k == "mcp-method" || k == "mcp-name" || k.starts_with("mcp-param-")
+    }) {
+        return None;
+    }
+    if let Some(v) = h.get("mcp-protocol-version") {
+        let v = v.to_str().ok()?;
+        let known = ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE);
+        if !known.iter().any(|k| k.as_str() == v) {
+            return None;
+        }
+    }
+    Some(h.get("mcp-session-id")?.to_str().ok()?.to_owned())
+}
+
+/// A JSON-RPC request as sent (the params left raw until the method is known).
+#[derive(Deserialize)]
+struct RpcRequest<'a> {
+    jsonrpc: &'a str,
+    id: Value,
+    method: &'a str,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+}
+
+/// A `tools/call` request: its id and params; `None` for anything else.
+fn tool_call(body: &[u8]) -> Option<(Value, CallToolRequestParams)> {
+    let r: RpcRequest<'_> = serde_json::from_slice(body).ok()?;
+    if r.jsonrpc != "2.0" || r.method != "tools/call" || !(r.id.is_string() || r.id.is_i64()) {
+        return None;
+    }
+    let params = serde_json::from_str(r.params?.get()).ok()?;
+    Some((r.id, params))
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    let mut r = (status, body.to_string()).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+/// The `/mcp` route's middleware (see the module docs). A DELETE forgets the
+/// session before rmcp closes it.
+pub async fn fast_call(State(fast): State<Arc<FastCalls>>, req: Request, next: Next) -> Response {
+    if req.method() == Method::DELETE {
+        if let Some(id) = req
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        {
+            fast.forget(id);
+        }
+        return next.run(req).await;
+    }
+    let Some(session) = candidate(&req) else {
+        return next.run(req).await;
+    };
+    let Some(handles) = fast.take_turn(&session) else {
+        return next.run(req).await;
+    };
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, fast.max_body).await {
+        Ok(b) => b,
+        Err(_) => {
+            return (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("request body over {} bytes", fast.max_body),
+            )
+                .into_response();
+        }
+    };
+    let Some((id, params)) = tool_call(&bytes) else {
+        return next
+            .run(Request::from_parts(parts, Body::from(bytes)))
+            .await;
+    };
+    let Some(live) = handles.live.upgrade() else {
+        // Ended between the look-up and now: rmcp says so.
+        return next
+            .run(Request::from_parts(parts, Body::from(bytes)))
+            .await;
+    };
+    let given_id = params
+        .meta
+        .as_ref()
+        .and_then(|m| m.get(CALL_ID_META))
+        .cloned();
+    let conn = Conn {
+        live: &live,
+        view: &handles.view,
+        subscribed: &handles.subscribed,
+        quiet: &handles.quiet,
+    };
+    let answer = match conn.call(params, given_id).await {
+        Ok((result, out)) => {
+            for o in out {
+                o.send(&handles.peer).await;
+            }
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result})
+        }
+        Err(e) => serde_json::json!({"jsonrpc": "2.0", "id": id, "error": e}),
+    };
+    json_response(StatusCode::OK, &answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn post(headers: &[(&str, &str)]) -> Request {
+        let mut b = Request::builder().method(Method::POST).uri("/mcp");
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        b.body(Body::empty()).unwrap()
+    }
+
+    const GOOD: [(&str, &str); 4] = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-session-id", "abc"),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+
+    #[test]
+    fn only_plain_session_posts_are_candidates() {
+        assert_eq!(candidate(&post(&GOOD)).as_deref(), Some("abc"));
+        let without = |name: &str| {
+            let h: Vec<_> = GOOD.iter().copied().filter(|(k, _)| *k != name).collect();
+            candidate(&post(&h))
+        };
+        assert_eq!(without("mcp-session-id"), None);
+        assert_eq!(without("accept"), None);
+        assert_eq!(without("content-type"), None);
+        // No version header: rmcp assumes its default, so may this.
+        assert_eq!(without("mcp-protocol-version").as_deref(), Some("abc"));
+        let mut h = GOOD.to_vec();
+        h[3] = ("mcp-protocol-version", "1999-01-01");
+        assert_eq!(candidate(&post(&h)), None);
+        let mut h = GOOD.to_vec();
+        h[1] = ("accept", "application/json");
+        assert_eq!(candidate(&post(&h)), None, "must accept both, as rmcp asks");
+        let mut h = GOOD.to_vec();
+        h.push(("mcp-method", "tools/call"));
+        assert_eq!(candidate(&post(&h)), None);
+        let mut h = GOOD.to_vec();
+        h.push(("mcp-param-name", "x"));
+        assert_eq!(candidate(&post(&h)), None);
+        let mut r = post(&GOOD);
+        *r.method_mut() = Method::GET;
+        assert_eq!(candidate(&r), None);
+    }
+
+    #[test]
+    fn only_single_tool_calls_are_taken() {
+        let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"my_tasks","arguments":{},"_meta":{"tbsim/call_id":"c1"}}}"#;
+        let (id, p) = tool_call(call).unwrap();
+        assert_eq!(id, serde_json::json!(7));
+        assert_eq!(p.name, "my_tasks");
+        assert_eq!(
+            p.meta.as_ref().and_then(|m| m.get(CALL_ID_META)),
+            Some(&serde_json::json!("c1"))
+        );
+        let (id, _) = tool_call(
+            br#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"wait"}}"#,
+        )
+        .unwrap();
+        assert_eq!(id, serde_json::json!("x"));
+        for other in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#[..],
+            br#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"wait"}}"#,
+            br#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait"}}]"#,
+            br#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"wait"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
+            br#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"wait"}}"#,
+            b"not json",
+        ] {
+            assert!(
+                tool_call(other).is_none(),
+                "{}",
+                String::from_utf8_lossy(other)
+            );
+        }
+    }
+}
