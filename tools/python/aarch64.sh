@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Builds the Linux aarch64 (manylinux) wheel on an x86_64 Debian/Ubuntu machine and
+# tries it as pip installs it, under qemu: `tbsim run busy-day` with the oracle must
+# score 1.0 from the wheel's own bundled content, replay identically, and write the
+# same trajectory bytes as this machine's x86_64 binary does.
+#
+#   tools/python/aarch64.sh [OUT_DIR]        # default: target/wheel-aarch64/dist
+#
+# Needs (Debian packages): gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user,
+# and the Rust target: `rustup target add aarch64-unknown-linux-gnu`. The wheel is
+# tagged by maturin from the glibc symbols it uses (Debian 12's cross glibc gives
+# manylinux_2_34); `.github/workflows/wheels.yml` builds it in maturin's
+# manylinux_2_28 image instead. A release build: about 30 CPU-minutes.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+out="${1:-$repo/target/wheel-aarch64/dist}"
+work="$(mktemp -d "${TMPDIR:-/tmp}/tbsim-aarch64.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+for tool in aarch64-linux-gnu-gcc qemu-aarch64; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (see the header)" >&2; exit 1; }
+done
+
+python3 -m venv "$work/build"
+"$work/build/bin/pip" install --quiet "maturin>=1.7,<2" auditwheel
+cp -rL "$here" "$work/src"
+sed -i "s|^manifest-path = .*|manifest-path = \"$repo/engine/cli/Cargo.toml\"|" "$work/src/pyproject.toml"
+(
+  cd "$work/src"
+  CARGO_TARGET_DIR="$repo/target/wheel-aarch64" \
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+  CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc \
+  CXX_aarch64_unknown_linux_gnu=aarch64-linux-gnu-g++ \
+  AR_aarch64_unknown_linux_gnu=aarch64-linux-gnu-ar \
+    "$work/build/bin/maturin" build --release --locked --target aarch64-unknown-linux-gnu --out "$out" >&2
+)
+wheel="$(ls -t "$out"/tbsim-*aarch64.whl | head -1)"
+"$work/build/bin/auditwheel" show "$wheel"
+
+# Installed as pip lays a wheel out: the binary in <prefix>/bin, the package in
+# <prefix>/lib/python3.X/site-packages (the binary finds its content from there).
+prefix="$work/prefix"
+site="$prefix/lib/python3.11/site-packages"
+mkdir -p "$prefix/bin" "$site"
+python3 -m zipfile -e "$wheel" "$work/unpacked"
+cp "$work"/unpacked/tbsim-*.data/scripts/tbsim "$prefix/bin/tbsim"
+chmod +x "$prefix/bin/tbsim"
+for d in "$work"/unpacked/*; do
+  case "$d" in *.data) ;; *) cp -r "$d" "$site/" ;; esac
+done
+a64() { env -u TBSIM_CONTENT -u CARGO_MANIFEST_DIR qemu-aarch64 -L /usr/aarch64-linux-gnu "$prefix/bin/tbsim" "$@"; }
+cd "$work"
+a64 --version
+a64 run busy-day --agent oracle --json --out "$work/run-aarch64" >"$work/aarch64.json"
+python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1])); r = r[0] if isinstance(r, list) else r
+assert r['checkpoint_score'] == 1.0, r
+print('aarch64 wheel: busy-day scored', r['checkpoint_score'])" "$work/aarch64.json"
+a64 replay "$work/run-aarch64"
+# The same run by this machine's binary, when one is built: the same bytes.
+native="${TBSIM_BIN:-$repo/target/release/tbsim}"
+if [ -x "$native" ]; then
+  TBSIM_CONTENT="$repo/content" "$native" run busy-day --agent oracle --json --out "$work/run-native" >/dev/null
+  cmp "$work/run-native/trajectory.jsonl" "$work/run-aarch64/trajectory.jsonl"
+  cmp "$work/run-native/result.json" "$work/run-aarch64/result.json"
+  echo "aarch64 and $(uname -m) runs are byte-identical"
+fi
+echo "$wheel"
