@@ -429,6 +429,16 @@ fn sales_team_count_example_names_no_team() {
     assert_no_rule_solves(&t, "sales/teams");
 }
 
+/// urgent_interrupt's forward request: the 200-seed release scan found "send the
+/// first row of the contract register" right in 33 of 400 instances (8%): the
+/// register had 8-10 rows and the answer's row was placed uniformly. It now has
+/// 22-28 rows and the answer is never the first. Before: 2 of these 60.
+#[test]
+fn the_contract_to_forward_is_never_the_registers_first_row() {
+    let t = scan_variants("urgent_interrupt/forward/", 30);
+    assert_no_rule_solves(&t, "urgent_interrupt/reference_forwarded");
+}
+
 #[test]
 fn no_extractor_solves_more_than_five_percent_of_any_family() {
     let variants = Family::all_variants();
