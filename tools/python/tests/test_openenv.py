@@ -51,6 +51,26 @@ def url(runs: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=60)
+        # Stopped with SIGTERM, it closes the tbsim server it started (writing to
+        # `runs`), rather than leaving it running.
+        left = [p for p in _processes_naming(str(runs)) if p != proc.pid]
+        assert not left, f"tbsim server(s) {left} outlived python -m tbsim.openenv"
+
+
+def _processes_naming(text: str) -> list[int]:
+    """Live processes whose command line names `text` (Linux /proc)."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if text in cmd and state != "Z":
+            found.append(int(d.name))
+    return found
 
 
 def oracle_decisions(scenario: str, tmp: Path) -> list[list[dict[str, Any]]]:

@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import secrets
+import signal
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -391,11 +392,19 @@ def main(argv: list[str] | None = None) -> None:
     shown = f"[{host}]" if ":" in host else host
     print(f"tbsim OpenEnv environment listening on http://{shown}:{port}", flush=True)
     config = uvicorn.Config(create_app(backend), log_level="warning")
+    # uvicorn stops on SIGTERM, then raises the signal again with the handler it
+    # found: the default one would end this process before `finally`, leaving the
+    # tbsim server running. This one unwinds, so the server is closed and written.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
         backend.close()
+
+
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 if __name__ == "__main__":
