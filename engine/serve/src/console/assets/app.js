@@ -1424,7 +1424,11 @@ function viewRun(main, id, atStep) {
     showError(null);
     try {
       const d = await api(`${base}/${action}`, { method: 'POST' });
-      if (d && d.id) applyDetail(d);
+      // The answer is the run as the action found it: a step it queued may already
+      // have been streamed, and the stream does not repeat itself, so an answer
+      // behind what is shown is not applied (a run's steps never go back).
+      const shown = st.detail ? (st.detail.steps ?? 0) : 0;
+      if (d && d.id && (d.steps ?? 0) >= shown) applyDetail(d);
       announce(`${action} sent`);
     } catch (e) {
       showError(e);
