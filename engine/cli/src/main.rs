@@ -5,6 +5,7 @@ mod agents;
 mod args;
 mod console;
 mod content;
+mod family;
 mod fork;
 mod generate;
 mod mcp;
@@ -110,6 +111,12 @@ enum Command {
         #[command(subcommand)]
         command: validity::ValidityCommand,
     },
+    /// Script families: `family check DIR...` (the validity gate) and
+    /// `family new DIR` (a scaffold that passes it).
+    Family {
+        #[command(subcommand)]
+        command: family::FamilyCommand,
+    },
     /// Show the agent's tool catalogue.
     Tools {
         /// Print JSON (name, description, JSON schema, cost).
@@ -210,6 +217,7 @@ fn main() -> ExitCode {
         Command::Validate { scenarios } => validate::cmd_validate(&scenarios),
         Command::Tools { json } => tools::cmd_tools(json),
         Command::Validity { command } => validity::cmd_validity(command),
+        Command::Family { command } => family::cmd_family(command),
         Command::Scenarios {
             json,
             suite,

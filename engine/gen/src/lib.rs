@@ -32,6 +32,8 @@ pub mod meta_task;
 pub mod registry;
 pub mod resume_select;
 pub mod sales;
+pub mod script;
+pub mod script_host;
 pub mod spec;
 pub mod suite;
 pub mod transaction_review;
@@ -186,6 +188,9 @@ pub enum Family {
     AdsStrategy(ads_strategy::Params),
     /// Plan a team-building outing: common date, itinerary and its metrics.
     EventPlanning(event_planning::Params),
+    /// A family written as a script (`content/families/<key>/family.star`), by key,
+    /// with its parameters.
+    Script(String, script::ScriptParams),
 }
 
 /// The paper's four functional domains.
@@ -223,6 +228,11 @@ impl Family {
         registry::FAMILIES
             .iter()
             .flat_map(|e| e.variants())
+            .chain(
+                script::entries()
+                    .into_iter()
+                    .flat_map(registry::FamilyEntry::variants),
+            )
             .collect()
     }
 

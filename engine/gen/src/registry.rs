@@ -122,6 +122,9 @@ impl<T: MetaTask> FamilyEntry for Entry<T> {
 
 /// The registered family that `f` is.
 pub fn of(f: &Family) -> &'static dyn FamilyEntry {
+    if let Family::Script(key, _) = f {
+        return super::script::entry_for(key);
+    }
     FAMILIES
         .iter()
         .copied()
@@ -129,9 +132,13 @@ pub fn of(f: &Family) -> &'static dyn FamilyEntry {
         .expect("every `Family` variant is registered in `FAMILIES`")
 }
 
-/// The registered family with this key.
+/// The registered family with this key (Rust families, then script families).
 pub fn by_key(key: &str) -> Option<&'static dyn FamilyEntry> {
-    FAMILIES.iter().copied().find(|e| e.key() == key)
+    FAMILIES
+        .iter()
+        .copied()
+        .find(|e| e.key() == key)
+        .or_else(|| super::script::entry(key).map(|e| e as &'static dyn FamilyEntry))
 }
 
 /// The registered family of a generated task (by its `family` key).
@@ -640,6 +647,8 @@ mod tests {
             Family::HandoffChain(_) => 11,
             Family::AdsStrategy(_) => 12,
             Family::EventPlanning(_) => 13,
+            // Script families are registered at run time, never in `FAMILIES`.
+            Family::Script(..) => usize::MAX,
         }
     }
     const VARIANTS: usize = 14;

@@ -197,13 +197,25 @@ pub fn new_suite(req: &SuiteRequest) -> Result<Suite, String> {
         all.clone()
     } else {
         let mut p = Vec::new();
+        // Script families are drawn when named; the default pool stays the Rust
+        // families, so existing suites draw what they always drew.
         for f in &req.families {
-            let k = all
-                .iter()
-                .find(|k| **k == f.as_str())
-                .ok_or_else(|| format!("unknown family `{f}`; families: {}", all.join(", ")))?;
-            if !p.contains(k) {
-                p.push(*k);
+            let k = super::registry::by_key(f).map(|e| e.key()).ok_or_else(|| {
+                let scripts: Vec<&str> = super::script::entries()
+                    .iter()
+                    .map(|e| e.script().key())
+                    .collect();
+                let why = super::script::unavailable()
+                    .map(|e| format!(" (unavailable: {e})"))
+                    .unwrap_or_default();
+                format!(
+                    "unknown family `{f}`; families: {}; script families: {}{why}",
+                    all.join(", "),
+                    scripts.join(", ")
+                )
+            })?;
+            if !p.contains(&k) {
+                p.push(k);
             }
         }
         p

@@ -36,6 +36,7 @@ mod family_handoff_chain;
 mod family_meeting_book;
 mod family_resume_select;
 mod family_sales;
+mod family_script;
 mod family_urgent_interrupt;
 mod family_website_monitor;
 // Human guidance through a console's control (recorded, counted, reported, replayed); `tbsim fork`.

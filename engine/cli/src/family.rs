@@ -1,0 +1,546 @@
+//! `tbsim family`: script families. `family check` is the validity gate a family
+//! must pass before it ships; `family new` scaffolds one that passes it.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+
+use tbsim_agents::scan::{Tally, scan};
+use tbsim_core::protocol::SimConfig;
+use tbsim_engine::agent::{Agent, Idle, Oracle};
+use tbsim_engine::run::{RunLimits, run_in_memory};
+use tbsim_gen::registry::FamilyEntry as _;
+use tbsim_gen::script::ScriptEntry;
+use tbsim_gen::{Family, ScenarioPlan, TaskPlan, generate_scenario, to_ron};
+use tbsim_scenario::{Check, LoadedScenario, parse_str, validate};
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum FamilyCommand {
+    /// The validity gate: for every variant and seed, generation is byte-stable,
+    /// the scenario validates, the oracle scores 1 and the idle agent 0, every
+    /// adversary stays at or under 0.05 and solves nothing, every wrong answer
+    /// fails, answers vary, and the answer-in-observation scan finds nothing.
+    Check(CheckArgs),
+    /// Write a new family folder (`NAME/family.star`, `NAME/README.md`) that
+    /// passes `tbsim family check`.
+    New {
+        /// The family's folder; its last component is the family key (a-z, 0-9, _).
+        dir: PathBuf,
+    },
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CheckArgs {
+    /// Family folders (each holding `family.star`).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Seeds per variant.
+    #[arg(long, default_value_t = 200)]
+    pub seeds: u64,
+    /// Also require the independent Rust solver (`--agent solver`) to score 1 on
+    /// every instance (for ports of Rust families).
+    #[arg(long)]
+    pub rust_solver: bool,
+    /// Adversaries to run (default: every one of the library).
+    #[arg(long, value_delimiter = ',')]
+    pub adversaries: Vec<String>,
+    /// Instances checked at once (the output is the same whatever the number).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// Highest mean checkpoint score an adversary may reach.
+const ADVERSARY_CEILING: f64 = 0.05;
+/// Highest share of instances that may share one expected answer.
+const TOP_ANSWER_SHARE: f64 = 0.60;
+/// Highest share of instances an empty answer may satisfy.
+const EMPTY_SHARE: f64 = 0.25;
+/// Highest share of instances one extraction rule of the scan may solve.
+const SCAN_SHARE: f64 = 0.05;
+
+pub(crate) fn cmd_family(cmd: FamilyCommand) -> Result<ExitCode> {
+    match cmd {
+        FamilyCommand::Check(a) => check(&a),
+        FamilyCommand::New { dir } => scaffold(&dir),
+    }
+}
+
+/// What one instance showed.
+#[derive(Debug, Default)]
+struct InstanceOutcome {
+    /// Failures, each already located.
+    failures: Vec<String>,
+    oracle: f64,
+    idle: f64,
+    solver: Option<f64>,
+    /// Adversary name -> (score, solved a task).
+    adversaries: Vec<(String, f64, bool)>,
+    wrong_answers: usize,
+    /// The expected answer, as the answer checks of the task (for the spread).
+    answer: String,
+    /// Whether an empty file at every answer path passes an answer checkpoint.
+    empty_passes: bool,
+    scan: Vec<tbsim_agents::scan::CheckpointScan>,
+}
+
+fn check(a: &CheckArgs) -> Result<ExitCode> {
+    if a.seeds == 0 {
+        bail!("--seeds must be at least 1");
+    }
+    let adversaries: Vec<String> = if a.adversaries.is_empty() {
+        tbsim_agents::adversary::ADVERSARIES
+            .iter()
+            .map(|(n, _)| (*n).to_owned())
+            .collect()
+    } else {
+        for n in &a.adversaries {
+            if tbsim_agents::adversary::by_name(n).is_none() {
+                bail!("unknown adversary `{n}`");
+            }
+        }
+        a.adversaries.clone()
+    };
+    let threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+        .clamp(1, 64);
+    let mut out = std::io::stdout().lock();
+    let mut all_failures = Vec::new();
+    for dir in &a.dirs {
+        let entry = match tbsim_gen::script::register_dir(dir) {
+            Ok(e) => e,
+            Err(e) => {
+                writeln!(out, "{e}")?;
+                all_failures.push(e.to_string());
+                continue;
+            }
+        };
+        let script = entry.script();
+        let file = script.file().to_owned();
+        // Failures after generation are the generator's: located at `generate`.
+        let gen_line = script
+            .source()
+            .lines()
+            .position(|l| l.starts_with("def generate("))
+            .map_or(1, |i| i + 1);
+        let at = format!("{file}:{gen_line}");
+        writeln!(
+            out,
+            "family `{}` ({file}): {} variants x {} seeds\n",
+            entry.key(),
+            script.variants().len(),
+            a.seeds
+        )?;
+        writeln!(
+            out,
+            "| variant | instances | oracle | idle | solver | worst adversary | wrong answers | top answer | empty answer | scan best | failures |\n|---|---|---|---|---|---|---|---|---|---|---|"
+        )?;
+        for v in entry.variants() {
+            let jobs: Vec<u64> = (0..a.seeds).collect();
+            let results = run_jobs(&jobs, threads, |seed| {
+                one_instance(
+                    &v.key,
+                    seed,
+                    &v.family,
+                    entry,
+                    a.rust_solver,
+                    &adversaries,
+                    &at,
+                )
+            });
+            let mut failures: Vec<String> = Vec::new();
+            let mut tally = Tally::default();
+            let mut answers: BTreeMap<&str, usize> = BTreeMap::new();
+            let mut adv: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
+            let (mut oracle, mut idle, mut solver, mut wrong, mut empty) = (0.0, 0.0, 0.0, 0, 0);
+            let n = results.len() as f64;
+            for r in &results {
+                failures.extend(r.failures.iter().cloned());
+                oracle += r.oracle / n;
+                idle += r.idle / n;
+                solver += r.solver.unwrap_or(0.0) / n;
+                wrong += r.wrong_answers;
+                empty += usize::from(r.empty_passes);
+                *answers.entry(r.answer.as_str()).or_default() += 1;
+                for (name, score, solved) in &r.adversaries {
+                    let e = adv.entry(name.as_str()).or_default();
+                    e.0 += score / n;
+                    e.1 += usize::from(*solved);
+                }
+                tally.add(&r.scan, "task/t");
+            }
+            let top = answers.values().copied().max().unwrap_or(0) as f64 / n;
+            if top > TOP_ANSWER_SHARE {
+                failures.push(format!(
+                    "{at}: {}: one expected answer is shared by {:.0}% of instances (at most {:.0}%)",
+                    v.key,
+                    top * 100.0,
+                    TOP_ANSWER_SHARE * 100.0
+                ));
+            }
+            let empty_share = empty as f64 / n;
+            if empty_share > EMPTY_SHARE {
+                failures.push(format!(
+                    "{at}: {}: an empty answer passes a checkpoint in {:.0}% of instances (at most {:.0}%)",
+                    v.key,
+                    empty_share * 100.0,
+                    EMPTY_SHARE * 100.0
+                ));
+            }
+            let worst = adv
+                .iter()
+                .max_by(|x, y| x.1.0.total_cmp(&y.1.0).then(y.0.cmp(x.0)))
+                .map(|(k, s)| (k.to_string(), s.0, s.1));
+            for (name, (mean, solved)) in &adv {
+                if *mean > ADVERSARY_CEILING || *solved > 0 {
+                    failures.push(format!(
+                        "{at}: {}: adversary:{name} scores {mean:.3} (at most {ADVERSARY_CEILING}) and solves {solved} instances (none allowed)",
+                        v.key
+                    ));
+                }
+            }
+            for (key, row) in tally.over(SCAN_SHARE) {
+                failures.push(format!(
+                    "{at}: {}: the validity scan solves `{key}` in {:.1}% of instances by `{}` (at most {:.0}%)",
+                    v.key,
+                    row.best_share() * 100.0,
+                    row.best().map_or("?", |b| b.0),
+                    SCAN_SHARE * 100.0
+                ));
+            }
+            let scan_best = tally
+                .over(0.0)
+                .into_iter()
+                .map(|(_, r)| r.best_share())
+                .fold(0.0, f64::max);
+            writeln!(
+                out,
+                "| {} | {} | {oracle:.3} | {idle:.3} | {} | {} | {wrong} | {:.0}% | {:.0}% | {:.1}% | {} |",
+                v.key,
+                results.len(),
+                if a.rust_solver {
+                    format!("{solver:.3}")
+                } else {
+                    "-".into()
+                },
+                worst.map_or("-".into(), |(k, s, solved)| format!(
+                    "{k} {s:.3} ({solved} solved)"
+                )),
+                top * 100.0,
+                empty_share * 100.0,
+                scan_best * 100.0,
+                failures.len()
+            )?;
+            all_failures.extend(failures);
+        }
+        writeln!(out)?;
+    }
+    if all_failures.is_empty() {
+        writeln!(out, "gate passed")?;
+        Ok(ExitCode::SUCCESS)
+    } else {
+        writeln!(out, "{} failures:", all_failures.len())?;
+        for f in &all_failures {
+            writeln!(out, "{f}")?;
+        }
+        Ok(ExitCode::from(1))
+    }
+}
+
+/// Runs `f` over `jobs` on `threads` threads; results in job order.
+fn run_jobs<T: Send>(jobs: &[u64], threads: usize, f: impl Fn(u64) -> T + Sync) -> Vec<T> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<T>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(jobs.len()) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&job) = jobs.get(i) else { break };
+                    let r = f(job);
+                    results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every job ran"))
+        .collect()
+}
+
+fn plan(variant: &str, seed: u64, family: &Family) -> ScenarioPlan {
+    ScenarioPlan {
+        name: format!("check-{}-{seed}", variant.replace('/', "-")),
+        description: String::new(),
+        date: "2025-10-01".into(),
+        start: "09:00".into(),
+        end: "18:00".into(),
+        company_size: 40,
+        tasks: vec![TaskPlan {
+            id: "t".into(),
+            family: family.clone(),
+            release: Default::default(),
+            deadline: None,
+            priority: Default::default(),
+        }],
+        days: Vec::new(),
+    }
+}
+
+fn run(loaded: &LoadedScenario, agent: &mut dyn Agent) -> tbsim_engine::result::RunResult {
+    let config = SimConfig {
+        agent: agent.name(),
+        ..SimConfig::default()
+    };
+    run_in_memory(loaded, agent, config, &RunLimits::default()).0
+}
+
+/// The answer checks of a task: every file predicate (what an agent writes).
+fn answer_checks(check: &Check, out: &mut Vec<Check>) {
+    match check {
+        Check::All(v) => v.iter().for_each(|c| answer_checks(c, out)),
+        Check::FileExists { .. }
+        | Check::FileText { .. }
+        | Check::FileContains { .. }
+        | Check::JsonStringSet { .. }
+        | Check::JsonRecords { .. }
+        | Check::JsonNumber { .. }
+        | Check::JsonArray { .. }
+        | Check::CsvTable { .. } => out.push(check.clone()),
+        _ => {}
+    }
+}
+
+fn check_path(c: &Check) -> Option<&str> {
+    match c {
+        Check::FileExists { path }
+        | Check::FileText { path, .. }
+        | Check::FileContains { path, .. }
+        | Check::JsonStringSet { path, .. }
+        | Check::JsonRecords { path, .. }
+        | Check::JsonNumber { path, .. }
+        | Check::JsonArray { path, .. }
+        | Check::CsvTable { path, .. } => Some(path),
+        _ => None,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn one_instance(
+    variant: &str,
+    seed: u64,
+    family: &Family,
+    entry: &ScriptEntry,
+    rust_solver: bool,
+    adversaries: &[String],
+    at: &str,
+) -> InstanceOutcome {
+    let mut o = InstanceOutcome::default();
+    let fail = |o: &mut InstanceOutcome, m: String| o.failures.push(m);
+    let p = plan(variant, seed, family);
+    let s = match generate_scenario(seed, &p) {
+        Ok(s) => s,
+        Err(e) => {
+            fail(&mut o, format!("{variant} seed {seed}: {e}"));
+            return o;
+        }
+    };
+    let text = to_ron(&s);
+    match generate_scenario(seed, &p) {
+        Ok(again) if to_ron(&again) == text => {}
+        _ => fail(
+            &mut o,
+            format!("{at}: {variant} seed {seed}: generating twice gives different bytes"),
+        ),
+    }
+    let path = PathBuf::from(format!("{}.ron", p.name));
+    let scenario = match parse_str(&text, &path)
+        .map_err(|e| e.to_string())
+        .and_then(|sc| {
+            validate(&sc, &path, None)
+                .map(|_| sc)
+                .map_err(|e| e.to_string())
+        }) {
+        Ok(sc) => sc,
+        Err(e) => {
+            fail(
+                &mut o,
+                format!("{at}: {variant} seed {seed}: the scenario does not round-trip: {e}"),
+            );
+            return o;
+        }
+    };
+    let loaded = LoadedScenario {
+        scenario,
+        path,
+        blake3: blake3::hash(text.as_bytes()).to_hex().to_string(),
+        source: text,
+        assets: Default::default(),
+    };
+    let r = run(&loaded, &mut Oracle::new(&loaded.scenario));
+    o.oracle = r.checkpoint_score;
+    if r.checkpoint_score < 1.0 || !r.errors.is_empty() {
+        let missed: Vec<String> = r
+            .tasks
+            .iter()
+            .flat_map(|t| t.checkpoints.iter().filter(|c| !c.passed))
+            .map(|c| c.key.clone())
+            .collect();
+        fail(
+            &mut o,
+            format!(
+                "{at}: {variant} seed {seed}: the oracle scores {:.3} (missed {missed:?}, tool errors {:?})",
+                r.checkpoint_score, r.errors
+            ),
+        );
+    }
+    let r = run(&loaded, &mut Idle::default());
+    o.idle = r.checkpoint_score;
+    if r.checkpoint_score > 0.0 {
+        fail(
+            &mut o,
+            format!(
+                "{at}: {variant} seed {seed}: the idle agent scores {:.3}",
+                r.checkpoint_score
+            ),
+        );
+    }
+    if rust_solver {
+        let r = run(&loaded, &mut tbsim_agents::Solver::new());
+        o.solver = Some(r.checkpoint_score);
+        if r.checkpoint_score < 1.0 {
+            fail(
+                &mut o,
+                format!(
+                    "{at}: {variant} seed {seed}: the Rust solver scores {:.3}",
+                    r.checkpoint_score
+                ),
+            );
+        }
+    }
+    for name in adversaries {
+        let Some(mut adv) = tbsim_agents::adversary::by_name(name) else {
+            continue;
+        };
+        let r = run(&loaded, &mut adv);
+        let solved = r.tasks.iter().any(|t| t.success);
+        o.adversaries
+            .push((name.clone(), r.checkpoint_score, solved));
+    }
+    let task = &loaded.scenario.tasks[0];
+    let mut answers = Vec::new();
+    for c in &task.checkpoints {
+        answer_checks(&c.check, &mut answers);
+    }
+    o.answer = ron::ser::to_string(&answers).unwrap_or_default();
+    let mut paths: Vec<&str> = answers.iter().filter_map(check_path).collect();
+    paths.sort();
+    paths.dedup();
+    let written: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| ((*p).to_owned(), String::new()))
+        .collect();
+    o.empty_passes = passes_any(&loaded, &written);
+    let wrong = match entry.script_wrong_answers(task, &loaded.scenario) {
+        Ok(w) => w,
+        Err(e) => {
+            fail(&mut o, format!("{variant} seed {seed}: {e}"));
+            Vec::new()
+        }
+    };
+    for (path, body) in &wrong {
+        if passes_any(&loaded, &[(path.clone(), body.clone())]) {
+            fail(
+                &mut o,
+                format!(
+                    "{at}: {variant} seed {seed}: a listed wrong answer for `{path}` passes a checkpoint"
+                ),
+            );
+        }
+    }
+    o.wrong_answers = wrong.len();
+    o.scan = scan(&loaded, Some(seed));
+    o
+}
+
+/// Whether writing these files (and nothing else) passes any checkpoint.
+fn passes_any(loaded: &LoadedScenario, files: &[(String, String)]) -> bool {
+    use tbsim_core::protocol::{Decision, EndReason, ToolCall};
+    use tbsim_engine::sim::Sim;
+    use tbsim_engine::tools::LivePython;
+    use tbsim_engine::trajectory::Trajectory;
+    let mut sim = Sim::new(
+        loaded,
+        SimConfig::default(),
+        Trajectory::in_memory(),
+        Box::new(LivePython::default()),
+    );
+    sim.begin();
+    let calls = files
+        .iter()
+        .enumerate()
+        .map(|(i, (path, content))| ToolCall {
+            id: format!("w{i}"),
+            name: "write_file".into(),
+            arguments: serde_json::json!({"path": path, "content": content}).to_string(),
+        })
+        .collect();
+    sim.step(&Decision { calls });
+    sim.end(EndReason::Finished);
+    sim.results()
+        .tasks
+        .iter()
+        .any(|t| t.checkpoints.iter().any(|c| c.passed))
+}
+
+/// The scaffold: the bundled worked example (`inventory_reorder`, which passes
+/// the gate) under the new key, to edit from there.
+const TEMPLATE: &str = include_str!("../../../content/families/inventory_reorder/family.star");
+const TEMPLATE_KEY: &str = "\"key\": \"inventory_reorder\"";
+const TEMPLATE_README: &str = "# __KEY__\n\nA script family scaffolded by `tbsim family new` from the worked example\n`inventory_reorder`. Edit `family.star` (see `docs/authoring.md`), then run\n`tbsim family check <this folder>` until it passes.\n\n## Example questions\n\n- What is the current lead time for orders from <supplier>?\n";
+
+fn scaffold(dir: &Path) -> Result<ExitCode> {
+    let key = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .context("the family folder needs a name")?;
+    if key.is_empty()
+        || key.len() > 64
+        || !key
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    {
+        bail!("a family name is 1-64 characters of a-z, 0-9 and _ (got `{key}`)");
+    }
+    if tbsim_gen::registry::by_key(key).is_some() {
+        bail!("`{key}` is already a family; choose another name");
+    }
+    if dir.join("family.star").exists() {
+        bail!("{} already exists", dir.join("family.star").display());
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::write(
+        dir.join("family.star"),
+        TEMPLATE.replace(TEMPLATE_KEY, &format!("\"key\": \"{key}\"")),
+    )?;
+    std::fs::write(
+        dir.join("README.md"),
+        TEMPLATE_README.replace("__KEY__", key),
+    )?;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "wrote {0}/family.star and {0}/README.md; check it with `tbsim family check {0}`",
+        dir.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,444 @@
+//! Script families (evaluated by the `tbsim-script` host, [`super::script_host`]) in the registry: a family written as
+//! `content/families/<name>/family.star` is generated, listed and drawn exactly like
+//! a Rust one, as `Family::Script(key, params)`.
+//!
+//! The bundled script families are compiled into the binary; more are registered
+//! at run time from a folder ([`register_dir`], `--families DIR`). Each loaded
+//! family is one [`ScriptEntry`], kept for the life of the process.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+
+use serde::Deserialize;
+
+use super::registry::{FamilyEntry, Reference};
+use super::script_host::{GenInput, ScriptError, ScriptFamily};
+use super::{Ctx, Domain, Family, Parts, Variant, difficulty};
+use tbsim_scenario::{
+    CheckpointSpec, Clue, FileSpec, MeetingSpec, PlanStep, Scenario, TaskSpec, TimedEvent,
+};
+
+/// A script family's parameters: a JSON object (unset keys are the script's to draw).
+pub type ScriptParams = BTreeMap<String, serde_json::Value>;
+
+/// The script families bundled with tbsim: `(folder name, family.star)`.
+pub const BUNDLED: [(&str, &str); 2] = [
+    (
+        "inventory_reorder",
+        include_str!("../../../content/families/inventory_reorder/family.star"),
+    ),
+    (
+        "kb_fix_script",
+        include_str!("../../../content/families/kb_fix_script/family.star"),
+    ),
+];
+
+/// A loaded script family as the registry holds it.
+#[derive(Debug)]
+pub struct ScriptEntry {
+    family: ScriptFamily,
+    key: &'static str,
+    milestone: Option<&'static str>,
+    domain: Domain,
+}
+
+impl ScriptEntry {
+    /// The loaded script.
+    pub fn script(&self) -> &ScriptFamily {
+        &self.family
+    }
+
+    /// The script's `wrong_answers(task, scenario)`, with its errors.
+    pub fn script_wrong_answers(
+        &self,
+        task: &TaskSpec,
+        scenario: &Scenario,
+    ) -> Result<Vec<(String, String)>, ScriptError> {
+        let as_json = |what: &str, v: Result<serde_json::Value, serde_json::Error>| {
+            v.map_err(|e| ScriptError::at_file(self.family.file(), format!("{what}: {e}")))
+        };
+        let t = as_json("the task", serde_json::to_value(task))?;
+        let s = as_json("the scenario", serde_json::to_value(scenario))?;
+        self.family.wrong_answers(&t, &s)
+    }
+
+    fn new(family: ScriptFamily) -> Result<ScriptEntry, ScriptError> {
+        let domain: Domain = serde_json::from_value(serde_json::json!(family.domain()))
+            .map_err(|e| ScriptError::at_file(family.file(), format!("domain: {e}")))?;
+        // Registered once per process; the registry hands out `'static` entries.
+        let key: &'static str = Box::leak(family.key().to_owned().into_boxed_str());
+        let milestone = family
+            .milestone()
+            .map(|m| &*Box::leak(m.to_owned().into_boxed_str()));
+        Ok(ScriptEntry {
+            family,
+            key,
+            milestone,
+            domain,
+        })
+    }
+}
+
+/// Why the bundled script families are not registered, when they are not: the
+/// host could not be started (a tbsim installed without `tbsim-script`). Rust
+/// families work regardless; naming a script family then says this.
+static HOST_PROBLEM: OnceLock<ScriptError> = OnceLock::new();
+
+fn registered() -> &'static Mutex<Vec<&'static ScriptEntry>> {
+    static R: OnceLock<Mutex<Vec<&'static ScriptEntry>>> = OnceLock::new();
+    R.get_or_init(|| {
+        let mut v = Vec::new();
+        for (name, src) in BUNDLED {
+            let file = format!("content/families/{name}/family.star");
+            match ScriptFamily::from_source(&file, src).and_then(ScriptEntry::new) {
+                Ok(f) => v.push(&*Box::leak(Box::new(f))),
+                Err(e) if e.file == "<host>" => {
+                    let _ = HOST_PROBLEM.set(e);
+                    break;
+                }
+                // The bundled scripts are tested; one that fails is a build defect.
+                Err(e) => panic!("bundled family {name} loads: {e}"),
+            }
+        }
+        Mutex::new(v)
+    })
+}
+
+/// Why script families are unavailable in this process, if they are (no host).
+pub fn unavailable() -> Option<&'static ScriptError> {
+    registered();
+    HOST_PROBLEM.get()
+}
+
+/// Every registered script family (bundled first, then by registration).
+pub fn entries() -> Vec<&'static ScriptEntry> {
+    registered()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+}
+
+/// The registered script family with this key.
+pub fn entry(key: &str) -> Option<&'static ScriptEntry> {
+    entries().into_iter().find(|e| e.key == key)
+}
+
+/// Loads `dir/family.star` and registers it. A family already registered under
+/// the same key with the same text is returned as it is; another text under a
+/// registered key, or a key of a Rust family, is refused.
+pub fn register_dir(dir: &Path) -> Result<&'static ScriptEntry, ScriptError> {
+    let family = ScriptFamily::load_dir(dir)?;
+    register(family)
+}
+
+/// Registers a loaded family (see [`register_dir`]).
+pub fn register(family: ScriptFamily) -> Result<&'static ScriptEntry, ScriptError> {
+    if super::registry::FAMILIES
+        .iter()
+        .any(|e| e.key() == family.key())
+    {
+        return Err(ScriptError::at_file(
+            family.file(),
+            format!(
+                "`{}` is the key of a Rust family; choose another",
+                family.key()
+            ),
+        ));
+    }
+    let mut reg = registered().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = reg.iter().find(|e| e.key == family.key()) {
+        return if e.family.source() == family.source() {
+            Ok(e)
+        } else {
+            Err(ScriptError::at_file(
+                family.file(),
+                format!(
+                    "a different family `{}` is already registered (from {})",
+                    family.key(),
+                    e.family.file()
+                ),
+            ))
+        };
+    }
+    let e: &'static ScriptEntry = Box::leak(Box::new(ScriptEntry::new(family)?));
+    reg.push(e);
+    Ok(e)
+}
+
+/// The entry of a `Script` family whose key nobody registered: it generates
+/// nothing and says why.
+#[derive(Debug)]
+pub struct Unknown(&'static str);
+
+/// The entry for `Family::Script(key, _)`, registered or not.
+pub fn entry_for(key: &str) -> &'static dyn FamilyEntry {
+    match entry(key) {
+        Some(e) => e,
+        None => {
+            static UNKNOWN: OnceLock<Mutex<BTreeMap<String, &'static Unknown>>> = OnceLock::new();
+            let mut m = UNKNOWN
+                .get_or_init(Default::default)
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            *m.entry(key.to_owned()).or_insert_with(|| {
+                Box::leak(Box::new(Unknown(Box::leak(
+                    key.to_owned().into_boxed_str(),
+                ))))
+            })
+        }
+    }
+}
+
+impl FamilyEntry for Unknown {
+    fn key(&self) -> &'static str {
+        self.0
+    }
+    fn domain(&self) -> Domain {
+        Domain::InformationSynthesis
+    }
+    fn milestone(&self) -> Option<&'static str> {
+        None
+    }
+    fn min_window_minutes(&self) -> u32 {
+        3 * 60
+    }
+    fn gateable(&self) -> bool {
+        false
+    }
+    fn reference(&self) -> Option<Reference> {
+        None
+    }
+    fn holds(&self, f: &Family) -> bool {
+        matches!(f, Family::Script(k, _) if k == self.0)
+    }
+    fn unset(&self) -> Family {
+        Family::Script(self.0.to_owned(), ScriptParams::new())
+    }
+    fn variants(&self) -> Vec<Variant> {
+        Vec::new()
+    }
+    fn generate(&self, _: &Ctx<'_>, _: &Family) -> Result<Parts, String> {
+        let known: Vec<&str> = entries().iter().map(|e| e.key).collect();
+        let why = HOST_PROBLEM
+            .get()
+            .map(|e| format!("; script families are unavailable: {e}"))
+            .unwrap_or_default();
+        Err(format!(
+            "no script family `{}` (registered: {}; load one with --families DIR){why}",
+            self.0,
+            known.join(", ")
+        ))
+    }
+    fn wrong_answers(&self, _: &TaskSpec, _: &Scenario) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+/// The corpus as scripts see it (`ctx.corpus`): built once.
+pub(crate) fn corpus_json() -> &'static serde_json::Value {
+    use super::corpus;
+    static C: OnceLock<serde_json::Value> = OnceLock::new();
+    C.get_or_init(|| {
+        serde_json::json!({
+            "company": corpus::COMPANY,
+            "kb_fix_manual": corpus::fill(corpus::KB_FIX_MANUAL, &[("company", corpus::COMPANY)]),
+            "articles": corpus::ARTICLES
+                .iter()
+                .map(|a| serde_json::json!({"stem": a.stem, "title": a.title, "body": a.body}))
+                .collect::<Vec<_>>(),
+            "supplier_prefixes": corpus::SUPPLIER_PREFIXES,
+            "supplier_suffixes": corpus::SUPPLIER_SUFFIXES,
+            "catalogue": corpus::CATALOGUE
+                .iter()
+                .map(|c| serde_json::json!({"name": c.name, "min_price": c.min_price, "max_price": c.max_price}))
+                .collect::<Vec<_>>(),
+        })
+    })
+}
+
+/// What `generate` returns, in the scenario format's shapes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptParts {
+    tasks: Vec<ScriptTask>,
+    #[serde(default)]
+    files: Vec<FileSpec>,
+    #[serde(default)]
+    clues: Vec<HeldClue>,
+    #[serde(default)]
+    meetings: Vec<MeetingSpec>,
+    #[serde(default)]
+    events: Vec<TimedEvent>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HeldClue {
+    holder: String,
+    clue: Clue,
+}
+
+/// A task as a script writes it; the rest comes from the context, as
+/// `Ctx::task_spec` gives a Rust family's tasks.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptTask {
+    variant: String,
+    title: String,
+    objective: String,
+    checkpoints: Vec<CheckpointSpec>,
+    #[serde(default)]
+    hints: Vec<String>,
+    plan: Vec<PlanStep>,
+    #[serde(default)]
+    people_to_ask: usize,
+    #[serde(default)]
+    key: Option<String>,
+}
+
+impl ScriptEntry {
+    fn input(ctx: &Ctx<'_>) -> GenInput {
+        GenInput {
+            seed: ctx.seed,
+            scenario: ctx.scenario.to_owned(),
+            id: ctx.id.to_owned(),
+            date: ctx.date.to_owned(),
+            start: ctx.start.to_owned(),
+            deadline: ctx.deadline.to_owned(),
+            day: ctx.day,
+            people: serde_json::Value::Array(
+                ctx.company
+                    .people
+                    .iter()
+                    .map(|p| {
+                        serde_json::json!({"key": p.key, "name": p.name, "department": p.department, "position": p.position})
+                    })
+                    .collect(),
+            ),
+            mentor: ctx.company.mentor.clone(),
+            rooms: serde_json::Value::Array(
+                ctx.rooms
+                    .iter()
+                    .map(|r| serde_json::json!({"key": r.key, "name": r.name, "capacity": r.capacity}))
+                    .collect(),
+            ),
+        }
+    }
+
+    fn parts(&self, ctx: &Ctx<'_>, out: serde_json::Value) -> Result<Parts, String> {
+        let file = self.family.file();
+        let p: ScriptParts = serde_json::from_value(out).map_err(|e| {
+            format!(
+                "{file}: error[TB0026]: `generate` returned data the scenario format refuses: {e}"
+            )
+        })?;
+        if p.tasks.is_empty() {
+            return Err(format!(
+                "{file}: error[TB0026]: `generate` returned no task"
+            ));
+        }
+        let mut tasks = Vec::new();
+        for t in p.tasks {
+            let variant = format!("{}/{}", self.key, t.variant);
+            if !self.family.variants().iter().any(|v| v.key == variant) {
+                return Err(format!(
+                    "{file}: error[TB0026]: `generate` returned a task of undeclared variant `{}`",
+                    t.variant
+                ));
+            }
+            tasks.push(TaskSpec {
+                key: t.key.unwrap_or_else(|| ctx.task_key()),
+                family: self.key.to_owned(),
+                variant,
+                difficulty: difficulty(&t.plan, t.people_to_ask),
+                title: t.title,
+                objective: t.objective,
+                assigned_by: ctx.company.mentor.clone(),
+                release: ctx.release.clone(),
+                deadline: ctx.at(ctx.deadline),
+                priority: ctx.priority,
+                checkpoints: t.checkpoints,
+                hints: t.hints,
+                plan: t.plan,
+            });
+        }
+        Ok(Parts {
+            tasks,
+            files: p.files,
+            meetings: p.meetings,
+            clues: p.clues.into_iter().map(|c| (c.holder, c.clue)).collect(),
+            services: Vec::new(),
+            events: p.events,
+        })
+    }
+}
+
+impl FamilyEntry for ScriptEntry {
+    fn key(&self) -> &'static str {
+        self.key
+    }
+    fn domain(&self) -> Domain {
+        self.domain
+    }
+    fn milestone(&self) -> Option<&'static str> {
+        self.milestone
+    }
+    fn min_window_minutes(&self) -> u32 {
+        self.family.min_window_minutes().unwrap_or(3 * 60)
+    }
+    fn gateable(&self) -> bool {
+        true
+    }
+    fn reference(&self) -> Option<Reference> {
+        None
+    }
+    fn holds(&self, f: &Family) -> bool {
+        matches!(f, Family::Script(k, _) if k == self.key)
+    }
+    fn unset(&self) -> Family {
+        Family::Script(self.key.to_owned(), ScriptParams::new())
+    }
+    fn variants(&self) -> Vec<Variant> {
+        self.family
+            .variants()
+            .iter()
+            .map(|v| Variant {
+                key: v.key.clone(),
+                family: Family::Script(
+                    self.key.to_owned(),
+                    v.params
+                        .as_object()
+                        .map(|m| m.clone().into_iter().collect())
+                        .unwrap_or_default(),
+                ),
+            })
+            .collect()
+    }
+    fn generate(&self, ctx: &Ctx<'_>, f: &Family) -> Result<Parts, String> {
+        let Family::Script(k, params) = f else {
+            return Err(format!(
+                "the `{}` script was given a `{}` task",
+                self.key,
+                f.key()
+            ));
+        };
+        if k != self.key {
+            return Err(format!("the `{}` script was given a `{k}` task", self.key));
+        }
+        let params = serde_json::Value::Object(params.clone().into_iter().collect());
+        let out = self
+            .family
+            .generate(&Self::input(ctx), &params)
+            .map_err(|e| e.to_string())?;
+        self.parts(ctx, out)
+    }
+    fn wrong_answers(&self, task: &TaskSpec, scenario: &Scenario) -> Vec<(String, String)> {
+        let (Ok(t), Ok(s)) = (serde_json::to_value(task), serde_json::to_value(scenario)) else {
+            return Vec::new();
+        };
+        // A failing `wrong_answers` is reported by `tbsim family check`, which calls
+        // the script directly; here it just contributes nothing.
+        self.family.wrong_answers(&t, &s).unwrap_or_default()
+    }
+}

@@ -1,0 +1,516 @@
+//! The family-script host as tbsim sees it: family scripts are evaluated by
+//! `tbsim-script`, a separate program (`engine/script`, a workspace of its own),
+//! spoken to over a pipe, one JSON line each way per request.
+//!
+//! Why a process: the Starlark interpreter turns on serde_json's
+//! `arbitrary_precision`, and cargo would turn it on for every crate of the
+//! workspace, changing how they read numbers (tagged enums with numbers stop
+//! parsing). Kept apart, neither side sees the other's features.
+//!
+//! Hosts are pooled: a request takes an idle host or starts one, so generation on
+//! several threads evaluates scripts in parallel. Every host loads the same scripts
+//! in the same order, so a family's handle is the same in all of them. A host
+//! answers each request from its inputs alone (the script, the task's identity and
+//! its seeded streams), so which host answers never changes a byte of output.
+//!
+//! Where the host is: `TBSIM_SCRIPT_HOST`; else `tbsim-script` beside the running
+//! program (an install); else the source tree's `target/script/release/tbsim-script`,
+//! which is built (or rebuilt when its sources are newer) with cargo on first need.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// The TB code every script error carries (its page: `docs/errors/TB0026.md`).
+pub const ERROR_CODE: &str = "TB0026";
+
+/// The host protocol version this tbsim speaks (`tbsim_script::protocol::PROTOCOL`).
+const PROTOCOL: u64 = 1;
+
+/// A script that cannot be read, parsed, evaluated, or that returned data of the
+/// wrong shape; or a host that cannot be started. Displays as
+/// `file:line:column: error[TB0026]: message` followed by the Starlark call stack
+/// when there is one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.render())]
+pub struct ScriptError {
+    /// The script's path as given (`<host>` for the host itself).
+    pub file: String,
+    /// 1-based line and column of the failing statement, when known.
+    pub position: Option<(usize, usize)>,
+    /// What went wrong.
+    pub message: String,
+    /// The Starlark call stack at the failure, innermost last (may be empty).
+    pub trace: String,
+}
+
+impl ScriptError {
+    fn render(&self) -> String {
+        let at = match self.position {
+            Some((l, c)) => format!("{}:{l}:{c}", self.file),
+            None => self.file.clone(),
+        };
+        let mut s = format!("{at}: error[{ERROR_CODE}]: {}", self.message);
+        if !self.trace.trim().is_empty() {
+            s.push('\n');
+            s.push_str(self.trace.trim_end());
+        }
+        s
+    }
+
+    /// An error at `file` with no position.
+    pub fn at_file(file: &str, message: impl Into<String>) -> ScriptError {
+        ScriptError {
+            file: file.to_owned(),
+            position: None,
+            message: message.into(),
+            trace: String::new(),
+        }
+    }
+
+    fn host(message: impl Into<String>) -> ScriptError {
+        ScriptError::at_file("<host>", message)
+    }
+
+    fn from_answer(v: &Value) -> ScriptError {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+        let position = v.get("position").and_then(Value::as_array).and_then(|p| {
+            Some((
+                usize::try_from(p.first()?.as_u64()?).ok()?,
+                usize::try_from(p.get(1)?.as_u64()?).ok()?,
+            ))
+        });
+        ScriptError {
+            file: s("file"),
+            position,
+            message: s("message"),
+            trace: s("trace"),
+        }
+    }
+}
+
+/// What a generator is told about its task (the Rust generators' `Ctx`, as data).
+/// The corpus is sent to each host once, not per task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GenInput {
+    /// The suite seed.
+    pub seed: u64,
+    /// The scenario's name.
+    pub scenario: String,
+    /// The task id (slug).
+    pub id: String,
+    /// The task's day, `YYYY-MM-DD`.
+    pub date: String,
+    /// Start of work, `HH:MM`.
+    pub start: String,
+    /// The task's deadline, `HH:MM`.
+    pub deadline: String,
+    /// Day of the scenario, from 1.
+    pub day: u32,
+    /// Everyone at the company: `{key, name, department, position}` objects.
+    pub people: Value,
+    /// The intern's manager (a person key).
+    pub mentor: String,
+    /// The meeting rooms: `{key, name, capacity}` objects.
+    pub rooms: Value,
+}
+
+/// One declared variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptVariant {
+    /// The full key, `<family>/<variant>`.
+    pub key: String,
+    /// Its parameters, a JSON object.
+    pub params: Value,
+}
+
+/// A family script loaded into the host: its declarations, and the handle the
+/// host knows it by.
+#[derive(Debug)]
+pub struct ScriptFamily {
+    handle: u64,
+    file: String,
+    source: String,
+    key: String,
+    domain: String,
+    milestone: Option<String>,
+    min_window_minutes: Option<u32>,
+    variants: Vec<ScriptVariant>,
+    defines: Vec<String>,
+}
+
+impl ScriptFamily {
+    /// Reads `dir/family.star` and loads it.
+    pub fn load_dir(dir: &Path) -> Result<ScriptFamily, ScriptError> {
+        let path = dir.join("family.star");
+        let file = path.display().to_string();
+        let source = std::fs::read_to_string(&path)
+            .map_err(|e| ScriptError::at_file(&file, format!("cannot read the script: {e}")))?;
+        ScriptFamily::from_source(&file, &source)
+    }
+
+    /// Loads a script's text, `file` naming it in errors.
+    pub fn from_source(file: &str, source: &str) -> Result<ScriptFamily, ScriptError> {
+        let d = pool().load(file, source)?;
+        let str_of = |k: &str| d.get(k).and_then(Value::as_str).map(str::to_owned);
+        let shape = || ScriptError::host(format!("the host's `load` answer is malformed: {d}"));
+        let variants = d
+            .get("variants")
+            .and_then(Value::as_array)
+            .ok_or_else(shape)?
+            .iter()
+            .map(|v| {
+                Some(ScriptVariant {
+                    key: v.get("key")?.as_str()?.to_owned(),
+                    params: v.get("params")?.clone(),
+                })
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(shape)?;
+        Ok(ScriptFamily {
+            handle: d.get("handle").and_then(Value::as_u64).ok_or_else(shape)?,
+            file: file.to_owned(),
+            source: source.to_owned(),
+            key: str_of("key").ok_or_else(shape)?,
+            domain: str_of("domain").ok_or_else(shape)?,
+            milestone: str_of("milestone"),
+            min_window_minutes: d
+                .get("min_window_minutes")
+                .and_then(Value::as_u64)
+                .and_then(|m| u32::try_from(m).ok()),
+            variants,
+            defines: d
+                .get("defines")
+                .and_then(Value::as_array)
+                .map(|l| {
+                    l.iter()
+                        .filter_map(|x| x.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+    }
+
+    /// The script's path as given.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+    /// The script's text.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+    /// `FAMILY["key"]`.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+    /// `FAMILY["domain"]`.
+    pub fn domain(&self) -> &str {
+        &self.domain
+    }
+    /// `FAMILY["milestone"]`, if declared.
+    pub fn milestone(&self) -> Option<&str> {
+        self.milestone.as_deref()
+    }
+    /// `FAMILY["min_window_minutes"]`, if declared.
+    pub fn min_window_minutes(&self) -> Option<u32> {
+        self.min_window_minutes
+    }
+    /// The declared variants.
+    pub fn variants(&self) -> &[ScriptVariant] {
+        &self.variants
+    }
+    /// Whether the script defines a top-level function `name`.
+    pub fn defines(&self, name: &str) -> bool {
+        self.defines.iter().any(|d| d == name)
+    }
+
+    /// Runs `generate(ctx, params)` for one task; returns what it returned.
+    pub fn generate(&self, input: &GenInput, params: &Value) -> Result<Value, ScriptError> {
+        pool().call(&json!({
+            "op": "generate", "handle": self.handle, "input": input, "params": params,
+        }))
+    }
+
+    /// Runs `wrong_answers(task, scenario)` when the script defines it (else no
+    /// answers): `(path, content)` pairs that must pass no checkpoint of `task`.
+    pub fn wrong_answers(
+        &self,
+        task: &Value,
+        scenario: &Value,
+    ) -> Result<Vec<(String, String)>, ScriptError> {
+        if !self.defines("wrong_answers") {
+            return Ok(Vec::new());
+        }
+        let out = pool().call(&json!({
+            "op": "wrong_answers", "handle": self.handle, "task": task, "scenario": scenario,
+        }))?;
+        out.as_array()
+            .and_then(|l| {
+                l.iter()
+                    .map(|p| {
+                        let p = p.as_array()?;
+                        Some((
+                            p.first()?.as_str()?.to_owned(),
+                            p.get(1)?.as_str()?.to_owned(),
+                        ))
+                    })
+                    .collect::<Option<Vec<_>>>()
+            })
+            .ok_or_else(|| {
+                ScriptError::at_file(
+                    &self.file,
+                    "`wrong_answers` must return a list of [path, content] pairs",
+                )
+            })
+    }
+}
+
+/// One running host.
+#[derive(Debug)]
+struct Host {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    /// How many of the pool's scripts it has loaded (a prefix, in order).
+    loaded: usize,
+}
+
+impl Host {
+    fn start(program: &Path, corpus: &Value) -> Result<Host, ScriptError> {
+        let mut child = Command::new(program)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| {
+                ScriptError::host(format!(
+                    "cannot start the family-script host {}: {e}",
+                    program.display()
+                ))
+            })?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(ScriptError::host("the host's pipes were not opened"));
+        };
+        let mut h = Host {
+            child,
+            stdin,
+            stdout: BufReader::new(stdout),
+            loaded: 0,
+        };
+        let hello = h.request(&json!({"op": "hello"}))?;
+        if hello.get("protocol").and_then(Value::as_u64) != Some(PROTOCOL) {
+            return Err(ScriptError::host(format!(
+                "{} speaks another protocol ({hello}); rebuild it with tools/script-host.sh",
+                program.display()
+            )));
+        }
+        h.request(&json!({"op": "corpus", "corpus": corpus}))?;
+        Ok(h)
+    }
+
+    /// Sends one request and reads its answer. An `Err` from the script is
+    /// `Ok(Err(_))`; a broken host is `Err(_)`.
+    fn exchange(&mut self, req: &Value) -> Result<Result<Value, ScriptError>, ScriptError> {
+        let broken = |e: std::io::Error| {
+            ScriptError::host(format!("the family-script host stopped answering: {e}"))
+        };
+        let mut line = req.to_string();
+        line.push('\n');
+        self.stdin.write_all(line.as_bytes()).map_err(broken)?;
+        self.stdin.flush().map_err(broken)?;
+        let mut answer = String::new();
+        let n = self.stdout.read_line(&mut answer).map_err(broken)?;
+        if n == 0 {
+            return Err(ScriptError::host(
+                "the family-script host ended without answering",
+            ));
+        }
+        let v: Value = serde_json::from_str(&answer).map_err(|e| {
+            ScriptError::host(format!("the host answered something that is not JSON: {e}"))
+        })?;
+        match (v.get("ok"), v.get("err")) {
+            (Some(ok), None) => Ok(Ok(ok.clone())),
+            (None, Some(err)) => Ok(Err(ScriptError::from_answer(err))),
+            _ => Err(ScriptError::host(format!(
+                "the host's answer is malformed: {v}"
+            ))),
+        }
+    }
+
+    fn request(&mut self, req: &Value) -> Result<Value, ScriptError> {
+        self.exchange(req)?
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        // Closing stdin ends the host; a host that does not end is killed.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The hosts and the scripts every host must have loaded, in order.
+#[derive(Debug, Default)]
+struct Pool {
+    idle: Mutex<Vec<Host>>,
+    scripts: Mutex<Vec<(String, String)>>,
+    program: OnceLock<Result<PathBuf, ScriptError>>,
+}
+
+fn pool() -> &'static Pool {
+    static P: OnceLock<Pool> = OnceLock::new();
+    P.get_or_init(Pool::default)
+}
+
+impl Pool {
+    fn program(&self) -> Result<&Path, ScriptError> {
+        self.program
+            .get_or_init(locate)
+            .as_ref()
+            .map(PathBuf::as_path)
+            .map_err(Clone::clone)
+    }
+
+    /// An idle host, or a new one, caught up with `scripts` (loaded in order).
+    fn host_with(&self, scripts: &[(String, String)]) -> Result<Host, ScriptError> {
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut h = match idle {
+            Some(h) => h,
+            None => Host::start(self.program()?, super::script::corpus_json())?,
+        };
+        for (file, source) in &scripts[h.loaded.min(scripts.len())..] {
+            h.request(&json!({"op": "load", "file": file, "source": source}))?;
+            h.loaded += 1;
+        }
+        Ok(h)
+    }
+
+    fn give_back(&self, h: Host) {
+        self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(h);
+    }
+
+    fn call(&self, req: &Value) -> Result<Value, ScriptError> {
+        let scripts = self
+            .scripts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let mut h = self.host_with(&scripts)?;
+        // A broken host is dropped (and killed); one that answered goes back.
+        let out = h.exchange(req)?;
+        self.give_back(h);
+        out
+    }
+
+    fn load(&self, file: &str, source: &str) -> Result<Value, ScriptError> {
+        // Held across the load so every host sees the scripts in one order.
+        let mut scripts = self.scripts.lock().unwrap_or_else(|e| e.into_inner());
+        let mut h = self.host_with(&scripts)?;
+        let out = h.exchange(&json!({"op": "load", "file": file, "source": source}))?;
+        if out.is_ok() {
+            scripts.push((file.to_owned(), source.to_owned()));
+            h.loaded += 1;
+        }
+        self.give_back(h);
+        out
+    }
+}
+
+/// The host program: see the module docs for the order searched.
+fn locate() -> Result<PathBuf, ScriptError> {
+    if let Some(p) = std::env::var_os("TBSIM_SCRIPT_HOST") {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(ScriptError::host(format!(
+                "TBSIM_SCRIPT_HOST names {}, which is not a file",
+                p.display()
+            )))
+        };
+    }
+    let exe = std::env::current_exe().ok();
+    let name = format!("tbsim-script{}", std::env::consts::EXE_SUFFIX);
+    if let Some(beside) = exe.as_deref().and_then(Path::parent).map(|d| d.join(&name))
+        && beside.is_file()
+    {
+        return Ok(beside);
+    }
+    // The source tree this tbsim was built from, if it is still there.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf);
+    let Some(root) = root.filter(|r| r.join("engine/script/Cargo.toml").is_file()) else {
+        return Err(ScriptError::host(format!(
+            "no family-script host: put `{name}` beside tbsim or name it in TBSIM_SCRIPT_HOST"
+        )));
+    };
+    let target = root.join("target/script");
+    let program = target.join("release").join(&name);
+    if !program.is_file() || newest_source(&root) > modified(&program) {
+        build(&root, &target)?;
+    }
+    Ok(program)
+}
+
+fn modified(p: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(p).and_then(|m| m.modified()).ok()
+}
+
+/// The newest modification among the host's sources (its crate and tbsim-core's).
+fn newest_source(root: &Path) -> Option<std::time::SystemTime> {
+    fn walk(dir: &Path, newest: &mut Option<std::time::SystemTime>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, newest);
+            } else if let Some(m) = modified(&p) {
+                *newest = (*newest).max(Some(m));
+            }
+        }
+    }
+    let mut newest = None;
+    for d in ["engine/script/src", "engine/core/src"] {
+        walk(&root.join(d), &mut newest);
+    }
+    for f in ["engine/script/Cargo.toml", "engine/script/Cargo.lock"] {
+        newest = newest.max(modified(&root.join(f)));
+    }
+    newest
+}
+
+fn build(root: &Path, target: &Path) -> Result<(), ScriptError> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    eprintln!("tbsim: building the family-script host (engine/script), once");
+    let status = Command::new(&cargo)
+        .args(["build", "--release", "--quiet", "--manifest-path"])
+        .arg(root.join("engine/script/Cargo.toml"))
+        .arg("--target-dir")
+        .arg(target)
+        // The host is its own workspace: nothing of an outer cargo run applies.
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR")
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| {
+            ScriptError::host(format!(
+                "cannot run cargo to build the family-script host: {e}; build it with tools/script-host.sh"
+            ))
+        })?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(ScriptError::host(format!(
+            "building the family-script host failed ({status}); see tools/script-host.sh"
+        )))
+    }
+}

@@ -1,0 +1,345 @@
+//! `ctx`, the only window a script has on the world: the task's identity and day,
+//! the company, seeded random streams, and a few builders. Nothing here reads a
+//! file, the clock or unseeded randomness.
+
+// `ProvidesStaticType`'s derive writes an `unsafe impl` (a type-id marker) for the
+// two value types here; this module has no unsafe code of its own.
+#![allow(unsafe_code)]
+
+use std::sync::Mutex;
+
+use allocative::Allocative;
+use rand::RngExt;
+use starlark::any::ProvidesStaticType;
+use starlark::environment::{GlobalsBuilder, Methods, MethodsBuilder, MethodsStatic};
+use starlark::starlark_module;
+use starlark::starlark_simple_value;
+use starlark::values::list::UnpackList;
+use starlark::values::none::NoneType;
+use starlark::values::{Heap, NoSerialize, StarlarkValue, Value, starlark_value};
+
+use tbsim_core::rng::{StreamRng, stream};
+
+/// What a generator is told about its task (the Rust generators' `Ctx`, as data).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GenInput {
+    /// The suite seed.
+    pub seed: u64,
+    /// The scenario's name.
+    pub scenario: String,
+    /// The task id (slug).
+    pub id: String,
+    /// The task's day, `YYYY-MM-DD`.
+    pub date: String,
+    /// Start of work, `HH:MM`.
+    pub start: String,
+    /// The task's deadline, `HH:MM`.
+    pub deadline: String,
+    /// Day of the scenario, from 1.
+    pub day: u32,
+    /// Everyone at the company: `{key, name, department, position}` objects,
+    /// executives first.
+    pub people: serde_json::Value,
+    /// The intern's manager (a person key).
+    pub mentor: String,
+    /// The meeting rooms: `{key, name, capacity}` objects.
+    pub rooms: serde_json::Value,
+    /// The shared text corpus (company name, documents, articles, name lists),
+    /// an object; the same for every task, so shared rather than copied per task.
+    pub corpus: std::sync::Arc<serde_json::Value>,
+}
+
+/// The `ctx` value a script's `generate` receives.
+#[derive(Debug, ProvidesStaticType, NoSerialize, Allocative)]
+pub struct ScriptCtx {
+    #[allocative(skip)]
+    input: GenInput,
+}
+
+impl ScriptCtx {
+    /// The context of one task.
+    pub fn new(input: GenInput) -> ScriptCtx {
+        ScriptCtx { input }
+    }
+    fn suffix(&self) -> String {
+        if self.input.day <= 1 {
+            String::new()
+        } else {
+            format!("_d{}", self.input.day)
+        }
+    }
+}
+
+impl std::fmt::Display for ScriptCtx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ctx")
+    }
+}
+
+starlark_simple_value!(ScriptCtx);
+
+#[starlark_value(type = "ctx")]
+impl<'v> StarlarkValue<'v> for ScriptCtx {
+    fn get_methods() -> Option<&'static Methods> {
+        static RES: MethodsStatic = MethodsStatic::new("ctx", ctx_methods);
+        Some(RES.methods())
+    }
+
+    fn get_attr(&self, attribute: &str, heap: Heap<'v>) -> Option<Value<'v>> {
+        let i = &self.input;
+        Some(match attribute {
+            "scenario" => heap.alloc(i.scenario.as_str()),
+            "id" => heap.alloc(i.id.as_str()),
+            "task_key" => heap.alloc(format!("task/{}", i.id)),
+            "date" => heap.alloc(i.date.as_str()),
+            "start" => heap.alloc(i.start.as_str()),
+            "deadline" => heap.alloc(format!("{}T{}", i.date, i.deadline)),
+            "day" => heap.alloc(i.day),
+            "suffix" => heap.alloc(self.suffix()),
+            "people" => heap.alloc(i.people.clone()),
+            "mentor" => heap.alloc(i.mentor.as_str()),
+            "rooms" => heap.alloc(i.rooms.clone()),
+            "corpus" => heap.alloc((*i.corpus).clone()),
+            _ => return None,
+        })
+    }
+
+    fn dir_attr(&self) -> Vec<String> {
+        [
+            "scenario", "id", "task_key", "date", "start", "deadline", "day", "suffix", "people",
+            "mentor", "rooms", "corpus",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect()
+    }
+}
+
+#[starlark_module]
+fn ctx_methods(builder: &mut MethodsBuilder) {
+    /// The random stream for one purpose of this task: the same stream a Rust
+    /// generator gets from `ctx.rng(purpose)`.
+    fn rng(this: &ScriptCtx, purpose: &str) -> anyhow::Result<ScriptRng> {
+        let i = &this.input;
+        Ok(ScriptRng {
+            rng: Mutex::new(stream(
+                i.seed,
+                &format!("gen/{}/{}/{}", i.scenario, i.id, purpose),
+            )),
+        })
+    }
+
+    /// A drive folder for this family: `base` on day 1, `base/day2` on day 2, ...
+    fn folder(this: &ScriptCtx, base: &str) -> anyhow::Result<String> {
+        Ok(if this.input.day <= 1 {
+            base.to_owned()
+        } else {
+            format!("{base}/day{}", this.input.day)
+        })
+    }
+
+    /// `YYYY-MM-DDTHH:MM` on the task's day.
+    fn at(this: &ScriptCtx, hhmm: &str) -> anyhow::Result<String> {
+        let ok = hhmm.len() == 5
+            && hhmm.as_bytes()[2] == b':'
+            && hhmm[..2].parse::<u32>().is_ok_and(|h| h < 24)
+            && hhmm[3..].parse::<u32>().is_ok_and(|m| m < 60);
+        if !ok {
+            anyhow::bail!("ctx.at wants HH:MM, got {hhmm:?}");
+        }
+        Ok(format!("{}T{hhmm}", this.input.date))
+    }
+
+    /// A clue key of this task unique to `name`: `clue/<task id>/<slug of name>`.
+    fn clue_key(this: &ScriptCtx, name: &str) -> anyhow::Result<String> {
+        Ok(format!("clue/{}/{}", this.input.id, slug(name)))
+    }
+}
+
+/// A seeded random stream (`ctx.rng(purpose)`).
+#[derive(Debug, ProvidesStaticType, NoSerialize, Allocative)]
+pub struct ScriptRng {
+    #[allocative(skip)]
+    rng: Mutex<StreamRng>,
+}
+
+impl std::fmt::Display for ScriptRng {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("rng")
+    }
+}
+
+starlark_simple_value!(ScriptRng);
+
+#[starlark_value(type = "rng")]
+impl<'v> StarlarkValue<'v> for ScriptRng {
+    fn get_methods() -> Option<&'static Methods> {
+        static RES: MethodsStatic = MethodsStatic::new("rng", rng_methods);
+        Some(RES.methods())
+    }
+}
+
+impl ScriptRng {
+    fn with<T>(&self, f: impl FnOnce(&mut StreamRng) -> T) -> T {
+        // A script runs on one thread; a poisoned lock still holds a valid stream.
+        let mut g = self.rng.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut g)
+    }
+    /// An index below `len` (which must be positive).
+    fn index(&self, len: usize) -> usize {
+        self.with(|r| r.random_range(0..len))
+    }
+}
+
+#[starlark_module]
+fn rng_methods(builder: &mut MethodsBuilder) {
+    /// An integer in `[lo, hi)`, like Python's `random.randrange(lo, hi)`.
+    fn range(this: &ScriptRng, lo: i64, hi: i64) -> anyhow::Result<i64> {
+        if lo >= hi {
+            anyhow::bail!("rng.range({lo}, {hi}): the range is empty");
+        }
+        Ok(this.with(|r| r.random_range(lo..hi)))
+    }
+
+    /// An integer in `[lo, hi]`, like Python's `random.randint(lo, hi)`.
+    fn int(this: &ScriptRng, lo: i64, hi: i64) -> anyhow::Result<i64> {
+        if lo > hi {
+            anyhow::bail!("rng.int({lo}, {hi}): the range is empty");
+        }
+        Ok(this.with(|r| r.random_range(lo..=hi)))
+    }
+
+    /// An index below `n` (the Rust generators' `random_range(0..n)`).
+    fn below(this: &ScriptRng, n: i64) -> anyhow::Result<i64> {
+        if n <= 0 {
+            anyhow::bail!("rng.below({n}): n must be positive");
+        }
+        Ok(this.index(n as usize) as i64)
+    }
+
+    /// A float in `[0, 1)`.
+    fn float(this: &ScriptRng) -> anyhow::Result<f64> {
+        Ok(this.with(|r| r.random::<f64>()))
+    }
+
+    /// One element of a non-empty list.
+    fn choice<'v>(this: &ScriptRng, xs: UnpackList<Value<'v>>) -> anyhow::Result<Value<'v>> {
+        if xs.items.is_empty() {
+            anyhow::bail!("rng.choice of an empty list");
+        }
+        Ok(xs.items[this.index(xs.items.len())])
+    }
+
+    /// `k` distinct elements in draw order (all of them, shuffled, when `k` is at
+    /// least the length): the Rust generators' `pick_distinct`.
+    fn sample<'v>(
+        this: &ScriptRng,
+        xs: UnpackList<Value<'v>>,
+        k: i64,
+    ) -> anyhow::Result<Vec<Value<'v>>> {
+        let mut pool = xs.items;
+        let k = (k.max(0) as usize).min(pool.len());
+        let mut out = Vec::with_capacity(k);
+        for _ in 0..k {
+            let i = this.index(pool.len());
+            out.push(pool.swap_remove(i));
+        }
+        Ok(out)
+    }
+
+    /// A shuffled copy of the list.
+    fn shuffle<'v>(this: &ScriptRng, xs: UnpackList<Value<'v>>) -> anyhow::Result<Vec<Value<'v>>> {
+        let mut v = xs.items;
+        for i in (1..v.len()).rev() {
+            let j = this.index(i + 1);
+            v.swap(i, j);
+        }
+        Ok(v)
+    }
+}
+
+/// Lower-case ASCII slug (the Rust generators' `company::slug`).
+pub(crate) fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    out.trim_end_matches('-').to_owned()
+}
+
+/// One CSV field, quoted when it holds a comma, quote or line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+/// The text of a cell: strings as they are, everything else as `str()` would.
+fn cell(v: Value<'_>) -> String {
+    match v.unpack_str() {
+        Some(s) => s.to_owned(),
+        None => v.to_str(),
+    }
+}
+
+#[starlark_module]
+fn script_globals(builder: &mut GlobalsBuilder) {
+    /// Lower-case ASCII slug of a name: `"Ann Lee"` -> `"ann-lee"`.
+    fn slug(s: &str) -> anyhow::Result<String> {
+        Ok(self::slug(s))
+    }
+
+    /// CSV text from rows of cells (the first row is the header), with RFC 4180
+    /// quoting and a final newline.
+    fn csv<'v>(rows: UnpackList<UnpackList<Value<'v>>>) -> anyhow::Result<String> {
+        let mut out = String::new();
+        for row in rows.items {
+            let cells: Vec<String> = row.items.into_iter().map(|c| csv_field(&cell(c))).collect();
+            out.push_str(&cells.join(","));
+            out.push('\n');
+        }
+        Ok(out)
+    }
+
+    /// A Markdown table from a header and rows.
+    fn table<'v>(
+        header: UnpackList<Value<'v>>,
+        rows: UnpackList<UnpackList<Value<'v>>>,
+    ) -> anyhow::Result<String> {
+        let esc = |v: Value<'v>| cell(v).replace('|', "\\|").replace('\n', " ");
+        let h: Vec<String> = header.items.into_iter().map(esc).collect();
+        let mut out = format!(
+            "| {} |\n|{}|\n",
+            h.join(" | "),
+            vec!["---"; h.len()].join("|")
+        );
+        for row in rows.items {
+            let r: Vec<String> = row.items.into_iter().map(esc).collect();
+            out.push_str(&format!("| {} |\n", r.join(" | ")));
+        }
+        Ok(out)
+    }
+
+    /// JSON text of a value, indented by two spaces, keys in sorted order.
+    fn json_pretty<'v>(x: Value<'v>) -> anyhow::Result<String> {
+        Ok(serde_json::to_string_pretty(&x.to_json_value()?)?)
+    }
+
+    /// Fails the script with `message` (the error names the calling line).
+    fn fail_if(cond: bool, message: &str) -> anyhow::Result<NoneType> {
+        if cond {
+            anyhow::bail!("{message}");
+        }
+        Ok(NoneType)
+    }
+}
+
+pub(crate) fn register_globals(b: &mut GlobalsBuilder) {
+    script_globals(b);
+}

@@ -1,0 +1,230 @@
+//! The host's protocol: one request per line from tbsim, one answer per line back.
+//!
+//! Requests are JSON objects with an `op`:
+//!
+//! | `op` | fields | answer (`ok`) |
+//! |---|---|---|
+//! | `hello` | — | `{protocol, version}` |
+//! | `corpus` | `corpus` (object) | `null`; every later `ctx.corpus` is this |
+//! | `load` | `file`, `source` | `{handle, key, domain, milestone, min_window_minutes, variants: [{key, params}], defines: [names]}` |
+//! | `generate` | `handle`, `input` (a [`GenInput`] without `corpus`), `params` | what `generate(ctx, params)` returned |
+//! | `wrong_answers` | `handle`, `task`, `scenario` | `[[path, content], …]` |
+//!
+//! An answer is `{"ok": …}` or `{"err": {file, position: [line, column] | null,
+//! message, trace}}`. A request the host cannot read is answered with an `err`
+//! whose `file` is `<protocol>`; a panic inside one request is caught and answered
+//! the same way, so one bad script never takes the host down for the others.
+//! Handles are indices in load order, kept for the life of the process.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::{GenInput, Limits, ScriptError, ScriptFamily};
+
+/// The protocol's version; tbsim refuses a host that answers `hello` with another.
+pub const PROTOCOL: u64 = 1;
+
+/// The host's state: the corpus and the loaded families.
+#[derive(Debug, Default)]
+pub struct Host {
+    corpus: Arc<Value>,
+    families: Vec<ScriptFamily>,
+}
+
+fn protocol_error(message: impl Into<String>) -> ScriptError {
+    ScriptError::at_file("<protocol>", message)
+}
+
+fn field<'a>(req: &'a Value, name: &str) -> Result<&'a Value, ScriptError> {
+    req.get(name)
+        .ok_or_else(|| protocol_error(format!("the request has no `{name}`")))
+}
+
+fn str_of<'a>(req: &'a Value, name: &str) -> Result<&'a str, ScriptError> {
+    field(req, name)?
+        .as_str()
+        .ok_or_else(|| protocol_error(format!("`{name}` must be a string")))
+}
+
+fn u64_of(v: &Value, name: &str) -> Result<u64, ScriptError> {
+    field(v, name)?
+        .as_u64()
+        .ok_or_else(|| protocol_error(format!("`{name}` must be an unsigned integer")))
+}
+
+impl Host {
+    /// Answers one request line with one answer line.
+    pub fn answer(&mut self, line: &str) -> String {
+        let out = match serde_json::from_str::<Value>(line) {
+            Ok(req) => std::panic::catch_unwind(AssertUnwindSafe(|| self.handle(&req)))
+                .unwrap_or_else(|p| {
+                    let what = p
+                        .downcast_ref::<String>()
+                        .map(String::as_str)
+                        .or_else(|| p.downcast_ref::<&str>().copied())
+                        .unwrap_or("a panic");
+                    Err(protocol_error(format!(
+                        "the script host failed on this request: {what}"
+                    )))
+                }),
+            Err(e) => Err(protocol_error(format!("not a JSON request: {e}"))),
+        };
+        let v = match out {
+            Ok(ok) => json!({ "ok": ok }),
+            Err(e) => json!({ "err": {
+                "file": e.file,
+                "position": e.position.map(|(l, c)| json!([l, c])),
+                "message": e.message,
+                "trace": e.trace,
+            }}),
+        };
+        v.to_string()
+    }
+
+    fn family(&self, req: &Value) -> Result<&ScriptFamily, ScriptError> {
+        let h = u64_of(req, "handle")?;
+        usize::try_from(h)
+            .ok()
+            .and_then(|i| self.families.get(i))
+            .ok_or_else(|| protocol_error(format!("no family has handle {h}")))
+    }
+
+    fn handle(&mut self, req: &Value) -> Result<Value, ScriptError> {
+        match str_of(req, "op")? {
+            "hello" => Ok(json!({ "protocol": PROTOCOL, "version": env!("CARGO_PKG_VERSION") })),
+            "corpus" => {
+                let c = field(req, "corpus")?;
+                if !c.is_object() {
+                    return Err(protocol_error("`corpus` must be an object"));
+                }
+                self.corpus = Arc::new(c.clone());
+                Ok(Value::Null)
+            }
+            "load" => {
+                let f = ScriptFamily::from_source(
+                    str_of(req, "file")?,
+                    str_of(req, "source")?,
+                    Limits::default(),
+                )?;
+                let defines: Vec<&str> = ["generate", "wrong_answers", "solve"]
+                    .into_iter()
+                    .filter(|n| f.defines(n))
+                    .collect();
+                let out = json!({
+                    "handle": self.families.len(),
+                    "key": f.key(),
+                    "domain": f.domain(),
+                    "milestone": f.milestone(),
+                    "min_window_minutes": f.min_window_minutes(),
+                    "variants": f.variants().iter().map(|v| json!({"key": v.key, "params": v.params})).collect::<Vec<_>>(),
+                    "defines": defines,
+                });
+                self.families.push(f);
+                Ok(out)
+            }
+            "generate" => {
+                let f = self.family(req)?;
+                let input = self.input(field(req, "input")?)?;
+                f.generate(&input, field(req, "params")?)
+            }
+            "wrong_answers" => {
+                let f = self.family(req)?;
+                let pairs = f.wrong_answers(field(req, "task")?, field(req, "scenario")?)?;
+                Ok(json!(pairs))
+            }
+            other => Err(protocol_error(format!("unknown op `{other}`"))),
+        }
+    }
+
+    fn input(&self, v: &Value) -> Result<GenInput, ScriptError> {
+        let s = |n: &str| str_of(v, n).map(str::to_owned);
+        Ok(GenInput {
+            seed: u64_of(v, "seed")?,
+            scenario: s("scenario")?,
+            id: s("id")?,
+            date: s("date")?,
+            start: s("start")?,
+            deadline: s("deadline")?,
+            day: u32::try_from(u64_of(v, "day")?)
+                .map_err(|_| protocol_error("`day` is out of range"))?,
+            people: field(v, "people")?.clone(),
+            mentor: s("mentor")?,
+            rooms: field(v, "rooms")?.clone(),
+            corpus: Arc::clone(&self.corpus),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(h: &mut Host, req: Value) -> Value {
+        let a: Value = serde_json::from_str(&h.answer(&req.to_string())).unwrap();
+        a.get("ok").cloned().unwrap_or_else(|| panic!("{a}"))
+    }
+
+    fn err(h: &mut Host, line: &str) -> Value {
+        let a: Value = serde_json::from_str(&h.answer(line)).unwrap();
+        a.get("err").cloned().unwrap_or_else(|| panic!("{a}"))
+    }
+
+    const SRC: &str = r#"
+FAMILY = {"key": "demo", "domain": "information_synthesis"}
+VARIANTS = [{"key": "one", "params": {"n": 3}}]
+def generate(ctx, params):
+    r = ctx.rng("pick")
+    return {"n": params["n"], "x": r.int(1, 1000), "company": ctx.corpus["company"], "id": ctx.id}
+"#;
+
+    fn input() -> Value {
+        json!({"seed": 7, "scenario": "s", "id": "t", "date": "2025-10-01", "start": "09:00",
+               "deadline": "17:00", "day": 1, "people": [], "mentor": "npc/a", "rooms": []})
+    }
+
+    #[test]
+    fn a_loaded_family_generates_the_same_answer_every_time() {
+        let mut h = Host::default();
+        assert_eq!(
+            ok(&mut h, json!({"op": "hello"}))["protocol"],
+            json!(PROTOCOL)
+        );
+        ok(
+            &mut h,
+            json!({"op": "corpus", "corpus": {"company": "Acme"}}),
+        );
+        let l = ok(
+            &mut h,
+            json!({"op": "load", "file": "demo/family.star", "source": SRC}),
+        );
+        assert_eq!(l["handle"], json!(0));
+        assert_eq!(l["variants"][0]["key"], json!("demo/one"));
+        assert_eq!(l["defines"], json!(["generate"]));
+        let req = json!({"op": "generate", "handle": 0, "input": input(), "params": {"n": 3}});
+        let a = ok(&mut h, req.clone());
+        assert_eq!(a["company"], json!("Acme"));
+        assert_eq!(a["id"], json!("t"));
+        assert_eq!(ok(&mut h, req), a);
+    }
+
+    #[test]
+    fn bad_requests_are_answered_with_located_errors_and_the_host_goes_on() {
+        let mut h = Host::default();
+        assert_eq!(err(&mut h, "{not json")["file"], json!("<protocol>"));
+        let e = err(&mut h, r#"{"op": "generate", "handle": 3}"#);
+        assert!(e["message"].as_str().unwrap().contains("handle 3"), "{e}");
+        let e = err(
+            &mut h,
+            &json!({"op": "load", "file": "bad/family.star", "source": "FAMILY = {\n  1 +\n"})
+                .to_string(),
+        );
+        assert_eq!(e["file"], json!("bad/family.star"));
+        assert!(e["position"].is_array(), "{e}");
+        assert_eq!(
+            ok(&mut h, json!({"op": "hello"}))["protocol"],
+            json!(PROTOCOL)
+        );
+    }
+}
