@@ -3,7 +3,7 @@
 
 /// The built-in agents by name (besides `llm:<alias>` and `adversary:<name>`, see
 /// [`tbsim_agents::adversary::ADVERSARIES`]).
-pub(crate) const BUILTIN_AGENTS: &[&str] = &["oracle", "idle", "solver"];
+pub(crate) const BUILTIN_AGENTS: &[&str] = &["oracle", "idle", "solver", "script-solver"];
 
 /// The `--agent` help of `run` and `fork`: the built-in agents and every adversary,
 /// taken from the registries, so that a new adversary is listed without anyone

@@ -74,6 +74,10 @@ impl Models {
             "oracle" => Box::new(Oracle::new(&loaded.scenario)),
             "idle" => Box::new(Idle::default()),
             "solver" => Box::new(Solver::new()),
+            // Script families' own solvers (`solve(tools, task)`), for their tasks.
+            "script-solver" => Box::new(tbsim_gen::script_solver::ScriptSolver::new(
+                tbsim_gen::script::entries(),
+            )),
             spec if spec.starts_with("adversary:") => {
                 let name = &spec["adversary:".len()..];
                 Box::new(tbsim_agents::adversary::by_name(name).with_context(|| {

@@ -15,8 +15,9 @@ use tbsim_agents::scan::{Tally, scan};
 use tbsim_core::protocol::SimConfig;
 use tbsim_engine::agent::{Agent, Idle, Oracle};
 use tbsim_engine::run::{RunLimits, run_in_memory};
-use tbsim_gen::registry::FamilyEntry as _;
+use tbsim_gen::registry::FamilyEntry;
 use tbsim_gen::script::ScriptEntry;
+use tbsim_gen::script_solver::ScriptSolver;
 use tbsim_gen::{Family, ScenarioPlan, TaskPlan, generate_scenario, to_ron};
 use tbsim_scenario::{Check, LoadedScenario, parse_str, validate};
 
@@ -37,7 +38,9 @@ pub(crate) enum FamilyCommand {
 
 #[derive(Args, Debug)]
 pub(crate) struct CheckArgs {
-    /// Family folders (each holding `family.star`).
+    /// Family folders (each holding `family.star`), or the keys of registered
+    /// families (a Rust family's key checks it the same way, with its Rust solver,
+    /// for comparing a port with its original).
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
     /// Seeds per variant.
@@ -78,7 +81,10 @@ struct InstanceOutcome {
     failures: Vec<String>,
     oracle: f64,
     idle: f64,
+    /// The script's own solver (`solve(tools, task)`), for script families.
     solver: Option<f64>,
+    /// The independent Rust solver, when asked for (always for a Rust family).
+    rust_solver: Option<f64>,
     /// Adversary name -> (score, solved a task).
     adversaries: Vec<(String, f64, bool)>,
     wrong_answers: usize,
@@ -113,33 +119,48 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     let mut all_failures = Vec::new();
     for dir in &a.dirs {
-        let entry = match tbsim_gen::script::register_dir(dir) {
-            Ok(e) => e,
+        let subject = match subject(dir) {
+            Ok(s) => s,
             Err(e) => {
                 writeln!(out, "{e}")?;
                 all_failures.push(e.to_string());
                 continue;
             }
         };
-        let script = entry.script();
-        let file = script.file().to_owned();
-        // Failures after generation are the generator's: located at `generate`.
-        let gen_line = script
-            .source()
-            .lines()
-            .position(|l| l.starts_with("def generate("))
-            .map_or(1, |i| i + 1);
-        let at = format!("{file}:{gen_line}");
+        let (entry, at, rust_solver): (&dyn FamilyEntry, String, bool) = match subject {
+            Subject::Script(entry) => {
+                let script = entry.script();
+                // Failures after generation are the generator's: located at `generate`.
+                let gen_line = script
+                    .source()
+                    .lines()
+                    .position(|l| l.starts_with("def generate("))
+                    .map_or(1, |i| i + 1);
+                if !script.defines("solve") {
+                    all_failures.push(format!(
+                        "{}: error[TB0026]: the script defines no `def solve(tools, task)`: its instances are not shown solvable from observations",
+                        script.file()
+                    ));
+                }
+                (
+                    entry as &dyn FamilyEntry,
+                    format!("{}:{gen_line}", script.file()),
+                    a.rust_solver,
+                )
+            }
+            Subject::Rust(entry) => (entry, format!("engine/gen/src/{}.rs", entry.key()), true),
+        };
         writeln!(
             out,
-            "family `{}` ({file}): {} variants x {} seeds\n",
+            "family `{}` ({}): {} variants x {} seeds\n",
             entry.key(),
-            script.variants().len(),
+            at.rsplit_once(':').map_or(at.as_str(), |(f, _)| f),
+            entry.variants().len(),
             a.seeds
         )?;
         writeln!(
             out,
-            "| variant | instances | oracle | idle | solver | worst adversary | wrong answers | top answer | empty answer | scan best | failures |\n|---|---|---|---|---|---|---|---|---|---|---|"
+            "| variant | instances | oracle | idle | solver | rust solver | worst adversary | wrong answers | top answer | empty answer | scan best | failures |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
         )?;
         for v in entry.variants() {
             let jobs: Vec<u64> = (0..a.seeds).collect();
@@ -148,8 +169,8 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
                     &v.key,
                     seed,
                     &v.family,
-                    entry,
-                    a.rust_solver,
+                    subject,
+                    rust_solver,
                     &adversaries,
                     &at,
                 )
@@ -158,13 +179,19 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
             let mut tally = Tally::default();
             let mut answers: BTreeMap<&str, usize> = BTreeMap::new();
             let mut adv: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
-            let (mut oracle, mut idle, mut solver, mut wrong, mut empty) = (0.0, 0.0, 0.0, 0, 0);
+            let (mut oracle, mut idle, mut wrong, mut empty) = (0.0, 0.0, 0, 0);
+            let (mut solver, mut rsolver) = (None::<f64>, None::<f64>);
             let n = results.len() as f64;
             for r in &results {
                 failures.extend(r.failures.iter().cloned());
                 oracle += r.oracle / n;
                 idle += r.idle / n;
-                solver += r.solver.unwrap_or(0.0) / n;
+                if let Some(x) = r.solver {
+                    *solver.get_or_insert(0.0) += x / n;
+                }
+                if let Some(x) = r.rust_solver {
+                    *rsolver.get_or_insert(0.0) += x / n;
+                }
                 wrong += r.wrong_answers;
                 empty += usize::from(r.empty_passes);
                 *answers.entry(r.answer.as_str()).or_default() += 1;
@@ -221,14 +248,11 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
                 .fold(0.0, f64::max);
             writeln!(
                 out,
-                "| {} | {} | {oracle:.3} | {idle:.3} | {} | {} | {wrong} | {:.0}% | {:.0}% | {:.1}% | {} |",
+                "| {} | {} | {oracle:.3} | {idle:.3} | {} | {} | {} | {wrong} | {:.0}% | {:.0}% | {:.1}% | {} |",
                 v.key,
                 results.len(),
-                if a.rust_solver {
-                    format!("{solver:.3}")
-                } else {
-                    "-".into()
-                },
+                solver.map_or("-".into(), |x| format!("{x:.3}")),
+                rsolver.map_or("-".into(), |x| format!("{x:.3}")),
                 worst.map_or("-".into(), |(k, s, solved)| format!(
                     "{k} {s:.3} ({solved} solved)"
                 )),
@@ -251,6 +275,29 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         }
         Ok(ExitCode::from(1))
     }
+}
+
+/// What `family check` checks: a script family (loaded from its folder) or a
+/// registered Rust family (by key).
+#[derive(Debug, Clone, Copy)]
+enum Subject {
+    Script(&'static ScriptEntry),
+    Rust(&'static dyn FamilyEntry),
+}
+
+fn subject(dir: &Path) -> Result<Subject, String> {
+    if !dir.exists()
+        && let Some(key) = dir.to_str()
+        && let Some(e) = tbsim_gen::registry::by_key(key)
+    {
+        if let Some(s) = tbsim_gen::script::entry(key) {
+            return Ok(Subject::Script(s));
+        }
+        return Ok(Subject::Rust(e));
+    }
+    tbsim_gen::script::register_dir(dir)
+        .map(Subject::Script)
+        .map_err(|e| e.to_string())
 }
 
 /// Runs `f` over `jobs` on `threads` threads; results in job order.
@@ -339,7 +386,7 @@ fn one_instance(
     variant: &str,
     seed: u64,
     family: &Family,
-    entry: &ScriptEntry,
+    subject: Subject,
     rust_solver: bool,
     adversaries: &[String],
     at: &str,
@@ -414,9 +461,33 @@ fn one_instance(
             ),
         );
     }
+    if let Subject::Script(entry) = subject
+        && entry.script().defines("solve")
+    {
+        let mut solver = ScriptSolver::new(vec![entry]);
+        let r = run(&loaded, &mut solver);
+        o.solver = Some(r.checkpoint_score);
+        if r.checkpoint_score < 1.0 || !solver.errors().is_empty() {
+            let missed: Vec<String> = r
+                .tasks
+                .iter()
+                .flat_map(|t| t.checkpoints.iter().filter(|c| !c.passed))
+                .map(|c| c.key.clone())
+                .collect();
+            let file = entry.script().file();
+            fail(
+                &mut o,
+                format!(
+                    "{file}: {variant} seed {seed}: the script's solver scores {:.3} (missed {missed:?}; script errors {:?})",
+                    r.checkpoint_score,
+                    solver.errors()
+                ),
+            );
+        }
+    }
     if rust_solver {
         let r = run(&loaded, &mut tbsim_agents::Solver::new());
-        o.solver = Some(r.checkpoint_score);
+        o.rust_solver = Some(r.checkpoint_score);
         if r.checkpoint_score < 1.0 {
             fail(
                 &mut o,
@@ -450,12 +521,15 @@ fn one_instance(
         .map(|p| ((*p).to_owned(), String::new()))
         .collect();
     o.empty_passes = passes_any(&loaded, &written);
-    let wrong = match entry.script_wrong_answers(task, &loaded.scenario) {
-        Ok(w) => w,
-        Err(e) => {
-            fail(&mut o, format!("{variant} seed {seed}: {e}"));
-            Vec::new()
-        }
+    let wrong = match subject {
+        Subject::Script(entry) => match entry.script_wrong_answers(task, &loaded.scenario) {
+            Ok(w) => w,
+            Err(e) => {
+                fail(&mut o, format!("{variant} seed {seed}: {e}"));
+                Vec::new()
+            }
+        },
+        Subject::Rust(entry) => entry.wrong_answers(task, &loaded.scenario),
     };
     for (path, body) in &wrong {
         if passes_any(&loaded, &[(path.clone(), body.clone())]) {

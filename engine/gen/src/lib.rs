@@ -34,6 +34,7 @@ pub mod resume_select;
 pub mod sales;
 pub mod script;
 pub mod script_host;
+pub mod script_solver;
 pub mod spec;
 pub mod suite;
 pub mod transaction_review;

@@ -147,9 +147,16 @@ pub fn register(family: ScriptFamily) -> Result<&'static ScriptEntry, ScriptErro
         ));
     }
     let mut reg = registered().lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(e) = reg.iter().find(|e| e.key == family.key()) {
+    if let Some(i) = reg.iter().position(|e| e.key == family.key()) {
+        let e = reg[i];
         return if e.family.source() == family.source() {
             Ok(e)
+        } else if same_file(e.family.file(), family.file()) {
+            // The folder a bundled (or earlier) copy came from, edited since: the
+            // author's version wins, as they are checking what they are writing.
+            let n: &'static ScriptEntry = Box::leak(Box::new(ScriptEntry::new(family)?));
+            reg[i] = n;
+            Ok(n)
         } else {
             Err(ScriptError::at_file(
                 family.file(),
@@ -164,6 +171,13 @@ pub fn register(family: ScriptFamily) -> Result<&'static ScriptEntry, ScriptErro
     let e: &'static ScriptEntry = Box::leak(Box::new(ScriptEntry::new(family)?));
     reg.push(e);
     Ok(e)
+}
+
+/// Whether two script paths name one file (`content/families/x/family.star` as
+/// bundled, and the same folder named from elsewhere).
+fn same_file(a: &str, b: &str) -> bool {
+    let canon = |p: &str| std::fs::canonicalize(p).ok();
+    a == b || canon(a).is_some_and(|x| Some(x) == canon(b))
 }
 
 /// The entry of a `Script` family whose key nobody registered: it generates

@@ -269,6 +269,97 @@ impl ScriptFamily {
     }
 }
 
+/// What the host says while a `solve` runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SolveStep {
+    /// `tools.<method>(args)`: answer with [`Solving::reply`].
+    Call {
+        /// The `tools` method.
+        method: String,
+        /// Its arguments.
+        args: Value,
+    },
+    /// `solve` returned (or failed).
+    Done(Result<Value, ScriptError>),
+}
+
+/// A `solve` in progress: a host taken from the pool for its whole length (the
+/// script is blocked inside it, waiting for each answer).
+#[derive(Debug)]
+pub struct Solving {
+    host: Option<Host>,
+}
+
+impl Solving {
+    /// Starts `family`'s `solve(tools, task)`; its first step.
+    pub fn start(family: &ScriptFamily, task: &Value) -> Result<(Solving, SolveStep), ScriptError> {
+        let p = pool();
+        let scripts = p.scripts.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut s = Solving {
+            host: Some(p.host_with(&scripts)?),
+        };
+        let step = s.send(&json!({"op": "solve", "handle": family.handle, "task": task}))?;
+        Ok((s, step))
+    }
+
+    /// Answers the pending call with `result`; the next step.
+    pub fn reply(&mut self, result: Value) -> Result<SolveStep, ScriptError> {
+        self.send(&json!({ "result": result }))
+    }
+
+    fn send(&mut self, msg: &Value) -> Result<SolveStep, ScriptError> {
+        let Some(h) = self.host.as_mut() else {
+            return Err(ScriptError::host("this solve has already ended"));
+        };
+        let step = match h.exchange_raw(msg)? {
+            Raw::Call(method, args) => return Ok(SolveStep::Call { method, args }),
+            Raw::Answer(a) => SolveStep::Done(a),
+        };
+        // Finished: the host goes back to the pool.
+        if let Some(h) = self.host.take() {
+            pool().give_back(h);
+        }
+        Ok(step)
+    }
+
+    /// Whether `solve` is still running.
+    pub fn running(&self) -> bool {
+        self.host.is_some()
+    }
+}
+
+impl Drop for Solving {
+    fn drop(&mut self) {
+        // The run ended with the script still waiting: tell it, so it stops with an
+        // error and the host can serve others; a host that does not stop is killed.
+        for _ in 0..4 {
+            if self.host.is_none() {
+                return;
+            }
+            match self.send(&json!({"abort": "the run ended"})) {
+                Ok(SolveStep::Done(_)) | Err(_) => break,
+                Ok(SolveStep::Call { .. }) => {}
+            }
+        }
+        self.host = None;
+    }
+}
+
+/// Asks `family`'s `claims(task)`: `None` when the script has no `claims`.
+pub fn claims(family: &ScriptFamily, task: &Value) -> Result<Option<bool>, ScriptError> {
+    if !family.defines("claims") {
+        return Ok(None);
+    }
+    let v = pool().call(&json!({"op": "claims", "handle": family.handle, "task": task}))?;
+    Ok(v.as_bool())
+}
+
+/// One line from the host: a `tools` call or a request's answer.
+enum Raw {
+    Call(String, Value),
+    Answer(Result<Value, ScriptError>),
+}
+
 /// One running host.
 #[derive(Debug)]
 struct Host {
@@ -315,6 +406,15 @@ impl Host {
     /// Sends one request and reads its answer. An `Err` from the script is
     /// `Ok(Err(_))`; a broken host is `Err(_)`.
     fn exchange(&mut self, req: &Value) -> Result<Result<Value, ScriptError>, ScriptError> {
+        match self.exchange_raw(req)? {
+            Raw::Answer(a) => Ok(a),
+            Raw::Call(m, _) => Err(ScriptError::host(format!(
+                "the host asked for `tools.{m}` outside a solve"
+            ))),
+        }
+    }
+
+    fn exchange_raw(&mut self, req: &Value) -> Result<Raw, ScriptError> {
         let broken = |e: std::io::Error| {
             ScriptError::host(format!("the family-script host stopped answering: {e}"))
         };
@@ -332,9 +432,16 @@ impl Host {
         let v: Value = serde_json::from_str(&answer).map_err(|e| {
             ScriptError::host(format!("the host answered something that is not JSON: {e}"))
         })?;
-        match (v.get("ok"), v.get("err")) {
-            (Some(ok), None) => Ok(Ok(ok.clone())),
-            (None, Some(err)) => Ok(Err(ScriptError::from_answer(err))),
+        match (v.get("ok"), v.get("err"), v.get("call")) {
+            (Some(ok), None, None) => Ok(Raw::Answer(Ok(ok.clone()))),
+            (None, Some(err), None) => Ok(Raw::Answer(Err(ScriptError::from_answer(err)))),
+            (None, None, Some(c)) => Ok(Raw::Call(
+                c.get("method")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+                c.get("args").cloned().unwrap_or(Value::Null),
+            )),
             _ => Err(ScriptError::host(format!(
                 "the host's answer is malformed: {v}"
             ))),

@@ -19,6 +19,7 @@
 
 mod ctx;
 pub mod protocol;
+pub mod tools;
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -417,6 +418,36 @@ impl ScriptFamily {
         let ctx = ScriptCtx::new(input.clone());
         self.call("generate", |m| {
             vec![m.heap().alloc(ctx), m.heap().alloc(params.clone())]
+        })
+    }
+
+    /// Runs `solve(tools, task)`: the script's own solver, working through `tools`
+    /// (each method a round trip to tbsim). Returns what `solve` returned.
+    pub fn solve(
+        &self,
+        tools: tools::ScriptTools,
+        task: &serde_json::Value,
+    ) -> Result<serde_json::Value, ScriptError> {
+        if !self.defines("solve") {
+            return Err(ScriptError::at_file(
+                &self.file,
+                "the script defines no `def solve(tools, task)`",
+            ));
+        }
+        self.call("solve", |m| {
+            vec![m.heap().alloc(tools), m.heap().alloc(task.clone())]
+        })
+    }
+
+    /// Runs `claims(task)` when the script defines it: whether its `solve` is for
+    /// this released task. `None` when the script does not say.
+    pub fn claims(&self, task: &serde_json::Value) -> Result<Option<bool>, ScriptError> {
+        if !self.defines("claims") {
+            return Ok(None);
+        }
+        let out = self.call("claims", |m| vec![m.heap().alloc(task.clone())])?;
+        out.as_bool().map(Some).ok_or_else(|| {
+            ScriptError::at_file(&self.file, "`claims(task)` must return True or False")
         })
     }
 

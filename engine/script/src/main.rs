@@ -4,36 +4,50 @@
 //!
 //! It reads nothing but its standard input and writes nothing but its standard
 //! output (and a line on standard error if that breaks); scripts cannot reach
-//! either. It ends when its input ends.
+//! either except through `tools` in `solve`. It ends when its input ends.
 
 #![deny(unsafe_code)]
 
 use std::io::{BufRead, Write};
+use std::sync::{Arc, Mutex};
+
+use tbsim_script::tools::Channel;
+
+/// Standard input and output as the host's channel.
+struct Stdio {
+    input: std::io::BufReader<std::io::Stdin>,
+    output: std::io::Stdout,
+}
+
+impl Channel for Stdio {
+    fn send(&mut self, line: &str) -> std::io::Result<()> {
+        let mut out = self.output.lock();
+        out.write_all(line.as_bytes())?;
+        out.write_all(b"\n")?;
+        out.flush()
+    }
+
+    fn recv(&mut self) -> std::io::Result<Option<String>> {
+        let mut line = String::new();
+        Ok(match self.input.read_line(&mut line)? {
+            0 => None,
+            _ => Some(line.trim_end_matches(['\r', '\n']).to_owned()),
+        })
+    }
+}
 
 fn main() -> std::process::ExitCode {
-    let stdin = std::io::stdin();
-    let stdout = std::io::stdout();
-    let mut host = tbsim_script::protocol::Host::default();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    for line in stdin.lock().lines() {
-        let line = match line {
-            Ok(l) => l,
-            Err(e) => {
-                eprintln!("tbsim-script: cannot read a request: {e}");
-                return std::process::ExitCode::FAILURE;
-            }
-        };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let answer = host.answer(&line);
-        if writeln!(out, "{answer}")
-            .and_then(|()| out.flush())
-            .is_err()
-        {
-            // tbsim went away; nothing is left to answer.
-            return std::process::ExitCode::SUCCESS;
+    let chan: Box<dyn Channel> = Box::new(Stdio {
+        input: std::io::BufReader::new(std::io::stdin()),
+        output: std::io::stdout(),
+    });
+    let mut host = tbsim_script::protocol::Host::new(Arc::new(Mutex::new(chan)));
+    match host.serve() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        // tbsim went away mid-answer; nobody is left to tell but standard error.
+        Err(e) => {
+            eprintln!("tbsim-script: {e}");
+            std::process::ExitCode::FAILURE
         }
     }
-    std::process::ExitCode::SUCCESS
 }

@@ -9,6 +9,12 @@
 //! | `load` | `file`, `source` | `{handle, key, domain, milestone, min_window_minutes, variants: [{key, params}], defines: [names]}` |
 //! | `generate` | `handle`, `input` (a [`GenInput`] without `corpus`), `params` | what `generate(ctx, params)` returned |
 //! | `wrong_answers` | `handle`, `task`, `scenario` | `[[path, content], …]` |
+//! | `claims` | `handle`, `task` | `true`/`false`, or `null` when the script has no `claims` |
+//! | `solve` | `handle`, `task` (the TaskReleased notification) | what `solve(tools, task)` returned |
+//!
+//! While `solve` runs, the host writes `{"call": {method, args}}` lines (one per
+//! `tools.*` call, see [`crate::tools`]) and reads back `{"result": …}`, or
+//! `{"abort": why}` when the run ended, which stops the script with an error.
 //!
 //! An answer is `{"ok": …}` or `{"err": {file, position: [line, column] | null,
 //! message, trace}}`. A request the host cannot read is answered with an `err`
@@ -21,16 +27,25 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::tools::{ScriptTools, Shared};
 use crate::{GenInput, Limits, ScriptError, ScriptFamily};
 
 /// The protocol's version; tbsim refuses a host that answers `hello` with another.
 pub const PROTOCOL: u64 = 1;
 
-/// The host's state: the corpus and the loaded families.
-#[derive(Debug, Default)]
+/// The host's state: the corpus, the loaded families and the channel to tbsim.
 pub struct Host {
     corpus: Arc<Value>,
     families: Vec<ScriptFamily>,
+    chan: Shared,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("families", &self.families.len())
+            .finish()
+    }
 }
 
 fn protocol_error(message: impl Into<String>) -> ScriptError {
@@ -55,6 +70,33 @@ fn u64_of(v: &Value, name: &str) -> Result<u64, ScriptError> {
 }
 
 impl Host {
+    /// A host speaking over `chan`.
+    pub fn new(chan: Shared) -> Host {
+        Host {
+            corpus: Arc::new(json!({})),
+            families: Vec::new(),
+            chan,
+        }
+    }
+
+    /// Serves requests until the input ends.
+    pub fn serve(&mut self) -> std::io::Result<()> {
+        loop {
+            let line = self.chan.lock().unwrap_or_else(|e| e.into_inner()).recv()?;
+            let Some(line) = line else {
+                return Ok(());
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let answer = self.answer(&line);
+            self.chan
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .send(&answer)?;
+        }
+    }
+
     /// Answers one request line with one answer line.
     pub fn answer(&mut self, line: &str) -> String {
         let out = match serde_json::from_str::<Value>(line) {
@@ -108,7 +150,7 @@ impl Host {
                     str_of(req, "source")?,
                     Limits::default(),
                 )?;
-                let defines: Vec<&str> = ["generate", "wrong_answers", "solve"]
+                let defines: Vec<&str> = ["generate", "wrong_answers", "claims", "solve"]
                     .into_iter()
                     .filter(|n| f.defines(n))
                     .collect();
@@ -133,6 +175,15 @@ impl Host {
                 let f = self.family(req)?;
                 let pairs = f.wrong_answers(field(req, "task")?, field(req, "scenario")?)?;
                 Ok(json!(pairs))
+            }
+            "claims" => {
+                let f = self.family(req)?;
+                Ok(json!(f.claims(field(req, "task")?)?))
+            }
+            "solve" => {
+                let f = self.family(req)?;
+                let tools = ScriptTools::new(Arc::clone(&self.chan));
+                f.solve(tools, field(req, "task")?)
             }
             other => Err(protocol_error(format!("unknown op `{other}`"))),
         }
@@ -161,6 +212,35 @@ impl Host {
 mod tests {
     use super::*;
 
+    /// A channel whose input is a fixed script of lines and whose output is kept.
+    struct Scripted {
+        input: std::collections::VecDeque<String>,
+        output: Arc<std::sync::Mutex<Vec<String>>>,
+    }
+
+    impl crate::tools::Channel for Scripted {
+        fn send(&mut self, line: &str) -> std::io::Result<()> {
+            self.output.lock().unwrap().push(line.to_owned());
+            Ok(())
+        }
+        fn recv(&mut self) -> std::io::Result<Option<String>> {
+            Ok(self.input.pop_front())
+        }
+    }
+
+    fn host_with(input: &[Value]) -> (Host, Arc<std::sync::Mutex<Vec<String>>>) {
+        let output = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let chan: Box<dyn crate::tools::Channel> = Box::new(Scripted {
+            input: input.iter().map(Value::to_string).collect(),
+            output: Arc::clone(&output),
+        });
+        (Host::new(Arc::new(std::sync::Mutex::new(chan))), output)
+    }
+
+    fn host() -> Host {
+        host_with(&[]).0
+    }
+
     fn ok(h: &mut Host, req: Value) -> Value {
         let a: Value = serde_json::from_str(&h.answer(&req.to_string())).unwrap();
         a.get("ok").cloned().unwrap_or_else(|| panic!("{a}"))
@@ -186,7 +266,7 @@ def generate(ctx, params):
 
     #[test]
     fn a_loaded_family_generates_the_same_answer_every_time() {
-        let mut h = Host::default();
+        let mut h = host();
         assert_eq!(
             ok(&mut h, json!({"op": "hello"}))["protocol"],
             json!(PROTOCOL)
@@ -211,7 +291,7 @@ def generate(ctx, params):
 
     #[test]
     fn bad_requests_are_answered_with_located_errors_and_the_host_goes_on() {
-        let mut h = Host::default();
+        let mut h = host();
         assert_eq!(err(&mut h, "{not json")["file"], json!("<protocol>"));
         let e = err(&mut h, r#"{"op": "generate", "handle": 3}"#);
         assert!(e["message"].as_str().unwrap().contains("handle 3"), "{e}");
@@ -226,5 +306,64 @@ def generate(ctx, params):
             ok(&mut h, json!({"op": "hello"}))["protocol"],
             json!(PROTOCOL)
         );
+    }
+
+    const SOLVER: &str = r#"
+FAMILY = {"key": "demo", "domain": "information_synthesis"}
+VARIANTS = [{"key": "one"}]
+def generate(ctx, params):
+    return {}
+def claims(task):
+    return task["title"].startswith("Demo")
+def solve(tools, task):
+    text = tools.read_file("drive/a.txt")
+    reply = tools.send_message("npc/ann", "What is the code for " + text + "?")
+    tools.write_file("workspace/answer.txt", reply.upper())
+    return "done"
+"#;
+
+    #[test]
+    fn solve_works_through_tool_round_trips_in_order() {
+        let input = [
+            json!({"op": "load", "file": "d/family.star", "source": SOLVER}),
+            json!({"op": "claims", "handle": 0, "task": {"title": "Other"}}),
+            json!({"op": "solve", "handle": 0, "task": {"title": "Demo task"}}),
+            json!({"result": "alpha"}),
+            json!({"result": "code 7"}),
+            json!({"result": true}),
+            json!({"op": "solve", "handle": 0, "task": {"title": "Demo task"}}),
+            json!({"abort": "the day ended"}),
+        ];
+        let (mut h, out) = host_with(&input);
+        h.serve().unwrap();
+        let out: Vec<Value> = out
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(out[0]["ok"]["defines"], json!(["generate", "solve"]));
+        assert_eq!(out[1], json!({"ok": false}));
+        assert_eq!(
+            out[2],
+            json!({"call": {"method": "read_file", "args": {"path": "drive/a.txt"}}})
+        );
+        assert_eq!(
+            out[3]["call"]["args"],
+            json!({"to": "npc/ann", "text": "What is the code for alpha?"})
+        );
+        assert_eq!(
+            out[4]["call"],
+            json!({"method": "write_file", "args": {"path": "workspace/answer.txt", "content": "CODE 7"}})
+        );
+        assert_eq!(out[5], json!({"ok": "done"}));
+        // The second solve is stopped at its first call: an error naming the abort.
+        assert_eq!(out[6]["call"]["method"], json!("read_file"));
+        let e = &out[7]["err"];
+        assert!(
+            e["message"].as_str().unwrap().contains("the day ended"),
+            "{e}"
+        );
+        assert_eq!(out.len(), 8);
     }
 }

@@ -147,3 +147,192 @@ fn script_families_are_listed_and_drawn_by_name() {
     let refs: Vec<&std::path::Path> = files.iter().map(|p| p.as_path()).collect();
     crate::util::run_agent("oracle", &dir.path().join("runs"), &refs);
 }
+
+/// A family whose `solve` the gate runs: `answer` is what the solver writes.
+fn demo_with_solve(dir: &std::path::Path, answer: &str) -> std::path::PathBuf {
+    let fam = dir.join("solve_demo");
+    std::fs::create_dir(&fam).unwrap();
+    let src = format!(
+        r#"FAMILY = {{"key": "solve_demo", "domain": "proactive_inquiry"}}
+VARIANTS = [{{"key": "one"}}]
+
+def generate(ctx, params):
+    rng = ctx.rng("code")
+    holder = rng.choice([p for p in ctx.people if p["department"] != "Executive"])
+    code = "K%d" % rng.range(100000, 1000000)
+    key = ctx.clue_key("code")
+    t = task("one", "Find the vault code",
+             "Ask %s for the vault code and write it to `workspace/code.txt`." % holder["name"],
+             [checkpoint("asked", "Asked", disclosed([key]), "Ask the holder."),
+              checkpoint("code", "The code", file_text("workspace/code.txt", code + "\n"), "Write the code.")],
+             [step("send_message", {{"to": holder["key"], "text": "What is the vault code?"}}),
+              step("read_messages", {{"with": holder["key"]}}, reply_from = holder["key"]),
+              step("write_file", {{"path": "workspace/code.txt", "content": code + "\n"}})],
+             people_to_ask = 1)
+    return {{"tasks": [t], "clues": [clue(holder["key"], key, [["vault"], ["code"]], "The vault code is %s." % code, task = ctx.task_key)]}}
+
+def solve(tools, task):
+    name = task["objective"].split("Ask ")[1].split(" for the vault")[0]
+    keys = {{c["name"]: c["key"] for c in tools.colleagues()["colleagues"]}}
+    reply = tools.send_message(keys[name], "What is the vault code?")
+    code = reply.split("is ")[1].rstrip(".")
+    tools.write_file("workspace/code.txt", {answer})
+"#
+    );
+    std::fs::write(fam.join("family.star"), &src).unwrap();
+    fam
+}
+
+#[test]
+fn the_gate_runs_the_scripts_own_solver_through_the_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let fam = demo_with_solve(dir.path(), r#"code + "\n""#);
+    let args = |f: &std::path::Path| {
+        vec![
+            "family".to_owned(),
+            "check".into(),
+            "--seeds".into(),
+            "3".into(),
+            "--adversaries".into(),
+            "copy-drive".into(),
+            f.to_string_lossy().into_owned(),
+        ]
+    };
+    let run = |f: &std::path::Path| {
+        let a = args(f);
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        tbsim(&refs, &root())
+    };
+    let o = run(&fam);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(
+        out.contains("| solve_demo/one | 3 | 1.000 | 0.000 | 1.000 | - |"),
+        "{out}"
+    );
+    // A solver that copies the wrong thing (the reply's whole text) fails the gate,
+    // located at the script and the seed.
+    let dir2 = tempfile::tempdir().unwrap();
+    let fam2 = demo_with_solve(dir2.path(), "reply");
+    let o = run(&fam2);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("the script's solver scores"), "{out}");
+    assert!(out.contains("missed [\"code\"]"), "{out}");
+    assert!(out.contains("solve_demo/one seed 0"), "{out}");
+}
+
+#[test]
+fn a_family_without_a_solver_does_not_pass_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let fam = demo_with_solve(dir.path(), r#"code + "\n""#);
+    let src = std::fs::read_to_string(fam.join("family.star")).unwrap();
+    let cut = src.find("def solve(").unwrap();
+    std::fs::write(fam.join("family.star"), &src[..cut]).unwrap();
+    let o = tbsim(
+        &[
+            "family",
+            "check",
+            "--seeds",
+            "1",
+            "--adversaries",
+            "copy-drive",
+            fam.to_str().unwrap(),
+        ],
+        &root(),
+    );
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("defines no `def solve(tools, task)`"), "{out}");
+}
+
+#[test]
+fn a_rust_family_is_checked_by_key_with_its_rust_solver() {
+    let o = tbsim(
+        &[
+            "family",
+            "check",
+            "--seeds",
+            "2",
+            "--adversaries",
+            "copy-drive",
+            "kb_fix",
+        ],
+        &root(),
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(
+        out.contains("| kb_fix/easy | 2 | 1.000 | 0.000 | - | 1.000 |"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_script_solver_runs_as_an_agent_on_a_suite_of_script_families() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("s.ron");
+    let o = tbsim(
+        &[
+            "suite",
+            "new",
+            "--scenarios",
+            "1",
+            "--seed",
+            "5",
+            "--families",
+            "inventory_reorder,kb_fix_script",
+            "--min-tasks",
+            "2",
+            "--max-tasks",
+            "2",
+            "--out",
+            suite.to_str().unwrap(),
+        ],
+        &root(),
+    );
+    assert!(o.status.success(), "{:?}", text(&o));
+    let out_dir = dir.path().join("gen");
+    let o = tbsim(
+        &[
+            "gen",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        &root(),
+    );
+    assert!(o.status.success(), "{:?}", text(&o));
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let refs: Vec<&std::path::Path> = files.iter().map(|p| p.as_path()).collect();
+    let runs = dir.path().join("runs");
+    crate::util::run_agent("script-solver", &runs, &refs);
+    // Every task of the scenario is solved by its family's own solver.
+    let mut scores = Vec::new();
+    for e in walk(&runs) {
+        if e.file_name().is_some_and(|n| n == "result.json") {
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&e).unwrap()).unwrap();
+            scores.push(v["checkpoint_score"].as_f64().unwrap());
+        }
+    }
+    assert_eq!(scores, vec![1.0], "{scores:?}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
