@@ -93,7 +93,15 @@ struct InstanceOutcome {
     /// Whether an empty file at every answer path passes an answer checkpoint.
     empty_passes: bool,
     scan: Vec<tbsim_agents::scan::CheckpointScan>,
+    /// The colleague check (script families, the first seeds only).
+    asked: Option<crate::family_questions::Asked>,
 }
+
+/// Seeds per variant on which colleagues are asked the README's questions (each
+/// question is a fresh run per clue; more seeds add little).
+const QUESTION_SEEDS: u64 = 8;
+/// The share of natural questions colleagues must answer (as the NPC corpus test).
+const QUESTION_GOAL: f64 = 0.95;
 
 fn check(a: &CheckArgs) -> Result<ExitCode> {
     if a.seeds == 0 {
@@ -127,9 +135,12 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
                 continue;
             }
         };
+        let mut questions: Vec<String> = Vec::new();
         let (entry, at, rust_solver): (&dyn FamilyEntry, String, bool) = match subject {
             Subject::Script(entry) => {
                 let script = entry.script();
+                let readme = Path::new(script.file()).with_file_name("README.md");
+                questions = crate::family_questions::example_questions(&readme);
                 // Failures after generation are the generator's: located at `generate`.
                 let gen_line = script
                     .source()
@@ -160,7 +171,7 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         )?;
         writeln!(
             out,
-            "| variant | instances | oracle | idle | solver | rust solver | worst adversary | wrong answers | top answer | empty answer | scan best | failures |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
+            "| variant | instances | oracle | idle | solver | rust solver | worst adversary | wrong answers | top answer | empty answer | scan best | questions answered | soups refused | failures |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
         )?;
         for v in entry.variants() {
             let jobs: Vec<u64> = (0..a.seeds).collect();
@@ -172,6 +183,7 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
                     subject,
                     rust_solver,
                     &adversaries,
+                    &questions,
                     &at,
                 )
             });
@@ -181,6 +193,7 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
             let mut adv: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
             let (mut oracle, mut idle, mut wrong, mut empty) = (0.0, 0.0, 0, 0);
             let (mut solver, mut rsolver) = (None::<f64>, None::<f64>);
+            let mut asked: Option<crate::family_questions::Asked> = None;
             let n = results.len() as f64;
             for r in &results {
                 failures.extend(r.failures.iter().cloned());
@@ -201,6 +214,14 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
                     e.1 += usize::from(*solved);
                 }
                 tally.add(&r.scan, "task/t");
+                if let Some(x) = &r.asked {
+                    let t = asked.get_or_insert_with(Default::default);
+                    t.questions += x.questions;
+                    t.answered += x.answered;
+                    t.soups += x.soups;
+                    t.leaked += x.leaked;
+                    t.misses.extend(x.misses.iter().cloned());
+                }
             }
             let top = answers.values().copied().max().unwrap_or(0) as f64 / n;
             if top > TOP_ANSWER_SHARE {
@@ -241,6 +262,41 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
                     SCAN_SHARE * 100.0
                 ));
             }
+            if let Some(x) = &asked {
+                let readme = at
+                    .rsplit_once(':')
+                    .map_or(at.as_str(), |(f, _)| f)
+                    .replace("family.star", "README.md");
+                if x.questions == 0 && x.soups > 0 {
+                    failures.push(format!(
+                        "{readme}: {}: colleagues hold clues but the README lists no \"## Example questions\" to ask them",
+                        v.key
+                    ));
+                } else if (x.answered as f64) < QUESTION_GOAL * x.questions as f64 {
+                    failures.push(format!(
+                        "{readme}: {}: colleagues answer {} of {} natural questions (at least {:.0}%); first misses: {}",
+                        v.key,
+                        x.answered,
+                        x.questions,
+                        QUESTION_GOAL * 100.0,
+                        x.misses.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
+                    ));
+                }
+                if x.leaked > 0 {
+                    failures.push(format!(
+                        "{at}: {}: {} keyword soups or forwarded tasks got a clue: {}",
+                        v.key,
+                        x.leaked,
+                        x.misses
+                            .iter()
+                            .filter(|m| m.starts_with("the soup"))
+                            .take(3)
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ));
+                }
+            }
             let scan_best = tally
                 .over(0.0)
                 .into_iter()
@@ -248,7 +304,7 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
                 .fold(0.0, f64::max);
             writeln!(
                 out,
-                "| {} | {} | {oracle:.3} | {idle:.3} | {} | {} | {} | {wrong} | {:.0}% | {:.0}% | {:.1}% | {} |",
+                "| {} | {} | {oracle:.3} | {idle:.3} | {} | {} | {} | {wrong} | {:.0}% | {:.0}% | {:.1}% | {} | {} | {} |",
                 v.key,
                 results.len(),
                 solver.map_or("-".into(), |x| format!("{x:.3}")),
@@ -259,6 +315,14 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
                 top * 100.0,
                 empty_share * 100.0,
                 scan_best * 100.0,
+                asked
+                    .as_ref()
+                    .map_or("-".into(), |x| format!("{}/{}", x.answered, x.questions)),
+                asked.as_ref().map_or("-".into(), |x| format!(
+                    "{}/{}",
+                    x.soups - x.leaked,
+                    x.soups
+                )),
                 failures.len()
             )?;
             all_failures.extend(failures);
@@ -389,6 +453,7 @@ fn one_instance(
     subject: Subject,
     rust_solver: bool,
     adversaries: &[String],
+    questions: &[String],
     at: &str,
 ) -> InstanceOutcome {
     let mut o = InstanceOutcome::default();
@@ -543,6 +608,11 @@ fn one_instance(
     }
     o.wrong_answers = wrong.len();
     o.scan = scan(&loaded, Some(seed));
+    if matches!(subject, Subject::Script(_)) && seed < QUESTION_SEEDS {
+        o.asked = Some(crate::family_questions::check(
+            &loaded, &task.key, questions,
+        ));
+    }
     o
 }
 
@@ -580,7 +650,7 @@ fn passes_any(loaded: &LoadedScenario, files: &[(String, String)]) -> bool {
 /// the gate) under the new key, to edit from there.
 const TEMPLATE: &str = include_str!("../../../content/families/inventory_reorder/family.star");
 const TEMPLATE_KEY: &str = "\"key\": \"inventory_reorder\"";
-const TEMPLATE_README: &str = "# __KEY__\n\nA script family scaffolded by `tbsim family new` from the worked example\n`inventory_reorder`. Edit `family.star` (see `docs/authoring.md`), then run\n`tbsim family check <this folder>` until it passes.\n\n## Example questions\n\n- What is the current lead time for orders from <supplier>?\n";
+const TEMPLATE_README: &str = "# __KEY__\n\nA script family scaffolded by `tbsim family new` from the worked example\n`inventory_reorder`. Edit `family.star` (see `docs/authoring.md`), then run\n`tbsim family check <this folder>` until it passes.\n\n## Example questions\n\nThe gate sends each to every clue's holder (`{first}`: their first name; `{subject}`: the\nfirst term of the clue's last trigger group). Write them as an intern would ask.\n\n- Hi {first}, what is the current lead time for orders from {subject}?\n- Hello {first}! How many days does delivery from {subject} take at the moment?\n- Hi {first}, do you know the standard lead time for {subject} under the current contract?\n";
 
 fn scaffold(dir: &Path) -> Result<ExitCode> {
     let key = dir

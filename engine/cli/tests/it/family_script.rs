@@ -180,6 +180,11 @@ def solve(tools, task):
 "#
     );
     std::fs::write(fam.join("family.star"), &src).unwrap();
+    std::fs::write(
+        fam.join("README.md"),
+        "# solve_demo\n\n## Example questions\n\n- Hi {first}, what is the vault code?\n- Hello {first}, could you tell me the code for the vault?\n",
+    )
+    .unwrap();
     fam
 }
 
@@ -335,4 +340,49 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+#[test]
+fn colleagues_must_answer_the_readmes_questions_and_refuse_soups() {
+    let dir = tempfile::tempdir().unwrap();
+    let fam = demo_with_solve(dir.path(), r#"code + "\n""#);
+    let check = |fam: &std::path::Path| {
+        tbsim(
+            &[
+                "family",
+                "check",
+                "--seeds",
+                "2",
+                "--adversaries",
+                "copy-drive",
+                fam.to_str().unwrap(),
+            ],
+            &root(),
+        )
+    };
+    let o = check(&fam);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    // 2 seeds x 1 clue x 2 questions, and 4 soups each.
+    assert!(out.contains("| 4/4 | 8/8 | 0 |"), "{out}");
+    // A question the colleague cannot tell is about the vault fails the gate.
+    std::fs::write(
+        fam.join("README.md"),
+        "# solve_demo\n\n## Example questions\n\n- Hi {first}, what is the vault code?\n- Hi {first}, how was your weekend?\n",
+    )
+    .unwrap();
+    let o = check(&fam);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("colleagues answer 2 of 4 natural questions"),
+        "{out}"
+    );
+    assert!(out.contains("how was your weekend?` did not get"), "{out}");
+    // No questions at all, with clues to ask for, fails too.
+    std::fs::write(fam.join("README.md"), "# solve_demo\n").unwrap();
+    let o = check(&fam);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("lists no \"## Example questions\""), "{out}");
 }
