@@ -34,6 +34,9 @@ pub(crate) enum FamilyCommand {
         /// The family's folder; its last component is the family key (a-z, 0-9, _).
         dir: PathBuf,
     },
+    /// Ask a model to write a family, run the gate on it, and feed the gate's
+    /// failures back, until it passes or the rounds run out.
+    Draft(crate::family_draft::DraftArgs),
 }
 
 #[derive(Args, Debug)]
@@ -71,6 +74,7 @@ pub(crate) fn cmd_family(cmd: FamilyCommand) -> Result<ExitCode> {
     match cmd {
         FamilyCommand::Check(a) => check(&a),
         FamilyCommand::New { dir } => scaffold(&dir),
+        FamilyCommand::Draft(a) => crate::family_draft::cmd_draft(&a),
     }
 }
 

@@ -6,6 +6,7 @@ mod args;
 mod console;
 mod content;
 mod family;
+mod family_draft;
 mod family_questions;
 mod fork;
 mod generate;

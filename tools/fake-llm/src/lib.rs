@@ -118,6 +118,11 @@ pub struct Config {
     pub delay_ms: u64,
     /// The reply to agent requests without tools (summaries, reflections).
     pub text_reply: String,
+    /// When not empty, replies to requests without tools by the conversation's
+    /// length: the one with `n` user messages gets entry `n - 1` (the last entry
+    /// past the end), so a conversation that feeds back and asks again (`tbsim family
+    /// draft`) gets the next answer, and a retried request the same one.
+    pub text_replies: Vec<String>,
     /// Keep every request body in [`Stats::bodies`] (tests inspect them; a long
     /// benchmark turns this off so the server does not grow).
     pub keep_bodies: bool,
@@ -132,6 +137,7 @@ impl Default for Config {
             faults: Vec::new(),
             delay_ms: 0,
             text_reply: "Notes: look on the drive first, ask the owner early, and check deadlines before starting. (fake model)".into(),
+            text_replies: Vec::new(),
             keep_bodies: true,
         }
     }
@@ -309,6 +315,8 @@ struct Seen {
     step: u64,
     /// The first message's text (a colleague's system prompt).
     first: String,
+    /// How many user messages the conversation holds.
+    users: usize,
 }
 
 impl Seen {
@@ -329,6 +337,11 @@ impl Seen {
             has_tools: req.tools.is_some(),
             step: last_user.map_or(0, |m| step_in(&content(m))),
             first: req.messages.first().map(|m| content(m)).unwrap_or_default(),
+            users: req
+                .messages
+                .iter()
+                .filter(|m| serde_json::from_str::<Role>(m.get()).is_ok_and(|r| r.role == "user"))
+                .count(),
         })
     }
 }
@@ -413,6 +426,7 @@ async fn answer(body: &[u8], auth: Option<String>, state: &State) -> Reply {
         has_tools,
         step,
         first,
+        users,
     } = match Seen::of(body) {
         Ok(s) => s,
         Err(e) => {
@@ -455,7 +469,10 @@ async fn answer(body: &[u8], auth: Option<String>, state: &State) -> Reply {
             Some(Plan {
                 delay_ms: cfg.delay_ms,
                 fault,
-                text_reply: cfg.text_reply.clone(),
+                text_reply: match cfg.text_replies.len() {
+                    0 => cfg.text_reply.clone(),
+                    n => cfg.text_replies[users.clamp(1, n) - 1].clone(),
+                },
                 calls: match cfg.script.get(step as usize) {
                     Some(c) => c.clone(),
                     None => vec![ScriptCall {

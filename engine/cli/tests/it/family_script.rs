@@ -386,3 +386,72 @@ fn colleagues_must_answer_the_readmes_questions_and_refuse_soups() {
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("lists no \"## Example questions\""), "{out}");
 }
+
+#[test]
+fn a_drafted_family_is_fed_the_gates_failures_until_it_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    // The fixed draft: the demo family (with its solver and README) as one reply.
+    let good = demo_with_solve(dir.path(), r#"code + "\n""#);
+    let script = std::fs::read_to_string(good.join("family.star"))
+        .unwrap()
+        .replace("solve_demo", "vault_code");
+    let readme = std::fs::read_to_string(good.join("README.md")).unwrap();
+    let fixed = format!("Fixed.\n```starlark\n{script}```\n\n```markdown\n{readme}```\n");
+    // The first draft fails at a line the gate names.
+    let broken = format!(
+        "Here you go.\n```starlark\n{}```\n\n```markdown\n{readme}```\n",
+        script.replace("code = \"K%d\"", "code = undefined_name + \"K%d\"")
+    );
+    let server = fake_llm::FakeServer::start(fake_llm::Config {
+        text_replies: vec![broken, fixed],
+        ..fake_llm::Config::default()
+    })
+    .unwrap();
+    let cfg = dir.path().join("api_config.json");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"{{"drafter": {{"model_name": "fake-agent", "api_key_var": "k", "base_url": "{}"}}, "default": "drafter"}}"#,
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("vault_code");
+    let o = tbsim(
+        &[
+            "family",
+            "draft",
+            "Find a code a colleague holds and write it down",
+            "--model",
+            "drafter",
+            "--api-config",
+            cfg.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--seeds",
+            "2",
+            "--adversaries",
+            "copy-drive",
+        ],
+        &root(),
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("round 1: the gate failed"), "{stderr}");
+    assert!(
+        stdout.contains("round 2: `vault_code` passes the gate"),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("family.star")).unwrap(),
+        script
+    );
+    // The second request carried the gate's located failure back to the model.
+    let bodies = server.stats().bodies;
+    assert_eq!(bodies.len(), 2, "{bodies:?}");
+    let second = bodies[1].to_string();
+    assert!(second.contains("family.star:"), "{second}");
+    assert!(second.contains("undefined_name"), "{second}");
+    let log = std::fs::read_to_string(out.join("DRAFT_LOG.md")).unwrap();
+    assert!(log.contains("## Round 2: the gate"), "{log}");
+}
