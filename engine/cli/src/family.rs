@@ -37,6 +37,9 @@ pub(crate) enum FamilyCommand {
     /// Ask a model to write a family, run the gate on it, and feed the gate's
     /// failures back, until it passes or the rounds run out.
     Draft(crate::family_draft::DraftArgs),
+    /// Print the script API reference (`ctx`, `rng`, `tools`, built-ins, the
+    /// prelude), generated from the host's code; `docs/authoring.md` holds it.
+    Reference,
 }
 
 #[derive(Args, Debug)]
@@ -75,6 +78,10 @@ pub(crate) fn cmd_family(cmd: FamilyCommand) -> Result<ExitCode> {
         FamilyCommand::Check(a) => check(&a),
         FamilyCommand::New { dir } => scaffold(&dir),
         FamilyCommand::Draft(a) => crate::family_draft::cmd_draft(&a),
+        FamilyCommand::Reference => {
+            print!("{}", tbsim_gen::script_host::reference()?);
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

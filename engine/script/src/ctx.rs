@@ -49,6 +49,35 @@ pub struct GenInput {
     pub corpus: std::sync::Arc<serde_json::Value>,
 }
 
+/// `ctx`'s attributes and what each holds (the reference in `docs/authoring.md` is
+/// generated from this table; `get_attr` answers exactly these).
+pub const CTX_ATTRS: &[(&str, &str)] = &[
+    ("scenario", "The scenario's name."),
+    ("id", "The task id (a slug, unique in the scenario)."),
+    (
+        "task_key",
+        "`task/<id>`, the task's key (for clues' `task`).",
+    ),
+    ("date", "The task's day, `YYYY-MM-DD`."),
+    ("start", "Start of work, `HH:MM`."),
+    ("deadline", "The task's deadline, `YYYY-MM-DDTHH:MM`."),
+    ("day", "Day of the scenario, from 1."),
+    (
+        "suffix",
+        "`\"\"` on day 1, `\"_d2\"`... later: names unique across the days.",
+    ),
+    (
+        "people",
+        "Everyone at the company: `{key, name, department, position}` dicts, executives first.",
+    ),
+    ("mentor", "The intern's manager (a person key)."),
+    ("rooms", "The meeting rooms: `{key, name, capacity}` dicts."),
+    (
+        "corpus",
+        "Shared texts: `company`, `kb_fix_manual`, `articles` (`stem`, `title`, `body`), `supplier_prefixes`, `supplier_suffixes`, `catalogue` (`name`, `min_price`, `max_price`).",
+    ),
+];
+
 /// The `ctx` value a script's `generate` receives.
 #[derive(Debug, ProvidesStaticType, NoSerialize, Allocative)]
 pub struct ScriptCtx {
@@ -105,13 +134,7 @@ impl<'v> StarlarkValue<'v> for ScriptCtx {
     }
 
     fn dir_attr(&self) -> Vec<String> {
-        [
-            "scenario", "id", "task_key", "date", "start", "deadline", "day", "suffix", "people",
-            "mentor", "rooms", "corpus",
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect()
+        CTX_ATTRS.iter().map(|(n, _)| (*n).to_owned()).collect()
     }
 }
 

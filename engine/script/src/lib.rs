@@ -19,6 +19,7 @@
 
 mod ctx;
 pub mod protocol;
+pub mod reference;
 pub mod tools;
 
 use std::path::Path;
@@ -176,7 +177,7 @@ fn globals() -> &'static Globals {
 /// The prelude: small builders for the scenario format, written in Starlark.
 pub const PRELUDE: &str = include_str!("prelude.star");
 
-fn prelude() -> &'static FrozenModule {
+pub(crate) fn prelude() -> &'static FrozenModule {
     static P: OnceLock<FrozenModule> = OnceLock::new();
     P.get_or_init(|| {
         let ast = AstModule::parse("prelude.star", PRELUDE.to_owned(), &dialect())

@@ -5,6 +5,7 @@
 //! | `op` | fields | answer (`ok`) |
 //! |---|---|---|
 //! | `hello` | — | `{protocol, version}` |
+//! | `reference` | — | the script API reference, Markdown (`tbsim family reference`) |
 //! | `corpus` | `corpus` (object) | `null`; every later `ctx.corpus` is this |
 //! | `load` | `file`, `source` | `{handle, key, domain, milestone, min_window_minutes, variants: [{key, params}], defines: [names]}` |
 //! | `generate` | `handle`, `input` (a [`GenInput`] without `corpus`), `params` | what `generate(ctx, params)` returned |
@@ -136,6 +137,7 @@ impl Host {
     fn handle(&mut self, req: &Value) -> Result<Value, ScriptError> {
         match str_of(req, "op")? {
             "hello" => Ok(json!({ "protocol": PROTOCOL, "version": env!("CARGO_PKG_VERSION") })),
+            "reference" => Ok(json!(crate::reference::markdown())),
             "corpus" => {
                 let c = field(req, "corpus")?;
                 if !c.is_object() {
@@ -342,7 +344,10 @@ def solve(tools, task):
             .iter()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        assert_eq!(out[0]["ok"]["defines"], json!(["generate", "solve"]));
+        assert_eq!(
+            out[0]["ok"]["defines"],
+            json!(["generate", "claims", "solve"])
+        );
         assert_eq!(out[1], json!({"ok": false}));
         assert_eq!(
             out[2],

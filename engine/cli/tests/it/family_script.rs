@@ -455,3 +455,19 @@ fn a_drafted_family_is_fed_the_gates_failures_until_it_passes() {
     let log = std::fs::read_to_string(out.join("DRAFT_LOG.md")).unwrap();
     assert!(log.contains("## Round 2: the gate"), "{log}");
 }
+
+#[test]
+fn the_authoring_guides_api_tables_are_the_ones_the_code_generates() {
+    let o = tbsim(&["family", "reference"], &root());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("| `tools.send_message("), "{out}");
+    let doc = std::fs::read_to_string(root().join("docs/authoring.md")).unwrap();
+    let start = "<!-- reference:start -->\n";
+    let inside =
+        &doc[doc.find(start).unwrap() + start.len()..doc.find("<!-- reference:end -->").unwrap()];
+    assert_eq!(
+        inside, out,
+        "docs/authoring.md's reference is stale: replace it with `tbsim family reference`"
+    );
+}
