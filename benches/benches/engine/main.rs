@@ -14,6 +14,7 @@ mod llm_turn;
 mod multiday;
 mod npc;
 mod queue;
+mod script_gen;
 mod serve;
 mod traineebench;
 
@@ -29,5 +30,6 @@ criterion_main!(
     llm_concurrency::benches,
     serve::benches,
     console::benches,
-    console_index::benches
+    console_index::benches,
+    script_gen::benches
 );

@@ -190,6 +190,11 @@ pub(crate) struct ServeArgs {
     /// ones (its names win).
     #[arg(long)]
     pub(crate) scenarios: Option<PathBuf>,
+    /// Script family folders to serve while writing them: each variant's instance
+    /// (seed 0) is a scenario named `<key>-<variant>`, regenerated whenever the
+    /// folder's `family.star` changes, so the next run started shows the edit.
+    #[arg(long = "families", value_name = "DIR")]
+    pub(crate) families: Vec<PathBuf>,
     /// Where each session writes its run directory (`<out>/<session id>/`).
     #[arg(long, default_value = "runs/serve")]
     pub(crate) out: PathBuf,

@@ -95,15 +95,23 @@ pub(crate) fn is_scenario_name(s: &str) -> bool {
 /// The roots scenario names resolve in: `extra` (if given) first, then the
 /// bundled content (if found).
 pub(crate) fn roots(extra: Option<&Path>) -> Result<ScenarioRoots> {
-    let mut roots = match extra {
-        Some(d) => {
-            if !d.is_dir() {
-                bail!("--scenarios `{}` is not a directory", d.display());
-            }
-            ScenarioRoots::new(&[d.to_path_buf()])
-                .with_context(|| format!("cannot read `{}`", d.display()))?
+    roots_with(extra, &[])
+}
+
+/// [`roots`] with more directories after `extra` (generated instances).
+pub(crate) fn roots_with(extra: Option<&Path>, more: &[PathBuf]) -> Result<ScenarioRoots> {
+    let mut dirs = Vec::new();
+    if let Some(d) = extra {
+        if !d.is_dir() {
+            bail!("--scenarios `{}` is not a directory", d.display());
         }
-        None => ScenarioRoots::default(),
+        dirs.push(d.to_path_buf());
+    }
+    dirs.extend(more.iter().cloned());
+    let mut roots = if dirs.is_empty() {
+        ScenarioRoots::default()
+    } else {
+        ScenarioRoots::new(&dirs).with_context(|| format!("cannot read `{}`", dirs[0].display()))?
     };
     if let Some(c) = content_dir()? {
         roots

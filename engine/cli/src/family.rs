@@ -399,7 +399,7 @@ fn run_jobs<T: Send>(jobs: &[u64], threads: usize, f: impl Fn(u64) -> T + Sync) 
         .collect()
 }
 
-fn plan(variant: &str, seed: u64, family: &Family) -> ScenarioPlan {
+pub(crate) fn plan(variant: &str, seed: u64, family: &Family) -> ScenarioPlan {
     ScenarioPlan {
         name: format!("check-{}-{seed}", variant.replace('/', "-")),
         description: String::new(),

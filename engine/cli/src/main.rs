@@ -8,6 +8,7 @@ mod content;
 mod family;
 mod family_draft;
 mod family_questions;
+mod family_serve;
 mod fork;
 mod generate;
 mod mcp;

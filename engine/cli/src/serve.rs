@@ -28,7 +28,11 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         ),
         _ => {}
     }
-    let roots = crate::content::roots(args.scenarios.as_deref())?;
+    // Script families being written: their instances are one more scenario root,
+    // kept current by a watcher for the server's life.
+    let instances = crate::family_serve::Instances::start(&args.families)?;
+    let more: Vec<std::path::PathBuf> = instances.iter().map(|i| i.dir().to_path_buf()).collect();
+    let roots = crate::content::roots_with(args.scenarios.as_deref(), &more)?;
     if roots.is_empty() {
         bail!(
             "no scenarios to serve: no bundled content found beside the binary; pass --scenarios DIR or set TBSIM_CONTENT"

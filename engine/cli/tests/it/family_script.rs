@@ -471,3 +471,55 @@ fn the_authoring_guides_api_tables_are_the_ones_the_code_generates() {
         "docs/authoring.md's reference is stale: replace it with `tbsim family reference`"
     );
 }
+
+#[test]
+fn serve_families_reloads_an_edited_script_for_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let fam = demo_with_solve(dir.path(), r#"code + "\n""#);
+    let server = crate::serve::Server::start(
+        &dir.path().join("serve"),
+        &["--families", fam.to_str().unwrap()],
+    );
+    // The objective of the task a new session of the instance is given.
+    let objective = || {
+        let (status, created) = server.post(
+            "/v1/sessions",
+            &serde_json::json!({"scenario": "solve_demo-one"}),
+        );
+        assert_eq!(status, 201, "{created}");
+        let id = created["session"].as_str().unwrap().to_owned();
+        let mut text = created["observation"].to_string();
+        if !text.contains("vault") {
+            // Released at the start of the day: one wait shows it.
+            let (_, out) = server.post(
+                &format!("/v1/sessions/{id}/step"),
+                &serde_json::json!({"calls": [{"id": "w", "name": "wait", "arguments": "{\"minutes\": 5}"}]}),
+            );
+            text = out["observation"].to_string();
+        }
+        server.request("DELETE", &format!("/v1/sessions/{id}"), None);
+        text
+    };
+    assert!(
+        objective().contains("for the vault code"),
+        "{}",
+        objective()
+    );
+    let path = fam.join("family.star");
+    let src = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        src.replace("for the vault code", "for the safe's vault code"),
+    )
+    .unwrap();
+    // The watcher polls every 300 ms; the next session after the reload shows it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let o = objective();
+        if o.contains("for the safe's vault code") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "not reloaded: {o}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
