@@ -118,7 +118,11 @@ fn write_instances(family: &Path, dir: &Path) -> Result<Vec<String>, String> {
         let mut plan = crate::family::plan(&v.key, 0, &v.family);
         plan.name = v.key.replace('/', "-");
         let s = generate_scenario(0, &plan).map_err(|e| format!("{}: {e}", v.key))?;
-        files.push((dir.join(format!("{}.ron", plan.name)), to_ron(&s)));
+        // Variant keys are a-z, 0-9 and `_` (the host checks), `/` made `-`: still
+        // checked here, as the name becomes a file.
+        let file = tbsim_core::segment::Segment::parse(&format!("{}.ron", plan.name))
+            .map_err(|e| format!("{}: {e}", v.key))?;
+        files.push((dir.join(file.as_str()), to_ron(&s)));
         out.push(plan.name);
     }
     // Every variant generated: only then are the files replaced, each atomically.

@@ -573,6 +573,16 @@ const UNTRUSTED_WORDS: &[&str] = &["name", "agent", "client", "id", "label", "se
 /// Joins of such text that are safe for a stated reason: (file, argument, why).
 const REVIEWED_JOINS: &[(&str, &str, &str)] = &[
     (
+        "engine/cli/src/family.rs",
+        "format!(\"{}.ron\", p.name)",
+        "a label for the gate's in-memory scenario (never opened or written)",
+    ),
+    (
+        "engine/cli/src/family_serve.rs",
+        "format!(\"tbsim-serve-families-{}\", std::process::id())",
+        "a constant prefix and the server's process id, under the temp dir",
+    ),
+    (
         "engine/serve/src/console/export.rs",
         "name",
         "the console's own asset names (constants of `routes::ASSETS`)",
