@@ -309,6 +309,17 @@ struct ScriptTask {
     people_to_ask: usize,
     #[serde(default)]
     key: Option<String>,
+    /// When the task is released (default: as the suite plans the family's task).
+    /// A follow-up task is `{"AfterCheckpoint": {"task": <key>, "checkpoint": <key>}}`.
+    #[serde(default)]
+    release: Option<tbsim_scenario::Release>,
+    /// Who assigns it (a person key; default: the intern's manager).
+    #[serde(default)]
+    assigned_by: Option<String>,
+    /// Its deadline, `HH:MM` on the task's day or a full timestamp (default: the
+    /// suite's deadline for the family's task).
+    #[serde(default)]
+    deadline: Option<String>,
 }
 
 impl ScriptEntry {
@@ -331,6 +342,7 @@ impl ScriptEntry {
                     .collect(),
             ),
             mentor: ctx.company.mentor.clone(),
+            release: serde_json::to_value(&ctx.release).unwrap_or(serde_json::Value::Null),
             rooms: serde_json::Value::Array(
                 ctx.rooms
                     .iter()
@@ -368,9 +380,15 @@ impl ScriptEntry {
                 difficulty: difficulty(&t.plan, t.people_to_ask),
                 title: t.title,
                 objective: t.objective,
-                assigned_by: ctx.company.mentor.clone(),
-                release: ctx.release.clone(),
-                deadline: ctx.at(ctx.deadline),
+                assigned_by: t
+                    .assigned_by
+                    .unwrap_or_else(|| ctx.company.mentor.clone()),
+                release: t.release.unwrap_or_else(|| ctx.release.clone()),
+                deadline: match t.deadline {
+                    Some(d) if d.len() == 5 => ctx.at(&d),
+                    Some(d) => d,
+                    None => ctx.at(ctx.deadline),
+                },
                 priority: ctx.priority,
                 checkpoints: t.checkpoints,
                 hints: t.hints,

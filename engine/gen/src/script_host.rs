@@ -115,6 +115,8 @@ pub struct GenInput {
     pub people: Value,
     /// The intern's manager (a person key).
     pub mentor: String,
+    /// How the suite releases the task (the scenario format's `Release`, as JSON).
+    pub release: Value,
     /// The meeting rooms: `{key, name, capacity}` objects.
     pub rooms: Value,
 }

@@ -21,7 +21,7 @@ use starlark::values::{Heap, NoSerialize, StarlarkValue, Value, starlark_value};
 use tbsim_core::rng::{StreamRng, stream};
 
 /// What a generator is told about its task (the Rust generators' `Ctx`, as data).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct GenInput {
     /// The suite seed.
     pub seed: u64,
@@ -42,11 +42,14 @@ pub struct GenInput {
     pub people: serde_json::Value,
     /// The intern's manager (a person key).
     pub mentor: String,
+    /// How the suite releases the task (the scenario format's `Release`, as JSON).
+    pub release: serde_json::Value,
     /// The meeting rooms: `{key, name, capacity}` objects.
     pub rooms: serde_json::Value,
     /// The shared text corpus (company name, documents, articles, name lists),
-    /// an object; the same for every task, so shared rather than copied per task.
-    pub corpus: std::sync::Arc<serde_json::Value>,
+    /// an object; the same for every task, so built once as a frozen value that
+    /// every task's `ctx.corpus` shares.
+    pub corpus: Corpus,
 }
 
 /// `ctx`'s attributes and what each holds (the reference in `docs/authoring.md` is
@@ -73,10 +76,42 @@ pub const CTX_ATTRS: &[(&str, &str)] = &[
     ("mentor", "The intern's manager (a person key)."),
     ("rooms", "The meeting rooms: `{key, name, capacity}` dicts."),
     (
+        "release",
+        "How the suite releases the task: `\"Start\"`, `{\"At\": time}`, `{\"AfterCheckpoint\": {task, checkpoint}}` or `{\"InMeeting\": meeting}`.",
+    ),
+    (
         "corpus",
         "Shared texts: `company`, `kb_fix_manual`, `articles` (`stem`, `title`, `body`), `supplier_prefixes`, `supplier_suffixes`, `catalogue` (`name`, `min_price`, `max_price`).",
     ),
 ];
+
+/// The corpus as a frozen Starlark value and the heap that holds it (a module that
+/// shows it to a script adds a reference to the heap first; see `generate`).
+#[derive(Debug, Clone)]
+pub struct Corpus {
+    /// The value.
+    pub value: starlark::values::FrozenValue,
+    /// Its heap.
+    pub heap: starlark::values::FrozenHeapRef,
+}
+
+impl Corpus {
+    /// Freezes a JSON corpus.
+    pub fn new(json: serde_json::Value) -> Corpus {
+        let heap = starlark::values::FrozenHeap::new();
+        let value = heap.alloc(json);
+        Corpus {
+            value,
+            heap: heap.into_ref(),
+        }
+    }
+}
+
+impl Default for Corpus {
+    fn default() -> Corpus {
+        Corpus::new(serde_json::json!({}))
+    }
+}
 
 /// The `ctx` value a script's `generate` receives.
 #[derive(Debug, ProvidesStaticType, NoSerialize, Allocative)]
@@ -128,7 +163,8 @@ impl<'v> StarlarkValue<'v> for ScriptCtx {
             "people" => heap.alloc(i.people.clone()),
             "mentor" => heap.alloc(i.mentor.as_str()),
             "rooms" => heap.alloc(i.rooms.clone()),
-            "corpus" => heap.alloc((*i.corpus).clone()),
+            "release" => heap.alloc(i.release.clone()),
+            "corpus" => i.corpus.value.to_value(),
             _ => return None,
         })
     }

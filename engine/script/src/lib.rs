@@ -418,6 +418,8 @@ impl ScriptFamily {
     ) -> Result<serde_json::Value, ScriptError> {
         let ctx = ScriptCtx::new(input.clone());
         self.call("generate", |m| {
+            // `ctx.corpus` is a value of the corpus' own frozen heap.
+            m.frozen_heap().add_reference(&input.corpus.heap);
             vec![m.heap().alloc(ctx), m.heap().alloc(params.clone())]
         })
     }

@@ -36,7 +36,7 @@ pub const PROTOCOL: u64 = 1;
 
 /// The host's state: the corpus, the loaded families and the channel to tbsim.
 pub struct Host {
-    corpus: Arc<Value>,
+    corpus: crate::ctx::Corpus,
     families: Vec<ScriptFamily>,
     chan: Shared,
 }
@@ -74,7 +74,7 @@ impl Host {
     /// A host speaking over `chan`.
     pub fn new(chan: Shared) -> Host {
         Host {
-            corpus: Arc::new(json!({})),
+            corpus: crate::ctx::Corpus::default(),
             families: Vec::new(),
             chan,
         }
@@ -143,7 +143,7 @@ impl Host {
                 if !c.is_object() {
                     return Err(protocol_error("`corpus` must be an object"));
                 }
-                self.corpus = Arc::new(c.clone());
+                self.corpus = crate::ctx::Corpus::new(c.clone());
                 Ok(Value::Null)
             }
             "load" => {
@@ -204,8 +204,11 @@ impl Host {
                 .map_err(|_| protocol_error("`day` is out of range"))?,
             people: field(v, "people")?.clone(),
             mentor: s("mentor")?,
+            // Hosts older than the field's tbsim are not mixed with it (one build), but a
+            // missing release reads as the common case.
+            release: v.get("release").cloned().unwrap_or_else(|| json!("Start")),
             rooms: field(v, "rooms")?.clone(),
-            corpus: Arc::clone(&self.corpus),
+            corpus: self.corpus.clone(),
         })
     }
 }

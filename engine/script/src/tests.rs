@@ -24,8 +24,9 @@ fn input() -> GenInput {
         day: 1,
         people: serde_json::json!([{"key": "npc/ann-lee", "name": "Ann Lee", "department": "Ops", "position": "Analyst"}]),
         mentor: "npc/ann-lee".into(),
+        release: serde_json::json!("Start"),
         rooms: serde_json::json!([]),
-        corpus: std::sync::Arc::new(serde_json::json!({})),
+        corpus: crate::ctx::Corpus::default(),
     }
 }
 
