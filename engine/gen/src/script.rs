@@ -380,9 +380,7 @@ impl ScriptEntry {
                 difficulty: difficulty(&t.plan, t.people_to_ask),
                 title: t.title,
                 objective: t.objective,
-                assigned_by: t
-                    .assigned_by
-                    .unwrap_or_else(|| ctx.company.mentor.clone()),
+                assigned_by: t.assigned_by.unwrap_or_else(|| ctx.company.mentor.clone()),
                 release: t.release.unwrap_or_else(|| ctx.release.clone()),
                 deadline: match t.deadline {
                     Some(d) if d.len() == 5 => ctx.at(&d),
