@@ -23,7 +23,7 @@ use tbsim_scenario::{
 pub type ScriptParams = BTreeMap<String, serde_json::Value>;
 
 /// The script families bundled with tbsim: `(folder name, family.star)`.
-pub const BUNDLED: [(&str, &str); 2] = [
+pub const BUNDLED: [(&str, &str); 5] = [
     (
         "inventory_reorder",
         include_str!("../../../content/families/inventory_reorder/family.star"),
@@ -31,6 +31,18 @@ pub const BUNDLED: [(&str, &str); 2] = [
     (
         "kb_fix_script",
         include_str!("../../../content/families/kb_fix_script/family.star"),
+    ),
+    (
+        "incident_postmortem",
+        include_str!("../../../content/families/incident_postmortem/family.star"),
+    ),
+    (
+        "shift_roster",
+        include_str!("../../../content/families/shift_roster/family.star"),
+    ),
+    (
+        "handoff_chain_script",
+        include_str!("../../../content/families/handoff_chain_script/family.star"),
     ),
 ];
 

@@ -523,3 +523,56 @@ fn serve_families_reloads_an_edited_script_for_the_next_run() {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
+
+/// The bundled suite of script-only families: its committed scenarios are what its
+/// plan generates, the oracle and the families' own solvers score 1 on each, and
+/// the idle agent 0. (The adversary ceiling covers it with every bundled suite.)
+#[test]
+fn traineebench_script_is_generated_and_solved_by_the_script_solvers() {
+    use tbsim_engine::agent::{Idle, Oracle};
+    let suite =
+        tbsim_gen::load_suite(&root().join("content/suites/traineebench-script.ron")).unwrap();
+    let dir = root().join("content/scenarios/traineebench-script");
+    let files = tbsim_gen::generate_suite(&suite).unwrap();
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        files.len(),
+        "every generated scenario is committed, and nothing else"
+    );
+    let mut families = std::collections::BTreeSet::new();
+    for (file, text) in &files {
+        let path = dir.join(file);
+        assert!(
+            std::fs::read_to_string(&path).unwrap_or_default() == *text,
+            "{} drifted; regenerate with `tbsim gen --suite content/suites/traineebench-script.ron --out content/scenarios/traineebench-script`",
+            path.display()
+        );
+        let loaded = tbsim_scenario::load_file(&path).unwrap();
+        for t in &loaded.scenario.tasks {
+            families.insert(t.family.clone());
+        }
+        let (o, _) = crate::util::run(&loaded, &mut Oracle::new(&loaded.scenario), None);
+        assert_eq!(o.checkpoint_score, 1.0, "{file}: oracle");
+        let (i, _) = crate::util::run(&loaded, &mut Idle::default(), None);
+        assert_eq!(i.checkpoint_score, 0.0, "{file}: idle");
+        let mut solver = tbsim_gen::script_solver::ScriptSolver::new(tbsim_gen::script::entries());
+        let (s, _) = crate::util::run(&loaded, &mut solver, None);
+        assert_eq!(
+            s.checkpoint_score,
+            1.0,
+            "{file}: the script solvers ({:?}): {:#?}",
+            solver.errors(),
+            s.tasks.iter().filter(|t| !t.success).collect::<Vec<_>>()
+        );
+    }
+    // Only script families, and the three written for it among them.
+    for f in ["inventory_reorder", "incident_postmortem", "shift_roster"] {
+        assert!(families.contains(f), "{f} missing from {families:?}");
+    }
+    assert!(
+        families
+            .iter()
+            .all(|f| tbsim_gen::script::entry(f).is_some()),
+        "{families:?}"
+    );
+}

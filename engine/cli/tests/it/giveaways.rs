@@ -549,6 +549,7 @@ fn bundled_suites_respect_the_giveaway_bounds() {
         "traineebench",
         "traineebench-cl",
         "traineebench-plus",
+        "traineebench-script",
         "examples",
     ] {
         let suite =

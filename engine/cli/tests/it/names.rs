@@ -226,7 +226,7 @@ fn the_api_lists_scenarios() {
     assert_eq!(names(&v), EXAMPLES);
     let (status, v) = server.request("GET", "/v1/scenarios", None);
     assert_eq!(status, 200);
-    assert_eq!(v["scenarios"].as_array().unwrap().len(), 157, "{v}");
+    assert_eq!(v["scenarios"].as_array().unwrap().len(), 169, "{v}");
     let (status, v) = server.request("GET", "/v1/scenarios?bogus=1", None);
     assert_eq!(status, 400);
     assert_eq!(v["error"]["code"], "invalid_query");
@@ -236,6 +236,6 @@ fn the_api_lists_scenarios() {
     assert_eq!(v["error"]["code"], "unknown_suite");
     assert_eq!(
         v["error"]["message"],
-        "no suite `nope`; the suites are: examples, traineebench, traineebench-cl, traineebench-plus"
+        "no suite `nope`; the suites are: examples, traineebench, traineebench-cl, traineebench-plus, traineebench-script"
     );
 }
