@@ -387,10 +387,10 @@ impl Worlds {
                 .name("tbsim-console-check".into())
                 .spawn(move || check.run())
             {
-                self.checks
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push(h);
+                let mut checks = self.checks.lock().unwrap_or_else(PoisonError::into_inner);
+                // Only the ones under way are kept (a long-lived console opens many).
+                checks.retain(|c| !c.is_finished());
+                checks.push(h);
                 w.steps = facts.steps;
                 w.views
                     .insert((facts.steps, false), (Arc::from(entry.view), now));
