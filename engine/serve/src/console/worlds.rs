@@ -16,11 +16,12 @@
 //! With a [`ViewCache`] ([`Worlds::with_cache`]), a finished run's end world
 //! (its view without answers and its [`EndFacts`]) is kept on disk once rendered,
 //! and a console that opens the run later answers the end from there without
-//! reading or replaying anything. It then replays the run in the background and
-//! compares: the same bytes, and the replay's work is kept (the next scrub needs no
-//! reading); different, and the entry is replaced by the replay's, which is what is
-//! answered from then on (with a warning on stderr, and [`Worlds::corrections`]
-//! counting it, so the console's details are made again).
+//! reading or replaying anything. It then replays the run in the background
+//! (after [`CHECK_DELAY`]) and compares: the same bytes, and the replay's work is
+//! kept (the next scrub needs no reading); different, and the entry is replaced by
+//! the replay's, which is what is answered from then on (with a warning on stderr,
+//! and [`Worlds::corrections`] counting it, so the console's details are made
+//! again).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -41,6 +42,9 @@ pub const CURSORS_PER_RUN: usize = 3;
 pub const RUNS_KEPT: usize = 4;
 /// Rendered world views kept per run.
 pub const VIEWS_PER_RUN: usize = 48;
+/// How long a check of a cache entry waits before it replays: the page that asked
+/// paints first (a replay takes a core for up to a second on a long run).
+pub const CHECK_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What a run directory's content is known by: its trajectory's length and time
 /// of change (a run still being written grows).
@@ -333,11 +337,13 @@ impl Worlds {
         self.hits.load(Ordering::SeqCst)
     }
 
-    /// Waits for the background checks of cache entries started so far.
+    /// Runs the background checks of cache entries started so far now (without
+    /// their [`CHECK_DELAY`]) and waits for them.
     pub fn wait_for_checks(&self) {
         let checks =
             std::mem::take(&mut *self.checks.lock().unwrap_or_else(PoisonError::into_inner));
         for c in checks {
+            c.thread().unpark();
             let _ = c.join();
         }
     }
@@ -492,6 +498,8 @@ struct Check {
 
 impl Check {
     fn run(self) {
+        // Woken early by `wait_for_checks` (or spuriously: it only starts sooner).
+        std::thread::park_timeout(CHECK_DELAY);
         let name = self
             .dir
             .file_name()
