@@ -700,7 +700,7 @@ pub fn entries_page(
         }
         let fmt = |m: String| InspectError::Format(traj.to_owned(), i + 1, m);
         let text = std::str::from_utf8(raw).map_err(|e| fmt(e.to_string()))?;
-        let line: Line = serde_json::from_str(text).map_err(|e| fmt(e.to_string()))?;
+        let line = Line::parse(text).map_err(|e| fmt(e.to_string()))?;
         lines.extend(entry(&line, i, epoch, answers));
     }
     Ok(Timeline {

@@ -126,7 +126,7 @@ fn last_step(lines: &[&str]) -> u64 {
     lines
         .iter()
         .rev()
-        .find_map(|l| match serde_json::from_str::<Line>(l).ok()? {
+        .find_map(|l| match Line::parse(l).ok()? {
             Line::Decision { step, .. }
             | Line::Model(ModelLine { step, .. })
             | Line::Npc(NpcLine { step, .. })
@@ -137,13 +137,13 @@ fn last_step(lines: &[&str]) -> u64 {
 }
 
 /// A fresh world for `loaded`, begun, before the first decision, answering tool
-/// calls and colleagues from what `rec` recorded.
-fn begun(rec: &crate::trajectory::Recorded, loaded: &LoadedScenario) -> Sim {
+/// calls and colleagues from what `rec` recorded, writing its lines to `trace`.
+fn begun(rec: &crate::trajectory::Recorded, loaded: &LoadedScenario, trace: Trajectory) -> Sim {
     let config = rec.header.config();
     let mut sim = Sim::new_with(
         loaded,
         config,
-        Trajectory::in_memory(),
+        trace,
         Box::new(crate::tools::RecordedPython {
             outcomes: rec.python.clone(),
         }),
@@ -161,7 +161,7 @@ fn begun(rec: &crate::trajectory::Recorded, loaded: &LoadedScenario) -> Sim {
 /// A fresh world for `loaded`, driven by the recorded decisions (with recorded
 /// `run_python` outcomes and model-played colleagues' replies) to where the run ended.
 fn redrive(rec: &crate::trajectory::Recorded, loaded: &LoadedScenario) -> Sim {
-    let mut sim = begun(rec, loaded);
+    let mut sim = begun(rec, loaded, Trajectory::in_memory());
     redrive_steps(&mut sim, rec, rec.steps.len());
     if !sim.is_over() {
         for g in &rec.trailing_guidance {
@@ -215,7 +215,8 @@ fn redrive_range(
 /// A world replayed from a run directory to some step (see [`redrive_dir`]).
 #[derive(Debug)]
 pub struct Redriven {
-    /// The world after the step, its trajectory in memory.
+    /// The world after the step (its trajectory only counts lines: see
+    /// [`Replayer::cursor`]).
     pub sim: Sim,
     /// The run's scenario copy.
     pub loaded: LoadedScenario,
@@ -318,10 +319,12 @@ impl Replayer {
         })
     }
 
-    /// A fresh world, begun, before the first decision.
+    /// A fresh world, begun, before the first decision. It is for looking at, so
+    /// its trajectory keeps no lines ([`Trajectory::discarding`]): checking them is
+    /// [`replay`]'s job, which records them.
     pub fn cursor(&self) -> ReplayCursor {
         ReplayCursor {
-            sim: begun(&self.recorded, &self.loaded),
+            sim: begun(&self.recorded, &self.loaded, Trajectory::discarding()),
             at: 0,
         }
     }
@@ -418,9 +421,7 @@ pub fn regrade(dir: &Path, fixed: Option<&Path>) -> Result<Regrade, ReplayError>
     let seen = |lines: Vec<&str>| -> Vec<String> {
         lines
             .into_iter()
-            .filter(|l| {
-                serde_json::from_str::<Line>(l).is_ok_and(|l| matches!(l, Line::Result { .. }))
-            })
+            .filter(|l| Line::parse(l).is_ok_and(|l| matches!(l, Line::Result { .. })))
             .map(str::to_owned)
             .collect()
     };
@@ -484,7 +485,7 @@ fn first_divergence(recorded: &[&str], got: &[String]) -> Option<Divergence> {
                 | Line::Model(ModelLine { step: s, .. })
                 | Line::Npc(NpcLine { step: s, .. })
                 | Line::Result { step: s, .. },
-            ) = serde_json::from_str::<Line>(line)
+            ) = Line::parse(line)
         {
             step = s;
         }

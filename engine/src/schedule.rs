@@ -216,7 +216,7 @@ pub fn compute<'a>(scenario: &Scenario, lines: impl IntoIterator<Item = &'a str>
     let mut cursor = 0u64;
     let mut booked: BTreeSet<String> = BTreeSet::new();
     for line in lines {
-        let Ok(line) = serde_json::from_str::<Line>(line) else {
+        let Ok(line) = Line::parse(line) else {
             continue;
         };
         match line {

@@ -5,10 +5,15 @@
 // (detail, timeline, world at the end and while scrubbing), then the first paint
 // (timeline and world drawn) on another fresh server, three loads.
 //
-//   TBSIM_BIN=… node tools/console-tests/measure.mjs [--runs N] RUN_DIR…
+//   TBSIM_BIN=… node tools/console-tests/measure.mjs [--runs N] [--view-arg ARG]… [--prime] [--no-routes] RUN_DIR…
 //
 // Prints one JSON object. N synthetic runs are hard links of the first RUN_DIR's
-// files with their own result.json.
+// files with their own result.json. `--view-arg` passes ARG to every `tbsim view`
+// (`--view-arg --cache --view-arg DIR`, `--view-arg --no-cache`); `--prime` opens
+// each run once on a server of its own before the first paints are timed, so a
+// view cache given that way holds its end (the first paint is then a console
+// process's first look at a run it has an entry for); `--no-routes` skips the
+// routes timed one by one (which would prime a cache too).
 
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,8 +23,14 @@ import { launch, startView, tempDir, tid, until } from './lib.mjs';
 const args = process.argv.slice(2);
 let n = 1000;
 const dirs = [];
+const viewArgs = [];
+let prime = false;
+let routes = true;
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--runs') n = Number(args[++i]);
+  else if (args[i] === '--view-arg') viewArgs.push(args[++i]);
+  else if (args[i] === '--prime') prime = true;
+  else if (args[i] === '--no-routes') routes = false;
   else dirs.push(args[i]);
 }
 if (!dirs.length) throw new Error('give at least one run directory');
@@ -40,7 +51,7 @@ try {
     writeFileSync(join(d, 'result.json'), JSON.stringify({ ...result, trial: i % 100, checkpoint_score: (i % 101) / 100 }));
   }
   const t0 = performance.now();
-  const server = await startView([big], join(tmp, 'forks'), [], { timeoutMs: 300_000 });
+  const server = await startView([big], join(tmp, 'forks'), viewArgs, { timeoutMs: 300_000 });
   const t1 = performance.now();
   // The old console replayed every run for its first list: give up after 10 minutes.
   const res = await fetch(`${server.url}/v1/console/runs`, { signal: AbortSignal.timeout(600_000) });
@@ -77,8 +88,8 @@ try {
   for (const dir of dirs) {
     const name = dir.split('/').filter(Boolean).pop();
     // The routes one by one, each cold first (a fresh server).
-    {
-      const s = await startView([dir], join(tmp, 'forks'));
+    if (routes) {
+      const s = await startView([dir], join(tmp, 'forks'), viewArgs);
       const id = (await (await fetch(`${s.url}/v1/console/runs`)).json()).runs[0].id;
       const base = `${s.url}/v1/console/runs/${encodeURIComponent(id)}`;
       const r = {};
@@ -104,7 +115,15 @@ try {
       out.routes[name] = r;
       await s.stop();
     }
-    const s = await startView([dir], join(tmp, 'forks'));
+    if (prime) {
+      const p = await startView([dir], join(tmp, 'forks'), viewArgs);
+      const pid = (await (await fetch(`${p.url}/v1/console/runs`)).json()).runs[0].id;
+      const pbase = `${p.url}/v1/console/runs/${encodeURIComponent(pid)}`;
+      await (await fetch(pbase)).text();
+      await (await fetch(`${pbase}/world`)).text();
+      await p.stop();
+    }
+    const s = await startView([dir], join(tmp, 'forks'), viewArgs);
     const id = (await (await fetch(`${s.url}/v1/console/runs`)).json()).runs[0].id;
     const times = [];
     for (let k = 0; k < 3; k++) {

@@ -14,6 +14,13 @@
 //! `world/next_step/kept` is the world one step after one already shown, from the
 //! console's kept worlds (one decision re-driven); `world/next_step/fresh` is the
 //! same world replayed from the start, as every world request did before.
+//!
+//! `open/replayed` is what a console's first look at a finished run costs the
+//! server (its detail's figures and the world at its end: one replay), and
+//! `open/cached` the same answered from the view cache a console wrote before (the
+//! background check against a replay is waited for outside the timing).
+//! `TBSIM_BENCH_RUN=<run dir>` times those two on that run instead of the busy-day
+//! oracle run (e.g. `tools/console-tests/long-run.sh`'s 2,000 decisions).
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -24,6 +31,7 @@ use criterion::{BatchSize, Criterion, criterion_group};
 use tbsim_benches::{BUSY_DAY, load_scenario, oracle_config};
 use tbsim_engine::agent::Oracle;
 use tbsim_engine::run::{RunLimits, run_to_dir};
+use tbsim_serve::console::view_cache::ViewCache;
 use tbsim_serve::console::worlds::Worlds;
 use tbsim_serve::console::{AgentMaker, Console, FixedRun, Mode};
 use tbsim_serve::registry::{Registry, RegistryConfig};
@@ -139,6 +147,34 @@ fn console_index(c: &mut Criterion) {
     });
     g.bench_function("world/next_step/fresh", |b| {
         b.iter(|| black_box(tbsim_engine::inspect::world_at(dir, Some(mid + 1), false).unwrap()));
+    });
+    let open_dir = std::env::var_os("TBSIM_BENCH_RUN").map_or_else(|| dir.clone(), PathBuf::from);
+    g.bench_function("open/replayed", |b| {
+        b.iter(|| {
+            let w = Worlds::new();
+            black_box(w.end_facts(&open_dir).unwrap());
+            black_box(w.view(&open_dir, None, false).unwrap())
+        });
+    });
+    let cache = root.join("view-cache");
+    let primed = Worlds::with_cache(ViewCache::open(&cache).unwrap());
+    primed.end_facts(&open_dir).unwrap();
+    primed.view(&open_dir, None, false).unwrap();
+    g.bench_function("open/cached", |b| {
+        b.iter_custom(|iters| {
+            let mut spent = Duration::ZERO;
+            for _ in 0..iters {
+                let w = Worlds::with_cache(ViewCache::open(&cache).unwrap());
+                let t = std::time::Instant::now();
+                black_box(w.end_facts(&open_dir).unwrap());
+                black_box(w.view(&open_dir, None, false).unwrap());
+                spent += t.elapsed();
+                assert_eq!(w.cache_hits(), 1);
+                w.wait_for_checks();
+                assert_eq!(w.corrections(), 0);
+            }
+            spent
+        });
     });
     g.finish();
     let _ = std::fs::remove_dir_all(&root);

@@ -339,6 +339,14 @@ pub(crate) struct ViewArgs {
     /// nothing: open DIR/index.html from disk or put DIR on any static host.
     #[arg(long, value_name = "DIR")]
     pub(crate) export: Option<PathBuf>,
+    /// Where the console keeps finished runs' end worlds between starts, so a long
+    /// run opened again paints without a replay (checked against one in the
+    /// background). The run directories are never written.
+    #[arg(long, value_name = "DIR", default_value = "runs/.console-cache")]
+    pub(crate) cache: PathBuf,
+    /// Keep no end worlds between starts (every run is replayed when opened).
+    #[arg(long, conflicts_with = "cache")]
+    pub(crate) no_cache: bool,
     #[command(flatten)]
     pub(crate) conn: ConnArgs,
 }

@@ -223,9 +223,16 @@ pub(crate) fn cmd_view(args: ViewArgs) -> Result<ExitCode> {
         .flatten()
         .map(|c| tbsim_serve::scenarios::suite_names(&c.join("suites")))
         .unwrap_or_default();
-    let console = Arc::new(
-        Console::new(Mode::View, Arc::clone(&registry), fixed, agents.clone()).with_suites(suites),
-    );
+    let mut console =
+        Console::new(Mode::View, Arc::clone(&registry), fixed, agents.clone()).with_suites(suites);
+    if !args.no_cache {
+        match tbsim_serve::console::view_cache::ViewCache::open(&args.cache) {
+            Ok(cache) => console = console.with_view_cache(cache),
+            // Only slower: every run is replayed when opened.
+            Err(e) => eprintln!("warning: {e}; runs are replayed when opened"),
+        }
+    }
+    let console = Arc::new(console);
     console.warm_in_background();
     let fds = tbsim_serve::conn::raise_fd_limit();
     let mut api = ApiState::new(registry, args.token.clone(), args.token.clone());

@@ -23,6 +23,7 @@
 pub mod compare;
 pub mod export;
 pub mod routes;
+pub mod view_cache;
 pub mod worlds;
 
 use std::collections::BTreeMap;
@@ -264,6 +265,9 @@ struct Cached {
     summary: RunSummary,
     steps: u64,
     hint_tiers: BTreeMap<String, (u8, u8)>,
+    /// [`worlds::Worlds::corrections`] when it was made: a cached end world found
+    /// wrong since means it is made again.
+    corrections: u64,
 }
 
 /// The console's state (see the module docs).
@@ -346,6 +350,14 @@ impl Console {
             suites: BTreeMap::new(),
             indexing: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Keeps finished runs' end worlds in `cache` between consoles, so a run
+    /// opened again paints without a replay (see [`view_cache`]).
+    #[must_use]
+    pub fn with_view_cache(mut self, cache: view_cache::ViewCache) -> Console {
+        self.worlds = worlds::Worlds::with_cache(cache);
+        self
     }
 
     /// Labels runs with the suites that name their scenarios (scenario name to
@@ -757,6 +769,7 @@ impl Console {
             .unwrap_or_else(PoisonError::into_inner)
             .get(dir)
             .filter(|c| c.key == key && (c.full || depth != Depth::Full))
+            .filter(|c| !c.full || c.corrections == self.worlds.corrections())
             .cloned();
         let c = match cached {
             Some(c) => c,
@@ -961,6 +974,7 @@ fn summarise_finished(mut base: RunSummary, dir: &Path, key: (u64, bool)) -> Opt
         steps: r.steps,
         summary: base,
         hint_tiers: BTreeMap::new(),
+        corrections: 0,
     })
 }
 
@@ -979,6 +993,8 @@ fn compute_recorded(
     key: (u64, bool),
     worlds: &worlds::Worlds,
 ) -> Cached {
+    // Read first: a correction made while this is made means it is made again.
+    let corrections = worlds.corrections();
     let mut steps = 0;
     let mut hint_tiers = BTreeMap::new();
     base.fork = read_fork(dir);
@@ -1014,6 +1030,7 @@ fn compute_recorded(
         summary: base,
         steps,
         hint_tiers,
+        corrections,
     }
 }
 

@@ -12,15 +12,29 @@
 //! [`tbsim_engine::inspect::file_at`]): the same recorded decisions applied in the
 //! same order to a world built the same way (the tests check it, step by step).
 //! A run that moves on (its trajectory grows: a live run) is read again.
+//!
+//! With a [`ViewCache`] ([`Worlds::with_cache`]), a finished run's end world
+//! (its view without answers and its [`EndFacts`]) is kept on disk once rendered,
+//! and a console that opens the run later answers the end from there without
+//! reading or replaying anything. It then replays the run in the background
+//! (after [`CHECK_DELAY`]) and compares: the same bytes, and the replay's work is
+//! kept (the next scrub needs no reading); different, and the entry is replaced by
+//! the replay's, which is what is answered from then on (with a warning on stderr,
+//! and [`Worlds::corrections`] counting it, so the console's details are made
+//! again).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
 use std::time::SystemTime;
 
+use serde::{Deserialize, Serialize};
 use tbsim_engine::inspect::{file_bytes, settle_sim, world_view};
 use tbsim_engine::replay::{ReplayCursor, ReplayError, Replayer};
+
+use super::view_cache::{Entry, RunDigest, ViewCache};
 
 /// Worlds kept per run (each a whole simulation).
 pub const CURSORS_PER_RUN: usize = 3;
@@ -28,6 +42,9 @@ pub const CURSORS_PER_RUN: usize = 3;
 pub const RUNS_KEPT: usize = 4;
 /// Rendered world views kept per run.
 pub const VIEWS_PER_RUN: usize = 48;
+/// How long a check of a cache entry waits before it replays: the page that asked
+/// paints first (a replay takes a core for up to a second on a long run).
+pub const CHECK_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What a run directory's content is known by: its trajectory's length and time
 /// of change (a run still being written grows).
@@ -41,7 +58,7 @@ fn key_of(dir: &Path) -> Key {
 
 /// A run's figures after its last complete decision, as the unsettled world shows
 /// them (what a recorded run's detail needs).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EndFacts {
     /// The world's progress.
     pub progress: tbsim_engine::progress::Progress,
@@ -54,20 +71,47 @@ pub struct EndFacts {
 /// One run's replayer, its worlds and its rendered views.
 struct RunWorlds {
     key: Key,
-    replayer: Replayer,
+    dir: PathBuf,
+    /// Read when first needed: a run answered from the view cache needs none until
+    /// a step other than its end is asked for.
+    replayer: Option<Replayer>,
+    /// Complete decisions (the replayer's, or the cache entry's until it is read).
+    steps: u64,
     /// Worlds not settled, each with when it was last used.
     cursors: Vec<(ReplayCursor, u64)>,
     /// JSON of the world after a step, with or without answers.
     views: BTreeMap<(u64, bool), (Arc<str>, u64)>,
     end: Option<EndFacts>,
+    /// The view cache and the run's digest in it, when there is one.
+    cache: Option<(Arc<ViewCache>, RunDigest)>,
+    /// The end is in the cache (found there, or put).
+    cached: bool,
 }
 
 impl RunWorlds {
+    /// Reads the run's directory, unless it was read already.
+    fn load(&mut self) -> Result<(), ReplayError> {
+        if self.replayer.is_some() {
+            return Ok(());
+        }
+        let r = Replayer::open(&self.dir)?;
+        if r.steps != self.steps {
+            // The cache entry said otherwise: none of its answers stand.
+            self.views.clear();
+            self.end = None;
+            self.steps = r.steps;
+        }
+        self.replayer = Some(r);
+        Ok(())
+    }
+
     /// A world after decision `to` (clamped to the run's): the kept world nearest
     /// before it, advanced; a fresh one when none is (the least used dropped).
     /// Returns its index in `cursors`.
     fn cursor_at(&mut self, to: u64, now: u64) -> Result<usize, ReplayError> {
-        let to = to.min(self.replayer.steps);
+        self.load()?;
+        let replayer = self.replayer.as_ref().expect("just loaded");
+        let to = to.min(replayer.steps);
         let best = self
             .cursors
             .iter()
@@ -83,13 +127,13 @@ impl RunWorlds {
                 {
                     self.cursors.swap_remove(old);
                 }
-                self.cursors.push((self.replayer.cursor(), now));
+                self.cursors.push((replayer.cursor(), now));
                 self.cursors.len() - 1
             }
         };
         let (c, used) = &mut self.cursors[i];
         *used = now;
-        self.replayer.advance(c, to)?;
+        replayer.advance(c, to)?;
         Ok(i)
     }
 
@@ -105,9 +149,9 @@ impl RunWorlds {
         if let Some(e) = &self.end {
             return Ok(e.clone());
         }
-        let steps = self.replayer.steps;
-        let i = self.cursor_at(steps, now)?;
-        let facts = RunWorlds::end_facts_of(&self.replayer, &self.cursors[i].0);
+        let i = self.cursor_at(self.steps, now)?;
+        let replayer = self.replayer.as_ref().expect("loaded");
+        let facts = RunWorlds::end_facts_of(replayer, &self.cursors[i].0);
         self.end = Some(facts.clone());
         Ok(facts)
     }
@@ -133,39 +177,99 @@ impl RunWorlds {
         answers: bool,
         now: u64,
     ) -> Result<Arc<str>, ReplayError> {
-        let steps = self.replayer.steps;
-        let at = step.unwrap_or(steps).min(steps);
+        let at = step.unwrap_or(self.steps).min(self.steps);
         if let Some((json, used)) = self.views.get_mut(&(at, answers)) {
             *used = now;
             return Ok(Arc::clone(json));
         }
+        self.load()?;
+        // Read again: the run's own count stands over a cache entry's.
+        let steps = self.steps;
+        let at = step.unwrap_or(steps).min(steps);
         let i = self.cursor_at(at, now)?;
+        let replayer = self.replayer.as_ref().expect("loaded");
         let c = &self.cursors[i].0;
         // As `world_at`: a finished run's last step is settled (ended and judged),
         // after which that world is no step's any more, so it is given up.
-        let settles = self.replayer.recorded.end.is_some() && c.sim().steps() >= steps;
+        let settles = replayer.recorded.end.is_some() && c.sim().steps() >= steps;
         if !settles {
-            let json = render(&self.replayer, c.sim(), answers)?;
+            let json = render(replayer, c.sim(), answers)?;
             self.keep_view((at, answers), Arc::clone(&json), now);
             return Ok(json);
         }
-        if self.end.is_none() {
-            self.end = Some(RunWorlds::end_facts_of(&self.replayer, c));
-        }
+        let facts = self
+            .end
+            .get_or_insert_with(|| RunWorlds::end_facts_of(replayer, c))
+            .clone();
         let mut sim = self.cursors.swap_remove(i).0.into_sim();
-        settle_sim(&mut sim, &self.replayer.recorded, steps);
+        settle_sim(&mut sim, &replayer.recorded, steps);
         // Both renderings, while the settled world is at hand (the one with answers
         // is only ever handed out where the route allows it).
-        let mut asked = None;
-        for a in [false, true] {
-            let json = render(&self.replayer, &sim, a)?;
-            if a == answers {
-                asked = Some(Arc::clone(&json));
-            }
-            self.keep_view((at, a), json, now);
-        }
-        Ok(asked.expect("both renderings made"))
+        let plain = render(replayer, &sim, false)?;
+        let with = render(replayer, &sim, true)?;
+        self.keep_view((at, false), Arc::clone(&plain), now);
+        self.keep_view((at, true), Arc::clone(&with), now);
+        self.put_in_cache(&facts, &plain);
+        Ok(if answers { with } else { plain })
     }
+
+    /// Keeps a finished run's end (rendered without answers) in the view cache,
+    /// once. A cache that cannot be written only means the next console replays.
+    fn put_in_cache(&mut self, facts: &EndFacts, plain: &str) {
+        let Some((cache, digest)) = &self.cache else {
+            return;
+        };
+        if self.cached {
+            return;
+        }
+        self.cached = true;
+        if let Ok(facts) = serde_json::to_string(facts) {
+            let entry = Entry {
+                facts,
+                view: plain.to_owned(),
+            };
+            if let Err(e) = cache.put(digest, &entry) {
+                eprintln!("console: warning: {e}");
+            }
+        }
+    }
+}
+
+/// The facts of a cache entry, if they read back to the same text (a float read
+/// back a unit in the last place off would make the detail differ from a replay's).
+fn facts_of(text: &str) -> Option<EndFacts> {
+    let facts: EndFacts = serde_json::from_str(text).ok()?;
+    (serde_json::to_string(&facts).ok()? == text).then_some(facts)
+}
+
+/// A finished run's end as a replay makes it: the replayer (its cursor spent),
+/// the facts (and their text) and the end world's views without and with answers.
+struct Replayed {
+    replayer: Replayer,
+    facts: EndFacts,
+    facts_text: String,
+    plain: Arc<str>,
+    with: Arc<str>,
+}
+
+fn replay_end(dir: &Path) -> Result<Replayed, ReplayError> {
+    let replayer = Replayer::open(dir)?;
+    let mut c = replayer.cursor();
+    replayer.advance(&mut c, replayer.steps)?;
+    let facts = RunWorlds::end_facts_of(&replayer, &c);
+    let mut sim = c.into_sim();
+    settle_sim(&mut sim, &replayer.recorded, replayer.steps);
+    let plain = render(&replayer, &sim, false)?;
+    let with = render(&replayer, &sim, true)?;
+    let facts_text = serde_json::to_string(&facts)
+        .map_err(|e| ReplayError::Format(PathBuf::from("world"), 0, e.to_string()))?;
+    Ok(Replayed {
+        replayer,
+        facts,
+        facts_text,
+        plain,
+        with,
+    })
 }
 
 fn render(
@@ -189,6 +293,13 @@ type Slot = Arc<Mutex<Option<RunWorlds>>>;
 pub struct Worlds {
     runs: Mutex<BTreeMap<PathBuf, (Slot, u64)>>,
     clock: AtomicU64,
+    cache: Option<Arc<ViewCache>>,
+    /// Runs opened with their end answered from the cache.
+    hits: AtomicU64,
+    /// Cache entries found to differ from their run's replay.
+    corrections: Arc<AtomicU64>,
+    /// The background checks of cache entries answered from.
+    checks: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for Worlds {
@@ -204,6 +315,99 @@ impl Worlds {
     /// Nothing kept yet.
     pub fn new() -> Worlds {
         Worlds::default()
+    }
+
+    /// Nothing kept yet; finished runs' ends kept in `cache` too (see the module
+    /// docs).
+    pub fn with_cache(cache: ViewCache) -> Worlds {
+        Worlds {
+            cache: Some(Arc::new(cache)),
+            ..Worlds::default()
+        }
+    }
+
+    /// How many cache entries answered from were found to differ from a replay
+    /// (a detail made before a correction is made again).
+    pub fn corrections(&self) -> u64 {
+        self.corrections.load(Ordering::SeqCst)
+    }
+
+    /// How many runs were opened with their end answered from the cache.
+    pub fn cache_hits(&self) -> u64 {
+        self.hits.load(Ordering::SeqCst)
+    }
+
+    /// Runs the background checks of cache entries started so far now (without
+    /// their [`CHECK_DELAY`]) and waits for them.
+    pub fn wait_for_checks(&self) {
+        let checks =
+            std::mem::take(&mut *self.checks.lock().unwrap_or_else(PoisonError::into_inner));
+        for c in checks {
+            c.thread().unpark();
+            let _ = c.join();
+        }
+    }
+
+    /// A run's worlds, its end answered from the view cache when an intact entry
+    /// for its bytes is there (a check against a replay then starts in the
+    /// background); else read from its directory.
+    fn open_run(
+        &self,
+        dir: &Path,
+        key: Key,
+        slot: &Slot,
+        now: u64,
+    ) -> Result<RunWorlds, ReplayError> {
+        let cache = self
+            .cache
+            .as_ref()
+            .and_then(|c| Some((Arc::clone(c), RunDigest::of(dir)?)));
+        let mut w = RunWorlds {
+            key,
+            dir: dir.to_path_buf(),
+            replayer: None,
+            steps: 0,
+            cursors: Vec::new(),
+            views: BTreeMap::new(),
+            end: None,
+            cache,
+            cached: false,
+        };
+        if let Some((cache, digest)) = &w.cache
+            && let Some(entry) = cache.get(digest)
+            && let Some(facts) = facts_of(&entry.facts)
+        {
+            // Answered from the cache only with a check under way: no thread to
+            // spare, and the run is read as if there were no entry.
+            let check = Check {
+                dir: dir.to_path_buf(),
+                key,
+                digest: *digest,
+                cache: Arc::clone(cache),
+                entry: entry.clone(),
+                slot: Arc::clone(slot),
+                corrections: Arc::clone(&self.corrections),
+                now,
+            };
+            if let Ok(h) = std::thread::Builder::new()
+                .name("tbsim-console-check".into())
+                .spawn(move || check.run())
+            {
+                let mut checks = self.checks.lock().unwrap_or_else(PoisonError::into_inner);
+                // Only the ones under way are kept (a long-lived console opens many).
+                checks.retain(|c| !c.is_finished());
+                checks.push(h);
+                w.steps = facts.steps;
+                w.views
+                    .insert((facts.steps, false), (Arc::from(entry.view), now));
+                w.end = Some(facts);
+                w.cached = true;
+                self.hits.fetch_add(1, Ordering::SeqCst);
+                return Ok(w);
+            }
+        }
+        w.load()?;
+        Ok(w)
     }
 
     /// Runs `f` on the worlds of the run in `dir`, read (again) when its content
@@ -237,13 +441,7 @@ impl Worlds {
         if guard.as_ref().is_none_or(|w| w.key != key) {
             // Dropped first: the old worlds are not kept alongside the new.
             *guard = None;
-            *guard = Some(RunWorlds {
-                key,
-                replayer: Replayer::open(dir)?,
-                cursors: Vec::new(),
-                views: BTreeMap::new(),
-                end: None,
-            });
+            *guard = Some(self.open_run(dir, key, &slot, now)?);
         }
         f(guard.as_mut().expect("just filled"), now)
     }
@@ -272,7 +470,7 @@ impl Worlds {
             return Ok(None);
         }
         self.with_run(dir, |w, now| {
-            let to = step.unwrap_or(w.replayer.steps);
+            let to = step.unwrap_or(w.steps);
             let i = w.cursor_at(to, now)?;
             Ok(file_bytes(w.cursors[i].0.sim(), path))
         })
@@ -281,6 +479,80 @@ impl Worlds {
     /// The run's figures after its last complete decision (unsettled).
     pub fn end_facts(&self, dir: &Path) -> Result<EndFacts, ReplayError> {
         self.with_run(dir, |w, now| w.end_facts(now))
+    }
+}
+
+/// A check of a cache entry answered from against the run's replay (see the
+/// module docs), run on a thread of its own: the replay holds no lock, so the
+/// run's requests go on meanwhile.
+struct Check {
+    dir: PathBuf,
+    key: Key,
+    digest: RunDigest,
+    cache: Arc<ViewCache>,
+    entry: Entry,
+    slot: Slot,
+    corrections: Arc<AtomicU64>,
+    now: u64,
+}
+
+impl Check {
+    fn run(self) {
+        // Woken early by `wait_for_checks` (or spuriously: it only starts sooner).
+        std::thread::park_timeout(CHECK_DELAY);
+        let name = self
+            .dir
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let replayed = replay_end(&self.dir);
+        let mut guard = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
+        // The run's worlds as answered from the entry (not since read again).
+        let w = guard.as_mut().filter(|w| w.key == self.key);
+        match replayed {
+            Ok(r) if r.facts_text == self.entry.facts && *r.plain == *self.entry.view => {
+                // Right: the replay's work is kept.
+                if let Some(w) = w {
+                    if w.replayer.is_none() && r.replayer.steps == w.steps {
+                        w.replayer = Some(r.replayer);
+                    }
+                    w.views.entry((w.steps, true)).or_insert((r.with, self.now));
+                }
+            }
+            Ok(r) => {
+                eprintln!(
+                    "console: warning: the cached end world of `{name}` differs from its replay; it is replaced by the replayed one"
+                );
+                self.cache.remove(&self.digest);
+                let entry = Entry {
+                    facts: r.facts_text,
+                    view: r.plain.to_string(),
+                };
+                if let Err(e) = self.cache.put(&self.digest, &entry) {
+                    eprintln!("console: warning: {e}");
+                }
+                if let Some(w) = w {
+                    w.views.clear();
+                    w.cursors.clear();
+                    w.steps = r.replayer.steps;
+                    w.views.insert((w.steps, false), (r.plain, self.now));
+                    w.views.insert((w.steps, true), (r.with, self.now));
+                    w.end = Some(r.facts);
+                    w.replayer = Some(r.replayer);
+                }
+                self.corrections.fetch_add(1, Ordering::SeqCst);
+            }
+            Err(e) => {
+                eprintln!(
+                    "console: warning: `{name}` cannot be replayed to check its cached end world ({e}); the entry is dropped"
+                );
+                self.cache.remove(&self.digest);
+                // Read again at the next request, which then says why it cannot.
+                if w.is_some() {
+                    *guard = None;
+                }
+                self.corrections.fetch_add(1, Ordering::SeqCst);
+            }
+        }
     }
 }
 
@@ -412,6 +684,174 @@ mod tests {
              again {kept_last_again:.2} ms, next five steps after {mid} {next:.1?} ms",
             mid + 1
         );
+    }
+
+    /// A console with a view cache in `cache`.
+    fn cached(cache: &Path) -> Worlds {
+        Worlds::with_cache(ViewCache::open(cache).unwrap())
+    }
+
+    /// What the detail's figures are, as the cache keeps them.
+    fn facts_text(w: &Worlds, dir: &Path) -> String {
+        serde_json::to_string(&w.end_facts(dir).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_cached_end_is_what_a_replay_answers_byte_for_byte() {
+        let tmp = oracle_run("busy-day.ron");
+        let dir = tmp.path();
+        let cache_dir = tempfile::tempdir().unwrap();
+        let plain = Worlds::new();
+        let want_facts = facts_text(&plain, dir);
+        // The first console replays, and keeps the end.
+        let first = cached(cache_dir.path());
+        assert_eq!(
+            &*first.view(dir, None, false).unwrap(),
+            fresh(dir, None, false)
+        );
+        assert_eq!(first.cache_hits(), 0);
+        let entry = ViewCache::open(cache_dir.path())
+            .unwrap()
+            .get(&RunDigest::of(dir).unwrap())
+            .expect("the end is kept");
+        assert_eq!(entry.view, fresh(dir, None, false));
+        assert_eq!(entry.facts, want_facts);
+        // The next answers from it, the same bytes, and its check agrees.
+        let next = cached(cache_dir.path());
+        assert_eq!(
+            &*next.view(dir, None, false).unwrap(),
+            fresh(dir, None, false)
+        );
+        assert_eq!(facts_text(&next, dir), want_facts);
+        assert_eq!(next.cache_hits(), 1);
+        next.wait_for_checks();
+        assert_eq!(next.corrections(), 0);
+        // Everything else is replayed as ever: answers, other steps, files.
+        let steps = Replayer::open(dir).unwrap().steps;
+        for (s, a) in [
+            (None, true),
+            (Some(1), false),
+            (Some(steps - 1), true),
+            (None, false),
+        ] {
+            assert_eq!(
+                &*next.view(dir, s, a).unwrap(),
+                fresh(dir, s, a),
+                "{s:?} {a}"
+            );
+        }
+        let end = world_at(dir, None, false).unwrap();
+        let f = &end.files[0];
+        assert_eq!(
+            next.file(dir, None, &f.path).unwrap(),
+            file_at(dir, None, &f.path).unwrap()
+        );
+        // A copy of the run (hard links, another directory) shares the entry.
+        let copy = tempfile::tempdir().unwrap();
+        for f in ["trajectory.jsonl", "scenario.ron"] {
+            std::fs::hard_link(dir.join(f), copy.path().join(f)).unwrap();
+        }
+        let third = cached(cache_dir.path());
+        assert_eq!(
+            &*third.view(copy.path(), None, false).unwrap(),
+            fresh(dir, None, false)
+        );
+        assert_eq!(third.cache_hits(), 1);
+        third.wait_for_checks();
+    }
+
+    #[test]
+    fn a_tampered_entry_or_a_changed_run_is_not_served() {
+        let tmp = oracle_run("busy-day.ron");
+        let dir = tmp.path();
+        let cache_dir = tempfile::tempdir().unwrap();
+        cached(cache_dir.path()).view(dir, None, false).unwrap();
+        let digest = RunDigest::of(dir).unwrap();
+        let entry_file = std::fs::read_dir(cache_dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "view"))
+            .expect("an entry");
+        // A score edited in the entry: not served; the replay's end is, and kept.
+        let text = std::fs::read_to_string(&entry_file).unwrap();
+        let edited = text.replacen("\"score\":", "\"score\":9", 1);
+        assert_ne!(edited, text);
+        std::fs::write(&entry_file, edited).unwrap();
+        let w = cached(cache_dir.path());
+        assert_eq!(&*w.view(dir, None, false).unwrap(), fresh(dir, None, false));
+        assert_eq!(w.cache_hits(), 0, "the edited entry is not served");
+        assert_eq!(
+            std::fs::read_to_string(&entry_file).unwrap(),
+            text,
+            "written anew"
+        );
+        // The run cut to its first half: another run, which finds no entry.
+        let traj = std::fs::read_to_string(dir.join("trajectory.jsonl")).unwrap();
+        let lines: Vec<&str> = traj.lines().collect();
+        std::fs::write(
+            dir.join("trajectory.jsonl"),
+            lines[..lines.len() / 2].join("\n") + "\n",
+        )
+        .unwrap();
+        assert_ne!(RunDigest::of(dir).unwrap(), digest);
+        let w = cached(cache_dir.path());
+        assert_eq!(&*w.view(dir, None, false).unwrap(), fresh(dir, None, false));
+        assert_eq!(w.cache_hits(), 0);
+    }
+
+    #[test]
+    fn an_entry_that_differs_from_the_replay_is_replaced_by_it() {
+        let tmp = oracle_run("busy-day.ron");
+        let dir = tmp.path();
+        let cache_dir = tempfile::tempdir().unwrap();
+        let right = fresh(dir, None, false);
+        let right_facts = facts_text(&Worlds::new(), dir);
+        // An intact entry that is wrong (as an engine changed under the same
+        // version would leave): other figures, another world.
+        let cache = ViewCache::open(cache_dir.path()).unwrap();
+        let digest = RunDigest::of(dir).unwrap();
+        let mut facts: EndFacts = serde_json::from_str(&right_facts).unwrap();
+        facts.hint_tiers.insert("task/forged".into(), (3, 3));
+        let wrong = Entry {
+            facts: serde_json::to_string(&facts).unwrap(),
+            view: right.replacen("\"step\":", "\"step\":1", 1),
+        };
+        cache.put(&digest, &wrong).unwrap();
+        let w = cached(cache_dir.path());
+        // Answered from the entry at once (it is intact), then checked.
+        let first = w.view(dir, None, false).unwrap();
+        assert_eq!(w.cache_hits(), 1);
+        w.wait_for_checks();
+        assert_eq!(w.corrections(), 1);
+        assert_eq!(&*first, wrong.view, "what was answered before the check");
+        assert_eq!(&*w.view(dir, None, false).unwrap(), right);
+        assert_eq!(facts_text(&w, dir), right_facts);
+        assert_eq!(
+            cache.get(&digest),
+            Some(Entry {
+                facts: right_facts,
+                view: right
+            }),
+            "the entry is the replay's now"
+        );
+    }
+
+    #[test]
+    fn a_live_run_is_not_kept_in_the_cache() {
+        let tmp = oracle_run("busy-day.ron");
+        let dir = tmp.path();
+        // Its end and score lines not written yet: a run still going.
+        let traj = std::fs::read_to_string(dir.join("trajectory.jsonl")).unwrap();
+        let cut: Vec<&str> = traj
+            .lines()
+            .take_while(|l| !l.starts_with("{\"type\":\"end\""))
+            .collect();
+        std::fs::write(dir.join("trajectory.jsonl"), cut.join("\n") + "\n").unwrap();
+        let cache_dir = tempfile::tempdir().unwrap();
+        let w = cached(cache_dir.path());
+        assert_eq!(&*w.view(dir, None, false).unwrap(), fresh(dir, None, false));
+        let cache = ViewCache::open(cache_dir.path()).unwrap();
+        assert_eq!(cache.get(&RunDigest::of(dir).unwrap()), None);
     }
 
     #[test]

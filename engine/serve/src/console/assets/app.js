@@ -161,7 +161,42 @@ async function request(path, { method = 'GET', body } = {}) {
   return res;
 }
 
+/**
+ * GET requests a run's page makes first, started at boot, before
+ * `/v1/console/info` answers (the address names the run), so the first paint does
+ * not wait for two round trips in a row. Each is taken once, by the same request
+ * made by the page; whatever the first route did not take is dropped then.
+ */
+const early = new Map();
+
+function requestEarly(path) {
+  const p = api(path);
+  p.catch(() => {}); // the page's own request shows any error
+  early.set(path, p);
+}
+
+/** The requests the page of the run in `hash` makes first (see `viewRun`). */
+function requestRunEarly(hash) {
+  const m = hash.match(/^#\/run\/([^/?]+)(?:\/step\/(\d+))?/);
+  if (!m || window.TBSIM_STATIC) return;
+  let base;
+  try {
+    base = `/v1/console/runs/${encodeURIComponent(decodeURIComponent(m[1]))}`;
+  } catch {
+    return; // not an id: the route says so
+  }
+  requestEarly(base);
+  requestEarly(`${base}/timeline?from=0&limit=${TIMELINE_FIRST_PAGE}`);
+  requestEarly(m[2] !== undefined ? `${base}/world?step=${Math.max(0, Number(m[2]))}` : `${base}/world`);
+  requestEarly('/v1/tools');
+}
+
 async function api(path, opts) {
+  if (!opts && early.has(path)) {
+    const p = early.get(path);
+    early.delete(path);
+    return p;
+  }
   const res = await request(path, opts);
   const text = await res.text();
   let data = null;
@@ -268,6 +303,8 @@ function route() {
   else if (m) viewRun(main, decodeURIComponent(m[1]), m[2] !== undefined ? Number(m[2]) : null);
   else if (hash.startsWith('#/play')) viewPlay(main);
   else viewRuns(main);
+  // Only the first route may take an early answer: any later one asks anew.
+  early.clear();
 }
 
 function go(hash) {
@@ -276,6 +313,7 @@ function go(hash) {
 }
 
 async function boot() {
+  requestRunEarly(location.hash || '');
   try {
     info = await api('/v1/console/info');
   } catch (e) {
@@ -1609,7 +1647,10 @@ function viewRun(main, id, atStep) {
   // Timeline.
   function appendEntries(lines) {
     const box = tlBox;
-    const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+    // An empty timeline is at its bottom: asking the box would lay out the whole
+    // page (the world just drawn) before the first paint, for nothing.
+    const wasEmpty = !st.entries.length;
+    const atBottom = wasEmpty || box.scrollHeight - box.scrollTop - box.clientHeight < 40;
     const frag = document.createDocumentFragment();
     for (const e of lines) {
       if (typeof e.i === 'number' && e.i < st.next) continue; // seen already
@@ -1629,7 +1670,11 @@ function viewRun(main, id, atStep) {
     tlCount.dataset.count = String(st.entries.length);
     // A step from the address is scrolled to once its decision has arrived.
     if (highlight(st.scrollPending)) st.scrollPending = false;
-    if (atBottom && st.scrub === null) box.scrollTop = box.scrollHeight;
+    if (atBottom && st.scrub === null) {
+      // The first page is scrolled at the frame, when the page is laid out anyway.
+      if (wasEmpty) requestAnimationFrame(() => { if (st.scrub === null) box.scrollTop = box.scrollHeight; });
+      else box.scrollTop = box.scrollHeight;
+    }
   }
 
   function resetTimeline() {
@@ -1795,24 +1840,31 @@ function viewRun(main, id, atStep) {
     }
   }
 
-  function renderWorld(w) {
+  /** The line above the world's tabs (the run's step count may come after the world). */
+  function renderWorldNote(w) {
     worldNote.textContent = `World after step ${w.step} of ${maxStep()} · ${w.time} · day ${w.day}/${w.days} · score ${fmtScore(w.score)}`;
     worldNote.dataset.step = String(w.step);
     updateScrubLabel();
+  }
+
+  function renderWorld(w) {
+    renderWorldNote(w);
     const tasks = w.tasks || [];
     clear(panels.tasks).append(tasks.length ? h('div', { class: 'task-list', testid: 'task-list' }, tasks.map(taskCard)) : h('p', { class: 'muted' }, 'No task released yet.'));
     const files = w.files || [];
     const openNow = fileViewer.dataset.path;
-    clear(panels.files).append(
-      files.length ? h('div', { class: 'files', testid: 'file-tree', tabindex: '0', 'aria-label': 'Files, scrollable' }, ['drive', 'workspace'].map((root) => {
-        const fs = files.filter((f) => (f.root || f.path.split('/')[0]) === root);
-        return fs.length ? h('div', {}, fileTree(fs, openFile)) : null;
-      })) : h('p', { class: 'muted' }, 'No files.'),
-      fileViewer);
     if (openNow && !files.some((f) => f.path === openNow)) {
       clear(fileViewer);
       delete fileViewer.dataset.path;
     }
+    // Drawn when shown, like chats: a long run's hundreds of files are a tenth of
+    // its first paint otherwise.
+    drawPanel('files', () => clear(panels.files).append(
+      files.length ? h('div', { class: 'files', testid: 'file-tree', tabindex: '0', 'aria-label': 'Files, scrollable' }, ['drive', 'workspace'].map((root) => {
+        const fs = files.filter((f) => (f.root || f.path.split('/')[0]) === root);
+        return fs.length ? h('div', {}, fileTree(fs, openFile)) : null;
+      })) : h('p', { class: 'muted' }, 'No files.'),
+      fileViewer));
     const chats = w.chats || [];
     drawPanel('chats', () => add(clear(panels.chats), [chats.length ? chats.map(chatView) : h('p', { class: 'muted' }, 'No chats.')]));
     drawPanel('calendar', () => clear(panels.calendar).append(calendarView(w.calendar || [])));
@@ -2049,9 +2101,10 @@ function viewRun(main, id, atStep) {
     if (firstPage) rest = loadRestOfTimeline(t.v);
     // The stream goes on from where the pages end.
     rest.catch(showError).then(() => { if (!st.gone) startStream(); });
-    // Drawn again with the run's step count, which came later; or asked again
-    // (with its error shown) unless the run has no world to show.
-    if (await worldP) renderWorld(st.world);
+    // Its note again, with the run's step count, which came later (the panels do
+    // not depend on it); or asked again (with its error shown) unless the run has
+    // no world to show.
+    if (await worldP) renderWorldNote(st.world);
     else if (!st.playing && !(st.detail && st.detail.state === 'queued')) loadWorld();
   })();
 }
