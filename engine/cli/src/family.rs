@@ -370,7 +370,7 @@ fn subject(dir: &Path) -> Result<Subject, String> {
         }
         return Ok(Subject::Rust(e));
     }
-    tbsim_gen::script::register_dir(dir)
+    tbsim_gen::registry::register_script_dir(dir)
         .map(Subject::Script)
         .map_err(|e| e.to_string())
 }

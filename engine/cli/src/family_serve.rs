@@ -111,7 +111,7 @@ fn watch(mut seen: Vec<(PathBuf, Option<SystemTime>)>, dir: &Path, stop: &Atomic
 /// Loads `family` (replacing an earlier text of the same folder) and writes one
 /// scenario per variant; the names written.
 fn write_instances(family: &Path, dir: &Path) -> Result<Vec<String>, String> {
-    let entry = tbsim_gen::script::register_dir(family).map_err(|e| e.to_string())?;
+    let entry = tbsim_gen::registry::register_script_dir(family).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     let mut files = Vec::new();
     for v in tbsim_gen::registry::FamilyEntry::variants(entry) {

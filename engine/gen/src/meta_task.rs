@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::{Ctx, Domain, Family, Parts};
+use super::{Ctx, Domain, Family, Parts, Variant};
 use tbsim_scenario::{Scenario, TaskSpec};
 
 /// The reference implementation's name for a family, and how its arguments map
@@ -110,3 +110,29 @@ pub struct AdsStrategy;
 /// `event_planning`: see [`event_planning`](super::event_planning); its [`MetaTask`] impl is in the registry.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EventPlanning;
+
+/// A registered family, as the registry holds it (the object-safe [`MetaTask`]).
+pub trait FamilyEntry: Sync {
+    /// See [`MetaTask::KEY`].
+    fn key(&self) -> &'static str;
+    /// See [`MetaTask::DOMAIN`].
+    fn domain(&self) -> Domain;
+    /// See [`MetaTask::MILESTONE`].
+    fn milestone(&self) -> Option<&'static str>;
+    /// See [`MetaTask::MIN_WINDOW_MINUTES`].
+    fn min_window_minutes(&self) -> u32;
+    /// See [`MetaTask::GATEABLE`].
+    fn gateable(&self) -> bool;
+    /// See [`MetaTask::REFERENCE`].
+    fn reference(&self) -> Option<Reference>;
+    /// Whether `f` is this family.
+    fn holds(&self, f: &Family) -> bool;
+    /// The family with every parameter left to the generator.
+    fn unset(&self) -> Family;
+    /// Every variant of the family.
+    fn variants(&self) -> Vec<Variant>;
+    /// Generates one instance of `f`, which must be this family.
+    fn generate(&self, ctx: &Ctx<'_>, f: &Family) -> Result<Parts, String>;
+    /// See [`MetaTask::wrong_answers`].
+    fn wrong_answers(&self, task: &TaskSpec, scenario: &Scenario) -> Vec<(String, String)>;
+}

@@ -19,37 +19,11 @@ use super::{
 // The trait and the family markers live in `meta_task`, which the families import
 // too; re-exported so `registry::X` keeps working for other crates.
 pub use super::meta_task::{
-    AdsStrategy, Attendance, ChangedRequirement, DataCompletion, EventPlanning, HandoffChain,
-    KbFix, MeetingAttend, MeetingBook, MetaTask, Reference, ResumeSelect, Sales, TransactionReview,
-    UrgentInterrupt, WebsiteMonitor,
+    AdsStrategy, Attendance, ChangedRequirement, DataCompletion, EventPlanning, FamilyEntry,
+    HandoffChain, KbFix, MeetingAttend, MeetingBook, MetaTask, Reference, ResumeSelect, Sales,
+    TransactionReview, UrgentInterrupt, WebsiteMonitor,
 };
 use tbsim_scenario::{Scenario, TaskSpec};
-
-/// A registered family, as the registry holds it (the object-safe [`MetaTask`]).
-pub trait FamilyEntry: Sync {
-    /// See [`MetaTask::KEY`].
-    fn key(&self) -> &'static str;
-    /// See [`MetaTask::DOMAIN`].
-    fn domain(&self) -> Domain;
-    /// See [`MetaTask::MILESTONE`].
-    fn milestone(&self) -> Option<&'static str>;
-    /// See [`MetaTask::MIN_WINDOW_MINUTES`].
-    fn min_window_minutes(&self) -> u32;
-    /// See [`MetaTask::GATEABLE`].
-    fn gateable(&self) -> bool;
-    /// See [`MetaTask::REFERENCE`].
-    fn reference(&self) -> Option<Reference>;
-    /// Whether `f` is this family.
-    fn holds(&self, f: &Family) -> bool;
-    /// The family with every parameter left to the generator.
-    fn unset(&self) -> Family;
-    /// Every variant of the family.
-    fn variants(&self) -> Vec<Variant>;
-    /// Generates one instance of `f`, which must be this family.
-    fn generate(&self, ctx: &Ctx<'_>, f: &Family) -> Result<Parts, String>;
-    /// See [`MetaTask::wrong_answers`].
-    fn wrong_answers(&self, task: &TaskSpec, scenario: &Scenario) -> Vec<(String, String)>;
-}
 
 /// The registry's entry for the family `T`.
 pub struct Entry<T>(PhantomData<fn() -> T>);
@@ -118,6 +92,22 @@ impl<T: MetaTask> FamilyEntry for Entry<T> {
     fn wrong_answers(&self, task: &TaskSpec, scenario: &Scenario) -> Vec<(String, String)> {
         T::wrong_answers(task, scenario)
     }
+}
+
+/// Loads a script family folder and registers it (see
+/// [`super::script::register_dir`]), refusing a key a Rust family has: the registry
+/// resolves keys to Rust families first, so such a script could never be drawn.
+pub fn register_script_dir(
+    dir: &std::path::Path,
+) -> Result<&'static super::script::ScriptEntry, super::script_host::ScriptError> {
+    let e = super::script::register_dir(dir)?;
+    if FAMILIES.iter().any(|f| f.key() == e.key()) {
+        return Err(super::script_host::ScriptError::at_file(
+            e.script().file(),
+            format!("`{}` is the key of a Rust family; choose another", e.key()),
+        ));
+    }
+    Ok(e)
 }
 
 /// The registered family that `f` is.

@@ -12,7 +12,7 @@ use std::sync::{Mutex, OnceLock};
 
 use serde::Deserialize;
 
-use super::registry::{FamilyEntry, Reference};
+use super::meta_task::{FamilyEntry, Reference};
 use super::script_host::{GenInput, ScriptError, ScriptFamily};
 use super::{Ctx, Domain, Family, Parts, Variant, difficulty};
 use tbsim_scenario::{
@@ -23,7 +23,7 @@ use tbsim_scenario::{
 pub type ScriptParams = BTreeMap<String, serde_json::Value>;
 
 /// The script families bundled with tbsim: `(folder name, family.star)`.
-pub const BUNDLED: [(&str, &str); 5] = [
+pub const BUNDLED: [(&str, &str); 7] = [
     (
         "inventory_reorder",
         include_str!("../../../content/families/inventory_reorder/family.star"),
@@ -43,6 +43,14 @@ pub const BUNDLED: [(&str, &str); 5] = [
     (
         "handoff_chain_script",
         include_str!("../../../content/families/handoff_chain_script/family.star"),
+    ),
+    (
+        "transaction_review_script",
+        include_str!("../../../content/families/transaction_review_script/family.star"),
+    ),
+    (
+        "meeting_attend_script",
+        include_str!("../../../content/families/meeting_attend_script/family.star"),
     ),
 ];
 
@@ -146,18 +154,6 @@ pub fn register_dir(dir: &Path) -> Result<&'static ScriptEntry, ScriptError> {
 
 /// Registers a loaded family (see [`register_dir`]).
 pub fn register(family: ScriptFamily) -> Result<&'static ScriptEntry, ScriptError> {
-    if super::registry::FAMILIES
-        .iter()
-        .any(|e| e.key() == family.key())
-    {
-        return Err(ScriptError::at_file(
-            family.file(),
-            format!(
-                "`{}` is the key of a Rust family; choose another",
-                family.key()
-            ),
-        ));
-    }
     let mut reg = registered().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(i) = reg.iter().position(|e| e.key == family.key()) {
         let e = reg[i];
@@ -259,28 +255,6 @@ impl FamilyEntry for Unknown {
     fn wrong_answers(&self, _: &TaskSpec, _: &Scenario) -> Vec<(String, String)> {
         Vec::new()
     }
-}
-
-/// The corpus as scripts see it (`ctx.corpus`): built once.
-pub(crate) fn corpus_json() -> &'static serde_json::Value {
-    use super::corpus;
-    static C: OnceLock<serde_json::Value> = OnceLock::new();
-    C.get_or_init(|| {
-        serde_json::json!({
-            "company": corpus::COMPANY,
-            "kb_fix_manual": corpus::fill(corpus::KB_FIX_MANUAL, &[("company", corpus::COMPANY)]),
-            "articles": corpus::ARTICLES
-                .iter()
-                .map(|a| serde_json::json!({"stem": a.stem, "title": a.title, "body": a.body}))
-                .collect::<Vec<_>>(),
-            "supplier_prefixes": corpus::SUPPLIER_PREFIXES,
-            "supplier_suffixes": corpus::SUPPLIER_SUFFIXES,
-            "catalogue": corpus::CATALOGUE
-                .iter()
-                .map(|c| serde_json::json!({"name": c.name, "min_price": c.min_price, "max_price": c.max_price}))
-                .collect::<Vec<_>>(),
-        })
-    })
 }
 
 /// What `generate` returns, in the scenario format's shapes.

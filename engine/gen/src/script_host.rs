@@ -498,7 +498,7 @@ impl Pool {
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let mut h = match idle {
             Some(h) => h,
-            None => Host::start(self.program()?, super::script::corpus_json())?,
+            None => Host::start(self.program()?, corpus_json())?,
         };
         for (file, source) in &scripts[h.loaded.min(scripts.len())..] {
             h.request(&json!({"op": "load", "file": file, "source": source}))?;
@@ -630,4 +630,26 @@ fn build(root: &Path, target: &Path) -> Result<(), ScriptError> {
             "building the family-script host failed ({status}); see tools/script-host.sh"
         )))
     }
+}
+
+/// The corpus as scripts see it (`ctx.corpus`): built once.
+pub(crate) fn corpus_json() -> &'static serde_json::Value {
+    use super::corpus;
+    static C: OnceLock<serde_json::Value> = OnceLock::new();
+    C.get_or_init(|| {
+        serde_json::json!({
+            "company": corpus::COMPANY,
+            "kb_fix_manual": corpus::fill(corpus::KB_FIX_MANUAL, &[("company", corpus::COMPANY)]),
+            "articles": corpus::ARTICLES
+                .iter()
+                .map(|a| serde_json::json!({"stem": a.stem, "title": a.title, "body": a.body}))
+                .collect::<Vec<_>>(),
+            "supplier_prefixes": corpus::SUPPLIER_PREFIXES,
+            "supplier_suffixes": corpus::SUPPLIER_SUFFIXES,
+            "catalogue": corpus::CATALOGUE
+                .iter()
+                .map(|c| serde_json::json!({"name": c.name, "min_price": c.min_price, "max_price": c.max_price}))
+                .collect::<Vec<_>>(),
+        })
+    })
 }
