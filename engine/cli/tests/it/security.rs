@@ -573,6 +573,11 @@ const UNTRUSTED_WORDS: &[&str] = &["name", "agent", "client", "id", "label", "se
 /// Joins of such text that are safe for a stated reason: (file, argument, why).
 const REVIEWED_JOINS: &[(&str, &str, &str)] = &[
     (
+        "engine/serve/src/console/view_cache.rs",
+        "digest.file_name()",
+        "the hex of a BLAKE3 digest and a constant suffix",
+    ),
+    (
         "engine/cli/src/family.rs",
         "format!(\"{}.ron\", p.name)",
         "a label for the gate's in-memory scenario (never opened or written)",
