@@ -441,7 +441,12 @@ fn the_contract_to_forward_is_never_the_registers_first_row() {
 
 #[test]
 fn no_extractor_solves_more_than_five_percent_of_any_family() {
-    let variants = Family::all_variants();
+    // Rust families; script families are scanned by their gate (`tbsim family
+    // check`, at 200 seeds in release and in CI by `family_script.rs`).
+    let variants: Vec<tbsim_gen::Variant> = Family::all_variants()
+        .into_iter()
+        .filter(|v| !matches!(v.family, Family::Script(..)))
+        .collect();
     let mut keys: Vec<&str> = variants.iter().map(|v| v.family.key()).collect();
     keys.dedup();
     let mut jobs: Vec<LoadedScenario> = Vec::new();
