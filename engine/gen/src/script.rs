@@ -338,9 +338,9 @@ impl ScriptEntry {
         }
     }
 
-    fn parts(&self, ctx: &Ctx<'_>, out: serde_json::Value) -> Result<Parts, String> {
+    fn parts(&self, ctx: &Ctx<'_>, out: &serde_json::value::RawValue) -> Result<Parts, String> {
         let file = self.family.file();
-        let p: ScriptParts = serde_json::from_value(out).map_err(|e| {
+        let p: ScriptParts = serde_json::from_str(out.get()).map_err(|e| {
             format!(
                 "{file}: error[TB0026]: `generate` returned data the scenario format refuses: {e}"
             )
@@ -447,7 +447,7 @@ impl FamilyEntry for ScriptEntry {
             .family
             .generate(&Self::input(ctx), &params)
             .map_err(|e| e.to_string())?;
-        self.parts(ctx, out)
+        self.parts(ctx, &out)
     }
     fn wrong_answers(&self, task: &TaskSpec, scenario: &Scenario) -> Vec<(String, String)> {
         let (Ok(t), Ok(s)) = (serde_json::to_value(task), serde_json::to_value(scenario)) else {

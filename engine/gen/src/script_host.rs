@@ -23,6 +23,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 /// The TB code every script error carries (its page: `docs/errors/TB0026.md`).
@@ -230,9 +231,10 @@ impl ScriptFamily {
         self.defines.iter().any(|d| d == name)
     }
 
-    /// Runs `generate(ctx, params)` for one task; returns what it returned.
-    pub fn generate(&self, input: &GenInput, params: &Value) -> Result<Value, ScriptError> {
-        pool().call(&json!({
+    /// Runs `generate(ctx, params)` for one task; returns what it returned, as
+    /// JSON text (parsed once, by the caller, into the shape it wants).
+    pub fn generate(&self, input: &GenInput, params: &Value) -> Result<Box<RawValue>, ScriptError> {
+        pool().call_raw(&json!({
             "op": "generate", "handle": self.handle, "input": input, "params": params,
         }))
     }
@@ -315,7 +317,7 @@ impl Solving {
         };
         let step = match h.exchange_raw(msg)? {
             Raw::Call(method, args) => return Ok(SolveStep::Call { method, args }),
-            Raw::Answer(a) => SolveStep::Done(a),
+            Raw::Answer(a) => SolveStep::Done(a.and_then(|raw| value_of(&raw))),
         };
         // Finished: the host goes back to the pool.
         if let Some(h) = self.host.take() {
@@ -364,10 +366,16 @@ pub fn claims(family: &ScriptFamily, task: &Value) -> Result<Option<bool>, Scrip
     Ok(v.as_bool())
 }
 
-/// One line from the host: a `tools` call or a request's answer.
+/// One line from the host: a `tools` call or a request's answer (its JSON text).
 enum Raw {
     Call(String, Value),
-    Answer(Result<Value, ScriptError>),
+    Answer(Result<Box<RawValue>, ScriptError>),
+}
+
+fn value_of(raw: &RawValue) -> Result<Value, ScriptError> {
+    serde_json::from_str(raw.get()).map_err(|e| {
+        ScriptError::host(format!("the host answered something that is not JSON: {e}"))
+    })
 }
 
 /// One running host.
@@ -415,7 +423,7 @@ impl Host {
 
     /// Sends one request and reads its answer. An `Err` from the script is
     /// `Ok(Err(_))`; a broken host is `Err(_)`.
-    fn exchange(&mut self, req: &Value) -> Result<Result<Value, ScriptError>, ScriptError> {
+    fn exchange(&mut self, req: &Value) -> Result<Result<Box<RawValue>, ScriptError>, ScriptError> {
         match self.exchange_raw(req)? {
             Raw::Answer(a) => Ok(a),
             Raw::Call(m, _) => Err(ScriptError::host(format!(
@@ -439,27 +447,37 @@ impl Host {
                 "the family-script host ended without answering",
             ));
         }
-        let v: Value = serde_json::from_str(&answer).map_err(|e| {
-            ScriptError::host(format!("the host answered something that is not JSON: {e}"))
-        })?;
-        match (v.get("ok"), v.get("err"), v.get("call")) {
-            (Some(ok), None, None) => Ok(Raw::Answer(Ok(ok.clone()))),
-            (None, Some(err), None) => Ok(Raw::Answer(Err(ScriptError::from_answer(err)))),
-            (None, None, Some(c)) => Ok(Raw::Call(
-                c.get("method")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned(),
-                c.get("args").cloned().unwrap_or(Value::Null),
-            )),
+        // The answer's members stay JSON text: an `ok` is parsed once, by whoever
+        // asked, into the type it wants (a generated task straight into its parts).
+        let mut v: std::collections::BTreeMap<String, Box<RawValue>> =
+            serde_json::from_str(&answer).map_err(|e| {
+                ScriptError::host(format!("the host answered something that is not JSON: {e}"))
+            })?;
+        let (ok, err, call) = (v.remove("ok"), v.remove("err"), v.remove("call"));
+        match (ok, err, call) {
+            (Some(ok), None, None) if v.is_empty() => Ok(Raw::Answer(Ok(ok))),
+            (None, Some(err), None) if v.is_empty() => {
+                Ok(Raw::Answer(Err(ScriptError::from_answer(&value_of(&err)?))))
+            }
+            (None, None, Some(c)) if v.is_empty() => {
+                let c = value_of(&c)?;
+                Ok(Raw::Call(
+                    c.get("method")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
+                    c.get("args").cloned().unwrap_or(Value::Null),
+                ))
+            }
             _ => Err(ScriptError::host(format!(
-                "the host's answer is malformed: {v}"
+                "the host's answer is malformed: {}",
+                answer.trim_end()
             ))),
         }
     }
 
     fn request(&mut self, req: &Value) -> Result<Value, ScriptError> {
-        self.exchange(req)?
+        value_of(&self.exchange(req)??)
     }
 }
 
@@ -512,6 +530,10 @@ impl Pool {
     }
 
     fn call(&self, req: &Value) -> Result<Value, ScriptError> {
+        value_of(&self.call_raw(req)?)
+    }
+
+    fn call_raw(&self, req: &Value) -> Result<Box<RawValue>, ScriptError> {
         let scripts = self
             .scripts
             .lock()
@@ -534,7 +556,7 @@ impl Pool {
             h.loaded += 1;
         }
         self.give_back(h);
-        out
+        value_of(&out?)
     }
 }
 

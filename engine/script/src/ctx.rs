@@ -118,12 +118,36 @@ impl Default for Corpus {
 pub struct ScriptCtx {
     #[allocative(skip)]
     input: GenInput,
+    /// `ctx.people`, `ctx.rooms` and `ctx.release`, converted once per task and
+    /// frozen: scripts read them inside loops (a row per person), and converting
+    /// the JSON on every read was most of a generation's time.
+    #[allocative(skip)]
+    frozen: [starlark::values::FrozenValue; 3],
+    #[allocative(skip)]
+    heap: starlark::values::FrozenHeapRef,
 }
 
 impl ScriptCtx {
     /// The context of one task.
-    pub fn new(input: GenInput) -> ScriptCtx {
-        ScriptCtx { input }
+    pub fn new(mut input: GenInput) -> ScriptCtx {
+        let heap = starlark::values::FrozenHeap::new();
+        let freeze = |v: &mut serde_json::Value| heap.alloc(std::mem::take(v));
+        let frozen = [
+            freeze(&mut input.people),
+            freeze(&mut input.rooms),
+            freeze(&mut input.release),
+        ];
+        ScriptCtx {
+            input,
+            frozen,
+            heap: heap.into_ref(),
+        }
+    }
+
+    /// The heap holding the frozen attributes: a module that shows this `ctx` to a
+    /// script references it first (as it does the corpus').
+    pub fn heap(&self) -> &starlark::values::FrozenHeapRef {
+        &self.heap
     }
     fn suffix(&self) -> String {
         if self.input.day <= 1 {
@@ -160,10 +184,10 @@ impl<'v> StarlarkValue<'v> for ScriptCtx {
             "deadline" => heap.alloc(format!("{}T{}", i.date, i.deadline)),
             "day" => heap.alloc(i.day),
             "suffix" => heap.alloc(self.suffix()),
-            "people" => heap.alloc(i.people.clone()),
+            "people" => self.frozen[0].to_value(),
             "mentor" => heap.alloc(i.mentor.as_str()),
-            "rooms" => heap.alloc(i.rooms.clone()),
-            "release" => heap.alloc(i.release.clone()),
+            "rooms" => self.frozen[1].to_value(),
+            "release" => self.frozen[2].to_value(),
             "corpus" => i.corpus.value.to_value(),
             _ => return None,
         })

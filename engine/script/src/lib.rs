@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 mod ctx;
+mod json_text;
 pub mod protocol;
 pub mod reference;
 pub mod tools;
@@ -379,6 +380,26 @@ impl ScriptFamily {
         name: &str,
         args: impl for<'v> FnOnce(&Module<'v>) -> Vec<Value<'v>>,
     ) -> Result<serde_json::Value, ScriptError> {
+        self.call_with(name, args, |v| v.to_json_value())
+    }
+
+    /// [`call`](Self::call), its result written straight to JSON text: no
+    /// intermediate `serde_json::Value` (a generated task is tens of kilobytes,
+    /// and building its maps was a large share of a generation's time).
+    fn call_text(
+        &self,
+        name: &str,
+        args: impl for<'v> FnOnce(&Module<'v>) -> Vec<Value<'v>>,
+    ) -> Result<String, ScriptError> {
+        self.call_with(name, args, json_text::to_string)
+    }
+
+    fn call_with<T>(
+        &self,
+        name: &str,
+        args: impl for<'v> FnOnce(&Module<'v>) -> Vec<Value<'v>>,
+        finish: impl for<'v> FnOnce(Value<'v>) -> anyhow::Result<T>,
+    ) -> Result<T, ScriptError> {
         let owned = self
             .module
             .get(name)
@@ -401,7 +422,7 @@ impl ScriptFamily {
             let out = eval
                 .eval_function(f, &args, &[])
                 .map_err(|e| ScriptError::from_starlark(&self.file, &e))?;
-            out.to_json_value().map_err(|e| {
+            finish(out).map_err(|e| {
                 ScriptError::at_file(
                     &self.file,
                     format!("`{name}` must return plain data (dicts, lists, strings, numbers, booleans, None): {e}"),
@@ -416,10 +437,23 @@ impl ScriptFamily {
         input: &GenInput,
         params: &serde_json::Value,
     ) -> Result<serde_json::Value, ScriptError> {
-        let ctx = ScriptCtx::new(input.clone());
-        self.call("generate", |m| {
-            // `ctx.corpus` is a value of the corpus' own frozen heap.
-            m.frozen_heap().add_reference(&input.corpus.heap);
+        let text = self.generate_json(input.clone(), params)?;
+        serde_json::from_str(&text).map_err(|e| ScriptError::at_file(&self.file, e.to_string()))
+    }
+
+    /// [`generate`](Self::generate), its result as JSON text (what the host sends).
+    pub fn generate_json(
+        &self,
+        input: GenInput,
+        params: &serde_json::Value,
+    ) -> Result<String, ScriptError> {
+        let corpus = input.corpus.heap.clone();
+        let ctx = ScriptCtx::new(input);
+        self.call_text("generate", |m| {
+            // `ctx.corpus` is a value of the corpus' own frozen heap, and
+            // `ctx.people` (and co.) of the ctx's.
+            m.frozen_heap().add_reference(&corpus);
+            m.frozen_heap().add_reference(ctx.heap());
             vec![m.heap().alloc(ctx), m.heap().alloc(params.clone())]
         })
     }

@@ -34,6 +34,12 @@ use crate::{GenInput, Limits, ScriptError, ScriptFamily};
 /// The protocol's version; tbsim refuses a host that answers `hello` with another.
 pub const PROTOCOL: u64 = 1;
 
+/// A request's result: a value, or JSON text already written.
+enum Answer {
+    Value(Value),
+    Text(String),
+}
+
 /// The host's state: the corpus, the loaded families and the channel to tbsim.
 pub struct Host {
     corpus: crate::ctx::Corpus,
@@ -101,7 +107,7 @@ impl Host {
     /// Answers one request line with one answer line.
     pub fn answer(&mut self, line: &str) -> String {
         let out = match serde_json::from_str::<Value>(line) {
-            Ok(req) => std::panic::catch_unwind(AssertUnwindSafe(|| self.handle(&req)))
+            Ok(req) => std::panic::catch_unwind(AssertUnwindSafe(|| self.handle(req)))
                 .unwrap_or_else(|p| {
                     let what = p
                         .downcast_ref::<String>()
@@ -115,7 +121,9 @@ impl Host {
             Err(e) => Err(protocol_error(format!("not a JSON request: {e}"))),
         };
         let v = match out {
-            Ok(ok) => json!({ "ok": ok }),
+            // Already JSON text (a generated task): spliced in, not parsed again.
+            Ok(Answer::Text(text)) => return format!("{{\"ok\":{text}}}"),
+            Ok(Answer::Value(ok)) => json!({ "ok": ok }),
             Err(e) => json!({ "err": {
                 "file": e.file,
                 "position": e.position.map(|(l, c)| json!([l, c])),
@@ -134,7 +142,20 @@ impl Host {
             .ok_or_else(|| protocol_error(format!("no family has handle {h}")))
     }
 
-    fn handle(&mut self, req: &Value) -> Result<Value, ScriptError> {
+    fn handle(&mut self, mut req: Value) -> Result<Answer, ScriptError> {
+        if str_of(&req, "op")? == "generate" {
+            // The input is taken out of the request, not copied (its people list
+            // is the larger part of every request).
+            let f = self.family(&req)?;
+            let input = self.input(req.get_mut("input").map(Value::take))?;
+            return f
+                .generate_json(input, field(&req, "params")?)
+                .map(Answer::Text);
+        }
+        self.handle_value(&req).map(Answer::Value)
+    }
+
+    fn handle_value(&mut self, req: &Value) -> Result<Value, ScriptError> {
         match str_of(req, "op")? {
             "hello" => Ok(json!({ "protocol": PROTOCOL, "version": env!("CARGO_PKG_VERSION") })),
             "reference" => Ok(json!(crate::reference::markdown())),
@@ -168,11 +189,6 @@ impl Host {
                 self.families.push(f);
                 Ok(out)
             }
-            "generate" => {
-                let f = self.family(req)?;
-                let input = self.input(field(req, "input")?)?;
-                f.generate(&input, field(req, "params")?)
-            }
             "wrong_answers" => {
                 let f = self.family(req)?;
                 let pairs = f.wrong_answers(field(req, "task")?, field(req, "scenario")?)?;
@@ -191,7 +207,19 @@ impl Host {
         }
     }
 
-    fn input(&self, v: &Value) -> Result<GenInput, ScriptError> {
+    fn input(&self, v: Option<Value>) -> Result<GenInput, ScriptError> {
+        let mut v = v.ok_or_else(|| protocol_error("the request has no `input`"))?;
+        let mut take = |n: &str| match v.get_mut(n) {
+            Some(x) => Ok(x.take()),
+            None => Err(protocol_error(format!("the request has no `{n}`"))),
+        };
+        let people = take("people")?;
+        let rooms = take("rooms")?;
+        let release = v
+            .get_mut("release")
+            .map(Value::take)
+            .unwrap_or_else(|| json!("Start"));
+        let v = &v;
         let s = |n: &str| str_of(v, n).map(str::to_owned);
         Ok(GenInput {
             seed: u64_of(v, "seed")?,
@@ -202,12 +230,12 @@ impl Host {
             deadline: s("deadline")?,
             day: u32::try_from(u64_of(v, "day")?)
                 .map_err(|_| protocol_error("`day` is out of range"))?,
-            people: field(v, "people")?.clone(),
+            people,
             mentor: s("mentor")?,
             // Hosts older than the field's tbsim are not mixed with it (one build), but a
             // missing release reads as the common case.
-            release: v.get("release").cloned().unwrap_or_else(|| json!("Start")),
-            rooms: field(v, "rooms")?.clone(),
+            release,
+            rooms,
             corpus: self.corpus.clone(),
         })
     }

@@ -1,0 +1,138 @@
+//! Starlark values written as JSON text, for what `generate` returns (a task of
+//! tens of kilobytes, mostly strings, lists and dicts). Going through serde's
+//! erased serializer cost more than evaluating the script itself; walking the
+//! common shapes directly is several times faster. Anything else (floats, big
+//! integers, structs, sets) is written by the value's own `Serialize`, so the text
+//! means what `serde_json::to_string(&value)` would, members in the same order.
+
+use std::io::Write;
+
+use starlark::values::Value;
+use starlark::values::dict::DictRef;
+use starlark::values::list::ListRef;
+use starlark::values::tuple::TupleRef;
+
+/// How deeply data may nest: far beyond any task, and well within the stack.
+const MAX_DEPTH: usize = 128;
+
+/// `v` as JSON text.
+pub(crate) fn to_string(v: Value<'_>) -> anyhow::Result<String> {
+    let mut out = Vec::with_capacity(4096);
+    write(v, &mut out, 0)?;
+    // Only valid UTF-8 is written: JSON punctuation, serde_json's output, and
+    // strings that were `str` already.
+    Ok(String::from_utf8(out)?)
+}
+
+fn write(v: Value<'_>, out: &mut Vec<u8>, depth: usize) -> anyhow::Result<()> {
+    if depth > MAX_DEPTH {
+        anyhow::bail!("data nested more than {MAX_DEPTH} levels deep");
+    }
+    if v.is_none() {
+        out.extend_from_slice(b"null");
+    } else if let Some(b) = v.unpack_bool() {
+        out.extend_from_slice(if b { b"true" } else { b"false" });
+    } else if let Some(s) = v.unpack_str() {
+        serde_json::to_writer(&mut *out, s)?;
+    } else if let Some(i) = v.unpack_i32() {
+        write!(out, "{i}")?;
+    } else if let Some(l) = ListRef::from_value(v) {
+        seq(l.content(), out, depth)?;
+    } else if let Some(t) = TupleRef::from_value(v) {
+        seq(t.content(), out, depth)?;
+    } else if let Some(d) = DictRef::from_value(v)
+        && d.iter().all(|(k, _)| k.unpack_str().is_some())
+    {
+        out.push(b'{');
+        for (i, (k, x)) in d.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut *out, k.unpack_str().unwrap_or_default())?;
+            out.push(b':');
+            write(x, out, depth + 1)?;
+        }
+        out.push(b'}');
+    } else {
+        serde_json::to_writer(&mut *out, &v)?;
+    }
+    Ok(())
+}
+
+fn seq(items: &[Value<'_>], out: &mut Vec<u8>, depth: usize) -> anyhow::Result<()> {
+    out.push(b'[');
+    for (i, x) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write(*x, out, depth + 1)?;
+    }
+    out.push(b']');
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use starlark::environment::{Globals, Module};
+    use starlark::eval::Evaluator;
+    use starlark::syntax::{AstModule, Dialect};
+
+    /// Evaluates `expr`; the direct text and serde's (or their errors' absence).
+    fn both(expr: &str) -> (Option<String>, Option<String>) {
+        Module::with_temp_heap(|m| {
+            let ast = AstModule::parse("t.star", expr.to_owned(), &Dialect::Extended).unwrap();
+            let mut eval = Evaluator::new(&m);
+            let v = eval
+                .eval_module(ast, &Globals::extended_internal())
+                .unwrap();
+            (super::to_string(v).ok(), serde_json::to_string(&v).ok())
+        })
+    }
+
+    #[test]
+    fn writes_what_serde_writes() {
+        for expr in [
+            "None",
+            "True",
+            "[False, 1, -2147483648, 2147483647, 2147483648, -99999999999999999999]",
+            r#"{"b": 1, "a": [1, (2, 3)], "c": {"x": None}, "é\"\n\u0001": "\t"}"#,
+            "[1.5, 0.1, 1e300, -0.0, float('inf')]",
+            r#"struct(a = 1, b = [struct(c = "d")])"#,
+            r#"{"k": set([3, 1, 2])}"#,
+            "[]",
+            "{}",
+            "()",
+            "{1: 2}",
+        ] {
+            let (ours, theirs) = both(expr);
+            assert!(ours.is_some(), "{expr}");
+            assert_eq!(ours, theirs, "{expr}");
+        }
+    }
+
+    #[test]
+    fn refuses_what_serde_refuses() {
+        for expr in ["[{(1, 2): 3}]", "len", "[lambda x: x]", "{None: 1}"] {
+            assert_eq!(both(expr), (None, None), "{expr}");
+        }
+    }
+
+    #[test]
+    fn refuses_data_nested_too_deep() {
+        let nested = |n: usize| {
+            Module::with_temp_heap(|m| {
+                let src = format!(
+                    "def f():\n    x = 1\n    for _ in range({n}):\n        x = [x]\n    return x\nf()"
+                );
+                let ast = AstModule::parse("t.star", src, &Dialect::Extended).unwrap();
+                let mut eval = Evaluator::new(&m);
+                let v = eval
+                    .eval_module(ast, &Globals::extended_internal())
+                    .unwrap();
+                super::to_string(v).map_err(|e| e.to_string())
+            })
+        };
+        assert!(nested(100).is_ok());
+        assert!(nested(5000).unwrap_err().contains("nested"));
+    }
+}
