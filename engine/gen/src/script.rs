@@ -309,32 +309,19 @@ struct ScriptTask {
 }
 
 impl ScriptEntry {
-    fn input(ctx: &Ctx<'_>) -> GenInput {
+    fn input<'a>(ctx: &'a Ctx<'_>) -> GenInput<'a> {
         GenInput {
             seed: ctx.seed,
-            scenario: ctx.scenario.to_owned(),
-            id: ctx.id.to_owned(),
-            date: ctx.date.to_owned(),
-            start: ctx.start.to_owned(),
-            deadline: ctx.deadline.to_owned(),
+            scenario: ctx.scenario,
+            id: ctx.id,
+            date: ctx.date,
+            start: ctx.start,
+            deadline: ctx.deadline,
             day: ctx.day,
-            people: serde_json::Value::Array(
-                ctx.company
-                    .people
-                    .iter()
-                    .map(|p| {
-                        serde_json::json!({"key": p.key, "name": p.name, "department": p.department, "position": p.position})
-                    })
-                    .collect(),
-            ),
-            mentor: ctx.company.mentor.clone(),
-            release: serde_json::to_value(&ctx.release).unwrap_or(serde_json::Value::Null),
-            rooms: serde_json::Value::Array(
-                ctx.rooms
-                    .iter()
-                    .map(|r| serde_json::json!({"key": r.key, "name": r.name, "capacity": r.capacity}))
-                    .collect(),
-            ),
+            people: &ctx.company.people,
+            mentor: &ctx.company.mentor,
+            release: &ctx.release,
+            rooms: ctx.rooms,
         }
     }
 

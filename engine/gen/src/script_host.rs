@@ -94,32 +94,54 @@ impl ScriptError {
     }
 }
 
-/// What a generator is told about its task (the Rust generators' `Ctx`, as data).
+/// What a generator is told about its task (the Rust generators' `Ctx`, as data),
+/// borrowed from the generation in progress and written straight into the request.
 /// The corpus is sent to each host once, not per task.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct GenInput {
+pub struct GenInput<'a> {
     /// The suite seed.
     pub seed: u64,
     /// The scenario's name.
-    pub scenario: String,
+    pub scenario: &'a str,
     /// The task id (slug).
-    pub id: String,
+    pub id: &'a str,
     /// The task's day, `YYYY-MM-DD`.
-    pub date: String,
+    pub date: &'a str,
     /// Start of work, `HH:MM`.
-    pub start: String,
+    pub start: &'a str,
     /// The task's deadline, `HH:MM`.
-    pub deadline: String,
+    pub deadline: &'a str,
     /// Day of the scenario, from 1.
     pub day: u32,
-    /// Everyone at the company: `{key, name, department, position}` objects.
-    pub people: Value,
+    /// Everyone at the company, sent as `{key, name, department, position}` objects.
+    #[serde(serialize_with = "people")]
+    pub people: &'a [tbsim_scenario::Person],
     /// The intern's manager (a person key).
-    pub mentor: String,
-    /// How the suite releases the task (the scenario format's `Release`, as JSON).
-    pub release: Value,
-    /// The meeting rooms: `{key, name, capacity}` objects.
-    pub rooms: Value,
+    pub mentor: &'a str,
+    /// How the suite releases the task.
+    pub release: &'a tbsim_scenario::Release,
+    /// The meeting rooms (`{key, name, capacity}`).
+    pub rooms: &'a [tbsim_scenario::Room],
+}
+
+/// People as scripts see them: no persona or reply texts (those are the NPCs').
+fn people<S: serde::Serializer>(
+    people: &[tbsim_scenario::Person],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Seen<'a> {
+        key: &'a str,
+        name: &'a str,
+        department: &'a str,
+        position: &'a str,
+    }
+    s.collect_seq(people.iter().map(|p| Seen {
+        key: &p.key,
+        name: &p.name,
+        department: &p.department,
+        position: &p.position,
+    }))
 }
 
 /// One declared variant.
@@ -233,10 +255,24 @@ impl ScriptFamily {
 
     /// Runs `generate(ctx, params)` for one task; returns what it returned, as
     /// JSON text (parsed once, by the caller, into the shape it wants).
-    pub fn generate(&self, input: &GenInput, params: &Value) -> Result<Box<RawValue>, ScriptError> {
-        pool().call_raw(&json!({
-            "op": "generate", "handle": self.handle, "input": input, "params": params,
-        }))
+    pub fn generate(
+        &self,
+        input: &GenInput<'_>,
+        params: &Value,
+    ) -> Result<Box<RawValue>, ScriptError> {
+        #[derive(Serialize)]
+        struct Generate<'a> {
+            op: &'static str,
+            handle: u64,
+            input: &'a GenInput<'a>,
+            params: &'a Value,
+        }
+        pool().call_raw(&Generate {
+            op: "generate",
+            handle: self.handle,
+            input,
+            params,
+        })
     }
 
     /// Runs `wrong_answers(task, scenario)` when the script defines it (else no
@@ -297,10 +333,8 @@ pub struct Solving {
 impl Solving {
     /// Starts `family`'s `solve(tools, task)`; its first step.
     pub fn start(family: &ScriptFamily, task: &Value) -> Result<(Solving, SolveStep), ScriptError> {
-        let p = pool();
-        let scripts = p.scripts.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let mut s = Solving {
-            host: Some(p.host_with(&scripts)?),
+            host: Some(pool().host()?),
         };
         let step = s.send(&json!({"op": "solve", "handle": family.handle, "task": task}))?;
         Ok((s, step))
@@ -423,7 +457,10 @@ impl Host {
 
     /// Sends one request and reads its answer. An `Err` from the script is
     /// `Ok(Err(_))`; a broken host is `Err(_)`.
-    fn exchange(&mut self, req: &Value) -> Result<Result<Box<RawValue>, ScriptError>, ScriptError> {
+    fn exchange(
+        &mut self,
+        req: &(impl Serialize + ?Sized),
+    ) -> Result<Result<Box<RawValue>, ScriptError>, ScriptError> {
         match self.exchange_raw(req)? {
             Raw::Answer(a) => Ok(a),
             Raw::Call(m, _) => Err(ScriptError::host(format!(
@@ -432,11 +469,12 @@ impl Host {
         }
     }
 
-    fn exchange_raw(&mut self, req: &Value) -> Result<Raw, ScriptError> {
+    fn exchange_raw(&mut self, req: &(impl Serialize + ?Sized)) -> Result<Raw, ScriptError> {
         let broken = |e: std::io::Error| {
             ScriptError::host(format!("the family-script host stopped answering: {e}"))
         };
-        let mut line = req.to_string();
+        let mut line = serde_json::to_string(req)
+            .map_err(|e| ScriptError::host(format!("a request could not be written: {e}")))?;
         line.push('\n');
         self.stdin.write_all(line.as_bytes()).map_err(broken)?;
         self.stdin.flush().map_err(broken)?;
@@ -511,6 +549,25 @@ impl Pool {
             .map_err(Clone::clone)
     }
 
+    /// An idle host, or a new one, caught up with the pool's scripts. Only the
+    /// scripts it lacks are copied (usually none: they are a few hundred kilobytes).
+    fn host(&self) -> Result<Host, ScriptError> {
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut h = match idle {
+            Some(h) => h,
+            None => Host::start(self.program()?, corpus_json())?,
+        };
+        let missing = {
+            let scripts = self.scripts.lock().unwrap_or_else(|e| e.into_inner());
+            scripts[h.loaded.min(scripts.len())..].to_vec()
+        };
+        for (file, source) in &missing {
+            h.request(&json!({"op": "load", "file": file, "source": source}))?;
+            h.loaded += 1;
+        }
+        Ok(h)
+    }
+
     /// An idle host, or a new one, caught up with `scripts` (loaded in order).
     fn host_with(&self, scripts: &[(String, String)]) -> Result<Host, ScriptError> {
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
@@ -533,13 +590,8 @@ impl Pool {
         value_of(&self.call_raw(req)?)
     }
 
-    fn call_raw(&self, req: &Value) -> Result<Box<RawValue>, ScriptError> {
-        let scripts = self
-            .scripts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        let mut h = self.host_with(&scripts)?;
+    fn call_raw(&self, req: &(impl Serialize + ?Sized)) -> Result<Box<RawValue>, ScriptError> {
+        let mut h = self.host()?;
         // A broken host is dropped (and killed); one that answered goes back.
         let out = h.exchange(req)?;
         self.give_back(h);
