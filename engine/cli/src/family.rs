@@ -154,8 +154,8 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         let (entry, at, rust_solver): (&dyn FamilyEntry, String, bool) = match subject {
             Subject::Script(entry) => {
                 let script = entry.script();
-                let readme = Path::new(script.file()).with_file_name("README.md");
-                questions = crate::family_questions::example_questions(&readme);
+                questions =
+                    crate::family_questions::example_questions(entry.readme().unwrap_or_default());
                 // Failures after generation are the generator's: located at `generate`.
                 let gen_line = script
                     .source()

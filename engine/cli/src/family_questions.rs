@@ -9,8 +9,6 @@
 //! trigger group (authors make that something a file or the task names: a
 //! supplier, a chart ID, a service).
 
-use std::path::Path;
-
 use serde_json::json;
 use tbsim_core::protocol::{Decision, SimConfig, ToolCall};
 use tbsim_engine::npc::{Trigger, concepts};
@@ -45,10 +43,7 @@ pub(crate) struct Asked {
 }
 
 /// The `- ` items under the README's `## Example questions` heading.
-pub(crate) fn example_questions(readme: &Path) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(readme) else {
-        return Vec::new();
-    };
+pub(crate) fn example_questions(text: &str) -> Vec<String> {
     let mut inside = false;
     let mut out = Vec::new();
     for line in text.lines() {
@@ -216,13 +211,9 @@ mod tests {
 
     #[test]
     fn example_questions_are_the_items_under_their_heading_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("README.md");
-        std::fs::write(
-            &p,
+        let p = String::from(
             "# x\n\n- not a question\n\n## Example Questions\n\n- Hi {first}, what is the lead time for {subject}?\n-   \n- Second one\n\n## Faithfulness\n\n- no\n",
-        )
-        .unwrap();
+        );
         assert_eq!(
             example_questions(&p),
             vec![
@@ -230,6 +221,6 @@ mod tests {
                 "Second one".to_owned()
             ]
         );
-        assert!(example_questions(&dir.path().join("missing.md")).is_empty());
+        assert!(example_questions("# no questions\n").is_empty());
     }
 }

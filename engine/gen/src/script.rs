@@ -22,35 +22,44 @@ use tbsim_scenario::{
 /// A script family's parameters: a JSON object (unset keys are the script's to draw).
 pub type ScriptParams = BTreeMap<String, serde_json::Value>;
 
-/// The script families bundled with tbsim: `(folder name, family.star)`.
-pub const BUNDLED: [(&str, &str); 7] = [
+/// The script families bundled with tbsim: `(folder name, family.star, README.md)`.
+/// The README travels with the binary too: the gate asks colleagues its example
+/// questions wherever tbsim is installed.
+pub const BUNDLED: [(&str, &str, &str); 7] = [
     (
         "inventory_reorder",
         include_str!("../../../content/families/inventory_reorder/family.star"),
+        include_str!("../../../content/families/inventory_reorder/README.md"),
     ),
     (
         "kb_fix_script",
         include_str!("../../../content/families/kb_fix_script/family.star"),
+        include_str!("../../../content/families/kb_fix_script/README.md"),
     ),
     (
         "incident_postmortem",
         include_str!("../../../content/families/incident_postmortem/family.star"),
+        include_str!("../../../content/families/incident_postmortem/README.md"),
     ),
     (
         "shift_roster",
         include_str!("../../../content/families/shift_roster/family.star"),
+        include_str!("../../../content/families/shift_roster/README.md"),
     ),
     (
         "handoff_chain_script",
         include_str!("../../../content/families/handoff_chain_script/family.star"),
+        include_str!("../../../content/families/handoff_chain_script/README.md"),
     ),
     (
         "transaction_review_script",
         include_str!("../../../content/families/transaction_review_script/family.star"),
+        include_str!("../../../content/families/transaction_review_script/README.md"),
     ),
     (
         "meeting_attend_script",
         include_str!("../../../content/families/meeting_attend_script/family.star"),
+        include_str!("../../../content/families/meeting_attend_script/README.md"),
     ),
 ];
 
@@ -58,6 +67,7 @@ pub const BUNDLED: [(&str, &str); 7] = [
 #[derive(Debug)]
 pub struct ScriptEntry {
     family: ScriptFamily,
+    readme: Option<String>,
     key: &'static str,
     milestone: Option<&'static str>,
     domain: Domain,
@@ -67,6 +77,12 @@ impl ScriptEntry {
     /// The loaded script.
     pub fn script(&self) -> &ScriptFamily {
         &self.family
+    }
+
+    /// The family's `README.md` (embedded for bundled families, read beside the
+    /// script for a folder), if it has one.
+    pub fn readme(&self) -> Option<&str> {
+        self.readme.as_deref()
     }
 
     /// The script's `wrong_answers(task, scenario)`, with its errors.
@@ -83,7 +99,7 @@ impl ScriptEntry {
         self.family.wrong_answers(&t, &s)
     }
 
-    fn new(family: ScriptFamily) -> Result<ScriptEntry, ScriptError> {
+    fn new(family: ScriptFamily, readme: Option<String>) -> Result<ScriptEntry, ScriptError> {
         let domain: Domain = serde_json::from_value(serde_json::json!(family.domain()))
             .map_err(|e| ScriptError::at_file(family.file(), format!("domain: {e}")))?;
         // Registered once per process; the registry hands out `'static` entries.
@@ -93,6 +109,7 @@ impl ScriptEntry {
             .map(|m| &*Box::leak(m.to_owned().into_boxed_str()));
         Ok(ScriptEntry {
             family,
+            readme,
             key,
             milestone,
             domain,
@@ -109,9 +126,11 @@ fn registered() -> &'static Mutex<Vec<&'static ScriptEntry>> {
     static R: OnceLock<Mutex<Vec<&'static ScriptEntry>>> = OnceLock::new();
     R.get_or_init(|| {
         let mut v = Vec::new();
-        for (name, src) in BUNDLED {
+        for (name, src, readme) in BUNDLED {
             let file = format!("content/families/{name}/family.star");
-            match ScriptFamily::from_source(&file, src).and_then(ScriptEntry::new) {
+            match ScriptFamily::from_source(&file, src)
+                .and_then(|f| ScriptEntry::new(f, Some(readme.to_owned())))
+            {
                 Ok(f) => v.push(&*Box::leak(Box::new(f))),
                 Err(e) if e.file == "<host>" => {
                     let _ = HOST_PROBLEM.set(e);
@@ -149,20 +168,30 @@ pub fn entry(key: &str) -> Option<&'static ScriptEntry> {
 /// registered key, or a key of a Rust family, is refused.
 pub fn register_dir(dir: &Path) -> Result<&'static ScriptEntry, ScriptError> {
     let family = ScriptFamily::load_dir(dir)?;
-    register(family)
+    let readme = std::fs::read_to_string(dir.join("README.md")).ok();
+    register_with(family, readme)
 }
 
 /// Registers a loaded family (see [`register_dir`]).
 pub fn register(family: ScriptFamily) -> Result<&'static ScriptEntry, ScriptError> {
+    register_with(family, None)
+}
+
+fn register_with(
+    family: ScriptFamily,
+    readme: Option<String>,
+) -> Result<&'static ScriptEntry, ScriptError> {
     let mut reg = registered().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(i) = reg.iter().position(|e| e.key == family.key()) {
         let e = reg[i];
-        return if e.family.source() == family.source() {
+        let same_source = e.family.source() == family.source();
+        return if same_source && (readme.is_none() || e.readme == readme) {
             Ok(e)
-        } else if same_file(e.family.file(), family.file()) {
-            // The folder a bundled (or earlier) copy came from, edited since: the
+        } else if same_source || same_file(e.family.file(), family.file()) {
+            // The same script with its README edited, or
+            // the folder a bundled (or earlier) copy came from, edited since: the
             // author's version wins, as they are checking what they are writing.
-            let n: &'static ScriptEntry = Box::leak(Box::new(ScriptEntry::new(family)?));
+            let n: &'static ScriptEntry = Box::leak(Box::new(ScriptEntry::new(family, readme)?));
             reg[i] = n;
             Ok(n)
         } else {
@@ -176,7 +205,7 @@ pub fn register(family: ScriptFamily) -> Result<&'static ScriptEntry, ScriptErro
             ))
         };
     }
-    let e: &'static ScriptEntry = Box::leak(Box::new(ScriptEntry::new(family)?));
+    let e: &'static ScriptEntry = Box::leak(Box::new(ScriptEntry::new(family, readme)?));
     reg.push(e);
     Ok(e)
 }

@@ -402,7 +402,10 @@ impl Scope {
                 )
             })
             .collect();
-        let mut cues: BTreeSet<String> = SOUP_WORDS.iter().flat_map(|w| concepts(w)).collect();
+        // The soup words' concepts are the same for every world: stemmed once.
+        static SOUP: LazyLock<BTreeSet<String>> =
+            LazyLock::new(|| SOUP_WORDS.iter().flat_map(|w| concepts(w)).collect());
+        let mut cues: BTreeSet<String> = SOUP.clone();
         for (_, _, v) in &clues {
             cues.extend(v.iter().cloned());
         }
