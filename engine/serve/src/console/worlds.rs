@@ -455,9 +455,14 @@ impl Worlds {
         slot: &Slot,
         now: u64,
     ) -> Result<RunWorlds, ReplayError> {
+        // Only a run with its result written can have a fixed end: a live run (a
+        // serve session, a batch job under `--ui`) is read again at every step, and
+        // hashing its whole trajectory each time would be for nothing.
+        let ended = dir.join("result.json").symlink_metadata().is_ok();
         let cache = self
             .cache
             .as_ref()
+            .filter(|_| ended)
             .and_then(|c| Some((Arc::clone(c), RunDigest::of(dir)?)));
         let mut w = RunWorlds {
             key,
@@ -858,7 +863,7 @@ mod tests {
         );
         // A copy of the run (hard links, another directory) shares the entry.
         let copy = tempfile::tempdir().unwrap();
-        for f in ["trajectory.jsonl", "scenario.ron"] {
+        for f in ["trajectory.jsonl", "scenario.ron", "result.json"] {
             std::fs::hard_link(dir.join(f), copy.path().join(f)).unwrap();
         }
         let third = cached(cache_dir.path());
@@ -982,8 +987,14 @@ mod tests {
         assert_eq!(w.corrections(), 0);
         let (_, source) = w.view_from(dir, Some(1), false).unwrap();
         assert_eq!(source, Source::Replay);
-        // Without a cache, or before priming, a replay.
+        // Without a cache, a replay.
         let (_, source) = Worlds::new().view_from(dir, None, false).unwrap();
+        assert_eq!(source, Source::Replay);
+        // A run without its result (still being written) is not looked up.
+        std::fs::rename(dir.join("result.json"), dir.join("result.kept")).unwrap();
+        let (_, source) = cached(cache_dir.path())
+            .view_from(dir, None, false)
+            .unwrap();
         assert_eq!(source, Source::Replay);
     }
 
