@@ -174,6 +174,7 @@ fn main() {
         idle_timeout: Duration::from_secs(24 * 3600),
         unused_timeout: Duration::from_secs(24 * 3600),
         keep_finished: tbsim_serve::registry::DEFAULT_KEEP_FINISHED,
+        view_cache: None,
     });
     let request = || OpenRequest {
         scenario: args.scenario.clone(),

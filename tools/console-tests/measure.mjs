@@ -13,7 +13,10 @@
 // each run once on a server of its own before the first paints are timed, so a
 // view cache given that way holds its end (the first paint is then a console
 // process's first look at a run it has an entry for); `--no-routes` skips the
-// routes timed one by one (which would prime a cache too).
+// routes timed one by one (which would prime a cache too); `--warm-browser` loads
+// the console once (a throwaway server of the last RUN_DIR, `--no-cache`) before
+// anything is timed, so the first paints do not carry Chromium's own first start
+// (renderer, fonts; 150-250 ms at load 5, runs/bench/2026-11-27/console-speed-5.md).
 
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,11 +29,13 @@ const dirs = [];
 const viewArgs = [];
 let prime = false;
 let routes = true;
+let warmBrowser = false;
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--runs') n = Number(args[++i]);
   else if (args[i] === '--view-arg') viewArgs.push(args[++i]);
   else if (args[i] === '--prime') prime = true;
   else if (args[i] === '--no-routes') routes = false;
+  else if (args[i] === '--warm-browser') warmBrowser = true;
   else dirs.push(args[i]);
 }
 if (!dirs.length) throw new Error('give at least one run directory');
@@ -40,6 +45,14 @@ const out = { runs: n, list: {}, paint: {} };
 const browser = await launch();
 try {
   const { page } = browser;
+  if (warmBrowser) {
+    const w = await startView([dirs[dirs.length - 1]], join(tmp, 'forks'), ['--no-cache']);
+    const wid = (await (await fetch(`${w.url}/v1/console/runs`)).json()).runs[0].id;
+    await page.goto(`${w.url}/#/run/${encodeURIComponent(wid)}`);
+    await until(async () => (await page.locator(tid('world-note')).count()) > 0, { timeoutMs: 120_000, what: 'the warm-up page' });
+    await page.goto('about:blank');
+    await w.stop();
+  }
   // --runs 0: first paints only.
   if (n > 0) {
   const big = join(tmp, 'big');

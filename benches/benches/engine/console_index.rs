@@ -65,6 +65,7 @@ fn console_over(dirs: &[(String, PathBuf)], forks: &Path) -> Console {
         idle_timeout: Duration::from_secs(600),
         unused_timeout: Duration::from_secs(60),
         keep_finished: tbsim_serve::registry::DEFAULT_KEEP_FINISHED,
+        view_cache: None,
     }));
     let fixed = dirs
         .iter()
@@ -157,14 +158,14 @@ fn console_index(c: &mut Criterion) {
         });
     });
     let cache = root.join("view-cache");
-    let primed = Worlds::with_cache(ViewCache::open(&cache).unwrap());
+    let primed = Worlds::with_cache(Arc::new(ViewCache::open(&cache).unwrap()));
     primed.end_facts(&open_dir).unwrap();
     primed.view(&open_dir, None, false).unwrap();
     g.bench_function("open/cached", |b| {
         b.iter_custom(|iters| {
             let mut spent = Duration::ZERO;
             for _ in 0..iters {
-                let w = Worlds::with_cache(ViewCache::open(&cache).unwrap());
+                let w = Worlds::with_cache(Arc::new(ViewCache::open(&cache).unwrap()));
                 let t = std::time::Instant::now();
                 black_box(w.end_facts(&open_dir).unwrap());
                 black_box(w.view(&open_dir, None, false).unwrap());

@@ -72,6 +72,7 @@ impl Server {
             idle_timeout: Duration::from_secs(3600),
             unused_timeout: Duration::from_secs(3600),
             keep_finished: tbsim_serve::registry::DEFAULT_KEEP_FINISHED,
+            view_cache: None,
         }));
         let api = Arc::new(ApiState::new(registry, None, None));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

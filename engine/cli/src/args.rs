@@ -71,6 +71,15 @@ pub(crate) struct RunArgs {
     /// Output directory (default: `runs/<scenario or batch>-<agent>`).
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
+    /// Where each run's end world is put when it ends, for the console (`tbsim
+    /// view --cache`), so its first open paints without a replay. Default:
+    /// `runs/.console-cache`, when `./runs` is a directory (a run written elsewhere
+    /// from a folder without one leaves no cache behind). Never a run directory.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) view_cache: Option<PathBuf>,
+    /// Put no end worlds in the console's cache (a run's first open replays it).
+    #[arg(long, conflicts_with = "view_cache")]
+    pub(crate) no_view_cache: bool,
     /// Print results as JSON instead of the table.
     #[arg(long)]
     pub(crate) json: bool,
@@ -198,6 +207,15 @@ pub(crate) struct ServeArgs {
     /// Where each session writes its run directory (`<out>/<session id>/`).
     #[arg(long, default_value = "runs/serve")]
     pub(crate) out: PathBuf,
+    /// Where each session's end world is put when its run ends, and the console reads, for the console (`tbsim
+    /// view --cache`), so its first open paints without a replay. Default:
+    /// `runs/.console-cache`, when `./runs` is a directory (a run written elsewhere
+    /// from a folder without one leaves no cache behind). Never a run directory.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) view_cache: Option<PathBuf>,
+    /// Put no end worlds in the console's cache (a session's first open replays its run).
+    #[arg(long, conflicts_with = "view_cache")]
+    pub(crate) no_view_cache: bool,
     /// Bearer token every request to the session API and MCP must carry
     /// (`Authorization: Bearer <token>`): the agents' token.
     #[arg(long)]

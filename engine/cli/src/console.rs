@@ -17,6 +17,7 @@ use tbsim_engine::live::Control;
 use tbsim_model::ApiConfig;
 use tbsim_model::config::locate;
 use tbsim_scenario::LoadedScenario;
+use tbsim_serve::console::view_cache::ViewCache;
 use tbsim_serve::console::{AgentMaker, Console, FixedRun, Mode, RunKind};
 use tbsim_serve::http::{ApiState, DEFAULT_MAX_BODY, serve_with};
 use tbsim_serve::registry::{Registry, RegistryConfig};
@@ -94,9 +95,43 @@ pub(crate) fn check_bind(bind: &SocketAddr, token: Option<&str>, flag: &str) -> 
     }
 }
 
+/// Where `tbsim view` keeps end worlds by default, and runs put theirs.
+pub(crate) const DEFAULT_VIEW_CACHE: &str = "runs/.console-cache";
+
+/// The view cache that finished runs are put in (`--view-cache DIR`, else
+/// [`DEFAULT_VIEW_CACHE`] when `./runs` is a directory; none with `--no-view-cache`).
+/// One that cannot be used is only a warning: the runs' first opens replay.
+pub(crate) fn run_view_cache(dir: Option<&Path>, off: bool) -> Option<Arc<ViewCache>> {
+    if off {
+        return None;
+    }
+    let dir = match dir {
+        Some(d) => d,
+        // Not made in a folder that has no runs of its own: `tbsim view` from
+        // there reads another cache anyway.
+        None if Path::new("runs").is_dir() => Path::new(DEFAULT_VIEW_CACHE),
+        None => return None,
+    };
+    match ViewCache::open(dir) {
+        Ok(c) => Some(Arc::new(c)),
+        Err(e) => {
+            eprintln!("warning: {e}; finished runs are replayed when first opened");
+            None
+        }
+    }
+}
+
+/// Puts the finished run in `dir` in `cache` (see [`run_view_cache`]); a failure
+/// is only a warning (the run's first open replays it).
+pub(crate) fn prime_view(cache: &ViewCache, dir: &Path) {
+    if let Err(e) = tbsim_serve::console::worlds::prime(cache, dir) {
+        eprintln!("warning: {e}");
+    }
+}
+
 /// A registry for the sessions a console starts (forks, play), writing to `out`
 /// (made with the first of them: a console nobody forks from leaves no directory).
-fn fork_registry(out: &Path) -> Result<Arc<Registry>> {
+fn fork_registry(out: &Path, view_cache: Option<Arc<ViewCache>>) -> Result<Arc<Registry>> {
     if out.exists() && !out.is_dir() {
         bail!("`{}` is not a directory", out.display());
     }
@@ -107,6 +142,7 @@ fn fork_registry(out: &Path) -> Result<Arc<Registry>> {
         idle_timeout: Duration::from_secs(3600),
         unused_timeout: Duration::from_secs(60),
         keep_finished: tbsim_serve::registry::DEFAULT_KEEP_FINISHED,
+        view_cache,
     })))
 }
 
@@ -216,7 +252,20 @@ pub(crate) fn cmd_view(args: ViewArgs) -> Result<ExitCode> {
         return export(fixed, dir);
     }
     let agents = Arc::new(ConsoleAgents::new(args.api_config.as_deref())?);
-    let registry = fork_registry(&args.out)?;
+    let cache = if args.no_cache {
+        None
+    } else {
+        match ViewCache::open(&args.cache) {
+            Ok(cache) => Some(Arc::new(cache)),
+            // Only slower: every run is replayed when opened.
+            Err(e) => {
+                eprintln!("warning: {e}; runs are replayed when opened");
+                None
+            }
+        }
+    };
+    // Forks end into the same cache the console reads.
+    let registry = fork_registry(&args.out, cache.clone())?;
     // The bundled suites label the runs of their scenarios (a filter of the list).
     let suites = crate::content::content_dir()
         .ok()
@@ -225,12 +274,8 @@ pub(crate) fn cmd_view(args: ViewArgs) -> Result<ExitCode> {
         .unwrap_or_default();
     let mut console =
         Console::new(Mode::View, Arc::clone(&registry), fixed, agents.clone()).with_suites(suites);
-    if !args.no_cache {
-        match tbsim_serve::console::view_cache::ViewCache::open(&args.cache) {
-            Ok(cache) => console = console.with_view_cache(cache),
-            // Only slower: every run is replayed when opened.
-            Err(e) => eprintln!("warning: {e}; runs are replayed when opened"),
-        }
+    if let Some(cache) = cache {
+        console = console.with_view_cache(cache);
     }
     let console = Arc::new(console);
     console.warm_in_background();
@@ -272,7 +317,7 @@ fn export(fixed: Vec<Arc<FixedRun>>, dir: &Path) -> Result<ExitCode> {
     let started = std::time::Instant::now();
     // The console needs a registry; an export starts no session, so it is never
     // written to (the directory is not created).
-    let registry = fork_registry(&dir.join(".no-forks"))?;
+    let registry = fork_registry(&dir.join(".no-forks"), None)?;
     let agents: Arc<dyn AgentMaker> = Arc::new(NoAgents);
     let console = Console::new(Mode::View, registry, fixed, agents);
     let done = console
@@ -330,6 +375,8 @@ pub(crate) struct UiOptions {
     pub(crate) api_config: Option<PathBuf>,
     /// The batch's `--tag`.
     pub(crate) tag: Option<String>,
+    /// Where finished runs' end worlds are kept (the batch puts each run's there).
+    pub(crate) view_cache: Option<Arc<ViewCache>>,
 }
 
 impl BatchUi {
@@ -360,14 +407,13 @@ impl BatchUi {
             })
             .collect();
         let forks = fork_dir(out);
-        let registry = fork_registry(&forks)?;
+        let registry = fork_registry(&forks, ui.view_cache.clone())?;
         let agents = Arc::new(ConsoleAgents::new(ui.api_config.as_deref())?);
-        let console = Arc::new(Console::new(
-            Mode::Batch,
-            Arc::clone(&registry),
-            runs.clone(),
-            agents,
-        ));
+        let mut console = Console::new(Mode::Batch, Arc::clone(&registry), runs.clone(), agents);
+        if let Some(cache) = ui.view_cache.clone() {
+            console = console.with_view_cache(cache);
+        }
+        let console = Arc::new(console);
         let hold_new = console.hold_new();
         hold_new.store(ui.paused, std::sync::atomic::Ordering::SeqCst);
         let fds = tbsim_serve::conn::raise_fd_limit();

@@ -81,6 +81,9 @@ pub(crate) fn cmd_resume(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
     let npc = models.npc(&opts, seed)?;
     let r = tbsim_engine::run::resume_dir(dir, agent.as_mut(), &opts.limits(), npc, trial)
         .with_context(|| format!("resuming `{}`", dir.display()))?;
+    if let Some(cache) = view_cache(args) {
+        crate::console::prime_view(&cache, dir);
+    }
     print_results(std::slice::from_ref(&r), args.json, dir)?;
     Ok(exit_code(&[r]))
 }
@@ -157,6 +160,12 @@ pub(crate) fn resume_batch(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
         config: world.unwrap_or_default(),
     };
     run_batch(jobs, &spec, factory, args, dir)
+}
+
+/// The console's view cache finished runs are put in (see
+/// [`crate::console::run_view_cache`]).
+fn view_cache(args: &RunArgs) -> Option<Arc<tbsim_serve::console::view_cache::ViewCache>> {
+    crate::console::run_view_cache(args.view_cache.as_deref(), args.no_view_cache)
 }
 
 /// What resuming takes from the command line rather than from `run.json`.
@@ -349,6 +358,8 @@ pub(crate) fn run_batch(
         );
         bar
     };
+    // Opened after the run directories are made: the default needs `./runs`.
+    let view_cache = view_cache(args);
     let ui = match args.ui {
         Some(bind) => Some(Arc::new(crate::console::BatchUi::start(
             &jobs,
@@ -362,6 +373,7 @@ pub(crate) fn run_batch(
                 token: args.ui_token.clone(),
                 api_config: args.api_config.clone(),
                 tag: args.tag.clone(),
+                view_cache: view_cache.clone(),
             },
         )?)),
         None => None,
@@ -376,6 +388,7 @@ pub(crate) fn run_batch(
         Arc::new(ProgressBar {
             bar: bar.clone(),
             ui: ui.clone(),
+            view_cache,
         }),
     );
     bar.finish_and_clear();
@@ -476,6 +489,8 @@ impl AgentFactory for Factory {
 pub(crate) struct ProgressBar {
     pub(crate) bar: indicatif::ProgressBar,
     pub(crate) ui: Option<Arc<crate::console::BatchUi>>,
+    /// Where each finished run's end world is put for the console.
+    pub(crate) view_cache: Option<Arc<tbsim_serve::console::view_cache::ViewCache>>,
 }
 
 impl Progress for ProgressBar {
@@ -484,6 +499,11 @@ impl Progress for ProgressBar {
     }
 
     fn finished(&self, job: &Job, outcome: &Result<RunResult, BatchError>) {
+        // On this run's world thread, before the next run starts: a batch of N
+        // runs pays N replays, in parallel as the runs were.
+        if let (Ok(_), Some(cache)) = (outcome, &self.view_cache) {
+            crate::console::prime_view(cache, &job.dir);
+        }
         let label = if job.trials > 1 {
             format!("{} trial {}", job.name(), job.trial)
         } else {

@@ -40,6 +40,7 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
     }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create `{}`", args.out.display()))?;
+    let view_cache = crate::console::run_view_cache(args.view_cache.as_deref(), args.no_view_cache);
     let registry = Arc::new(Registry::new(RegistryConfig {
         roots,
         out: args.out.clone(),
@@ -47,16 +48,21 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         idle_timeout: Duration::from_secs(args.idle_timeout),
         unused_timeout: args.unused_timeout,
         keep_finished: args.keep_finished,
+        view_cache: view_cache.clone(),
     }));
     let agents = Arc::new(crate::console::ConsoleAgents::new(
         args.api_config.as_deref(),
     )?);
-    let console = Arc::new(tbsim_serve::console::Console::new(
+    let mut console = tbsim_serve::console::Console::new(
         tbsim_serve::console::Mode::Serve,
         Arc::clone(&registry),
         Vec::new(),
         agents.clone(),
-    ));
+    );
+    if let Some(cache) = view_cache {
+        console = console.with_view_cache(cache);
+    }
+    let console = Arc::new(console);
     // Connections hold descriptors: the soft limit goes up to the hard one, and the
     // connection cap stays under it.
     let fds = tbsim_serve::conn::raise_fd_limit();

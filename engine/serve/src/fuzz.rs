@@ -191,6 +191,7 @@ async fn drive(f: &Fixture, out: PathBuf, reqs: &[Req<'_>]) {
         idle_timeout: Duration::from_secs(600),
         unused_timeout: Duration::from_secs(60),
         keep_finished: crate::registry::DEFAULT_KEEP_FINISHED,
+        view_cache: None,
     }));
     let console = Arc::new(Console::new(
         Mode::Serve,

@@ -39,6 +39,9 @@ pub struct RegistryConfig {
     /// MCP transport gone) stays readable from memory by id, with its final
     /// result; after that its state is read back from its run directory.
     pub keep_finished: Duration,
+    /// Where each finished session's end world is kept for the console (see
+    /// [`crate::console::view_cache`]), so its first open needs no replay.
+    pub view_cache: Option<Arc<crate::console::view_cache::ViewCache>>,
 }
 
 /// The default of [`RegistryConfig::keep_finished`]: an hour.
@@ -394,6 +397,7 @@ impl Registry {
             dir: confined_join(&self.config.out, &Segment::sanitize(&id)),
             control: extras.control,
             fork: extras.fork,
+            view_cache: self.config.view_cache.clone(),
         };
         let (session, turn) = match driver {
             Driver::Remote => {

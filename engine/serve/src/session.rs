@@ -57,6 +57,9 @@ pub struct SessionSpec {
     /// Start from another run: its directory and the decisions taken over from it
     /// (see [`tbsim_engine::fork`]).
     pub fork: Option<(PathBuf, u64)>,
+    /// Where the finished run's end world is put for the console (see
+    /// [`crate::console::worlds::prime`]).
+    pub view_cache: Option<Arc<crate::console::view_cache::ViewCache>>,
 }
 
 /// What a console can read of a session without waiting for a step in flight.
@@ -544,8 +547,9 @@ impl Session {
         let dir = spec.dir.clone();
         let control = spec.control.clone().unwrap_or_else(|| Control::new(false));
         let hooks = RunHooks::with_control(Arc::clone(&control));
+        let view_cache = spec.view_cache.clone();
         let run = tokio::task::spawn_blocking(move || {
-            handle.block_on(async {
+            let ended = handle.block_on(async {
                 match fork {
                     Some(point) => point
                         .run(agent.as_mut(), &limits, &dir, Box::new(Scripted), hooks)
@@ -568,7 +572,17 @@ impl Session {
                         .await
                     }
                 }
-            })
+            });
+            if let (Ok(_), Some(cache)) = (&ended, view_cache) {
+                // Beside the run, not in its way: the step that ended it answers now.
+                let dir = dir.clone();
+                handle.spawn_blocking(move || {
+                    if let Err(e) = crate::console::worlds::prime(&cache, &dir) {
+                        eprintln!("console: warning: {e}");
+                    }
+                });
+            }
+            ended
         });
         let info = SessionInfo {
             scenario: spec.scenario.scenario.name.clone(),

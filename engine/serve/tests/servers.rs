@@ -58,6 +58,7 @@ impl Srv {
             idle_timeout: Duration::from_secs(600),
             unused_timeout: Duration::from_secs(60),
             keep_finished: tbsim_serve::registry::DEFAULT_KEEP_FINISHED,
+            view_cache: None,
         }));
         let console = Arc::new(Console::new(
             Mode::Serve,
@@ -484,6 +485,7 @@ fn registry(roots: &[PathBuf], out: &std::path::Path, max: usize, unused: Durati
         idle_timeout: Duration::from_secs(600),
         unused_timeout: unused,
         keep_finished: tbsim_serve::registry::DEFAULT_KEEP_FINISHED,
+        view_cache: None,
     })
 }
 

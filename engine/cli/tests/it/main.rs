@@ -12,6 +12,8 @@ mod cli;
 mod console;
 // The console's HTTP routes: watch, step, guide, play, fork; `tbsim view`, `tbsim run --ui`; nothing hidden.
 mod console_api;
+// Finished runs' end worlds put in the console's view cache when they end.
+mod console_cache;
 // Runs and batches compared side by side; `tbsim view --export`.
 mod console_compare;
 // Same inputs, same bytes: repeated runs, pinned digests, regenerated content.

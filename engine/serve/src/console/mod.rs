@@ -355,7 +355,7 @@ impl Console {
     /// Keeps finished runs' end worlds in `cache` between consoles, so a run
     /// opened again paints without a replay (see [`view_cache`]).
     #[must_use]
-    pub fn with_view_cache(mut self, cache: view_cache::ViewCache) -> Console {
+    pub fn with_view_cache(mut self, cache: Arc<view_cache::ViewCache>) -> Console {
         self.worlds = worlds::Worlds::with_cache(cache);
         self
     }
@@ -1141,6 +1141,7 @@ mod tests {
             idle_timeout: Duration::from_secs(60),
             unused_timeout: Duration::from_secs(60),
             keep_finished: crate::registry::DEFAULT_KEEP_FINISHED,
+            view_cache: None,
         }));
         let c = Console::new(Mode::View, registry, fixed, Arc::new(NoAgents));
         (tmp, Arc::new(c))

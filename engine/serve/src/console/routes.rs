@@ -518,17 +518,22 @@ async fn world(
     let answers = answers(&c, &id, q.answers).await?;
     let dir = found.dir().to_path_buf();
     let c2 = Arc::clone(&c);
-    let view = tokio::task::spawn_blocking(move || {
+    let (view, source) = tokio::task::spawn_blocking(move || {
         c2.worlds()
-            .view(&dir, q.step, answers)
+            .view_from(&dir, q.step, answers)
             .map_err(|e| no_world(&dir, &e))
     })
     .await
     .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
     let mut r = view.to_string().into_response();
-    r.headers_mut().insert(
+    let h = r.headers_mut();
+    h.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
+    );
+    h.insert(
+        super::worlds::SOURCE_HEADER,
+        HeaderValue::from_static(source.as_str()),
     );
     Ok(r)
 }

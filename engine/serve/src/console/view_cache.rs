@@ -27,7 +27,7 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
 use tbsim_scenario::untrusted::{Links, read_capped};
@@ -50,6 +50,38 @@ pub enum CacheError {
     /// The key file is not a key.
     #[error("the view cache's key `{0}` is not 32 bytes")]
     BadKey(PathBuf),
+    /// The directory is (or is inside) a run directory, whose files stay exactly
+    /// as recorded.
+    #[error("the view cache `{0}` would be inside the run directory `{1}`")]
+    InsideRun(PathBuf, PathBuf),
+}
+
+/// The run directory that `dir` is or would be made inside, if any. `dir` is
+/// resolved as making it would: its longest existing part with links resolved,
+/// then the rest with `..` taking a component off.
+fn enclosing_run(dir: &Path) -> Option<PathBuf> {
+    let parts: Vec<Component<'_>> = dir.components().collect();
+    let (mut at, rest) = (0..=parts.len()).rev().find_map(|k| {
+        let prefix: PathBuf = parts[..k].iter().collect();
+        let prefix = if k == 0 { PathBuf::from(".") } else { prefix };
+        Some((prefix.canonicalize().ok()?, &parts[k..]))
+    })?;
+    for c in rest {
+        match c {
+            Component::ParentDir => {
+                at.pop();
+            }
+            Component::Normal(n) => at.push(n),
+            _ => {}
+        }
+    }
+    at.ancestors()
+        .find(|a| {
+            ["trajectory.jsonl", "run.json"]
+                .iter()
+                .any(|f| a.join(f).symlink_metadata().is_ok())
+        })
+        .map(Path::to_path_buf)
 }
 
 /// What a run directory's end world depends on (see the module docs).
@@ -115,6 +147,10 @@ impl ViewCache {
     /// The cache in `dir`, made (with its key) if it is not there.
     pub fn open(dir: &Path) -> Result<ViewCache, CacheError> {
         let io = |e| CacheError::Io(dir.to_owned(), e);
+        // Checked before anything is made: a run's directory never gains a file.
+        if let Some(run) = enclosing_run(dir) {
+            return Err(CacheError::InsideRun(dir.to_owned(), run));
+        }
         let mut b = std::fs::DirBuilder::new();
         b.recursive(true);
         #[cfg(unix)]
@@ -289,6 +325,38 @@ mod tests {
         assert_eq!(c.get(&d), Some(entry(4)));
         c.remove(&d);
         assert_eq!(c.get(&d), None);
+    }
+
+    #[test]
+    fn a_cache_is_never_made_inside_a_run_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("runs/busy-day-oracle");
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::write(run.join("trajectory.jsonl"), "").unwrap();
+        for inside in [run.clone(), run.join("cache"), run.join("a/b/cache")] {
+            let e = ViewCache::open(&inside).unwrap_err();
+            assert!(
+                matches!(e, CacheError::InsideRun(_, ref r) if r.ends_with("busy-day-oracle")),
+                "{e}"
+            );
+            assert!(!run.join("cache").exists() && !run.join("a").exists());
+        }
+        // Through `..` or a link, too.
+        let e = ViewCache::open(&tmp.path().join("runs/x/../busy-day-oracle/c")).unwrap_err();
+        assert!(matches!(e, CacheError::InsideRun(..)), "{e}");
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&run, tmp.path().join("link")).unwrap();
+            let e = ViewCache::open(&tmp.path().join("link/c")).unwrap_err();
+            assert!(matches!(e, CacheError::InsideRun(..)), "{e}");
+        }
+        // A run not started yet (only its `run.json`) counts as well.
+        let planned = tmp.path().join("runs/planned");
+        std::fs::create_dir_all(&planned).unwrap();
+        std::fs::write(planned.join("run.json"), "{}").unwrap();
+        assert!(ViewCache::open(&planned.join("c")).is_err());
+        // Beside the runs is fine.
+        ViewCache::open(&tmp.path().join("runs/.console-cache")).unwrap();
     }
 
     #[test]

@@ -86,7 +86,33 @@ struct RunWorlds {
     cache: Option<(Arc<ViewCache>, RunDigest)>,
     /// The end is in the cache (found there, or put).
     cached: bool,
+    /// The end world's view kept in `views` is the cache entry's text, answered
+    /// without a replay (until a replay's takes its place).
+    view_from_cache: bool,
 }
+
+/// Where a world view answered came from (the world route says it in
+/// [`SOURCE_HEADER`], so a test or a person timing the page can tell).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The view cache's entry: nothing of the run was read or replayed.
+    Cache,
+    /// Rendered by this console (a replay, or kept from one).
+    Replay,
+}
+
+impl Source {
+    /// The header's value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Cache => "cache",
+            Source::Replay => "replay",
+        }
+    }
+}
+
+/// The world route's header naming the [`Source`] of its answer.
+pub const SOURCE_HEADER: &str = "x-tbsim-world-source";
 
 impl RunWorlds {
     /// Reads the run's directory, unless it was read already.
@@ -98,6 +124,7 @@ impl RunWorlds {
         if r.steps != self.steps {
             // The cache entry said otherwise: none of its answers stand.
             self.views.clear();
+            self.view_from_cache = false;
             self.end = None;
             self.steps = r.steps;
         }
@@ -176,11 +203,17 @@ impl RunWorlds {
         step: Option<u64>,
         answers: bool,
         now: u64,
-    ) -> Result<Arc<str>, ReplayError> {
+    ) -> Result<(Arc<str>, Source), ReplayError> {
         let at = step.unwrap_or(self.steps).min(self.steps);
         if let Some((json, used)) = self.views.get_mut(&(at, answers)) {
             *used = now;
-            return Ok(Arc::clone(json));
+            let from_cache = self.view_from_cache && !answers && at == self.steps;
+            let source = if from_cache {
+                Source::Cache
+            } else {
+                Source::Replay
+            };
+            return Ok((Arc::clone(json), source));
         }
         self.load()?;
         // Read again: the run's own count stands over a cache entry's.
@@ -195,7 +228,7 @@ impl RunWorlds {
         if !settles {
             let json = render(replayer, c.sim(), answers)?;
             self.keep_view((at, answers), Arc::clone(&json), now);
-            return Ok(json);
+            return Ok((json, Source::Replay));
         }
         let facts = self
             .end
@@ -210,7 +243,7 @@ impl RunWorlds {
         self.keep_view((at, false), Arc::clone(&plain), now);
         self.keep_view((at, true), Arc::clone(&with), now);
         self.put_in_cache(&facts, &plain);
-        Ok(if answers { with } else { plain })
+        Ok((if answers { with } else { plain }, Source::Replay))
     }
 
     /// Keeps a finished run's end (rendered without answers) in the view cache,
@@ -272,6 +305,70 @@ fn replay_end(dir: &Path) -> Result<Replayed, ReplayError> {
     })
 }
 
+/// What [`prime`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Primed {
+    /// The entry was written.
+    Written,
+    /// An intact entry for the run's bytes was there already.
+    Present,
+    /// The run has not ended (interrupted, or still going): its end is not fixed.
+    NotEnded,
+}
+
+/// Why [`prime`] wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum PrimeError {
+    /// The run's files cannot be read.
+    #[error("cannot read the run `{0}` for the view cache")]
+    Unreadable(PathBuf),
+    /// The run cannot be replayed.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    /// The cache cannot be written.
+    #[error(transparent)]
+    Cache(#[from] super::view_cache::CacheError),
+}
+
+/// Puts the end of the finished run in `dir` in `cache`, as a console opening it
+/// would (the same replay, the same text), so the run's first open anywhere that
+/// reads this cache needs no replay. Called by whatever wrote the run, once it has
+/// ended; the run's files are only read.
+pub fn prime(cache: &ViewCache, dir: &Path) -> Result<Primed, PrimeError> {
+    let digest = RunDigest::of(dir).ok_or_else(|| PrimeError::Unreadable(dir.to_path_buf()))?;
+    if cache.get(&digest).is_some() {
+        return Ok(Primed::Present);
+    }
+    let replayer = Replayer::open(dir)?;
+    // As `RunWorlds::view`: only a finished run's end is settled and kept.
+    if replayer.recorded.end.is_none() {
+        return Ok(Primed::NotEnded);
+    }
+    let mut c = replayer.cursor();
+    replayer
+        .advance(&mut c, replayer.steps)
+        .map_err(ReplayError::from)?;
+    let facts = RunWorlds::end_facts_of(&replayer, &c);
+    let mut sim = c.into_sim();
+    settle_sim(&mut sim, &replayer.recorded, replayer.steps);
+    let view = render(&replayer, &sim, false)?;
+    let facts = serde_json::to_string(&facts)
+        .map_err(|e| ReplayError::Format(PathBuf::from("world"), 0, e.to_string()))?;
+    // The digest of the bytes replayed: a run that changed meanwhile is not
+    // entered under its old bytes.
+    if RunDigest::of(dir) != Some(digest) {
+        return Err(PrimeError::Unreadable(dir.to_path_buf()));
+    }
+    cache.put(
+        &digest,
+        &Entry {
+            facts,
+            view: view.to_string(),
+        },
+    )?;
+    Ok(Primed::Written)
+}
+
 fn render(
     r: &Replayer,
     sim: &tbsim_engine::sim::Sim,
@@ -319,9 +416,9 @@ impl Worlds {
 
     /// Nothing kept yet; finished runs' ends kept in `cache` too (see the module
     /// docs).
-    pub fn with_cache(cache: ViewCache) -> Worlds {
+    pub fn with_cache(cache: Arc<ViewCache>) -> Worlds {
         Worlds {
-            cache: Some(Arc::new(cache)),
+            cache: Some(cache),
             ..Worlds::default()
         }
     }
@@ -358,9 +455,14 @@ impl Worlds {
         slot: &Slot,
         now: u64,
     ) -> Result<RunWorlds, ReplayError> {
+        // Only a run with its result written can have a fixed end: a live run (a
+        // serve session, a batch job under `--ui`) is read again at every step, and
+        // hashing its whole trajectory each time would be for nothing.
+        let ended = dir.join("result.json").symlink_metadata().is_ok();
         let cache = self
             .cache
             .as_ref()
+            .filter(|_| ended)
             .and_then(|c| Some((Arc::clone(c), RunDigest::of(dir)?)));
         let mut w = RunWorlds {
             key,
@@ -372,6 +474,7 @@ impl Worlds {
             end: None,
             cache,
             cached: false,
+            view_from_cache: false,
         };
         if let Some((cache, digest)) = &w.cache
             && let Some(entry) = cache.get(digest)
@@ -402,6 +505,7 @@ impl Worlds {
                     .insert((facts.steps, false), (Arc::from(entry.view), now));
                 w.end = Some(facts);
                 w.cached = true;
+                w.view_from_cache = true;
                 self.hits.fetch_add(1, Ordering::SeqCst);
                 return Ok(w);
             }
@@ -454,6 +558,16 @@ impl Worlds {
         step: Option<u64>,
         answers: bool,
     ) -> Result<Arc<str>, ReplayError> {
+        Ok(self.view_from(dir, step, answers)?.0)
+    }
+
+    /// [`Worlds::view`], with where the answer came from.
+    pub fn view_from(
+        &self,
+        dir: &Path,
+        step: Option<u64>,
+        answers: bool,
+    ) -> Result<(Arc<str>, Source), ReplayError> {
         self.with_run(dir, |w, now| w.view(step, answers, now))
     }
 
@@ -532,6 +646,7 @@ impl Check {
                 }
                 if let Some(w) = w {
                     w.views.clear();
+                    w.view_from_cache = false;
                     w.cursors.clear();
                     w.steps = r.replayer.steps;
                     w.views.insert((w.steps, false), (r.plain, self.now));
@@ -688,7 +803,7 @@ mod tests {
 
     /// A console with a view cache in `cache`.
     fn cached(cache: &Path) -> Worlds {
-        Worlds::with_cache(ViewCache::open(cache).unwrap())
+        Worlds::with_cache(Arc::new(ViewCache::open(cache).unwrap()))
     }
 
     /// What the detail's figures are, as the cache keeps them.
@@ -748,7 +863,7 @@ mod tests {
         );
         // A copy of the run (hard links, another directory) shares the entry.
         let copy = tempfile::tempdir().unwrap();
-        for f in ["trajectory.jsonl", "scenario.ron"] {
+        for f in ["trajectory.jsonl", "scenario.ron", "result.json"] {
             std::fs::hard_link(dir.join(f), copy.path().join(f)).unwrap();
         }
         let third = cached(cache_dir.path());
@@ -834,6 +949,86 @@ mod tests {
             }),
             "the entry is the replay's now"
         );
+    }
+
+    #[test]
+    fn a_primed_run_is_answered_from_the_cache_at_its_first_open() {
+        let tmp = oracle_run("busy-day.ron");
+        let dir = tmp.path();
+        let cache_dir = tempfile::tempdir().unwrap();
+        let cache = ViewCache::open(cache_dir.path()).unwrap();
+        let traj = std::fs::read(dir.join("trajectory.jsonl")).unwrap();
+        assert_eq!(prime(&cache, dir).unwrap(), Primed::Written);
+        assert_eq!(prime(&cache, dir).unwrap(), Primed::Present);
+        assert_eq!(
+            std::fs::read(dir.join("trajectory.jsonl")).unwrap(),
+            traj,
+            "the run is only read"
+        );
+        // The entry is what a console that replayed the run would have kept.
+        let replayed = tempfile::tempdir().unwrap();
+        let first = cached(replayed.path());
+        first.view(dir, None, false).unwrap();
+        let digest = RunDigest::of(dir).unwrap();
+        let by_console = ViewCache::open(replayed.path())
+            .unwrap()
+            .get(&digest)
+            .unwrap();
+        assert_eq!(cache.get(&digest), Some(by_console));
+        // A console's first open: the end from the cache, the same bytes, then
+        // from a replay once the check has run (its work kept).
+        let w = cached(cache_dir.path());
+        let (view, source) = w.view_from(dir, None, false).unwrap();
+        assert_eq!((&*view, source), (&*fresh(dir, None, false), Source::Cache));
+        assert_eq!(w.cache_hits(), 1);
+        let (_, with) = w.view_from(dir, None, true).unwrap();
+        assert_eq!(with, Source::Replay, "answers are never cached");
+        w.wait_for_checks();
+        assert_eq!(w.corrections(), 0);
+        let (_, source) = w.view_from(dir, Some(1), false).unwrap();
+        assert_eq!(source, Source::Replay);
+        // Without a cache, a replay.
+        let (_, source) = Worlds::new().view_from(dir, None, false).unwrap();
+        assert_eq!(source, Source::Replay);
+        // A run without its result (still being written) is not looked up.
+        std::fs::rename(dir.join("result.json"), dir.join("result.kept")).unwrap();
+        let (_, source) = cached(cache_dir.path())
+            .view_from(dir, None, false)
+            .unwrap();
+        assert_eq!(source, Source::Replay);
+    }
+
+    #[test]
+    fn a_run_not_ended_is_not_primed() {
+        let tmp = oracle_run("busy-day.ron");
+        let dir = tmp.path();
+        let traj = std::fs::read_to_string(dir.join("trajectory.jsonl")).unwrap();
+        let cut: Vec<&str> = traj
+            .lines()
+            .take_while(|l| !l.starts_with("{\"type\":\"end\""))
+            .collect();
+        std::fs::write(dir.join("trajectory.jsonl"), cut.join("\n") + "\n").unwrap();
+        let cache_dir = tempfile::tempdir().unwrap();
+        let cache = ViewCache::open(cache_dir.path()).unwrap();
+        assert_eq!(prime(&cache, dir).unwrap(), Primed::NotEnded);
+        assert_eq!(cache.get(&RunDigest::of(dir).unwrap()), None);
+        // Nothing to read: an error, nothing written.
+        let empty = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            prime(&cache, empty.path()),
+            Err(PrimeError::Unreadable(_))
+        ));
+        let entries = std::fs::read_dir(cache_dir.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".view")
+            })
+            .count();
+        assert_eq!(entries, 0);
     }
 
     #[test]

@@ -423,6 +423,7 @@ impl McpServer {
                     dir,
                     control: None,
                     fork: None,
+                    view_cache: None,
                 })
                 .await
                 .map_err(|e| McpError::internal_error(e.to_string(), None))?;
