@@ -154,7 +154,7 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         let (entry, at, rust_solver): (&dyn FamilyEntry, String, bool) = match subject {
             Subject::Script(entry) => {
                 let script = entry.script();
-                let readme = Path::new(script.file()).with_file_name("README.md");
+                let readme = readme_of(dir, script.file());
                 questions = crate::family_questions::example_questions(&readme);
                 // Failures after generation are the generator's: located at `generate`.
                 let gen_line = script
@@ -383,6 +383,24 @@ fn subject(dir: &Path) -> Result<Subject, String> {
     tbsim_gen::registry::register_script_dir(dir)
         .map(Subject::Script)
         .map_err(|e| e.to_string())
+}
+
+/// A script family's README (its example questions): beside its script. A bundled
+/// family checked by key has its script compiled in, named by its path in the
+/// source tree (`content/families/<key>/family.star`), which only resolves from the
+/// repository's root: its README is then read from the bundled content, so the
+/// check is the same from any directory and from an install (the Python wheel).
+fn readme_of(dir: &Path, script: &str) -> PathBuf {
+    let beside = Path::new(script).with_file_name("README.md");
+    if dir.exists() || beside.is_file() {
+        return beside;
+    }
+    crate::content::content_dir()
+        .ok()
+        .flatten()
+        .map(|c| c.join("families").join(dir).join("README.md"))
+        .filter(|p| p.is_file())
+        .unwrap_or(beside)
 }
 
 /// Runs `f` over `jobs` on `threads` threads; results in job order.
