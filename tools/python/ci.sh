@@ -8,9 +8,11 @@
 #   TBSIM_WHEEL_BINARY=target/debug/tbsim tools/python/ci.sh
 #   TBSIM_WHEEL_SCRIPT_HOST=path/to/tbsim-script ...  # the host to pack (both builds)
 #
-# The wheel ships the family-script host `tbsim-script` beside `tbsim`. It defaults
-# to target/script/release/tbsim-script: the maturin build runs tools/script-host.sh
-# to build it (a no-op when current); the TBSIM_WHEEL_BINARY build needs it built.
+# The wheel ships the family-script host `tbsim-script` beside `tbsim`: the maturin
+# build builds it (stage-script-host.sh; a no-op when current) unless
+# TBSIM_WHEEL_SCRIPT_HOST names one; the TBSIM_WHEEL_BINARY build packs
+# TBSIM_WHEEL_SCRIPT_HOST, by default target/script/release/tbsim-script
+# (tools/script-host.sh builds it).
 #
 # The Rust suite runs this (engine/cli/tests/it/python.rs) with TBSIM_WHEEL_BINARY,
 # the binary `cargo test` has just built: wheel_from_binary.py packs it the way
@@ -32,8 +34,6 @@ if [ -z "$wheel" ] && [ -n "${TBSIM_WHEEL_BINARY:-}" ]; then
   need_host
   wheel="$(python3 "$here/wheel_from_binary.py" "$TBSIM_WHEEL_BINARY" "$host" "$work/dist")"
 elif [ -z "$wheel" ]; then
-  if [ -z "${TBSIM_WHEEL_SCRIPT_HOST:-}" ]; then "$repo/tools/script-host.sh" >&2; fi
-  need_host
   python3 -m venv "$work/build"
   "$work/build/bin/pip" install --quiet "maturin>=1.7,<2"
   profile="${TBSIM_WHEEL_PROFILE:-release}"
@@ -45,7 +45,12 @@ elif [ -z "$wheel" ]; then
   cp -rL "$here" "$work/src"
   sed -i "s|^manifest-path = .*|manifest-path = \"$repo/engine/cli/Cargo.toml\"|" "$work/src/pyproject.toml"
   # pyproject's `data` folder: its scripts/ go where pip puts `tbsim`.
-  install -D -m 755 "$host" "$work/src/wheel-data/scripts/tbsim-script"
+  if [ -n "${TBSIM_WHEEL_SCRIPT_HOST:-}" ]; then
+    need_host
+    install -D -m 755 "$host" "$work/src/wheel-data/scripts/tbsim-script"
+  else
+    "$here/stage-script-host.sh" "$work/src" >/dev/null
+  fi
   (cd "$work/src" && "$work/build/bin/maturin" build "${flag[@]}" --out "$work/dist" >&2)
   wheel="$(ls "$work"/dist/tbsim-*.whl)"
 fi
