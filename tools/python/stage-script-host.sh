@@ -20,5 +20,19 @@ fi
 stage="$1"
 "$repo/tools/script-host.sh" --locked "${target[@]}" >&2
 built="$repo/target/script/${target[1]:+${target[1]}/}release/tbsim-script"
-install -D -m 755 "$built" "$stage/wheel-data/scripts/tbsim-script"
-echo "$stage/wheel-data/scripts/tbsim-script"
+staged="$stage/wheel-data/scripts/tbsim-script"
+install -D -m 755 "$built" "$staged"
+# maturin strips `tbsim` (`strip = true`) but packs data files as they are: the
+# staged copy is stripped here (a third smaller), with the target's strip when
+# cross-compiling and one is installed (else it ships unstripped).
+strip_tool=strip
+if [ ${#target[@]} -gt 0 ] && [ "${target[1]}" != "$(rustc -vV | sed -n 's/^host: //p')" ]; then
+  strip_tool=""
+  for t in "${target[1]%%-*}-linux-gnu-strip" "${target[1]}-strip"; do
+    if command -v "$t" >/dev/null 2>&1; then strip_tool="$t"; break; fi
+  done
+fi
+if [ -n "$strip_tool" ] && command -v "$strip_tool" >/dev/null 2>&1; then
+  "$strip_tool" "$staged"
+fi
+echo "$staged"
