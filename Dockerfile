@@ -1,7 +1,7 @@
 # tbsim in a container: build once, run shards on Kubernetes or Slurm (tools/k8s,
 # tools/slurm). Multi-stage: the Rust toolchain stays in the builder; the runtime
-# image holds the binary, the bundled content, bubblewrap and python3 (run_python's
-# sandbox) and nothing else.
+# image holds the binary and its family-script host, the bundled content, bubblewrap
+# and python3 (run_python's sandbox) and nothing else.
 #
 #   docker build -t tbsim .
 #   docker run --rm -v "$PWD/runs:/runs" tbsim run content/scenarios/*.ron --out /runs/demo
@@ -23,6 +23,9 @@ COPY engine engine
 COPY benches benches
 COPY tools/fake-llm tools/fake-llm
 RUN cargo build --release --locked -p tbsim --bin tbsim
+# The family-script host (engine/script, a workspace of its own): script families
+# need it beside tbsim, and there is no source tree to build it from at run time.
+RUN cargo build --release --locked --manifest-path engine/script/Cargo.toml --target-dir target/script
 
 # The Python wheel around that binary (the layout maturin gives; tools/python).
 FROM build AS wheel
@@ -31,7 +34,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 COPY content content
 COPY tools/python tools/python
-RUN python3 tools/python/wheel_from_binary.py target/release/tbsim /wheels
+RUN python3 tools/python/wheel_from_binary.py target/release/tbsim \
+    target/script/release/tbsim-script /wheels
 
 FROM python:3.13-slim-trixie AS openenv
 RUN apt-get update \
@@ -55,6 +59,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --create-home --uid 10001 tbsim
 COPY --from=build /src/target/release/tbsim /usr/local/bin/tbsim
+COPY --from=build /src/target/script/release/tbsim-script /usr/local/bin/tbsim-script
 COPY content /opt/tbsim/content
 # The binary finds its bundled content here (see `tbsim scenarios`).
 ENV TBSIM_CONTENT=/opt/tbsim/content

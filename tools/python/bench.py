@@ -2,8 +2,9 @@
 
     TBSIM_BIN=target/release/tbsim python bench.py [--calls N] > runs/bench/<day>/python.json
 
-Measures: the wheel's size (packed around the binary as CI packs it, and that size
-deflated as maturin would), `import tbsim` time, session-API step latency from
+Measures: the wheel's size (packed around the binary and the family-script host,
+`$TBSIM_WHEEL_SCRIPT_HOST` or target/script/release/tbsim-script, as CI packs them, and
+that size deflated as maturin would), `import tbsim` time, session-API step latency from
 `tbsim.Client` and `tbsim.AsyncClient` (p50/p99) with the server's CPU time per call,
 the same for an MCP `tools/call` through the official SDK, and the episode rate of an
 8-env `AsyncVectorEnv`. Needs the package importable (installed, or PYTHONPATH) and
@@ -60,8 +61,11 @@ def wheel_size(binary: str) -> dict[str, int]:
     sys.path.insert(0, str(HERE))
     from wheel_from_binary import build
 
+    host = os.environ.get("TBSIM_WHEEL_SCRIPT_HOST") or str(
+        HERE.parent.parent / "target" / "script" / "release" / "tbsim-script"
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        wheel = build(Path(binary), Path(tmp))
+        wheel = build(Path(binary), Path(host), Path(tmp))
         stored = wheel.stat().st_size
         deflated = 0
         with zipfile.ZipFile(wheel) as z:

@@ -6,6 +6,13 @@
 #   TBSIM_WHEEL_PROFILE=dev tools/python/ci.sh
 #   TBSIM_WHEEL=path/to/tbsim.whl tools/python/ci.sh   # test a wheel already built
 #   TBSIM_WHEEL_BINARY=target/debug/tbsim tools/python/ci.sh
+#   TBSIM_WHEEL_SCRIPT_HOST=path/to/tbsim-script ...  # the host to pack (both builds)
+#
+# The wheel ships the family-script host `tbsim-script` beside `tbsim`: the maturin
+# build builds it (stage-script-host.sh; a no-op when current) unless
+# TBSIM_WHEEL_SCRIPT_HOST names one; the TBSIM_WHEEL_BINARY build packs
+# TBSIM_WHEEL_SCRIPT_HOST, by default target/script/release/tbsim-script
+# (tools/script-host.sh builds it).
 #
 # The Rust suite runs this (engine/cli/tests/it/python.rs) with TBSIM_WHEEL_BINARY,
 # the binary `cargo test` has just built: wheel_from_binary.py packs it the way
@@ -19,8 +26,13 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/tbsim-wheel.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
 wheel="${TBSIM_WHEEL:-}"
+host="${TBSIM_WHEEL_SCRIPT_HOST:-$repo/target/script/release/tbsim-script}"
+need_host() {
+  [ -f "$host" ] || { echo "no family-script host at $host: build it with tools/script-host.sh" >&2; exit 1; }
+}
 if [ -z "$wheel" ] && [ -n "${TBSIM_WHEEL_BINARY:-}" ]; then
-  wheel="$(python3 "$here/wheel_from_binary.py" "$TBSIM_WHEEL_BINARY" "$work/dist")"
+  need_host
+  wheel="$(python3 "$here/wheel_from_binary.py" "$TBSIM_WHEEL_BINARY" "$host" "$work/dist")"
 elif [ -z "$wheel" ]; then
   python3 -m venv "$work/build"
   "$work/build/bin/pip" install --quiet "maturin>=1.7,<2"
@@ -32,6 +44,13 @@ elif [ -z "$wheel" ]; then
   # the source tree.
   cp -rL "$here" "$work/src"
   sed -i "s|^manifest-path = .*|manifest-path = \"$repo/engine/cli/Cargo.toml\"|" "$work/src/pyproject.toml"
+  # pyproject's `data` folder: its scripts/ go where pip puts `tbsim`.
+  if [ -n "${TBSIM_WHEEL_SCRIPT_HOST:-}" ]; then
+    need_host
+    install -D -m 755 "$host" "$work/src/wheel-data/scripts/tbsim-script"
+  else
+    "$here/stage-script-host.sh" "$work/src" >/dev/null
+  fi
   (cd "$work/src" && "$work/build/bin/maturin" build "${flag[@]}" --out "$work/dist" >&2)
   wheel="$(ls "$work"/dist/tbsim-*.whl)"
 fi
@@ -49,7 +68,8 @@ export PATH="$work/venv/bin:/usr/local/bin:/usr/bin:/bin"
 if command -v cargo >/dev/null 2>&1 || command -v rustc >/dev/null 2>&1; then
   echo "note: a Rust toolchain is installed system-wide ($(command -v cargo rustc | head -1))" >&2
 fi
-unset TBSIM_BIN TBSIM_CONTENT CARGO_MANIFEST_DIR
+# TBSIM_SCRIPT_HOST too: the installed tbsim must find the wheel's own host.
+unset TBSIM_BIN TBSIM_CONTENT TBSIM_SCRIPT_HOST CARGO_MANIFEST_DIR
 
 cd "$here"
 ruff check python tests wheel_from_binary.py bench.py

@@ -1,10 +1,13 @@
-"""Assembles the tbsim wheel around a `tbsim` binary that is already built.
+"""Assembles the tbsim wheel around a `tbsim` binary and a `tbsim-script` host that
+are already built.
 
-    python3 wheel_from_binary.py BINARY OUT_DIR
+    python3 wheel_from_binary.py BINARY SCRIPT_HOST OUT_DIR
 
-The same layout maturin (`bindings = "bin"`, `python-source = "python"`) gives: the
-binary in the wheel's scripts, the package `tbsim` (with its content link followed)
-in purelib, metadata from pyproject.toml. The Rust suite tests the Python package
+The same layout maturin (`bindings = "bin"`, `python-source = "python"`, `data`) gives:
+the binary and the family-script host (tools/script-host.sh builds it) in the wheel's
+scripts, so pip installs them side by side, where tbsim looks for the host; the
+package `tbsim` (with its content link followed) in purelib, metadata from
+pyproject.toml. The Rust suite tests the Python package
 with this wheel around the binary `cargo test` has just built, so CI does not compile
 the CLI a second time (~8 minutes on 2 cores); release wheels are built by maturin
 (`tools/python/ci.sh` without TBSIM_WHEEL_BINARY). Prints the wheel's path.
@@ -61,7 +64,7 @@ def _digest(data: bytes) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
-def build(binary: Path, out: Path) -> Path:
+def build(binary: Path, host: Path, out: Path) -> Path:
     version = subprocess.run(
         [str(binary), "--version"], capture_output=True, text=True, check=True
     ).stdout.split()[-1]
@@ -88,12 +91,13 @@ def build(binary: Path, out: Path) -> Path:
                 for f in sorted(files):
                     path = Path(root) / f
                     add(path.relative_to(package.parent).as_posix(), path.read_bytes())
-        # Debug symbols are ~90% of a debug binary; the wheel does not need them.
-        exe = Path(tmp) / "tbsim"
-        shutil.copyfile(binary, exe)
-        if shutil.which("strip"):
-            subprocess.run(["strip", str(exe)], check=True)
-        add(f"{dist}.data/scripts/tbsim", exe.read_bytes(), 0o755)
+        for source, name in ((binary, "tbsim"), (host, "tbsim-script")):
+            # Debug symbols are ~90% of a debug binary; the wheel does not need them.
+            exe = Path(tmp) / name
+            shutil.copyfile(source, exe)
+            if shutil.which("strip"):
+                subprocess.run(["strip", str(exe)], check=True)
+            add(f"{dist}.data/scripts/{name}", exe.read_bytes(), 0o755)
         add(f"{dist}.dist-info/METADATA", _metadata(version).encode())
         entry_points = _entry_points()
         if entry_points:
@@ -107,6 +111,10 @@ def build(binary: Path, out: Path) -> Path:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) != 4:
         sys.exit(__doc__)
-    print(build(Path(sys.argv[1]), Path(sys.argv[2])))
+    binary, host, out = (Path(a) for a in sys.argv[1:])
+    for exe in (binary, host):
+        if not exe.is_file():
+            sys.exit(f"{exe}: no such file")
+    print(build(binary, host, out))

@@ -27,6 +27,28 @@ fn every_bundled_script_family_passes_the_gate() {
 }
 
 #[test]
+fn a_bundled_family_checked_by_key_passes_from_any_directory() {
+    // Its script is compiled in; its README (the example questions the gate asks
+    // colleagues) comes from the bundled content, not from the working directory.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let o = tbsim(
+        &[
+            "family",
+            "check",
+            "--seeds",
+            CI_SEEDS,
+            "--adversaries",
+            "copy-drive",
+            "inventory_reorder",
+        ],
+        elsewhere.path(),
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("gate passed"), "{out}");
+}
+
+#[test]
 fn the_rust_solver_solves_the_kb_fix_port() {
     let o = tbsim(
         &[

@@ -1,6 +1,7 @@
 //! The Python package (`tools/python`): its wheel is built with maturin, installed
 //! into a fresh venv, and ruff, mypy and pytest run against the installed package
-//! with no Rust toolchain on PATH (`tools/python/ci.sh`).
+//! with no Rust toolchain on PATH (`tools/python/ci.sh`). The wheel carries the
+//! family-script host too (tools/python/tests/test_script_families.py).
 
 use std::process::{Command, Stdio};
 
@@ -39,6 +40,25 @@ fn fake_llm() -> String {
     }
 }
 
+/// The family-script host the wheel ships beside tbsim (`tools/script-host.sh`
+/// builds it; `.ci/run` does before the tests, so CI requires it; elsewhere it is
+/// built here when missing, as tbsim itself would on first need).
+fn script_host() -> std::path::PathBuf {
+    let p = root().join("target/script/release/tbsim-script");
+    if !p.is_file() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{} is missing: CI builds it with tools/script-host.sh before the tests (see .ci/run)",
+            p.display()
+        );
+        let ok = Command::new(root().join("tools/script-host.sh"))
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "tools/script-host.sh failed");
+    }
+    p
+}
+
 #[test]
 fn the_python_package_passes_its_tests_installed_from_the_wheel() {
     if !python_can_make_venvs() {
@@ -53,6 +73,8 @@ fn the_python_package_passes_its_tests_installed_from_the_wheel() {
         // The wheel is packed around the binary this suite already built: CI
         // compiles the CLI once (release wheels are maturin's, see ci.sh).
         .env("TBSIM_WHEEL_BINARY", env!("CARGO_BIN_EXE_tbsim"))
+        // Packed beside it: script families work from the installed wheel.
+        .env("TBSIM_WHEEL_SCRIPT_HOST", script_host())
         // `cargo test --workspace` builds fake-llm beside tbsim: the scripted model
         // `vf-eval traineebench` plays against (tools/python/tests/test_verifiers.py).
         .env("TBSIM_FAKE_LLM", fake_llm())
