@@ -998,16 +998,21 @@ mod tests {
         assert_eq!(source, Source::Replay);
     }
 
-    #[test]
-    fn a_run_not_ended_is_not_primed() {
-        let tmp = oracle_run("busy-day.ron");
-        let dir = tmp.path();
+    /// Drops a recorded run's end and score lines: a run still going (or cut off).
+    fn cut_before_end(dir: &Path) {
         let traj = std::fs::read_to_string(dir.join("trajectory.jsonl")).unwrap();
         let cut: Vec<&str> = traj
             .lines()
             .take_while(|l| !l.starts_with("{\"type\":\"end\""))
             .collect();
         std::fs::write(dir.join("trajectory.jsonl"), cut.join("\n") + "\n").unwrap();
+    }
+
+    #[test]
+    fn a_run_not_ended_is_not_primed() {
+        let tmp = oracle_run("busy-day.ron");
+        let dir = tmp.path();
+        cut_before_end(dir);
         let cache_dir = tempfile::tempdir().unwrap();
         let cache = ViewCache::open(cache_dir.path()).unwrap();
         assert_eq!(prime(&cache, dir).unwrap(), Primed::NotEnded);
@@ -1035,13 +1040,7 @@ mod tests {
     fn a_live_run_is_not_kept_in_the_cache() {
         let tmp = oracle_run("busy-day.ron");
         let dir = tmp.path();
-        // Its end and score lines not written yet: a run still going.
-        let traj = std::fs::read_to_string(dir.join("trajectory.jsonl")).unwrap();
-        let cut: Vec<&str> = traj
-            .lines()
-            .take_while(|l| !l.starts_with("{\"type\":\"end\""))
-            .collect();
-        std::fs::write(dir.join("trajectory.jsonl"), cut.join("\n") + "\n").unwrap();
+        cut_before_end(dir);
         let cache_dir = tempfile::tempdir().unwrap();
         let w = cached(cache_dir.path());
         assert_eq!(&*w.view(dir, None, false).unwrap(), fresh(dir, None, false));
