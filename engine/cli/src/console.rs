@@ -142,7 +142,7 @@ fn fork_registry(out: &Path, view_cache: Option<Arc<ViewCache>>) -> Result<Arc<R
         idle_timeout: Duration::from_secs(3600),
         unused_timeout: Duration::from_secs(60),
         keep_finished: tbsim_serve::registry::DEFAULT_KEEP_FINISHED,
-        view_cache,
+        view_cache: view_cache.map(tbsim_serve::console::worlds::prime_hook),
     })))
 }
 

@@ -48,7 +48,9 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         idle_timeout: Duration::from_secs(args.idle_timeout),
         unused_timeout: args.unused_timeout,
         keep_finished: args.keep_finished,
-        view_cache: view_cache.clone(),
+        view_cache: view_cache
+            .clone()
+            .map(tbsim_serve::console::worlds::prime_hook),
     }));
     let agents = Arc::new(crate::console::ConsoleAgents::new(
         args.api_config.as_deref(),

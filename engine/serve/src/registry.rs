@@ -39,9 +39,9 @@ pub struct RegistryConfig {
     /// MCP transport gone) stays readable from memory by id, with its final
     /// result; after that its state is read back from its run directory.
     pub keep_finished: Duration,
-    /// Where each finished session's end world is kept for the console (see
-    /// [`crate::console::view_cache`]), so its first open needs no replay.
-    pub view_cache: Option<Arc<crate::console::view_cache::ViewCache>>,
+    /// Called with each finished session's run directory (the console's view
+    /// cache, so its first open needs no replay: `console::worlds::prime_hook`).
+    pub view_cache: Option<crate::session::RunEnded>,
 }
 
 /// The default of [`RegistryConfig::keep_finished`]: an hour.

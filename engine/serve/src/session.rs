@@ -57,9 +57,21 @@ pub struct SessionSpec {
     /// Start from another run: its directory and the decisions taken over from it
     /// (see [`tbsim_engine::fork`]).
     pub fork: Option<(PathBuf, u64)>,
-    /// Where the finished run's end world is put for the console (see
-    /// [`crate::console::worlds::prime`]).
-    pub view_cache: Option<Arc<crate::console::view_cache::ViewCache>>,
+    /// Called with the run's directory when the run has ended (the console's view
+    /// cache: `crate::console::worlds::prime_hook`).
+    pub view_cache: Option<RunEnded>,
+}
+
+/// What to do with a run's directory once it has ended, beside the session (the
+/// step that ended it answers first). A hook rather than the console's cache itself,
+/// so sessions depend on nothing of the console (which serves them).
+#[derive(Clone)]
+pub struct RunEnded(pub Arc<dyn Fn(&Path) + Send + Sync>);
+
+impl std::fmt::Debug for RunEnded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RunEnded")
+    }
 }
 
 /// What a console can read of a session without waiting for a step in flight.
@@ -573,14 +585,10 @@ impl Session {
                     }
                 }
             });
-            if let (Ok(_), Some(cache)) = (&ended, view_cache) {
+            if let (Ok(_), Some(hook)) = (&ended, view_cache) {
                 // Beside the run, not in its way: the step that ended it answers now.
                 let dir = dir.clone();
-                handle.spawn_blocking(move || {
-                    if let Err(e) = crate::console::worlds::prime(&cache, &dir) {
-                        eprintln!("console: warning: {e}");
-                    }
-                });
+                handle.spawn_blocking(move || (hook.0)(&dir));
             }
             ended
         });

@@ -330,6 +330,16 @@ pub enum PrimeError {
     Cache(#[from] super::view_cache::CacheError),
 }
 
+/// [`prime`] as a session's end hook: a failure is a warning (the run itself is
+/// written; only its first open will replay).
+pub fn prime_hook(cache: std::sync::Arc<ViewCache>) -> crate::session::RunEnded {
+    crate::session::RunEnded(std::sync::Arc::new(move |dir: &Path| {
+        if let Err(e) = prime(&cache, dir) {
+            eprintln!("console: warning: {e}");
+        }
+    }))
+}
+
 /// Puts the end of the finished run in `dir` in `cache`, as a console opening it
 /// would (the same replay, the same text), so the run's first open anywhere that
 /// reads this cache needs no replay. Called by whatever wrote the run, once it has
