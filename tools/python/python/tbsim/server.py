@@ -43,9 +43,7 @@ class Server:
         if token is not None:
             args += ["--token", token]
         args += extra_args or []
-        self._proc = subprocess.Popen(
-            args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-        )
+        self._proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
         line = self._first_line(startup_timeout)
         if "listening on " not in line:
             self.close()
