@@ -18,9 +18,10 @@ use crate::serve::{Server, error_code};
 use crate::util::{root, run_agent, tbsim, tbsim_command, text};
 
 /// GET `path` and return the status, the head and the body as text.
-fn get_text(addr: SocketAddr, path: &str, headers: &str) -> (u16, String, String) {
+pub(crate) fn get_text(addr: SocketAddr, path: &str, headers: &str) -> (u16, String, String) {
     let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    // Generous: a first open may replay a whole run on a loaded machine.
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
     write!(
         s,
         "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{headers}\r\n"

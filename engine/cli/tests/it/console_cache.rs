@@ -70,19 +70,9 @@ fn end_world(s: &Server, name: &str) -> (String, String) {
         .as_str()
         .unwrap()
         .to_owned();
-    let path = format!("/v1/console/runs/{id}/world");
-    let req = format!(
-        "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-        s.addr
-    );
-    let mut c = std::net::TcpStream::connect(s.addr).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-    std::io::Write::write_all(&mut c, req.as_bytes()).unwrap();
-    let mut buf = Vec::new();
-    let _ = std::io::Read::read_to_end(&mut c, &mut buf);
-    let text = String::from_utf8(buf).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap();
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let (status, head, body) =
+        crate::console_api::get_text(s.addr, &format!("/v1/console/runs/{id}/world"), "");
+    assert_eq!(status, 200, "{head}");
     let source = head
         .lines()
         .find_map(|l| {
@@ -91,14 +81,6 @@ fn end_world(s: &Server, name: &str) -> (String, String) {
                 .then(|| v.trim().to_owned())
         })
         .unwrap_or_else(|| panic!("no source header in {head}"));
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        crate::serve::dechunk(body)
-    } else {
-        body.to_owned()
-    };
     (source, body)
 }
 
