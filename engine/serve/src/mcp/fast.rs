@@ -9,7 +9,10 @@
 //! either (MCP 2025-03-26 on, "Sending Messages to the Server").
 //!
 //! So a session registers its handles here once the client sends
-//! `notifications/initialized` ([`FastCalls::register`]), and the `/mcp` route's
+//! `notifications/initialized` ([`FastCalls::register`]; rmcp handles that
+//! notification after its 202, so the middleware holds the 202 back until the
+//! session is registered: the call a client sends next is answered here, however
+//! loaded the machine), and the `/mcp` route's
 //! middleware ([`fast_call`]) answers a POSTed `tools/call` of a registered
 //! session itself: the same [`Conn::call`] the rmcp handler runs, the result as
 //! one JSON-RPC response, and the call's notifications sent through the session's
@@ -65,6 +68,8 @@ struct Entry {
 #[derive(Debug)]
 pub struct FastCalls {
     entries: Mutex<BTreeMap<String, Entry>>,
+    /// Woken on every registration.
+    registered: tokio::sync::Notify,
     refresh: Duration,
     max_body: usize,
 }
@@ -75,6 +80,7 @@ impl FastCalls {
     pub fn new(keep_alive: Duration, max_body: usize) -> FastCalls {
         FastCalls {
             entries: Mutex::new(BTreeMap::new()),
+            registered: tokio::sync::Notify::new(),
             refresh: keep_alive / 4,
             max_body,
         }
@@ -100,6 +106,29 @@ impl FastCalls {
                 last_slow: Instant::now(),
             },
         );
+        drop(entries);
+        self.registered.notify_waiters();
+    }
+
+    fn knows(&self, id: &str) -> bool {
+        self.entries().contains_key(id)
+    }
+
+    /// Waits until session `id` is registered, at most `limit`; whether it is.
+    async fn await_registration(&self, id: &str, limit: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            // Enabled before the check, so a registration between the two wakes it.
+            let woken = self.registered.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if self.knows(id) {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, woken).await.is_err() {
+                return self.knows(id);
+            }
+        }
     }
 
     /// Forgets MCP session `id` (deleted).
@@ -213,6 +242,40 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
     r
 }
 
+/// How long an `initialized` notification's 202 waits for its session to
+/// register; rmcp takes microseconds, so this only bounds a session that never
+/// does (one without a session id, say).
+const REGISTRATION_WAIT: Duration = Duration::from_secs(2);
+
+/// Whether a body is the `notifications/initialized` notification.
+fn is_initialized(body: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Note<'a> {
+        jsonrpc: &'a str,
+        method: &'a str,
+        id: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Note<'_>>(body).is_ok_and(|n| {
+        n.jsonrpc == "2.0" && n.method == "notifications/initialized" && n.id.is_none()
+    })
+}
+
+/// A request's parts and body, or the 413 for a body over `max` bytes.
+async fn read_body(
+    req: Request,
+    max: usize,
+) -> Result<(axum::http::request::Parts, axum::body::Bytes), Response> {
+    let (parts, body) = req.into_parts();
+    match axum::body::to_bytes(body, max).await {
+        Ok(b) => Ok((parts, b)),
+        Err(_) => Err((
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("request body over {max} bytes"),
+        )
+            .into_response()),
+    }
+}
+
 /// The `/mcp` route's middleware (see the module docs). A DELETE forgets the
 /// session before rmcp closes it.
 pub async fn fast_call(State(fast): State<Arc<FastCalls>>, req: Request, next: Next) -> Response {
@@ -230,18 +293,26 @@ pub async fn fast_call(State(fast): State<Arc<FastCalls>>, req: Request, next: N
         return next.run(req).await;
     };
     let Some(handles) = fast.take_turn(&session) else {
-        return next.run(req).await;
-    };
-    let (parts, body) = req.into_parts();
-    let bytes = match axum::body::to_bytes(body, fast.max_body).await {
-        Ok(b) => b,
-        Err(_) => {
-            return (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("request body over {} bytes", fast.max_body),
-            )
-                .into_response();
+        if fast.knows(&session) {
+            return next.run(req).await;
         }
+        // Not registered yet: an `initialized` notification is answered once it is.
+        let (parts, bytes) = match read_body(req, fast.max_body).await {
+            Ok(r) => r,
+            Err(too_big) => return too_big,
+        };
+        let initialized = is_initialized(&bytes);
+        let answer = next
+            .run(Request::from_parts(parts, Body::from(bytes)))
+            .await;
+        if initialized && answer.status().is_success() {
+            fast.await_registration(&session, REGISTRATION_WAIT).await;
+        }
+        return answer;
+    };
+    let (parts, bytes) = match read_body(req, fast.max_body).await {
+        Ok(r) => r,
+        Err(too_big) => return too_big,
     };
     let Some((id, params)) = tool_call(&bytes) else {
         return next
@@ -323,6 +394,38 @@ mod tests {
         let mut r = post(&GOOD);
         *r.method_mut() = Method::GET;
         assert_eq!(candidate(&r), None);
+    }
+
+    #[test]
+    fn only_the_initialized_notification_is_recognised() {
+        assert!(is_initialized(
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        ));
+        assert!(is_initialized(
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}"#
+        ));
+        for other in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"notifications/initialized"}"#[..],
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled"}"#,
+            br#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#,
+            b"",
+        ] {
+            assert!(!is_initialized(other), "{}", String::from_utf8_lossy(other));
+        }
+    }
+
+    #[tokio::test]
+    async fn waiting_for_a_session_that_never_registers_ends_at_the_limit() {
+        // (A registration waking its waiter needs an rmcp peer, which only a live
+        // session has: the integration test `mcp::http_tool_calls_...` covers it.)
+        let fast = FastCalls::new(Duration::from_secs(8), 1024);
+        let t = std::time::Instant::now();
+        assert!(
+            !fast
+                .await_registration("other", Duration::from_millis(50))
+                .await
+        );
+        assert!(t.elapsed() >= Duration::from_millis(50));
     }
 
     #[test]
