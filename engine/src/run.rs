@@ -307,6 +307,27 @@ pub fn run_in_memory(
     )
 }
 
+/// Runs for the result alone: no trajectory is written or kept (its lines are
+/// only counted) and so no schedule is computed. For callers that run many
+/// worlds to score them (the validity gate, the scan, suite proofs), where
+/// serialising and re-reading every line was a seventh of the work.
+pub fn run_unrecorded(
+    loaded: &LoadedScenario,
+    agent: &mut dyn Agent,
+    config: SimConfig,
+    limits: &RunLimits,
+) -> RunResult {
+    run_with(
+        loaded,
+        agent,
+        config,
+        limits,
+        Trajectory::discarding(),
+        Box::new(LivePython::default()),
+    )
+    .0
+}
+
 /// Runs with a given trajectory sink and Python backend.
 pub fn run_with(
     loaded: &LoadedScenario,

@@ -14,12 +14,12 @@ use clap::{Args, Subcommand};
 use tbsim_agents::scan::{Tally, scan};
 use tbsim_core::protocol::SimConfig;
 use tbsim_engine::agent::{Agent, Idle, Oracle};
-use tbsim_engine::run::{RunLimits, run_in_memory};
+use tbsim_engine::run::{RunLimits, run_unrecorded};
 use tbsim_gen::registry::FamilyEntry;
 use tbsim_gen::script::ScriptEntry;
 use tbsim_gen::script_solver::ScriptSolver;
-use tbsim_gen::{Family, ScenarioPlan, TaskPlan, generate_scenario, to_ron};
-use tbsim_scenario::{Check, LoadedScenario, parse_str, validate};
+use tbsim_gen::{Family, ScenarioPlan, generate_scenario, to_ron};
+use tbsim_scenario::{Check, Content, LoadedScenario, TaskSpec, parse_str, validate};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum FamilyCommand {
@@ -103,13 +103,20 @@ struct InstanceOutcome {
     /// Adversary name -> (score, solved a task).
     adversaries: Vec<(String, f64, bool)>,
     wrong_answers: usize,
-    /// The expected answer, as the answer checks of the task (for the spread).
-    answer: String,
-    /// Whether an empty file at every answer path passes an answer checkpoint.
-    empty_passes: bool,
+    /// Per task of the instance (a chain's follow-ups too), by key: the expected
+    /// answer as the task's answer checks (for the spread), and whether an empty
+    /// file at every answer path passes one of its checkpoints.
+    answers: Vec<TaskAnswer>,
     scan: Vec<tbsim_agents::scan::CheckpointScan>,
     /// The colleague check (script families, the first seeds only).
     asked: Option<crate::family_questions::Asked>,
+}
+
+#[derive(Debug)]
+struct TaskAnswer {
+    key: String,
+    answer: String,
+    empty_passes: bool,
 }
 
 /// Seeds per variant on which colleagues are asked the README's questions (each
@@ -204,9 +211,10 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
             });
             let mut failures: Vec<String> = Vec::new();
             let mut tally = Tally::default();
-            let mut answers: BTreeMap<&str, usize> = BTreeMap::new();
+            // Task key -> (expected answer -> instances, instances, empty passes).
+            let mut spread: BTreeMap<&str, (BTreeMap<&str, usize>, usize, usize)> = BTreeMap::new();
             let mut adv: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
-            let (mut oracle, mut idle, mut wrong, mut empty) = (0.0, 0.0, 0, 0);
+            let (mut oracle, mut idle, mut wrong) = (0.0, 0.0, 0);
             let (mut solver, mut rsolver) = (None::<f64>, None::<f64>);
             let mut asked: Option<crate::family_questions::Asked> = None;
             let n = results.len() as f64;
@@ -221,8 +229,12 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
                     *rsolver.get_or_insert(0.0) += x / n;
                 }
                 wrong += r.wrong_answers;
-                empty += usize::from(r.empty_passes);
-                *answers.entry(r.answer.as_str()).or_default() += 1;
+                for t in &r.answers {
+                    let e = spread.entry(t.key.as_str()).or_default();
+                    *e.0.entry(t.answer.as_str()).or_default() += 1;
+                    e.1 += 1;
+                    e.2 += usize::from(t.empty_passes);
+                }
                 for (name, score, solved) in &r.adversaries {
                     let e = adv.entry(name.as_str()).or_default();
                     e.0 += score / n;
@@ -238,23 +250,36 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
                     t.misses.extend(x.misses.iter().cloned());
                 }
             }
-            let top = answers.values().copied().max().unwrap_or(0) as f64 / n;
-            if top > TOP_ANSWER_SHARE && a.seeds >= MIN_SPREAD_SEEDS {
-                failures.push(format!(
-                    "{at}: {}: one expected answer is shared by {:.0}% of instances (at most {:.0}%)",
-                    v.key,
-                    top * 100.0,
-                    TOP_ANSWER_SHARE * 100.0
-                ));
-            }
-            let empty_share = empty as f64 / n;
-            if empty_share > EMPTY_SHARE && a.seeds >= MIN_SPREAD_SEEDS {
-                failures.push(format!(
-                    "{at}: {}: an empty answer passes a checkpoint in {:.0}% of instances (at most {:.0}%)",
-                    v.key,
-                    empty_share * 100.0,
-                    EMPTY_SHARE * 100.0
-                ));
+            // Judged per task: a chain's follow-ups may not repeat themselves either.
+            let (mut top, mut empty_share) = (0.0_f64, 0.0_f64);
+            let one_task = spread.len() == 1;
+            for (key, (answers, seen, empty)) in &spread {
+                let seen = *seen as f64;
+                let task_top = answers.values().copied().max().unwrap_or(0) as f64 / seen;
+                let task_empty = *empty as f64 / seen;
+                top = top.max(task_top);
+                empty_share = empty_share.max(task_empty);
+                let which = if one_task {
+                    String::new()
+                } else {
+                    format!(" task `{key}`:")
+                };
+                if task_top > TOP_ANSWER_SHARE && a.seeds >= MIN_SPREAD_SEEDS {
+                    failures.push(format!(
+                        "{at}: {}:{which} one expected answer is shared by {:.0}% of instances (at most {:.0}%)",
+                        v.key,
+                        task_top * 100.0,
+                        TOP_ANSWER_SHARE * 100.0
+                    ));
+                }
+                if task_empty > EMPTY_SHARE && a.seeds >= MIN_SPREAD_SEEDS {
+                    failures.push(format!(
+                        "{at}: {}:{which} an empty answer passes a checkpoint in {:.0}% of instances (at most {:.0}%)",
+                        v.key,
+                        task_empty * 100.0,
+                        EMPTY_SHARE * 100.0
+                    ));
+                }
             }
             let worst = adv
                 .iter()
@@ -410,22 +435,12 @@ fn run_jobs<T: Send>(jobs: &[u64], threads: usize, f: impl Fn(u64) -> T + Sync) 
 }
 
 pub(crate) fn plan(variant: &str, seed: u64, family: &Family) -> ScenarioPlan {
-    ScenarioPlan {
-        name: format!("check-{}-{seed}", variant.replace('/', "-")),
-        description: String::new(),
-        date: "2025-10-01".into(),
-        start: "09:00".into(),
-        end: "18:00".into(),
-        company_size: 40,
-        tasks: vec![TaskPlan {
-            id: "t".into(),
-            family: family.clone(),
-            release: Default::default(),
-            deadline: None,
-            priority: Default::default(),
-        }],
-        days: Vec::new(),
-    }
+    ScenarioPlan::one_task(
+        &format!("check-{}-{seed}", variant.replace('/', "-")),
+        "2025-10-01",
+        "t",
+        family.clone(),
+    )
 }
 
 fn run(loaded: &LoadedScenario, agent: &mut dyn Agent) -> tbsim_engine::result::RunResult {
@@ -433,7 +448,7 @@ fn run(loaded: &LoadedScenario, agent: &mut dyn Agent) -> tbsim_engine::result::
         agent: agent.name(),
         ..SimConfig::default()
     };
-    run_in_memory(loaded, agent, config, &RunLimits::default()).0
+    run_unrecorded(loaded, agent, config, &RunLimits::default())
 }
 
 /// The answer checks of a task: every file predicate (what an agent writes).
@@ -593,78 +608,136 @@ fn one_instance(
         o.adversaries
             .push((name.clone(), r.checkpoint_score, solved));
     }
-    let task = &loaded.scenario.tasks[0];
-    let mut answers = Vec::new();
-    for c in &task.checkpoints {
-        answer_checks(&c.check, &mut answers);
-    }
-    o.answer = ron::ser::to_string(&answers).unwrap_or_default();
-    let mut paths: Vec<&str> = answers.iter().filter_map(check_path).collect();
-    paths.sort();
-    paths.dedup();
-    let written: Vec<(String, String)> = paths
-        .iter()
-        .map(|p| ((*p).to_owned(), String::new()))
-        .collect();
-    o.empty_passes = passes_any(&loaded, &written);
-    let wrong = match subject {
-        Subject::Script(entry) => match entry.script_wrong_answers(task, &loaded.scenario) {
-            Ok(w) => w,
+    // Every task of the instance, a chain's follow-ups too (judged on files alone,
+    // so a task released later is judged as readily as the first).
+    let files = InitialFiles::of(&loaded);
+    let scenario_json = match subject {
+        Subject::Script(_) => match serde_json::to_value(&loaded.scenario) {
+            Ok(v) => Some(v),
             Err(e) => {
-                fail(&mut o, format!("{variant} seed {seed}: {e}"));
-                Vec::new()
+                fail(
+                    &mut o,
+                    format!("{variant} seed {seed}: the scenario as JSON: {e}"),
+                );
+                None
             }
         },
-        Subject::Rust(entry) => entry.wrong_answers(task, &loaded.scenario),
+        Subject::Rust(_) => None,
     };
-    for (path, body) in &wrong {
-        if passes_any(&loaded, &[(path.clone(), body.clone())]) {
-            fail(
-                &mut o,
-                format!(
-                    "{at}: {variant} seed {seed}: a listed wrong answer for `{path}` passes a checkpoint"
-                ),
-            );
+    for task in &loaded.scenario.tasks {
+        let mut answers = Vec::new();
+        for c in &task.checkpoints {
+            answer_checks(&c.check, &mut answers);
         }
+        let mut paths: Vec<&str> = answers.iter().filter_map(check_path).collect();
+        paths.sort();
+        paths.dedup();
+        let written: Vec<(String, String)> = paths
+            .iter()
+            .map(|p| ((*p).to_owned(), String::new()))
+            .collect();
+        o.answers.push(TaskAnswer {
+            key: task.key.clone(),
+            answer: ron::ser::to_string(&answers).unwrap_or_default(),
+            empty_passes: files.passes_any(task, &written),
+        });
+        let wrong = match (subject, &scenario_json) {
+            (Subject::Script(entry), Some(json)) => match entry.script_wrong_answers(task, json) {
+                Ok(w) => w,
+                Err(e) => {
+                    fail(&mut o, format!("{variant} seed {seed}: {e}"));
+                    Vec::new()
+                }
+            },
+            (Subject::Script(_), None) => Vec::new(),
+            (Subject::Rust(entry), _) => entry.wrong_answers(task, &loaded.scenario),
+        };
+        for (path, body) in &wrong {
+            if files.passes_any(task, &[(path.clone(), body.clone())]) {
+                fail(
+                    &mut o,
+                    format!(
+                        "{at}: {variant} seed {seed}: a listed wrong answer for `{path}` of `{}` passes a checkpoint",
+                        task.key
+                    ),
+                );
+            }
+        }
+        o.wrong_answers += wrong.len();
     }
-    o.wrong_answers = wrong.len();
     o.scan = scan(&loaded, Some(seed));
     if matches!(subject, Subject::Script(_)) && seed < QUESTION_SEEDS {
         o.asked = Some(crate::family_questions::check(
-            &loaded, &task.key, questions,
+            &loaded,
+            &loaded.scenario.tasks[0].key,
+            questions,
         ));
     }
     o
 }
 
-/// Whether writing these files (and nothing else) passes any checkpoint.
-fn passes_any(loaded: &LoadedScenario, files: &[(String, String)]) -> bool {
-    use tbsim_core::protocol::{Decision, EndReason, ToolCall};
-    use tbsim_engine::sim::Sim;
-    use tbsim_engine::tools::LivePython;
-    use tbsim_engine::trajectory::Trajectory;
-    let mut sim = Sim::new(
-        loaded,
-        SimConfig::default(),
-        Trajectory::in_memory(),
-        Box::new(LivePython::default()),
-    );
-    sim.begin();
-    let calls = files
-        .iter()
-        .enumerate()
-        .map(|(i, (path, content))| ToolCall {
-            id: format!("w{i}"),
-            name: "write_file".into(),
-            arguments: serde_json::json!({"path": path, "content": content}).to_string(),
-        })
-        .collect();
-    sim.step(&Decision { calls });
-    sim.end(EndReason::Finished);
-    sim.results()
-        .tasks
-        .iter()
-        .any(|t| t.checkpoints.iter().any(|c| c.passed))
+/// The files of an instance as they stand with nothing done (every file the
+/// scenario places, the timed ones too: answers are judged at the end of the day),
+/// for judging answers written over them without running a simulation.
+struct InitialFiles {
+    files: BTreeMap<String, Vec<u8>>,
+}
+
+impl InitialFiles {
+    fn of(loaded: &LoadedScenario) -> InitialFiles {
+        let files = loaded
+            .scenario
+            .all_files()
+            .map(|f| {
+                let bytes = match &f.content {
+                    Content::Text(t) => t.as_bytes().to_vec(),
+                    Content::Sidecar { .. } => {
+                        loaded.assets.get(&f.path).cloned().unwrap_or_default()
+                    }
+                    Content::Drawing(d) => d.png(),
+                };
+                (f.path.clone(), bytes)
+            })
+            .collect();
+        InitialFiles { files }
+    }
+
+    /// Whether writing these workspace files (and doing nothing else) passes any
+    /// checkpoint of `task`. Only `workspace/` is the agent's to write, as in a run.
+    fn passes_any(&self, task: &TaskSpec, written: &[(String, String)]) -> bool {
+        let mut files: BTreeMap<&str, &[u8]> = self
+            .files
+            .iter()
+            .map(|(p, b)| (p.as_str(), b.as_slice()))
+            .collect();
+        for (path, body) in written {
+            if path.starts_with("workspace/") {
+                files.insert(path, body.as_bytes());
+            }
+        }
+        let view = Written(files);
+        task.checkpoints
+            .iter()
+            .any(|c| tbsim_scenario::check::evaluate(&c.check, &view))
+    }
+}
+
+/// A world in which the agent has written files and done nothing else.
+struct Written<'a>(BTreeMap<&'a str, &'a [u8]>);
+
+impl tbsim_scenario::check::WorldView for Written<'_> {
+    fn file(&self, path: &str) -> Option<&[u8]> {
+        self.0.get(path).copied()
+    }
+    fn disclosed(&self, _: &str) -> bool {
+        false
+    }
+    fn consulted(&self, _: &str) -> bool {
+        false
+    }
+    fn attended_on_time(&self, _: &str) -> bool {
+        false
+    }
 }
 
 /// The scaffold: the bundled worked example (`inventory_reorder`, which passes

@@ -83,7 +83,7 @@ fn at_release(loaded: &LoadedScenario, task: &str) -> Sim {
     let mut sim = Sim::new(
         loaded,
         SimConfig::default(),
-        Trajectory::digest_only(),
+        Trajectory::discarding(),
         Box::new(LivePython::default()),
     );
     sim.begin();

@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 
 use tbsim_agents::scan::{CheckpointScan, Tally, scan};
-use tbsim_gen::{Family, ScenarioPlan, TaskPlan, generate_scenario, load_suite, to_ron};
+use tbsim_gen::{Family, ScenarioPlan, generate_scenario, load_suite, to_ron};
 use tbsim_scenario::{LoadedScenario, load_file, parse_str, validate};
 
 #[derive(Subcommand, Debug)]
@@ -208,22 +208,12 @@ fn scenario_file(f: &Path) -> Result<Instance> {
 /// A one-task scenario of `family` at `seed` (a 09:00-18:00 day, 40 people, no
 /// deadline), or none when the generator refuses the seed.
 fn one_task(variant: &str, seed: u64, family: Family) -> Result<Option<LoadedScenario>> {
-    let plan = ScenarioPlan {
-        name: format!("scan-{}-{seed}", variant.replace('/', "-")),
-        description: String::new(),
-        date: "2025-10-01".into(),
-        start: "09:00".into(),
-        end: "18:00".into(),
-        company_size: 40,
-        tasks: vec![TaskPlan {
-            id: "t".into(),
-            family,
-            release: Default::default(),
-            deadline: None,
-            priority: Default::default(),
-        }],
-        days: Vec::new(),
-    };
+    let plan = ScenarioPlan::one_task(
+        &format!("scan-{}-{seed}", variant.replace('/', "-")),
+        "2025-10-01",
+        "t",
+        family,
+    );
     let Ok(s) = generate_scenario(seed, &plan) else {
         return Ok(None);
     };

@@ -110,6 +110,28 @@ impl ScenarioPlan {
             self.days.iter().map(|d| d.tasks.as_slice()).collect()
         }
     }
+
+    /// A plan `name` of one task `id` of `family` on `date`: a 09:00-18:00 day at a
+    /// 40-person company, the task released at the start with no deadline (what the
+    /// validity gate, the scan and the tests generate instances in).
+    pub fn one_task(name: &str, date: &str, id: &str, family: Family) -> ScenarioPlan {
+        ScenarioPlan {
+            name: name.to_owned(),
+            description: String::new(),
+            date: date.to_owned(),
+            start: nine(),
+            end: six_pm(),
+            company_size: forty(),
+            tasks: vec![TaskPlan {
+                id: id.to_owned(),
+                family,
+                release: ReleasePlan::default(),
+                deadline: None,
+                priority: Priority::default(),
+            }],
+            days: Vec::new(),
+        }
+    }
 }
 
 fn nine() -> String {

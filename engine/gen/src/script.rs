@@ -85,18 +85,16 @@ impl ScriptEntry {
         self.readme.as_deref()
     }
 
-    /// The script's `wrong_answers(task, scenario)`, with its errors.
+    /// The script's `wrong_answers(task, scenario)`, with its errors; `scenario` is
+    /// the scenario as JSON (converted once by a caller asking for several tasks).
     pub fn script_wrong_answers(
         &self,
         task: &TaskSpec,
-        scenario: &Scenario,
+        scenario: &serde_json::Value,
     ) -> Result<Vec<(String, String)>, ScriptError> {
-        let as_json = |what: &str, v: Result<serde_json::Value, serde_json::Error>| {
-            v.map_err(|e| ScriptError::at_file(self.family.file(), format!("{what}: {e}")))
-        };
-        let t = as_json("the task", serde_json::to_value(task))?;
-        let s = as_json("the scenario", serde_json::to_value(scenario))?;
-        self.family.wrong_answers(&t, &s)
+        let t = serde_json::to_value(task)
+            .map_err(|e| ScriptError::at_file(self.family.file(), format!("the task: {e}")))?;
+        self.family.wrong_answers(&t, scenario)
     }
 
     fn new(family: ScriptFamily, readme: Option<String>) -> Result<ScriptEntry, ScriptError> {

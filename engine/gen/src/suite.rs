@@ -307,7 +307,7 @@ fn make_solvable(seed: u64, plan: &mut ScenarioPlan) -> Result<(), String> {
             agent: "oracle".into(),
             ..Default::default()
         };
-        let (result, _) = tbsim_engine::run::run_in_memory(
+        let result = tbsim_engine::run::run_unrecorded(
             &loaded,
             &mut oracle,
             config,

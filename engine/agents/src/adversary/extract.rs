@@ -41,7 +41,7 @@ fn meeting_notes(k: &Knowledge) -> Vec<&str> {
 }
 
 /// The number rule of [`RULES`].
-fn number_rule(k: &Knowledge, keys: &[&str]) -> Option<f64> {
+fn number_rule(k: &Knowledge, ex: &Examples, keys: &[&str]) -> Option<f64> {
     for notes in meeting_notes(k) {
         let n = numbers(notes);
         if !n.is_empty() && n.iter().all(|x| *x == n[0]) {
@@ -52,15 +52,52 @@ fn number_rule(k: &Knowledge, keys: &[&str]) -> Option<f64> {
     if let Some(x) = all.first() {
         return Some(*x);
     }
-    example_doc(k, keys).and_then(|(text, _)| numbers(text).into_iter().max_by(f64::total_cmp))
+    example_doc(ex, keys).and_then(|(text, _)| numbers(text).into_iter().max_by(f64::total_cmp))
+}
+
+/// The JSON examples of every file read, by path, parsed once per content: the
+/// rules look at them on every event, and parsing them again each time made an
+/// adversary that reads the whole drive quadratic.
+#[derive(Debug, Default)]
+struct Examples {
+    /// Path -> (the text parsed, its examples).
+    by_path: BTreeMap<String, (String, Vec<Value>)>,
+}
+
+impl Examples {
+    /// Brings the examples up to date with `k.files`; whether anything changed.
+    fn update(&mut self, k: &Knowledge) -> bool {
+        let mut changed = self.by_path.len() != k.files.len();
+        if changed {
+            self.by_path.retain(|p, _| k.files.contains_key(p));
+        }
+        for (path, text) in &k.files {
+            match self.by_path.get(path) {
+                Some((seen, _)) if seen == text => {}
+                _ => {
+                    self.by_path
+                        .insert(path.clone(), (text.clone(), json_examples(text)));
+                    changed = true;
+                }
+            }
+        }
+        changed
+    }
+
+    /// Each file's text and examples, by path.
+    fn iter(&self) -> impl Iterator<Item = (&str, &[Value])> {
+        self.by_path
+            .values()
+            .map(|(t, v)| (t.as_str(), v.as_slice()))
+    }
 }
 
 /// The first file (by path) showing a JSON example with every key in `keys`.
-fn example_doc<'a>(k: &'a Knowledge, keys: &[&str]) -> Option<(&'a str, Map<String, Value>)> {
-    k.files.values().find_map(|t| {
-        json_examples(t).into_iter().find_map(|v| match v {
+fn example_doc<'a>(ex: &'a Examples, keys: &[&str]) -> Option<(&'a str, Map<String, Value>)> {
+    ex.iter().find_map(|(t, examples)| {
+        examples.iter().find_map(|v| match v {
             Value::Object(m) if !keys.is_empty() && keys.iter().all(|x| m.contains_key(*x)) => {
-                Some((t.as_str(), m))
+                Some((t, m.clone()))
             }
             _ => None,
         })
@@ -68,10 +105,10 @@ fn example_doc<'a>(k: &'a Knowledge, keys: &[&str]) -> Option<(&'a str, Map<Stri
 }
 
 /// The first JSON object any read file shows as an example (files by path).
-fn first_example(k: &Knowledge) -> Option<Map<String, Value>> {
-    k.files.values().find_map(|t| {
-        json_examples(t).into_iter().find_map(|v| match v {
-            Value::Object(m) if !m.is_empty() => Some(m),
+fn first_example(ex: &Examples) -> Option<Map<String, Value>> {
+    ex.iter().find_map(|(_, examples)| {
+        examples.iter().find_map(|v| match v {
+            Value::Object(m) if !m.is_empty() => Some(m.clone()),
             _ => None,
         })
     })
@@ -181,13 +218,16 @@ impl Mentions {
 fn answer(play: Play, task: &TaskSeen, k: &Knowledge) -> Vec<(String, String)> {
     let mut m = Mentions::default();
     m.update(k);
-    answer_with(play, task, k, &m.names())
+    let mut ex = Examples::default();
+    ex.update(k);
+    answer_with(play, task, k, &ex, &m.names())
 }
 
 fn answer_with(
     play: Play,
     task: &TaskSeen,
     k: &Knowledge,
+    ex: &Examples,
     names: &[&str],
 ) -> Vec<(String, String)> {
     let replies: Vec<&str> = k
@@ -201,7 +241,7 @@ fn answer_with(
         let fields = match scrape::shape_after(&task.objective, &path) {
             Some(Shape::Object(fields)) => fields,
             // No shape in the objective: a document's first JSON example is it.
-            _ if play == Play::Extract => match first_example(k) {
+            _ if play == Play::Extract => match first_example(ex) {
                 Some(m) => m
                     .iter()
                     .map(|(key, v)| (key.clone(), shape_of(v)))
@@ -212,7 +252,7 @@ fn answer_with(
         };
         let keys: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
         let skeleton = match play {
-            Play::Extract => example_doc(k, &keys).map(|(_, m)| m),
+            Play::Extract => example_doc(ex, &keys).map(|(_, m)| m),
             Play::Relay => None,
         };
         let mut doc = skeleton.unwrap_or_default();
@@ -236,10 +276,12 @@ fn answer_with(
                     }
                     Value::Object(m)
                 }
-                (Play::Extract, Shape::Hole | Shape::Number(_)) => match number_rule(k, &keys) {
-                    Some(n) => json!(n),
-                    None => continue,
-                },
+                (Play::Extract, Shape::Hole | Shape::Number(_)) => {
+                    match number_rule(k, ex, &keys) {
+                        Some(n) => json!(n),
+                        None => continue,
+                    }
+                }
                 (Play::Relay, Shape::Hole | Shape::Number(_)) => {
                     match replies.iter().flat_map(|r| numbers(r)).next() {
                         Some(n) => json!(n),
@@ -266,6 +308,11 @@ pub struct Extract {
     relayed: usize,
     copies: usize,
     mentions: Mentions,
+    examples: Examples,
+    /// What the answers were last worked out from: (messages heard, tasks seen,
+    /// names mentioned). Answers depend only on these, the files and the
+    /// objectives, so with none of them changed there is nothing new to write.
+    last: Option<(usize, usize, Vec<String>)>,
 }
 
 impl Extract {
@@ -277,6 +324,8 @@ impl Extract {
             relayed: 0,
             copies: 0,
             mentions: Mentions::default(),
+            examples: Examples::default(),
+            last: None,
         }
     }
 
@@ -288,14 +337,28 @@ impl Extract {
             relayed: 0,
             copies: 0,
             mentions: Mentions::default(),
+            examples: Examples::default(),
+            last: None,
         }
     }
 
     fn write(&mut self, k: &Knowledge, out: &mut Out) {
         self.mentions.update(k);
+        let files_changed = self.examples.update(k);
         let names = self.mentions.names();
+        // `heard` and `tasks` only grow (Knowledge::absorb pushes), so their lengths
+        // tell whether they changed.
+        let now = (
+            k.heard.len(),
+            k.tasks.len(),
+            names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>(),
+        );
+        if !files_changed && self.last.as_ref() == Some(&now) {
+            return;
+        }
+        self.last = Some(now);
         for t in &k.tasks {
-            for (path, content) in answer_with(self.play, t, k, &names) {
+            for (path, content) in answer_with(self.play, t, k, &self.examples, &names) {
                 if self.written.get(&path) != Some(&content) {
                     self.written.insert(path.clone(), content.clone());
                     out.call(

@@ -24,7 +24,7 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 use tbsim_core::protocol::SimConfig;
 use tbsim_core::time::Epoch;
-use tbsim_engine::run::{RunLimits, run_in_memory};
+use tbsim_engine::run::{RunLimits, run_unrecorded};
 use tbsim_scenario::check::CheckKind;
 use tbsim_scenario::{LoadedScenario, Release};
 
@@ -86,7 +86,7 @@ pub fn observe_unlocking(loaded: &LoadedScenario, seed: Option<u64>, unlock: &Un
             agent: "scan".into(),
             ..SimConfig::default()
         };
-        run_in_memory(loaded, &mut p, config, &limits);
+        run_unrecorded(loaded, &mut p, config, &limits);
         p.seen
     };
     let mut seen = run(Mode::Explore);

@@ -12,7 +12,7 @@ use tbsim_engine::run::{RunLimits, run_in_memory};
 use tbsim_engine::sim::Sim;
 use tbsim_engine::tools::LivePython;
 use tbsim_engine::trajectory::Trajectory;
-use tbsim_gen::{Family, ScenarioPlan, Suite, TaskPlan, generate_suite, to_ron};
+use tbsim_gen::{Family, ScenarioPlan, Suite, generate_suite, to_ron};
 use tbsim_scenario::{LoadedScenario, Scenario, load_file, parse_str, validate};
 
 /// The repository root.
@@ -108,22 +108,7 @@ pub const DATE: &str = "2025-10-01";
 /// A 09:00-18:00 day named `{name}-{seed}` at a 40-person company with one task
 /// `id` of `family`, released at the start with no deadline.
 pub fn one_task_plan(name: &str, seed: u64, id: &str, family: Family, date: &str) -> ScenarioPlan {
-    ScenarioPlan {
-        name: format!("{name}-{seed}"),
-        description: String::new(),
-        date: date.into(),
-        start: "09:00".into(),
-        end: "18:00".into(),
-        company_size: 40,
-        tasks: vec![TaskPlan {
-            id: id.into(),
-            family,
-            release: Default::default(),
-            deadline: None,
-            priority: Default::default(),
-        }],
-        days: Vec::new(),
-    }
+    ScenarioPlan::one_task(&format!("{name}-{seed}"), date, id, family)
 }
 
 /// A suite at `seed` holding only `one_task_plan(name, seed, id, family, DATE)`.
