@@ -451,18 +451,12 @@ fn run(loaded: &LoadedScenario, agent: &mut dyn Agent) -> tbsim_engine::result::
     run_unrecorded(loaded, agent, config, &RunLimits::default())
 }
 
-/// The answer checks of a task: every file predicate (what an agent writes).
+/// The answer checks of a task: every predicate on what the agent delivers (files,
+/// messages, bookings, domain checks), judged when the task closes.
 fn answer_checks(check: &Check, out: &mut Vec<Check>) {
     match check {
         Check::All(v) => v.iter().for_each(|c| answer_checks(c, out)),
-        Check::FileExists { .. }
-        | Check::FileText { .. }
-        | Check::FileContains { .. }
-        | Check::JsonStringSet { .. }
-        | Check::JsonRecords { .. }
-        | Check::JsonNumber { .. }
-        | Check::JsonArray { .. }
-        | Check::CsvTable { .. } => out.push(check.clone()),
+        c if c.kind() == tbsim_scenario::check::CheckKind::Answer => out.push(c.clone()),
         _ => {}
     }
 }
@@ -636,11 +630,12 @@ fn one_instance(
             .iter()
             .map(|p| ((*p).to_owned(), String::new()))
             .collect();
-        o.answers.push(TaskAnswer {
+        // A task with nothing to deliver (joining a meeting) has no answer to share.
+        o.answers.extend((!answers.is_empty()).then(|| TaskAnswer {
             key: task.key.clone(),
             answer: ron::ser::to_string(&answers).unwrap_or_default(),
             empty_passes: files.passes_any(task, &written),
-        });
+        }));
         let wrong = match (subject, &scenario_json) {
             (Subject::Script(entry), Some(json)) => match entry.script_wrong_answers(task, json) {
                 Ok(w) => w,

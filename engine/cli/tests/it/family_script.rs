@@ -250,6 +250,66 @@ fn the_gate_runs_the_scripts_own_solver_through_the_tools() {
 }
 
 #[test]
+fn a_follow_up_task_s_answers_are_judged_like_the_first_tasks() {
+    // The first task varies per seed; its follow-up always wants the same file, and
+    // the family lists that right answer as a wrong one: the gate must name the
+    // follow-up for both, though it is released only after the first is solved.
+    let dir = tempfile::tempdir().unwrap();
+    let fam = demo_with_solve(dir.path(), r#"code + "\n""#);
+    let src = std::fs::read_to_string(fam.join("family.star")).unwrap();
+    let src = src
+        .replace(
+            r#"    return {"tasks": [t], "clues""#,
+            r#"    ack = task("one", "Confirm", "Write `done` to `workspace/ack.txt`.",
+             [checkpoint("ack", "Acknowledged", file_text("workspace/ack.txt", "done\n"), "Write done.")],
+             [step("write_file", {"path": "workspace/ack.txt", "content": "done\n"})],
+             key = ctx.task_key + "-ack", release = after_checkpoint(ctx.task_key, "code"), deadline = "17:50")
+    return {"tasks": [t, ack], "clues""#,
+        )
+        .replace(
+            "def solve(tools, task):\n",
+            "def wrong_answers(task, scenario):\n    if task[\"key\"].endswith(\"-ack\"):\n        return [[\"workspace/ack.txt\", \"done\\n\"]]\n    return []\n\ndef solve(tools, task):\n    if \"ack.txt\" in task[\"objective\"]:\n        tools.write_file(\"workspace/ack.txt\", \"done\\n\")\n        return\n",
+        );
+    assert!(
+        src.contains("-ack") && src.contains("def wrong_answers"),
+        "{src}"
+    );
+    std::fs::write(fam.join("family.star"), &src).unwrap();
+    let o = tbsim(
+        &[
+            "family",
+            "check",
+            "--seeds",
+            "20",
+            "--adversaries",
+            "copy-drive",
+            fam.to_str().unwrap(),
+        ],
+        &root(),
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(
+        out.contains(
+            "solve_demo/one: task `task/t-ack`: one expected answer is shared by 100% of instances"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "a listed wrong answer for `workspace/ack.txt` of `task/t-ack` passes a checkpoint"
+        ),
+        "{out}"
+    );
+    // The first task is still judged as before, and passes.
+    assert!(!out.contains("task `task/t`:"), "{out}");
+    assert!(
+        out.contains("| solve_demo/one | 20 | 1.000 | 0.000 | 1.000 |"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_family_without_a_solver_does_not_pass_the_gate() {
     let dir = tempfile::tempdir().unwrap();
     let fam = demo_with_solve(dir.path(), r#"code + "\n""#);
