@@ -724,15 +724,6 @@ impl tbsim_scenario::check::WorldView for Written<'_> {
     fn file(&self, path: &str) -> Option<&[u8]> {
         self.0.get(path).copied()
     }
-    fn disclosed(&self, _: &str) -> bool {
-        false
-    }
-    fn consulted(&self, _: &str) -> bool {
-        false
-    }
-    fn attended_on_time(&self, _: &str) -> bool {
-        false
-    }
 }
 
 /// The scaffold: the bundled worked example (`inventory_reorder`, which passes

@@ -1445,15 +1445,6 @@ mod tests {
         fn file(&self, _: &str) -> Option<&[u8]> {
             Some(self.0.as_bytes())
         }
-        fn disclosed(&self, _: &str) -> bool {
-            false
-        }
-        fn consulted(&self, _: &str) -> bool {
-            false
-        }
-        fn attended_on_time(&self, _: &str) -> bool {
-            false
-        }
     }
 
     #[test]

@@ -49,16 +49,24 @@ pub struct BookedMeeting {
     pub joined_at: Option<SimTime>,
 }
 
-/// What a check may look at.
+/// What a check may look at. Only files are required: every other question has a
+/// default answer of "the agent has not done that" (views built to judge files
+/// alone, as the validity gate's, need nothing more).
 pub trait WorldView {
     /// A file's bytes.
     fn file(&self, path: &str) -> Option<&[u8]>;
     /// Whether a clue has been disclosed to the agent.
-    fn disclosed(&self, clue: &str) -> bool;
+    fn disclosed(&self, _clue: &str) -> bool {
+        false
+    }
     /// Whether the agent read or copied a drive file.
-    fn consulted(&self, path: &str) -> bool;
+    fn consulted(&self, _path: &str) -> bool {
+        false
+    }
     /// Whether the agent joined a meeting within its on-time window.
-    fn attended_on_time(&self, meeting: &str) -> bool;
+    fn attended_on_time(&self, _meeting: &str) -> bool {
+        false
+    }
     /// The meetings the intern organised and has not cancelled, in any order.
     fn booked_meetings(&self) -> Vec<BookedMeeting> {
         Vec::new()
@@ -1047,15 +1055,6 @@ mod tests {
     impl WorldView for Calendar {
         fn file(&self, _: &str) -> Option<&[u8]> {
             None
-        }
-        fn disclosed(&self, _: &str) -> bool {
-            false
-        }
-        fn consulted(&self, _: &str) -> bool {
-            false
-        }
-        fn attended_on_time(&self, _: &str) -> bool {
-            false
         }
         fn booked_meetings(&self) -> Vec<BookedMeeting> {
             self.0.clone()

@@ -48,15 +48,6 @@ impl WorldView for OneFile<'_> {
     fn file(&self, path: &str) -> Option<&[u8]> {
         (path == self.path).then_some(self.bytes)
     }
-    fn disclosed(&self, _: &str) -> bool {
-        false
-    }
-    fn consulted(&self, _: &str) -> bool {
-        false
-    }
-    fn attended_on_time(&self, _: &str) -> bool {
-        false
-    }
 }
 
 /// Whether writing `content` to `path` passes `check`.
