@@ -19,7 +19,7 @@ use tbsim_gen::registry::FamilyEntry;
 use tbsim_gen::script::ScriptEntry;
 use tbsim_gen::script_solver::ScriptSolver;
 use tbsim_gen::{Family, ScenarioPlan, generate_scenario, to_ron};
-use tbsim_scenario::{Check, Content, LoadedScenario, TaskSpec, parse_str, validate};
+use tbsim_scenario::{Check, LoadedScenario, TaskSpec, parse_str, validate};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum FamilyCommand {
@@ -683,16 +683,7 @@ impl InitialFiles {
         let files = loaded
             .scenario
             .all_files()
-            .map(|f| {
-                let bytes = match &f.content {
-                    Content::Text(t) => t.as_bytes().to_vec(),
-                    Content::Sidecar { .. } => {
-                        loaded.assets.get(&f.path).cloned().unwrap_or_default()
-                    }
-                    Content::Drawing(d) => d.png(),
-                };
-                (f.path.clone(), bytes)
-            })
+            .map(|f| (f.path.clone(), loaded.file_bytes(f)))
             .collect();
         InitialFiles { files }
     }
@@ -700,29 +691,33 @@ impl InitialFiles {
     /// Whether writing these workspace files (and doing nothing else) passes any
     /// checkpoint of `task`. Only `workspace/` is the agent's to write, as in a run.
     fn passes_any(&self, task: &TaskSpec, written: &[(String, String)]) -> bool {
-        let mut files: BTreeMap<&str, &[u8]> = self
-            .files
-            .iter()
-            .map(|(p, b)| (p.as_str(), b.as_slice()))
-            .collect();
-        for (path, body) in written {
-            if path.starts_with("workspace/") {
-                files.insert(path, body.as_bytes());
-            }
-        }
-        let view = Written(files);
+        let view = Written {
+            initial: &self.files,
+            written: written
+                .iter()
+                .filter(|(p, _)| p.starts_with("workspace/"))
+                .map(|(p, b)| (p.as_str(), b.as_bytes()))
+                .collect(),
+        };
         task.checkpoints
             .iter()
             .any(|c| tbsim_scenario::check::evaluate(&c.check, &view))
     }
 }
 
-/// A world in which the agent has written files and done nothing else.
-struct Written<'a>(BTreeMap<&'a str, &'a [u8]>);
+/// A world in which the agent has written files over the initial ones and done
+/// nothing else.
+struct Written<'a> {
+    initial: &'a BTreeMap<String, Vec<u8>>,
+    written: BTreeMap<&'a str, &'a [u8]>,
+}
 
 impl tbsim_scenario::check::WorldView for Written<'_> {
     fn file(&self, path: &str) -> Option<&[u8]> {
-        self.0.get(path).copied()
+        self.written
+            .get(path)
+            .copied()
+            .or_else(|| self.initial.get(path).map(Vec::as_slice))
     }
 }
 

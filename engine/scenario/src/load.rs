@@ -29,6 +29,18 @@ pub struct LoadedScenario {
     pub assets: std::collections::BTreeMap<String, Vec<u8>>,
 }
 
+impl LoadedScenario {
+    /// The bytes of file `f` of this scenario as the world holds them: text as
+    /// is, a sidecar's loaded asset (empty if missing), a drawing rendered.
+    pub fn file_bytes(&self, f: &super::FileSpec) -> Vec<u8> {
+        match &f.content {
+            super::Content::Text(t) => t.as_bytes().to_vec(),
+            super::Content::Sidecar { .. } => self.assets.get(&f.path).cloned().unwrap_or_default(),
+            super::Content::Drawing(d) => d.png(),
+        }
+    }
+}
+
 /// Reads, parses and validates a scenario file, loading its sidecar assets.
 pub fn load_file(path: &Path) -> Result<LoadedScenario, ScenarioErrors> {
     let source = read_source(path)?;

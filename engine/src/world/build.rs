@@ -8,7 +8,7 @@ use super::*;
 use crate::npc::Trigger;
 use crate::queue::EventClass;
 use crate::time::SimDuration;
-use tbsim_scenario::{Content, LoadedScenario, Release, WorldChange};
+use tbsim_scenario::{LoadedScenario, Release, WorldChange};
 
 /// Files that appear later, by scenario event index.
 #[derive(Resource, Debug, Default)]
@@ -17,14 +17,6 @@ pub struct TimedFiles(pub BTreeMap<usize, (VPath, Vec<u8>)>);
 /// Hint tier given with each released task (0 = none).
 #[derive(Resource, Debug, Default, Clone, Copy)]
 pub struct HintTier(pub u8);
-
-fn bytes_of(loaded: &LoadedScenario, path: &str, c: &Content) -> Vec<u8> {
-    match c {
-        Content::Text(t) => t.as_bytes().to_vec(),
-        Content::Sidecar { .. } => loaded.assets.get(path).cloned().unwrap_or_default(),
-        Content::Drawing(d) => d.png(),
-    }
-}
 
 /// Spawns every entity of the scenario and schedules its timed events.
 ///
@@ -149,7 +141,7 @@ pub fn build_world(
     }
     for f in &s.files {
         if let Ok(p) = VPath::parse(&f.path) {
-            put_file(&mut world, &p, bytes_of(loaded, &f.path, &f.content));
+            put_file(&mut world, &p, loaded.file_bytes(f));
         }
     }
 
@@ -350,9 +342,7 @@ pub fn build_world(
             )),
             WorldChange::File(f) => {
                 if let Ok(p) = VPath::parse(&f.path) {
-                    timed
-                        .0
-                        .insert(i, (p.clone(), bytes_of(loaded, &f.path, &f.content)));
+                    timed.0.insert(i, (p.clone(), loaded.file_bytes(f)));
                     events.push((
                         at,
                         EventClass::Delivery,
