@@ -631,6 +631,37 @@ mod tests {
         }
     }
 
+    /// Consecutive worlds of one scenario on a thread share its message scope; a
+    /// scenario whose colleagues know something else gets its own, and judges
+    /// messages by it.
+    #[test]
+    fn worlds_of_one_scenario_share_their_scope_and_others_do_not() {
+        use crate::world::Specificity;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../content/scenarios/transactions-none-abnormal.ron");
+        let loaded = tbsim_scenario::load_file(&path).unwrap();
+        let sim = |l: &LoadedScenario| {
+            let python = Box::new(crate::tools::LivePython::default());
+            Sim::new(l, SimConfig::default(), Trajectory::discarding(), python)
+        };
+        let scope = |s: &Sim| std::sync::Arc::clone(&s.world.resource::<Specificity>().0);
+        let (a, b) = (sim(&loaded), sim(&loaded));
+        assert!(std::sync::Arc::ptr_eq(&scope(&a), &scope(&b)));
+
+        // Another objective: a message copying it is a copy there alone.
+        let mut other = loaded.clone();
+        let q = "Count every zeppelin parked in the northern hangar before the inspectors arrive tomorrow.";
+        other.scenario.tasks[0].objective = q.to_owned();
+        let c = sim(&other);
+        assert!(!std::sync::Arc::ptr_eq(&scope(&a), &scope(&c)));
+        assert_eq!(scope(&c).judge(q), Err(crate::npc::Unspecific::Copied));
+        assert_ne!(scope(&a).judge(q), Err(crate::npc::Unspecific::Copied));
+        // And back: the first scenario's scope, built again, judges as before.
+        let d = sim(&loaded);
+        assert!(!std::sync::Arc::ptr_eq(&scope(&c), &scope(&d)));
+        assert_eq!(scope(&d).judge(q), scope(&a).judge(q));
+    }
+
     /// Ticks after calls that change nothing are skipped, and a checkpoint whose
     /// input changes afterwards is still judged at the instant of that change.
     #[test]

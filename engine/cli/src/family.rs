@@ -2,10 +2,9 @@
 //! must pass before it ships; `family new` scaffolds one that passes it.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, Result, bail};
@@ -195,178 +194,41 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
             out,
             "| variant | instances | oracle | idle | solver | rust solver | worst adversary | wrong answers | top answer | empty answer | scan best | questions answered | soups refused | failures |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
         )?;
-        for v in entry.variants() {
-            let jobs: Vec<u64> = (0..a.seeds).collect();
-            let results = run_jobs(&jobs, threads, |seed| {
+        // Every (variant, seed) in one pool, so no thread waits for a variant's last
+        // instance; rows are written in variant order as each variant completes.
+        let variants = entry.variants();
+        let jobs: Vec<(usize, u64)> = (0..variants.len())
+            .flat_map(|v| (0..a.seeds).map(move |seed| (v, seed)))
+            .collect();
+        let mut done: Vec<InstanceOutcome> = Vec::new();
+        let mut written: std::io::Result<()> = Ok(());
+        run_jobs(
+            &jobs,
+            threads,
+            |&(v, seed)| {
                 one_instance(
-                    &v.key,
+                    &variants[v].key,
                     seed,
-                    &v.family,
+                    &variants[v].family,
                     subject,
                     rust_solver,
                     &adversaries,
                     &questions,
                     &at,
                 )
-            });
-            let mut failures: Vec<String> = Vec::new();
-            let mut tally = Tally::default();
-            // Task key -> (expected answer -> instances, instances, empty passes).
-            let mut spread: BTreeMap<&str, (BTreeMap<&str, usize>, usize, usize)> = BTreeMap::new();
-            let mut adv: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
-            let (mut oracle, mut idle, mut wrong) = (0.0, 0.0, 0);
-            let (mut solver, mut rsolver) = (None::<f64>, None::<f64>);
-            let mut asked: Option<crate::family_questions::Asked> = None;
-            let n = results.len() as f64;
-            for r in &results {
-                failures.extend(r.failures.iter().cloned());
-                oracle += r.oracle / n;
-                idle += r.idle / n;
-                if let Some(x) = r.solver {
-                    *solver.get_or_insert(0.0) += x / n;
+            },
+            |&(v, _), r| {
+                done.push(r);
+                if done.len() as u64 == a.seeds && written.is_ok() {
+                    let results = std::mem::take(&mut done);
+                    match variant_row(&mut out, &variants[v].key, &results, a.seeds, &at) {
+                        Ok(f) => all_failures.extend(f),
+                        Err(e) => written = Err(e),
+                    }
                 }
-                if let Some(x) = r.rust_solver {
-                    *rsolver.get_or_insert(0.0) += x / n;
-                }
-                wrong += r.wrong_answers;
-                for t in &r.answers {
-                    let e = spread.entry(t.key.as_str()).or_default();
-                    *e.0.entry(t.answer.as_str()).or_default() += 1;
-                    e.1 += 1;
-                    e.2 += usize::from(t.empty_passes);
-                }
-                for (name, score, solved) in &r.adversaries {
-                    let e = adv.entry(name.as_str()).or_default();
-                    e.0 += score / n;
-                    e.1 += usize::from(*solved);
-                }
-                tally.add(&r.scan, "task/t");
-                if let Some(x) = &r.asked {
-                    let t = asked.get_or_insert_with(Default::default);
-                    t.questions += x.questions;
-                    t.answered += x.answered;
-                    t.soups += x.soups;
-                    t.leaked += x.leaked;
-                    t.misses.extend(x.misses.iter().cloned());
-                }
-            }
-            // Judged per task: a chain's follow-ups may not repeat themselves either.
-            let (mut top, mut empty_share) = (0.0_f64, 0.0_f64);
-            let one_task = spread.len() == 1;
-            for (key, (answers, seen, empty)) in &spread {
-                let seen = *seen as f64;
-                let task_top = answers.values().copied().max().unwrap_or(0) as f64 / seen;
-                let task_empty = *empty as f64 / seen;
-                top = top.max(task_top);
-                empty_share = empty_share.max(task_empty);
-                let which = if one_task {
-                    String::new()
-                } else {
-                    format!(" task `{key}`:")
-                };
-                if task_top > TOP_ANSWER_SHARE && a.seeds >= MIN_SPREAD_SEEDS {
-                    failures.push(format!(
-                        "{at}: {}:{which} one expected answer is shared by {:.0}% of instances (at most {:.0}%)",
-                        v.key,
-                        task_top * 100.0,
-                        TOP_ANSWER_SHARE * 100.0
-                    ));
-                }
-                if task_empty > EMPTY_SHARE && a.seeds >= MIN_SPREAD_SEEDS {
-                    failures.push(format!(
-                        "{at}: {}:{which} an empty answer passes a checkpoint in {:.0}% of instances (at most {:.0}%)",
-                        v.key,
-                        task_empty * 100.0,
-                        EMPTY_SHARE * 100.0
-                    ));
-                }
-            }
-            let worst = adv
-                .iter()
-                .max_by(|x, y| x.1.0.total_cmp(&y.1.0).then(y.0.cmp(x.0)))
-                .map(|(k, s)| (k.to_string(), s.0, s.1));
-            for (name, (mean, solved)) in &adv {
-                if *mean > ADVERSARY_CEILING || *solved > 0 {
-                    failures.push(format!(
-                        "{at}: {}: adversary:{name} scores {mean:.3} (at most {ADVERSARY_CEILING}) and solves {solved} instances (none allowed)",
-                        v.key
-                    ));
-                }
-            }
-            for (key, row) in tally.over(SCAN_SHARE) {
-                failures.push(format!(
-                    "{at}: {}: the validity scan solves `{key}` in {:.1}% of instances by `{}` (at most {:.0}%)",
-                    v.key,
-                    row.best_share() * 100.0,
-                    row.best().map_or("?", |b| b.0),
-                    SCAN_SHARE * 100.0
-                ));
-            }
-            if let Some(x) = &asked {
-                let readme = at
-                    .rsplit_once(':')
-                    .map_or(at.as_str(), |(f, _)| f)
-                    .replace("family.star", "README.md");
-                if x.questions == 0 && x.soups > 0 {
-                    failures.push(format!(
-                        "{readme}: {}: colleagues hold clues but the README lists no \"## Example questions\" to ask them",
-                        v.key
-                    ));
-                } else if (x.answered as f64) < QUESTION_GOAL * x.questions as f64 {
-                    failures.push(format!(
-                        "{readme}: {}: colleagues answer {} of {} natural questions (at least {:.0}%); first misses: {}",
-                        v.key,
-                        x.answered,
-                        x.questions,
-                        QUESTION_GOAL * 100.0,
-                        x.misses.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
-                    ));
-                }
-                if x.leaked > 0 {
-                    failures.push(format!(
-                        "{at}: {}: {} keyword soups or forwarded tasks got a clue: {}",
-                        v.key,
-                        x.leaked,
-                        x.misses
-                            .iter()
-                            .filter(|m| m.starts_with("the soup"))
-                            .take(3)
-                            .cloned()
-                            .collect::<Vec<_>>()
-                            .join("; ")
-                    ));
-                }
-            }
-            let scan_best = tally
-                .over(0.0)
-                .into_iter()
-                .map(|(_, r)| r.best_share())
-                .fold(0.0, f64::max);
-            writeln!(
-                out,
-                "| {} | {} | {oracle:.3} | {idle:.3} | {} | {} | {} | {wrong} | {:.0}% | {:.0}% | {:.1}% | {} | {} | {} |",
-                v.key,
-                results.len(),
-                solver.map_or("-".into(), |x| format!("{x:.3}")),
-                rsolver.map_or("-".into(), |x| format!("{x:.3}")),
-                worst.map_or("-".into(), |(k, s, solved)| format!(
-                    "{k} {s:.3} ({solved} solved)"
-                )),
-                top * 100.0,
-                empty_share * 100.0,
-                scan_best * 100.0,
-                asked
-                    .as_ref()
-                    .map_or("-".into(), |x| format!("{}/{}", x.answered, x.questions)),
-                asked.as_ref().map_or("-".into(), |x| format!(
-                    "{}/{}",
-                    x.soups - x.leaked,
-                    x.soups
-                )),
-                failures.len()
-            )?;
-            all_failures.extend(failures);
-        }
+            },
+        );
+        written?;
         writeln!(out)?;
     }
     if a.seeds < MIN_SPREAD_SEEDS {
@@ -385,6 +247,173 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         }
         Ok(ExitCode::from(1))
     }
+}
+
+/// Judges one variant's instances: writes its table row and returns its failures.
+fn variant_row(
+    out: &mut impl Write,
+    key: &str,
+    results: &[InstanceOutcome],
+    seeds: u64,
+    at: &str,
+) -> std::io::Result<Vec<String>> {
+    let mut failures: Vec<String> = Vec::new();
+    let mut tally = Tally::default();
+    // Task key -> (expected answer -> instances, instances, empty passes).
+    let mut spread: BTreeMap<&str, (BTreeMap<&str, usize>, usize, usize)> = BTreeMap::new();
+    let mut adv: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
+    let (mut oracle, mut idle, mut wrong) = (0.0, 0.0, 0);
+    let (mut solver, mut rsolver) = (None::<f64>, None::<f64>);
+    let mut asked: Option<crate::family_questions::Asked> = None;
+    let n = results.len() as f64;
+    for r in results {
+        failures.extend(r.failures.iter().cloned());
+        oracle += r.oracle / n;
+        idle += r.idle / n;
+        if let Some(x) = r.solver {
+            *solver.get_or_insert(0.0) += x / n;
+        }
+        if let Some(x) = r.rust_solver {
+            *rsolver.get_or_insert(0.0) += x / n;
+        }
+        wrong += r.wrong_answers;
+        for t in &r.answers {
+            let e = spread.entry(t.key.as_str()).or_default();
+            *e.0.entry(t.answer.as_str()).or_default() += 1;
+            e.1 += 1;
+            e.2 += usize::from(t.empty_passes);
+        }
+        for (name, score, solved) in &r.adversaries {
+            let e = adv.entry(name.as_str()).or_default();
+            e.0 += score / n;
+            e.1 += usize::from(*solved);
+        }
+        tally.add(&r.scan, "task/t");
+        if let Some(x) = &r.asked {
+            let t = asked.get_or_insert_with(Default::default);
+            t.questions += x.questions;
+            t.answered += x.answered;
+            t.soups += x.soups;
+            t.leaked += x.leaked;
+            t.misses.extend(x.misses.iter().cloned());
+        }
+    }
+    // Judged per task: a chain's follow-ups may not repeat themselves either.
+    let (mut top, mut empty_share) = (0.0_f64, 0.0_f64);
+    let one_task = spread.len() == 1;
+    for (key, (answers, seen, empty)) in &spread {
+        let seen = *seen as f64;
+        let task_top = answers.values().copied().max().unwrap_or(0) as f64 / seen;
+        let task_empty = *empty as f64 / seen;
+        top = top.max(task_top);
+        empty_share = empty_share.max(task_empty);
+        let which = if one_task {
+            String::new()
+        } else {
+            format!(" task `{key}`:")
+        };
+        if task_top > TOP_ANSWER_SHARE && seeds >= MIN_SPREAD_SEEDS {
+            failures.push(format!(
+                "{at}: {}:{which} one expected answer is shared by {:.0}% of instances (at most {:.0}%)",
+                key,
+                task_top * 100.0,
+                TOP_ANSWER_SHARE * 100.0
+            ));
+        }
+        if task_empty > EMPTY_SHARE && seeds >= MIN_SPREAD_SEEDS {
+            failures.push(format!(
+                "{at}: {}:{which} an empty answer passes a checkpoint in {:.0}% of instances (at most {:.0}%)",
+                key,
+                task_empty * 100.0,
+                EMPTY_SHARE * 100.0
+            ));
+        }
+    }
+    let worst = adv
+        .iter()
+        .max_by(|x, y| x.1.0.total_cmp(&y.1.0).then(y.0.cmp(x.0)))
+        .map(|(k, s)| (k.to_string(), s.0, s.1));
+    for (name, (mean, solved)) in &adv {
+        if *mean > ADVERSARY_CEILING || *solved > 0 {
+            failures.push(format!(
+                "{at}: {}: adversary:{name} scores {mean:.3} (at most {ADVERSARY_CEILING}) and solves {solved} instances (none allowed)",
+                key
+            ));
+        }
+    }
+    for (key, row) in tally.over(SCAN_SHARE) {
+        failures.push(format!(
+            "{at}: {}: the validity scan solves `{key}` in {:.1}% of instances by `{}` (at most {:.0}%)",
+            key,
+            row.best_share() * 100.0,
+            row.best().map_or("?", |b| b.0),
+            SCAN_SHARE * 100.0
+        ));
+    }
+    if let Some(x) = &asked {
+        let readme = at
+            .rsplit_once(':')
+            .map_or(at, |(f, _)| f)
+            .replace("family.star", "README.md");
+        if x.questions == 0 && x.soups > 0 {
+            failures.push(format!(
+                "{readme}: {}: colleagues hold clues but the README lists no \"## Example questions\" to ask them",
+                key
+            ));
+        } else if (x.answered as f64) < QUESTION_GOAL * x.questions as f64 {
+            failures.push(format!(
+                "{readme}: {}: colleagues answer {} of {} natural questions (at least {:.0}%); first misses: {}",
+                key,
+                x.answered,
+                x.questions,
+                QUESTION_GOAL * 100.0,
+                x.misses.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
+            ));
+        }
+        if x.leaked > 0 {
+            failures.push(format!(
+                "{at}: {}: {} keyword soups or forwarded tasks got a clue: {}",
+                key,
+                x.leaked,
+                x.misses
+                    .iter()
+                    .filter(|m| m.starts_with("the soup"))
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
+        }
+    }
+    let scan_best = tally
+        .over(0.0)
+        .into_iter()
+        .map(|(_, r)| r.best_share())
+        .fold(0.0, f64::max);
+    writeln!(
+        out,
+        "| {} | {} | {oracle:.3} | {idle:.3} | {} | {} | {} | {wrong} | {:.0}% | {:.0}% | {:.1}% | {} | {} | {} |",
+        key,
+        results.len(),
+        solver.map_or("-".into(), |x| format!("{x:.3}")),
+        rsolver.map_or("-".into(), |x| format!("{x:.3}")),
+        worst.map_or("-".into(), |(k, s, solved)| format!(
+            "{k} {s:.3} ({solved} solved)"
+        )),
+        top * 100.0,
+        empty_share * 100.0,
+        scan_best * 100.0,
+        asked
+            .as_ref()
+            .map_or("-".into(), |x| format!("{}/{}", x.answered, x.questions)),
+        asked.as_ref().map_or("-".into(), |x| format!(
+            "{}/{}",
+            x.soups - x.leaked,
+            x.soups
+        )),
+        failures.len()
+    )?;
+    Ok(failures)
 }
 
 /// What `family check` checks: a script family (loaded from its folder) or a
@@ -410,28 +439,41 @@ fn subject(dir: &Path) -> Result<Subject, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Runs `f` over `jobs` on `threads` threads; results in job order.
-fn run_jobs<T: Send>(jobs: &[u64], threads: usize, f: impl Fn(u64) -> T + Sync) -> Vec<T> {
+/// Runs `f` over `jobs` on `threads` threads and hands each result to `sink` on
+/// the calling thread, in job order, as soon as it and every earlier one are done.
+fn run_jobs<J: Sync, T: Send>(
+    jobs: &[J],
+    threads: usize,
+    f: impl Fn(&J) -> T + Sync,
+    mut sink: impl FnMut(&J, T),
+) {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<T>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, T)>();
     std::thread::scope(|s| {
         for _ in 0..threads.min(jobs.len()) {
-            s.spawn(|| {
+            let tx = tx.clone();
+            let (next, f) = (&next, &f);
+            s.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&job) = jobs.get(i) else { break };
-                    let r = f(job);
-                    results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+                    let Some(job) = jobs.get(i) else { break };
+                    if tx.send((i, f(job))).is_err() {
+                        break;
+                    }
                 }
             });
         }
+        drop(tx);
+        let mut waiting: BTreeMap<usize, T> = BTreeMap::new();
+        let mut due = 0;
+        for (i, r) in rx {
+            waiting.insert(i, r);
+            while let Some(r) = waiting.remove(&due) {
+                sink(&jobs[due], r);
+                due += 1;
+            }
+        }
     });
-    results
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .map(|r| r.expect("every job ran"))
-        .collect()
 }
 
 pub(crate) fn plan(variant: &str, seed: u64, family: &Family) -> ScenarioPlan {
@@ -762,4 +804,27 @@ fn scaffold(dir: &Path) -> Result<ExitCode> {
         dir.display()
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_reach_the_sink_in_job_order_whichever_finishes_first() {
+        let jobs: Vec<u64> = (0..40).collect();
+        let mut seen = Vec::new();
+        run_jobs(
+            &jobs,
+            4,
+            |&j| {
+                // Later jobs finish sooner, so results arrive out of order.
+                std::thread::sleep(std::time::Duration::from_millis((40 - j) % 7));
+                j * 2
+            },
+            |&j, r| seen.push((j, r)),
+        );
+        let expected: Vec<(u64, u64)> = jobs.iter().map(|&j| (j, j * 2)).collect();
+        assert_eq!(seen, expected);
+    }
 }

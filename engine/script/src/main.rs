@@ -36,6 +36,11 @@ impl Channel for Stdio {
     }
 }
 
+// Starlark evaluation allocates a heap value per operation: mimalloc measured
+// faster than the system allocator on the validity gate (runs/bench/2026-11-27/gate-speed-s15.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     let chan: Box<dyn Channel> = Box::new(Stdio {
         input: std::io::BufReader::new(std::io::stdin()),

@@ -462,10 +462,21 @@ impl Scope {
         if words.len() < COPY_MIN {
             return false;
         }
-        let present: BTreeSet<&str> = words.iter().map(String::as_str).collect();
+        // Sorted rather than a set: judged on every message, and a sorted slice
+        // costs one allocation.
+        let mut present: Vec<&str> = words.iter().map(String::as_str).collect();
+        present.sort_unstable();
+        present.dedup();
         self.sentences.iter().any(|(sentence, set)| {
-            let shared = set.iter().filter(|w| present.contains(w.as_str())).count();
-            shared * 100 >= set.len() * COPY_SHARE
+            // At most every distinct word of the message is shared.
+            present.len() * 100 >= set.len() * COPY_SHARE
+                && {
+                    let shared = set
+                        .iter()
+                        .filter(|w| present.binary_search(&w.as_str()).is_ok())
+                        .count();
+                    shared * 100 >= set.len() * COPY_SHARE
+                }
                 && common_run(words, sentence) * 100 >= sentence.len() * COPY_SHARE
         })
     }
@@ -506,6 +517,19 @@ impl Scope {
         addressee: Option<&str>,
         earlier: Option<&str>,
     ) -> Result<(), Unspecific> {
+        self.judge_message_concepts(text, addressee, earlier)
+            .map(|_| ())
+    }
+
+    /// [`Scope::judge_message`], giving the message's concepts as judged (those
+    /// [`Scope::addressed`] leaves for a direct message) when it is specific: the
+    /// colleagues' clue triggers are matched against the same set.
+    pub fn judge_message_concepts(
+        &self,
+        text: &str,
+        addressee: Option<&str>,
+        earlier: Option<&str>,
+    ) -> Result<BTreeSet<String>, Unspecific> {
         if keyword_list(text) {
             return Err(Unspecific::KeywordList);
         }
@@ -530,7 +554,7 @@ impl Scope {
         if vague(text) {
             return Err(Unspecific::Vague);
         }
-        Ok(())
+        Ok(msg)
     }
 
     /// Whether a message is a specific question; the same for every recipient, so

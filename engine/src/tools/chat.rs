@@ -1,11 +1,13 @@
 //! Chat tools: colleagues, direct and group messages, and the NPC replies they cause.
 
+use std::collections::BTreeSet;
+
 use bevy_ecs::prelude::*;
 use rand::RngExt;
 use serde_json::{Value, json};
 
 use super::{CallContext, ErrorKind, ToolError, ToolOutcome, display_name, resolve_person};
-use crate::npc::{ASK_WHAT, ActiveClue, BE_SPECIFIC, Line, Named, NpcQuery, Unspecific, concepts};
+use crate::npc::{ASK_WHAT, ActiveClue, BE_SPECIFIC, Line, Named, NpcQuery, Unspecific};
 use crate::protocol::EndReason;
 use crate::queue::EventClass;
 use crate::time::SimDuration;
@@ -76,10 +78,13 @@ fn post(world: &mut World, thread: Entity, text: &str) {
     world.resource_mut::<Revision>().0 += 1;
 }
 
-/// Whether the message just posted in `thread` is a specific question; if not,
+/// Whether the message just posted in `thread` is a specific question: its
+/// concepts as judged (what clue triggers are matched against) if it is, else
 /// what colleagues say instead.
-fn verdict(world: &mut World, thread: Entity) -> Option<String> {
-    let t = world.get::<Thread>(thread)?;
+fn verdict(world: &mut World, thread: Entity) -> Result<BTreeSet<String>, String> {
+    let Some(t) = world.get::<Thread>(thread) else {
+        return Ok(BTreeSet::new());
+    };
     let text = t.messages.last().map_or("", |m| m.text.as_str());
     // The sender's previous message here: a sentence relayed in two pieces.
     let me = t.messages.last().map(|m| m.from.as_str());
@@ -94,11 +99,11 @@ fn verdict(world: &mut World, thread: Entity) -> Option<String> {
     match world
         .resource::<Specificity>()
         .0
-        .judge_message(text, addressee, earlier)
+        .judge_message_concepts(text, addressee, earlier)
     {
-        Ok(()) => None,
-        Err(Unspecific::Vague) => Some(ASK_WHAT.to_owned()),
-        Err(_) => Some(BE_SPECIFIC.to_owned()),
+        Ok(words) => Ok(words),
+        Err(Unspecific::Vague) => Err(ASK_WHAT.to_owned()),
+        Err(_) => Err(BE_SPECIFIC.to_owned()),
     }
 }
 
@@ -115,8 +120,9 @@ fn addressee<'w>(world: &'w World, t: &Thread) -> Option<&'w str> {
 /// What `npc` says to the message just posted in `thread`: the engine decides from
 /// the clue rules whose conditions hold now (a task's clues only once it is
 /// released). `direct` messages always get an answer; group members may stay
-/// silent. `clarify` (the message is not specific) replaces every clue. An engine
-/// failure ends the run as an infrastructure failure (the message itself was sent).
+/// silent. `verdict` is the message's: its concepts if it is specific, else what to
+/// say instead of any clue. An engine failure ends the run as an infrastructure
+/// failure (the message itself was sent).
 fn ask(
     world: &mut World,
     ctx: &mut CallContext<'_>,
@@ -124,7 +130,7 @@ fn ask(
     npc: Entity,
     thread: Entity,
     direct: bool,
-    clarify: Option<String>,
+    verdict: &Result<BTreeSet<String>, String>,
 ) -> Option<(String, Vec<String>)> {
     // Borrowed, not cloned: the world is only read until the engine has answered.
     let n = world.get::<Npc>(npc)?;
@@ -132,27 +138,18 @@ fn ask(
     let messages: &[ChatMessage] = world
         .get::<Thread>(thread)
         .map_or(&[], |t| t.messages.as_slice());
-    let text = messages.last().map_or("", |m| m.text.as_str());
     let scope = &world.resource::<Specificity>().0;
-    // In a direct message the colleague's own name is the greeting.
-    let words = match world
-        .get::<Thread>(thread)
-        .and_then(|t| addressee(world, t))
-    {
-        Some(a) => scope.addressed(concepts(text), a),
-        None => concepts(text),
-    };
-    let mut clarify = clarify;
+    let mut clarify = verdict.as_ref().err().cloned();
     let mut clues: Vec<ActiveClue> = Vec::new();
-    if clarify.is_none() {
+    if let Ok(words) = verdict {
         let history = world.resource::<History>();
         for c in n.clues.iter().filter(|c| {
             c.task.as_ref().is_none_or(|t| history.released.contains(t))
                 && c.after.iter().all(|cond| history.holds(cond))
         }) {
-            let mut triggered = c.trigger.matches(&words);
+            let mut triggered = c.trigger.matches(words);
             if triggered {
-                match scope.who(&words, &c.trigger) {
+                match scope.who(words, &c.trigger) {
                     Named::Clear => {}
                     Named::Other => triggered = false,
                     Named::Which(q) => {
@@ -177,7 +174,7 @@ fn ask(
                     .collect(),
                 response: c.response.clone(),
                 triggered,
-                near: !triggered && !c.trigger.excluded(&words) && c.trigger.near(&words),
+                near: !triggered && !c.trigger.excluded(words) && c.trigger.near(words),
             });
         }
         if clarify.is_some() {
@@ -287,8 +284,8 @@ pub(super) fn send_message(
         .get::<Key>(thread)
         .map(|k| k.0.clone())
         .unwrap_or_default();
-    let clarify = verdict(world, thread);
-    if let Some(reply) = ask(world, ctx, &key, npc, thread, true, clarify) {
+    let verdict = verdict(world, thread);
+    if let Some(reply) = ask(world, ctx, &key, npc, thread, true, &verdict) {
         schedule_reply(world, &key, npc, &thread_key, reply);
     }
     Ok(
@@ -354,17 +351,17 @@ pub(super) fn send_group_message(
         .get::<Thread>(e)
         .map(|t| t.members.clone())
         .unwrap_or_default();
-    let clarify = verdict(world, e);
+    let verdict = verdict(world, e);
     for m in members.iter().skip(1) {
         let Some(npc) = world.resource::<Index>().keys.get(m).copied() else {
             continue;
         };
-        if let Some(reply) = ask(world, ctx, m, npc, e, clarify.is_some(), clarify.clone()) {
+        if let Some(reply) = ask(world, ctx, m, npc, e, verdict.is_err(), &verdict) {
             schedule_reply(world, m, npc, group.trim(), reply);
         }
         // A message that is not specific gets one request to be specific, from the
         // group's first colleague, whoever holds what.
-        if clarify.is_some() {
+        if verdict.is_err() {
             break;
         }
     }

@@ -1,14 +1,16 @@
 //! Building a world from a validated scenario.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use bevy_ecs::prelude::*;
 
 use super::*;
-use crate::npc::Trigger;
+use crate::npc::{Scope, Trigger};
 use crate::queue::EventClass;
 use crate::time::SimDuration;
-use tbsim_scenario::{LoadedScenario, Release, WorldChange};
+use tbsim_scenario::{LoadedScenario, Release, Scenario, WorldChange};
 
 /// Files that appear later, by scenario event index.
 #[derive(Resource, Debug, Default)]
@@ -17,6 +19,76 @@ pub struct TimedFiles(pub BTreeMap<usize, (VPath, Vec<u8>)>);
 /// Hint tier given with each released task (0 = none).
 #[derive(Resource, Debug, Default, Clone, Copy)]
 pub struct HintTier(pub u8);
+
+/// What a [`Scope`] is built from: every clue's task and trigger words, every
+/// objective and every colleague's name, as the scenario writes them.
+#[derive(Debug, PartialEq, Eq)]
+struct ScopeInputs {
+    clues: Vec<(Option<String>, Vec<Vec<String>>)>,
+    objectives: Vec<String>,
+    names: Vec<String>,
+}
+
+impl ScopeInputs {
+    fn of(s: &Scenario) -> ScopeInputs {
+        ScopeInputs {
+            clues: s
+                .company
+                .people
+                .iter()
+                .flat_map(|p| p.clues.iter().map(|c| (c.task.clone(), c.trigger.clone())))
+                .collect(),
+            objectives: s.tasks.iter().map(|t| t.objective.clone()).collect(),
+            names: s.company.people.iter().map(|p| p.name.clone()).collect(),
+        }
+    }
+
+    /// Whether `s` has exactly these inputs (compared without copying them).
+    fn same_as(&self, s: &Scenario) -> bool {
+        let mut clues = self.clues.iter();
+        s.company.people.iter().flat_map(|p| &p.clues).all(|c| {
+            clues
+                .next()
+                .is_some_and(|(t, tr)| *t == c.task && *tr == c.trigger)
+        }) && clues.next().is_none()
+            && self.objectives.len() == s.tasks.len()
+            && self
+                .objectives
+                .iter()
+                .zip(&s.tasks)
+                .all(|(o, t)| *o == t.objective)
+            && self.names.len() == s.company.people.len()
+            && self
+                .names
+                .iter()
+                .zip(&s.company.people)
+                .all(|(n, p)| *n == p.name)
+    }
+}
+
+thread_local! {
+    /// The last scope built on this thread, with what it was built from.
+    static LAST_SCOPE: RefCell<Option<(ScopeInputs, Arc<Scope>)>> = const { RefCell::new(None) };
+}
+
+/// The scope of scenario `s`: built by `build`, or the one this thread built last
+/// if `s` has the same clues, objectives and names. A scope is a pure function of
+/// those, so sharing it changes nothing but time: the validity gate and the scan
+/// build twenty worlds of one instance in a row, and building the scope (stemming
+/// every trigger and objective) was a third of building a world.
+fn scope_of(s: &Scenario, build: impl FnOnce() -> Scope) -> Arc<Scope> {
+    LAST_SCOPE.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((inputs, scope)) = last.as_ref()
+            && inputs.same_as(s)
+        {
+            return Arc::clone(scope);
+        }
+        let scope = Arc::new(build());
+        *last = Some((ScopeInputs::of(s), Arc::clone(&scope)));
+        scope
+    })
+}
 
 /// Spawns every entity of the scenario and schedules its timed events.
 ///
@@ -364,14 +436,16 @@ pub fn build_world(
         events.push((*day_end, EventClass::DayEnd, SimEvent::DayEnd { day }));
     }
 
-    let scope = crate::npc::Scope::new(
-        world
-            .query::<&Npc>()
-            .iter(&world)
-            .flat_map(|n| n.clues.iter().map(|c| (c.task.as_deref(), &c.trigger))),
-        s.tasks.iter().map(|t| t.objective.as_str()),
-        s.company.people.iter().map(|p| p.name.as_str()),
-    );
+    let scope = scope_of(s, || {
+        crate::npc::Scope::new(
+            world
+                .query::<&Npc>()
+                .iter(&world)
+                .flat_map(|n| n.clues.iter().map(|c| (c.task.as_deref(), &c.trigger))),
+            s.tasks.iter().map(|t| t.objective.as_str()),
+            s.company.people.iter().map(|p| p.name.as_str()),
+        )
+    });
     world.insert_resource(Specificity(scope));
 
     // Push in a fixed order: the queue's sequence numbers then follow scenario order.

@@ -240,9 +240,10 @@ pub struct Company(pub String);
 
 /// Everything the company knows (every clue, task objective and colleague name),
 /// for judging whether a message is one specific question. Built once with the
-/// world: clues, tasks and people are all spawned there and never change.
+/// world: clues, tasks and people are all spawned there and never change. Shared:
+/// consecutive worlds of one scenario on a thread use one (see `build::scope_of`).
 #[derive(Resource, Debug, Default)]
-pub struct Specificity(pub crate::npc::Scope);
+pub struct Specificity(pub std::sync::Arc<crate::npc::Scope>);
 
 /// Keyed lookups.
 #[derive(Resource, Debug, Default)]

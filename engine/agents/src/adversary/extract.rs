@@ -52,7 +52,7 @@ fn number_rule(k: &Knowledge, ex: &Examples, keys: &[&str]) -> Option<f64> {
     if let Some(x) = all.first() {
         return Some(*x);
     }
-    example_doc(ex, keys).and_then(|(text, _)| numbers(text).into_iter().max_by(f64::total_cmp))
+    example_doc(ex, keys).and_then(|(largest, _)| largest)
 }
 
 /// The JSON examples of every file read, by path, parsed once per content: the
@@ -60,8 +60,19 @@ fn number_rule(k: &Knowledge, ex: &Examples, keys: &[&str]) -> Option<f64> {
 /// adversary that reads the whole drive quadratic.
 #[derive(Debug, Default)]
 struct Examples {
-    /// Path -> (the text parsed, its examples).
-    by_path: BTreeMap<String, (String, Vec<Value>)>,
+    /// Path -> what the rules read of it.
+    by_path: BTreeMap<String, Doc>,
+}
+
+/// One file as the rules read it.
+#[derive(Debug)]
+struct Doc {
+    /// The text parsed.
+    text: String,
+    /// Its JSON examples.
+    examples: Vec<Value>,
+    /// Its largest number, for a file with examples (the number rule's last resort).
+    largest: Option<f64>,
 }
 
 impl Examples {
@@ -73,10 +84,22 @@ impl Examples {
         }
         for (path, text) in &k.files {
             match self.by_path.get(path) {
-                Some((seen, _)) if seen == text => {}
+                Some(doc) if doc.text == *text => {}
                 _ => {
-                    self.by_path
-                        .insert(path.clone(), (text.clone(), json_examples(text)));
+                    let examples = json_examples(text);
+                    let largest = if examples.is_empty() {
+                        None
+                    } else {
+                        numbers(text).into_iter().max_by(f64::total_cmp)
+                    };
+                    self.by_path.insert(
+                        path.clone(),
+                        Doc {
+                            text: text.clone(),
+                            examples,
+                            largest,
+                        },
+                    );
                     changed = true;
                 }
             }
@@ -84,20 +107,19 @@ impl Examples {
         changed
     }
 
-    /// Each file's text and examples, by path.
-    fn iter(&self) -> impl Iterator<Item = (&str, &[Value])> {
-        self.by_path
-            .values()
-            .map(|(t, v)| (t.as_str(), v.as_slice()))
+    /// Each file, by path.
+    fn iter(&self) -> impl Iterator<Item = &Doc> {
+        self.by_path.values()
     }
 }
 
-/// The first file (by path) showing a JSON example with every key in `keys`.
-fn example_doc<'a>(ex: &'a Examples, keys: &[&str]) -> Option<(&'a str, Map<String, Value>)> {
-    ex.iter().find_map(|(t, examples)| {
-        examples.iter().find_map(|v| match v {
+/// The first file (by path) showing a JSON example with every key in `keys`: its
+/// largest number and the example.
+fn example_doc(ex: &Examples, keys: &[&str]) -> Option<(Option<f64>, Map<String, Value>)> {
+    ex.iter().find_map(|doc| {
+        doc.examples.iter().find_map(|v| match v {
             Value::Object(m) if !keys.is_empty() && keys.iter().all(|x| m.contains_key(*x)) => {
-                Some((t, m.clone()))
+                Some((doc.largest, m.clone()))
             }
             _ => None,
         })
@@ -106,8 +128,8 @@ fn example_doc<'a>(ex: &'a Examples, keys: &[&str]) -> Option<(&'a str, Map<Stri
 
 /// The first JSON object any read file shows as an example (files by path).
 fn first_example(ex: &Examples) -> Option<Map<String, Value>> {
-    ex.iter().find_map(|(_, examples)| {
-        examples.iter().find_map(|v| match v {
+    ex.iter().find_map(|doc| {
+        doc.examples.iter().find_map(|v| match v {
             Value::Object(m) if !m.is_empty() => Some(m.clone()),
             _ => None,
         })
