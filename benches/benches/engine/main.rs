@@ -4,6 +4,11 @@
 
 use criterion::criterion_main;
 
+// The allocator `tbsim` ships with (engine/cli/src/main.rs), so the figures are the
+// product's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod batch;
 mod console;
 mod console_index;
