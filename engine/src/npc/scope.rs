@@ -1,7 +1,7 @@
 //! Whether a message is a specific question, judged against everything the
 //! company's colleagues know (see the rules in [the parent module](super)).
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::LazyLock;
 
 use super::{Trigger, concepts};
@@ -197,9 +197,16 @@ pub struct Scope {
     /// First-name concept -> full names of the several people who share it.
     shared_first: BTreeMap<String, Vec<String>>,
     /// Every objective sentence of at least [`COPY_MIN`] words: its words in
-    /// order (lower-cased) and the set of them, to find copies.
-    sentences: Vec<(Vec<String>, BTreeSet<String>)>,
+    /// order and the set of them (sorted, once each), to find copies. Words are
+    /// numbered by [`Scope::words`], so a message is compared by number.
+    sentences: Vec<(Vec<u32>, Vec<u32>)>,
+    /// Lower-cased word -> its number, for every word of those sentences (looked
+    /// up only, never iterated).
+    words: HashMap<String, u32>,
 }
+
+/// The number of a word no objective sentence holds: it matches none.
+const UNKNOWN: u32 = u32::MAX;
 
 /// Objective sentences shorter than this (words) are not looked for in messages:
 /// a short one is a phrase a question may well repeat.
@@ -234,8 +241,25 @@ fn sentences(text: &str) -> Vec<&str> {
     out
 }
 
+/// How many numbers two sorted, deduplicated lists share.
+fn shared(a: &[u32], b: &[u32]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
 /// Length of the longest common subsequence of two word lists.
-fn common_run(a: &[String], b: &[String]) -> usize {
+fn common_run(a: &[u32], b: &[u32]) -> usize {
     let mut prev = vec![0usize; b.len() + 1];
     let mut cur = vec![0usize; b.len() + 1];
     for x in a {
@@ -437,14 +461,24 @@ impl Scope {
         }
         by_first.retain(|_, v| v.len() > 1);
         by_first.values_mut().for_each(|v| v.sort());
+        let mut words: HashMap<String, u32> = HashMap::new();
         let sentences = objectives_text
             .iter()
             .flat_map(|o| sentences(o))
             .map(tokens)
             .filter(|t| t.len() >= COPY_MIN)
             .map(|t| {
-                let set = t.iter().cloned().collect();
-                (t, set)
+                let ids: Vec<u32> = t
+                    .into_iter()
+                    .map(|w| {
+                        let next = u32::try_from(words.len()).unwrap_or(UNKNOWN - 1);
+                        *words.entry(w).or_insert(next)
+                    })
+                    .collect();
+                let mut set = ids.clone();
+                set.sort_unstable();
+                set.dedup();
+                (ids, set)
             })
             .collect();
         Scope {
@@ -454,29 +488,32 @@ impl Scope {
             objectives,
             shared_first: by_first,
             sentences,
+            words,
         }
     }
 
-    /// Whether `words` (a message's, in order) copy an objective sentence.
-    fn copies(&self, words: &[String]) -> bool {
+    /// A message's words (lower-cased, in order) by number; [`UNKNOWN`] for a word
+    /// no objective sentence holds.
+    fn numbered(&self, words: &[String]) -> Vec<u32> {
+        words
+            .iter()
+            .map(|w| self.words.get(w).copied().unwrap_or(UNKNOWN))
+            .collect()
+    }
+
+    /// Whether `words` (a message's, in order, by [`Scope::numbered`]) copy an
+    /// objective sentence.
+    fn copies(&self, words: &[u32]) -> bool {
         if words.len() < COPY_MIN {
             return false;
         }
-        // Sorted rather than a set: judged on every message, and a sorted slice
-        // costs one allocation.
-        let mut present: Vec<&str> = words.iter().map(String::as_str).collect();
+        let mut present: Vec<u32> = words.iter().copied().filter(|w| *w != UNKNOWN).collect();
         present.sort_unstable();
         present.dedup();
         self.sentences.iter().any(|(sentence, set)| {
-            // At most every distinct word of the message is shared.
+            // At most every distinct known word of the message is shared.
             present.len() * 100 >= set.len() * COPY_SHARE
-                && {
-                    let shared = set
-                        .iter()
-                        .filter(|w| present.binary_search(&w.as_str()).is_ok())
-                        .count();
-                    shared * 100 >= set.len() * COPY_SHARE
-                }
+                && shared(&present, set) * 100 >= set.len() * COPY_SHARE
                 && common_run(words, sentence) * 100 >= sentence.len() * COPY_SHARE
         })
     }
@@ -533,15 +570,15 @@ impl Scope {
         if keyword_list(text) {
             return Err(Unspecific::KeywordList);
         }
-        let words = tokens(text);
+        let words = self.numbered(&tokens(text));
         if self.copies(&words) {
             return Err(Unspecific::Copied);
         }
         // A sentence relayed in pieces: this message continues the previous one.
         if let Some(e) = earlier {
-            let mut joined = tokens(e);
+            let mut joined = self.numbered(&tokens(e));
             let mine = joined.len();
-            joined.extend(words.iter().cloned());
+            joined.extend_from_slice(&words);
             if mine > 0 && self.copies(&joined) && !self.copies(&joined[..mine]) {
                 return Err(Unspecific::Copied);
             }

@@ -32,24 +32,21 @@ pub const RULES: &[(&str, &str)] = &[
     ("date", "the median date of every reply"),
 ];
 
-fn meeting_notes(k: &Knowledge) -> Vec<&str> {
-    k.heard
-        .iter()
-        .filter(|(w, _)| w == "meeting")
-        .map(|(_, t)| t.as_str())
-        .collect()
-}
-
 /// The number rule of [`RULES`].
 fn number_rule(k: &Knowledge, ex: &Examples, keys: &[&str]) -> Option<f64> {
-    for notes in meeting_notes(k) {
-        let n = numbers(notes);
+    let notes = || {
+        k.heard
+            .iter()
+            .zip(&ex.heard)
+            .filter(|((w, _), _)| w == "meeting")
+            .map(|(_, n)| n)
+    };
+    for n in notes() {
         if !n.is_empty() && n.iter().all(|x| *x == n[0]) {
             return Some(n[0]);
         }
     }
-    let all: Vec<f64> = meeting_notes(k).iter().flat_map(|t| numbers(t)).collect();
-    if let Some(x) = all.first() {
+    if let Some(x) = notes().flatten().next() {
         return Some(*x);
     }
     example_doc(ex, keys).and_then(|(largest, _)| largest)
@@ -62,6 +59,9 @@ fn number_rule(k: &Knowledge, ex: &Examples, keys: &[&str]) -> Option<f64> {
 struct Examples {
     /// Path -> what the rules read of it.
     by_path: BTreeMap<String, Doc>,
+    /// The numbers of each message heard, in `Knowledge::heard`'s order (which only
+    /// grows), so each message is read once.
+    heard: Vec<Vec<f64>>,
 }
 
 /// One file as the rules read it.
@@ -78,6 +78,12 @@ struct Doc {
 impl Examples {
     /// Brings the examples up to date with `k.files`; whether anything changed.
     fn update(&mut self, k: &Knowledge) -> bool {
+        if self.heard.len() > k.heard.len() {
+            self.heard.clear();
+        }
+        for (_, text) in &k.heard[self.heard.len()..] {
+            self.heard.push(numbers(text));
+        }
         let mut changed = self.by_path.len() != k.files.len();
         if changed {
             self.by_path.retain(|p, _| k.files.contains_key(p));
@@ -305,7 +311,12 @@ fn answer_with(
                     }
                 }
                 (Play::Relay, Shape::Hole | Shape::Number(_)) => {
-                    match replies.iter().flat_map(|r| numbers(r)).next() {
+                    let replied = k
+                        .heard
+                        .iter()
+                        .zip(&ex.heard)
+                        .filter(|((w, _), _)| w != "meeting");
+                    match replied.flat_map(|(_, n)| n).next() {
                         Some(n) => json!(n),
                         None => continue,
                     }
