@@ -316,6 +316,34 @@ fn concept_lowered(lower: String) -> String {
     }
 }
 
+/// How the oracle's plan gets clue `key` disclosed: the clue, its holder's key and
+/// the plan's message to the holder that triggers it (the first such message of
+/// any task's plan). `None` when no colleague holds the clue or no plan message
+/// triggers it. Probes that ask colleagues in fresh worlds use it to play a clue's
+/// prerequisites first, as the oracle would.
+pub fn plan_message_disclosing<'a>(
+    s: &'a tbsim_scenario::Scenario,
+    key: &str,
+) -> Option<(&'a tbsim_scenario::Clue, &'a str, String)> {
+    let (holder, clue) = s
+        .company
+        .people
+        .iter()
+        .flat_map(|p| p.clues.iter().map(move |c| (p.key.as_str(), c)))
+        .find(|(_, c)| c.key == key)?;
+    let trigger = Trigger::new(&clue.trigger);
+    let text = s
+        .tasks
+        .iter()
+        .flat_map(|t| &t.plan)
+        .filter(|p| p.tool == "send_message")
+        .filter_map(|p| serde_json::from_str::<serde_json::Value>(&p.args).ok())
+        .filter(|a| a["to"] == holder)
+        .filter_map(|a| a["text"].as_str().map(str::to_owned))
+        .find(|t| trigger.matches(&concepts(t)))?;
+    Some((clue, holder, text))
+}
+
 /// A compiled trigger.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Trigger {

@@ -11,7 +11,7 @@
 
 use serde_json::json;
 use tbsim_core::protocol::{Decision, SimConfig, ToolCall};
-use tbsim_engine::npc::{Trigger, concepts};
+use tbsim_engine::npc::plan_message_disclosing;
 use tbsim_engine::sim::Sim;
 use tbsim_engine::tools::LivePython;
 use tbsim_engine::trajectory::Trajectory;
@@ -109,30 +109,12 @@ fn prerequisites(sim: &mut Sim, loaded: &LoadedScenario, clue: &Clue, depth: usi
         if disclosed(sim, k) {
             continue;
         }
-        let Some((holder, pre)) = s
-            .company
-            .people
-            .iter()
-            .flat_map(|p| p.clues.iter().map(move |c| (p.key.as_str(), c)))
-            .find(|(_, c)| &c.key == k)
-        else {
+        let Some((pre, holder, text)) = plan_message_disclosing(s, k) else {
             continue;
         };
         prerequisites(sim, loaded, pre, depth + 1);
-        let trig = Trigger::new(&pre.trigger);
-        let text = s
-            .tasks
-            .iter()
-            .flat_map(|t| &t.plan)
-            .filter(|p| p.tool == "send_message")
-            .filter_map(|p| serde_json::from_str::<serde_json::Value>(&p.args).ok())
-            .filter(|a| a["to"] == holder)
-            .filter_map(|a| a["text"].as_str().map(str::to_owned))
-            .find(|t| trig.matches(&concepts(t)));
-        if let Some(text) = text {
-            call(sim, "send_message", json!({"to": holder, "text": text}));
-            call(sim, "wait", json!({"minutes": 30}));
-        }
+        call(sim, "send_message", json!({"to": holder, "text": text}));
+        call(sim, "wait", json!({"minutes": 30}));
     }
 }
 

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tbsim_core::protocol::ToolCall;
 use tbsim_core::protocol::{Decision, SimConfig};
-use tbsim_engine::npc::{ASK_WHAT, BE_SPECIFIC, Trigger, concepts};
+use tbsim_engine::npc::{ASK_WHAT, BE_SPECIFIC, plan_message_disclosing};
 use tbsim_engine::sim::Sim;
 use tbsim_engine::tools::LivePython;
 use tbsim_engine::trajectory::Trajectory;
@@ -261,19 +261,9 @@ pub(crate) fn prerequisites(sim: &mut Sim, s: &Scenario, clue: &Clue) {
         if history(sim).disclosed.contains_key(k) {
             continue;
         }
-        let (holder, _, pre) = clues(s).into_iter().find(|(_, _, c)| &c.key == k).unwrap();
-        prerequisites(sim, s, pre);
-        let trig = Trigger::new(&pre.trigger);
-        let text = s
-            .tasks
-            .iter()
-            .flat_map(|t| &t.plan)
-            .filter(|p| p.tool == "send_message")
-            .map(|p| serde_json::from_str::<serde_json::Value>(&p.args).unwrap())
-            .filter(|a| a["to"] == holder)
-            .map(|a| a["text"].as_str().unwrap().to_owned())
-            .find(|t| trig.matches(&concepts(t)))
+        let (pre, holder, text) = plan_message_disclosing(s, k)
             .unwrap_or_else(|| panic!("no plan message discloses {k}"));
+        prerequisites(sim, s, pre);
         call(sim, "send_message", json!({"to": holder, "text": text}));
         call(sim, "wait", json!({"minutes": 30}));
         assert!(history(sim).disclosed.contains_key(k), "{k} via {text:?}");
