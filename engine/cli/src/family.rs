@@ -252,7 +252,7 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
 /// Judges one variant's instances: writes its table row and returns its failures.
 fn variant_row(
     out: &mut impl Write,
-    key: &str,
+    variant: &str,
     results: &[InstanceOutcome],
     seeds: u64,
     at: &str,
@@ -315,7 +315,7 @@ fn variant_row(
         if task_top > TOP_ANSWER_SHARE && seeds >= MIN_SPREAD_SEEDS {
             failures.push(format!(
                 "{at}: {}:{which} one expected answer is shared by {:.0}% of instances (at most {:.0}%)",
-                key,
+                variant,
                 task_top * 100.0,
                 TOP_ANSWER_SHARE * 100.0
             ));
@@ -323,7 +323,7 @@ fn variant_row(
         if task_empty > EMPTY_SHARE && seeds >= MIN_SPREAD_SEEDS {
             failures.push(format!(
                 "{at}: {}:{which} an empty answer passes a checkpoint in {:.0}% of instances (at most {:.0}%)",
-                key,
+                variant,
                 task_empty * 100.0,
                 EMPTY_SHARE * 100.0
             ));
@@ -337,14 +337,14 @@ fn variant_row(
         if *mean > ADVERSARY_CEILING || *solved > 0 {
             failures.push(format!(
                 "{at}: {}: adversary:{name} scores {mean:.3} (at most {ADVERSARY_CEILING}) and solves {solved} instances (none allowed)",
-                key
+                variant
             ));
         }
     }
     for (key, row) in tally.over(SCAN_SHARE) {
         failures.push(format!(
             "{at}: {}: the validity scan solves `{key}` in {:.1}% of instances by `{}` (at most {:.0}%)",
-            key,
+            variant,
             row.best_share() * 100.0,
             row.best().map_or("?", |b| b.0),
             SCAN_SHARE * 100.0
@@ -358,12 +358,12 @@ fn variant_row(
         if x.questions == 0 && x.soups > 0 {
             failures.push(format!(
                 "{readme}: {}: colleagues hold clues but the README lists no \"## Example questions\" to ask them",
-                key
+                variant
             ));
         } else if (x.answered as f64) < QUESTION_GOAL * x.questions as f64 {
             failures.push(format!(
                 "{readme}: {}: colleagues answer {} of {} natural questions (at least {:.0}%); first misses: {}",
-                key,
+                variant,
                 x.answered,
                 x.questions,
                 QUESTION_GOAL * 100.0,
@@ -373,7 +373,7 @@ fn variant_row(
         if x.leaked > 0 {
             failures.push(format!(
                 "{at}: {}: {} keyword soups or forwarded tasks got a clue: {}",
-                key,
+                variant,
                 x.leaked,
                 x.misses
                     .iter()
@@ -393,7 +393,7 @@ fn variant_row(
     writeln!(
         out,
         "| {} | {} | {oracle:.3} | {idle:.3} | {} | {} | {} | {wrong} | {:.0}% | {:.0}% | {:.1}% | {} | {} | {} |",
-        key,
+        variant,
         results.len(),
         solver.map_or("-".into(), |x| format!("{x:.3}")),
         rsolver.map_or("-".into(), |x| format!("{x:.3}")),
