@@ -36,8 +36,8 @@ impl Channel for Stdio {
     }
 }
 
-// Starlark evaluation allocates a heap value per operation: mimalloc measured
-// faster than the system allocator on the validity gate (runs/bench/2026-11-27/gate-speed-s15.md).
+// The allocator tbsim itself uses (engine/cli/src/main.rs; measured there, in
+// runs/bench/2026-11-27/gate-speed-s15.md). The host was not measured apart.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

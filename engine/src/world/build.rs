@@ -45,24 +45,19 @@ impl ScopeInputs {
 
     /// Whether `s` has exactly these inputs (compared without copying them).
     fn same_as(&self, s: &Scenario) -> bool {
-        let mut clues = self.clues.iter();
-        s.company.people.iter().flat_map(|p| &p.clues).all(|c| {
-            clues
-                .next()
-                .is_some_and(|(t, tr)| *t == c.task && *tr == c.trigger)
-        }) && clues.next().is_none()
-            && self.objectives.len() == s.tasks.len()
+        let clues = s.company.people.iter().flat_map(|p| &p.clues);
+        self.clues
+            .iter()
+            .map(|(t, tr)| (t, tr))
+            .eq(clues.map(|c| (&c.task, &c.trigger)))
             && self
                 .objectives
                 .iter()
-                .zip(&s.tasks)
-                .all(|(o, t)| *o == t.objective)
-            && self.names.len() == s.company.people.len()
+                .eq(s.tasks.iter().map(|t| &t.objective))
             && self
                 .names
                 .iter()
-                .zip(&s.company.people)
-                .all(|(n, p)| *n == p.name)
+                .eq(s.company.people.iter().map(|p| &p.name))
     }
 }
 

@@ -52,9 +52,10 @@ fn number_rule(k: &Knowledge, ex: &Examples, keys: &[&str]) -> Option<f64> {
     example_doc(ex, keys).and_then(|(largest, _)| largest)
 }
 
-/// The JSON examples of every file read, by path, parsed once per content: the
-/// rules look at them on every event, and parsing them again each time made an
-/// adversary that reads the whole drive quadratic.
+/// The JSON examples of every file read, by path, parsed once per content, and the
+/// numbers of every message heard, read once each: the rules look at them on every
+/// event, and reading them again each time made an adversary that reads the whole
+/// drive quadratic.
 #[derive(Debug, Default)]
 struct Examples {
     /// Path -> what the rules read of it.
@@ -76,7 +77,8 @@ struct Doc {
 }
 
 impl Examples {
-    /// Brings the examples up to date with `k.files`; whether anything changed.
+    /// Brings the examples up to date with `k.files` and `k.heard`; whether any
+    /// file changed.
     fn update(&mut self, k: &Knowledge) -> bool {
         if self.heard.len() > k.heard.len() {
             self.heard.clear();
