@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 pub const ERROR_CODE: &str = "TB0026";
 
 /// The host protocol version this tbsim speaks (`tbsim_script::protocol::PROTOCOL`).
-const PROTOCOL: u64 = 1;
+const PROTOCOL: u64 = 2;
 
 /// A script that cannot be read, parsed, evaluated, or that returned data of the
 /// wrong shape; or a host that cannot be started. Displays as
@@ -96,7 +96,8 @@ impl ScriptError {
 
 /// What a generator is told about its task (the Rust generators' `Ctx`, as data),
 /// borrowed from the generation in progress and written straight into the request.
-/// The corpus is sent to each host once, not per task.
+/// The corpus is sent to each host once, and the company (people and rooms) when
+/// it differs from the one that host was told last, not with every task.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GenInput<'a> {
     /// The suite seed.
@@ -113,15 +114,52 @@ pub struct GenInput<'a> {
     pub deadline: &'a str,
     /// Day of the scenario, from 1.
     pub day: u32,
-    /// Everyone at the company, sent as `{key, name, department, position}` objects.
-    #[serde(serialize_with = "people")]
+    /// Everyone at the company, sent as `{key, name, department, position}` objects
+    /// (in a `company` request).
+    #[serde(skip)]
     pub people: &'a [tbsim_scenario::Person],
     /// The intern's manager (a person key).
     pub mentor: &'a str,
     /// How the suite releases the task.
     pub release: &'a tbsim_scenario::Release,
-    /// The meeting rooms (`{key, name, capacity}`).
+    /// The meeting rooms (`{key, name, capacity}`, in a `company` request).
+    #[serde(skip)]
     pub rooms: &'a [tbsim_scenario::Room],
+}
+
+/// A company as a host was told it: what scripts see of each person, and the rooms.
+#[derive(Debug, PartialEq)]
+struct CompanySent {
+    people: Vec<[String; 4]>,
+    rooms: Vec<tbsim_scenario::Room>,
+}
+
+impl CompanySent {
+    fn of(people: &[tbsim_scenario::Person], rooms: &[tbsim_scenario::Room]) -> CompanySent {
+        CompanySent {
+            people: people
+                .iter()
+                .map(|p| {
+                    [
+                        p.key.clone(),
+                        p.name.clone(),
+                        p.department.clone(),
+                        p.position.clone(),
+                    ]
+                })
+                .collect(),
+            rooms: rooms.to_vec(),
+        }
+    }
+
+    /// Whether scripts would see this company in `people` and `rooms`.
+    fn is(&self, people: &[tbsim_scenario::Person], rooms: &[tbsim_scenario::Room]) -> bool {
+        self.rooms == rooms
+            && self.people.len() == people.len()
+            && self.people.iter().zip(people).all(|([k, n, d, pos], p)| {
+                *k == p.key && *n == p.name && *d == p.department && *pos == p.position
+            })
+    }
 }
 
 /// People as scripts see them: no persona or reply texts (those are the NPCs').
@@ -266,13 +304,38 @@ impl ScriptFamily {
             handle: u64,
             input: &'a GenInput<'a>,
             params: &'a Value,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            company: Option<Company<'a>>,
         }
-        pool().call_raw(&Generate {
+        #[derive(Serialize)]
+        struct Company<'a> {
+            #[serde(serialize_with = "people")]
+            people: &'a [tbsim_scenario::Person],
+            rooms: &'a [tbsim_scenario::Room],
+        }
+        let pool = pool();
+        let mut h = pool.host()?;
+        // The host keeps the company it was given last (the tasks of a scenario
+        // share one); it is sent again only when it changed.
+        // After a failed request it is sent again, to be sure the host has it.
+        let sent = h.company.take().filter(|c| c.is(input.people, input.rooms));
+        let known = sent.is_some();
+        // A broken host is dropped (and killed); one that answered goes back.
+        let out = h.exchange(&Generate {
             op: "generate",
             handle: self.handle,
             input,
             params,
-        })
+            company: (!known).then_some(Company {
+                people: input.people,
+                rooms: input.rooms,
+            }),
+        })?;
+        if out.is_ok() {
+            h.company = Some(sent.unwrap_or_else(|| CompanySent::of(input.people, input.rooms)));
+        }
+        pool.give_back(h);
+        out
     }
 
     /// Runs `wrong_answers(task, scenario)` when the script defines it (else no
@@ -420,6 +483,8 @@ struct Host {
     stdout: BufReader<ChildStdout>,
     /// How many of the pool's scripts it has loaded (a prefix, in order).
     loaded: usize,
+    /// The company it was told last.
+    company: Option<CompanySent>,
 }
 
 impl Host {
@@ -443,6 +508,7 @@ impl Host {
             stdin,
             stdout: BufReader::new(stdout),
             loaded: 0,
+            company: None,
         };
         let hello = h.request(&json!({"op": "hello"}))?;
         if hello.get("protocol").and_then(Value::as_u64) != Some(PROTOCOL) {

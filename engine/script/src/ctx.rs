@@ -37,15 +37,12 @@ pub struct GenInput {
     pub deadline: String,
     /// Day of the scenario, from 1.
     pub day: u32,
-    /// Everyone at the company: `{key, name, department, position}` objects,
-    /// executives first.
-    pub people: serde_json::Value,
+    /// Everyone at the company and its meeting rooms, frozen once per company.
+    pub company: Company,
     /// The intern's manager (a person key).
     pub mentor: String,
     /// How the suite releases the task (the scenario format's `Release`, as JSON).
     pub release: serde_json::Value,
-    /// The meeting rooms: `{key, name, capacity}` objects.
-    pub rooms: serde_json::Value,
     /// The shared text corpus (company name, documents, articles, name lists),
     /// an object; the same for every task, so built once as a frozen value that
     /// every task's `ctx.corpus` shares.
@@ -107,6 +104,80 @@ impl Corpus {
     }
 }
 
+/// A person as scripts see them (`ctx.people`): no persona or reply texts.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Person {
+    /// `npc/<slug>`.
+    pub key: String,
+    /// Full name.
+    pub name: String,
+    /// Department.
+    pub department: String,
+    /// Job title.
+    pub position: String,
+}
+
+/// A meeting room as scripts see it (`ctx.rooms`).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Room {
+    /// `room/<slug>`.
+    pub key: String,
+    /// Display name.
+    pub name: String,
+    /// Seats.
+    pub capacity: u32,
+}
+
+/// The company as scripts see it: `ctx.people` (`{key, name, department,
+/// position}` dicts, executives first) and `ctx.rooms` (`{key, name, capacity}`
+/// dicts), frozen once and shared by every task of that company. A host is told
+/// a company once, not with every task, and builds the dicts straight from the
+/// typed lists: converting the people list through JSON values was about a third
+/// of a generation's time in the host.
+#[derive(Debug, Clone)]
+pub struct Company {
+    people: starlark::values::FrozenValue,
+    rooms: starlark::values::FrozenValue,
+    heap: starlark::values::FrozenHeapRef,
+}
+
+impl Company {
+    /// Freezes a company's people and rooms. Keys are in sorted order, as a JSON
+    /// object converted to Starlark has them.
+    pub fn new(people: &[Person], rooms: &[Room]) -> Company {
+        use starlark::values::dict::AllocDict;
+        use starlark::values::list::AllocList;
+        let heap = starlark::values::FrozenHeap::new();
+        let people = heap.alloc(AllocList(people.iter().map(|p| {
+            AllocDict([
+                ("department", p.department.as_str()),
+                ("key", p.key.as_str()),
+                ("name", p.name.as_str()),
+                ("position", p.position.as_str()),
+            ])
+        })));
+        let rooms = heap.alloc(AllocList(rooms.iter().map(|r| {
+            AllocDict([
+                ("capacity", heap.alloc(r.capacity)),
+                ("key", heap.alloc(r.key.as_str())),
+                ("name", heap.alloc(r.name.as_str())),
+            ])
+        })));
+        Company {
+            people,
+            rooms,
+            heap: heap.into_ref(),
+        }
+    }
+
+    /// The heap holding both lists.
+    pub fn heap(&self) -> &starlark::values::FrozenHeapRef {
+        &self.heap
+    }
+}
+
 impl Default for Corpus {
     fn default() -> Corpus {
         Corpus::new(serde_json::json!({}))
@@ -118,11 +189,11 @@ impl Default for Corpus {
 pub struct ScriptCtx {
     #[allocative(skip)]
     input: GenInput,
-    /// `ctx.people`, `ctx.rooms` and `ctx.release`, converted once per task and
-    /// frozen: scripts read them inside loops (a row per person), and converting
-    /// the JSON on every read was most of a generation's time.
+    /// `ctx.release`, converted once per task and frozen (as `ctx.people` and
+    /// `ctx.rooms` are once per company): scripts read them inside loops, and
+    /// converting the JSON on every read was most of a generation's time.
     #[allocative(skip)]
-    frozen: [starlark::values::FrozenValue; 3],
+    release: starlark::values::FrozenValue,
     #[allocative(skip)]
     heap: starlark::values::FrozenHeapRef,
 }
@@ -131,21 +202,16 @@ impl ScriptCtx {
     /// The context of one task.
     pub fn new(mut input: GenInput) -> ScriptCtx {
         let heap = starlark::values::FrozenHeap::new();
-        let freeze = |v: &mut serde_json::Value| heap.alloc(std::mem::take(v));
-        let frozen = [
-            freeze(&mut input.people),
-            freeze(&mut input.rooms),
-            freeze(&mut input.release),
-        ];
+        let release = heap.alloc(std::mem::take(&mut input.release));
         ScriptCtx {
             input,
-            frozen,
+            release,
             heap: heap.into_ref(),
         }
     }
 
-    /// The heap holding the frozen attributes: a module that shows this `ctx` to a
-    /// script references it first (as it does the corpus').
+    /// The heap holding `ctx.release`: a module that shows this `ctx` to a script
+    /// references it first (as it does the corpus' and the company's).
     pub fn heap(&self) -> &starlark::values::FrozenHeapRef {
         &self.heap
     }
@@ -184,10 +250,10 @@ impl<'v> StarlarkValue<'v> for ScriptCtx {
             "deadline" => heap.alloc(format!("{}T{}", i.date, i.deadline)),
             "day" => heap.alloc(i.day),
             "suffix" => heap.alloc(self.suffix()),
-            "people" => self.frozen[0].to_value(),
+            "people" => i.company.people.to_value(),
             "mentor" => heap.alloc(i.mentor.as_str()),
-            "rooms" => self.frozen[1].to_value(),
-            "release" => self.frozen[2].to_value(),
+            "rooms" => i.company.rooms.to_value(),
+            "release" => self.release.to_value(),
             "corpus" => i.corpus.value.to_value(),
             _ => return None,
         })
@@ -407,6 +473,22 @@ fn script_globals(builder: &mut GlobalsBuilder) {
             out.push_str(&format!("| {} |\n", r.join(" | ")));
         }
         Ok(out)
+    }
+
+    /// Every whole number written in `text`, in order: each run of ASCII digits as an
+    /// int (`whole_numbers("3 x 120, at 5") == [3, 120, 5]`).
+    fn whole_numbers<'v>(text: &str, heap: Heap<'v>) -> anyhow::Result<Vec<Value<'v>>> {
+        // Scanning in Starlark, a character per loop iteration, was the largest part
+        // of generating a family that checks its brief's numbers.
+        text.split(|c: char| !c.is_ascii_digit())
+            .filter(|run| !run.is_empty())
+            .map(|run| match run.parse::<i64>() {
+                Ok(n) => Ok(heap.alloc(n)),
+                Err(_) => num_bigint::BigInt::parse_bytes(run.as_bytes(), 10)
+                    .map(|n| heap.alloc(n))
+                    .ok_or_else(|| anyhow::anyhow!("{run:?} is not a number")),
+            })
+            .collect()
     }
 
     /// JSON text of a value, indented by two spaces, keys in sorted order.

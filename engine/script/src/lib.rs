@@ -31,7 +31,7 @@ use starlark::eval::Evaluator;
 use starlark::syntax::{AstModule, Dialect};
 use starlark::values::Value;
 
-pub use ctx::{GenInput, ScriptCtx, ScriptRng};
+pub use ctx::{Company, GenInput, Person, Room, ScriptCtx, ScriptRng};
 
 /// The TB code every script error carries (its page: `docs/errors/TB0026.md`).
 pub const ERROR_CODE: &str = "TB0026";
@@ -448,11 +448,13 @@ impl ScriptFamily {
         params: &serde_json::Value,
     ) -> Result<String, ScriptError> {
         let corpus = input.corpus.heap.clone();
+        let company = input.company.heap().clone();
         let ctx = ScriptCtx::new(input);
         self.call_text("generate", |m| {
-            // `ctx.corpus` is a value of the corpus' own frozen heap, and
-            // `ctx.people` (and co.) of the ctx's.
+            // `ctx.corpus` is a value of the corpus' own frozen heap, `ctx.people`
+            // and `ctx.rooms` of the company's, and `ctx.release` of the ctx's.
             m.frozen_heap().add_reference(&corpus);
+            m.frozen_heap().add_reference(&company);
             m.frozen_heap().add_reference(ctx.heap());
             vec![m.heap().alloc(ctx), m.heap().alloc(params.clone())]
         })

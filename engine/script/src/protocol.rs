@@ -1,6 +1,9 @@
 //! The host's protocol: one request per line from tbsim, one answer per line back.
 //!
-//! Requests are JSON objects with an `op`:
+//! Requests are JSON objects with an `op`. A `generate` carries the company
+//! (`ctx.people` and `ctx.rooms`) only when it differs from the one before: the
+//! host keeps the last, as every task of a scenario shares one, and converting the
+//! people list was a third of the host's time per task.
 //!
 //! | `op` | fields | answer (`ok`) |
 //! |---|---|---|
@@ -8,7 +11,7 @@
 //! | `reference` | — | the script API reference, Markdown (`tbsim family reference`) |
 //! | `corpus` | `corpus` (object) | `null`; every later `ctx.corpus` is this |
 //! | `load` | `file`, `source` | `{handle, key, domain, milestone, min_window_minutes, variants: [{key, params}], defines: [names]}` |
-//! | `generate` | `handle`, `input` (a [`GenInput`] without `corpus`), `params` | what `generate(ctx, params)` returned |
+//! | `generate` | `handle`, `input` (a [`GenInput`] without `corpus` and `company`), `params`, and `company` (`{people, rooms}`) when it changed | what `generate(ctx, params)` returned |
 //! | `wrong_answers` | `handle`, `task`, `scenario` | `[[path, content], …]` |
 //! | `claims` | `handle`, `task` | `true`/`false`, or `null` when the script has no `claims` |
 //! | `solve` | `handle`, `task` (the TaskReleased notification) | what `solve(tools, task)` returned |
@@ -26,13 +29,15 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::tools::{ScriptTools, Shared};
 use crate::{GenInput, Limits, ScriptError, ScriptFamily};
 
 /// The protocol's version; tbsim refuses a host that answers `hello` with another.
-pub const PROTOCOL: u64 = 1;
+/// 2: a `generate` carries the company only when it changed.
+pub const PROTOCOL: u64 = 2;
 
 /// A request's result: a value, or JSON text already written.
 enum Answer {
@@ -40,9 +45,11 @@ enum Answer {
     Text(String),
 }
 
-/// The host's state: the corpus, the loaded families and the channel to tbsim.
+/// The host's state: the corpus, the company, the loaded families and the
+/// channel to tbsim.
 pub struct Host {
     corpus: crate::ctx::Corpus,
+    company: Option<crate::ctx::Company>,
     families: Vec<ScriptFamily>,
     chan: Shared,
 }
@@ -76,11 +83,41 @@ fn u64_of(v: &Value, name: &str) -> Result<u64, ScriptError> {
         .ok_or_else(|| protocol_error(format!("`{name}` must be an unsigned integer")))
 }
 
+/// A `generate`'s `company`: read into typed lists, never into JSON values.
+fn company(text: &RawValue) -> Result<crate::ctx::Company, ScriptError> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Company {
+        people: Vec<crate::ctx::Person>,
+        rooms: Vec<crate::ctx::Room>,
+    }
+    let c: Company = serde_json::from_str(text.get()).map_err(|e| {
+        protocol_error(format!(
+            "`company` must be {{people: [{{key, name, department, position}}], rooms: [{{key, name, capacity}}]}}: {e}"
+        ))
+    })?;
+    Ok(crate::ctx::Company::new(&c.people, &c.rooms))
+}
+
+/// A request line as JSON, its `company` (the larger part of a `generate` that
+/// carries one) kept as text for [`company`].
+fn parse(line: &str) -> serde_json::Result<(Value, Option<Box<RawValue>>)> {
+    let mut members: std::collections::BTreeMap<String, Box<RawValue>> =
+        serde_json::from_str(line)?;
+    let company = members.remove("company");
+    let req = members
+        .into_iter()
+        .map(|(k, v)| Ok((k, serde_json::from_str(v.get())?)))
+        .collect::<serde_json::Result<serde_json::Map<String, Value>>>()?;
+    Ok((Value::Object(req), company))
+}
+
 impl Host {
     /// A host speaking over `chan`.
     pub fn new(chan: Shared) -> Host {
         Host {
             corpus: crate::ctx::Corpus::default(),
+            company: None,
             families: Vec::new(),
             chan,
         }
@@ -106,18 +143,20 @@ impl Host {
 
     /// Answers one request line with one answer line.
     pub fn answer(&mut self, line: &str) -> String {
-        let out = match serde_json::from_str::<Value>(line) {
-            Ok(req) => std::panic::catch_unwind(AssertUnwindSafe(|| self.handle(req)))
-                .unwrap_or_else(|p| {
-                    let what = p
-                        .downcast_ref::<String>()
-                        .map(String::as_str)
-                        .or_else(|| p.downcast_ref::<&str>().copied())
-                        .unwrap_or("a panic");
-                    Err(protocol_error(format!(
-                        "the script host failed on this request: {what}"
-                    )))
-                }),
+        let out = match parse(line) {
+            Ok((req, company)) => {
+                std::panic::catch_unwind(AssertUnwindSafe(|| self.handle(req, company)))
+                    .unwrap_or_else(|p| {
+                        let what = p
+                            .downcast_ref::<String>()
+                            .map(String::as_str)
+                            .or_else(|| p.downcast_ref::<&str>().copied())
+                            .unwrap_or("a panic");
+                        Err(protocol_error(format!(
+                            "the script host failed on this request: {what}"
+                        )))
+                    })
+            }
             Err(e) => Err(protocol_error(format!("not a JSON request: {e}"))),
         };
         let v = match out {
@@ -142,10 +181,29 @@ impl Host {
             .ok_or_else(|| protocol_error(format!("no family has handle {h}")))
     }
 
-    fn handle(&mut self, mut req: Value) -> Result<Answer, ScriptError> {
-        if str_of(&req, "op")? == "generate" {
-            // The input is taken out of the request, not copied (its people list
-            // is the larger part of every request).
+    fn handle(
+        &mut self,
+        mut req: Value,
+        company_text: Option<Box<RawValue>>,
+    ) -> Result<Answer, ScriptError> {
+        let op = str_of(&req, "op")?;
+        if company_text.is_some() && op != "generate" {
+            return Err(protocol_error(format!(
+                "only `generate` carries a `company`, not `{op}`"
+            )));
+        }
+        if op == "generate" {
+            // The input is taken out of the request, not copied.
+            if let Some(c) = company_text {
+                // A company refused is forgotten: no later task sees a stale one.
+                match company(&c) {
+                    Ok(c) => self.company = Some(c),
+                    Err(e) => {
+                        self.company = None;
+                        return Err(e);
+                    }
+                }
+            }
             let f = self.family(&req)?;
             let input = self.input(req.get_mut("input").map(Value::take))?;
             return f
@@ -209,12 +267,9 @@ impl Host {
 
     fn input(&self, v: Option<Value>) -> Result<GenInput, ScriptError> {
         let mut v = v.ok_or_else(|| protocol_error("the request has no `input`"))?;
-        let mut take = |n: &str| match v.get_mut(n) {
-            Some(x) => Ok(x.take()),
-            None => Err(protocol_error(format!("the request has no `{n}`"))),
-        };
-        let people = take("people")?;
-        let rooms = take("rooms")?;
+        let company = self.company.clone().ok_or_else(|| {
+            protocol_error("no company: the first `generate` must carry `company`")
+        })?;
         let release = v
             .get_mut("release")
             .map(Value::take)
@@ -230,12 +285,11 @@ impl Host {
             deadline: s("deadline")?,
             day: u32::try_from(u64_of(v, "day")?)
                 .map_err(|_| protocol_error("`day` is out of range"))?,
-            people,
+            company,
             mentor: s("mentor")?,
             // Hosts older than the field's tbsim are not mixed with it (one build), but a
             // missing release reads as the common case.
             release,
-            rooms,
             corpus: self.corpus.clone(),
         })
     }
@@ -294,7 +348,7 @@ def generate(ctx, params):
 
     fn input() -> Value {
         json!({"seed": 7, "scenario": "s", "id": "t", "date": "2025-10-01", "start": "09:00",
-               "deadline": "17:00", "day": 1, "people": [], "mentor": "npc/a", "rooms": []})
+               "deadline": "17:00", "day": 1, "mentor": "npc/a"})
     }
 
     #[test]
@@ -315,11 +369,68 @@ def generate(ctx, params):
         assert_eq!(l["handle"], json!(0));
         assert_eq!(l["variants"][0]["key"], json!("demo/one"));
         assert_eq!(l["defines"], json!(["generate"]));
-        let req = json!({"op": "generate", "handle": 0, "input": input(), "params": {"n": 3}});
+        let req = json!({"op": "generate", "handle": 0, "input": input(), "params": {"n": 3},
+                         "company": {"people": [], "rooms": []}});
         let a = ok(&mut h, req.clone());
         assert_eq!(a["company"], json!("Acme"));
         assert_eq!(a["id"], json!("t"));
         assert_eq!(ok(&mut h, req), a);
+    }
+
+    const PEOPLE: &str = r#"
+FAMILY = {"key": "staff", "domain": "information_synthesis"}
+VARIANTS = [{"key": "one"}]
+def generate(ctx, params):
+    return {"people": [p["name"] for p in ctx.people], "rooms": [r["key"] for r in ctx.rooms]}
+"#;
+
+    #[test]
+    fn the_company_comes_with_a_generate_and_stays_until_the_next() {
+        let mut h = host();
+        ok(
+            &mut h,
+            json!({"op": "load", "file": "staff/family.star", "source": PEOPLE}),
+        );
+        let gen_with = |company: Option<Value>| {
+            let mut r = json!({"op": "generate", "handle": 0, "input": input(), "params": {}});
+            if let Some(c) = company {
+                r["company"] = c;
+            }
+            r
+        };
+        let e = err(&mut h, &gen_with(None).to_string());
+        assert!(e["message"].as_str().unwrap().contains("no company"), "{e}");
+        let person = |name: &str| json!({"key": format!("npc/{name}"), "name": name, "department": "Ops", "position": "Analyst"});
+        let acme = json!({"people": [person("Ann"), person("Bo")], "rooms": [{"key": "room/a", "name": "A", "capacity": 4}]});
+        let a = ok(&mut h, gen_with(Some(acme)));
+        assert_eq!(a, json!({"people": ["Ann", "Bo"], "rooms": ["room/a"]}));
+        assert_eq!(ok(&mut h, gen_with(None)), a, "the company stays");
+        let other = json!({"people": [person("Cy")], "rooms": []});
+        let b = ok(&mut h, gen_with(Some(other)));
+        assert_eq!(b, json!({"people": ["Cy"], "rooms": []}));
+        assert_eq!(ok(&mut h, gen_with(None)), b, "the new one stays");
+        for bad in [
+            json!({"people": {}, "rooms": []}),
+            json!({"people": [{"name": "Ann"}], "rooms": []}),
+            json!({"people": [], "rooms": [{"key": "room/a", "name": "A", "capacity": -1}]}),
+        ] {
+            let e = err(&mut h, &gen_with(Some(bad.clone())).to_string());
+            assert!(
+                e["message"].as_str().unwrap().contains("`company` must be"),
+                "{bad}: {e}"
+            );
+        }
+        // A company refused is forgotten: no task is generated for a stale one.
+        let e = err(&mut h, &gen_with(None).to_string());
+        assert!(e["message"].as_str().unwrap().contains("no company"), "{e}");
+        let e = err(
+            &mut h,
+            r#"{"op": "hello", "company": {"people": [], "rooms": []}}"#,
+        );
+        assert!(
+            e["message"].as_str().unwrap().contains("only `generate`"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -22,10 +22,17 @@ fn input() -> GenInput {
         start: "09:00".into(),
         deadline: "17:00".into(),
         day: 1,
-        people: serde_json::json!([{"key": "npc/ann-lee", "name": "Ann Lee", "department": "Ops", "position": "Analyst"}]),
+        company: crate::Company::new(
+            &[crate::Person {
+                key: "npc/ann-lee".into(),
+                name: "Ann Lee".into(),
+                department: "Ops".into(),
+                position: "Analyst".into(),
+            }],
+            &[],
+        ),
         mentor: "npc/ann-lee".into(),
         release: serde_json::json!("Start"),
-        rooms: serde_json::json!([]),
         corpus: crate::ctx::Corpus::default(),
     }
 }
@@ -178,4 +185,37 @@ fn the_error_page_example_prints_what_the_page_shows() {
         ScriptFamily::from_source("demo/family.star", &block("python"), Limits::default()).unwrap();
     let e = f.generate(&input(), &serde_json::json!({})).unwrap_err();
     assert_eq!(e.to_string().lines().next().unwrap(), block("text").trim());
+}
+
+#[test]
+fn whole_numbers_finds_what_a_starlark_digit_scan_finds() {
+    // The scan families wrote before the builtin existed, kept as the reference.
+    let src = r#"
+FAMILY = {"key": "nums", "domain": "information_synthesis"}
+VARIANTS = [{"key": "one"}]
+def scan(text):
+    out = []
+    digits = ""
+    for ch in (text + " ").elems():
+        if ch.isdigit():
+            digits += ch
+        elif digits:
+            out.append(int(digits))
+            digits = ""
+    return out
+TEXTS = ["", "none", "7", "3 x 120 at 5 each", "a1b22c333", "2025-10-01T09:30",
+         "cap 4250 EUR.", "007 and 0", "12345678901234567890123 long", "trailing 42"]
+def generate(ctx, params):
+    return {"same": [whole_numbers(t) == scan(t) for t in TEXTS],
+            "example": whole_numbers("3 x 120, at 5"),
+            "long": str(whole_numbers("id 12345678901234567890123")[0] + 1)}
+"#;
+    let f = load(src).unwrap();
+    let out = f.generate(&input(), &serde_json::json!({})).unwrap();
+    assert!(
+        out["same"].as_array().unwrap().iter().all(|b| b == true),
+        "{out}"
+    );
+    assert_eq!(out["example"], serde_json::json!([3, 120, 5]));
+    assert_eq!(out["long"], "12345678901234567890124");
 }
