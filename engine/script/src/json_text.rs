@@ -33,7 +33,7 @@ fn write(v: Value<'_>, out: &mut Vec<u8>, depth: usize) -> anyhow::Result<()> {
     } else if let Some(b) = v.unpack_bool() {
         out.extend_from_slice(if b { b"true" } else { b"false" });
     } else if let Some(s) = v.unpack_str() {
-        serde_json::to_writer(&mut *out, s)?;
+        string(s, out);
     } else if let Some(i) = v.unpack_i32() {
         write!(out, "{i}")?;
     } else if let Some(l) = ListRef::from_value(v) {
@@ -48,7 +48,7 @@ fn write(v: Value<'_>, out: &mut Vec<u8>, depth: usize) -> anyhow::Result<()> {
             if i > 0 {
                 out.push(b',');
             }
-            serde_json::to_writer(&mut *out, k.unpack_str().unwrap_or_default())?;
+            string(k.unpack_str().unwrap_or_default(), out);
             out.push(b':');
             write(x, out, depth + 1)?;
         }
@@ -57,6 +57,52 @@ fn write(v: Value<'_>, out: &mut Vec<u8>, depth: usize) -> anyhow::Result<()> {
         serde_json::to_writer(&mut *out, &v)?;
     }
     Ok(())
+}
+
+/// Whether serde_json writes `b` escaped in a string: `"`, `\\` and controls.
+fn escaped(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
+}
+
+/// `s` as a JSON string, escaped exactly as serde_json escapes it. Text is
+/// skipped 16 bytes at a time while no byte in them needs escaping (most of a
+/// generated task's text is files and briefs with few escapes).
+fn string(s: &str, out: &mut Vec<u8>) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    for (c, chunk) in bytes.chunks(16).enumerate() {
+        // Branch-free over a whole chunk, so the compiler can test it at once.
+        if !chunk.iter().fold(false, |any, &b| any | escaped(b)) {
+            continue;
+        }
+        for (j, &b) in chunk.iter().enumerate() {
+            if !escaped(b) {
+                continue;
+            }
+            let i = c * 16 + j;
+            out.extend_from_slice(&bytes[start..i]);
+            match b {
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                0x08 => out.extend_from_slice(b"\\b"),
+                0x0c => out.extend_from_slice(b"\\f"),
+                _ => {
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    out.extend_from_slice(b"\\u00");
+                    out.push(HEX[usize::from(b >> 4)]);
+                    out.push(HEX[usize::from(b & 0xf)]);
+                }
+            }
+            start = i + 1;
+        }
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
 }
 
 fn seq(items: &[Value<'_>], out: &mut Vec<u8>, depth: usize) -> anyhow::Result<()> {
@@ -107,6 +153,30 @@ mod tests {
             let (ours, theirs) = both(expr);
             assert!(ours.is_some(), "{expr}");
             assert_eq!(ours, theirs, "{expr}");
+        }
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_escapes_them() {
+        let mut every: String = (0u8..128).map(char::from).collect();
+        every.push_str("é€😀");
+        let long = "plain text, long enough to skip in chunks; ".repeat(3);
+        let cases = [
+            String::new(),
+            every.clone(),
+            every.repeat(3),
+            format!("{long}\"quoted\"{long}\\{long}\n"),
+            format!("{long}{}", char::from(0x1f)),
+            "x".repeat(15) + "\n" + &"y".repeat(17),
+        ];
+        for s in cases {
+            let mut ours = Vec::new();
+            super::string(&s, &mut ours);
+            assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                serde_json::to_string(&s).unwrap(),
+                "{s:?}"
+            );
         }
     }
 
