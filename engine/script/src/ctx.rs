@@ -6,6 +6,7 @@
 // two value types here; this module has no unsafe code of its own.
 #![allow(unsafe_code)]
 
+use std::borrow::Cow;
 use std::sync::Mutex;
 
 use allocative::Allocative;
@@ -104,28 +105,35 @@ impl Corpus {
     }
 }
 
-/// A person as scripts see them (`ctx.people`): no persona or reply texts.
+/// A person as scripts see them (`ctx.people`): no persona or reply texts. The
+/// texts are borrowed from the request where they need no unescaping.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Person {
+pub struct Person<'a> {
     /// `npc/<slug>`.
-    pub key: String,
+    #[serde(borrow)]
+    pub key: Cow<'a, str>,
     /// Full name.
-    pub name: String,
+    #[serde(borrow)]
+    pub name: Cow<'a, str>,
     /// Department.
-    pub department: String,
+    #[serde(borrow)]
+    pub department: Cow<'a, str>,
     /// Job title.
-    pub position: String,
+    #[serde(borrow)]
+    pub position: Cow<'a, str>,
 }
 
 /// A meeting room as scripts see it (`ctx.rooms`).
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Room {
+pub struct Room<'a> {
     /// `room/<slug>`.
-    pub key: String,
+    #[serde(borrow)]
+    pub key: Cow<'a, str>,
     /// Display name.
-    pub name: String,
+    #[serde(borrow)]
+    pub name: Cow<'a, str>,
     /// Seats.
     pub capacity: u32,
 }
@@ -146,23 +154,26 @@ pub struct Company {
 impl Company {
     /// Freezes a company's people and rooms. Keys are in sorted order, as a JSON
     /// object converted to Starlark has them.
-    pub fn new(people: &[Person], rooms: &[Room]) -> Company {
+    pub fn new(people: &[Person<'_>], rooms: &[Room<'_>]) -> Company {
         use starlark::values::dict::AllocDict;
         use starlark::values::list::AllocList;
         let heap = starlark::values::FrozenHeap::new();
+        // Each key string allocated once, not looked up again for every person.
+        let [department, key, name, position] =
+            ["department", "key", "name", "position"].map(|k| heap.alloc(k));
         let people = heap.alloc(AllocList(people.iter().map(|p| {
             AllocDict([
-                ("department", p.department.as_str()),
-                ("key", p.key.as_str()),
-                ("name", p.name.as_str()),
-                ("position", p.position.as_str()),
+                (department, heap.alloc(&*p.department)),
+                (key, heap.alloc(&*p.key)),
+                (name, heap.alloc(&*p.name)),
+                (position, heap.alloc(&*p.position)),
             ])
         })));
         let rooms = heap.alloc(AllocList(rooms.iter().map(|r| {
             AllocDict([
                 ("capacity", heap.alloc(r.capacity)),
-                ("key", heap.alloc(r.key.as_str())),
-                ("name", heap.alloc(r.name.as_str())),
+                ("key", heap.alloc(&*r.key)),
+                ("name", heap.alloc(&*r.name)),
             ])
         })));
         Company {

@@ -87,9 +87,11 @@ fn u64_of(v: &Value, name: &str) -> Result<u64, ScriptError> {
 fn company(text: &RawValue) -> Result<crate::ctx::Company, ScriptError> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
-    struct Company {
-        people: Vec<crate::ctx::Person>,
-        rooms: Vec<crate::ctx::Room>,
+    struct Company<'a> {
+        #[serde(borrow)]
+        people: Vec<crate::ctx::Person<'a>>,
+        #[serde(borrow)]
+        rooms: Vec<crate::ctx::Room<'a>>,
     }
     let c: Company = serde_json::from_str(text.get()).map_err(|e| {
         protocol_error(format!(
