@@ -1487,10 +1487,16 @@ function viewRun(main, id, atStep) {
     for (const el of [scrubber, tlSection, side]) el.hidden = st.playing;
     playNote.hidden = !st.playing;
     if (wasPlaying && !st.playing) scheduleWorld();
-    sub.textContent = `${d.scenario} · agent ${d.agent} · seed ${d.seed} · hints ${d.hints} · ${d.kind}`;
-    if (d.fork) {
-      clear(sub).append(`${d.scenario} · agent ${d.agent} · seed ${d.seed} · hints ${d.hints} · ${d.kind} · fork of `,
-        h('a', { href: `#/run/${encodeURIComponent(d.fork.parent)}` }, d.fork.parent), ` at step ${d.fork.step}`);
+    // Rebuilt only when it changes: a fork's parent link replaced by every update of a
+    // live run would swallow a click whose press and release landed on two elements.
+    const subKey = JSON.stringify([d.scenario, d.agent, d.seed, d.hints, d.kind, d.fork || null]);
+    if (sub.dataset.key !== subKey) {
+      sub.dataset.key = subKey;
+      sub.textContent = `${d.scenario} · agent ${d.agent} · seed ${d.seed} · hints ${d.hints} · ${d.kind}`;
+      if (d.fork) {
+        clear(sub).append(`${d.scenario} · agent ${d.agent} · seed ${d.seed} · hints ${d.hints} · ${d.kind} · fork of `,
+          h('a', { href: `#/run/${encodeURIComponent(d.fork.parent)}` }, d.fork.parent), ` at step ${d.fork.step}`);
+      }
     }
     clock.textContent = d.time || '–';
     day.textContent = `${d.day ?? '–'} / ${d.days ?? '–'}`;
