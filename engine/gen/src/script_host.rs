@@ -115,14 +115,14 @@ pub struct GenInput<'a> {
     /// Day of the scenario, from 1.
     pub day: u32,
     /// Everyone at the company, sent as `{key, name, department, position}` objects
-    /// (in a `company` request).
+    /// (in the request's `company`, when it changed).
     #[serde(skip)]
     pub people: &'a [tbsim_scenario::Person],
     /// The intern's manager (a person key).
     pub mentor: &'a str,
     /// How the suite releases the task.
     pub release: &'a tbsim_scenario::Release,
-    /// The meeting rooms (`{key, name, capacity}`, in a `company` request).
+    /// The meeting rooms (`{key, name, capacity}`, with the people).
     #[serde(skip)]
     pub rooms: &'a [tbsim_scenario::Room],
 }
@@ -316,8 +316,7 @@ impl ScriptFamily {
         let pool = pool();
         let mut h = pool.host()?;
         // The host keeps the company it was given last (the tasks of a scenario
-        // share one); it is sent again only when it changed.
-        // After a failed request it is sent again, to be sure the host has it.
+        // share one): it is sent only when it changed, or after a failed request.
         let sent = h.company.take().filter(|c| c.is(input.people, input.rooms));
         let known = sent.is_some();
         // A broken host is dropped (and killed); one that answered goes back.
