@@ -64,45 +64,69 @@ fn escaped(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
+/// Bit 7 of each byte of `w` (little-endian) set where the byte is one serde_json
+/// escapes: below 0x20, `"` or `\\`. Borrows can also set bits above a true match,
+/// never below one, so the lowest set bit marks the first byte that needs escaping.
+fn escapes_in(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below_space = w.wrapping_sub(ONES * 0x20);
+    let quote = (w ^ (ONES * u64::from(b'"'))).wrapping_sub(ONES);
+    let backslash = (w ^ (ONES * u64::from(b'\\'))).wrapping_sub(ONES);
+    let zero_quote = quote & !(w ^ (ONES * u64::from(b'"')));
+    let zero_backslash = backslash & !(w ^ (ONES * u64::from(b'\\')));
+    (below_space & !w | zero_quote | zero_backslash) & HIGH
+}
+
 /// `s` as a JSON string, escaped exactly as serde_json escapes it. Text is
-/// skipped 16 bytes at a time while no byte in them needs escaping (most of a
-/// generated task's text is files and briefs with few escapes).
+/// scanned a word (8 bytes) at a time for the next byte that needs escaping; most
+/// of a generated task's text is files and briefs, with an escape a line at most.
 fn string(s: &str, out: &mut Vec<u8>) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
-    let mut start = 0;
-    for (c, chunk) in bytes.chunks(16).enumerate() {
-        // Branch-free over a whole chunk, so the compiler can test it at once.
-        if !chunk.iter().fold(false, |any, &b| any | escaped(b)) {
-            continue;
-        }
-        for (j, &b) in chunk.iter().enumerate() {
-            if !escaped(b) {
+    let (mut start, mut i) = (0, 0);
+    while i < bytes.len() {
+        if let Some(word) = bytes
+            .get(i..i + 8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        {
+            let found = escapes_in(u64::from_le_bytes(word));
+            if found == 0 {
+                i += 8;
                 continue;
             }
-            let i = c * 16 + j;
-            out.extend_from_slice(&bytes[start..i]);
-            match b {
-                b'"' => out.extend_from_slice(b"\\\""),
-                b'\\' => out.extend_from_slice(b"\\\\"),
-                b'\n' => out.extend_from_slice(b"\\n"),
-                b'\r' => out.extend_from_slice(b"\\r"),
-                b'\t' => out.extend_from_slice(b"\\t"),
-                0x08 => out.extend_from_slice(b"\\b"),
-                0x0c => out.extend_from_slice(b"\\f"),
-                _ => {
-                    const HEX: &[u8; 16] = b"0123456789abcdef";
-                    out.extend_from_slice(b"\\u00");
-                    out.push(HEX[usize::from(b >> 4)]);
-                    out.push(HEX[usize::from(b & 0xf)]);
-                }
-            }
-            start = i + 1;
+            i += (found.trailing_zeros() / 8) as usize;
+        } else if !escaped(bytes[i]) {
+            i += 1;
+            continue;
         }
+        out.extend_from_slice(&bytes[start..i]);
+        escape(bytes[i], out);
+        i += 1;
+        start = i;
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// The escape serde_json writes for `b` (one that [`escaped`] names).
+fn escape(b: u8, out: &mut Vec<u8>) {
+    match b {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        _ => {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 0xf)]);
+        }
+    }
 }
 
 fn seq(items: &[Value<'_>], out: &mut Vec<u8>, depth: usize) -> anyhow::Result<()> {
@@ -169,6 +193,23 @@ mod tests {
             format!("{long}{}", char::from(0x1f)),
             "x".repeat(15) + "\n" + &"y".repeat(17),
         ];
+        // Every byte at every offset of a word, after and before plain text and
+        // next to bytes that sit just outside the escaped ranges.
+        let mut cases = cases.to_vec();
+        for b in (0u8..128).chain([0xc3]) {
+            let c = if b < 128 {
+                char::from(b).to_string()
+            } else {
+                "é".into()
+            };
+            for at in 0..17 {
+                cases.push(format!(
+                    "{}{c}{}",
+                    "!#[]".repeat(8)[..at].to_owned(),
+                    " ~^]!"
+                ));
+            }
+        }
         for s in cases {
             let mut ours = Vec::new();
             super::string(&s, &mut ours);
