@@ -16,7 +16,7 @@ use starlark::environment::{GlobalsBuilder, Methods, MethodsBuilder, MethodsStat
 use starlark::starlark_module;
 use starlark::starlark_simple_value;
 use starlark::values::list::UnpackList;
-use starlark::values::none::NoneType;
+use starlark::values::none::{NoneOr, NoneType};
 use starlark::values::{Heap, NoSerialize, StarlarkValue, Value, starlark_value};
 
 use tbsim_core::rng::{StreamRng, stream};
@@ -504,7 +504,37 @@ fn script_globals(builder: &mut GlobalsBuilder) {
 
     /// JSON text of a value, indented by two spaces, keys in sorted order.
     fn json_pretty<'v>(x: Value<'v>) -> anyhow::Result<String> {
-        Ok(serde_json::to_string_pretty(&x.to_json_value()?)?)
+        // Plain data is written directly; serde writes (or refuses) the rest.
+        match crate::json_text::to_pretty_string(x) {
+            Some(text) => Ok(text),
+            None => Ok(serde_json::to_string_pretty(&x.to_json_value()?)?),
+        }
+    }
+
+    /// One oracle plan step: a tool call (`args` as the tool takes them), gated on a
+    /// reply from `reply_from` (a person key) or on the time `not_before`, or ready.
+    fn step<'v>(
+        tool: &str,
+        args: Value<'v>,
+        #[starlark(default = NoneOr::None)] reply_from: NoneOr<Value<'v>>,
+        #[starlark(default = NoneOr::None)] not_before: NoneOr<Value<'v>>,
+        heap: Heap<'v>,
+    ) -> anyhow::Result<Value<'v>> {
+        use starlark::values::dict::AllocDict;
+        // Native, not a prelude `def`: a plan step's arguments hold whole files
+        // (a fixed article, a report), and `json.encode` through serde's erased
+        // serializer was a fifth of such a family's evaluation.
+        let gate = match (reply_from, not_before) {
+            (NoneOr::Other(who), _) => heap.alloc(AllocDict([("ReplyFrom", who)])),
+            (NoneOr::None, NoneOr::Other(at)) => heap.alloc(AllocDict([("NotBefore", at)])),
+            (NoneOr::None, NoneOr::None) => heap.alloc("Ready"),
+        };
+        let args = crate::json_text::to_string(args)?;
+        Ok(heap.alloc(AllocDict([
+            ("gate", gate),
+            ("tool", heap.alloc(tool)),
+            ("args", heap.alloc(args)),
+        ])))
     }
 
     /// Fails the script with `message` (the error names the calling line).

@@ -59,6 +59,83 @@ fn write(v: Value<'_>, out: &mut Vec<u8>, depth: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `v` as indented JSON text, dicts' keys in sorted order: what
+/// `serde_json::to_string_pretty(&v.to_json_value()?)` writes (`json_pretty`),
+/// without building the JSON value. `None` when `v` holds anything but None,
+/// booleans, small ints, strings, lists, tuples and dicts keyed by strings; the
+/// caller then takes serde's way, which handles (or refuses) the rest.
+pub(crate) fn to_pretty_string(v: Value<'_>) -> Option<String> {
+    let mut out = Vec::with_capacity(1024);
+    pretty(v, &mut out, 0)?;
+    String::from_utf8(out).ok()
+}
+
+fn pretty(v: Value<'_>, out: &mut Vec<u8>, depth: usize) -> Option<()> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let indent = |out: &mut Vec<u8>, depth: usize| {
+        out.push(b'\n');
+        out.resize(out.len() + 2 * depth, b' ');
+    };
+    let items = |xs: &[Value<'_>], out: &mut Vec<u8>| {
+        if xs.is_empty() {
+            out.extend_from_slice(b"[]");
+            return Some(());
+        }
+        out.push(b'[');
+        for (i, x) in xs.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            indent(out, depth + 1);
+            pretty(*x, out, depth + 1)?;
+        }
+        indent(out, depth);
+        out.push(b']');
+        Some(())
+    };
+    if v.is_none() {
+        out.extend_from_slice(b"null");
+    } else if let Some(b) = v.unpack_bool() {
+        out.extend_from_slice(if b { b"true" } else { b"false" });
+    } else if let Some(s) = v.unpack_str() {
+        string(s, out);
+    } else if let Some(i) = v.unpack_i32() {
+        write!(out, "{i}").ok()?;
+    } else if let Some(l) = ListRef::from_value(v) {
+        items(l.content(), out)?;
+    } else if let Some(t) = TupleRef::from_value(v) {
+        items(t.content(), out)?;
+    } else if let Some(d) = DictRef::from_value(v) {
+        let mut members = d
+            .iter()
+            .map(|(k, x)| Some((k.unpack_str()?, x)))
+            .collect::<Option<Vec<_>>>()?;
+        if members.is_empty() {
+            out.extend_from_slice(b"{}");
+            return Some(());
+        }
+        // A JSON value's object sorts its keys (byte order); a dict's keys differ.
+        members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        out.push(b'{');
+        for (i, (k, x)) in members.into_iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            indent(out, depth + 1);
+            string(k, out);
+            out.extend_from_slice(b": ");
+            pretty(x, out, depth + 1)?;
+        }
+        indent(out, depth);
+        out.push(b'}');
+    } else {
+        return None;
+    }
+    Some(())
+}
+
 /// Whether serde_json writes `b` escaped in a string: `"`, `\\` and controls.
 fn escaped(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
@@ -218,6 +295,38 @@ mod tests {
                 serde_json::to_string(&s).unwrap(),
                 "{s:?}"
             );
+        }
+    }
+
+    #[test]
+    fn pretty_text_is_what_serde_writes_from_the_json_value() {
+        for expr in [
+            "None",
+            "[]",
+            "{}",
+            r#"{"b": [1, [], {}, (2, "x\n")], "a": {"z": None, "y": True, "é": -3}, "": ""}"#,
+            r#"[{"k": [[1], [2, [3]]]}, "q\"", False]"#,
+        ] {
+            Module::with_temp_heap(|m| {
+                let ast = AstModule::parse("t.star", expr.to_owned(), &Dialect::Extended).unwrap();
+                let mut eval = Evaluator::new(&m);
+                let v = eval
+                    .eval_module(ast, &Globals::extended_internal())
+                    .unwrap();
+                let theirs = serde_json::to_string_pretty(&v.to_json_value().unwrap()).unwrap();
+                assert_eq!(super::to_pretty_string(v), Some(theirs), "{expr}");
+            });
+        }
+        // What it leaves to serde: floats, big ints, other keys, other types.
+        for expr in ["[1.5]", "{\"a\": 2147483648}", "{1: 2}", "[struct(a = 1)]"] {
+            Module::with_temp_heap(|m| {
+                let ast = AstModule::parse("t.star", expr.to_owned(), &Dialect::Extended).unwrap();
+                let mut eval = Evaluator::new(&m);
+                let v = eval
+                    .eval_module(ast, &Globals::extended_internal())
+                    .unwrap();
+                assert_eq!(super::to_pretty_string(v), None, "{expr}");
+            });
         }
     }
 

@@ -219,3 +219,42 @@ def generate(ctx, params):
     assert_eq!(out["example"], serde_json::json!([3, 120, 5]));
     assert_eq!(out["long"], "12345678901234567890124");
 }
+
+#[test]
+fn a_plan_step_carries_its_arguments_as_json_text_and_its_gate() {
+    let f = load(
+        r#"
+FAMILY = {"key": "steps", "domain": "information_synthesis"}
+VARIANTS = [{"key": "one"}]
+def generate(ctx, params):
+    args = {"path": "workspace/a.md", "content": "line \"1\"\n\tline 2", "n": [1, 2.5, None]}
+    return [step("write_file", args), step("read_messages", {"with": "npc/b"}, reply_from = "npc/b"),
+            step("read_file", {}, None, "10:30"), step("x", args) == {"gate": "Ready", "tool": "x",
+            "args": json.encode(args)}]
+"#,
+    )
+    .unwrap();
+    let out = f.generate(&input(), &serde_json::json!({})).unwrap();
+    let args = r#"{"path":"workspace/a.md","content":"line \"1\"\n\tline 2","n":[1,2.5,null]}"#;
+    assert_eq!(
+        out,
+        serde_json::json!([
+            {"gate": "Ready", "tool": "write_file", "args": args},
+            {"gate": {"ReplyFrom": "npc/b"}, "tool": "read_messages", "args": r#"{"with":"npc/b"}"#},
+            {"gate": {"NotBefore": "10:30"}, "tool": "read_file", "args": "{}"},
+            true,
+        ])
+    );
+    let e = load(
+        r#"
+FAMILY = {"key": "bad", "domain": "information_synthesis"}
+VARIANTS = [{"key": "one"}]
+def generate(ctx, params):
+    return step("read_file", {"f": len})
+"#,
+    )
+    .unwrap()
+    .generate(&input(), &serde_json::json!({}))
+    .unwrap_err();
+    assert_eq!(e.position.map(|p| p.0), Some(5), "{e}");
+}
