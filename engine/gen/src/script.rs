@@ -352,7 +352,7 @@ impl ScriptEntry {
         }
     }
 
-    fn parts(&self, ctx: &Ctx<'_>, out: &serde_json::value::RawValue) -> Result<Parts, String> {
+    fn parts(&self, ctx: &Ctx<'_>, out: &crate::script_host::OkText) -> Result<Parts, String> {
         let file = self.family.file();
         let p: ScriptParts = serde_json::from_str(out.get()).map_err(|e| {
             format!(

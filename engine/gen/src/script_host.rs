@@ -293,11 +293,7 @@ impl ScriptFamily {
 
     /// Runs `generate(ctx, params)` for one task; returns what it returned, as
     /// JSON text (parsed once, by the caller, into the shape it wants).
-    pub fn generate(
-        &self,
-        input: &GenInput<'_>,
-        params: &Value,
-    ) -> Result<Box<RawValue>, ScriptError> {
+    pub fn generate(&self, input: &GenInput<'_>, params: &Value) -> Result<OkText, ScriptError> {
         #[derive(Serialize)]
         struct Generate<'a> {
             op: &'static str,
@@ -413,7 +409,7 @@ impl Solving {
         };
         let step = match h.exchange_raw(msg)? {
             Raw::Call(method, args) => return Ok(SolveStep::Call { method, args }),
-            Raw::Answer(a) => SolveStep::Done(a.and_then(|raw| value_of(&raw))),
+            Raw::Answer(a) => SolveStep::Done(a.and_then(|ok| value_of(ok.get()))),
         };
         // Finished: the host goes back to the pool.
         if let Some(h) = self.host.take() {
@@ -465,11 +461,52 @@ pub fn claims(family: &ScriptFamily, task: &Value) -> Result<Option<bool>, Scrip
 /// One line from the host: a `tools` call or a request's answer (its JSON text).
 enum Raw {
     Call(String, Value),
-    Answer(Result<Box<RawValue>, ScriptError>),
+    Answer(Result<OkText, ScriptError>),
 }
 
-fn value_of(raw: &RawValue) -> Result<Value, ScriptError> {
-    serde_json::from_str(raw.get()).map_err(|e| {
+/// A request's `ok` as the host wrote it: JSON text that whoever asked reads once,
+/// into the type it wants, which also proves it one JSON value.
+#[derive(Debug)]
+pub struct OkText {
+    line: String,
+    at: std::ops::Range<usize>,
+}
+
+impl OkText {
+    /// The text.
+    pub fn get(&self) -> &str {
+        &self.line[self.at.clone()]
+    }
+
+    /// The `ok` of an answer line written `{"ok":TEXT}`, as the host writes every
+    /// answer, taken as it stands: reading TEXT into its type (which a generated
+    /// task of tens of kilobytes is anyway) is what checks it is one JSON value, so
+    /// the line is not read twice. Any other line is given back.
+    fn of_line(line: String) -> Result<OkText, String> {
+        let end = line.strip_suffix('\n').unwrap_or(&line).len();
+        match line[..end]
+            .strip_prefix("{\"ok\":")
+            .and_then(|t| t.strip_suffix('}'))
+        {
+            Some(text) => {
+                let at = 6..6 + text.len();
+                Ok(OkText { line, at })
+            }
+            None => Err(line),
+        }
+    }
+
+    fn of_raw(raw: Box<RawValue>) -> OkText {
+        let line = String::from(Box::<str>::from(raw));
+        OkText {
+            at: 0..line.len(),
+            line,
+        }
+    }
+}
+
+fn value_of(raw: &str) -> Result<Value, ScriptError> {
+    serde_json::from_str(raw).map_err(|e| {
         ScriptError::host(format!("the host answered something that is not JSON: {e}"))
     })
 }
@@ -525,7 +562,7 @@ impl Host {
     fn exchange(
         &mut self,
         req: &(impl Serialize + ?Sized),
-    ) -> Result<Result<Box<RawValue>, ScriptError>, ScriptError> {
+    ) -> Result<Result<OkText, ScriptError>, ScriptError> {
         match self.exchange_raw(req)? {
             Raw::Answer(a) => Ok(a),
             Raw::Call(m, _) => Err(ScriptError::host(format!(
@@ -550,6 +587,10 @@ impl Host {
                 "the family-script host ended without answering",
             ));
         }
+        let answer = match OkText::of_line(answer) {
+            Ok(ok) => return Ok(Raw::Answer(Ok(ok))),
+            Err(line) => line,
+        };
         // The answer's members stay JSON text: an `ok` is parsed once, by whoever
         // asked, into the type it wants (a generated task straight into its parts).
         let mut v: std::collections::BTreeMap<String, Box<RawValue>> =
@@ -558,12 +599,12 @@ impl Host {
             })?;
         let (ok, err, call) = (v.remove("ok"), v.remove("err"), v.remove("call"));
         match (ok, err, call) {
-            (Some(ok), None, None) if v.is_empty() => Ok(Raw::Answer(Ok(ok))),
-            (None, Some(err), None) if v.is_empty() => {
-                Ok(Raw::Answer(Err(ScriptError::from_answer(&value_of(&err)?))))
-            }
+            (Some(ok), None, None) if v.is_empty() => Ok(Raw::Answer(Ok(OkText::of_raw(ok)))),
+            (None, Some(err), None) if v.is_empty() => Ok(Raw::Answer(Err(
+                ScriptError::from_answer(&value_of(err.get())?),
+            ))),
             (None, None, Some(c)) if v.is_empty() => {
-                let c = value_of(&c)?;
+                let c = value_of(c.get())?;
                 Ok(Raw::Call(
                     c.get("method")
                         .and_then(Value::as_str)
@@ -580,7 +621,7 @@ impl Host {
     }
 
     fn request(&mut self, req: &Value) -> Result<Value, ScriptError> {
-        value_of(&self.exchange(req)??)
+        value_of(self.exchange(req)??.get())
     }
 }
 
@@ -652,10 +693,10 @@ impl Pool {
     }
 
     fn call(&self, req: &Value) -> Result<Value, ScriptError> {
-        value_of(&self.call_raw(req)?)
+        value_of(self.call_raw(req)?.get())
     }
 
-    fn call_raw(&self, req: &(impl Serialize + ?Sized)) -> Result<Box<RawValue>, ScriptError> {
+    fn call_raw(&self, req: &(impl Serialize + ?Sized)) -> Result<OkText, ScriptError> {
         let mut h = self.host()?;
         // A broken host is dropped (and killed); one that answered goes back.
         let out = h.exchange(req)?;
@@ -673,7 +714,7 @@ impl Pool {
             h.loaded += 1;
         }
         self.give_back(h);
-        value_of(&out?)
+        value_of(out?.get())
     }
 }
 
@@ -791,4 +832,40 @@ pub(crate) fn corpus_json() -> &'static serde_json::Value {
                 .collect::<Vec<_>>(),
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ok_line_is_taken_as_it_stands_and_read_once_by_whoever_asked() {
+        let ok = OkText::of_line("{\"ok\":{\"a\":[1,\"}\"]}}\n".into()).unwrap();
+        assert_eq!(ok.get(), "{\"a\":[1,\"}\"]}");
+        assert_eq!(value_of(ok.get()).unwrap(), json!({"a": [1, "}"]}));
+        assert_eq!(
+            OkText::of_line("{\"ok\":null}".into()).unwrap().get(),
+            "null"
+        );
+        // Lines of another shape go the general way.
+        for other in [
+            "{\"err\":{}}\n",
+            "{ \"ok\":1}\n",
+            "{\"ok\":1\n",
+            "{\"call\":{}}",
+        ] {
+            assert_eq!(OkText::of_line(other.into()).unwrap_err(), other);
+        }
+        // A line that only looks like one `ok` is refused when its text is read.
+        for bad in [
+            "{\"ok\":1,\"err\":2}",
+            "{\"ok\":{}}{\"ok\":{}}",
+            "{\"ok\":}",
+        ] {
+            let ok = OkText::of_line(bad.into()).unwrap();
+            assert!(value_of(ok.get()).is_err(), "{bad}");
+        }
+        let raw = RawValue::from_string("[1, 2]".into()).unwrap();
+        assert_eq!(OkText::of_raw(raw).get(), "[1, 2]");
+    }
 }
