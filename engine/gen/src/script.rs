@@ -287,8 +287,9 @@ impl FamilyEntry for Unknown {
 /// What `generate` returns, in the scenario format's shapes.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ScriptParts {
-    tasks: Vec<ScriptTask>,
+struct ScriptParts<'a> {
+    #[serde(borrow)]
+    tasks: Vec<ScriptTask<'a>>,
     #[serde(default)]
     files: Vec<FileSpec>,
     #[serde(default)]
@@ -310,14 +311,15 @@ struct HeldClue {
 /// `Ctx::task_spec` gives a Rust family's tasks.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ScriptTask {
+struct ScriptTask<'a> {
     variant: String,
     title: String,
     objective: String,
     checkpoints: Vec<CheckpointSpec>,
     #[serde(default)]
     hints: Vec<String>,
-    plan: Vec<PlanStep>,
+    #[serde(borrow)]
+    plan: Vec<ScriptStep<'a>>,
     #[serde(default)]
     people_to_ask: usize,
     #[serde(default)]
@@ -333,6 +335,36 @@ struct ScriptTask {
     /// suite's deadline for the family's task).
     #[serde(default)]
     deadline: Option<String>,
+}
+
+/// An oracle plan step as a script writes it: `args` is the arguments' JSON text
+/// (as the scenario format holds it) or, as `step()` leaves it, the arguments
+/// themselves, whose JSON text is taken as written: a file's content in a
+/// `write_file` step is then escaped once on the way, not twice.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptStep<'a> {
+    #[serde(default)]
+    gate: tbsim_scenario::Gate,
+    tool: String,
+    #[serde(borrow)]
+    args: &'a serde_json::value::RawValue,
+}
+
+impl ScriptStep<'_> {
+    fn step(self) -> Result<PlanStep, serde_json::Error> {
+        let text = self.args.get();
+        let args = if text.starts_with('"') {
+            serde_json::from_str(text)?
+        } else {
+            text.to_owned()
+        };
+        Ok(PlanStep {
+            gate: self.gate,
+            tool: self.tool,
+            args,
+        })
+    }
 }
 
 impl ScriptEntry {
@@ -366,6 +398,14 @@ impl ScriptEntry {
         }
         let mut tasks = Vec::new();
         for t in p.tasks {
+            let plan = t
+                .plan
+                .into_iter()
+                .map(ScriptStep::step)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| {
+                    format!("{file}: error[TB0026]: a plan step's `args` is not JSON text: {e}")
+                })?;
             let variant = format!("{}/{}", self.key, t.variant);
             if !self.family.variants().iter().any(|v| v.key == variant) {
                 return Err(format!(
@@ -377,7 +417,7 @@ impl ScriptEntry {
                 key: t.key.unwrap_or_else(|| ctx.task_key()),
                 family: self.key.to_owned(),
                 variant,
-                difficulty: difficulty(&t.plan, t.people_to_ask),
+                difficulty: difficulty(&plan, t.people_to_ask),
                 title: t.title,
                 objective: t.objective,
                 assigned_by: t.assigned_by.unwrap_or_else(|| ctx.company.mentor.clone()),
@@ -390,7 +430,7 @@ impl ScriptEntry {
                 priority: ctx.priority,
                 checkpoints: t.checkpoints,
                 hints: t.hints,
-                plan: t.plan,
+                plan,
             });
         }
         Ok(Parts {
@@ -470,5 +510,30 @@ impl FamilyEntry for ScriptEntry {
         // A failing `wrong_answers` is reported by `tbsim family check`, which calls
         // the script directly; here it just contributes nothing.
         self.family.wrong_answers(&t, &s).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_steps_arguments_are_kept_as_the_json_text_they_arrive_as() {
+        let steps: Vec<ScriptStep> = serde_json::from_str(
+            r#"[{"tool":"write_file","args":{"path":"w/a.md","content":"x\n\"y\"","n":[1,2.5]}},
+                {"gate":{"ReplyFrom":"npc/b"},"tool":"read_messages","args":"{\"with\":\"npc/b\"}"}]"#,
+        )
+        .unwrap();
+        let steps: Vec<PlanStep> = steps.into_iter().map(|s| s.step().unwrap()).collect();
+        assert_eq!(
+            steps[0].args,
+            r#"{"path":"w/a.md","content":"x\n\"y\"","n":[1,2.5]}"#
+        );
+        assert_eq!(steps[1].args, r#"{"with":"npc/b"}"#);
+        assert_eq!(
+            steps[1].gate,
+            tbsim_scenario::Gate::ReplyFrom("npc/b".into())
+        );
+        assert_eq!(steps[0].gate, tbsim_scenario::Gate::Ready);
     }
 }

@@ -310,7 +310,7 @@ impl ScriptFamily {
             rooms: &'a [tbsim_scenario::Room],
         }
         let pool = pool();
-        let mut h = pool.host()?;
+        let mut h = pool.host(false)?;
         // The host keeps the company it was given last (the tasks of a scenario
         // share one): it is sent only when it changed, or after a failed request.
         let sent = h.company.take().filter(|c| c.is(input.people, input.rooms));
@@ -392,7 +392,7 @@ impl Solving {
     /// Starts `family`'s `solve(tools, task)`; its first step.
     pub fn start(family: &ScriptFamily, task: &Value) -> Result<(Solving, SolveStep), ScriptError> {
         let mut s = Solving {
-            host: Some(pool().host()?),
+            host: Some(pool().host(true)?),
         };
         let step = s.send(&json!({"op": "solve", "handle": family.handle, "task": task}))?;
         Ok((s, step))
@@ -511,16 +511,25 @@ fn value_of(raw: &str) -> Result<Value, ScriptError> {
     })
 }
 
-/// One running host.
+/// One running host: the program on a pipe, or the library in this process.
 #[derive(Debug)]
 struct Host {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    link: Link,
     /// How many of the pool's scripts it has loaded (a prefix, in order).
     loaded: usize,
     /// The company it was told last.
     company: Option<CompanySent>,
+}
+
+/// How requests reach a host.
+#[derive(Debug)]
+enum Link {
+    Pipe {
+        child: Child,
+        stdin: ChildStdin,
+        stdout: BufReader<ChildStdout>,
+    },
+    Embedded(crate::script_embed::Embedded),
 }
 
 impl Host {
@@ -539,22 +548,43 @@ impl Host {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(ScriptError::host("the host's pipes were not opened"));
         };
-        let mut h = Host {
+        let link = Link::Pipe {
             child,
             stdin,
-            stdout: BufReader::new(stdout),
+            // Room for a whole generated task: one read per answer.
+            stdout: BufReader::with_capacity(1 << 16, stdout),
+        };
+        Host::greet(link, corpus, &program.display().to_string())
+    }
+
+    fn embedded(
+        lib: &'static crate::script_embed::Library,
+        corpus: &Value,
+    ) -> Result<Host, ScriptError> {
+        let e = crate::script_embed::Embedded::open(lib)
+            .ok_or_else(|| ScriptError::host("the family-script library did not open a host"))?;
+        Host::greet(Link::Embedded(e), corpus, "the family-script library")
+    }
+
+    /// Checks the host's protocol and gives it the corpus.
+    fn greet(link: Link, corpus: &Value, what: &str) -> Result<Host, ScriptError> {
+        let mut h = Host {
+            link,
             loaded: 0,
             company: None,
         };
         let hello = h.request(&json!({"op": "hello"}))?;
         if hello.get("protocol").and_then(Value::as_u64) != Some(PROTOCOL) {
             return Err(ScriptError::host(format!(
-                "{} speaks another protocol ({hello}); rebuild it with tools/script-host.sh",
-                program.display()
+                "{what} speaks another protocol ({hello}); rebuild it with tools/script-host.sh"
             )));
         }
         h.request(&json!({"op": "corpus", "corpus": corpus}))?;
         Ok(h)
+    }
+
+    fn on_pipe(&self) -> bool {
+        matches!(self.link, Link::Pipe { .. })
     }
 
     /// Sends one request and reads its answer. An `Err` from the script is
@@ -577,16 +607,22 @@ impl Host {
         };
         let mut line = serde_json::to_string(req)
             .map_err(|e| ScriptError::host(format!("a request could not be written: {e}")))?;
-        line.push('\n');
-        self.stdin.write_all(line.as_bytes()).map_err(broken)?;
-        self.stdin.flush().map_err(broken)?;
-        let mut answer = String::new();
-        let n = self.stdout.read_line(&mut answer).map_err(broken)?;
-        if n == 0 {
-            return Err(ScriptError::host(
-                "the family-script host ended without answering",
-            ));
-        }
+        let answer = match &mut self.link {
+            Link::Embedded(e) => e.answer(&line),
+            Link::Pipe { stdin, stdout, .. } => {
+                line.push('\n');
+                stdin.write_all(line.as_bytes()).map_err(broken)?;
+                stdin.flush().map_err(broken)?;
+                let mut answer = String::new();
+                let n = stdout.read_line(&mut answer).map_err(broken)?;
+                if n == 0 {
+                    return Err(ScriptError::host(
+                        "the family-script host ended without answering",
+                    ));
+                }
+                answer
+            }
+        };
         let answer = match OkText::of_line(answer) {
             Ok(ok) => return Ok(Raw::Answer(Ok(ok))),
             Err(line) => line,
@@ -625,11 +661,13 @@ impl Host {
     }
 }
 
-impl Drop for Host {
+impl Drop for Link {
     fn drop(&mut self) {
-        // Closing stdin ends the host; a host that does not end is killed.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // A program that does not end is killed (an embedded host closes itself).
+        if let Link::Pipe { child, .. } = self {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
@@ -655,14 +693,33 @@ impl Pool {
             .map_err(Clone::clone)
     }
 
+    /// The library to embed hosts from, when there is one beside the program.
+    fn library(&self) -> Option<&'static crate::script_embed::Library> {
+        let program = self.program().ok()?;
+        crate::script_embed::Library::beside(program, PROTOCOL)
+    }
+
+    /// An idle host, or a new one: on the pipe when `pipe` (a `solve`, whose
+    /// `tools` calls need it), else in this process when the library is there.
+    fn take(&self, pipe: bool) -> Result<Host, ScriptError> {
+        let lib = if pipe { None } else { self.library() };
+        let idle = {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            // An embedded host when one will do; a pipe otherwise.
+            let want = |h: &Host| h.on_pipe() == lib.is_none();
+            idle.iter().rposition(want).map(|i| idle.swap_remove(i))
+        };
+        match (idle, lib) {
+            (Some(h), _) => Ok(h),
+            (None, Some(lib)) => Host::embedded(lib, corpus_json()),
+            (None, None) => Host::start(self.program()?, corpus_json()),
+        }
+    }
+
     /// An idle host, or a new one, caught up with the pool's scripts. Only the
     /// scripts it lacks are copied (usually none: they are a few hundred kilobytes).
-    fn host(&self) -> Result<Host, ScriptError> {
-        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let mut h = match idle {
-            Some(h) => h,
-            None => Host::start(self.program()?, corpus_json())?,
-        };
+    fn host(&self, pipe: bool) -> Result<Host, ScriptError> {
+        let mut h = self.take(pipe)?;
         let missing = {
             let scripts = self.scripts.lock().unwrap_or_else(|e| e.into_inner());
             scripts[h.loaded.min(scripts.len())..].to_vec()
@@ -676,11 +733,7 @@ impl Pool {
 
     /// An idle host, or a new one, caught up with `scripts` (loaded in order).
     fn host_with(&self, scripts: &[(String, String)]) -> Result<Host, ScriptError> {
-        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let mut h = match idle {
-            Some(h) => h,
-            None => Host::start(self.program()?, corpus_json())?,
-        };
+        let mut h = self.take(false)?;
         for (file, source) in &scripts[h.loaded.min(scripts.len())..] {
             h.request(&json!({"op": "load", "file": file, "source": source}))?;
             h.loaded += 1;
@@ -697,7 +750,7 @@ impl Pool {
     }
 
     fn call_raw(&self, req: &(impl Serialize + ?Sized)) -> Result<OkText, ScriptError> {
-        let mut h = self.host()?;
+        let mut h = self.host(false)?;
         // A broken host is dropped (and killed); one that answered goes back.
         let out = h.exchange(req)?;
         self.give_back(h);

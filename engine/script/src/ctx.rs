@@ -513,6 +513,7 @@ fn script_globals(builder: &mut GlobalsBuilder) {
 
     /// One oracle plan step: a tool call (`args` as the tool takes them), gated on a
     /// reply from `reply_from` (a person key) or on the time `not_before`, or ready.
+    /// `args` stays a value here; tbsim stores its JSON text.
     fn step<'v>(
         tool: &str,
         args: Value<'v>,
@@ -521,19 +522,20 @@ fn script_globals(builder: &mut GlobalsBuilder) {
         heap: Heap<'v>,
     ) -> anyhow::Result<Value<'v>> {
         use starlark::values::dict::AllocDict;
-        // Native, not a prelude `def`: a plan step's arguments hold whole files
-        // (a fixed article, a report), and `json.encode` through serde's erased
-        // serializer was a fifth of such a family's evaluation.
+        // Native, not a prelude `def`, and `args` not turned into text here: a
+        // plan step's arguments hold whole files (a fixed article, a report), which
+        // as text inside the task's JSON were escaped twice, written and read.
+        // Whether they can be JSON at all is still decided here, at this line.
+        crate::json_text::check(args)?;
         let gate = match (reply_from, not_before) {
             (NoneOr::Other(who), _) => heap.alloc(AllocDict([("ReplyFrom", who)])),
             (NoneOr::None, NoneOr::Other(at)) => heap.alloc(AllocDict([("NotBefore", at)])),
             (NoneOr::None, NoneOr::None) => heap.alloc("Ready"),
         };
-        let args = crate::json_text::to_string(args)?;
         Ok(heap.alloc(AllocDict([
             ("gate", gate),
             ("tool", heap.alloc(tool)),
-            ("args", heap.alloc(args)),
+            ("args", args),
         ])))
     }
 

@@ -28,35 +28,71 @@ fn write(v: Value<'_>, out: &mut Vec<u8>, depth: usize) -> anyhow::Result<()> {
     if depth > MAX_DEPTH {
         anyhow::bail!("data nested more than {MAX_DEPTH} levels deep");
     }
-    if v.is_none() {
-        out.extend_from_slice(b"null");
-    } else if let Some(b) = v.unpack_bool() {
-        out.extend_from_slice(if b { b"true" } else { b"false" });
-    } else if let Some(s) = v.unpack_str() {
+    // The common shapes first: a generated task is mostly strings in dicts.
+    if let Some(s) = v.unpack_str() {
         string(s, out);
-    } else if let Some(i) = v.unpack_i32() {
-        write!(out, "{i}")?;
-    } else if let Some(l) = ListRef::from_value(v) {
-        seq(l.content(), out, depth)?;
-    } else if let Some(t) = TupleRef::from_value(v) {
-        seq(t.content(), out, depth)?;
-    } else if let Some(d) = DictRef::from_value(v)
-        && d.iter().all(|(k, _)| k.unpack_str().is_some())
-    {
+    } else if let Some(d) = DictRef::from_value(v) {
+        let start = out.len();
         out.push(b'{');
         for (i, (k, x)) in d.iter().enumerate() {
+            let Some(k) = k.unpack_str() else {
+                // serde writes (or refuses) other keys: the dict is its to write.
+                out.truncate(start);
+                serde_json::to_writer(&mut *out, &v)?;
+                return Ok(());
+            };
             if i > 0 {
                 out.push(b',');
             }
-            string(k.unpack_str().unwrap_or_default(), out);
+            string(k, out);
             out.push(b':');
             write(x, out, depth + 1)?;
         }
         out.push(b'}');
+    } else if let Some(l) = ListRef::from_value(v) {
+        seq(l.content(), out, depth)?;
+    } else if let Some(i) = v.unpack_i32() {
+        write!(out, "{i}")?;
+    } else if v.is_none() {
+        out.extend_from_slice(b"null");
+    } else if let Some(b) = v.unpack_bool() {
+        out.extend_from_slice(if b { b"true" } else { b"false" });
+    } else if let Some(t) = TupleRef::from_value(v) {
+        seq(t.content(), out, depth)?;
     } else {
         serde_json::to_writer(&mut *out, &v)?;
     }
     Ok(())
+}
+
+/// Whether `v` can be written as JSON (by [`to_string`]): the same verdict, and
+/// the same error, without writing the text.
+pub(crate) fn check(v: Value<'_>) -> anyhow::Result<()> {
+    fn walk(v: Value<'_>, depth: usize) -> anyhow::Result<()> {
+        if depth > MAX_DEPTH {
+            anyhow::bail!("data nested more than {MAX_DEPTH} levels deep");
+        }
+        if v.unpack_str().is_some() || v.unpack_i32().is_some() || v.is_none() {
+            return Ok(());
+        }
+        if let Some(d) = DictRef::from_value(v)
+            && d.iter().all(|(k, _)| k.unpack_str().is_some())
+        {
+            return d.iter().try_for_each(|(_, x)| walk(x, depth + 1));
+        }
+        if let Some(l) = ListRef::from_value(v) {
+            return l.content().iter().try_for_each(|x| walk(*x, depth + 1));
+        }
+        if let Some(t) = TupleRef::from_value(v) {
+            return t.content().iter().try_for_each(|x| walk(*x, depth + 1));
+        }
+        if v.unpack_bool().is_some() {
+            return Ok(());
+        }
+        serde_json::to_writer(std::io::sink(), &v)?;
+        Ok(())
+    }
+    walk(v, 0)
 }
 
 /// `v` as indented JSON text, dicts' keys in sorted order: what
@@ -334,6 +370,18 @@ mod tests {
     fn refuses_what_serde_refuses() {
         for expr in ["[{(1, 2): 3}]", "len", "[lambda x: x]", "{None: 1}"] {
             assert_eq!(both(expr), (None, None), "{expr}");
+            Module::with_temp_heap(|m| {
+                let ast = AstModule::parse("t.star", expr.to_owned(), &Dialect::Extended).unwrap();
+                let mut eval = Evaluator::new(&m);
+                let v = eval
+                    .eval_module(ast, &Globals::extended_internal())
+                    .unwrap();
+                assert_eq!(
+                    super::check(v).map_err(|e| e.to_string()),
+                    super::to_string(v).map(drop).map_err(|e| e.to_string()),
+                    "{expr}"
+                );
+            });
         }
     }
 

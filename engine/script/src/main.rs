@@ -36,11 +36,6 @@ impl Channel for Stdio {
     }
 }
 
-// The allocator tbsim itself uses (engine/cli/src/main.rs; measured there, in
-// runs/bench/2026-11-27/gate-speed-s15.md). The host was not measured apart.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> std::process::ExitCode {
     let chan: Box<dyn Channel> = Box::new(Stdio {
         input: std::io::BufReader::new(std::io::stdin()),
