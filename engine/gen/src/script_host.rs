@@ -2,10 +2,14 @@
 //! `tbsim-script`, a separate program (`engine/script`, a workspace of its own),
 //! spoken to over a pipe, one JSON line each way per request.
 //!
-//! Why a process: the Starlark interpreter turns on serde_json's
-//! `arbitrary_precision`, and cargo would turn it on for every crate of the
-//! workspace, changing how they read numbers (tagged enums with numbers stop
-//! parsing). Kept apart, neither side sees the other's features.
+//! Why apart: the Starlark interpreter turns on serde_json's `arbitrary_precision`,
+//! and cargo would turn it on for every crate of the workspace, changing how they
+//! read numbers (tagged enums with numbers stop parsing). Kept apart, neither side
+//! sees the other's features. The host is built twice from one crate: as the
+//! program, spoken to over a pipe, and as a library beside it, which tbsim loads
+//! into its own process (`script_embed.rs`) and hands the same lines. Every
+//! request but `solve` goes to an embedded host when the library is there; a
+//! `solve` needs the pipe, as its `tools` calls are lines back to tbsim.
 //!
 //! Hosts are pooled: a request takes an idle host or starts one, so generation on
 //! several threads evaluates scripts in parallel. Every host loads the same scripts
