@@ -7,30 +7,12 @@
 
 use std::time::Instant;
 
-use tbsim_gen::{Family, ScenarioPlan, TaskPlan, generate_scenario, registry};
+use tbsim_benches::one_task_plan;
+use tbsim_gen::{ScenarioPlan, generate_scenario, registry};
 
 // The allocator `tbsim` ships with, as in the benches.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-fn plan(variant: &str, seed: u64, family: &Family) -> ScenarioPlan {
-    ScenarioPlan {
-        name: format!("bench-{}-{seed}", variant.replace('/', "-")),
-        description: String::new(),
-        date: "2025-10-01".into(),
-        start: "09:00".into(),
-        end: "18:00".into(),
-        company_size: 40,
-        tasks: vec![TaskPlan {
-            id: "t".into(),
-            family: family.clone(),
-            release: Default::default(),
-            deadline: None,
-            priority: Default::default(),
-        }],
-        days: Vec::new(),
-    }
-}
 
 /// Clock ticks of user plus system time of `pid` (`/proc/PID/stat`), if readable.
 fn ticks(pid: &str) -> Option<u64> {
@@ -66,7 +48,7 @@ fn main() {
         .variants();
     let plans: Vec<(u64, ScenarioPlan)> = variants
         .iter()
-        .flat_map(|v| (0..8).map(move |seed| (seed, plan(&v.key, seed, &v.family))))
+        .flat_map(|v| (0..8).map(move |seed| (seed, one_task_plan(&v.key, seed, &v.family))))
         .collect();
     for (seed, p) in &plans {
         generate_scenario(*seed, p).expect("the plan generates");

@@ -149,3 +149,29 @@ pub fn fake_model(config: fake_llm::Config) -> (FakeServer, ModelConfig) {
         .expect("bench config");
     (server, cfg)
 }
+
+/// A one-task scenario plan of `family` (a variant's family), named after the
+/// variant and seed: what the `script_gen` bench and `examples/script_gen_loop`
+/// generate, for a Rust family and its script port alike.
+pub fn one_task_plan(
+    variant: &str,
+    seed: u64,
+    family: &tbsim_gen::Family,
+) -> tbsim_gen::ScenarioPlan {
+    tbsim_gen::ScenarioPlan {
+        name: format!("bench-{}-{seed}", variant.replace('/', "-")),
+        description: String::new(),
+        date: "2025-10-01".into(),
+        start: "09:00".into(),
+        end: "18:00".into(),
+        company_size: 40,
+        tasks: vec![tbsim_gen::TaskPlan {
+            id: "t".into(),
+            family: family.clone(),
+            release: Default::default(),
+            deadline: None,
+            priority: Default::default(),
+        }],
+        days: Vec::new(),
+    }
+}

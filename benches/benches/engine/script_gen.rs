@@ -11,7 +11,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
-use tbsim_gen::{Family, ScenarioPlan, TaskPlan, generate_scenario, registry};
+use tbsim_benches::one_task_plan;
+use tbsim_gen::{ScenarioPlan, generate_scenario, registry};
 
 criterion_group!(benches, script_gen);
 
@@ -29,29 +30,10 @@ fn plans(key: &str) -> Option<Vec<(u64, ScenarioPlan)>> {
     let mut out = Vec::new();
     for v in &variants {
         for seed in 0..SEEDS {
-            out.push((seed, plan(&v.key, seed, &v.family)));
+            out.push((seed, one_task_plan(&v.key, seed, &v.family)));
         }
     }
     Some(out)
-}
-
-fn plan(variant: &str, seed: u64, family: &Family) -> ScenarioPlan {
-    ScenarioPlan {
-        name: format!("bench-{}-{seed}", variant.replace('/', "-")),
-        description: String::new(),
-        date: "2025-10-01".into(),
-        start: "09:00".into(),
-        end: "18:00".into(),
-        company_size: 40,
-        tasks: vec![TaskPlan {
-            id: "t".into(),
-            family: family.clone(),
-            release: Default::default(),
-            deadline: None,
-            priority: Default::default(),
-        }],
-        days: Vec::new(),
-    }
 }
 
 fn script_gen(c: &mut Criterion) {

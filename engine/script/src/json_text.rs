@@ -272,6 +272,18 @@ mod tests {
         })
     }
 
+    /// Runs `check` on the value `expr` evaluates to.
+    fn with_value(expr: &str, check: impl FnOnce(starlark::values::Value<'_>)) {
+        Module::with_temp_heap(|m| {
+            let ast = AstModule::parse("t.star", expr.to_owned(), &Dialect::Extended).unwrap();
+            let mut eval = Evaluator::new(&m);
+            let v = eval
+                .eval_module(ast, &Globals::extended_internal())
+                .unwrap();
+            check(v);
+        });
+    }
+
     #[test]
     fn writes_what_serde_writes() {
         for expr in [
@@ -343,24 +355,14 @@ mod tests {
             r#"{"b": [1, [], {}, (2, "x\n")], "a": {"z": None, "y": True, "é": -3}, "": ""}"#,
             r#"[{"k": [[1], [2, [3]]]}, "q\"", False]"#,
         ] {
-            Module::with_temp_heap(|m| {
-                let ast = AstModule::parse("t.star", expr.to_owned(), &Dialect::Extended).unwrap();
-                let mut eval = Evaluator::new(&m);
-                let v = eval
-                    .eval_module(ast, &Globals::extended_internal())
-                    .unwrap();
+            with_value(expr, |v| {
                 let theirs = serde_json::to_string_pretty(&v.to_json_value().unwrap()).unwrap();
                 assert_eq!(super::to_pretty_string(v), Some(theirs), "{expr}");
             });
         }
         // What it leaves to serde: floats, big ints, other keys, other types.
         for expr in ["[1.5]", "{\"a\": 2147483648}", "{1: 2}", "[struct(a = 1)]"] {
-            Module::with_temp_heap(|m| {
-                let ast = AstModule::parse("t.star", expr.to_owned(), &Dialect::Extended).unwrap();
-                let mut eval = Evaluator::new(&m);
-                let v = eval
-                    .eval_module(ast, &Globals::extended_internal())
-                    .unwrap();
+            with_value(expr, |v| {
                 assert_eq!(super::to_pretty_string(v), None, "{expr}");
             });
         }
@@ -370,12 +372,7 @@ mod tests {
     fn refuses_what_serde_refuses() {
         for expr in ["[{(1, 2): 3}]", "len", "[lambda x: x]", "{None: 1}"] {
             assert_eq!(both(expr), (None, None), "{expr}");
-            Module::with_temp_heap(|m| {
-                let ast = AstModule::parse("t.star", expr.to_owned(), &Dialect::Extended).unwrap();
-                let mut eval = Evaluator::new(&m);
-                let v = eval
-                    .eval_module(ast, &Globals::extended_internal())
-                    .unwrap();
+            with_value(expr, |v| {
                 assert_eq!(
                     super::check(v).map_err(|e| e.to_string()),
                     super::to_string(v).map(drop).map_err(|e| e.to_string()),
