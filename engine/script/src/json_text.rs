@@ -262,26 +262,21 @@ mod tests {
 
     /// Evaluates `expr`; the direct text and serde's (or their errors' absence).
     fn both(expr: &str) -> (Option<String>, Option<String>) {
-        Module::with_temp_heap(|m| {
-            let ast = AstModule::parse("t.star", expr.to_owned(), &Dialect::Extended).unwrap();
-            let mut eval = Evaluator::new(&m);
-            let v = eval
-                .eval_module(ast, &Globals::extended_internal())
-                .unwrap();
+        with_value(expr, |v| {
             (super::to_string(v).ok(), serde_json::to_string(&v).ok())
         })
     }
 
     /// Runs `check` on the value `expr` evaluates to.
-    fn with_value(expr: &str, check: impl FnOnce(starlark::values::Value<'_>)) {
+    fn with_value<T>(expr: &str, check: impl FnOnce(starlark::values::Value<'_>) -> T) -> T {
         Module::with_temp_heap(|m| {
             let ast = AstModule::parse("t.star", expr.to_owned(), &Dialect::Extended).unwrap();
             let mut eval = Evaluator::new(&m);
             let v = eval
                 .eval_module(ast, &Globals::extended_internal())
                 .unwrap();
-            check(v);
-        });
+            check(v)
+        })
     }
 
     #[test]
