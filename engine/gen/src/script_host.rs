@@ -7,9 +7,10 @@
 //! read numbers (tagged enums with numbers stop parsing). Kept apart, neither side
 //! sees the other's features. The host is built twice from one crate: as the
 //! program, spoken to over a pipe, and as a library beside it, which tbsim loads
-//! into its own process (`script_embed.rs`) and hands the same lines. Every
-//! request but `solve` goes to an embedded host when the library is there; a
-//! `solve` needs the pipe, as its `tools` calls are lines back to tbsim.
+//! into its own process (`script_embed.rs`) and hands the same lines. With
+//! `TBSIM_SCRIPT_IN_PROCESS=1`, every request but `solve` goes to an embedded host
+//! when the library is there; a `solve` needs the pipe, as its `tools` calls are
+//! lines back to tbsim. The pipe is the default.
 //!
 //! Hosts are pooled: a request takes an idle host or starts one, so generation on
 //! several threads evaluates scripts in parallel. Every host loads the same scripts

@@ -17,12 +17,6 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-// The allocator tbsim itself uses (engine/cli/src/main.rs; measured there, in
-// runs/bench/2026-11-27/gate-speed-s15.md), for the program and the embedded
-// library alike (the library's allocations never cross into tbsim's).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod ctx;
 pub mod embed;
 mod json_text;
