@@ -8,8 +8,13 @@
 //! call. The library keeps its own serde_json (starlark's `arbitrary_precision`
 //! stays out of tbsim's build), its own allocator and its own standard library;
 //! only bytes cross, copied before the next call. `solve` stays in the program:
-//! its `tools` calls need the pipe. Opt-in (`TBSIM_SCRIPT_IN_PROCESS=1`) until it
-//! has passed the whole test suite in process.
+//! its `tools` calls need the pipe. `TBSIM_SCRIPT_IN_PROCESS=0` turns it off.
+//!
+//! The library's allocator is mimalloc built with the local-dynamic TLS model:
+//! with the default (initial-exec), a loaded library's thread-locals live in the
+//! loader's small static reserve, and a test thread's first allocation in the
+//! library crashed in `mi_thread_init` (session 17). The test below opens and
+//! uses hosts on many new threads at once, as the test suite's threads did.
 
 // A shared library is called through raw pointers; each use says why it is sound.
 #![allow(unsafe_code)]
@@ -50,13 +55,12 @@ fn file_name() -> String {
 
 impl Library {
     /// The library beside `program` (the host program tbsim would start), if it is
-    /// there, loads, and speaks `protocol`; loaded once per process. Only when
-    /// `TBSIM_SCRIPT_IN_PROCESS=1`: the embedded host is not yet the default (see
-    /// `runs/bench/2026-11-27/script-gen-s17.md`, "In process, not yet by default").
+    /// there, loads, and speaks `protocol`; loaded once per process. Not with
+    /// `TBSIM_SCRIPT_IN_PROCESS=0`, which keeps every host on the pipe.
     pub(crate) fn beside(program: &Path, protocol: u64) -> Option<&'static Library> {
         static LIB: OnceLock<Option<Library>> = OnceLock::new();
         LIB.get_or_init(|| {
-            if std::env::var_os("TBSIM_SCRIPT_IN_PROCESS").is_none_or(|v| v != "1") {
+            if std::env::var_os("TBSIM_SCRIPT_IN_PROCESS").is_some_and(|v| v == "0") {
                 return None;
             }
             // Built with the program (one crate, two targets); a library of another
@@ -67,7 +71,28 @@ impl Library {
         .as_ref()
     }
 
+    /// Loads the library on a thread of its own, which never ends. The library's
+    /// mimalloc takes the thread that loads it for the process's main thread,
+    /// known by its thread pointer; had that thread ended, a later thread given
+    /// the same pointer (glibc reuses thread stacks) would be taken for it, and its
+    /// first allocation crashed in `mi_thread_init` (the test below does that).
     fn load(path: &Path, protocol: u64) -> Option<Library> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = path.to_owned();
+        std::thread::Builder::new()
+            .name("tbsim-script-library".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                let _ = tx.send(Library::load_here(&path, protocol));
+                loop {
+                    std::thread::park();
+                }
+            })
+            .ok()?;
+        rx.recv().ok()?
+    }
+
+    fn load_here(path: &Path, protocol: u64) -> Option<Library> {
         // SAFETY: the library is tbsim's own host (engine/script), built by cargo
         // beside the program; loading runs only Rust's and mimalloc's initialisers.
         let lib = unsafe { libloading::Library::new(path) }.ok()?;
@@ -138,5 +163,120 @@ impl Drop for Embedded {
     fn drop(&mut self) {
         // SAFETY: the handle came from `open` and is not used after this.
         unsafe { (self.lib.close)(self.host.as_ptr()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Barrier;
+
+    /// Opens hosts on many threads at once, each loading a bundled family (a few
+    /// megabytes of allocation), and closes some on other threads than opened
+    /// them. The first threads start before the library is loaded, and the rest
+    /// after, as the test suite's threads did when the library's allocator crashed
+    /// on a thread's first allocation in it.
+    /// The library is loaded by a thread that then ends, and new threads (one of
+    /// which glibc gives the ended thread's stack and thread pointer) use it: with
+    /// the library loaded on that thread itself, the first of them crashed.
+    #[test]
+    fn a_library_loaded_by_a_thread_that_ended_answers_on_new_threads() {
+        let program = crate::script_host::program().expect("the host program");
+        let path = program.parent().expect("a folder").join(file_name());
+        let lib: &'static Library = std::thread::spawn(move || {
+            let lib = Library::load(&path, crate::script_host::PROTOCOL)
+                .expect("the library beside the host program loads");
+            let lib: &'static Library = Box::leak(Box::new(lib));
+            let mut e = Embedded::open(lib).expect("a host opens");
+            assert!(e.answer(r#"{"op":"hello"}"#).contains("\"protocol\""));
+            lib
+        })
+        .join()
+        .expect("loaded");
+        for _ in 0..32 {
+            std::thread::spawn(move || {
+                let mut e = Embedded::open(lib).expect("a host opens");
+                assert!(e.answer(r#"{"op":"hello"}"#).contains("\"protocol\""));
+            })
+            .join()
+            .expect("answered");
+        }
+    }
+
+    #[test]
+    fn hosts_open_answer_and_close_on_many_threads_at_once() {
+        let program = crate::script_host::program().expect("the host program");
+        let path = program.parent().expect("a folder").join(file_name());
+        let source = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../content/families/meeting_attend_script/family.star"
+        ))
+        .expect("a bundled family");
+        let load = serde_json::json!({
+            "op": "load", "file": "meeting_attend_script/family.star", "source": source,
+        })
+        .to_string();
+        let protocol = format!("\"protocol\":{}", crate::script_host::PROTOCOL);
+        let work = |lib: &'static Library| {
+            let mut e = Embedded::open(lib).expect("a host opens");
+            let hi = e.answer(r#"{"op":"hello"}"#);
+            assert!(hi.contains(&protocol), "{hi}");
+            let c = e.answer(r#"{"op":"corpus","corpus":{"company":"Acme"}}"#);
+            assert!(c.starts_with("{\"ok\""), "{c}");
+            let loaded = e.answer(&load);
+            assert!(loaded.starts_with("{\"ok\""), "{loaded}");
+            assert!(loaded.contains("meeting_attend_script/"), "{loaded}");
+            e
+        };
+        let lib: OnceLock<&'static Library> = OnceLock::new();
+        let ready = Barrier::new(7);
+        let mut opened: Vec<Embedded> = std::thread::scope(|s| {
+            let early: Vec<_> = (0..6)
+                .map(|_| {
+                    s.spawn(|| {
+                        // Live threads before the library is loaded.
+                        let _warm = vec![0u8; 1 << 12];
+                        ready.wait();
+                        work(lib.get().copied().expect("loaded"))
+                    })
+                })
+                .collect();
+            // Loaded, and first used, on a thread that ends before the others use
+            // it: the library's allocator must not take that thread for one that
+            // lives as long as the process.
+            s.spawn(|| {
+                let loaded = Library::load(&path, crate::script_host::PROTOCOL)
+                    .expect("the library beside the host program loads");
+                let loaded: &'static Library = Box::leak(Box::new(loaded));
+                drop(work(loaded));
+                assert!(lib.set(loaded).is_ok());
+            })
+            .join()
+            .expect("loaded");
+            ready.wait();
+            early
+                .into_iter()
+                .map(|t| t.join().expect("no panic"))
+                .collect()
+        });
+        let lib = lib.get().copied().expect("loaded");
+        for _ in 0..6 {
+            opened.extend(std::thread::scope(|s| {
+                let threads: Vec<_> = (0..6).map(|_| s.spawn(|| work(lib))).collect();
+                threads
+                    .into_iter()
+                    .map(|t| t.join().expect("no panic"))
+                    .collect::<Vec<_>>()
+            }));
+            // Half are closed here, half on yet another new thread.
+            let (here, there): (Vec<_>, Vec<_>) = std::mem::take(&mut opened)
+                .into_iter()
+                .enumerate()
+                .partition(|(i, _)| i % 2 == 0);
+            drop(here);
+            std::thread::spawn(move || drop(there))
+                .join()
+                .expect("closed");
+        }
     }
 }

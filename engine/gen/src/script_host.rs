@@ -7,10 +7,11 @@
 //! read numbers (tagged enums with numbers stop parsing). Kept apart, neither side
 //! sees the other's features. The host is built twice from one crate: as the
 //! program, spoken to over a pipe, and as a library beside it, which tbsim loads
-//! into its own process (`script_embed.rs`) and hands the same lines. With
-//! `TBSIM_SCRIPT_IN_PROCESS=1`, every request but `solve` goes to an embedded host
-//! when the library is there; a `solve` needs the pipe, as its `tools` calls are
-//! lines back to tbsim. The pipe is the default.
+//! into its own process (`script_embed.rs`) and hands the same lines. Every
+//! request but `solve` goes to an embedded host when the library is there; a
+//! `solve` needs the pipe, as its `tools` calls are lines back to tbsim.
+//! `TBSIM_SCRIPT_IN_PROCESS=0` sends everything over the pipe (a wheel install,
+//! which ships only the program, always does).
 //!
 //! Hosts are pooled: a request takes an idle host or starts one, so generation on
 //! several threads evaluates scripts in parallel. Every host loads the same scripts
@@ -35,7 +36,7 @@ use serde_json::{Value, json};
 pub const ERROR_CODE: &str = "TB0026";
 
 /// The host protocol version this tbsim speaks (`tbsim_script::protocol::PROTOCOL`).
-const PROTOCOL: u64 = 2;
+pub(crate) const PROTOCOL: u64 = 2;
 
 /// A script that cannot be read, parsed, evaluated, or that returned data of the
 /// wrong shape; or a host that cannot be started. Displays as
@@ -682,6 +683,12 @@ struct Pool {
     idle: Mutex<Vec<Host>>,
     scripts: Mutex<Vec<(String, String)>>,
     program: OnceLock<Result<PathBuf, ScriptError>>,
+}
+
+/// The host program tbsim uses (located, or built, once per process).
+#[cfg(test)]
+pub(crate) fn program() -> Result<&'static Path, ScriptError> {
+    pool().program()
 }
 
 fn pool() -> &'static Pool {

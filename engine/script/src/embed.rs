@@ -6,9 +6,9 @@
 //! and found its caches cold, which cost as much as the script's own evaluation
 //! (measured in `runs/bench/2026-11-27/script-gen-s17.md`). The library has its
 //! own copy of serde_json (with starlark's `arbitrary_precision`) and its own
-//! standard library; nothing but bytes crosses the boundary. It allocates with
-//! the system allocator: mimalloc inside a loaded library crashed on a thread's
-//! first allocation.
+//! standard library and allocator; nothing but bytes crosses the boundary. Its
+//! mimalloc uses local-dynamic TLS, the model that is sound in a library loaded
+//! with dlopen (initial-exec crashed on a thread's first allocation).
 //!
 //! The contract, for [`tbsim_script_answer`]: one thread at a time per handle; a
 //! `solve` is never sent (its `tools` calls need the program's pipe, and are

@@ -17,6 +17,15 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+// The allocator tbsim itself uses (engine/cli/src/main.rs; measured there, in
+// runs/bench/2026-11-27/gate-speed-s15.md), for the program and the library
+// alike: the host allocates a value per Starlark operation, and in process the
+// system allocator cost 1.6x the wall time per task of mimalloc (runs/bench/
+// 2026-11-27/script-gen-s18.md). Built with local-dynamic TLS (Cargo.toml): the
+// library is loaded with dlopen, where initial-exec thread-locals crashed.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod ctx;
 pub mod embed;
 mod json_text;

@@ -181,6 +181,10 @@ pub struct Registry {
     /// Sessions that ended and left: their final state and when they left (see
     /// [`RegistryConfig::keep_finished`]). They hold no slot.
     finished: Mutex<BTreeMap<String, (Instant, SessionState)>>,
+    /// Sessions taken out of `sessions` and not yet in `finished` (being closed):
+    /// entered under the `sessions` lock, left after `finished` has them, so a
+    /// session's state is readable at every moment of its closing.
+    retiring: Mutex<BTreeMap<String, Arc<Entry>>>,
 }
 
 /// A fresh session id: 128 random bits from the OS, as 32 hex digits.
@@ -199,6 +203,7 @@ impl Registry {
             opening: Mutex::new(0),
             reattaching: Mutex::new(BTreeSet::new()),
             finished: Mutex::new(BTreeMap::new()),
+            retiring: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -209,6 +214,25 @@ impl Registry {
 
     fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Entry>>> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn retiring_map(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<Entry>>> {
+        self.retiring.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes session `id` out of `map` (the `sessions` lock held) and marks it
+    /// retiring until [`Registry::retire`] (or [`Registry::retired`]) is done.
+    fn take_out(&self, map: &mut HashMap<String, Arc<Entry>>, id: &str) -> Option<Arc<Entry>> {
+        let entry = map.remove(id)?;
+        self.retiring_map()
+            .insert(id.to_owned(), Arc::clone(&entry));
+        Some(entry)
+    }
+
+    /// Session `id` is no longer being closed here (its entry was dropped rather
+    /// than retired; its run's thread writes the directory).
+    pub fn retired(&self, id: &str) {
+        self.retiring_map().remove(id);
     }
 
     /// Sessions held.
@@ -431,7 +455,7 @@ impl Registry {
                 })
                 .max_by_key(|(id, e)| (e.idle_for(), (*id).clone()))
                 .map(|(id, _)| id.clone());
-            id.and_then(|id| map.remove(&id).map(|e| (id, e)))
+            id.and_then(|id| self.take_out(&mut map, &id).map(|e| (id, e)))
         };
         match victim {
             Some((id, e)) => {
@@ -472,10 +496,11 @@ impl Registry {
         Ok(entry)
     }
 
-    /// Forgets the session with id `id` and returns it (the caller closes it).
+    /// Forgets the session with id `id` and returns it: the caller closes it with
+    /// [`Registry::retire`] (or drops it and calls [`Registry::retired`]).
     pub fn remove(&self, id: &str) -> Result<Arc<Entry>, RegistryError> {
-        self.map()
-            .remove(id)
+        let mut map = self.map();
+        self.take_out(&mut map, id)
             .ok_or_else(|| RegistryError::UnknownSession(id.to_owned()))
     }
 
@@ -494,7 +519,7 @@ impl Registry {
                 .map(|(id, _)| id.clone())
                 .collect();
             ids.into_iter()
-                .filter_map(|id| map.remove(&id).map(|e| (id, e)))
+                .filter_map(|id| self.take_out(&mut map, &id).map(|e| (id, e)))
                 .collect()
         };
         let n = idle.len();
@@ -514,7 +539,7 @@ impl Registry {
     /// if it was going, and its directory is written) and keeps its final state
     /// for [`RegistryConfig::keep_finished`]. The state comes back even when
     /// closing failed (a full disk); the error says why.
-    pub(crate) async fn retire(
+    pub async fn retire(
         &self,
         id: String,
         entry: &Entry,
@@ -525,8 +550,9 @@ impl Registry {
         drop(session);
         if !self.config.keep_finished.is_zero() {
             self.finished_map()
-                .insert(id, (Instant::now(), state.clone()));
+                .insert(id.clone(), (Instant::now(), state.clone()));
         }
+        self.retired(&id);
         (state, closed)
     }
 
@@ -544,6 +570,11 @@ impl Registry {
     /// under the output directory once it has a result.
     pub async fn state(&self, id: &str) -> Result<SessionState, RegistryError> {
         if let Ok(entry) = self.get(id) {
+            return Ok(entry.session.lock().await.state());
+        }
+        // Being closed: its state once closed (closing holds the lock).
+        let retiring = self.retiring_map().get(id).cloned();
+        if let Some(entry) = retiring {
             return Ok(entry.session.lock().await.state());
         }
         let keep = self.config.keep_finished;

@@ -674,3 +674,27 @@ fn stdio_mcp_answers_every_line_and_caps_their_length() {
         assert!(served.is_some(), "the world started and was written");
     });
 }
+
+/// A session being closed (taken out of the registry, its run not yet written) is
+/// still readable: a client that polled the state of a session whose MCP client
+/// was killed got "unknown session" in that window.
+#[test]
+fn a_session_being_closed_keeps_its_state_readable() {
+    let out = tempfile::tempdir().unwrap();
+    let reg = registry(&[scenarios()], out.path(), 2, Duration::from_secs(60));
+    runtime().block_on(async {
+        let (id, _) = reg.open(open_req("meeting-only")).await.unwrap();
+        let entry = reg.remove(&id).unwrap();
+        assert!(reg.get(&id).is_err(), "it holds no slot");
+        let during = reg.state(&id).await;
+        // Closed before asserting: a panic while the entry is held would hang.
+        let (state, closed) = reg.retire(id.clone(), &entry).await;
+        drop(entry);
+        closed.unwrap();
+        let during = during.expect("readable while being closed");
+        assert!(!during.finished && during.result.is_none());
+        assert!(state.finished && state.result.is_some());
+        let after = reg.state(&id).await.unwrap();
+        assert!(after.finished && after.result.is_some());
+    });
+}

@@ -139,7 +139,10 @@ impl Drop for Lease {
                 });
             }
             // Dropping the entry still ends the run; its thread writes the directory.
-            Err(_) => drop(entry),
+            Err(_) => {
+                drop(entry);
+                self.registry.retired(&self.id);
+            }
         }
     }
 }
