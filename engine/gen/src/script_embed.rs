@@ -10,11 +10,12 @@
 //! only bytes cross, copied before the next call. `solve` stays in the program:
 //! its `tools` calls need the pipe. `TBSIM_SCRIPT_IN_PROCESS=0` turns it off.
 //!
-//! The library's allocator is mimalloc built with the local-dynamic TLS model:
-//! with the default (initial-exec), a loaded library's thread-locals live in the
-//! loader's small static reserve, and a test thread's first allocation in the
-//! library crashed in `mi_thread_init` (session 17). The test below opens and
-//! uses hosts on many new threads at once, as the test suite's threads did.
+//! The library's allocator is mimalloc (local-dynamic TLS, the model meant for
+//! dlopen). It takes the thread that loads it for the process's main thread, so
+//! the library is loaded on a thread of its own that never ends
+//! ([`Library::load`]): loaded on a test thread that ended, the next thread given
+//! that thread's address crashed in `mi_thread_init` (session 17's CI crash; a
+//! test below reproduces it without the fix).
 
 // A shared library is called through raw pointers; each use says why it is sound.
 #![allow(unsafe_code)]

@@ -7,8 +7,8 @@
 //! (measured in `runs/bench/2026-11-27/script-gen-s17.md`). The library has its
 //! own copy of serde_json (with starlark's `arbitrary_precision`) and its own
 //! standard library and allocator; nothing but bytes crosses the boundary. Its
-//! mimalloc uses local-dynamic TLS, the model that is sound in a library loaded
-//! with dlopen (initial-exec crashed on a thread's first allocation).
+//! mimalloc takes the thread that loads the library for the main thread, so tbsim
+//! loads it on a thread that never ends (`engine/gen/src/script_embed.rs`).
 //!
 //! The contract, for [`tbsim_script_answer`]: one thread at a time per handle; a
 //! `solve` is never sent (its `tools` calls need the program's pipe, and are

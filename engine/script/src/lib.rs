@@ -20,9 +20,9 @@
 // The allocator tbsim itself uses (engine/cli/src/main.rs; measured there, in
 // runs/bench/2026-11-27/gate-speed-s15.md), for the program and the library
 // alike: the host allocates a value per Starlark operation, and in process the
-// system allocator cost 1.6x the wall time per task of mimalloc (runs/bench/
-// 2026-11-27/script-gen-s18.md). Built with local-dynamic TLS (Cargo.toml): the
-// library is loaded with dlopen, where initial-exec thread-locals crashed.
+// system allocator took up to 1.6x mimalloc's wall time per task (kb_fix_script;
+// runs/bench/2026-11-27/script-gen-s18.md). Local-dynamic TLS (Cargo.toml), the
+// model meant for a library loaded with dlopen.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
