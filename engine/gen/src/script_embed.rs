@@ -72,11 +72,10 @@ impl Library {
         .as_ref()
     }
 
-    /// Loads the library on a thread of its own, which never ends. The library's
-    /// mimalloc takes the thread that loads it for the process's main thread,
-    /// known by its thread pointer; had that thread ended, a later thread given
-    /// the same pointer (glibc reuses thread stacks) would be taken for it, and its
-    /// first allocation crashed in `mi_thread_init` (the test below does that).
+    /// Loads the library on a thread of its own, which never ends (see the module
+    /// docs): the library's mimalloc knows its main thread by the thread pointer
+    /// of the thread that loaded it, which glibc gives to a new thread once the
+    /// old one ends.
     fn load(path: &Path, protocol: u64) -> Option<Library> {
         let (tx, rx) = std::sync::mpsc::channel();
         let path = path.to_owned();
@@ -172,18 +171,18 @@ mod tests {
     use super::*;
     use std::sync::Barrier;
 
-    /// Opens hosts on many threads at once, each loading a bundled family (a few
-    /// megabytes of allocation), and closes some on other threads than opened
-    /// them. The first threads start before the library is loaded, and the rest
-    /// after, as the test suite's threads did when the library's allocator crashed
-    /// on a thread's first allocation in it.
+    /// The library beside the host program the tests use.
+    fn library_path() -> std::path::PathBuf {
+        let program = crate::script_host::program().expect("the host program");
+        program.parent().expect("a folder").join(file_name())
+    }
+
     /// The library is loaded by a thread that then ends, and new threads (one of
     /// which glibc gives the ended thread's stack and thread pointer) use it: with
     /// the library loaded on that thread itself, the first of them crashed.
     #[test]
     fn a_library_loaded_by_a_thread_that_ended_answers_on_new_threads() {
-        let program = crate::script_host::program().expect("the host program");
-        let path = program.parent().expect("a folder").join(file_name());
+        let path = library_path();
         let lib: &'static Library = std::thread::spawn(move || {
             let lib = Library::load(&path, crate::script_host::PROTOCOL)
                 .expect("the library beside the host program loads");
@@ -204,10 +203,14 @@ mod tests {
         }
     }
 
+    /// Opens hosts on many threads at once, each loading a bundled family (a few
+    /// megabytes of allocation), and closes some on other threads than opened
+    /// them. The first threads start before the library is loaded, and the rest
+    /// after, as the test suite's threads did when the library's allocator crashed
+    /// on a thread's first allocation in it.
     #[test]
     fn hosts_open_answer_and_close_on_many_threads_at_once() {
-        let program = crate::script_host::program().expect("the host program");
-        let path = program.parent().expect("a folder").join(file_name());
+        let path = library_path();
         let source = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../content/families/meeting_attend_script/family.star"
