@@ -4,11 +4,18 @@
 //! the family-script host each spent on it: `cargo run --release -p tbsim-benches
 //! --example script_gen_loop -- transaction_review_script 20`. For profiling a
 //! script family's generation against its Rust generator.
+//!
+//! `-- --pair kb_fix kb_fix_script [PASSES] [ROUNDS]` compares a Rust family with its
+//! script port in one process, in alternating rounds (each round both sides,
+//! PASSES passes each, the side that goes first alternating), and prints every
+//! round's script/Rust ratio of wall time and of this thread's CPU time, and their
+//! medians. With the host in process the thread's CPU time is the whole cost of
+//! generation, and the two sides are timed seconds apart, under the same load.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use tbsim_benches::one_task_plan;
-use tbsim_gen::{ScenarioPlan, generate_scenario, registry};
+use tbsim_benches::{one_task_plan, thread_cpu};
+use tbsim_gen::{ScenarioPlan, generate_scenario, registry, script_host};
 
 // The allocator `tbsim` ships with, as in the benches.
 #[global_allocator]
@@ -37,19 +44,96 @@ fn children_ticks() -> u64 {
     total
 }
 
+/// Every variant's one-task plans, seeds 0..8.
+fn plans(key: &str) -> Vec<(u64, ScenarioPlan)> {
+    let variants = registry::by_key(key)
+        .unwrap_or_else(|| panic!("no family `{key}`"))
+        .variants();
+    variants
+        .iter()
+        .flat_map(|v| (0..8).map(move |seed| (seed, one_task_plan(&v.key, seed, &v.family))))
+        .collect()
+}
+
+/// Wall and thread CPU time of `passes` passes over `plans`.
+fn timed(plans: &[(u64, ScenarioPlan)], passes: u32) -> (Duration, Duration) {
+    let (wall0, cpu0) = (Instant::now(), thread_cpu());
+    for _ in 0..passes {
+        for (seed, p) in plans {
+            std::hint::black_box(generate_scenario(*seed, p).expect("the plan generates"));
+        }
+    }
+    (wall0.elapsed(), thread_cpu() - cpu0)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn pair(mut args: impl Iterator<Item = String>) {
+    let rust = args.next().expect("--pair RUST SCRIPT [PASSES] [ROUNDS]");
+    let script = args.next().expect("--pair RUST SCRIPT [PASSES] [ROUNDS]");
+    let passes: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(5);
+    let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(15);
+    let (r, s) = (plans(&rust), plans(&script));
+    assert_eq!(r.len(), s.len(), "the two families have as many plans");
+    // Untimed: the host is up with the scripts loaded.
+    timed(&r, 1);
+    timed(&s, 1);
+    let in_process = script_host::generates_in_process();
+    let tasks = f64::from(passes) * r.len() as f64;
+    let us = |d: Duration| d.as_secs_f64() * 1e6 / tasks;
+    let (mut walls, mut cpus) = (Vec::new(), Vec::new());
+    println!("round  rust wall/cpu us  script wall/cpu us  ratio wall  ratio cpu");
+    for round in 0..rounds {
+        let (rt, st) = if round % 2 == 0 {
+            let rt = timed(&r, passes);
+            (rt, timed(&s, passes))
+        } else {
+            let st = timed(&s, passes);
+            (timed(&r, passes), st)
+        };
+        let (w, c) = (us(st.0) / us(rt.0), us(st.1) / us(rt.1));
+        println!(
+            "{round:5}  {:7.0} {:7.0}   {:8.0} {:8.0}   {w:9.2}x  {c:8.2}x",
+            us(rt.0),
+            us(rt.1),
+            us(st.0),
+            us(st.1)
+        );
+        walls.push(w);
+        cpus.push(c);
+    }
+    println!(
+        "{script}/{rust}: {} tasks a side a round, median ratio wall {:.2}x, thread CPU {:.2}x{}",
+        tasks as u64,
+        median(walls),
+        median(cpus),
+        if in_process {
+            ""
+        } else {
+            " (the host is on a pipe: thread CPU leaves out the host's work)"
+        }
+    );
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    if args.peek().is_some_and(|a| a == "--pair") {
+        args.next();
+        return pair(args);
+    }
     let key = args
         .next()
         .unwrap_or_else(|| "transaction_review_script".into());
     let n: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(20);
-    let variants = registry::by_key(&key)
-        .unwrap_or_else(|| panic!("no family `{key}`"))
-        .variants();
-    let plans: Vec<(u64, ScenarioPlan)> = variants
-        .iter()
-        .flat_map(|v| (0..8).map(move |seed| (seed, one_task_plan(&v.key, seed, &v.family))))
-        .collect();
+    let plans = plans(&key);
     for (seed, p) in &plans {
         generate_scenario(*seed, p).expect("the plan generates");
     }

@@ -11,6 +11,7 @@
 //!   (and no `Cargo.lock` change) beyond `tbsim` and `criterion`.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use fake_llm::FakeServer;
 use tbsim_core::protocol::SimConfig;
@@ -174,4 +175,16 @@ pub fn one_task_plan(
         }],
         days: Vec::new(),
     }
+}
+
+/// The CPU time the calling thread has used so far (`CLOCK_THREAD_CPUTIME_ID`).
+/// Unlike wall time it leaves out the time other programs had this thread's CPU,
+/// which on a shared machine swings wall-time figures by up to 2x within minutes.
+/// It counts everything only for work done on this thread: a family-script host
+/// embedded in the process (see [`tbsim_gen::script_host::generates_in_process`]),
+/// not one behind a pipe.
+pub fn thread_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    // A CPU-time clock starts at zero and never goes negative.
+    Duration::try_from(t).unwrap_or_default()
 }

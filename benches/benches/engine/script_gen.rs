@@ -6,15 +6,22 @@
 //! A script family's generation is a round trip to the `tbsim-script` host (see
 //! `tbsim_gen::script_host`); the host is started and the scripts loaded once,
 //! outside timing.
+//!
+//! Two groups time the same work: `script_gen` by the wall clock, and, when the
+//! host is embedded in the process (so every instruction of generation runs on the
+//! bench's thread), `script_gen_cpu` by the thread's CPU time, which leaves out
+//! the time other programs held the CPU. On a shared machine the wall clock of one
+//! side swings by up to 1.5x between the minutes criterion times the two sides of
+//! a pair; `examples/script_gen_loop.rs --pair` times them in alternating rounds.
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
-use tbsim_benches::one_task_plan;
-use tbsim_gen::{ScenarioPlan, generate_scenario, registry};
+use tbsim_benches::{one_task_plan, thread_cpu};
+use tbsim_gen::{ScenarioPlan, generate_scenario, registry, script_host};
 
-criterion_group!(benches, script_gen);
+criterion_group!(benches, script_gen, script_gen_cpu);
 
 /// (Rust family, its script port).
 const PAIRS: [(&str, &str); 4] = [
@@ -36,8 +43,30 @@ fn plans(key: &str) -> Option<Vec<(u64, ScenarioPlan)>> {
     Some(out)
 }
 
+/// Generates every plan, `iters` times.
+fn generate_all(plans: &[(u64, ScenarioPlan)], iters: u64) {
+    for _ in 0..iters {
+        for (seed, p) in plans {
+            black_box(generate_scenario(*seed, p).expect("the plan generates"));
+        }
+    }
+}
+
 fn script_gen(c: &mut Criterion) {
-    let mut group = c.benchmark_group("script_gen");
+    pairs(c, "script_gen", false);
+}
+
+fn script_gen_cpu(c: &mut Criterion) {
+    if !script_host::generates_in_process() {
+        eprintln!("script_gen_cpu: the family-script host is on a pipe; skipped");
+        return;
+    }
+    pairs(c, "script_gen_cpu", true);
+}
+
+/// Each pair's Rust side, then its script side; `cpu` times the thread's CPU.
+fn pairs(c: &mut Criterion, name: &str, cpu: bool) {
+    let mut group = c.benchmark_group(name);
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(5));
     group.sampling_mode(SamplingMode::Flat);
@@ -54,11 +83,15 @@ fn script_gen(c: &mut Criterion) {
             }
             group.throughput(Throughput::Elements(plans.len() as u64));
             group.bench_function(BenchmarkId::new(rust, name), |b| {
-                b.iter(|| {
-                    for (seed, p) in plans {
-                        black_box(generate_scenario(*seed, p).expect("the plan generates"));
-                    }
-                });
+                if cpu {
+                    b.iter_custom(|iters| {
+                        let start = thread_cpu();
+                        generate_all(plans, iters);
+                        thread_cpu() - start
+                    });
+                } else {
+                    b.iter(|| generate_all(plans, 1));
+                }
             });
         }
     }

@@ -685,6 +685,14 @@ struct Pool {
     program: OnceLock<Result<PathBuf, ScriptError>>,
 }
 
+/// Whether script families generate in this process (an embedded host, answering
+/// on the calling thread) rather than over a pipe to a host program: the library
+/// is beside the host program and `TBSIM_SCRIPT_IN_PROCESS` is not `0`. Locates
+/// (or builds) the host program on first call.
+pub fn generates_in_process() -> bool {
+    pool().library().is_some()
+}
+
 /// The host program tbsim uses (located, or built, once per process).
 #[cfg(test)]
 pub(crate) fn program() -> Result<&'static Path, ScriptError> {
