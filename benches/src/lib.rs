@@ -178,9 +178,9 @@ pub fn one_task_plan(
 }
 
 /// The CPU time the calling thread has used so far (`CLOCK_THREAD_CPUTIME_ID`).
-/// Unlike wall time it leaves out the time other programs had this thread's CPU,
-/// which on a shared machine swings wall-time figures by up to 2x within minutes.
-/// It counts everything only for work done on this thread: a family-script host
+/// Unlike wall time it leaves out the time the thread waited for a CPU; it still
+/// counts the thread running slower beside a busy neighbour (shared caches). It
+/// counts everything only for work done on this thread: a family-script host
 /// embedded in the process (see [`tbsim_gen::script_host::generates_in_process`]),
 /// not one behind a pipe.
 pub fn thread_cpu() -> Duration {

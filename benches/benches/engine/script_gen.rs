@@ -10,9 +10,10 @@
 //! Two groups time the same work: `script_gen` by the wall clock, and, when the
 //! host is embedded in the process (so every instruction of generation runs on the
 //! bench's thread), `script_gen_cpu` by the thread's CPU time, which leaves out
-//! the time other programs held the CPU. On a shared machine the wall clock of one
-//! side swings by up to 1.5x between the minutes criterion times the two sides of
-//! a pair; `examples/script_gen_loop.rs --pair` times them in alternating rounds.
+//! the time the thread waited for a CPU. Criterion times the two sides of a pair
+//! up to a minute apart, and on a shared machine one side's figure has moved by
+//! 1.5x in that time; `examples/script_gen_loop.rs --pair` times both in
+//! alternating rounds of one process.
 
 use std::hint::black_box;
 use std::time::Duration;
