@@ -437,7 +437,7 @@ pub(crate) fn run_batch(
     drop(stdout);
     if summary.runs > 1 {
         eprintln!(
-            "{} runs in {:.1} s of wall time at concurrency {}",
+            "{} runs in {:.2} s of wall time at concurrency {}",
             summary.runs,
             started.elapsed().as_secs_f64(),
             args.concurrency
