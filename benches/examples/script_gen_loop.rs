@@ -14,8 +14,8 @@
 
 use std::time::{Duration, Instant};
 
-use tbsim_benches::{one_task_plan, thread_cpu};
-use tbsim_gen::{ScenarioPlan, generate_scenario, registry, script_host};
+use tbsim_benches::{family_plans, thread_cpu};
+use tbsim_gen::{ScenarioPlan, generate_scenario, script_host};
 
 // The allocator `tbsim` ships with, as in the benches.
 #[global_allocator]
@@ -46,13 +46,7 @@ fn children_ticks() -> u64 {
 
 /// Every variant's one-task plans, seeds 0..8.
 fn plans(key: &str) -> Vec<(u64, ScenarioPlan)> {
-    let variants = registry::by_key(key)
-        .unwrap_or_else(|| panic!("no family `{key}`"))
-        .variants();
-    variants
-        .iter()
-        .flat_map(|v| (0..8).map(move |seed| (seed, one_task_plan(&v.key, seed, &v.family))))
-        .collect()
+    family_plans(key, 8).unwrap_or_else(|| panic!("no family `{key}`"))
 }
 
 /// Wall and thread CPU time of `passes` passes over `plans`.
@@ -134,18 +128,11 @@ fn main() {
         .unwrap_or_else(|| "transaction_review_script".into());
     let n: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(20);
     let plans = plans(&key);
-    for (seed, p) in &plans {
-        generate_scenario(*seed, p).expect("the plan generates");
-    }
+    timed(&plans, 1);
     let (own0, kids0) = (ticks("self").unwrap_or(0), children_ticks());
-    let start = Instant::now();
-    for _ in 0..n {
-        for (seed, p) in &plans {
-            std::hint::black_box(generate_scenario(*seed, p).expect("the plan generates"));
-        }
-    }
+    let (wall, _) = timed(&plans, n);
     let tasks = f64::from(n) * plans.len() as f64;
-    let wall = start.elapsed().as_secs_f64() * 1e6 / tasks;
+    let wall = wall.as_secs_f64() * 1e6 / tasks;
     // Linux reports 100 ticks a second.
     let us = |t: u64| t as f64 * 1e4 / tasks;
     let own = us(ticks("self").unwrap_or(0) - own0);

@@ -177,6 +177,19 @@ pub fn one_task_plan(
     }
 }
 
+/// One one-task plan per variant of family `key` and seed in `0..seeds`, as
+/// (seed, plan); `None` when no such family is registered.
+pub fn family_plans(key: &str, seeds: u64) -> Option<Vec<(u64, tbsim_gen::ScenarioPlan)>> {
+    let variants = tbsim_gen::registry::by_key(key)?.variants();
+    let mut out = Vec::new();
+    for v in &variants {
+        for seed in 0..seeds {
+            out.push((seed, one_task_plan(&v.key, seed, &v.family)));
+        }
+    }
+    Some(out)
+}
+
 /// The CPU time the calling thread has used so far (`CLOCK_THREAD_CPUTIME_ID`).
 /// Unlike wall time it leaves out the time the thread waited for a CPU; it still
 /// counts the thread running slower beside a busy neighbour (shared caches). It

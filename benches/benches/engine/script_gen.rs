@@ -19,8 +19,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
-use tbsim_benches::{one_task_plan, thread_cpu};
-use tbsim_gen::{ScenarioPlan, generate_scenario, registry, script_host};
+use tbsim_benches::{family_plans, thread_cpu};
+use tbsim_gen::{ScenarioPlan, generate_scenario, script_host};
 
 criterion_group!(benches, script_gen, script_gen_cpu);
 
@@ -32,17 +32,6 @@ const PAIRS: [(&str, &str); 4] = [
     ("handoff_chain", "handoff_chain_script"),
 ];
 const SEEDS: u64 = 8;
-
-fn plans(key: &str) -> Option<Vec<(u64, ScenarioPlan)>> {
-    let variants = registry::by_key(key)?.variants();
-    let mut out = Vec::new();
-    for v in &variants {
-        for seed in 0..SEEDS {
-            out.push((seed, one_task_plan(&v.key, seed, &v.family)));
-        }
-    }
-    Some(out)
-}
 
 /// Generates every plan, `iters` times.
 fn generate_all(plans: &[(u64, ScenarioPlan)], iters: u64) {
@@ -73,17 +62,15 @@ fn pairs(c: &mut Criterion, name: &str, cpu: bool) {
     group.sampling_mode(SamplingMode::Flat);
     group.sample_size(10);
     for (rust, script) in PAIRS {
-        let (Some(r), Some(s)) = (plans(rust), plans(script)) else {
-            eprintln!("script_gen: `{script}` is not registered; skipping its pair");
+        let (Some(r), Some(s)) = (family_plans(rust, SEEDS), family_plans(script, SEEDS)) else {
+            eprintln!("{name}: `{script}` is not registered; skipping its pair");
             continue;
         };
-        for (name, plans) in [(rust, &r), (script, &s)] {
+        for (side, plans) in [(rust, &r), (script, &s)] {
             // Untimed: every plan generates (and the host is up with the scripts).
-            for (seed, p) in plans {
-                generate_scenario(*seed, p).expect("the plan generates");
-            }
+            generate_all(plans, 1);
             group.throughput(Throughput::Elements(plans.len() as u64));
-            group.bench_function(BenchmarkId::new(rust, name), |b| {
+            group.bench_function(BenchmarkId::new(rust, side), |b| {
                 if cpu {
                     b.iter_custom(|iters| {
                         let start = thread_cpu();
