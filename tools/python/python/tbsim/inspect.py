@@ -505,9 +505,9 @@ def tbsim_agent(
         agent = _agent_name(model_name)
         if transport == "stdio":
             out.parent.mkdir(parents=True, exist_ok=True)
-            args = ["mcp", scenario, "--out", str(out), "--hints", str(hints)]
+            args = ["mcp", scenario, f"--out={out}", f"--hints={hints}"]
             args += ["--feedback", feedback, "--max-steps", str(max_steps)]
-            args += ["--agent-name", agent]
+            args.append(f"--agent-name={agent}")
             if run_seed is not None:
                 args += ["--seed", str(run_seed)]
             endpoint = None

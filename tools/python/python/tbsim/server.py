@@ -30,18 +30,17 @@ class Server:
         self._tmp = None if out is not None else tempfile.TemporaryDirectory(prefix="tbsim-")
         self.out = Path(out) if out is not None else Path(self._tmp.name if self._tmp else ".")
         self.token = token
+        # `--name=value`: a value that starts with `-` (a random token does one
+        # time in 64, a relative path may) would otherwise be read as a flag.
         args = [
             binary(),
             "serve",
-            "--bind",
-            "127.0.0.1:0",
-            "--out",
-            str(self.out),
-            "--max-sessions",
-            str(max_sessions),
+            "--bind=127.0.0.1:0",
+            f"--out={self.out}",
+            f"--max-sessions={max_sessions}",
         ]
         if token is not None:
-            args += ["--token", token]
+            args.append(f"--token={token}")
         args += extra_args or []
         self._proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
         line = self._first_line(startup_timeout)
