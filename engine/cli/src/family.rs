@@ -145,7 +145,8 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
         .clamp(1, 64);
-    let mut out = std::io::stdout().lock();
+    // Script errors quote `fail()` messages: escaped before the terminal sees them.
+    let mut out = tbsim_core::term::Escaped::new(std::io::stdout().lock());
     let mut all_failures = Vec::new();
     for dir in &a.dirs {
         let subject = match subject(dir) {
