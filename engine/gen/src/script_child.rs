@@ -324,9 +324,8 @@ enum Stop {
 /// worker would die with that worker while still pooled.
 fn spawn(program: &Path) -> std::io::Result<Child> {
     type Reply = std::sync::mpsc::Sender<std::io::Result<Child>>;
-    static SPAWNER: OnceLock<
-        Option<std::sync::Mutex<std::sync::mpsc::Sender<(std::path::PathBuf, Reply)>>>,
-    > = OnceLock::new();
+    type Ask = std::sync::mpsc::Sender<(std::path::PathBuf, Reply)>;
+    static SPAWNER: OnceLock<Option<std::sync::Mutex<Ask>>> = OnceLock::new();
     let start = |program: &Path| {
         Command::new(program)
             // mimalloc reserves 1 GiB of address space up front by default; in

@@ -1021,7 +1021,8 @@ fn family_files_are_read_like_scenario_pack_files() {
     let tmp = tempfile::tempdir().unwrap();
     let secret = tmp.path().join("host-secret.txt");
     std::fs::write(&secret, "hunter2-topsecret = 1\n").unwrap();
-    let cases: [(&str, &dyn Fn(&Path), &str); 4] = [
+    type Make<'a> = &'a dyn Fn(&Path);
+    let cases: [(&str, Make, &str); 4] = [
         (
             "fifo_star",
             &|p: &Path| {
@@ -1246,10 +1247,10 @@ fn serve_families_works_in_a_private_new_directory_and_survives_a_bad_edit() {
             &format!("def generate(ctx, params):\n{bad}"),
         );
         std::fs::write(fam.join("family.star"), edited).unwrap();
-        let said = format!("did not reload (the last good instances stay)");
+        let said = "did not reload (the last good instances stay)";
         let t = Instant::now();
         loop {
-            if stderr.lock().unwrap().matches(&said).count() > n {
+            if stderr.lock().unwrap().matches(said).count() > n {
                 break;
             }
             assert!(
