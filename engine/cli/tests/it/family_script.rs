@@ -17,7 +17,7 @@ fn every_bundled_script_family_passes_the_gate() {
         .collect();
     dirs.sort();
     assert!(dirs.len() >= 2, "{dirs:?}");
-    let mut args = vec!["family", "check", "--seeds", CI_SEEDS];
+    let mut args = vec!["family", "check", "--screen", "--seeds", CI_SEEDS];
     args.extend(dirs.iter().map(String::as_str));
     let o = tbsim(&args, &root());
     let (out, err) = text(&o);
@@ -35,6 +35,7 @@ fn a_bundled_family_checked_by_key_passes_from_any_directory() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             CI_SEEDS,
             "--adversaries",
@@ -56,6 +57,7 @@ fn the_gate_checks_a_rust_family_with_its_solver() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             CI_SEEDS,
             "--adversaries",
@@ -83,6 +85,7 @@ fn a_scaffolded_family_passes_the_gate() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             "2",
             "--adversaries",
@@ -280,6 +283,7 @@ fn a_follow_up_task_s_answers_are_judged_like_the_first_tasks() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             "20",
             "--adversaries",
@@ -321,6 +325,7 @@ fn a_family_without_a_solver_does_not_pass_the_gate() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             "1",
             "--adversaries",
@@ -340,6 +345,7 @@ fn a_rust_family_is_checked_by_key_with_its_rust_solver() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             "2",
             "--adversaries",
