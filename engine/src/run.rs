@@ -40,6 +40,7 @@ use crate::time::SimDuration;
 use crate::tools::{LivePython, PythonBackend, RecordedPython};
 use crate::trajectory::Trajectory;
 use crate::trajectory::read_recorded;
+use crate::world::Prototype;
 use tbsim_scenario::{Content, LoadedScenario};
 
 /// Failure to write a run.
@@ -151,6 +152,10 @@ pub struct RunHooks {
     /// every decision, holds the agent while it is paused, and applies the guidance
     /// queued on it before each decision (see [`crate::live`]).
     pub control: Option<Arc<Control>>,
+    /// Write the run directory's trajectory compressed, as `trajectory.jsonl.zst`
+    /// (see [`crate::trajectory::zst`]): the same lines and digest, which replay,
+    /// regrading and the result read alike. A compressed run cannot be resumed.
+    pub compress: bool,
 }
 
 impl RunHooks {
@@ -158,6 +163,7 @@ impl RunHooks {
     pub fn with_control(control: Arc<Control>) -> RunHooks {
         RunHooks {
             control: Some(control),
+            ..RunHooks::default()
         }
     }
 }
@@ -328,6 +334,62 @@ pub fn run_unrecorded(
     .0
 }
 
+/// Many runs of one scenario that only need their scores: the validity gate's
+/// oracle, idle, solver and adversaries, the scan, suite proofs, RL rollouts that
+/// keep no record.
+///
+/// The world is built once ([`Prototype`]) and copied for each run; no trajectory
+/// is written, kept or serialised (its lines are only counted), no file is touched
+/// and no schedule is computed. A run's [`RunResult`] is that of
+/// [`run_unrecorded`] with the same agent and configuration, field for field.
+///
+/// ```no_run
+/// # let loaded = tbsim_scenario::load_file(std::path::Path::new("busy-day.ron")).unwrap();
+/// use tbsim_engine::run::{RunLimits, Scorer};
+/// let scorer = Scorer::new(&loaded);
+/// for seed in 0..20 {
+///     let mut agent = tbsim_engine::agent::Oracle::new(&loaded.scenario);
+///     let config = tbsim_engine::protocol::SimConfig { seed: Some(seed), ..Default::default() };
+///     let r = scorer.score(&mut agent, config, &RunLimits::default());
+///     assert!(r.checkpoint_score <= 1.0);
+/// }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Scorer {
+    proto: Arc<Prototype>,
+}
+
+impl Scorer {
+    /// Builds the scenario's world once (the scenario must have passed validation).
+    pub fn new(loaded: &LoadedScenario) -> Scorer {
+        Scorer {
+            proto: Arc::new(Prototype::new(loaded)),
+        }
+    }
+
+    /// Runs `agent` to the end on a copy of the world and returns the result.
+    pub fn score(
+        &self,
+        agent: &mut dyn Agent,
+        config: SimConfig,
+        limits: &RunLimits,
+    ) -> RunResult {
+        let mut sim = Sim::from_prototype(
+            &self.proto,
+            config,
+            Trajectory::discarding(),
+            Box::new(LivePython::default()),
+        );
+        drive(&mut sim, agent, limits)
+    }
+
+    /// A simulation on a copy of the world, writing `trace` (for callers that step
+    /// it themselves).
+    pub fn sim(&self, config: SimConfig, trace: Trajectory) -> Sim {
+        Sim::from_prototype(&self.proto, config, trace, Box::new(LivePython::default()))
+    }
+}
+
 /// Runs with a given trajectory sink and Python backend.
 pub fn run_with(
     loaded: &LoadedScenario,
@@ -413,8 +475,15 @@ pub async fn run_to_dir_hooked(
     hooks: RunHooks,
 ) -> Result<RunResult, RunError> {
     write_scenario_copy(loaded, out)?;
-    let traj_path = out.join("trajectory.jsonl");
-    let trace = Trajectory::to_file(&traj_path).map_err(io(&traj_path))?;
+    let (traj_path, trace) = if hooks.compress {
+        let p = out.join(crate::run_dir::TRAJECTORY_ZST);
+        let t = Trajectory::to_zstd_file(&p).map_err(io(&p))?;
+        (p, t)
+    } else {
+        let p = out.join(crate::run_dir::TRAJECTORY);
+        let t = Trajectory::to_file(&p).map_err(io(&p))?;
+        (p, t)
+    };
     let mut sim = Sim::new(loaded, config, trace, Box::new(LivePython::default()));
     sim.set_npc_engine(npc);
     let mut result = drive_hooked(&mut sim, agent, limits, &hooks).await;
@@ -453,7 +522,11 @@ pub(crate) fn finish_dir(
         return Err(RunError::Trajectory(traj, e.to_owned()));
     }
     // Scheduling figures come from the trajectory as written.
-    let text = std::fs::read_to_string(&traj).map_err(io(&traj))?;
+    let text = if traj.extension().is_some_and(|e| e == "zst") {
+        crate::run_dir::read_trajectory(&traj).map_err(|e| io(&traj)(e.into_io()))?
+    } else {
+        std::fs::read_to_string(&traj).map_err(io(&traj))?
+    };
     result.schedule = Some(crate::schedule::compute(scenario, text.lines()));
     let res_path = out.join("result.json");
     let mut text = serde_json::to_string_pretty(result).expect("results serialise");
