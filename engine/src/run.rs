@@ -738,6 +738,91 @@ mod tests {
     use crate::trajectory::Line;
     use tbsim_scenario::load_file;
 
+    fn example(name: &str) -> LoadedScenario {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../content/scenarios")
+            .join(name);
+        load_file(&path).unwrap()
+    }
+
+    /// A compressed run directory holds `trajectory.jsonl.zst` alone, whose text is
+    /// the plain run's byte for byte; replay and regrading read it and reproduce the
+    /// run.
+    #[test]
+    fn a_compressed_trajectory_holds_the_same_lines_and_replays() {
+        let loaded = example("busy-day.ron");
+        let config = || SimConfig {
+            agent: "oracle".into(),
+            ..Default::default()
+        };
+        let run = |dir: &Path, compress: bool| {
+            let mut agent = crate::agent::Oracle::new(&loaded.scenario);
+            let hooks = RunHooks {
+                compress,
+                ..RunHooks::default()
+            };
+            block_on(run_to_dir_hooked(
+                &loaded,
+                &mut agent,
+                config(),
+                &RunLimits::default(),
+                dir,
+                None,
+                Box::new(Scripted),
+                hooks,
+            ))
+            .unwrap()
+        };
+        let plain = tempfile::tempdir().unwrap();
+        let packed = tempfile::tempdir().unwrap();
+        let a = run(plain.path(), false);
+        let b = run(packed.path(), true);
+        assert_eq!(a.checkpoint_score, 1.0);
+        assert_eq!(a.digest, b.digest);
+        assert_eq!(a.schedule, b.schedule, "read back for the schedule");
+        assert!(!packed.path().join("trajectory.jsonl").exists());
+        let zst = packed.path().join("trajectory.jsonl.zst");
+        let bytes = std::fs::read(&zst).unwrap();
+        let text = std::fs::read_to_string(plain.path().join("trajectory.jsonl")).unwrap();
+        assert!(crate::trajectory::zst::is_zstd(&bytes));
+        assert!(bytes.len() * 3 < text.len(), "{} of {}", bytes.len(), text.len());
+        assert_eq!(crate::run_dir::read_trajectory(&zst).unwrap(), text);
+        assert_eq!(crate::run_dir::trajectory_path(packed.path()), zst);
+        for dir in [plain.path(), packed.path()] {
+            let report = crate::replay::replay(dir).unwrap();
+            assert!(report.identical(), "{report:?}");
+            assert_eq!(report.digest, a.digest);
+            let regraded = crate::replay::regrade(dir, None).unwrap();
+            assert!(regraded.changed.is_empty(), "{regraded:?}");
+        }
+    }
+
+    /// A score-only run from the prototype scores as the unrecorded run does.
+    #[test]
+    fn the_scorer_scores_as_an_unrecorded_run() {
+        for name in ["busy-day.ron", "two-days.ron"] {
+            let loaded = example(name);
+            let scorer = Scorer::new(&loaded);
+            for seed in [None, Some(3)] {
+                let config = SimConfig {
+                    seed,
+                    agent: "oracle".into(),
+                    ..Default::default()
+                };
+                let mut agent = crate::agent::Oracle::new(&loaded.scenario);
+                let want = run_unrecorded(&loaded, &mut agent, config.clone(), &RunLimits::default());
+                let mut agent = crate::agent::Oracle::new(&loaded.scenario);
+                let got = scorer.score(&mut agent, config, &RunLimits::default());
+                assert!(want.steps > 5, "{name}: a real run");
+                assert_eq!(
+                    serde_json::to_value(&got).unwrap(),
+                    serde_json::to_value(&want).unwrap(),
+                    "{name}"
+                );
+            }
+        }
+    }
+
     /// Makes one model call, then waits once before finishing; at that wait, looks
     /// for the call's line in the trajectory file.
     struct Slow {
