@@ -1887,6 +1887,11 @@ function viewRun(main, id, atStep) {
     st.next = 0;
     st.ctx = newCtx(st.toolMap);
     clear(timeline);
+    hl.rows = [];
+    hl.steps = [];
+    hl.decisions = new Map();
+    hl.boundary = null;
+    hl.current = null;
   }
 
   let stopStream = null;
@@ -2096,17 +2101,46 @@ function viewRun(main, id, atStep) {
 
   // Highlight what happened up to the scrubbed step; with `scroll`, bring the
   // step's decision into the timeline's view.
-  function highlight(scroll, deepLink = false) {
-    const n = st.scrub;
-    let future = false;
-    let current = null;
-    for (const li of timeline.children) {
+  // The rows by step, kept as the timeline grows: a scrub then touches only the
+  // rows between the old step and the new one (a long run has thousands).
+  const hl = { rows: [], steps: [], decisions: new Map(), boundary: null, current: null };
+  function indexRows() {
+    const lis = timeline.children;
+    for (let k = hl.rows.length; k < lis.length; k++) {
+      const li = lis[k];
       const s = li.dataset.step === '' ? null : Number(li.dataset.step);
-      if (n !== null && s !== null && s > n) future = true;
-      const cur = n !== null && !future && s === n && li.dataset.type === 'decision';
-      li.classList.toggle('future', n !== null && future);
-      li.classList.toggle('current', cur);
-      if (cur) current = li;
+      hl.rows.push(li);
+      // The highest step seen so far, per row: rows without a step follow the last.
+      const prevMax = k ? hl.steps[k - 1] : -1;
+      hl.steps.push(s === null ? prevMax : Math.max(prevMax, s));
+      if (s !== null && li.dataset.type === 'decision' && !hl.decisions.has(s)) hl.decisions.set(s, li);
+      // A row drawn after the boundary is past the step shown.
+      if (hl.boundary !== null && k >= hl.boundary) li.classList.add('future');
+    }
+  }
+  /** The first row whose step (or the last step before it) is after step `n`. */
+  function boundaryOf(n) {
+    let lo = 0;
+    let hi = hl.rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (hl.steps[mid] > n) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+  function highlight(scroll, deepLink = false) {
+    indexRows();
+    const n = st.scrub;
+    const was = hl.boundary === null ? hl.rows.length : hl.boundary;
+    const now = n === null ? hl.rows.length : boundaryOf(n);
+    for (let k = Math.min(was, now); k < Math.max(was, now); k++) hl.rows[k].classList.toggle('future', k >= now);
+    hl.boundary = n === null ? null : now;
+    const current = n === null ? null : (hl.decisions.get(n) || null);
+    if (hl.current !== current) {
+      if (hl.current) hl.current.classList.remove('current');
+      if (current) current.classList.add('current');
+      hl.current = current;
     }
     if (scroll && current) {
       // Within the box only (scrollIntoView would move the page too).
