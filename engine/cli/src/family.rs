@@ -82,7 +82,8 @@ pub(crate) fn cmd_family(cmd: FamilyCommand) -> Result<ExitCode> {
                     probe: !a.no_probe,
                     probe_out: a.probe_out,
                 },
-                &mut std::io::stdout().lock(),
+                // Script errors quote `fail()` messages: escaped before the terminal sees them.
+                &mut tbsim_core::term::Escaped::new(std::io::stdout().lock()),
             )?;
             Ok(if report.passed() {
                 ExitCode::SUCCESS

@@ -249,7 +249,8 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {e:#}");
+            // Errors quote scripts, models and scenarios: escaped for the terminal.
+            eprintln!("error: {}", tbsim_core::term::escape(&format!("{e:#}")));
             ExitCode::from(2)
         }
     }
