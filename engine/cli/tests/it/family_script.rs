@@ -80,8 +80,10 @@ fn a_bundled_family_checked_by_key_passes_from_any_directory() {
     assert!(out.contains("gate passed"), "{out}");
 }
 
+/// A Rust family goes through the same gate, with its Rust solver (the script
+/// port `kb_fix_script` was removed: one implementation per family, issue 37).
 #[test]
-fn the_rust_solver_solves_the_kb_fix_port() {
+fn the_gate_checks_a_rust_family_with_its_solver() {
     let o = tbsim(
         &[
             "family",
@@ -89,17 +91,16 @@ fn the_rust_solver_solves_the_kb_fix_port() {
             "--screen",
             "--seeds",
             CI_SEEDS,
-            "--rust-solver",
             "--adversaries",
             "copy-drive",
-            "content/families/kb_fix_script",
+            "kb_fix",
         ],
         &root(),
     );
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
     assert!(
-        out.contains("| kb_fix_script/hard | 2 | 1.000 | 0.000 | 1.000 | 1.000 |"),
+        out.contains("| kb_fix/hard | 2 | 1.000 | 0.000 | - | 1.000 |"),
         "{out}"
     );
 }
@@ -170,7 +171,7 @@ fn script_families_are_listed_and_drawn_by_name() {
             "--seed",
             "3",
             "--families",
-            "inventory_reorder,kb_fix_script,sales",
+            "inventory_reorder,shift_roster,sales",
             "--min-tasks",
             "2",
             "--max-tasks",
@@ -405,7 +406,7 @@ fn the_script_solver_runs_as_an_agent_on_a_suite_of_script_families() {
             "--seed",
             "5",
             "--families",
-            "inventory_reorder,kb_fix_script",
+            "inventory_reorder,shift_roster",
             "--min-tasks",
             "2",
             "--max-tasks",
