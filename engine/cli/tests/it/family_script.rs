@@ -26,6 +26,37 @@ fn every_bundled_script_family_passes_the_gate() {
     assert!(out.contains("| inventory_reorder/hard |"), "{out}");
 }
 
+/// The gate over every Rust family in CI: one seed per variant, judged as a
+/// screen (a share fails only when shown over its limit), with every check but
+/// the adversary library cut to one adversary, so it fits a couple of minutes.
+/// The standard (200 seeds, upper bounds, every adversary) is the release run
+/// recorded under `runs/validity/`.
+#[test]
+fn every_rust_family_runs_the_gate_and_passes_its_screen() {
+    let keys: Vec<&str> = tbsim_gen::registry::FAMILIES
+        .iter()
+        .map(|f| f.key())
+        .collect();
+    let mut args = vec![
+        "family",
+        "check",
+        "--screen",
+        "--seeds",
+        "1",
+        "--adversaries",
+        "copy-drive",
+    ];
+    args.extend(keys.iter().copied());
+    let o = tbsim(&args, &root());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    for k in &keys {
+        assert!(out.contains(&format!("family `{k}`")), "{k}: {out}");
+    }
+    assert!(out.contains("shortcut probe (`kb_fix`)"), "{out}");
+    assert!(out.contains("gate passed"), "{out}");
+}
+
 #[test]
 fn a_bundled_family_checked_by_key_passes_from_any_directory() {
     // Its script is compiled in; its README (the example questions the gate asks
