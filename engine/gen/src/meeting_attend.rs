@@ -110,10 +110,13 @@ fn budget_notes(
 ) -> String {
     let mut rng = ctx.rng("meeting/figures");
     let cap = cap as i32;
-    let form = match rng.random_range(0..5u32) {
-        0 => Decision::Stated,
-        1 | 2 => Decision::FromLast,
-        _ => Decision::FromProposal,
+    // Said outright one time in eight: then it is one of five figures, placed neither
+    // first, last nor largest (the giveaway bounds of issue 26).
+    let form = match rng.random_range(0..8u32) {
+        // The top cap has nothing above it, so it is always worked out.
+        0 if cap < CAP_HI => Decision::Stated,
+        1..=3 if cap < CAP_HI => Decision::FromProposal,
+        _ => Decision::FromLast,
     };
     let step = CAP_STEP * rng.random_range(1..=6);
     let mut used: Vec<i32> = vec![cap];
@@ -169,6 +172,32 @@ fn budget_notes(
     };
     let counter = fresh(&mut rng, &mut used);
     let spent = fresh(&mut rng, &mut used);
+    // Where the cap is said outright it is never the notes' largest figure (nor,
+    // below, their first): how many of the four others lie above it is drawn
+    // uniformly from 1-4 (as far as the range allows), so its rank is uniform over
+    // the other four places.
+    let (mut last, mut proposal, mut counter, mut spent) = (last, proposal, counter, spent);
+    if form == Decision::Stated {
+        let above = ((CAP_HI - cap) / CAP_STEP) as usize;
+        let below = ((cap - CAP_LO) / CAP_STEP) as usize;
+        let ks: Vec<usize> = (1..=4).filter(|k| *k <= above && 4 - k <= below).collect();
+        if !ks.is_empty() {
+            let k = ks[rng.random_range(0..ks.len())];
+            let mut v: Vec<i32> = pick_distinct(&mut rng, above, k)
+                .into_iter()
+                .map(|i| cap + CAP_STEP * (i as i32 + 1))
+                .chain(
+                    pick_distinct(&mut rng, below, 4 - k)
+                        .into_iter()
+                        .map(|i| cap - CAP_STEP * (i as i32 + 1)),
+                )
+                .collect();
+            for i in (1..v.len()).rev() {
+                v.swap(i, rng.random_range(0..=i));
+            }
+            (last, proposal, counter, spent) = (v[0], v[1], v[2], v[3]);
+        }
+    }
     let who: Vec<usize> = pick_distinct(&mut rng, speakers.len(), 2);
     let (proposer, counterer) = (&speakers[who[0]].name, &speakers[who[1]].name);
     let pick = |rng: &mut tbsim_core::rng::StreamRng, pool: &[String]| -> String {
@@ -256,6 +285,16 @@ fn budget_notes(
     ];
     for i in (1..sentences.len()).rev() {
         sentences.swap(i, rng.random_range(0..=i));
+    }
+    // Said outright, the decision sits between other figures, never first or last.
+    if form == Decision::Stated
+        && let Some(at) = sentences
+            .iter()
+            .position(|t| t.contains(&format!(" {cap} EUR")))
+    {
+        let said = sentences.remove(at);
+        let to = rng.random_range(1..sentences.len());
+        sentences.insert(to, said);
     }
     format!(
         "{organizer} opens the meeting on next month's {dept} purchasing budget. {} Then they go round the table for purchase requests.",

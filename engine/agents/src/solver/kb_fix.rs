@@ -259,7 +259,14 @@ fn is_live(status: &str) -> bool {
         "reworked",
         "not live",
     ];
-    let live = ["current", "live", "in use", "we use", "link this one"];
+    let live = [
+        "current",
+        "live",
+        "in use",
+        "we use",
+        "link this one",
+        "link it",
+    ];
     !dead.iter().chain(&unfinished).any(|w| s.contains(w)) && live.iter().any(|w| s.contains(w))
 }
 
