@@ -368,12 +368,7 @@ impl Scorer {
     }
 
     /// Runs `agent` to the end on a copy of the world and returns the result.
-    pub fn score(
-        &self,
-        agent: &mut dyn Agent,
-        config: SimConfig,
-        limits: &RunLimits,
-    ) -> RunResult {
+    pub fn score(&self, agent: &mut dyn Agent, config: SimConfig, limits: &RunLimits) -> RunResult {
         let mut sim = Sim::from_prototype(
             &self.proto,
             config,
@@ -785,7 +780,12 @@ mod tests {
         let bytes = std::fs::read(&zst).unwrap();
         let text = std::fs::read_to_string(plain.path().join("trajectory.jsonl")).unwrap();
         assert!(crate::trajectory::zst::is_zstd(&bytes));
-        assert!(bytes.len() * 3 < text.len(), "{} of {}", bytes.len(), text.len());
+        assert!(
+            bytes.len() * 3 < text.len(),
+            "{} of {}",
+            bytes.len(),
+            text.len()
+        );
         assert_eq!(crate::run_dir::read_trajectory(&zst).unwrap(), text);
         assert_eq!(crate::run_dir::trajectory_path(packed.path()), zst);
         for dir in [plain.path(), packed.path()] {
@@ -797,9 +797,12 @@ mod tests {
         }
     }
 
-    /// A score-only run from the prototype scores as the unrecorded run does.
+    /// A score-only run from the prototype scores as the unrecorded run does; one
+    /// scorer serves every thread of a parallel gate.
     #[test]
     fn the_scorer_scores_as_an_unrecorded_run() {
+        fn shared<T: Send + Sync>() {}
+        shared::<Scorer>();
         for name in ["busy-day.ron", "two-days.ron"] {
             let loaded = example(name);
             let scorer = Scorer::new(&loaded);
@@ -810,7 +813,8 @@ mod tests {
                     ..Default::default()
                 };
                 let mut agent = crate::agent::Oracle::new(&loaded.scenario);
-                let want = run_unrecorded(&loaded, &mut agent, config.clone(), &RunLimits::default());
+                let want =
+                    run_unrecorded(&loaded, &mut agent, config.clone(), &RunLimits::default());
                 let mut agent = crate::agent::Oracle::new(&loaded.scenario);
                 let got = scorer.score(&mut agent, config, &RunLimits::default());
                 assert!(want.steps > 5, "{name}: a real run");

@@ -32,8 +32,8 @@ use crate::time::{SimDuration, SimTime};
 use crate::tools::{self, Advance, CallContext, PythonBackend};
 use crate::trajectory::{FORMAT, ForkOf, GuidanceLine, Header, Line, ModelLine, Trajectory};
 use crate::world::{
-    Clock, DueEvents, Inbox, Intern, Prototype, Queue, RunParams, RunState, ScenarioMeta,
-    SimEvent, Task, TaskState, Trace, build_world, tick_schedule,
+    Clock, DueEvents, Inbox, Intern, Prototype, Queue, RunParams, RunState, ScenarioMeta, SimEvent,
+    Task, TaskState, Trace, build_world, tick_schedule,
 };
 use tbsim_scenario::LoadedScenario;
 
@@ -305,14 +305,19 @@ impl Sim {
                 let Some(due) = due else { break };
                 batch.push(due);
             }
-            for d in &batch {
+            for d in &mut batch {
+                // Lent to the line and taken back: no copy of the event's strings.
+                let event = std::mem::replace(&mut d.event, SimEvent::DayEnd { day: 0 });
                 let line = Line::Event {
                     t,
                     class: d.class,
                     seq: d.seq,
-                    event: d.event.clone(),
+                    event,
                 };
                 self.trace().push(&line);
+                if let Line::Event { event, .. } = line {
+                    d.event = event;
+                }
             }
             self.tick(batch);
             if stop_on_notification && !self.world.resource::<Inbox>().0.is_empty() {
@@ -705,7 +710,10 @@ mod tests {
             m.push(("read_file".into(), json!({ "path": f.path }).to_string()));
         }
         for mt in &s.meetings {
-            m.push(("join_meeting".into(), json!({ "meeting": mt.key }).to_string()));
+            m.push((
+                "join_meeting".into(),
+                json!({ "meeting": mt.key }).to_string(),
+            ));
         }
         m.push(("list_folder".into(), json!({"path": "drive"}).to_string()));
         m.push(("my_tasks".into(), "{}".into()));

@@ -297,8 +297,8 @@ mod tests {
         q.push(SimTime(0), EventClass::DayEnd, "zero-end");
         q.push(SimTime(0), EventClass::DayStart, "zero-start");
         assert_eq!(q.peek_time(), Some(SimTime(0)));
-        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|d| (d.time, d.class, d.event)))
-            .collect();
+        let order: Vec<_> =
+            std::iter::from_fn(|| q.pop().map(|d| (d.time, d.class, d.event))).collect();
         assert_eq!(
             order,
             [

@@ -153,7 +153,12 @@ mod tests {
         drop(w);
         assert!(is_zstd(&packed));
         assert!(data.len() > 2 * FRAME_BYTES, "several frames");
-        assert!(packed.len() * 4 < data.len(), "{} of {}", packed.len(), data.len());
+        assert!(
+            packed.len() * 4 < data.len(),
+            "{} of {}",
+            packed.len(),
+            data.len()
+        );
         assert_eq!(decompress(&packed, 1 << 30).unwrap(), data);
     }
 

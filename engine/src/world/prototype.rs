@@ -248,12 +248,8 @@ mod tests {
                 };
                 let python = || Box::new(crate::tools::LivePython::default());
                 let mut built = Sim::new(&l, config.clone(), Trajectory::in_memory(), python());
-                let mut copied = Sim::from_prototype(
-                    &proto,
-                    config,
-                    Trajectory::in_memory(),
-                    python(),
-                );
+                let mut copied =
+                    Sim::from_prototype(&proto, config, Trajectory::in_memory(), python());
                 let (a, la) = run(&mut built);
                 let (b, lb) = run(&mut copied);
                 assert!(la.len() > 20, "{name}: a real run");

@@ -50,17 +50,14 @@ fn released_notification(
     now: SimTime,
     clock: &Clock,
     hints: u8,
-    names: &BTreeMap<String, String>,
+    assigner: Option<&str>,
 ) -> Notification {
     Notification::TaskReleased {
         at: clock.epoch.display(now),
         task: t.spec.key.clone(),
         title: t.spec.title.clone(),
         objective: t.spec.objective.clone(),
-        assigned_by: names
-            .get(&t.spec.assigned_by)
-            .cloned()
-            .unwrap_or_else(|| t.spec.assigned_by.clone()),
+        assigned_by: assigner.map_or_else(|| t.spec.assigned_by.clone(), str::to_owned),
         deadline: clock
             .epoch
             .parse(&t.spec.deadline)
@@ -102,12 +99,15 @@ fn release_tasks(
         t.released_at = Some(clock.now);
         history.released.insert(task.clone());
         revision.0 += 1;
-        let names: BTreeMap<String, String> = npcs
-            .iter()
-            .map(|(k, n)| (k.0.clone(), n.name.clone()))
-            .collect();
+        // The assigner's display name (the key itself when no colleague has it).
+        let assigner = index
+            .keys
+            .get(&t.spec.assigned_by)
+            .and_then(|e| npcs.get(*e).ok())
+            .filter(|(k, _)| k.0 == t.spec.assigned_by)
+            .map(|(_, n)| n.name.as_str());
         inbox.0.push(released_notification(
-            &t, clock.now, &clock, hints.0, &names,
+            &t, clock.now, &clock, hints.0, assigner,
         ));
     }
 }
@@ -195,6 +195,13 @@ fn deliver(world: &mut World) {
         .resource::<DueEvents>()
         .0
         .iter()
+        // Only what this system handles is copied out of the batch.
+        .filter(|d| {
+            matches!(
+                d.event,
+                SimEvent::Deliver { .. } | SimEvent::FileChange { .. }
+            )
+        })
         .map(|d| d.event.clone())
         .collect();
     for ev in batch {
