@@ -40,6 +40,7 @@ use crate::time::SimDuration;
 use crate::tools::{LivePython, PythonBackend, RecordedPython};
 use crate::trajectory::Trajectory;
 use crate::trajectory::read_recorded;
+use crate::world::Prototype;
 use tbsim_scenario::{Content, LoadedScenario};
 
 /// Failure to write a run.
@@ -154,6 +155,10 @@ pub struct RunHooks {
     /// Where each model call's wall time, attempts and timeouts go (a run
     /// directory's `model_calls.jsonl`; see [`CallLog`]).
     pub calls: Option<Arc<CallLog>>,
+    /// Write the run directory's trajectory compressed, as `trajectory.jsonl.zst`
+    /// (see [`crate::trajectory::zst`]): the same lines and digest, which replay,
+    /// regrading and the result read alike. A compressed run cannot be resumed.
+    pub compress: bool,
 }
 
 /// The name of the run directory's file of per-call wall-clock facts.
@@ -222,7 +227,7 @@ impl RunHooks {
     pub fn with_control(control: Arc<Control>) -> RunHooks {
         RunHooks {
             control: Some(control),
-            calls: None,
+            ..RunHooks::default()
         }
     }
 }
@@ -405,6 +410,62 @@ pub fn run_unrecorded(
     .0
 }
 
+/// Many runs of one scenario that only need their scores: the validity gate's
+/// oracle, idle, solver and adversaries, the scan, suite proofs, RL rollouts that
+/// keep no record.
+///
+/// The world is built once ([`Prototype`]) and copied for each run; no trajectory
+/// is written, kept or serialised (its lines are only counted), no file is touched
+/// and no schedule is computed. A run's [`RunResult`] is that of
+/// [`run_unrecorded`] with the same agent and configuration, field for field.
+///
+/// ```no_run
+/// # let loaded = tbsim_scenario::load_file(std::path::Path::new("busy-day.ron")).unwrap();
+/// use tbsim_engine::run::{RunLimits, Scorer};
+/// let scorer = Scorer::new(&loaded);
+/// for seed in 0..20 {
+///     let mut agent = tbsim_engine::agent::Oracle::new(&loaded.scenario);
+///     let config = tbsim_engine::protocol::SimConfig { seed: Some(seed), ..Default::default() };
+///     let r = scorer.score(&mut agent, config, &RunLimits::default());
+///     assert!(r.checkpoint_score <= 1.0);
+/// }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Scorer {
+    proto: Arc<Prototype>,
+}
+
+impl Scorer {
+    /// Builds the scenario's world once (the scenario must have passed validation).
+    pub fn new(loaded: &LoadedScenario) -> Scorer {
+        Scorer {
+            proto: Arc::new(Prototype::new(loaded)),
+        }
+    }
+
+    /// Runs `agent` to the end on a copy of the world and returns the result.
+    pub fn score(
+        &self,
+        agent: &mut dyn Agent,
+        config: SimConfig,
+        limits: &RunLimits,
+    ) -> RunResult {
+        let mut sim = Sim::from_prototype(
+            &self.proto,
+            config,
+            Trajectory::discarding(),
+            Box::new(LivePython::default()),
+        );
+        drive(&mut sim, agent, limits)
+    }
+
+    /// A simulation on a copy of the world, writing `trace` (for callers that step
+    /// it themselves).
+    pub fn sim(&self, config: SimConfig, trace: Trajectory) -> Sim {
+        Sim::from_prototype(&self.proto, config, trace, Box::new(LivePython::default()))
+    }
+}
+
 /// Runs with a given trajectory sink and Python backend.
 pub fn run_with(
     loaded: &LoadedScenario,
@@ -493,8 +554,15 @@ pub async fn run_to_dir_hooked(
     if agent.uses_model() && hooks.calls.is_none() {
         hooks.calls = Some(Arc::new(CallLog::open(out).map_err(io(out))?));
     }
-    let traj_path = out.join("trajectory.jsonl");
-    let trace = Trajectory::to_file(&traj_path).map_err(io(&traj_path))?;
+    let (traj_path, trace) = if hooks.compress {
+        let p = out.join(crate::run_dir::TRAJECTORY_ZST);
+        let t = Trajectory::to_zstd_file(&p).map_err(io(&p))?;
+        (p, t)
+    } else {
+        let p = out.join(crate::run_dir::TRAJECTORY);
+        let t = Trajectory::to_file(&p).map_err(io(&p))?;
+        (p, t)
+    };
     let mut sim = Sim::new(loaded, config, trace, Box::new(LivePython::default()));
     sim.set_npc_engine(npc);
     let mut result = drive_hooked(&mut sim, agent, limits, &hooks).await;
@@ -533,7 +601,11 @@ pub(crate) fn finish_dir(
         return Err(RunError::Trajectory(traj, e.to_owned()));
     }
     // Scheduling figures come from the trajectory as written.
-    let text = std::fs::read_to_string(&traj).map_err(io(&traj))?;
+    let text = if traj.extension().is_some_and(|e| e == "zst") {
+        crate::run_dir::read_trajectory(&traj).map_err(|e| io(&traj)(e.into_io()))?
+    } else {
+        std::fs::read_to_string(&traj).map_err(io(&traj))?
+    };
     result.schedule = Some(crate::schedule::compute(scenario, text.lines()));
     let res_path = out.join("result.json");
     let mut text = serde_json::to_string_pretty(result).expect("results serialise");
@@ -747,6 +819,91 @@ mod tests {
     use crate::protocol::ToolCall;
     use crate::trajectory::Line;
     use tbsim_scenario::load_file;
+
+    fn example(name: &str) -> LoadedScenario {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../content/scenarios")
+            .join(name);
+        load_file(&path).unwrap()
+    }
+
+    /// A compressed run directory holds `trajectory.jsonl.zst` alone, whose text is
+    /// the plain run's byte for byte; replay and regrading read it and reproduce the
+    /// run.
+    #[test]
+    fn a_compressed_trajectory_holds_the_same_lines_and_replays() {
+        let loaded = example("busy-day.ron");
+        let config = || SimConfig {
+            agent: "oracle".into(),
+            ..Default::default()
+        };
+        let run = |dir: &Path, compress: bool| {
+            let mut agent = crate::agent::Oracle::new(&loaded.scenario);
+            let hooks = RunHooks {
+                compress,
+                ..RunHooks::default()
+            };
+            block_on(run_to_dir_hooked(
+                &loaded,
+                &mut agent,
+                config(),
+                &RunLimits::default(),
+                dir,
+                None,
+                Box::new(Scripted),
+                hooks,
+            ))
+            .unwrap()
+        };
+        let plain = tempfile::tempdir().unwrap();
+        let packed = tempfile::tempdir().unwrap();
+        let a = run(plain.path(), false);
+        let b = run(packed.path(), true);
+        assert_eq!(a.checkpoint_score, 1.0);
+        assert_eq!(a.digest, b.digest);
+        assert_eq!(a.schedule, b.schedule, "read back for the schedule");
+        assert!(!packed.path().join("trajectory.jsonl").exists());
+        let zst = packed.path().join("trajectory.jsonl.zst");
+        let bytes = std::fs::read(&zst).unwrap();
+        let text = std::fs::read_to_string(plain.path().join("trajectory.jsonl")).unwrap();
+        assert!(crate::trajectory::zst::is_zstd(&bytes));
+        assert!(bytes.len() * 3 < text.len(), "{} of {}", bytes.len(), text.len());
+        assert_eq!(crate::run_dir::read_trajectory(&zst).unwrap(), text);
+        assert_eq!(crate::run_dir::trajectory_path(packed.path()), zst);
+        for dir in [plain.path(), packed.path()] {
+            let report = crate::replay::replay(dir).unwrap();
+            assert!(report.identical(), "{report:?}");
+            assert_eq!(report.digest, a.digest);
+            let regraded = crate::replay::regrade(dir, None).unwrap();
+            assert!(regraded.changed.is_empty(), "{regraded:?}");
+        }
+    }
+
+    /// A score-only run from the prototype scores as the unrecorded run does.
+    #[test]
+    fn the_scorer_scores_as_an_unrecorded_run() {
+        for name in ["busy-day.ron", "two-days.ron"] {
+            let loaded = example(name);
+            let scorer = Scorer::new(&loaded);
+            for seed in [None, Some(3)] {
+                let config = SimConfig {
+                    seed,
+                    agent: "oracle".into(),
+                    ..Default::default()
+                };
+                let mut agent = crate::agent::Oracle::new(&loaded.scenario);
+                let want = run_unrecorded(&loaded, &mut agent, config.clone(), &RunLimits::default());
+                let mut agent = crate::agent::Oracle::new(&loaded.scenario);
+                let got = scorer.score(&mut agent, config, &RunLimits::default());
+                assert!(want.steps > 5, "{name}: a real run");
+                assert_eq!(
+                    serde_json::to_value(&got).unwrap(),
+                    serde_json::to_value(&want).unwrap(),
+                    "{name}"
+                );
+            }
+        }
+    }
 
     /// Makes one model call, then waits once before finishing; at that wait, looks
     /// for the call's line in the trajectory file.

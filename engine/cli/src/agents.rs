@@ -100,8 +100,8 @@ impl Models {
             )),
             spec if spec.starts_with("adversary:") => {
                 let name = &spec["adversary:".len()..];
-                Box::new(tbsim_agents::adversary::by_name(name).with_context(|| {
-                    let names: Vec<&str> = tbsim_agents::adversary::ADVERSARIES
+                Box::new(tbsim_validity::adversary::by_name(name).with_context(|| {
+                    let names: Vec<&str> = tbsim_validity::adversary::ADVERSARIES
                         .iter()
                         .map(|(n, _)| *n)
                         .collect();
