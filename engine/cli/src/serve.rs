@@ -78,7 +78,9 @@ pub(crate) fn cmd_serve(args: ServeArgs) -> Result<ExitCode> {
         "--console-token",
     )?;
     match &token {
-        Some(t) if t.is_empty() => bail!("the token (--token, --token-file, ${TOKEN_ENV}) must not be empty"),
+        Some(t) if t.is_empty() => {
+            bail!("the token (--token, --token-file, ${TOKEN_ENV}) must not be empty")
+        }
         _ if console_token.as_deref() == Some("") => {
             bail!("the console token must not be empty")
         }

@@ -192,7 +192,7 @@ def test_epochs_are_runs_of_their_own(oracle: Path, tmp_path: Path) -> None:
     assert log.samples is not None and len(log.samples) == 3
     dirs = {Path(s.scores["tbsim_scorer"].metadata["run_dir"]) for s in log.samples}  # type: ignore[index]
     assert sorted(d.name for d in dirs) == ["trial-0", "trial-1", "trial-2"]
-    seeds = {json.loads((d / "run.json").read_text())["seed"] for d in dirs}
+    seeds = {json.loads((d / "run.json").read_text())["sim"]["seed"] for d in dirs}
     digests = {json.loads((d / "result.json").read_text())["digest"] for d in dirs}
     assert len(seeds) == 3 and len(digests) == 3, (seeds, digests)
 

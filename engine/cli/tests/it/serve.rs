@@ -464,7 +464,13 @@ fn the_token_comes_from_a_file_or_the_environment() {
         (vec![file_arg.as_str()], None, "from-a-file"),
         (vec![], Some("from-the-env"), "from-the-env"),
     ] {
-        let mut args = vec!["serve", "--bind", "0.0.0.0:0", "--out", out.to_str().unwrap()];
+        let mut args = vec![
+            "serve",
+            "--bind",
+            "0.0.0.0:0",
+            "--out",
+            out.to_str().unwrap(),
+        ];
         args.extend(extra);
         let mut cmd = crate::util::tbsim_command(&args, &root());
         cmd.env_remove("TBSIM_SERVE_TOKEN");
@@ -474,9 +480,16 @@ fn the_token_comes_from_a_file_or_the_environment() {
         let (child, line) = crate::util::spawn_listening(cmd);
         let port = line.rsplit(':').next().unwrap();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let server = Server { child, addr, token: Some(token.into()) };
+        let server = Server {
+            child,
+            addr,
+            token: Some(token.into()),
+        };
         assert_eq!(server.request_as("GET", "/v1/tools", None, None).0, 401);
-        assert_eq!(server.request_as("GET", "/v1/tools", None, Some("wrong")).0, 401);
+        assert_eq!(
+            server.request_as("GET", "/v1/tools", None, Some("wrong")).0,
+            401
+        );
         assert_eq!(server.request("GET", "/v1/tools", None).0, 200);
         #[cfg(target_os = "linux")]
         {
@@ -491,7 +504,13 @@ fn the_token_comes_from_a_file_or_the_environment() {
         vec!["--token-file", tmp.path().to_str().unwrap()],
         vec!["--token", "x", "--token-file", file.to_str().unwrap()],
     ] {
-        let mut args = vec!["serve", "--bind", "127.0.0.1:0", "--out", out.to_str().unwrap()];
+        let mut args = vec![
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--out",
+            out.to_str().unwrap(),
+        ];
         args.extend(bad.iter().copied());
         let o = tbsim(&args, &root());
         assert!(!o.status.success(), "{bad:?}");
@@ -528,9 +547,19 @@ fn a_server_stops_when_its_parent_goes() {
     std::io::BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let addr: SocketAddr = line.trim().rsplit("http://").next().unwrap().parse().unwrap();
+    let addr: SocketAddr = line
+        .trim()
+        .rsplit("http://")
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     let stdin = child.stdin.take().unwrap();
-    let server = Server { child, addr, token: None };
+    let server = Server {
+        child,
+        addr,
+        token: None,
+    };
     let (status, v) = server.post("/v1/sessions", &json!({"scenario": "meeting-only"}));
     assert_eq!(status, 201, "{v}");
     let id = v["session"].as_str().unwrap().to_owned();
@@ -810,5 +839,10 @@ fn a_finished_session_gives_its_slot_up() {
     let (status, fin) = server.request("DELETE", &format!("/v1/sessions/{first}"), None);
     assert_eq!(status, 200, "{fin}");
     assert_eq!(fin["result"]["end_reason"], "finished");
-    assert_eq!(server.request("DELETE", &format!("/v1/sessions/{first}"), None).0, 404);
+    assert_eq!(
+        server
+            .request("DELETE", &format!("/v1/sessions/{first}"), None)
+            .0,
+        404
+    );
 }
