@@ -312,7 +312,18 @@ fn the_scan_command_is_deterministic_and_gates_on_the_share() {
 /// Rows over the share that are known and allowed while an open issue closes them:
 /// reported, not failed. Empty: a row may only be added with the issue that will
 /// close it.
-const KNOWN_LEAKS: &[&str] = &[];
+///
+/// Issue 37: found when the scan began to ask clue holders as an agent asks (before,
+/// every reply it saw was a refusal); the generators' fix is item 3 of that issue.
+/// `family check` still fails these families (their release records are under
+/// `runs/validity/`).
+const KNOWN_LEAKS: &[&str] = &[
+    "event_planning/event_date",
+    "meeting_book/attended_on_time",
+    "meeting_book/attendees_right",
+    "meeting_book/booked",
+    "website_monitor/owner_named",
+];
 
 /// Seeds per family in CI: spread over its variants (seed `i` takes variant
 /// `i % variants`). The full measurement, 200 seeds of every variant in release,
