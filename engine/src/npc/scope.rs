@@ -476,6 +476,10 @@ const GENERIC_IDIOMS: &[&str] = &[
     "how should i start",
     "how should i approach it",
     "how should i approach this",
+    "give me a hand",
+    "lend me a hand",
+    "give a hand",
+    "lend a hand",
 ];
 /// Words that ask for something in particular.
 const SPECIFIC_ASK: &[&str] = &[
@@ -1425,6 +1429,7 @@ mod tests {
             "Hi Dana, any tips for the sales report?",
             "Hi Dana, anything I should know about the transaction review?",
             "Hello Dana! Can you help me with the team event?",
+            "Hi Dana, could you give me a hand with the sales analysis?",
         ] {
             assert!(vague(q), "{q}");
         }
