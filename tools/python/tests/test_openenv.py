@@ -312,7 +312,7 @@ def test_off_loopback_it_wants_a_token_of_its_own(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "TBSIM_OPENENV_TOKEN"}
     cmd = [sys.executable, "-m", "tbsim.openenv", "--port", "0", "--out", str(tmp_path)]
     done = subprocess.run(
-        [*cmd, "--host", "0.0.0.0"], env=env, capture_output=True, text=True, timeout=60
+        [*cmd, "--host", "0.0.0.0"], env=env, capture_output=True, text=True, timeout=600
     )
     assert done.returncode != 0 and "without a token" in done.stderr
     # With a token (from a file: never on a command line) every request carries it.
