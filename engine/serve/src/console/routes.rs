@@ -542,9 +542,14 @@ async fn world(
     let dir = found.dir().to_path_buf();
     let c2 = Arc::clone(&c);
     let (view, source) = tokio::task::spawn_blocking(move || {
-        c2.worlds()
+        let (view, source) = c2
+            .worlds()
             .view_from(&dir, q.step, answers)
-            .map_err(|e| no_world(&dir, &e))
+            .map_err(|e| no_world(&dir, &e))?;
+        if !answers {
+            return Ok::<_, ApiError>((view, source));
+        }
+        Ok((with_expected(&c2, &dir, q.step, &view).into(), source))
     })
     .await
     .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
@@ -559,6 +564,72 @@ async fn world(
         HeaderValue::from_static(source.as_str()),
     );
     Ok(r)
+}
+
+/// A world with answers, each checkpoint given what it expects (`expected`: its
+/// check as the scenario states it) and what the agent wrote there at that step
+/// (`actual`: the file the check reads, or the value at its JSON pointer), so
+/// "show answers" sets the answer beside the agent's.
+fn with_expected(c: &Console, dir: &std::path::Path, step: Option<u64>, view: &str) -> String {
+    let Ok(mut v) = serde_json::from_str::<Value>(view) else {
+        return view.to_owned();
+    };
+    let Ok(loaded) = tbsim_engine::run_dir::load_scenario(&dir.join("scenario.ron")) else {
+        return view.to_owned();
+    };
+    let at = v.get("step").and_then(Value::as_u64).or(step);
+    let Some(tasks) = v.get_mut("tasks").and_then(Value::as_array_mut) else {
+        return view.to_owned();
+    };
+    for t in tasks {
+        let key = t.get("key").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let Some(spec) = loaded.scenario.tasks.iter().find(|s| s.key == key) else {
+            continue;
+        };
+        let Some(cps) = t.get_mut("checkpoints").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for cp in cps {
+            let ck = cp.get("key").and_then(Value::as_str).unwrap_or_default();
+            let Some(cs) = spec.checkpoints.iter().find(|s| s.key == ck) else {
+                continue;
+            };
+            let expected = serde_json::to_value(&cs.check).unwrap_or(Value::Null);
+            let actual = actual_for(c, dir, at, &expected);
+            if let Some(o) = cp.as_object_mut() {
+                o.insert("expected".into(), expected);
+                if let Some(a) = actual {
+                    o.insert("actual".into(), a);
+                }
+            }
+        }
+    }
+    v.to_string()
+}
+
+/// What the agent wrote where a check looks: the file (`path`) at the step, as text
+/// (cut at 4,000 characters), or the value at the check's JSON `pointer` in it.
+fn actual_for(c: &Console, dir: &std::path::Path, step: Option<u64>, check: &Value) -> Option<Value> {
+    // A check is `{Variant: {fields}}`.
+    let fields = check.as_object()?.values().next()?.as_object()?;
+    let path = fields.get("path")?.as_str()?;
+    let candidates = [path.to_owned(), format!("workspace/{path}"), format!("drive/{path}")];
+    let bytes = candidates
+        .iter()
+        .find_map(|p| c.worlds().file(dir, step, p).ok().flatten())
+        .map(|(b, _)| b);
+    let Some(bytes) = bytes else {
+        return Some(json!({ "missing": true }));
+    };
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    if let Some(ptr) = fields.get("pointer").and_then(Value::as_str) {
+        let parsed: Option<Value> = serde_json::from_str(&text).ok();
+        return Some(match parsed {
+            Some(j) => json!({ "value": j.pointer(ptr).cloned().unwrap_or(Value::Null) }),
+            None => json!({ "text": text.chars().take(4000).collect::<String>(), "not_json": true }),
+        });
+    }
+    Some(json!({ "text": text.chars().take(4000).collect::<String>() }))
 }
 
 async fn file(

@@ -551,7 +551,7 @@ function trialRow(batch, scenario, a) {
   if (a.min !== null) parts.push(`range ${fmtScore(a.min)}–${fmtScore(a.max)}`);
   if (a.pass1 !== null) parts.push(`pass^1 ${fmtScore(a.pass1)}`, `pass^${a.k} ${fmtScore(a.passK)}`);
   return h('tr', {
-    class: 'group trials', testid: `trials-${batch}:${scenario}`, 'data-n': a.n, 'data-mean': a.mean ?? '', 'data-sd': a.sd ?? '',
+    class: 'trials', testid: `trials-${batch}:${scenario}`, 'data-n': a.n, 'data-mean': a.mean ?? '', 'data-sd': a.sd ?? '',
     'data-pass1': a.pass1 ?? '', 'data-passk': a.passK ?? '',
   }, h('th', { colspan: RUN_COLUMNS.length + (window.tbsimCompare ? 1 : 0), scope: 'rowgroup' },
     h('span', { class: 'group-name' }, scenario), h('span', { class: 'muted small' }, ` · ${parts.join(' · ')}`)));
@@ -701,7 +701,8 @@ function viewRuns(main) {
           byScenario.get(r.scenario).push(r);
         }
         if ([...byScenario.values()].some((v) => v.length > 1)) {
-          for (const sc of [...byScenario.keys()].sort(NATURAL.compare)) {
+          // In the order the sort put their first runs.
+          for (const sc of byScenario.keys()) {
             items.push({ trials: sc, batch: b, agg: trialAggregate(byScenario.get(sc)) });
             for (const r of byScenario.get(sc)) items.push({ run: r });
           }
@@ -1356,6 +1357,22 @@ function observationView(turn) {
 // ---------------------------------------------------------------------------
 // World panels
 
+/** With answers: what a checkpoint expects beside what the agent wrote there. */
+function expectedView(c) {
+  const [kind, fields] = Object.entries(c.expected || {})[0] || ['', {}];
+  const exp = fields && typeof fields === 'object' ? Object.assign({}, fields) : { value: fields };
+  const a = c.actual;
+  let wrote = null;
+  if (a) {
+    if (a.missing) wrote = h('span', { class: 'muted' }, 'no such file');
+    else if ('value' in a) wrote = jsonBlock(a.value, 'value');
+    else wrote = h('pre', { class: 'text' }, a.text || '');
+  }
+  return h('div', { class: 'answer expected', testid: 'cp-expected' },
+    h('div', { class: 'small' }, h('strong', {}, 'Expected '), h('span', { class: 'muted' }, `(${kind})`), ' ', jsonBlock(exp, 'expected')),
+    a ? h('div', { class: 'small', testid: 'cp-actual' }, h('strong', {}, 'Agent wrote '), wrote) : null);
+}
+
 function taskCard(t) {
   const [given, total] = t.hint_tiers || [0, 0];
   const g = t.guidance || { hints: 0, messages: 0 };
@@ -1374,7 +1391,8 @@ function taskCard(t) {
       ` ${c.key} `,
       h('span', { class: 'muted small' }, `${c.state}${c.passed_time ? ` at ${c.passed_time}` : ''} · weight ${c.weight}${c.scored === false ? ' · diagnostic' : ''}`),
       c.description ? h('div', { class: 'answer', testid: 'cp-description' }, c.description) : null,
-      c.feedback ? h('div', { class: 'answer muted small', testid: 'cp-feedback' }, `Feedback: ${c.feedback}`) : null))));
+      c.feedback ? h('div', { class: 'answer muted small', testid: 'cp-feedback' }, `Feedback: ${c.feedback}`) : null,
+      c.expected ? expectedView(c) : null))));
 }
 
 function fileTree(files, onOpen) {
