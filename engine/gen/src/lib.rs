@@ -33,6 +33,7 @@ pub mod registry;
 pub mod resume_select;
 pub mod sales;
 pub mod script;
+pub mod script_child;
 mod script_embed;
 pub mod script_host;
 pub mod script_solver;

@@ -147,7 +147,7 @@ pub fn entry(key: &str) -> Option<&'static ScriptEntry> {
 /// registered key, or a key of a Rust family, is refused.
 pub fn register_dir(dir: &Path) -> Result<&'static ScriptEntry, ScriptError> {
     let family = ScriptFamily::load_dir(dir)?;
-    let readme = std::fs::read_to_string(dir.join("README.md")).ok();
+    let readme = super::script_host::read_readme(dir)?;
     register_with(family, readme)
 }
 

@@ -17,13 +17,44 @@ fn every_bundled_script_family_passes_the_gate() {
         .collect();
     dirs.sort();
     assert!(dirs.len() >= 2, "{dirs:?}");
-    let mut args = vec!["family", "check", "--seeds", CI_SEEDS];
+    let mut args = vec!["family", "check", "--screen", "--seeds", CI_SEEDS];
     args.extend(dirs.iter().map(String::as_str));
     let o = tbsim(&args, &root());
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
     assert!(out.contains("gate passed"), "{out}");
     assert!(out.contains("| inventory_reorder/hard |"), "{out}");
+}
+
+/// The gate over every Rust family in CI: one seed per variant, judged as a
+/// screen (a share fails only when shown over its limit), with every check but
+/// the adversary library cut to one adversary, so it fits a couple of minutes.
+/// The standard (200 seeds, upper bounds, every adversary) is the release run
+/// recorded under `runs/validity/`.
+#[test]
+fn every_rust_family_runs_the_gate_and_passes_its_screen() {
+    let keys: Vec<&str> = tbsim_gen::registry::FAMILIES
+        .iter()
+        .map(|f| f.key())
+        .collect();
+    let mut args = vec![
+        "family",
+        "check",
+        "--screen",
+        "--seeds",
+        "1",
+        "--adversaries",
+        "copy-drive",
+    ];
+    args.extend(keys.iter().copied());
+    let o = tbsim(&args, &root());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    for k in &keys {
+        assert!(out.contains(&format!("family `{k}`")), "{k}: {out}");
+    }
+    assert!(out.contains("shortcut probe (`kb_fix`)"), "{out}");
+    assert!(out.contains("gate passed"), "{out}");
 }
 
 #[test]
@@ -35,6 +66,7 @@ fn a_bundled_family_checked_by_key_passes_from_any_directory() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             CI_SEEDS,
             "--adversaries",
@@ -56,6 +88,7 @@ fn the_gate_checks_a_rust_family_with_its_solver() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             CI_SEEDS,
             "--adversaries",
@@ -83,6 +116,7 @@ fn a_scaffolded_family_passes_the_gate() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             "2",
             "--adversaries",
@@ -280,6 +314,7 @@ fn a_follow_up_task_s_answers_are_judged_like_the_first_tasks() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             "20",
             "--adversaries",
@@ -321,6 +356,7 @@ fn a_family_without_a_solver_does_not_pass_the_gate() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             "1",
             "--adversaries",
@@ -340,6 +376,7 @@ fn a_rust_family_is_checked_by_key_with_its_rust_solver() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             "2",
             "--adversaries",
