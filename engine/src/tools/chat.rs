@@ -12,8 +12,8 @@ use crate::protocol::EndReason;
 use crate::queue::EventClass;
 use crate::time::SimDuration;
 use crate::world::{
-    ChatMessage, Clock, Company, History, Index, Intern, Key, Npc, Queue, Revision, Rngs, RunState,
-    SimEvent, Specificity, Thread, Trace,
+    ChatMessage, Clock, Company, History, Index, Intern, Key, Npc, Queue, Rngs, RunState, SimEvent,
+    Specificity, Thread, Trace,
 };
 
 const MAX_TEXT: usize = 4000;
@@ -75,7 +75,11 @@ fn post(world: &mut World, thread: Entity, text: &str) {
         });
         t.read = t.messages.len();
     }
-    world.resource_mut::<Revision>().0 += 1;
+    let key = world
+        .get::<Key>(thread)
+        .map(|k| k.0.clone())
+        .unwrap_or_default();
+    crate::world::touch(world, crate::world::Input::Thread(key));
 }
 
 /// Whether the message just posted in `thread` is a specific question: its
