@@ -152,10 +152,74 @@ pub struct RunHooks {
     /// every decision, holds the agent while it is paused, and applies the guidance
     /// queued on it before each decision (see [`crate::live`]).
     pub control: Option<Arc<Control>>,
+    /// Where each model call's wall time, attempts and timeouts go (a run
+    /// directory's `model_calls.jsonl`; see [`CallLog`]).
+    pub calls: Option<Arc<CallLog>>,
     /// Write the run directory's trajectory compressed, as `trajectory.jsonl.zst`
     /// (see [`crate::trajectory::zst`]): the same lines and digest, which replay,
     /// regrading and the result read alike. A compressed run cannot be resumed.
     pub compress: bool,
+}
+
+/// The name of the run directory's file of per-call wall-clock facts.
+pub const CALL_LOG: &str = "model_calls.jsonl";
+
+/// The run directory's `model_calls.jsonl`: one line per model call of the agent,
+/// `{"step", "purpose", "wall_ms", "attempts", "timeouts", "ok"}`, appended as
+/// each call completes. Wall-clock facts differ between two runs that the
+/// trajectory says are the same, so they are kept out of it (replay compares the
+/// trajectory byte for byte, and the digest is over it). A resumed run appends
+/// to the file; `tbsim report` reads it for its model-call table.
+#[derive(Debug)]
+pub struct CallLog {
+    file: std::sync::Mutex<std::fs::File>,
+}
+
+impl CallLog {
+    /// Opens (creating, appending) `dir/model_calls.jsonl`; never through a link.
+    pub fn open(dir: &Path) -> std::io::Result<CallLog> {
+        let path = dir.join(CALL_LOG);
+        if path.symlink_metadata().is_ok_and(|m| !m.is_file()) {
+            std::fs::remove_file(&path)?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)?;
+        Ok(CallLog {
+            file: std::sync::Mutex::new(file),
+        })
+    }
+
+    /// Appends the facts of one call that leads to decision `step`. Best effort: a
+    /// failed write loses timing, never the run.
+    pub fn write(&self, step: u64, record: &crate::protocol::ModelRecord) {
+        use std::io::Write as _;
+        let Some(t) = record.timing else {
+            return;
+        };
+        let line = serde_json::json!({
+            "step": step,
+            "purpose": record.purpose,
+            "wall_ms": t.wall_ms,
+            "attempts": t.attempts,
+            "timeouts": t.timeouts,
+            "ok": record.error.is_none(),
+        });
+        let mut f = self
+            .file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = writeln!(f, "{line}");
+    }
+}
+
+/// Writes an agent's model record to the trajectory, and its timing to the call log.
+fn record_call(sim: &mut Sim, hooks: &RunHooks, r: &crate::protocol::ModelRecord) {
+    sim.record_agent(r);
+    if let Some(log) = &hooks.calls {
+        log.write(sim.steps() + 1, r);
+    }
 }
 
 impl RunHooks {
@@ -205,6 +269,7 @@ pub(crate) async fn drive_from(
     mut usage: ModelUsage,
     hooks: &RunHooks,
 ) -> RunResult {
+    let mut warnings: Vec<String> = Vec::new();
     while !sim.is_over() {
         // A trajectory that cannot be written (a full disk) ends the run at once:
         // going on would take decisions that are never recorded.
@@ -234,20 +299,29 @@ pub(crate) async fn drive_from(
         if agent.wants_progress() {
             agent.observe(&obs, &sim.progress());
         }
-        let decided = decide_recording(sim, agent, &obs).await;
+        let decided = decide_recording(sim, agent, &obs, hooks).await;
         let log = agent.take_log();
         for r in &log.records {
-            sim.record_agent(r);
+            record_call(sim, hooks, r);
         }
         usage.add(&log.usage);
+        for w in log.warnings {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
         match decided {
             Ok(decision) => obs = sim.step_with(&decision, log.usage.output_tokens),
             Err(AgentError::Infra(m)) => {
                 sim.end_infra(&m);
                 break;
             }
-            Err(AgentError::Agent(_)) => {
-                sim.end(EndReason::AgentError);
+            Err(AgentError::Agent(m)) => {
+                sim.end_agent(EndReason::AgentError, &m);
+                break;
+            }
+            Err(AgentError::ContextFull(m)) => {
+                sim.end_agent(EndReason::ContextExceeded, &m);
                 break;
             }
             Err(AgentError::Abandoned(_)) => {
@@ -270,6 +344,7 @@ pub(crate) async fn drive_from(
     if agent.uses_model() {
         r.model = Some(usage);
     }
+    r.warnings = warnings;
     r.npc_model = sim.npc_usage();
     r
 }
@@ -281,6 +356,7 @@ async fn decide_recording(
     sim: &mut Sim,
     agent: &mut dyn Agent,
     obs: &Observation,
+    hooks: &RunHooks,
 ) -> Result<Decision, AgentError> {
     let sink = agent.record_sink();
     let mut decision = agent.decide(obs);
@@ -288,7 +364,7 @@ async fn decide_recording(
         let polled = decision.as_mut().poll(cx);
         if let Some(sink) = &sink {
             for r in sink.drain() {
-                sim.record_agent(&r);
+                record_call(sim, hooks, &r);
             }
         }
         polled
@@ -467,9 +543,12 @@ pub async fn run_to_dir_hooked(
     out: &Path,
     trial: Option<u32>,
     npc: Box<dyn NpcEngine>,
-    hooks: RunHooks,
+    mut hooks: RunHooks,
 ) -> Result<RunResult, RunError> {
     write_scenario_copy(loaded, out)?;
+    if agent.uses_model() && hooks.calls.is_none() {
+        hooks.calls = Some(Arc::new(CallLog::open(out).map_err(io(out))?));
+    }
     let (traj_path, trace) = if hooks.compress {
         let p = out.join(crate::run_dir::TRAJECTORY_ZST);
         let t = Trajectory::to_zstd_file(&p).map_err(io(&p))?;
@@ -606,7 +685,7 @@ async fn resume_hooked(
     limits: &RunLimits,
     npc: Box<dyn NpcEngine>,
     trial: Option<u32>,
-    hooks: RunHooks,
+    mut hooks: RunHooks,
     reopen_abandoned: bool,
 ) -> Result<RunResult, RunError> {
     let traj_path = dir.join("trajectory.jsonl");
@@ -711,6 +790,9 @@ async fn resume_hooked(
     agent
         .resume(&past, &pending)
         .map_err(|e| RunError::Agent(dir.to_owned(), e))?;
+    if agent.uses_model() && hooks.calls.is_none() {
+        hooks.calls = Some(Arc::new(CallLog::open(dir).map_err(io(dir))?));
+    }
     let mut result = drive_from(&mut sim, agent, limits, obs, usage, &hooks).await;
     result.trial = trial;
     finish_dir(&sim, &mut result, &loaded.scenario, dir, traj_path)?;
@@ -854,6 +936,7 @@ mod tests {
                         response: json!({"choices": []}),
                         usage: None,
                         error: None,
+                        timing: None,
                     });
                     cx.waker().wake_by_ref();
                     return Poll::Pending;

@@ -194,6 +194,16 @@ impl Sim {
         self.trace().record_raw(line);
     }
 
+    /// Ends the run as the agent's failure (`reason`: `agent_error` or
+    /// `context_exceeded`), recording what failed.
+    pub fn end_agent(&mut self, reason: EndReason, message: &str) {
+        let mut run = self.world.resource_mut::<RunState>();
+        if run.over.is_none() {
+            run.agent_error = Some(message.to_owned());
+            run.over = Some(reason);
+        }
+    }
+
     /// Ends the run as an infrastructure failure (a model API gave up).
     pub fn end_infra(&mut self, message: &str) {
         let mut run = self.world.resource_mut::<RunState>();
@@ -496,6 +506,9 @@ impl Sim {
             return self.observation(Vec::new(), Vec::new(), None);
         }
         self.step += 1;
+        if decision.calls.is_empty() {
+            self.world.resource_mut::<RunState>().empty_turns += 1;
+        }
         let step = self.step;
         let t0 = self.now();
         let line = Line::Decision {

@@ -714,6 +714,7 @@ mod tests {
             response: Value::Object(free.clone()),
             usage: None,
             error: None,
+            timing: None,
         };
         let cases: Vec<(Line, &str)> = vec![
             (

@@ -396,6 +396,10 @@ pub struct RunState {
     pub errors: BTreeMap<String, u64>,
     /// What failed, when the run ended on an infrastructure failure.
     pub infra_error: Option<String>,
+    /// What failed, when the run ended as the agent's failure.
+    pub agent_error: Option<String>,
+    /// Decisions with no tool call (a model that only talked).
+    pub empty_turns: u64,
     /// Human guidance received, by task key (`""`: messages about no task).
     pub guidance: BTreeMap<String, crate::guidance::GuidanceCount>,
 }
