@@ -170,8 +170,27 @@ pub(crate) fn vars(s: &Scenario, holder: &str, clue: &Clue) -> BTreeMap<&'static
     if clue.key.ends_with("/approved-budget") {
         v.insert("project", clue.trigger[0][0].clone());
     }
-    if let Some(w) = between(&clue.response, "For ", " I have") {
-        v.insert("workshop", w.to_owned());
+    // The workshop is read off the schedule (the row whose host holds the clue):
+    // hosts word their replies in several ways (issue 37).
+    if clue.key.contains("/signups-")
+        && let Some(w) = s
+            .files
+            .iter()
+            .filter(|f| f.path.ends_with("workshops_next_week.md"))
+            .find_map(|f| match &f.content {
+                tbsim_scenario::Content::Text(t) => t.lines().find_map(|l| {
+                    let cells: Vec<&str> = l
+                        .trim()
+                        .trim_matches('|')
+                        .split('|')
+                        .map(str::trim)
+                        .collect();
+                    (cells.len() == 4 && cells[3] == holder).then(|| cells[0].to_owned())
+                }),
+                _ => None,
+            })
+    {
+        v.insert("workshop", w);
     }
     // event_planning: the month; ads_strategy: the city.
     for m in [
