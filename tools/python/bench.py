@@ -2,7 +2,9 @@
 
     TBSIM_BIN=target/release/tbsim python bench.py [--calls N] > runs/bench/<day>/python.json
 
-Measures: the wheel's size (packed around the binary and the family-script host,
+Measures: a Gym step's wall time (`TbsimEnv.step`: client, server, parsing) and an
+8-env vector step, sync and async (`--steps-only`: just these and the client's), the
+wheel's size (packed around the binary and the family-script host,
 `$TBSIM_WHEEL_SCRIPT_HOST` or target/script/release/tbsim-script, as CI packs them, and
 that size deflated as maturin would), `import tbsim` time, session-API step latency from
 `tbsim.Client` and `tbsim.AsyncClient` (p50/p99) with the server's CPU time per call,
@@ -149,6 +151,54 @@ async def mcp_calls(server: tbsim.Server, pid: int, n: int) -> dict[str, float]:
     return summary(lat, cpu)
 
 
+def gym_steps(server: tbsim.Server, n: int) -> dict[str, float]:
+    """One `TbsimEnv.step` (the client, the server and the observation's parsing),
+    wall time, with the server's CPU per step."""
+    env = TbsimEnv(
+        scenario="busy-day", base_url=server.url, token=server.token, max_steps=1_000_000
+    )
+    env.reset(seed=0)
+    action = tuple(CALL)
+    for _ in range(20):
+        env.step(action)
+    out = timed(n, server._proc.pid, lambda: env.step(action))
+    env.close()
+    return out
+
+
+def vector_steps(server: tbsim.Server, n: int, mode: str) -> dict[str, float]:
+    """An 8-env vector step (each env one `my_tasks`), sync or async: wall time per
+    vector step and per env-step."""
+
+    def make() -> TbsimEnv:
+        return TbsimEnv(
+            scenario="busy-day", base_url=server.url, token=server.token, max_steps=1_000_000
+        )
+
+    envs: gymnasium.vector.VectorEnv = (
+        gymnasium.vector.AsyncVectorEnv([make] * 8, shared_memory=False)
+        if mode == "async"
+        else gymnasium.vector.SyncVectorEnv([make] * 8)
+    )
+    action = tuple(tuple(CALL) for _ in range(8))
+    envs.reset(seed=0)
+    for _ in range(10):
+        envs.step(action)
+    lat = []
+    for _ in range(n):
+        t = time.perf_counter()
+        envs.step(action)
+        lat.append(time.perf_counter() - t)
+    envs.close()
+    return {
+        "envs": 8,
+        "vector_steps": n,
+        "p50_us": round(pct(lat, 50) * 1e6, 1),
+        "per_env_step_us": round(statistics.fmean(lat) / 8 * 1e6, 1),
+        "env_steps_per_s": round(8 * n / sum(lat), 1),
+    }
+
+
 def vector_rate(server: tbsim.Server, rounds: int, steps: int) -> dict[str, float]:
     def make() -> TbsimEnv:
         return TbsimEnv(scenario="busy-day", base_url=server.url, token=server.token)
@@ -180,20 +230,27 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--steps-only", action="store_true", help="only the step timings")
     a = ap.parse_args()
     binary = tbsim.binary()
     out: dict[str, Any] = {
         "binary": binary,
         "load_avg_start": os.getloadavg(),
-        "wheel": wheel_size(binary),
-        "import": import_time(),
+        "cpus": os.cpu_count(),
     }
+    if not a.steps_only:
+        out["wheel"] = wheel_size(binary)
+        out["import"] = import_time()
     with tempfile.TemporaryDirectory() as tmp, tbsim.Server(out=tmp, max_sessions=16) as server:
         pid = server._proc.pid
         out["session_api_sync"] = sync_steps(server, pid, a.calls)
-        out["session_api_async"] = asyncio.run(async_steps(server, pid, a.calls))
-        out["mcp_sdk"] = asyncio.run(mcp_calls(server, pid, a.calls))
-        out["async_vector_env"] = vector_rate(server, a.rounds, 10)
+        out["gym_step"] = gym_steps(server, a.calls)
+        out["vector_step_sync"] = vector_steps(server, max(50, a.calls // 8), "sync")
+        out["vector_step_async"] = vector_steps(server, max(50, a.calls // 8), "async")
+        if not a.steps_only:
+            out["session_api_async"] = asyncio.run(async_steps(server, pid, a.calls))
+            out["mcp_sdk"] = asyncio.run(mcp_calls(server, pid, a.calls))
+            out["async_vector_env"] = vector_rate(server, a.rounds, 10)
     out["load_avg_end"] = os.getloadavg()
     json.dump(out, sys.stdout, indent=2)
     print()

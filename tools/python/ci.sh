@@ -2,13 +2,13 @@
 # Builds the tbsim wheel (maturin), installs it into a fresh venv and runs ruff,
 # mypy and pytest against the INSTALLED package, with no Rust toolchain on PATH.
 #
-#   tools/python/ci.sh                   # release wheel, target dir target/wheel
+#   tools/python/ci.sh                   # release wheel (pip wheel ./tools/python), target/wheel
 #   TBSIM_WHEEL_PROFILE=dev tools/python/ci.sh
 #   TBSIM_WHEEL=path/to/tbsim.whl tools/python/ci.sh   # test a wheel already built
 #   TBSIM_WHEEL_BINARY=target/debug/tbsim tools/python/ci.sh
 #   TBSIM_WHEEL_SCRIPT_HOST=path/to/tbsim-script ...  # the host to pack (both builds)
 #
-# The wheel ships the family-script host `tbsim-script` beside `tbsim`: the maturin
+# The wheel ships the family-script host `tbsim-script` beside `tbsim`: the pip/maturin
 # build builds it (stage-script-host.sh; a no-op when current) unless
 # TBSIM_WHEEL_SCRIPT_HOST names one; the TBSIM_WHEEL_BINARY build packs
 # TBSIM_WHEEL_SCRIPT_HOST, by default target/script/release/tbsim-script
@@ -34,34 +34,19 @@ if [ -z "$wheel" ] && [ -n "${TBSIM_WHEEL_BINARY:-}" ]; then
   need_host
   wheel="$(python3 "$here/wheel_from_binary.py" "$TBSIM_WHEEL_BINARY" "$host" "$work/dist")"
 elif [ -z "$wheel" ]; then
-  python3 -m venv "$work/build"
-  "$work/build/bin/pip" install --quiet "maturin>=1.7,<2"
-  profile="${TBSIM_WHEEL_PROFILE:-release}"
-  export CARGO_TARGET_DIR="${TBSIM_WHEEL_TARGET:-$repo/target/wheel}"
-  if [ "$profile" = release ]; then flag=(--release); else flag=(--profile "$profile"); fi
-  # Built from a staged copy: maturin does not follow the package's `content` link
-  # (to the repository's content/), `cp -L` does; and nothing is written into
-  # the source tree.
-  cp -rL "$here" "$work/src"
-  sed -i "s|^manifest-path = .*|manifest-path = \"$repo/engine/cli/Cargo.toml\"|" "$work/src/pyproject.toml"
-  # pyproject's `data` folder: its scripts/ go where pip puts `tbsim`.
-  if [ -n "${TBSIM_WHEEL_SCRIPT_HOST:-}" ]; then
-    need_host
-    install -D -m 755 "$host" "$work/src/wheel-data/scripts/tbsim-script"
-  else
-    "$here/stage-script-host.sh" "$work/src" >/dev/null
-  fi
-  (cd "$work/src" && "$work/build/bin/maturin" build "${flag[@]}" --out "$work/dist" >&2)
+  # The documented build (README "Python"): pip runs the package's own backend
+  # (build_backend/tbsim_build.py: the script host staged, maturin on a copy).
+  python3 -m pip wheel --quiet --no-deps -w "$work/dist" "$here" >&2
   wheel="$(ls "$work"/dist/tbsim-*.whl)"
 fi
 echo "wheel: $wheel ($(du -k "$wheel" | cut -f1) KiB)" >&2
 
 python3 -m venv "$work/venv"
-"$work/venv/bin/pip" install --quiet "$wheel" "pytest>=7" "mcp>=2.3,<3" "ruff>=0.6" "mypy>=1.10"
-# The [inspect] extra at its lower bound, the version tbsim.inspect is tested at
-# (tests/test_inspect.py).
+# One install: the wheel with the [inspect] extra at its lower bound (the version
+# tbsim.inspect is tested at, tests/test_inspect.py) and the test tools.
 inspect_pin="$(grep -o '"inspect-ai>=[^"]*"' "$here/pyproject.toml" | tr -d '"' | cut -d= -f2)"
-"$work/venv/bin/pip" install --quiet "$wheel[inspect]" "inspect-ai==$inspect_pin"
+"$work/venv/bin/pip" install --quiet "$wheel[inspect]" "inspect-ai==$inspect_pin" \
+  "pytest>=7" "mcp>=2.3,<3" "ruff>=0.6" "mypy>=1.10"
 
 # Only the venv and the system's directories on PATH: no cargo, no rustc.
 export PATH="$work/venv/bin:/usr/local/bin:/usr/bin:/bin"
@@ -72,8 +57,8 @@ fi
 unset TBSIM_BIN TBSIM_CONTENT TBSIM_SCRIPT_HOST CARGO_MANIFEST_DIR
 
 cd "$here"
-ruff check python tests wheel_from_binary.py bench.py
-ruff format --check python tests wheel_from_binary.py bench.py
+ruff check python tests build_backend wheel_from_binary.py bench.py
+ruff format --check python tests build_backend wheel_from_binary.py bench.py
 mypy
 mypy --python-version 3.11 --strict wheel_from_binary.py bench.py  # tomllib: 3.11+
 # From outside the source tree, so `import tbsim` is the installed package.
@@ -82,19 +67,23 @@ python -c "import tbsim, gymnasium; gymnasium.make('tbsim/TraineeBench-v0').clos
 python -m pytest -q -p no:cacheprovider --rootdir "$here" -c "$here/pyproject.toml" "$here/tests"
 
 # verifiers (`tbsim[verifiers]`) in a venv of its own: verifiers pins mcp==2.0.0,
-# the `test` extra's MCP SDK tests need >=2.3. vf-eval plays against the repo's
-# fake-llm ($TBSIM_FAKE_LLM, built by `cargo test --workspace`); skipped without it.
+# the `test` extra's MCP SDK tests need >=2.3, and it keeps openai<3 where Inspect
+# needs >=3.4 (pip refuses `tbsim[inspect,verifiers]`; checked below). vf-eval plays
+# against the repo's fake-llm ($TBSIM_FAKE_LLM, built by `cargo test --workspace`),
+# an OpenAI-compatible server on 127.0.0.1; skipped without it.
 if [ -n "${TBSIM_FAKE_LLM:-}" ]; then
-  # Both harness extras in one venv, as a user installs them (`tbsim[inspect,verifiers]`):
-  # Inspect's `inspect eval` test runs again there, at mcp 2.0.0 (verifiers' pin).
   python3 -m venv "$work/vf"
-  # Each framework at its extra's lower bound, the version the extra promises to work with.
+  # verifiers at its extra's lower bound, the version the extra promises to work with.
   verifiers_pin="$(grep -o '"verifiers>=[^,"]*' "$here/pyproject.toml" | cut -d= -f2)"
-  "$work/vf/bin/pip" install --quiet "$wheel[inspect,verifiers]" "inspect-ai==$inspect_pin" \
-    "verifiers==$verifiers_pin" "pytest>=7"
+  "$work/vf/bin/pip" install --quiet "$wheel[verifiers]" "verifiers==$verifiers_pin" "pytest>=7"
   PATH="$work/vf/bin:$PATH" "$work/vf/bin/python" -m pytest -q -p no:cacheprovider \
-    --rootdir "$here" -c "$here/pyproject.toml" "$here/tests/test_verifiers.py" \
-    "$here/tests/test_inspect.py::test_inspect_cli_replays_the_oracle_to_one_on_every_example"
+    --rootdir "$here" -c "$here/pyproject.toml" "$here/tests/test_verifiers.py"
+  # The pair the README says cannot share a venv: pip says so, installing nothing.
+  if conflict="$("$work/vf/bin/pip" install --dry-run "$wheel[inspect,verifiers]" 2>&1)"; then
+    echo "pip installed tbsim[inspect,verifiers], which cannot call a model from Inspect" >&2
+    exit 1
+  fi
+  grep -q "openai" <<<"$conflict" || { echo "$conflict" >&2; exit 1; }
 fi
 
 # OpenEnv (`tbsim[openenv]`) in a venv of its own too (openenv-core needs the newer MCP

@@ -53,7 +53,9 @@ pub(crate) struct RunArgs {
     /// What a model-backed agent carries between days.
     #[arg(long, value_enum, default_value_t = MemoryArg::None)]
     pub(crate) memory: MemoryArg,
-    /// Estimated tokens (characters / 4) above which the agent's history is summarised.
+    /// Tokens above which the agent's history (with the tool catalogue) is summarised,
+    /// estimated as characters / 4 and calibrated against the server's counts; the
+    /// model's context window, when known, lowers it (see `context_tokens`).
     #[arg(long, default_value_t = 60_000)]
     pub(crate) history_tokens: usize,
     /// Simulated seconds charged per 1000 output tokens of a model turn (on top of --turn-cost).
@@ -217,15 +219,42 @@ pub(crate) struct ServeArgs {
     #[arg(long, conflicts_with = "view_cache")]
     pub(crate) no_view_cache: bool,
     /// Bearer token every request to the session API and MCP must carry
-    /// (`Authorization: Bearer <token>`): the agents' token.
-    #[arg(long)]
+    /// (`Authorization: Bearer <token>`): the agents' token. Every local user can
+    /// read a command line (`/proc/<pid>/cmdline`): prefer --token-file or
+    /// $TBSIM_SERVE_TOKEN.
+    #[arg(long, conflicts_with = "token_file")]
     pub(crate) token: Option<String>,
+    /// Read the agents' token from this file (its first line; at most 4 KiB).
+    /// Without --token or --token-file, $TBSIM_SERVE_TOKEN is the token when set.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) token_file: Option<PathBuf>,
     /// The console's token (operators'; the page logs in at `/login?token=…`). With
     /// --token and without this, the console is off: it can start the oracle, so an
-    /// agent holding the agents' token must not reach it.
-    #[arg(long)]
+    /// agent holding the agents' token must not reach it. Visible on the command
+    /// line, as --token is: prefer --console-token-file or
+    /// $TBSIM_SERVE_CONSOLE_TOKEN.
+    #[arg(long, conflicts_with = "console_token_file")]
     pub(crate) console_token: Option<String>,
-    /// Most sessions held at once (finished ones count until deleted or expired).
+    /// Read the console's token from this file (its first line; at most 4 KiB).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) console_token_file: Option<PathBuf>,
+    /// Stop (closing and writing every open session) when standard input reaches its
+    /// end: a program that starts the server with a pipe on its stdin stops it by
+    /// closing the pipe, and also by dying in any way (a crash, `kill -9`), so no
+    /// server outlives it. The Python package starts its servers so.
+    #[arg(long)]
+    pub(crate) exit_with_parent: bool,
+    /// Threads serving connections (default: one per core). Each session's world
+    /// runs on a thread of its own whatever this is; one is enough for a single
+    /// local client and saves the hand-offs between threads a step costs.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub(crate) workers: Option<u64>,
+    /// A directory the server owns and removes, with everything in it, when it
+    /// exits (the temporary folder a wrapper made for its runs and log).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub(crate) remove_on_exit: Option<PathBuf>,
+    /// Most sessions held at once. A session whose run is over gives its slot up
+    /// when a new one needs it (its final state stays readable).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_sessions: u64,
     /// Seconds after which an untouched session is closed (its run ends as

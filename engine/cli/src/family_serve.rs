@@ -143,7 +143,7 @@ fn write_instances(family: &Path, dir: &Path) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut files = Vec::new();
     for v in tbsim_gen::registry::FamilyEntry::variants(entry) {
-        let mut plan = crate::family::plan(&v.key, 0, &v.family);
+        let mut plan = tbsim_validity::gate::plan(&v.key, 0, &v.family);
         plan.name = v.key.replace('/', "-");
         let s = generate_scenario(0, &plan).map_err(|e| format!("{}: {e}", v.key))?;
         // Variant keys are a-z, 0-9 and `_` (the host checks), `/` made `-`: still

@@ -7,7 +7,6 @@ mod console;
 mod content;
 mod family;
 mod family_draft;
-mod family_questions;
 mod family_serve;
 mod fork;
 mod generate;

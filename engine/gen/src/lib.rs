@@ -39,6 +39,8 @@ pub mod script_host;
 pub mod script_solver;
 pub mod spec;
 pub mod suite;
+#[cfg(test)]
+mod surface;
 pub mod transaction_review;
 pub mod urgent_interrupt;
 pub mod website_monitor;

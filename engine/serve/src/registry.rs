@@ -25,7 +25,8 @@ pub struct RegistryConfig {
     pub roots: ScenarioRoots,
     /// Where each session writes its run directory (`<out>/<session id>/`).
     pub out: PathBuf,
-    /// Most sessions held at once (finished ones count until deleted or expired).
+    /// Most sessions held at once (a session whose run is over gives its slot up
+    /// when a new one needs it).
     pub max_sessions: usize,
     /// A session untouched this long is closed (its run ends as abandoned, its
     /// directory is written) and forgotten.
@@ -185,6 +186,9 @@ pub struct Registry {
     /// entered under the `sessions` lock, left after `finished` has them, so a
     /// session's state is readable at every moment of its closing.
     retiring: Mutex<BTreeMap<String, Arc<Entry>>>,
+    /// Sessions over that gave their slot up to a new one, not yet deleted by their
+    /// owner (whose DELETE then answers their state once, as it would have).
+    evicted: Mutex<BTreeSet<String>>,
 }
 
 /// A fresh session id: 128 random bits from the OS, as 32 hex digits.
@@ -204,6 +208,7 @@ impl Registry {
             reattaching: Mutex::new(BTreeSet::new()),
             finished: Mutex::new(BTreeMap::new()),
             retiring: Mutex::new(BTreeMap::new()),
+            evicted: Mutex::new(BTreeSet::new()),
         }
     }
 
@@ -286,7 +291,7 @@ impl Registry {
                     return Ok(());
                 }
             }
-            if !self.evict_unused().await {
+            if !self.evict_over().await && !self.evict_unused().await {
                 return Err(RegistryError::TooMany(self.config.max_sessions));
             }
         }
@@ -439,6 +444,29 @@ impl Registry {
         Ok((id, turn))
     }
 
+    /// Closes and forgets the session whose run is over and that was left the
+    /// longest, if any: a finished run holds no slot a new one needs. Its final
+    /// state stays readable (kept, else read back from its directory).
+    async fn evict_over(&self) -> bool {
+        let victim = {
+            let mut map = self.map();
+            let id = map
+                .iter()
+                .filter(|(_, e)| e.session.try_lock().is_ok_and(|s| s.is_over()))
+                .max_by_key(|(id, e)| (e.idle_for(), (*id).clone()))
+                .map(|(id, _)| id.clone());
+            id.and_then(|id| self.take_out(&mut map, &id).map(|e| (id, e)))
+        };
+        match victim {
+            Some((id, e)) => {
+                self.evicted_set().insert(id.clone());
+                let _ = self.retire(id, &e).await;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Closes and forgets the session unused the longest (an external agent's that
     /// has taken no step for [`RegistryConfig::unused_timeout`]), if any.
     async fn evict_unused(&self) -> bool {
@@ -528,7 +556,15 @@ impl Registry {
         }
         let keep = self.config.keep_finished;
         self.finished_map().retain(|_, (at, _)| at.elapsed() < keep);
+        // An evicted session not deleted by now is no longer remembered as one.
+        let finished = self.finished_map();
+        self.evicted_set().retain(|id| finished.contains_key(id));
+        drop(finished);
         n
+    }
+
+    fn evicted_set(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        self.evicted.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn finished_map(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (Instant, SessionState)>> {
@@ -559,7 +595,17 @@ impl Registry {
     /// Ends the session `id` now (a DELETE, a transport that went away): forgets
     /// it, freeing its slot, closes it and returns its final state.
     pub async fn end(&self, id: &str) -> Result<SessionState, RegistryError> {
-        let entry = self.remove(id)?;
+        let entry = match self.remove(id) {
+            Ok(entry) => entry,
+            // Its run was over and it gave its slot up: ended already.
+            // Its run was over and it gave its slot up: its owner ends it now (once).
+            Err(e) => {
+                if !self.evicted_set().remove(id) {
+                    return Err(e);
+                }
+                return self.state(id).await;
+            }
+        };
         let (state, closed) = self.retire(id.to_owned(), &entry).await;
         closed?;
         Ok(state)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -121,3 +123,78 @@ def test_make_without_a_server_starts_one() -> None:
     _, info = env.reset(seed=0)
     assert info["scenario"].startswith("traineebench-")
     env.close()
+
+
+def test_make_refuses_an_unknown_scenario(server: tbsim.Server) -> None:
+    with pytest.raises(ValueError, match=r"unknown scenario .busy-dya.*busy-day"):
+        make(server, scenario="busy-dya")
+
+
+def test_a_lone_call_and_a_bad_seed_get_clear_errors(server: tbsim.Server) -> None:
+    env = make(server, scenario="meeting-only")
+    env.reset(seed=1)
+    with pytest.raises(TypeError, match="tuple of tool calls"):
+        env.unwrapped.step({"name": "finish", "arguments": {}})
+    for bad, kind in ((2**70, ValueError), (-1, ValueError), ("3", TypeError), (1.5, TypeError)):
+        with pytest.raises(kind, match="seed"):
+            env.unwrapped.reset(seed=bad)
+    env.close()
+
+
+def test_out_keeps_runs_and_info_names_them(tmp_path: Path) -> None:
+    env = gymnasium.make("tbsim/Examples-v0", scenario="meeting-only", out=tmp_path / "runs")
+    _, info = env.reset(seed=4)
+    run = Path(info["run_dir"])
+    assert run.parent == (tmp_path / "runs").resolve() and run.name == info["session"]
+    assert Path(info["log"]).is_file()
+    _, _, terminated, _, _ = env.step(({"name": "finish", "arguments": {}},))
+    assert terminated and (run / "result.json").is_file()
+    env.close()
+    tbsim.gym._close_shared()
+    # Kept after the server stopped, and it replays.
+    done = subprocess.run(
+        [tbsim.binary(), "replay", str(run)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_dead_server_is_named_and_the_next_reset_starts_one(tmp_path: Path) -> None:
+    env = gymnasium.make("tbsim/Examples-v0", scenario="meeting-only", out=tmp_path)
+    env.reset(seed=1)
+    inner: Any = env.unwrapped
+    server = inner._server
+    server._proc.kill()
+    server._proc.wait()
+    with pytest.raises(tbsim.ServerGone, match="reset"):
+        env.step(({"name": "list_colleagues", "arguments": {}},))
+    _, info = env.reset(seed=2)
+    assert inner._server is not server and inner._server.running
+    assert Path(info["run_dir"]).parent == tmp_path.resolve()
+    env.close()
+
+
+def test_async_make_vec_says_how(server: tbsim.Server) -> None:
+    kw: dict[str, Any] = {"base_url": server.url, "token": server.token}
+    kw["scenario"] = "meeting-only"
+    with pytest.raises(TypeError, match="shared_memory': False"):
+        gymnasium.make_vec("tbsim/Examples-v0", 2, vectorization_mode="async", **kw)
+    envs = gymnasium.make_vec(
+        "tbsim/Examples-v0",
+        2,
+        vectorization_mode="async",
+        vector_kwargs={"shared_memory": False},
+        **kw,
+    )
+    envs.reset(seed=0)
+    envs.close()
+
+
+def test_the_ids_need_no_import_statement() -> None:
+    code = (
+        "import gymnasium\n"
+        "env = gymnasium.make('tbsim:tbsim/Examples-v0', scenario='meeting-only')\n"
+        "print(env.reset(seed=0)[1]['scenario'])\n"
+        "env.close()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "meeting-only", done.stderr

@@ -178,3 +178,56 @@ def test_http_transport_plays_a_session_of_a_running_server(
         [tbsim.binary(), "replay", str(run)], capture_output=True, text=True, check=False
     )
     assert replay.returncode == 0 and "identical" in replay.stdout, replay.stdout
+
+
+def test_epochs_are_runs_of_their_own(oracle: Path, tmp_path: Path) -> None:
+    """`--epochs 3`: three runs, each with its own seed, folder and digest."""
+    outputs = [o for _ in range(3) for o in outputs_from_run(oracle / "meeting-only")]
+    model = get_model("mockllm/model", custom_outputs=outputs, memoize=False)
+    task = examples(scenarios="meeting-only", runs_dir=str(tmp_path / "runs"))
+    [log] = inspect_eval(
+        task, model=model, epochs=3, max_samples=1, log_dir=str(tmp_path / "logs"), display="none"
+    )
+    assert log.status == "success", log.error
+    assert log.samples is not None and len(log.samples) == 3
+    dirs = {Path(s.scores["tbsim_scorer"].metadata["run_dir"]) for s in log.samples}  # type: ignore[index]
+    assert sorted(d.name for d in dirs) == ["trial-0", "trial-1", "trial-2"]
+    seeds = {json.loads((d / "run.json").read_text())["sim"]["seed"] for d in dirs}
+    digests = {json.loads((d / "result.json").read_text())["digest"] for d in dirs}
+    assert len(seeds) == 3 and len(digests) == 3, (seeds, digests)
+
+
+def test_inspect_calls_a_real_openai_compatible_server(oracle: Path, tmp_path: Path) -> None:
+    """`--model openai/...` against an OpenAI-compatible server on 127.0.0.1 (fake-llm
+    replaying the oracle's calls): `[inspect]` alone brings what it needs."""
+    exe = os.environ.get("TBSIM_FAKE_LLM")
+    if not exe:
+        pytest.skip("TBSIM_FAKE_LLM (the fake-llm binary) is not set")
+    trajectory = oracle / "busy-day" / "trajectory.jsonl"
+    proc = subprocess.Popen(
+        [exe, "--from-trajectory", str(trajectory)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "listening on " in line, line
+        base_url = line.split("listening on ", 1)[1].strip()
+        logs = tmp_path / "logs"
+        env = {**os.environ, "OPENAI_API_KEY": "unused", "OPENAI_BASE_URL": base_url}
+        inspect = Path(sys.executable).with_name("inspect")
+        done = subprocess.run(
+            [str(inspect), "eval", "tbsim/examples", "-T", "scenarios=busy-day",
+             "--model", "openai/scripted", "-M", "responses_api=false",
+             "--log-dir", str(logs), "--display", "none", "--log-format", "json"],
+            capture_output=True, text=True, env=env, cwd=tmp_path, check=False, timeout=300,
+        )  # fmt: skip
+    finally:
+        proc.terminate()
+        proc.wait()
+    assert done.returncode == 0, done.stdout + done.stderr
+    [path] = sorted(logs.glob("*.json"))
+    sample = _one(read_eval_log(str(path)))
+    score = sample.scores["tbsim_scorer"]
+    assert score.value == 1.0, score.explanation
+    # With --log-dir and no runs_dir, the runs go beside the log.
+    assert Path(score.metadata["run_dir"]).is_relative_to(logs / "tbsim-runs")

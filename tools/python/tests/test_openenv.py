@@ -234,3 +234,108 @@ def test_reset_names_what_it_refuses(url: str) -> None:
         env.reset(scenario="meeting-only", seed=11)
         state = env.state()
         assert state["scenario"] == "meeting-only" and state["seed"] == 11
+
+
+# --- the line `tbsim serve` holds (issue #38) ------------------------------------------
+
+
+def _get(url: str, path: str, headers: dict[str, str]) -> tuple[int, str]:
+    """A GET with exactly these headers (Host included), as a browser could send."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    conn = http.client.HTTPConnection(u.hostname or "", u.port, timeout=30)
+    try:
+        conn.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
+        for k, v in headers.items():
+            conn.putheader(k, v)
+        conn.endheaders()
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode(errors="replace")
+    finally:
+        conn.close()
+
+
+def _ws_status(url: str, headers: dict[str, str]) -> int:
+    """The HTTP status of a WebSocket handshake on /ws (101: accepted), sent by hand
+    so that the Host can be anything, as a rebinding page's is."""
+    import base64
+    import os
+    import socket
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    head = {"Host": u.netloc, **headers}
+    key = base64.b64encode(os.urandom(16)).decode()
+    lines = [
+        "GET /ws HTTP/1.1",
+        *(f"{k}: {v}" for k, v in head.items()),
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        f"Sec-WebSocket-Key: {key}",
+        "Sec-WebSocket-Version: 13",
+    ]
+    with socket.create_connection((u.hostname or "", u.port or 80), timeout=30) as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        status = sock.makefile("rb").readline()
+    return int(status.split()[1])
+
+
+def test_a_rebound_host_is_refused_on_http_and_websocket(url: str) -> None:
+    authority = url.split("://", 1)[1]
+    assert _get(url, "/health", {"Host": authority})[0] == 200
+    assert _get(url, "/health", {"Host": "localhost:1"})[0] == 200
+    status, body = _get(url, "/health", {"Host": "attacker.example"})
+    assert status == 403 and "bad_host" in body
+    # An episode cannot be opened under a rebound name either.
+    status, _ = _get(url, "/schema", {"Host": "attacker.example:80"})
+    assert status == 403
+    assert _ws_status(url, {"Host": "attacker.example"}) == 403
+
+
+def test_a_cross_origin_websocket_and_request_are_refused(url: str) -> None:
+    authority = url.split("://", 1)[1]
+    assert _ws_status(url, {}) == 101
+    assert _ws_status(url, {"Origin": f"http://{authority}"}) == 101
+    for origin in ("http://evil.example", "http://127.0.0.1:1", "null"):
+        assert _ws_status(url, {"Origin": origin}) == 403, origin
+        status, body = _get(url, "/health", {"Host": authority, "Origin": origin})
+        assert status == 403 and "cross_origin" in body
+    status, _ = _get(url, "/health", {"Host": authority, "Sec-Fetch-Site": "same-site"})
+    assert status == 403
+
+
+def test_off_loopback_it_wants_a_token_of_its_own(tmp_path: Path) -> None:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "TBSIM_OPENENV_TOKEN"}
+    cmd = [sys.executable, "-m", "tbsim.openenv", "--port", "0", "--out", str(tmp_path)]
+    done = subprocess.run(
+        [*cmd, "--host", "0.0.0.0"], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode != 0 and "without a token" in done.stderr
+    # With a token (from a file: never on a command line) every request carries it.
+    token_file = tmp_path / "token"
+    token_file.write_text("s3cret-openenv\n")
+    proc = subprocess.Popen(
+        [*cmd, "--token-file", str(token_file)], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "listening on " in line, line
+        u = line.split("listening on ", 1)[1].strip()
+        authority = u.split("://", 1)[1]
+        assert _get(u, "/health", {"Host": authority})[0] == 401
+        ok = {"Host": authority, "Authorization": "Bearer s3cret-openenv"}
+        assert _get(u, "/health", ok)[0] == 200
+        assert _ws_status(u, {}) == 403
+        assert _ws_status(u, {"Authorization": "Bearer s3cret-openenv"}) == 101
+        # The token is on no command line: not the wrapper's, not tbsim serve's.
+        for pid in _processes_naming(str(tmp_path)):
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            assert b"s3cret" not in cmdline and b"--token=" not in cmdline
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)

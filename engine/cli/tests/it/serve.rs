@@ -447,7 +447,139 @@ fn a_public_address_without_a_token_is_refused_at_startup() {
         &root(),
     );
     assert!(!o.status.success());
-    assert!(text(&o).1.contains("without --token"), "{}", text(&o).1);
+    assert!(text(&o).1.contains("without a token"), "{}", text(&o).1);
+}
+
+/// The token from a file or the environment, never the command line (issue #38):
+/// a public address takes it, requests without it are refused, and it appears on
+/// no command line.
+#[test]
+fn the_token_comes_from_a_file_or_the_environment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("token");
+    std::fs::write(&file, "from-a-file\n").unwrap();
+    let out = tmp.path().join("serve");
+    let file_arg = format!("--token-file={}", file.display());
+    for (extra, env_token, token) in [
+        (vec![file_arg.as_str()], None, "from-a-file"),
+        (vec![], Some("from-the-env"), "from-the-env"),
+    ] {
+        let mut args = vec![
+            "serve",
+            "--bind",
+            "0.0.0.0:0",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let mut cmd = crate::util::tbsim_command(&args, &root());
+        cmd.env_remove("TBSIM_SERVE_TOKEN");
+        if let Some(t) = env_token {
+            cmd.env("TBSIM_SERVE_TOKEN", t);
+        }
+        let (child, line) = crate::util::spawn_listening(cmd);
+        let port = line.rsplit(':').next().unwrap();
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let server = Server {
+            child,
+            addr,
+            token: Some(token.into()),
+        };
+        assert_eq!(server.request_as("GET", "/v1/tools", None, None).0, 401);
+        assert_eq!(
+            server.request_as("GET", "/v1/tools", None, Some("wrong")).0,
+            401
+        );
+        assert_eq!(server.request("GET", "/v1/tools", None).0, 200);
+        #[cfg(target_os = "linux")]
+        {
+            let cmdline = std::fs::read(format!("/proc/{}/cmdline", server.child.id())).unwrap();
+            assert!(!String::from_utf8_lossy(&cmdline).contains(token));
+        }
+    }
+    // An empty file, a directory and both --token and --token-file are refused.
+    std::fs::write(&file, "\n").unwrap();
+    for bad in [
+        vec!["--token-file", file.to_str().unwrap()],
+        vec!["--token-file", tmp.path().to_str().unwrap()],
+        vec!["--token", "x", "--token-file", file.to_str().unwrap()],
+    ] {
+        let mut args = vec![
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(bad.iter().copied());
+        let o = tbsim(&args, &root());
+        assert!(!o.status.success(), "{bad:?}");
+    }
+}
+
+/// `--exit-with-parent`: the end of stdin (the parent closed its pipe, or died)
+/// stops the server, which writes its open sessions, and removes `--remove-on-exit`.
+#[test]
+fn a_server_stops_when_its_parent_goes() {
+    use std::io::BufRead as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let owned = tmp.path().join("owned");
+    std::fs::create_dir(&owned).unwrap();
+    let out = tmp.path().join("runs");
+    let remove = format!("--remove-on-exit={}", owned.display());
+    let args = [
+        "serve",
+        "--bind",
+        "127.0.0.1:0",
+        "--out",
+        out.to_str().unwrap(),
+        "--exit-with-parent",
+        "--no-view-cache",
+        remove.as_str(),
+    ];
+    let mut child = crate::util::tbsim_command(&args, &root())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr: SocketAddr = line
+        .trim()
+        .rsplit("http://")
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let server = Server {
+        child,
+        addr,
+        token: None,
+    };
+    let (status, v) = server.post("/v1/sessions", &json!({"scenario": "meeting-only"}));
+    assert_eq!(status, 201, "{v}");
+    let id = v["session"].as_str().unwrap().to_owned();
+    assert!(out.join(&id).is_dir());
+    drop(stdin);
+    let mut server = server;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let exit = loop {
+        if let Some(s) = server.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "the server outlived its stdin");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(exit.success(), "{exit:?}");
+    assert!(!owned.exists(), "--remove-on-exit left {}", owned.display());
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join(&id).join("result.json")).unwrap())
+            .unwrap();
+    assert_eq!(result["end_reason"], "abandoned");
 }
 
 /// A step writing a few kilobytes of trajectory (the arguments are recorded).
@@ -682,5 +814,35 @@ fn clients_reattach_to_interrupted_session_runs() {
             .as_str()
             .unwrap()
             .contains("tbsim run --resume")
+    );
+}
+
+/// A session whose run is over holds no slot a new one needs (issue #39): its state
+/// stays readable, and its owner's DELETE answers it once.
+#[test]
+fn a_finished_session_gives_its_slot_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(tmp.path(), &["--max-sessions", "1"]);
+    let open = || server.post("/v1/sessions", &json!({"scenario": "meeting-only"}));
+    let (status, first) = open();
+    assert_eq!(status, 201, "{first}");
+    let first = first["session"].as_str().unwrap().to_owned();
+    assert_eq!(open().0, 429, "a live session holds its slot");
+    let finish = json!({"tool_calls": [{"name": "finish", "arguments": {}}]});
+    let (status, v) = server.post(&format!("/v1/sessions/{first}/step"), &finish);
+    assert_eq!((status, &v["terminated"]), (200, &json!(true)), "{v}");
+    let (status, second) = open();
+    assert_eq!(status, 201, "{second}");
+    let (status, state) = server.request("GET", &format!("/v1/sessions/{first}"), None);
+    assert_eq!(status, 200, "{state}");
+    assert_eq!(state["result"]["end_reason"], "finished");
+    let (status, fin) = server.request("DELETE", &format!("/v1/sessions/{first}"), None);
+    assert_eq!(status, 200, "{fin}");
+    assert_eq!(fin["result"]["end_reason"], "finished");
+    assert_eq!(
+        server
+            .request("DELETE", &format!("/v1/sessions/{first}"), None)
+            .0,
+        404
     );
 }

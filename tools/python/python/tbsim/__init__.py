@@ -8,6 +8,7 @@ extras, `tbsim.verifiers` and `tbsim.openenv` (`python -m tbsim.openenv`).
 """
 
 from ._binary import ScenarioInfo, binary, content_dir, scenarios
+from ._http import ServerGone
 from .client import ApiError, AsyncClient, Client, Created, Step, render
 from .server import Server
 
@@ -18,6 +19,7 @@ __all__ = [
     "Created",
     "ScenarioInfo",
     "Server",
+    "ServerGone",
     "Step",
     "binary",
     "content_dir",

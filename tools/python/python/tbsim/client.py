@@ -1,13 +1,18 @@
-"""Clients of the session API (`tbsim serve`): `Client` and `AsyncClient` (httpx)."""
+"""Clients of the session API (`tbsim serve`): `Client` (a lean keep-alive
+connection) and `AsyncClient` (httpx)."""
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
+
+from ._http import Connection
 
 JSON = Any
 ToolCall = Mapping[str, Any]
@@ -53,7 +58,25 @@ def _raise_for(resp: httpx.Response) -> JSON:
     return resp.json() if resp.content else None
 
 
+_U64 = 1 << 64
+
+
+def _check_int(name: str, v: Any, lo: int, hi: int) -> None:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"{name} must be an integer, not {type(v).__name__} {v!r}")
+    if not lo <= v < hi:
+        raise ValueError(f"{name} must be in [{lo}, {hi}), not {v}")
+
+
 def _create_body(scenario: str, opts: Mapping[str, Any]) -> dict[str, JSON]:
+    if not isinstance(scenario, str):
+        raise TypeError(f"scenario must be a name (str), not {type(scenario).__name__}")
+    if opts.get("seed") is not None:
+        _check_int("seed", opts["seed"], 0, _U64)
+    if opts.get("hints") is not None:
+        _check_int("hints", opts["hints"], 0, 4)
+    if opts.get("max_steps") is not None:
+        _check_int("max_steps", opts["max_steps"], 1, _U64)
     body: dict[str, JSON] = {"scenario": scenario}
     for k in ("seed", "hints", "feedback", "max_steps", "agent", "tag"):
         if opts.get(k) is not None:
@@ -65,7 +88,21 @@ def _create_body(scenario: str, opts: Mapping[str, Any]) -> dict[str, JSON]:
 
 
 def _calls(tool_calls: Sequence[ToolCall]) -> dict[str, JSON]:
-    return {"tool_calls": [dict(c) for c in tool_calls]}
+    if isinstance(tool_calls, Mapping):
+        raise TypeError(
+            "tool_calls is one call (a dict): give a sequence of calls, "
+            f"e.g. ({{'name': {tool_calls.get('name')!r}, 'arguments': {{...}}}},)"
+        )
+    if isinstance(tool_calls, (str, bytes)):
+        raise TypeError("tool_calls must be a sequence of {name, arguments} dicts, not a string")
+    calls = []
+    for i, c in enumerate(tool_calls):
+        if not isinstance(c, Mapping):
+            raise TypeError(
+                f"tool call {i} must be a dict {{name, arguments}}, not {type(c).__name__}"
+            )
+        calls.append(dict(c))
+    return {"tool_calls": calls}
 
 
 def _step(d: Mapping[str, JSON]) -> Step:
@@ -83,51 +120,63 @@ def _headers(token: str | None) -> dict[str, str]:
 
 
 class Client:
-    """The session API at `base_url` (with `token` if the server wants one)."""
+    """The session API at `base_url` (with `token` if the server wants one), over
+    one keep-alive connection (`http://` only; threads share it in turn). A server
+    that stopped answering raises `ServerGone`."""
 
     def __init__(self, base_url: str, token: str | None = None, timeout: float = 300.0) -> None:
-        self._http = httpx.Client(
-            base_url=base_url.rstrip("/"), headers=_headers(token), timeout=timeout
-        )
+        self.base_url = base_url.rstrip("/")
+        self._conn = Connection(self.base_url, _headers(token), timeout)
+        self._lock = threading.Lock()
+
+    def _call(self, method: str, path: str, body: JSON = None) -> JSON:
+        data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        with self._lock:
+            status, raw = self._conn.request(method, path, data)
+        if status >= 400:
+            try:
+                err = json.loads(raw)["error"]
+                raise ApiError(status, str(err["code"]), str(err["message"]))
+            except (ValueError, KeyError, TypeError):
+                raise ApiError(status, "http_error", raw.decode(errors="replace")) from None
+        return json.loads(raw) if raw else None
 
     def create(self, scenario: str, **opts: Any) -> Created:
         """Opens a session (`seed`, `hints`, `feedback`, `max_steps`, `agent`, `tag`)."""
-        d = _raise_for(self._http.post("/v1/sessions", json=_create_body(scenario, opts)))
+        d = self._call("POST", "/v1/sessions", _create_body(scenario, opts))
         return Created(d["session"], d["observation"], d["info"])
 
     def step(self, session: str, tool_calls: Sequence[ToolCall]) -> Step:
         """Sends tool calls (`{name, arguments, id?}`)."""
-        return _step(
-            _raise_for(self._http.post(f"/v1/sessions/{session}/step", json=_calls(tool_calls)))
-        )
+        return _step(self._call("POST", f"/v1/sessions/{session}/step", _calls(tool_calls)))
 
     def state(self, session: str) -> dict[str, JSON]:
         """The session's state (with its result once finished)."""
-        d: dict[str, JSON] = _raise_for(self._http.get(f"/v1/sessions/{session}"))
+        d: dict[str, JSON] = self._call("GET", f"/v1/sessions/{session}")
         return d
 
     def delete(self, session: str) -> dict[str, JSON]:
         """Ends the run (as abandoned if it was going), writes it, forgets the session."""
-        d: dict[str, JSON] = _raise_for(self._http.delete(f"/v1/sessions/{session}"))
+        d: dict[str, JSON] = self._call("DELETE", f"/v1/sessions/{session}")
         return d
 
     def tools(self) -> list[dict[str, JSON]]:
         """The tool catalogue: name, description, JSON schema, cost in minutes."""
-        d: list[dict[str, JSON]] = _raise_for(self._http.get("/v1/tools"))
+        d: list[dict[str, JSON]] = self._call("GET", "/v1/tools")
         return d
 
     def scenarios(self, suite: str | None = None) -> list[dict[str, JSON]]:
         """The scenarios the server accepts by name."""
-        params = {"suite": suite} if suite is not None else None
-        d = _raise_for(self._http.get("/v1/scenarios", params=params))
+        query = "" if suite is None else "?" + urlencode({"suite": suite})
+        d = self._call("GET", f"/v1/scenarios{query}")
         return list(d["scenarios"])
 
     def openapi(self) -> dict[str, JSON]:
-        d: dict[str, JSON] = _raise_for(self._http.get("/openapi.json"))
+        d: dict[str, JSON] = self._call("GET", "/openapi.json")
         return d
 
     def close(self) -> None:
-        self._http.close()
+        self._conn.close()
 
     def __enter__(self) -> Client:
         return self

@@ -142,10 +142,12 @@ def _task(
         raise ValueError(f"trials must be at least 1, not {trials}")
     if max_steps < 1:
         raise ValueError(f"max_steps must be at least 1, not {max_steps}")
-    base = Path(runs_dir or Path(os.environ.get("INSPECT_LOG_DIR") or "logs") / "tbsim-runs")
-    # One directory per eval of this task, laid out as `tbsim run --out` lays a batch.
+    # One directory per eval of this task, laid out as `tbsim run --out` lays a batch,
+    # under `runs_dir`, else `tbsim-runs/` beside the eval's log (`--log-dir`, known
+    # once the eval runs; the solver settles it).
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    out = base / f"{suite}-{stamp}-{secrets.token_hex(3)}"
+    batch = f"{suite}-{stamp}-{secrets.token_hex(3)}"
+    out = Path(runs_dir) / batch if runs_dir else _default_runs_base() / batch
     return Task(
         dataset=_dataset(suite, scenarios),
         solver=tbsim_agent(
@@ -158,6 +160,7 @@ def _task(
             token=token,
             runs_dir=str(out),
             server_out=runs_dir if transport == "http" else None,
+            follow_log_dir=not runs_dir,
             trials=trials,
             replay=replay if replay is not None else os.environ.get(REPLAY_ENV) or None,
         ),
@@ -473,6 +476,40 @@ def _agent_name(model: str) -> str:
 # --- the solver ------------------------------------------------------------------------
 
 
+def _default_runs_base() -> Path:
+    return Path(os.environ.get("INSPECT_LOG_DIR") or "logs") / "tbsim-runs"
+
+
+def _log_dir_runs(runs: Path) -> Path:
+    """`runs` (`<base>/<batch>`) moved beside the running eval's log when that is a
+    local file (`inspect eval --log-dir DIR` puts runs in `DIR/tbsim-runs/`)."""
+    try:
+        from inspect_ai.log._samples import sample_active
+
+        active = sample_active()
+        location = active.log_location if active is not None else ""
+    except Exception:  # another Inspect
+        return runs
+    if not location or ("://" in location and not location.startswith("file://")):
+        return runs
+    log_dir = Path(location.removeprefix("file://")).parent
+    return log_dir / "tbsim-runs" / runs.name
+
+
+def _eval_epochs() -> int | None:
+    """The epochs of the running eval (`--epochs` or the task's), where this Inspect
+    tells; None where it does not (the caller then keeps epochs apart anyway)."""
+    try:
+        from inspect_ai._control.eval_state import get_eval_state
+        from inspect_ai.log._samples import sample_active
+
+        active = sample_active()
+        found = get_eval_state(active.eval_id) if active is not None else None
+        return int(found.epochs) if found is not None else None
+    except Exception:  # another Inspect: its internals differ
+        return None
+
+
 @solver
 def tbsim_agent(
     *,
@@ -485,6 +522,7 @@ def tbsim_agent(
     token: str | None = None,
     runs_dir: str = "logs/tbsim-runs",
     server_out: str | None = None,
+    follow_log_dir: bool = False,
     trials: int = 1,
     replay: str | None = None,
 ) -> Solver:
@@ -498,8 +536,13 @@ def tbsim_agent(
         run_seed = None if base is None else int(base) + state.epoch - 1
         model_name = str(state.model)
         model = _replay_model(replay, scenario, model_name) if replay else get_model()
-        out = Path(runs_dir) / scenario
-        if trials > 1:
+        runs = Path(runs_dir)
+        if follow_log_dir:
+            runs = _log_dir_runs(runs)
+        out = runs / scenario
+        if max(trials, _eval_epochs() or 2) > 1:
+            # Each epoch is a run of its own (`-T trials` and `--epochs` alike),
+            # laid out as `tbsim run --trials` lays them.
             out = out / f"trial-{state.epoch - 1}"
         state.metadata["tbsim_run_dir"] = str(out) if transport == "stdio" else None
         agent = _agent_name(model_name)

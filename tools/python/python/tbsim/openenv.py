@@ -1,13 +1,13 @@
 """TraineeBench as an OpenEnv environment (`pip install "tbsim[openenv]"`).
 
     python -m tbsim.openenv --port 8000                 # the examples' busy-day
-    python -m tbsim.openenv --port 8000 --scenario kb-fix --seed 7 --out runs/openenv
+    python -m tbsim.openenv --port 8000 --scenario kb-fix-medium --seed 7 --out runs/openenv
 
 It is served by openenv-core's own `create_app` (HTTP, and the WebSocket `/ws` its
 clients hold an episode on). An episode is one tbsim run:
 
 - **reset** opens a world: `scenario`, `seed`, `hints`, `feedback` and `max_steps` may
-  be given as reset keyword arguments (`env.reset(scenario="kb-fix", seed=3)`) and
+  be given as reset keyword arguments (`env.reset(scenario="kb-fix-medium", seed=3)`) and
   default to the server's options. The observation is tbsim's first one: the
   briefing, the time, the morning's notifications and `text`, all of it rendered
   for a language model.
@@ -32,15 +32,25 @@ HTTP `/reset` and `/step` are stateless (a fresh environment per request), so an
 HTTP `/step` has no episode to act in.
 
 Every episode is a tbsim session of one `tbsim serve` this process starts on
-loopback (with a random token); each run's directory is `<out>/<session>/` and
-passes `tbsim replay`. Closing an episode (the client disconnecting) ends a run
-still going, as abandoned, and writes it.
+loopback (with a random token, given through its environment); each run's
+directory is `<out>/<session>/` and passes `tbsim replay`. Closing an episode (the
+client disconnecting) ends a run still going, as abandoned, and writes it.
+
+The server holds the line `tbsim serve` holds, on its HTTP routes and its
+WebSocket alike: a `Host` other than localhost, a loopback address, the address it
+was reached at or an `--allow-host` name is refused (DNS rebinding), and so is a
+request from another origin's page (`Origin`, `Sec-Fetch-Site`). Listening on a
+non-loopback address needs a token of its own (`--token-file PATH` or
+`$TBSIM_OPENENV_TOKEN`; every request then carries `Authorization: Bearer
+<token>`).
 """
 
 from __future__ import annotations
 
 import argparse
 import atexit
+import ipaddress
+import os
 import secrets
 import signal
 import threading
@@ -63,6 +73,7 @@ from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field
 
 from . import _loop
+from ._guard import Guard, host_name
 from .client import ApiError, Client, Step, render
 from .server import Server
 
@@ -342,16 +353,50 @@ class TraineeBenchEnvironment(Environment):  # type: ignore[type-arg]
             client.close()
 
 
-def create_app(backend: Backend | None = None, *, max_concurrent_envs: int | None = None) -> Any:
-    """The FastAPI app openenv-core builds around tbsim (`uvicorn` serves it)."""
+TOKEN_ENV = "TBSIM_OPENENV_TOKEN"
+"""The variable `python -m tbsim.openenv` reads its token from (without --token-file)."""
+
+
+def create_app(
+    backend: Backend | None = None,
+    *,
+    max_concurrent_envs: int | None = None,
+    token: str | None = None,
+    allow_hosts: Sequence[str] = (),
+) -> Any:
+    """The app openenv-core builds around tbsim (`uvicorn` serves it), behind the
+    Host, Origin and token checks of `tbsim.openenv` (see the module docs)."""
     b = backend or Backend()
-    return _create_app(
+    app = _create_app(
         lambda: TraineeBenchEnvironment(b),
         Action,
         TraineeBenchObservation,
         env_name="tbsim",
         max_concurrent_envs=max_concurrent_envs or b.max_sessions,
     )
+    return Guard(app, token=token, allow_hosts=allow_hosts)
+
+
+def _read_token(path: str) -> str:
+    p = Path(path)
+    if not p.is_file():
+        raise SystemExit(f"--token-file {path}: not a regular file")
+    if p.stat().st_size > 4096:
+        raise SystemExit(f"--token-file {path}: larger than 4096 bytes")
+    lines = p.read_text().splitlines()
+    token = lines[0].strip() if lines else ""
+    if not token:
+        raise SystemExit(f"--token-file {path}: empty")
+    return token
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host_name(host) if host.startswith("[") else host).is_loopback
+    except ValueError:
+        return False
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -367,7 +412,27 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--max-steps", type=int, default=None)
     p.add_argument("--out", default="runs/openenv", help="where each episode's run goes")
     p.add_argument("--max-sessions", type=int, default=16, help="concurrent episodes")
+    p.add_argument(
+        "--token-file",
+        default=None,
+        help=f"a file whose first line is the token every request must carry "
+        f"(Authorization: Bearer); default ${TOKEN_ENV}; needed off loopback",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name requests may name besides localhost and loopback addresses",
+    )
     a = p.parse_args(argv)
+    token = _read_token(a.token_file) if a.token_file else os.environ.get(TOKEN_ENV) or None
+    if token is None and not _loopback(a.host):
+        p.error(
+            f"refusing to listen on {a.host} without a token: anyone who can reach it could "
+            f"run episodes and read runs; give one with --token-file PATH or ${TOKEN_ENV}, "
+            "or listen on a loopback address"
+        )
 
     import socket
 
@@ -391,7 +456,8 @@ def main(argv: list[str] | None = None) -> None:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(f"tbsim OpenEnv environment listening on http://{shown}:{port}", flush=True)
-    config = uvicorn.Config(create_app(backend), log_level="warning")
+    app = create_app(backend, token=token, allow_hosts=a.allow_host)
+    config = uvicorn.Config(app, log_level="warning")
     # uvicorn stops on SIGTERM, then raises the signal again with the handler it
     # found: the default one would end this process before `finally`, leaving the
     # tbsim server running. This one unwinds, so the server is closed and written.
