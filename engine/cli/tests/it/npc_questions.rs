@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Deserialize;
 use serde_json::json;
 use tbsim_core::protocol::ToolCall;
-use tbsim_core::protocol::{Decision, Notification, SimConfig};
+use tbsim_core::protocol::{Decision, SimConfig};
 use tbsim_engine::npc::{ASK_WHAT, BE_SPECIFIC, plan_message_disclosing};
 use tbsim_engine::sim::Sim;
 use tbsim_engine::tools::LivePython;
@@ -1293,37 +1293,23 @@ fn broad_vague_group(kind: &str) -> &'static str {
     }
 }
 
-/// Sends `text` to `to` and returns their reply as its notification brought it
-/// (empty if none came within the send and three waits of up to half an hour,
-/// each ended early by a notification: a busy colleague answers in turn).
+/// Sends `text` to `to` and returns their reply once it has arrived (empty if
+/// none came within an hour and a half): waits of ten minutes until the thread's
+/// last message is no longer the question (a busy colleague answers in turn).
 fn ask_quick(sim: &mut Sim, to: &str, text: &str) -> String {
-    let mut reply = String::new();
-    for (name, args) in [
-        ("send_message", json!({"to": to, "text": text})),
-        ("wait", json!({"minutes": 30})),
-        ("wait", json!({"minutes": 30})),
-        ("wait", json!({"minutes": 30})),
-    ] {
-        let obs = sim.step(&Decision {
-            calls: vec![ToolCall {
-                id: "c".into(),
-                name: name.into(),
-                arguments: args.to_string(),
-            }],
-        });
-        assert!(!obs.over, "{name} {args}: the run ended at {}", obs.time);
-        for n in obs.notifications {
-            if let Notification::Message { from, text, .. } = n
-                && from == to
-            {
-                reply = text;
-            }
-        }
-        if !reply.is_empty() {
-            break;
+    call(sim, "send_message", json!({"to": to, "text": text}));
+    for _ in 0..9 {
+        call(sim, "wait", json!({"minutes": 10}));
+        let r = call(sim, "read_messages", json!({"with": to}));
+        let last = r["result"]["messages"]
+            .as_array()
+            .and_then(|m| m.last().cloned())
+            .unwrap_or_default();
+        if last["text"].as_str() != Some(text) {
+            return last["text"].as_str().unwrap_or_default().to_owned();
         }
     }
-    reply
+    String::new()
 }
 
 /// All of `items` when `full`, else every third of them starting at `turn`.
