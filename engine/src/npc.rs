@@ -53,8 +53,11 @@
 //!    nothing: in a direct message from the recipient, in a group from its first
 //!    colleague only.
 //! 3. **Names.** If the message names a first name several colleagues share
-//!    without the surname, a clue about one of them gets "which one do you mean?";
-//!    if it names the other person in full, the clue does not match.
+//!    without the surname, a clue about one of them gets "which one do you mean?",
+//!    unless the colleague asked knows about only one of them (of the people its
+//!    clues that may be told now are about, one bears that first name): a manager
+//!    asked "is Anna free?" takes it to mean the Anna of their team. If the
+//!    message names the other person in full, the clue does not match.
 //!
 //! The scripted engine then answers with every triggered clue (of several triggered
 //! clues with the same trigger, the later one: a later stage of the same answer).
@@ -439,6 +442,15 @@ impl Trigger {
                         && alt.iter().any(|c| !QUESTION_WORDS.contains(&c.as_str()))
                 })
             })
+    }
+
+    /// Whether some alternative of the trigger mentions a concept (exclusions
+    /// left out).
+    pub fn mentions(&self, concept: &str) -> bool {
+        self.groups
+            .iter()
+            .flatten()
+            .any(|alt| alt.contains(concept))
     }
 
     /// Every concept the trigger's alternatives mention (exclusions left out).

@@ -207,12 +207,8 @@ mod tests {
         source_nesting("f.star", &"x = 1 + 1\n".repeat(5_000)).unwrap();
         for src in [
             include_str!("../../../content/families/inventory_reorder/family.star"),
-            include_str!("../../../content/families/kb_fix_script/family.star"),
             include_str!("../../../content/families/incident_postmortem/family.star"),
             include_str!("../../../content/families/shift_roster/family.star"),
-            include_str!("../../../content/families/handoff_chain_script/family.star"),
-            include_str!("../../../content/families/transaction_review_script/family.star"),
-            include_str!("../../../content/families/meeting_attend_script/family.star"),
             crate::PRELUDE,
         ] {
             source_nesting("b.star", src).unwrap();

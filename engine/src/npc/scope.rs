@@ -880,6 +880,16 @@ impl Scope {
     /// Whom a message means when a trigger is about someone whose first name
     /// several colleagues share.
     pub fn who(&self, msg: &BTreeSet<String>, trigger: &Trigger) -> Named {
+        self.who_for(msg, trigger, &[])
+    }
+
+    /// [`Scope::who`] as the colleague asked reads it, who knows about the
+    /// subjects of `known` (the triggers of the clues they may tell now): a shared
+    /// first name that names only one person among those subjects means that
+    /// person (a manager asked "is Anna free?" about their team takes it to mean
+    /// the Anna of their team). When several people of that first name are among
+    /// the colleague's subjects, or none is, they ask which one is meant.
+    pub fn who_for(&self, msg: &BTreeSet<String>, trigger: &Trigger, known: &[&Trigger]) -> Named {
         // Most messages name no shared first name: the trigger's vocabulary is
         // gathered only for one that does.
         let mut vocab: Option<BTreeSet<String>> = None;
@@ -899,9 +909,20 @@ impl Scope {
                 .iter()
                 .filter(|p| full(p).is_some_and(|c| c.is_subset(msg)))
                 .collect();
+            // The bearers of this first name the colleague knows about.
+            let theirs = || {
+                people
+                    .iter()
+                    .filter(|p| {
+                        full(p)
+                            .is_some_and(|c| known.iter().any(|t| c.iter().all(|w| t.mentions(w))))
+                    })
+                    .count()
+            };
             match subject {
                 Some(s) if named.contains(&s) => continue,
                 _ if !named.is_empty() => return Named::Other,
+                Some(_) if theirs() == 1 => continue,
                 _ => {
                     let (last, rest) = people.split_last().expect("shared by several");
                     return Named::Which(format!(
@@ -1488,6 +1509,29 @@ mod tests {
         assert!(keyword_list(
             "front-end logs show pricing-cache-09 timing out while rendering product pages checkout slow fix"
         ));
+    }
+
+    /// Asked by someone who knows about only one Anna, "Anna" means that Anna;
+    /// by someone who knows about both, it still needs asking.
+    #[test]
+    fn a_shared_first_name_means_the_one_the_colleague_knows() {
+        let (s, _) = scope();
+        let about_berg = t(&[&["Anna Berg", "Anna"], &["free"]]);
+        let about_lund = t(&[&["Anna Lund", "Anna"], &["free"]]);
+        let about_omar = t(&[&["Omar Diaz", "Omar"], &["free"]]);
+        let q = concepts("Is Anna free at 13:00?");
+        assert_eq!(
+            s.who_for(&q, &about_berg, &[&about_berg, &about_omar]),
+            Named::Clear
+        );
+        assert!(matches!(
+            s.who_for(&q, &about_berg, &[&about_berg, &about_lund]),
+            Named::Which(_)
+        ));
+        assert_eq!(s.who_for(&q, &about_berg, &[]), s.who(&q, &about_berg));
+        // The other Anna named in full is still the other Anna.
+        let q = concepts("Is Anna Lund free at 13:00?");
+        assert_eq!(s.who_for(&q, &about_berg, &[&about_berg]), Named::Other);
     }
 
     #[test]

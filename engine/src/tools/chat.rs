@@ -147,13 +147,20 @@ fn ask(
     let mut clues: Vec<ActiveClue> = Vec::new();
     if let Ok(words) = verdict {
         let history = world.resource::<History>();
-        for c in n.clues.iter().filter(|c| {
-            c.task.as_ref().is_none_or(|t| history.released.contains(t))
-                && c.after.iter().all(|cond| history.holds(cond))
-        }) {
+        let active: Vec<_> = n
+            .clues
+            .iter()
+            .filter(|c| {
+                c.task.as_ref().is_none_or(|t| history.released.contains(t))
+                    && c.after.iter().all(|cond| history.holds(cond))
+            })
+            .collect();
+        // What the colleague may tell now: whom a shared first name means to them.
+        let known: Vec<_> = active.iter().map(|c| &c.trigger).collect();
+        for c in active {
             let mut triggered = c.trigger.matches(words);
             if triggered {
-                match scope.who(words, &c.trigger) {
+                match scope.who_for(words, &c.trigger, &known) {
                     Named::Clear => {}
                     Named::Other => triggered = false,
                     Named::Which(q) => {

@@ -228,7 +228,10 @@ fn the_cycle_check_sees_siblings_through_impl_super_blocks() {
             .arg(dir)
             .output()
             .expect("python3 runs");
-        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
     };
     let (code, stdout) = run(p);
     assert_eq!(code, Some(1), "{stdout}");

@@ -538,11 +538,7 @@ impl From<CompareError> for crate::http::ApiError {
             CompareError::Unreadable(..) => "unreadable_run",
             CompareError::EmptyBatch(_) => "no_results",
         };
-        super::access::err(
-            axum::http::StatusCode::UNPROCESSABLE_ENTITY,
-            code,
-            message,
-        )
+        super::access::err(axum::http::StatusCode::UNPROCESSABLE_ENTITY, code, message)
     }
 }
 

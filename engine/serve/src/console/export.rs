@@ -154,9 +154,11 @@ struct Worlds {
 impl Worlds {
     fn ids(&mut self, v: Option<Value>) -> Value {
         match v {
-            Some(Value::Array(xs)) => {
-                Value::from(xs.into_iter().map(|x| self.items.add(x)).collect::<Vec<_>>())
-            }
+            Some(Value::Array(xs)) => Value::from(
+                xs.into_iter()
+                    .map(|x| self.items.add(x))
+                    .collect::<Vec<_>>(),
+            ),
             _ => json!([]),
         }
     }
@@ -437,8 +439,7 @@ impl Console {
             for (k, chunk) in data.blobs.into_iter().enumerate() {
                 write(
                     &dir.join("data").join(format!("run-{n}-files-{k}.js")),
-                    script("blobs", &[id.clone(), Value::from(k)], &Value::from(chunk))
-                        .as_bytes(),
+                    script("blobs", &[id.clone(), Value::from(k)], &Value::from(chunk)).as_bytes(),
                     &mut total,
                 )?;
             }

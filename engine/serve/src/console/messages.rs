@@ -214,7 +214,8 @@ pub fn conversation(lines: &[Value]) -> Vec<Message> {
         let step = l.get("step").and_then(Value::as_u64).unwrap_or(0);
         let purpose = l.get("purpose").and_then(Value::as_str).unwrap_or("turn");
         let (full, new_from): (Vec<Value>, usize) = if let Some(d) = l.get("request_delta") {
-            let keep = (d.get("keep").and_then(Value::as_u64).unwrap_or(0) as usize).min(prev.len());
+            let keep =
+                (d.get("keep").and_then(Value::as_u64).unwrap_or(0) as usize).min(prev.len());
             let added = d
                 .get("messages")
                 .and_then(Value::as_array)
@@ -266,13 +267,16 @@ mod tests {
 
     #[test]
     fn markdown_is_rendered_and_raw_html_is_text() {
-        let h = render("**bold** and `code`\n\n- a\n- b\n\n<script>alert(1)</script><img src=x onerror=alert(1)>[x](javascript:alert(1))");
+        let h = render(
+            "**bold** and `code`\n\n- a\n- b\n\n<script>alert(1)</script><img src=x onerror=alert(1)>\n\n[x](javascript:alert(1)) [y](https://example.org)",
+        );
         assert!(h.contains("<strong>bold</strong>"), "{h}");
         assert!(h.contains("<code>code</code>"), "{h}");
         assert!(h.contains("<li>a</li>"), "{h}");
         assert!(!h.contains("<script"), "{h}");
         assert!(!h.contains("<img"), "{h}");
-        assert!(!h.contains("javascript:"), "{h}");
+        assert!(!h.contains("href=\"javascript"), "{h}");
+        assert!(h.contains("href=\"https://example.org\""), "{h}");
         assert!(h.contains("&lt;script&gt;"), "{h}");
     }
 

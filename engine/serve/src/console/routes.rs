@@ -582,7 +582,11 @@ fn with_expected(c: &Console, dir: &std::path::Path, step: Option<u64>, view: &s
         return view.to_owned();
     };
     for t in tasks {
-        let key = t.get("key").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let key = t
+            .get("key")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
         let Some(spec) = loaded.scenario.tasks.iter().find(|s| s.key == key) else {
             continue;
         };
@@ -609,11 +613,20 @@ fn with_expected(c: &Console, dir: &std::path::Path, step: Option<u64>, view: &s
 
 /// What the agent wrote where a check looks: the file (`path`) at the step, as text
 /// (cut at 4,000 characters), or the value at the check's JSON `pointer` in it.
-fn actual_for(c: &Console, dir: &std::path::Path, step: Option<u64>, check: &Value) -> Option<Value> {
+fn actual_for(
+    c: &Console,
+    dir: &std::path::Path,
+    step: Option<u64>,
+    check: &Value,
+) -> Option<Value> {
     // A check is `{Variant: {fields}}`.
     let fields = check.as_object()?.values().next()?.as_object()?;
     let path = fields.get("path")?.as_str()?;
-    let candidates = [path.to_owned(), format!("workspace/{path}"), format!("drive/{path}")];
+    let candidates = [
+        path.to_owned(),
+        format!("workspace/{path}"),
+        format!("drive/{path}"),
+    ];
     let bytes = candidates
         .iter()
         .find_map(|p| c.worlds().file(dir, step, p).ok().flatten())
@@ -626,7 +639,9 @@ fn actual_for(c: &Console, dir: &std::path::Path, step: Option<u64>, check: &Val
         let parsed: Option<Value> = serde_json::from_str(&text).ok();
         return Some(match parsed {
             Some(j) => json!({ "value": j.pointer(ptr).cloned().unwrap_or(Value::Null) }),
-            None => json!({ "text": text.chars().take(4000).collect::<String>(), "not_json": true }),
+            None => {
+                json!({ "text": text.chars().take(4000).collect::<String>(), "not_json": true })
+            }
         });
     }
     Some(json!({ "text": text.chars().take(4000).collect::<String>() }))
