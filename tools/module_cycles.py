@@ -2,11 +2,15 @@
 """Lists the import cycles between the top-level modules of each tbsim crate.
 
 Reads engine/src as text: a module X imports module Y when a non-test line of X
-names a path that resolves to Y: `crate::Y`, `super::Y` from a top-level module
+names a path that resolves to Y (or to something inside Y): `crate::Y`, `super::Y` from a top-level module
 (`super::super::Y` one level down, and so on; inline `mod m { ... }` blocks count
 as a level), `self::Y` in the crate root's children's children, or a `{...}` group
-after any of these prefixes (`use super::{a, b::C}` imports `a` and `b`). Prints each strongly
-connected group of two or more modules, and exits 1 if there is any, so it can
+after any of these prefixes (`use super::{a, b::C}` imports `a` and `b`). The same holds
+one level down and deeper: sibling modules under one parent (`console::compare` and
+`console::routes`) are checked against each other, a path anywhere in a file counting,
+inside an `impl super::X { ... }` block too (such a block is no module: `super` there
+is still the file's parent). Prints each strongly connected group of two or more
+modules (nested ones as `parent::a <-> parent::b`), and exits 1 if there is any, so it can
 gate the split of issue 10 once the cycles are gone. Crates cannot import each
 other in a circle at all (cargo refuses), so this is the check for what is still
 inside one crate.
@@ -34,45 +38,17 @@ def file_module(rel):
     return [] if parts in (["lib"], ["main"]) else parts
 
 
-def group_heads(text, start):
-    """The first segment of each top-level item of the `{...}` group opening at `start`,
-    and where the group ends."""
-    depth, item, heads, i = 0, "", [], start
-    while i < len(text):
-        c = text[i]
-        if c == "{":
-            depth += 1
-            if depth == 1:
-                i += 1
-                continue
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                break
-        if depth == 1 and c == ",":
-            heads.append(item)
-            item = ""
-        elif depth >= 1:
-            item += c
-        i += 1
-    heads.append(item)
-    out = []
-    for h in heads:
-        m = re.match(r"\s*(\w+)", h)
-        if m and m.group(1) not in ("self", "super", "crate"):
-            out.append(m.group(1))
-    return out, i
-
-
 def strip_comments(text):
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     return re.sub(r"//[^\n]*", "", text)
 
 
-def imported_tops(text, base):
-    """Top-level modules that the code of module `base` (a path) names, following
-    `crate::`, `super::` (chains included), `self::` and `{...}` groups after any of
-    them; `mod x { ... }` blocks inside the file shift what `super`/`self` mean."""
+def imported_paths(text, base):
+    """Module paths (as lists, possibly running into items) that the code of module
+    `base` names, following `crate::`, `super::` (chains included), `self::` and
+    `{...}` groups after any of them; `mod x { ... }` blocks inside the file shift
+    what `super`/`self` mean (an `impl super::X { ... }` block does not). Yields
+    (the module path in force where the path is written, the path it names)."""
     # The module path in force at each offset: inline `mod name {` blocks extend it.
     spans = []  # (open offset, close offset, name)
     for m in INLINE_MOD.finditer(text):
@@ -90,27 +66,83 @@ def imported_tops(text, base):
     def path_at(offset):
         return base + [n for (a, b, n) in spans if a < offset < b]
 
-    tops = set()
+    out = []
     for m in PATH.finditer(text):
         root, supers, nxt = m.group(1), m.group(2), m.group(3)
+        here = path_at(m.start())
         if root == "crate":
             prefix = []
         else:
-            prefix = path_at(m.start())
             ups = (1 if root == "super" else 0) + supers.count("super")
-            prefix = prefix[: max(len(prefix) - ups, 0)]
-        if prefix:
-            tops.add(prefix[0])
-        elif nxt == "{":
-            tops |= set(group_heads(text, m.end() - 1)[0])
+            prefix = here[: max(len(here) - ups, 0)]
+        if nxt == "{":
+            for item in group_items(text, m.end() - 1):
+                out.append((here, prefix + item))
         else:
-            tops.add(nxt)
-    return tops
+            rest = CHAIN.match(text, m.end())
+            chain = [nxt] + (re.findall(r"\w+", rest.group(0)) if rest else [])
+            out.append((here, prefix + chain))
+    return out
+
+
+CHAIN = re.compile(r"(?:\s*::\s*\w+)*")
+
+
+def group_items(text, start):
+    """The path of each top-level item of the `{...}` group opening at `start`, as far
+    as it is a plain `a::b::c` chain (`self`, `super`, `crate` items dropped)."""
+    depth, item, items, i = 0, "", [], start
+    while i < len(text):
+        c = text[i]
+        if c == "{":
+            depth += 1
+            if depth == 1:
+                i += 1
+                continue
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                break
+        if depth == 1 and c == ",":
+            items.append(item)
+            item = ""
+        elif depth >= 1:
+            item += c
+        i += 1
+    items.append(item)
+    out = []
+    for it in items:
+        m = re.match(r"\s*(\w+(?:\s*::\s*\w+)*)", it)
+        if m:
+            chain = re.findall(r"\w+", m.group(1))
+            if chain[0] not in ("self", "super", "crate"):
+                out.append(chain)
+    return out
+
+
+def module_paths(src):
+    """Every module of the crate as a tuple path: its files (`a.rs`, `a/mod.rs`,
+    `a/b.rs`) and the inline `mod x { ... }` blocks in them (test modules left out)."""
+    mods = set()
+    for root, _, files in os.walk(src):
+        for f in files:
+            if not f.endswith(".rs"):
+                continue
+            base = file_module(os.path.relpath(os.path.join(root, f), src))
+            if not base:
+                continue
+            mods.add(tuple(base))
+            text = strip_comments(open(os.path.join(root, f), encoding="utf-8").read())
+            text = re.split(r"#\[cfg\(test\)\]\s*mod tests", text)[0]
+            for m in INLINE_MOD.finditer(text):
+                mods.add(tuple(base) + (m.group(1),))
+    return mods
 
 
 def graph(src):
-    mods = sorted({m[:-3] if m.endswith(".rs") else m for m in os.listdir(src)} - {"lib", "main"})
-    dep = collections.defaultdict(set)
+    """Edges between sibling modules, by parent: {parent tuple: {child: {child}}}."""
+    mods = module_paths(src)
+    dep = collections.defaultdict(lambda: collections.defaultdict(set))
     for root, _, files in os.walk(src):
         for f in files:
             if not f.endswith(".rs"):
@@ -119,15 +151,27 @@ def graph(src):
             base = file_module(rel)
             if not base:
                 continue
-            top = base[0]
             text = open(os.path.join(root, f), encoding="utf-8").read()
             text = re.split(r"#\[cfg\(test\)\]\s*mod tests", text)[0]
-            names = imported_tops(strip_comments(text), base)
-            dep[top] |= {m for m in names if m != top and m in mods}
-    return mods, dep
+            for here, target in imported_paths(strip_comments(text), base):
+                # The module the path lands in: its longest prefix that is one.
+                t = list(target)
+                while t and tuple(t) not in mods:
+                    t.pop()
+                if not t:
+                    continue
+                # The edge is between the children of the deepest common parent
+                # (a module naming its own parent or child is no circle).
+                k = 0
+                while k < len(here) and k < len(t) and here[k] == t[k]:
+                    k += 1
+                if k < len(here) and k < len(t):
+                    dep[tuple(here[:k])][here[k]].add(t[k])
+    return dep
 
 
 def cycles(mods, dep):
+    """Strongly connected groups of two or more among `mods` (edges `dep`)."""
     index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
 
     def visit(v):
@@ -169,10 +213,23 @@ def crate_dirs():
     return [os.path.normpath(d) for d in dirs]
 
 
+def crate_cycles(src):
+    """Every cycle of the crate at `src`: the top level's first, then each parent's
+    children in path order, each as a list of `::`-joined module paths."""
+    dep = graph(src)
+    found = []
+    for parent in sorted(dep):
+        edges = dep[parent]
+        mods = sorted(set(edges) | {w for ws in edges.values() for w in ws})
+        for group in cycles(mods, collections.defaultdict(set, edges)):
+            found.append(["::".join(list(parent) + [m]) for m in group])
+    return found
+
+
 if __name__ == "__main__":
     total = 0
     for src in sys.argv[1:] or crate_dirs():
-        found = cycles(*graph(src))
+        found = crate_cycles(src)
         for c in found:
             print(f"{src}: cycle: " + " <-> ".join(c))
         total += len(found)

@@ -123,9 +123,7 @@ fn main() {
         args.next();
         return pair(args);
     }
-    let key = args
-        .next()
-        .unwrap_or_else(|| "transaction_review_script".into());
+    let key = args.next().unwrap_or_else(|| "inventory_reorder".into());
     let n: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(20);
     let plans = plans(&key);
     timed(&plans, 1);

@@ -516,6 +516,7 @@ fn run_one(
         };
         let hooks = crate::run::RunHooks {
             control: progress.control(job),
+            ..Default::default()
         };
         handle
             .block_on(crate::run::run_to_dir_hooked(

@@ -130,6 +130,7 @@ pub(crate) fn collect(
         success_rate: task_results.iter().filter(|t| t.success).count() as f64 / n,
         steps,
         tool_calls,
+        empty_turns: run.empty_turns,
         errors: run.errors.clone(),
         end_reason: run.over,
         sim_start: iso(clock.start),
@@ -139,6 +140,8 @@ pub(crate) fn collect(
         model: None,
         npc_model: None,
         infra_error: run.infra_error.clone(),
+        agent_error: run.agent_error.clone(),
+        warnings: Vec::new(),
         // Filled in by the simulation, which knows the scenario file.
         provenance: Provenance::default(),
         guidance: (!guidance.is_empty()).then_some(guidance),

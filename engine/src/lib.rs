@@ -44,6 +44,17 @@
 //!   many scenarios and trials as independent worlds, a bounded number at a time,
 //!   with identical outputs whatever the concurrency; [`run_file`] is the `run.json`
 //!   every front end writes beside a run.
+//! * **Runs that only need a score** use [`run::Scorer`]: the scenario's world is
+//!   built once ([`world::Prototype`]) and copied for each run, and nothing is
+//!   written, kept or serialised (the trajectory's lines are only counted), so the
+//!   validity gate's twenty agents per instance, the scan and RL rollouts pay for
+//!   the simulation alone. The result is that of [`run::run_unrecorded`], field for
+//!   field; a world copied from a prototype writes the same bytes as one built anew
+//!   ([`sim::Sim::from_prototype`]).
+//! * Long RL jobs can keep their run directories small: [`run::RunHooks::compress`]
+//!   writes `trajectory.jsonl.zst` (zstd frames, [`trajectory::zst`]) with the same
+//!   lines and digest; [`replay`], regrading and [`run_dir::read_trajectory`] read
+//!   either form.
 //!
 //! ## Ordering guarantees
 //!

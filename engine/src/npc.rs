@@ -53,8 +53,11 @@
 //!    nothing: in a direct message from the recipient, in a group from its first
 //!    colleague only.
 //! 3. **Names.** If the message names a first name several colleagues share
-//!    without the surname, a clue about one of them gets "which one do you mean?";
-//!    if it names the other person in full, the clue does not match.
+//!    without the surname, a clue about one of them gets "which one do you mean?",
+//!    unless the colleague asked knows about only one of them (of the people its
+//!    clues that may be told now are about, one bears that first name): a manager
+//!    asked "is Anna free?" takes it to mean the Anna of their team. If the
+//!    message names the other person in full, the clue does not match.
 //!
 //! The scripted engine then answers with every triggered clue (of several triggered
 //! clues with the same trigger, the later one: a later stage of the same answer).
@@ -213,62 +216,61 @@ const STOP: &[&str] = &[
     "which", "with", "about", "hi", "hello", "thanks", "thank",
 ];
 
+/// The stem of a word: lower-cased (ASCII), a plural or verb ending cut, a final
+/// silent `e` dropped; identifiers (letters and digits mixed) are kept whole.
+#[cfg(test)]
 fn stem(w: &str) -> String {
-    stem_lowered(w.to_ascii_lowercase())
+    let mut out = String::new();
+    stem_into(&w.to_ascii_lowercase(), &mut out);
+    out
 }
 
-/// [`stem`] of a word already lower-cased (ASCII): [`concepts`] lower-cases each
-/// word once, for the stop-word test and the stem alike.
-fn stem_lowered(w: String) -> String {
-    // Identifiers (letters and digits mixed) are kept whole.
+/// Writes the stem of `w` (already lower-cased, ASCII) into `out`, which is
+/// cleared first: [`concepts`] folds every word of every message, so this works in
+/// one reused buffer instead of a string per step.
+fn stem_into(w: &str, out: &mut String) {
+    out.clear();
     if w.bytes().any(|b| b.is_ascii_digit()) {
-        return w;
+        out.push_str(w);
+        return;
     }
-    drop_e(strip_suffix(w))
-}
-
-/// A final silent `e` goes, so `compute`, `computed` and `computing` meet.
-fn drop_e(s: String) -> String {
-    if s.len() >= 4 && s.ends_with('e') && !s.ends_with("ee") {
-        s[..s.len() - 1].to_owned()
-    } else {
-        s
-    }
-}
-
-fn strip_suffix(w: String) -> String {
     let n = w.len();
     let cut = |suffix: &str, min: usize| n > suffix.len() + min && w.ends_with(suffix);
     if cut("ies", 2) {
-        return format!("{}y", &w[..n - 3]);
-    }
-    if cut("ing", 2) {
-        let base = &w[..n - 3];
-        return undouble(base);
-    }
-    if cut("ed", 2) {
-        return undouble(&w[..n - 2]);
-    }
-    if cut("es", 2)
+        out.push_str(&w[..n - 3]);
+        out.push('y');
+    } else if cut("ing", 2) {
+        out.push_str(undouble(&w[..n - 3]));
+    } else if cut("ed", 2) {
+        out.push_str(undouble(&w[..n - 2]));
+    } else if cut("es", 2)
         && (w.ends_with("ses") || w.ends_with("xes") || w.ends_with("ches") || w.ends_with("shes"))
     {
-        return w[..n - 2].to_owned();
+        out.push_str(&w[..n - 2]);
+    } else if cut("s", 2) && !w.ends_with("ss") && !w.ends_with("us") {
+        out.push_str(&w[..n - 1]);
+    } else {
+        out.push_str(w);
     }
-    if cut("s", 2) && !w.ends_with("ss") && !w.ends_with("us") {
-        return w[..n - 1].to_owned();
+    // A final silent `e` goes, so `compute`, `computed` and `computing` meet.
+    if out.len() >= 4 && out.ends_with('e') && !out.ends_with("ee") {
+        out.pop();
     }
-    w
 }
 
-fn undouble(base: &str) -> String {
+/// `base` with a doubled final consonant made single (`mapp` -> `map`); `ll`, `ss`
+/// and `zz` stay. Only an ASCII letter is undoubled: two equal bytes ending a
+/// multi-byte character are not a doubled letter (and cutting one would split it).
+fn undouble(base: &str) -> &str {
     let b = base.as_bytes();
     if b.len() >= 2
         && b[b.len() - 1] == b[b.len() - 2]
+        && b[b.len() - 1].is_ascii()
         && !matches!(b[b.len() - 1], b'l' | b's' | b'z')
     {
-        base[..base.len() - 1].to_owned()
+        &base[..base.len() - 1]
     } else {
-        base.to_owned()
+        base
     }
 }
 
@@ -277,10 +279,12 @@ fn undouble(base: &str) -> String {
 /// lookup instead of stemming every synonym for every word of every message.
 static SYNONYM_HEADS: LazyLock<HashMap<String, &'static str>> = LazyLock::new(|| {
     let mut heads = HashMap::new();
+    let mut buf = String::new();
     for group in SYNONYMS {
         for g in *group {
             heads.entry((*g).to_owned()).or_insert(group[0]);
-            heads.entry(stem(g)).or_insert(group[0]);
+            stem_into(&g.to_ascii_lowercase(), &mut buf);
+            heads.entry(buf.clone()).or_insert(group[0]);
         }
     }
     heads
@@ -289,30 +293,50 @@ static SYNONYM_HEADS: LazyLock<HashMap<String, &'static str>> = LazyLock::new(||
 /// The canonical concept of a word: its synonym group's head, or its stem.
 #[cfg(test)]
 fn concept(word: &str) -> String {
-    concept_lowered(word.to_ascii_lowercase())
+    let mut out = String::new();
+    concept_into(&word.to_ascii_lowercase(), &mut out).to_owned()
 }
 
 /// The set of concepts a text mentions.
 pub fn concepts(text: &str) -> BTreeSet<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .filter_map(|w| {
-            // One lower-casing per word serves the stop-word test and the stem.
-            let lower = w.to_ascii_lowercase();
-            (!STOP_SET.contains(lower.as_str())).then(|| concept_lowered(lower))
-        })
-        .collect()
+    let mut set = BTreeSet::new();
+    fold_words(text, |c| {
+        if !set.contains(c) {
+            set.insert(c.to_owned());
+        }
+    });
+    set
+}
+
+/// Calls `each` with the concept of every word of `text` that is not a stop word,
+/// in text order (repeats included), folding in two reused buffers: a message's
+/// words cost no allocation of their own.
+pub(crate) fn fold_words(text: &str, mut each: impl FnMut(&str)) {
+    let (mut lower, mut stem) = (String::new(), String::new());
+    for w in text.split(|c: char| !c.is_alphanumeric()) {
+        if w.is_empty() {
+            continue;
+        }
+        // One lower-casing per word serves the stop-word test and the stem.
+        lower.clear();
+        lower.push_str(w);
+        lower.make_ascii_lowercase();
+        if STOP_SET.contains(lower.as_str()) {
+            continue;
+        }
+        each(concept_into(&lower, &mut stem));
+    }
 }
 
 /// [`STOP`] as a set: membership only (never iterated), so its order is moot.
 static STOP_SET: LazyLock<HashSet<&'static str>> = LazyLock::new(|| STOP.iter().copied().collect());
 
-/// [`concept`] of a word already lower-cased (ASCII).
-fn concept_lowered(lower: String) -> String {
-    let s = stem_lowered(lower);
-    match SYNONYM_HEADS.get(&s) {
-        Some(head) => (*head).to_owned(),
-        None => s,
+/// The concept of a word already lower-cased (ASCII), using `buf` for its stem.
+fn concept_into<'a>(lower: &str, buf: &'a mut String) -> &'a str {
+    stem_into(lower, buf);
+    match SYNONYM_HEADS.get(buf.as_str()) {
+        Some(head) => head,
+        None => buf.as_str(),
     }
 }
 
@@ -418,6 +442,15 @@ impl Trigger {
                         && alt.iter().any(|c| !QUESTION_WORDS.contains(&c.as_str()))
                 })
             })
+    }
+
+    /// Whether some alternative of the trigger mentions a concept (exclusions
+    /// left out).
+    pub fn mentions(&self, concept: &str) -> bool {
+        self.groups
+            .iter()
+            .flatten()
+            .any(|alt| alt.contains(concept))
     }
 
     /// Every concept the trigger's alternatives mention (exclusions left out).
@@ -768,6 +801,174 @@ mod tests {
         }
     }
 
+    /// The stemmer as it was written before it worked in a reused buffer (one new
+    /// string per step): the definition the buffered one must agree with.
+    pub(crate) mod old {
+        pub(crate) fn stem(w: &str) -> String {
+            let w = w.to_ascii_lowercase();
+            if w.bytes().any(|b| b.is_ascii_digit()) {
+                return w;
+            }
+            drop_e(strip_suffix(w))
+        }
+        fn drop_e(s: String) -> String {
+            if s.len() >= 4 && s.ends_with('e') && !s.ends_with("ee") {
+                s[..s.len() - 1].to_owned()
+            } else {
+                s
+            }
+        }
+        fn strip_suffix(w: String) -> String {
+            let n = w.len();
+            let cut = |suffix: &str, min: usize| n > suffix.len() + min && w.ends_with(suffix);
+            if cut("ies", 2) {
+                return format!("{}y", &w[..n - 3]);
+            }
+            if cut("ing", 2) {
+                return undouble(&w[..n - 3]);
+            }
+            if cut("ed", 2) {
+                return undouble(&w[..n - 2]);
+            }
+            if cut("es", 2)
+                && (w.ends_with("ses")
+                    || w.ends_with("xes")
+                    || w.ends_with("ches")
+                    || w.ends_with("shes"))
+            {
+                return w[..n - 2].to_owned();
+            }
+            if cut("s", 2) && !w.ends_with("ss") && !w.ends_with("us") {
+                return w[..n - 1].to_owned();
+            }
+            w
+        }
+        fn undouble(base: &str) -> String {
+            let b = base.as_bytes();
+            if b.len() >= 2
+                && b[b.len() - 1] == b[b.len() - 2]
+                && !matches!(b[b.len() - 1], b'l' | b's' | b'z')
+            {
+                base[..base.len() - 1].to_owned()
+            } else {
+                base.to_owned()
+            }
+        }
+        /// `concepts` as first written: every word stemmed into a new string.
+        pub(crate) fn concepts(text: &str) -> std::collections::BTreeSet<String> {
+            text.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| {
+                    !w.is_empty() && !super::STOP.contains(&w.to_ascii_lowercase().as_str())
+                })
+                .map(|w| {
+                    let s = stem(w);
+                    super::SYNONYM_HEADS.get(&s).map_or(s, |h| (*h).to_owned())
+                })
+                .collect()
+        }
+    }
+
+    /// Every eighth bundled scenario (of every suite, as listed by name: few
+    /// enough for a debug build), its texts (objectives, clue responses, trigger
+    /// words, plan messages, names, default replies, some files' text) and every
+    /// word of them with each ending the stemmer cuts: the corpus the fast paths
+    /// are held to.
+    pub(crate) struct Corpus {
+        pub(crate) scenarios: Vec<tbsim_scenario::Scenario>,
+        pub(crate) texts: Vec<String>,
+        pub(crate) words: Vec<String>,
+    }
+
+    static CORPUS: LazyLock<Corpus> = LazyLock::new(|| {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../content/scenarios");
+        let mut paths = Vec::new();
+        let mut dirs = vec![root];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|e| e == "ron") {
+                    paths.push(p);
+                }
+            }
+        }
+        paths.sort();
+        let mut texts = Vec::new();
+        let mut scenarios = Vec::new();
+        for (i, p) in paths.iter().enumerate().filter(|(i, _)| i % 8 == 0) {
+            let Ok(l) = tbsim_scenario::load_file(p) else {
+                continue;
+            };
+            let s = l.scenario;
+            for t in &s.tasks {
+                texts.push(t.objective.clone());
+                for step in &t.plan {
+                    if let Ok(v) = serde_json::from_str::<serde_json::Value>(&step.args)
+                        && let Some(m) = v["text"].as_str()
+                    {
+                        texts.push(m.to_owned());
+                    }
+                }
+            }
+            for p in &s.company.people {
+                texts.push(p.name.clone());
+                texts.extend(p.default_reply.clone());
+                for c in &p.clues {
+                    texts.push(c.response.clone());
+                    texts.extend(c.trigger.iter().flatten().cloned());
+                }
+            }
+            if i % 16 == 0 {
+                for f in &s.files {
+                    if let tbsim_scenario::Content::Text(t) = &f.content {
+                        texts.extend(t.lines().take(200).map(str::to_owned));
+                    }
+                }
+            }
+            scenarios.push(s);
+        }
+        let distinct: BTreeSet<&str> = texts
+            .iter()
+            .flat_map(|t| t.split(|c: char| !c.is_alphanumeric()))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let words = distinct
+            .iter()
+            .flat_map(|w| {
+                ["", "s", "es", "ies", "ed", "ing", "e", "ses", "ches"]
+                    .map(|end| format!("{w}{end}"))
+            })
+            .collect();
+        Corpus {
+            scenarios,
+            texts,
+            words,
+        }
+    });
+
+    pub(crate) fn scenario_corpus() -> &'static Corpus {
+        &CORPUS
+    }
+
+    /// The buffered stemmer and `concepts` agree with their first definitions on
+    /// every text and word of the bundled scenarios.
+    #[test]
+    fn buffered_folding_agrees_with_the_first_definition() {
+        let c = scenario_corpus();
+        assert!(c.words.len() > 10_000, "{}", c.words.len());
+        for t in c.texts.iter().chain(&c.words) {
+            assert_eq!(concepts(t), old::concepts(t), "{t}");
+        }
+        // Two equal bytes ending a multi-byte character are no doubled letter (the
+        // first definition cut the character in two and panicked).
+        assert_eq!(
+            concepts("x\u{2082}ing"),
+            BTreeSet::from(["x\u{2082}".to_owned()])
+        );
+        assert_eq!(stem("mapped"), old::stem("mapped"));
+    }
+
     /// `concepts`, lower-casing each word once, folds as its definition does: stop
     /// words tested on the lower-cased word, then the word stemmed and folded.
     #[test]
@@ -776,7 +977,7 @@ mod tests {
             text.split(|c: char| !c.is_alphanumeric())
                 .filter(|w| !w.is_empty() && !STOP.contains(&w.to_ascii_lowercase().as_str()))
                 .map(|w| {
-                    let s = stem(w);
+                    let s = old::stem(w);
                     SYNONYM_HEADS.get(&s).map_or(s, |h| (*h).to_owned())
                 })
                 .collect()

@@ -83,7 +83,7 @@ impl ReplayReport {
 
 /// Replays the run in `dir`.
 pub fn replay(dir: &Path) -> Result<ReplayReport, ReplayError> {
-    let traj = dir.join("trajectory.jsonl");
+    let traj = crate::run_dir::trajectory_path(dir);
     let rec = crate::trajectory::read_recorded(&traj)?;
     let scen_path = dir.join("scenario.ron");
     let loaded = crate::run_dir::load_scenario(&scen_path).map_err(ReplayError::Scenario)?;
@@ -300,7 +300,7 @@ impl Replayer {
     /// Reads the run in `dir` (its trajectory and scenario copy, which must be the
     /// one the run used).
     pub fn open(dir: &Path) -> Result<Replayer, ReplayError> {
-        let traj = dir.join("trajectory.jsonl");
+        let traj = crate::run_dir::trajectory_path(dir);
         let rec = crate::trajectory::read_recorded(&traj)?;
         let scen_path = dir.join("scenario.ron");
         let loaded = crate::run_dir::load_scenario(&scen_path).map_err(ReplayError::Scenario)?;
@@ -404,7 +404,7 @@ pub struct Regrade {
 /// fixed scenario, recorded `run_python` outcomes and model colleagues' replies are
 /// reused.
 pub fn regrade(dir: &Path, fixed: Option<&Path>) -> Result<Regrade, ReplayError> {
-    let rec = crate::trajectory::read_recorded(&dir.join("trajectory.jsonl"))?;
+    let rec = crate::trajectory::read_recorded(&crate::run_dir::trajectory_path(dir))?;
     let res_path = dir.join("result.json");
     let before: RunResult = crate::run_dir::read_result(&res_path)
         .map_err(|e| ReplayError::Io(res_path.clone(), e.into_io()))

@@ -108,6 +108,11 @@ pub struct RunResult {
     pub steps: u64,
     /// Tool calls.
     pub tool_calls: u64,
+    /// Decisions that made no tool call (a model that only talked; it is nudged).
+    /// Each counts as a step and costs only the turn's thinking time
+    /// (`--turn-cost`, `--token-cost`; none by default, as in the original).
+    #[serde(default)]
+    pub empty_turns: u64,
     /// Tool errors by kind.
     pub errors: BTreeMap<String, u64>,
     /// Why the run ended.
@@ -136,6 +141,14 @@ pub struct RunResult {
     /// `infra_error`): the scores then say nothing about the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub infra_error: Option<String>,
+    /// What failed when the run ended as the agent's failure (`end_reason`
+    /// `agent_error` or `context_exceeded`): scored, unlike an infrastructure failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_error: Option<String>,
+    /// What the person running the model should know about it (e.g. its server's
+    /// chat template dropped the tool catalogue).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// What made this result: the scenario's hash and generator, the engine and the
     /// checker version (absent in results written before it existed).
     #[serde(default)]
@@ -240,10 +253,22 @@ pub fn render_table(results: &[RunResult]) -> String {
                 .cost
                 .map(|c| format!(" | cost {c:.4}"))
                 .unwrap_or_default();
+            let cut = if m.cut_off > 0 {
+                format!(" | {} replies cut off at the reply limit", m.cut_off)
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "  model: {} calls | {} input + {} output tokens{cost}",
+                "  model: {} calls | {} input + {} output tokens{cost}{cut}",
                 m.calls, m.input_tokens, m.output_tokens
+            );
+        }
+        if r.empty_turns > 0 {
+            let _ = writeln!(
+                out,
+                "  empty turns: {} (the model replied without calling a tool and was nudged)",
+                r.empty_turns
             );
         }
         if let Some(e) = &r.infra_error {
@@ -251,6 +276,15 @@ pub fn render_table(results: &[RunResult]) -> String {
                 out,
                 "  INFRASTRUCTURE FAILURE (not scored as an agent failure): {e}"
             );
+        }
+        if let (Some(reason), Some(e)) = (r.end_reason, &r.agent_error) {
+            let _ = writeln!(
+                out,
+                "  ended by the agent's failure ({reason}, scored): {e}"
+            );
+        }
+        for w in &r.warnings {
+            let _ = writeln!(out, "  warning: {w}");
         }
         if r.days.len() > 1 {
             for (i, d) in r.days.iter().enumerate() {

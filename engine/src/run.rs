@@ -40,6 +40,7 @@ use crate::time::SimDuration;
 use crate::tools::{LivePython, PythonBackend, RecordedPython};
 use crate::trajectory::Trajectory;
 use crate::trajectory::read_recorded;
+use crate::world::Prototype;
 use tbsim_scenario::{Content, LoadedScenario};
 
 /// Failure to write a run.
@@ -151,6 +152,74 @@ pub struct RunHooks {
     /// every decision, holds the agent while it is paused, and applies the guidance
     /// queued on it before each decision (see [`crate::live`]).
     pub control: Option<Arc<Control>>,
+    /// Where each model call's wall time, attempts and timeouts go (a run
+    /// directory's `model_calls.jsonl`; see [`CallLog`]).
+    pub calls: Option<Arc<CallLog>>,
+    /// Write the run directory's trajectory compressed, as `trajectory.jsonl.zst`
+    /// (see [`crate::trajectory::zst`]): the same lines and digest, which replay,
+    /// regrading and the result read alike. A compressed run cannot be resumed.
+    pub compress: bool,
+}
+
+/// The name of the run directory's file of per-call wall-clock facts.
+pub const CALL_LOG: &str = "model_calls.jsonl";
+
+/// The run directory's `model_calls.jsonl`: one line per model call of the agent,
+/// `{"step", "purpose", "wall_ms", "attempts", "timeouts", "ok"}`, appended as
+/// each call completes. Wall-clock facts differ between two runs that the
+/// trajectory says are the same, so they are kept out of it (replay compares the
+/// trajectory byte for byte, and the digest is over it). A resumed run appends
+/// to the file; `tbsim report` reads it for its model-call table.
+#[derive(Debug)]
+pub struct CallLog {
+    file: std::sync::Mutex<std::fs::File>,
+}
+
+impl CallLog {
+    /// Opens (creating, appending) `dir/model_calls.jsonl`; never through a link.
+    pub fn open(dir: &Path) -> std::io::Result<CallLog> {
+        let path = dir.join(CALL_LOG);
+        if path.symlink_metadata().is_ok_and(|m| !m.is_file()) {
+            std::fs::remove_file(&path)?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)?;
+        Ok(CallLog {
+            file: std::sync::Mutex::new(file),
+        })
+    }
+
+    /// Appends the facts of one call that leads to decision `step`. Best effort: a
+    /// failed write loses timing, never the run.
+    pub fn write(&self, step: u64, record: &crate::protocol::ModelRecord) {
+        use std::io::Write as _;
+        let Some(t) = record.timing else {
+            return;
+        };
+        let line = serde_json::json!({
+            "step": step,
+            "purpose": record.purpose,
+            "wall_ms": t.wall_ms,
+            "attempts": t.attempts,
+            "timeouts": t.timeouts,
+            "ok": record.error.is_none(),
+        });
+        let mut f = self
+            .file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = writeln!(f, "{line}");
+    }
+}
+
+/// Writes an agent's model record to the trajectory, and its timing to the call log.
+fn record_call(sim: &mut Sim, hooks: &RunHooks, r: &crate::protocol::ModelRecord) {
+    sim.record_agent(r);
+    if let Some(log) = &hooks.calls {
+        log.write(sim.steps() + 1, r);
+    }
 }
 
 impl RunHooks {
@@ -158,6 +227,7 @@ impl RunHooks {
     pub fn with_control(control: Arc<Control>) -> RunHooks {
         RunHooks {
             control: Some(control),
+            ..RunHooks::default()
         }
     }
 }
@@ -199,6 +269,7 @@ pub(crate) async fn drive_from(
     mut usage: ModelUsage,
     hooks: &RunHooks,
 ) -> RunResult {
+    let mut warnings: Vec<String> = Vec::new();
     while !sim.is_over() {
         // A trajectory that cannot be written (a full disk) ends the run at once:
         // going on would take decisions that are never recorded.
@@ -228,20 +299,29 @@ pub(crate) async fn drive_from(
         if agent.wants_progress() {
             agent.observe(&obs, &sim.progress());
         }
-        let decided = decide_recording(sim, agent, &obs).await;
+        let decided = decide_recording(sim, agent, &obs, hooks).await;
         let log = agent.take_log();
         for r in &log.records {
-            sim.record_agent(r);
+            record_call(sim, hooks, r);
         }
         usage.add(&log.usage);
+        for w in log.warnings {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
         match decided {
             Ok(decision) => obs = sim.step_with(&decision, log.usage.output_tokens),
             Err(AgentError::Infra(m)) => {
                 sim.end_infra(&m);
                 break;
             }
-            Err(AgentError::Agent(_)) => {
-                sim.end(EndReason::AgentError);
+            Err(AgentError::Agent(m)) => {
+                sim.end_agent(EndReason::AgentError, &m);
+                break;
+            }
+            Err(AgentError::ContextFull(m)) => {
+                sim.end_agent(EndReason::ContextExceeded, &m);
                 break;
             }
             Err(AgentError::Abandoned(_)) => {
@@ -264,6 +344,7 @@ pub(crate) async fn drive_from(
     if agent.uses_model() {
         r.model = Some(usage);
     }
+    r.warnings = warnings;
     r.npc_model = sim.npc_usage();
     r
 }
@@ -275,6 +356,7 @@ async fn decide_recording(
     sim: &mut Sim,
     agent: &mut dyn Agent,
     obs: &Observation,
+    hooks: &RunHooks,
 ) -> Result<Decision, AgentError> {
     let sink = agent.record_sink();
     let mut decision = agent.decide(obs);
@@ -282,7 +364,7 @@ async fn decide_recording(
         let polled = decision.as_mut().poll(cx);
         if let Some(sink) = &sink {
             for r in sink.drain() {
-                sim.record_agent(&r);
+                record_call(sim, hooks, &r);
             }
         }
         polled
@@ -326,6 +408,57 @@ pub fn run_unrecorded(
         Box::new(LivePython::default()),
     )
     .0
+}
+
+/// Many runs of one scenario that only need their scores: the validity gate's
+/// oracle, idle, solver and adversaries, the scan, suite proofs, RL rollouts that
+/// keep no record.
+///
+/// The world is built once ([`Prototype`]) and copied for each run; no trajectory
+/// is written, kept or serialised (its lines are only counted), no file is touched
+/// and no schedule is computed. A run's [`RunResult`] is that of
+/// [`run_unrecorded`] with the same agent and configuration, field for field.
+///
+/// ```no_run
+/// # let loaded = tbsim_scenario::load_file(std::path::Path::new("busy-day.ron")).unwrap();
+/// use tbsim_engine::run::{RunLimits, Scorer};
+/// let scorer = Scorer::new(&loaded);
+/// for seed in 0..20 {
+///     let mut agent = tbsim_engine::agent::Oracle::new(&loaded.scenario);
+///     let config = tbsim_engine::protocol::SimConfig { seed: Some(seed), ..Default::default() };
+///     let r = scorer.score(&mut agent, config, &RunLimits::default());
+///     assert!(r.checkpoint_score <= 1.0);
+/// }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Scorer {
+    proto: Arc<Prototype>,
+}
+
+impl Scorer {
+    /// Builds the scenario's world once (the scenario must have passed validation).
+    pub fn new(loaded: &LoadedScenario) -> Scorer {
+        Scorer {
+            proto: Arc::new(Prototype::new(loaded)),
+        }
+    }
+
+    /// Runs `agent` to the end on a copy of the world and returns the result.
+    pub fn score(&self, agent: &mut dyn Agent, config: SimConfig, limits: &RunLimits) -> RunResult {
+        let mut sim = Sim::from_prototype(
+            &self.proto,
+            config,
+            Trajectory::discarding(),
+            Box::new(LivePython::default()),
+        );
+        drive(&mut sim, agent, limits)
+    }
+
+    /// A simulation on a copy of the world, writing `trace` (for callers that step
+    /// it themselves).
+    pub fn sim(&self, config: SimConfig, trace: Trajectory) -> Sim {
+        Sim::from_prototype(&self.proto, config, trace, Box::new(LivePython::default()))
+    }
 }
 
 /// Runs with a given trajectory sink and Python backend.
@@ -410,11 +543,21 @@ pub async fn run_to_dir_hooked(
     out: &Path,
     trial: Option<u32>,
     npc: Box<dyn NpcEngine>,
-    hooks: RunHooks,
+    mut hooks: RunHooks,
 ) -> Result<RunResult, RunError> {
     write_scenario_copy(loaded, out)?;
-    let traj_path = out.join("trajectory.jsonl");
-    let trace = Trajectory::to_file(&traj_path).map_err(io(&traj_path))?;
+    if agent.uses_model() && hooks.calls.is_none() {
+        hooks.calls = Some(Arc::new(CallLog::open(out).map_err(io(out))?));
+    }
+    let (traj_path, trace) = if hooks.compress {
+        let p = out.join(crate::run_dir::TRAJECTORY_ZST);
+        let t = Trajectory::to_zstd_file(&p).map_err(io(&p))?;
+        (p, t)
+    } else {
+        let p = out.join(crate::run_dir::TRAJECTORY);
+        let t = Trajectory::to_file(&p).map_err(io(&p))?;
+        (p, t)
+    };
     let mut sim = Sim::new(loaded, config, trace, Box::new(LivePython::default()));
     sim.set_npc_engine(npc);
     let mut result = drive_hooked(&mut sim, agent, limits, &hooks).await;
@@ -453,7 +596,11 @@ pub(crate) fn finish_dir(
         return Err(RunError::Trajectory(traj, e.to_owned()));
     }
     // Scheduling figures come from the trajectory as written.
-    let text = std::fs::read_to_string(&traj).map_err(io(&traj))?;
+    let text = if traj.extension().is_some_and(|e| e == "zst") {
+        crate::run_dir::read_trajectory(&traj).map_err(|e| io(&traj)(e.into_io()))?
+    } else {
+        std::fs::read_to_string(&traj).map_err(io(&traj))?
+    };
     result.schedule = Some(crate::schedule::compute(scenario, text.lines()));
     let res_path = out.join("result.json");
     let mut text = serde_json::to_string_pretty(result).expect("results serialise");
@@ -538,7 +685,7 @@ async fn resume_hooked(
     limits: &RunLimits,
     npc: Box<dyn NpcEngine>,
     trial: Option<u32>,
-    hooks: RunHooks,
+    mut hooks: RunHooks,
     reopen_abandoned: bool,
 ) -> Result<RunResult, RunError> {
     let traj_path = dir.join("trajectory.jsonl");
@@ -643,6 +790,9 @@ async fn resume_hooked(
     agent
         .resume(&past, &pending)
         .map_err(|e| RunError::Agent(dir.to_owned(), e))?;
+    if agent.uses_model() && hooks.calls.is_none() {
+        hooks.calls = Some(Arc::new(CallLog::open(dir).map_err(io(dir))?));
+    }
     let mut result = drive_from(&mut sim, agent, limits, obs, usage, &hooks).await;
     result.trial = trial;
     finish_dir(&sim, &mut result, &loaded.scenario, dir, traj_path)?;
@@ -664,6 +814,100 @@ mod tests {
     use crate::protocol::ToolCall;
     use crate::trajectory::Line;
     use tbsim_scenario::load_file;
+
+    fn example(name: &str) -> LoadedScenario {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../content/scenarios")
+            .join(name);
+        load_file(&path).unwrap()
+    }
+
+    /// A compressed run directory holds `trajectory.jsonl.zst` alone, whose text is
+    /// the plain run's byte for byte; replay and regrading read it and reproduce the
+    /// run.
+    #[test]
+    fn a_compressed_trajectory_holds_the_same_lines_and_replays() {
+        let loaded = example("busy-day.ron");
+        let config = || SimConfig {
+            agent: "oracle".into(),
+            ..Default::default()
+        };
+        let run = |dir: &Path, compress: bool| {
+            let mut agent = crate::agent::Oracle::new(&loaded.scenario);
+            let hooks = RunHooks {
+                compress,
+                ..RunHooks::default()
+            };
+            block_on(run_to_dir_hooked(
+                &loaded,
+                &mut agent,
+                config(),
+                &RunLimits::default(),
+                dir,
+                None,
+                Box::new(Scripted),
+                hooks,
+            ))
+            .unwrap()
+        };
+        let plain = tempfile::tempdir().unwrap();
+        let packed = tempfile::tempdir().unwrap();
+        let a = run(plain.path(), false);
+        let b = run(packed.path(), true);
+        assert_eq!(a.checkpoint_score, 1.0);
+        assert_eq!(a.digest, b.digest);
+        assert_eq!(a.schedule, b.schedule, "read back for the schedule");
+        assert!(!packed.path().join("trajectory.jsonl").exists());
+        let zst = packed.path().join("trajectory.jsonl.zst");
+        let bytes = std::fs::read(&zst).unwrap();
+        let text = std::fs::read_to_string(plain.path().join("trajectory.jsonl")).unwrap();
+        assert!(crate::trajectory::zst::is_zstd(&bytes));
+        assert!(
+            bytes.len() * 3 < text.len(),
+            "{} of {}",
+            bytes.len(),
+            text.len()
+        );
+        assert_eq!(crate::run_dir::read_trajectory(&zst).unwrap(), text);
+        assert_eq!(crate::run_dir::trajectory_path(packed.path()), zst);
+        for dir in [plain.path(), packed.path()] {
+            let report = crate::replay::replay(dir).unwrap();
+            assert!(report.identical(), "{report:?}");
+            assert_eq!(report.digest, a.digest);
+            let regraded = crate::replay::regrade(dir, None).unwrap();
+            assert!(regraded.changed.is_empty(), "{regraded:?}");
+        }
+    }
+
+    /// A score-only run from the prototype scores as the unrecorded run does; one
+    /// scorer serves every thread of a parallel gate.
+    #[test]
+    fn the_scorer_scores_as_an_unrecorded_run() {
+        fn shared<T: Send + Sync>() {}
+        shared::<Scorer>();
+        for name in ["busy-day.ron", "two-days.ron"] {
+            let loaded = example(name);
+            let scorer = Scorer::new(&loaded);
+            for seed in [None, Some(3)] {
+                let config = SimConfig {
+                    seed,
+                    agent: "oracle".into(),
+                    ..Default::default()
+                };
+                let mut agent = crate::agent::Oracle::new(&loaded.scenario);
+                let want =
+                    run_unrecorded(&loaded, &mut agent, config.clone(), &RunLimits::default());
+                let mut agent = crate::agent::Oracle::new(&loaded.scenario);
+                let got = scorer.score(&mut agent, config, &RunLimits::default());
+                assert!(want.steps > 5, "{name}: a real run");
+                assert_eq!(
+                    serde_json::to_value(&got).unwrap(),
+                    serde_json::to_value(&want).unwrap(),
+                    "{name}"
+                );
+            }
+        }
+    }
 
     /// Makes one model call, then waits once before finishing; at that wait, looks
     /// for the call's line in the trajectory file.
@@ -692,6 +936,7 @@ mod tests {
                         response: json!({"choices": []}),
                         usage: None,
                         error: None,
+                        timing: None,
                     });
                     cx.waker().wake_by_ref();
                     return Poll::Pending;

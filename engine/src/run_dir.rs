@@ -4,7 +4,7 @@
 //! and up to a size cap; trajectory lines are capped too ([`MAX_LINE_BYTES`]).
 //! Errors name the file, never quote it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use tbsim_scenario::untrusted::{self, Links};
 use tbsim_scenario::{ErrorCode, LoadedScenario, Location, ScenarioError, ScenarioErrors};
@@ -25,9 +25,44 @@ pub fn read_text(path: &Path, cap: u64) -> Result<String, ReadError> {
     untrusted::read_text(path, cap, Links::Refuse)
 }
 
-/// Reads `trajectory.jsonl` (up to [`MAX_TRAJECTORY_BYTES`]).
+/// The plain trajectory's file name.
+pub const TRAJECTORY: &str = "trajectory.jsonl";
+/// The compressed trajectory's file name (see [`crate::trajectory::zst`]).
+pub const TRAJECTORY_ZST: &str = "trajectory.jsonl.zst";
+
+/// The trajectory of run directory `dir`: `trajectory.jsonl`, or
+/// `trajectory.jsonl.zst` when only that one exists.
+pub fn trajectory_path(dir: &Path) -> PathBuf {
+    let plain = dir.join(TRAJECTORY);
+    let zst = dir.join(TRAJECTORY_ZST);
+    if plain.symlink_metadata().is_err() && zst.symlink_metadata().is_ok() {
+        zst
+    } else {
+        plain
+    }
+}
+
+/// Reads a trajectory (up to [`MAX_TRAJECTORY_BYTES`] of text). A zstd-compressed
+/// one (see [`crate::trajectory::zst`]) is recognised by its first bytes and
+/// decompressed, with the same cap on the decompressed text.
 pub fn read_trajectory(path: &Path) -> Result<String, ReadError> {
-    read_text(path, MAX_TRAJECTORY_BYTES)
+    use crate::trajectory::zst;
+    let bytes = untrusted::read_capped(path, MAX_TRAJECTORY_BYTES, Links::Refuse)?;
+    let bytes = if zst::is_zstd(&bytes) {
+        zst::decompress(&bytes, MAX_TRAJECTORY_BYTES).map_err(|e| match e {
+            zst::ZstdError::TooLarge(cap) => ReadError::TooLarge {
+                path: path.to_owned(),
+                cap,
+            },
+            zst::ZstdError::Corrupt(m) => ReadError::Io {
+                path: path.to_owned(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidData, m),
+            },
+        })?
+    } else {
+        bytes
+    };
+    String::from_utf8(bytes).map_err(|_| ReadError::NotText(path.to_owned()))
 }
 
 /// Reads `result.json` (up to [`MAX_RESULT_BYTES`]).

@@ -32,8 +32,8 @@ use crate::time::{SimDuration, SimTime};
 use crate::tools::{self, Advance, CallContext, PythonBackend};
 use crate::trajectory::{FORMAT, ForkOf, GuidanceLine, Header, Line, ModelLine, Trajectory};
 use crate::world::{
-    Clock, DueEvents, Inbox, Intern, Queue, RunState, SimEvent, Task, TaskState, Trace,
-    build_world, tick_schedule,
+    Clock, DueEvents, Inbox, Intern, Prototype, Queue, RunParams, RunState, ScenarioMeta, SimEvent,
+    Task, TaskState, Trace, build_world, tick_schedule,
 };
 use tbsim_scenario::LoadedScenario;
 
@@ -85,7 +85,8 @@ impl Sim {
         python: Box<dyn PythonBackend>,
         fork: Option<ForkOf>,
     ) -> Sim {
-        let seed = config.seed.unwrap_or(loaded.scenario.seed);
+        let meta = ScenarioMeta::of(loaded);
+        let seed = config.seed.unwrap_or(meta.seed);
         let world = build_world(
             loaded,
             seed,
@@ -94,6 +95,39 @@ impl Sim {
             config.feedback,
             trace,
         );
+        Sim::begin_with(world, meta, config, python, fork)
+    }
+
+    /// [`Sim::new`] from a scenario's [`Prototype`]: the same simulation, byte for
+    /// byte, without building the world again (for many runs of one scenario).
+    pub fn from_prototype(
+        proto: &Prototype,
+        config: SimConfig,
+        trace: Trajectory,
+        python: Box<dyn PythonBackend>,
+    ) -> Sim {
+        let seed = config.seed.unwrap_or(proto.meta.seed);
+        let world = proto.instantiate(
+            RunParams {
+                seed,
+                hints: config.hints,
+                turn_cost: config.turn_cost_secs,
+                feedback: config.feedback,
+            },
+            trace,
+        );
+        Sim::begin_with(world, proto.meta.clone(), config, python, None)
+    }
+
+    /// Wraps a freshly built world and records the trajectory header.
+    fn begin_with(
+        world: World,
+        meta: ScenarioMeta,
+        config: SimConfig,
+        python: Box<dyn PythonBackend>,
+        fork: Option<ForkOf>,
+    ) -> Sim {
+        let seed = config.seed.unwrap_or(meta.seed);
         let mut sim = Sim {
             world,
             schedule: tick_schedule(),
@@ -105,21 +139,16 @@ impl Sim {
             #[cfg(test)]
             skipped_ticks: 0,
             finished_scores: false,
-            company: loaded.scenario.company.name.clone(),
-            scenario: loaded.scenario.name.clone(),
-            provenance: crate::result::Provenance {
-                scenario_blake3: loaded.blake3.clone(),
-                generated_by: loaded.scenario.generated_by.clone(),
-                engine: format!("tbsim {}", env!("CARGO_PKG_VERSION")),
-                checker: tbsim_scenario::check::CHECKER_VERSION,
-            },
+            company: meta.company,
+            scenario: meta.scenario.clone(),
+            provenance: meta.provenance,
             config,
         };
         let header = Line::Header(Header {
             format: FORMAT,
             tbsim: env!("CARGO_PKG_VERSION").to_owned(),
-            scenario: loaded.scenario.name.clone(),
-            scenario_blake3: loaded.blake3.clone(),
+            scenario: meta.scenario,
+            scenario_blake3: sim.provenance.scenario_blake3.clone(),
             seed,
             agent: sim.config.agent.clone(),
             hints: sim.config.hints,
@@ -163,6 +192,16 @@ impl Sim {
     /// lines). It must be one line of JSON, as read from a trajectory.
     pub fn record_raw(&mut self, line: &str) {
         self.trace().record_raw(line);
+    }
+
+    /// Ends the run as the agent's failure (`reason`: `agent_error` or
+    /// `context_exceeded`), recording what failed.
+    pub fn end_agent(&mut self, reason: EndReason, message: &str) {
+        let mut run = self.world.resource_mut::<RunState>();
+        if run.over.is_none() {
+            run.agent_error = Some(message.to_owned());
+            run.over = Some(reason);
+        }
     }
 
     /// Ends the run as an infrastructure failure (a model API gave up).
@@ -276,14 +315,19 @@ impl Sim {
                 let Some(due) = due else { break };
                 batch.push(due);
             }
-            for d in &batch {
+            for d in &mut batch {
+                // Lent to the line and taken back: no copy of the event's strings.
+                let event = std::mem::replace(&mut d.event, SimEvent::DayEnd { day: 0 });
                 let line = Line::Event {
                     t,
                     class: d.class,
                     seq: d.seq,
-                    event: d.event.clone(),
+                    event,
                 };
                 self.trace().push(&line);
+                if let Line::Event { event, .. } = line {
+                    d.event = event;
+                }
             }
             self.tick(batch);
             if stop_on_notification && !self.world.resource::<Inbox>().0.is_empty() {
@@ -462,6 +506,9 @@ impl Sim {
             return self.observation(Vec::new(), Vec::new(), None);
         }
         self.step += 1;
+        if decision.calls.is_empty() {
+            self.world.resource_mut::<RunState>().empty_turns += 1;
+        }
         let step = self.step;
         let t0 = self.now();
         let line = Line::Decision {
@@ -608,6 +655,8 @@ impl Sim {
                 };
                 self.trace().push(&line);
             }
+            // A compressed trajectory writes out its last frame.
+            self.trace().finish();
         }
         let mut r = r;
         r.digest = self.trajectory().digest();
@@ -660,6 +709,86 @@ mod tests {
         let d = sim(&loaded);
         assert!(!std::sync::Arc::ptr_eq(&scope(&c), &scope(&d)));
         assert_eq!(scope(&d).judge(q), scope(&a).judge(q));
+    }
+
+    /// Calls an agent could make on `s`: every plan step of every task, reading every
+    /// file, and a few that change nothing or only the clock.
+    fn menu(s: &tbsim_scenario::Scenario) -> Vec<(String, String)> {
+        let mut m: Vec<(String, String)> = s
+            .tasks
+            .iter()
+            .flat_map(|t| t.plan.iter().map(|p| (p.tool.clone(), p.args.clone())))
+            .collect();
+        for f in &s.files {
+            m.push(("read_file".into(), json!({ "path": f.path }).to_string()));
+        }
+        for mt in &s.meetings {
+            m.push((
+                "join_meeting".into(),
+                json!({ "meeting": mt.key }).to_string(),
+            ));
+        }
+        m.push(("list_folder".into(), json!({"path": "drive"}).to_string()));
+        m.push(("my_tasks".into(), "{}".into()));
+        m.push(("wait".into(), json!({"minutes": 25}).to_string()));
+        m.push((
+            "write_file".into(),
+            json!({"path": "workspace/notes.md", "content": "draft"}).to_string(),
+        ));
+        m
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 24,
+            ..Default::default()
+        })]
+        /// Skipping checkpoints whose inputs did not change judges exactly as
+        /// evaluating every live checkpoint after every change: the same lines
+        /// (checkpoint passes and when, releases they gate) and the same result,
+        /// whatever the agent does in whatever order.
+        #[test]
+        fn incremental_checkpoint_evaluation_judges_as_a_full_one(
+            scenario in 0usize..6,
+            picks in proptest::collection::vec(0usize..10_000, 1..48),
+        ) {
+            let name = [
+                "busy-day.ron",
+                "transactions-none-abnormal.ron",
+                "kb-fix-medium.ron",
+                "two-days.ron",
+                "meeting-check-sum.ron",
+                "traineebench/traineebench-002.ron",
+            ][scenario];
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../content/scenarios")
+                .join(name);
+            let loaded = tbsim_scenario::load_file(&path).unwrap();
+            let menu = menu(&loaded.scenario);
+            let run = |full: bool| {
+                let python = Box::new(crate::tools::LivePython::default());
+                let config = SimConfig { agent: "test".into(), ..Default::default() };
+                let mut sim = Sim::new(&loaded, config, Trajectory::in_memory(), python);
+                sim.world.resource_mut::<crate::world::Changes>().full = full;
+                sim.begin();
+                for (i, p) in picks.iter().enumerate() {
+                    let (tool, args) = &menu[p % menu.len()];
+                    sim.step(&Decision {
+                        calls: vec![ToolCall {
+                            id: format!("c{i}"),
+                            name: tool.clone(),
+                            arguments: args.clone(),
+                        }],
+                    });
+                }
+                let r = sim.results();
+                (sim.trajectory().lines().to_vec(), serde_json::to_string(&r).unwrap())
+            };
+            let (full_lines, full_result) = run(true);
+            let (lines, result) = run(false);
+            proptest::prop_assert_eq!(lines, full_lines);
+            proptest::prop_assert_eq!(result, full_result);
+        }
     }
 
     /// Ticks after calls that change nothing are skipped, and a checkpoint whose

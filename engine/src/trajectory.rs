@@ -72,6 +72,7 @@ use crate::protocol::sorted_json::Sorted;
 use crate::protocol::{Decision, EndReason, RequestBody};
 
 mod line;
+pub mod zst;
 
 pub use line::{ForkOf, GuidanceLine, Header, Line, ModelLine, NpcLine, NpcRecord};
 
@@ -81,8 +82,10 @@ pub const FORMAT: u32 = 2;
 
 /// Writes and hashes trajectory lines.
 pub struct Trajectory {
-    file: Option<Box<dyn Write + Send + Sync>>,
+    file: Option<Sink>,
     capture: Option<Vec<String>>,
+    /// The line being serialised (reused: one allocation per run, not per line).
+    buf: Vec<u8>,
     hasher: blake3::Hasher,
     lines: u64,
     io_error: Option<String>,
@@ -98,11 +101,42 @@ impl std::fmt::Debug for Trajectory {
     }
 }
 
+/// Where lines go.
+enum Sink {
+    /// Plain JSON lines, flushed after every line.
+    Plain(Box<dyn Write + Send + Sync>),
+    /// zstd frames (see [`zst`]).
+    Zstd(zst::FrameWriter<BufWriter<File>>),
+}
+
+impl Sink {
+    fn write_line(&mut self, line: &[u8]) -> std::io::Result<()> {
+        let w: &mut dyn Write = match self {
+            Sink::Plain(w) => w,
+            Sink::Zstd(w) => w,
+        };
+        w.write_all(line)?;
+        w.write_all(b"\n")?;
+        w.flush()
+    }
+}
+
 impl Trajectory {
     /// A trajectory written to `path` (created or truncated).
     pub fn to_file(path: &Path) -> std::io::Result<Self> {
         Ok(Trajectory {
-            file: Some(Box::new(BufWriter::new(File::create(path)?))),
+            file: Some(Sink::Plain(Box::new(BufWriter::new(File::create(path)?)))),
+            ..Self::in_memory()
+        })
+    }
+
+    /// A trajectory written to `path` as zstd frames (`trajectory.jsonl.zst`; see
+    /// [`zst`]): the same lines and digest as [`Trajectory::to_file`], in a
+    /// fraction of the bytes. Call [`Trajectory::finish`] when the run is over.
+    pub fn to_zstd_file(path: &Path) -> std::io::Result<Self> {
+        let out = BufWriter::new(File::create(path)?);
+        Ok(Trajectory {
+            file: Some(Sink::Zstd(zst::FrameWriter::new(out))),
             ..Self::in_memory()
         })
     }
@@ -111,9 +145,20 @@ impl Trajectory {
     /// writer that fails, as a full disk does).
     pub fn to_writer(out: Box<dyn Write + Send + Sync>) -> Self {
         Trajectory {
-            file: Some(out),
+            file: Some(Sink::Plain(out)),
             capture: None,
             ..Self::in_memory()
+        }
+    }
+
+    /// Writes out what a compressed trajectory still buffers (a plain one has
+    /// nothing buffered). Idempotent; lines pushed later are written as usual.
+    pub fn finish(&mut self) {
+        if let Some(Sink::Zstd(w)) = &mut self.file
+            && let Err(e) = w.finish()
+        {
+            self.io_error
+                .get_or_insert_with(|| format!("cannot write the trajectory: {e}"));
         }
     }
 
@@ -122,6 +167,7 @@ impl Trajectory {
         Trajectory {
             file: None,
             capture: Some(Vec::new()),
+            buf: Vec::new(),
             hasher: blake3::Hasher::new(),
             lines: 0,
             io_error: None,
@@ -134,6 +180,7 @@ impl Trajectory {
         Trajectory {
             file: None,
             capture: None,
+            buf: Vec::new(),
             hasher: blake3::Hasher::new(),
             lines: 0,
             io_error: None,
@@ -157,13 +204,23 @@ impl Trajectory {
             self.lines += 1;
             return;
         }
-        match serde_json::to_string(line) {
-            Ok(l) => self.record_raw(&l),
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        match serde_json::to_writer(&mut buf, line) {
+            // serde_json writes valid UTF-8.
+            Ok(()) => match std::str::from_utf8(&buf) {
+                Ok(l) => self.record_raw(l),
+                Err(e) => {
+                    self.io_error
+                        .get_or_insert_with(|| format!("cannot serialise a line: {e}"));
+                }
+            },
             Err(e) => {
                 self.io_error
                     .get_or_insert_with(|| format!("cannot serialise a line: {e}"));
             }
         }
+        self.buf = buf;
     }
 
     /// Writes one line as given (a line read from a trajectory, copied by replay).
@@ -180,11 +237,7 @@ impl Trajectory {
         self.hasher.update(b"\n");
         self.lines += 1;
         if let Some(f) = &mut self.file {
-            let res = f
-                .write_all(line.as_bytes())
-                .and_then(|_| f.write_all(b"\n"))
-                .and_then(|_| f.flush());
-            if let Err(e) = res {
+            if let Err(e) = f.write_line(line.as_bytes()) {
                 self.io_error
                     .get_or_insert_with(|| format!("cannot write the trajectory: {e}"));
             }
@@ -661,6 +714,7 @@ mod tests {
             response: Value::Object(free.clone()),
             usage: None,
             error: None,
+            timing: None,
         };
         let cases: Vec<(Line, &str)> = vec![
             (

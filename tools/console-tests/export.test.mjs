@@ -3,7 +3,7 @@
 // request beyond its own files.
 
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
@@ -67,4 +67,50 @@ test('an export opens from disk with no server: runs, timeline, world, files, co
   assert.deepEqual(foreign, [], 'no network request');
   assert.ok(requests.some((u) => /\/data\/run-\d+\.js$/.test(u)), 'run data loaded on demand');
   assert.deepEqual(errors, []);
+});
+
+test('an export is sized like its runs and loaded a page at a time; batch compare both ways', async () => {
+  // A run past one timeline page: the adversary on two days.
+  const out = join(tmp, 'long');
+  let r = tbsimSync(['run', 'content/scenarios/two-days.ron', '--agent', 'adversary:combined', '--out', join(out, 'adv', 'two-days')]);
+  assert.equal(r.status, 0, r.stderr);
+  r = tbsimSync(['run', 'content/scenarios/two-days.ron', '--agent', 'oracle', '--out', join(out, 'orc', 'two-days')]);
+  assert.equal(r.status, 0, r.stderr);
+  const site2 = join(tmp, 'site2');
+  r = tbsimSync(['view', join(out, 'adv'), join(out, 'orc'), '--export', site2]);
+  assert.equal(r.status, 0, r.stderr);
+  const data = join(site2, 'data');
+  const files = readdirSync(data);
+  const traj = statSync(join(out, 'adv', 'two-days', 'trajectory.jsonl')).size;
+  const index = readFileSync(join(data, 'index.js'), 'utf8');
+  const n = JSON.parse(index.slice(index.indexOf('(') + 1, index.lastIndexOf(')'))).files['adv:two-days'].replace('data/', '');
+  const mine = files.filter((f) => f === `${n}.js` || f.startsWith(`${n}-`));
+  const pages = mine.filter((f) => f.startsWith(`${n}-tl-`));
+  assert.ok(pages.length >= 2, `the timeline in pages: ${mine.join(' ')}`);
+  const bytes = mine.reduce((t, f) => t + statSync(join(data, f)).size, 0);
+  // The run's files carry the scenario's drive too (not in the trajectory).
+  const drive = mine.filter((f) => f.startsWith(`${n}-files-`)).reduce((t, f) => t + statSync(join(data, f)).size, 0);
+  assert.ok(bytes - drive <= 2 * traj, `export ${bytes - drive} bytes (+${drive} of files) for a ${traj}-byte trajectory`);
+  // Both orders of the batch comparison.
+  assert.ok(index.includes('"batches=adv,orc"') && index.includes('"batches=orc,adv"'), 'batch compare stored both ways');
+
+  // Opened at a step: the run's worlds and the first timeline page, not every page.
+  const page = await browser.context.newPage();
+  const asked = [];
+  page.on('request', (q) => asked.push(q.url()));
+  const home = pathToFileURL(join(site2, 'index.html')).href;
+  await page.goto(`${home}#/run/${encodeURIComponent('adv:two-days')}/step/3`);
+  await until(async () => (await page.locator(tid('world-note')).getAttribute('data-step')) === '3', { what: 'the world at step 3' });
+  await page.locator(`${tid('timeline')} > li`).first().waitFor();
+  const first = asked.filter((u) => u.includes(`/data/${n}-tl-`));
+  assert.ok(first.length >= 1 && first.some((u) => u.endsWith(`${n}-tl-0.js`)), 'the first page loaded');
+  await until(async () => (await page.locator(`${tid('timeline')} > li[data-type="end"]`).count()) === 1, { what: 'the whole timeline, page by page' });
+  assert.equal(asked.filter((u) => u.includes(`/data/${n}-tl-`)).length, pages.length, 'each page once');
+  // Batch compare, in the order the picker did not store before.
+  await page.goto(`${home}#/compare/batches/orc,adv`);
+  await page.locator(tid('compare-contrasts')).waitFor();
+  await page.locator(tid('compare-scenarios')).waitFor();
+  assert.equal(await page.locator(`${tid('scenario-row')}`).count(), 1);
+  assert.ok(await page.locator(`${tid('pair-a')}`).count() >= 1, 'links to both runs');
+  await page.close();
 });

@@ -11,6 +11,11 @@
 //!
 //! * `build_only`: `Sim::new` alone (world, schedule, header line), no agent step;
 //!   the part of a day's cost that does not depend on how much happens in it.
+//! * `from_prototype`: `Sim::from_prototype`, the same simulation copied from the
+//!   scenario's `Prototype` (built once, outside timing), as the validity gate and
+//!   `run::Scorer` build the many worlds of one instance.
+//! * `day/busy_day/score_only`: the whole day as `run::Scorer::score` runs it: the
+//!   world from the prototype, nothing serialised or hashed.
 //!
 //! Throughput is in trajectory lines (header, events, decisions, tool results, end
 //! and scores), counted from one in-memory run before timing.
@@ -21,9 +26,12 @@ use std::time::Duration;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
 use tbsim_benches::{BUSY_DAY, load_scenario, oracle_config, run_oracle_day};
+use tbsim_engine::agent::Oracle;
+use tbsim_engine::run::{RunLimits, Scorer};
 use tbsim_engine::sim::Sim;
 use tbsim_engine::tools::LivePython;
 use tbsim_engine::trajectory::Trajectory;
+use tbsim_engine::world::Prototype;
 
 criterion_group!(benches, day);
 
@@ -105,6 +113,23 @@ fn day(c: &mut Criterion) {
             BatchSize::PerIteration,
         );
     });
+    let scorer = Scorer::new(&loaded);
+    let scored = scorer.score(
+        &mut Oracle::new(&loaded.scenario),
+        oracle_config(),
+        &RunLimits::default(),
+    );
+    assert_eq!(scored.checkpoint_score, reference.checkpoint_score);
+    assert_eq!(scored.steps, reference.steps);
+    group.bench_function(BenchmarkId::new("busy_day", "score_only"), |b| {
+        b.iter(|| {
+            black_box(scorer.score(
+                &mut Oracle::new(&loaded.scenario),
+                oracle_config(),
+                &RunLimits::default(),
+            ))
+        });
+    });
     group.finish();
 
     // Separate group: a per-line throughput would be meaningless here.
@@ -115,6 +140,17 @@ fn day(c: &mut Criterion) {
         b.iter(|| {
             black_box(Sim::new(
                 &loaded,
+                oracle_config(),
+                Trajectory::digest_only(),
+                Box::new(LivePython::default()),
+            ))
+        });
+    });
+    let proto = Prototype::new(&loaded);
+    group.bench_function(BenchmarkId::new("busy_day", "from_prototype"), |b| {
+        b.iter(|| {
+            black_box(Sim::from_prototype(
+                &proto,
                 oracle_config(),
                 Trajectory::digest_only(),
                 Box::new(LivePython::default()),

@@ -11,7 +11,9 @@
 //! * `send_message` / `send_group_message`: one agent step holding that one call
 //!   (direct to one colleague; to a group of everyone), on a fresh world built
 //!   outside timing: the tool, the specificity verdict, every recipient's clue
-//!   matching and the scripted replies, as `tbsim run` executes them.
+//!   matching and the scripted replies, as `tbsim run` executes them. The world
+//!   is dropped inside timing (the routine consumes it).
+//! * `send_message_step`: the same step with the world dropped outside timing.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -123,6 +125,16 @@ fn npc(c: &mut Criterion) {
         b.iter_batched(
             fresh,
             |mut sim| black_box(sim.step(&direct)),
+            BatchSize::LargeInput,
+        );
+    });
+    // The same step with the world dropped outside timing: `send_message` above
+    // also times dropping the whole world (its entities, trajectory and queue),
+    // which the routine consumes.
+    g.bench_function("send_message_step", |b| {
+        b.iter_batched_ref(
+            fresh,
+            |sim| black_box(sim.step(&direct)),
             BatchSize::LargeInput,
         );
     });

@@ -1,5 +1,6 @@
 //! Event-queue benches: the classic hold model and a fill/drain pass, on
-//! `tbsim_core::queue::EventQueue` (priority-queue underneath) and, as the floor, on
+//! `tbsim_core::queue::EventQueue` (a binary heap of packed keys with payloads; the bench id
+//! `priority_queue` is kept from when it was the priority-queue crate) and, as the floor, on
 //! `std::collections::BinaryHeap<Reverse<(u64, u8, u64)>>` with the same keys.
 //!
 //! Hold model: the queue holds `n` pending events; one hold pops the minimum and

@@ -2,7 +2,7 @@
 //! A leaf module: the argument definitions and the agents' construction both read it.
 
 /// The built-in agents by name (besides `llm:<alias>` and `adversary:<name>`, see
-/// [`tbsim_agents::adversary::ADVERSARIES`]).
+/// [`tbsim_validity::adversary::ADVERSARIES`]).
 pub(crate) const BUILTIN_AGENTS: &[&str] = &["oracle", "idle", "solver", "script-solver"];
 
 /// The `--agent` help of `run` and `fork`: the built-in agents and every adversary,
@@ -11,7 +11,7 @@ pub(crate) const BUILTIN_AGENTS: &[&str] = &["oracle", "idle", "solver", "script
 /// list).
 pub(crate) fn agent_help(default: &str) -> String {
     let builtin: Vec<String> = BUILTIN_AGENTS.iter().map(|a| format!("`{a}`")).collect();
-    let adversaries: Vec<&str> = tbsim_agents::adversary::ADVERSARIES
+    let adversaries: Vec<&str> = tbsim_validity::adversary::ADVERSARIES
         .iter()
         .map(|(n, _)| *n)
         .collect();

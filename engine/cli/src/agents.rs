@@ -11,7 +11,7 @@ use tbsim_engine::npc::{NpcEngine, Scripted};
 use tbsim_model::agent::{LlmAgent, Memory};
 use tbsim_model::colleague::{LlmNpc, ReplyCache};
 use tbsim_model::config::locate;
-use tbsim_model::history::SummaryPolicy;
+use tbsim_model::history::{SummaryPolicy, prompt_room};
 use tbsim_model::prompt::Templates;
 use tbsim_model::{ApiConfig, HttpModel};
 use tbsim_scenario::LoadedScenario;
@@ -27,6 +27,8 @@ pub(crate) struct Models {
     /// Built once per alias (milliseconds each); every run gets a reseeded copy.
     pub(crate) clients: std::collections::BTreeMap<String, HttpModel>,
     pub(crate) prompts: Arc<Templates>,
+    /// Aliases whose context window was announced on stderr.
+    pub(crate) announced: std::collections::BTreeSet<String>,
 }
 
 impl Models {
@@ -37,6 +39,7 @@ impl Models {
             config: None,
             clients: std::collections::BTreeMap::new(),
             prompts,
+            announced: std::collections::BTreeSet::new(),
         })
     }
 
@@ -64,6 +67,23 @@ impl Models {
         Ok(Arc::new(base))
     }
 
+    /// The context window of `alias`'s model (configured, or asked of its server
+    /// once), announced on stderr the first time.
+    fn context_window(&mut self, alias: &str, caller: &HttpModel) -> Option<u32> {
+        let found = caller.discover_context();
+        if self.announced.insert(alias.to_owned()) {
+            match &found {
+                Some((n, from)) => eprintln!(
+                    "note: model `{alias}` has a context window of {n} tokens ({from}); its history is kept within it"
+                ),
+                None => eprintln!(
+                    "note: model `{alias}`: no context window configured (`context_tokens`) or reported by its server; only --history-tokens bounds its history"
+                ),
+            }
+        }
+        found.map(|f| f.0)
+    }
+
     pub(crate) fn agent(
         &mut self,
         opts: &RunOptions,
@@ -80,8 +100,8 @@ impl Models {
             )),
             spec if spec.starts_with("adversary:") => {
                 let name = &spec["adversary:".len()..];
-                Box::new(tbsim_agents::adversary::by_name(name).with_context(|| {
-                    let names: Vec<&str> = tbsim_agents::adversary::ADVERSARIES
+                Box::new(tbsim_validity::adversary::by_name(name).with_context(|| {
+                    let names: Vec<&str> = tbsim_validity::adversary::ADVERSARIES
                         .iter()
                         .map(|(n, _)| *n)
                         .collect();
@@ -94,8 +114,10 @@ impl Models {
             spec => match spec.strip_prefix("llm:") {
                 Some(alias) if !alias.is_empty() => {
                     let caller = self.caller(opts, alias, seed)?;
+                    let window = self.context_window(alias, &caller);
                     let history = SummaryPolicy {
                         threshold: opts.history_tokens,
+                        window: window.map(|c| prompt_room(c, Some(caller.config().max_tokens))),
                         ..SummaryPolicy::default()
                     };
                     let memory = match opts.memory {

@@ -53,7 +53,9 @@ pub(crate) struct RunArgs {
     /// What a model-backed agent carries between days.
     #[arg(long, value_enum, default_value_t = MemoryArg::None)]
     pub(crate) memory: MemoryArg,
-    /// Estimated tokens (characters / 4) above which the agent's history is summarised.
+    /// Tokens above which the agent's history (with the tool catalogue) is summarised,
+    /// estimated as characters / 4 and calibrated against the server's counts; the
+    /// model's context window, when known, lowers it (see `context_tokens`).
     #[arg(long, default_value_t = 60_000)]
     pub(crate) history_tokens: usize,
     /// Simulated seconds charged per 1000 output tokens of a model turn (on top of --turn-cost).

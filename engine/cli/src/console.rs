@@ -57,7 +57,7 @@ impl AgentMaker for ConsoleAgents {
     fn names(&self) -> Vec<String> {
         let mut names: Vec<String> = BUILTIN_AGENTS.iter().map(|s| (*s).to_owned()).collect();
         names.extend(
-            tbsim_agents::adversary::ADVERSARIES
+            tbsim_validity::adversary::ADVERSARIES
                 .iter()
                 .map(|(n, _)| format!("adversary:{n}")),
         );

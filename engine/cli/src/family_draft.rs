@@ -7,6 +7,11 @@
 //! on it in a child process (a fresh registry each time, and the same gate a person
 //! runs). The conversation, every reply and every gate report are kept in
 //! `DRAFT_LOG.md` beside the family.
+//!
+//! The drafted script is a model's, so untrusted: the gate child evaluates it in
+//! bounded script hosts (`tbsim_gen::script_child`), and the gate child itself
+//! has a deadline (`--gate-timeout`), after which it is killed and the round
+//! fails with that reason. What the model wrote reaches the terminal escaped.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -47,6 +52,10 @@ pub(crate) struct DraftArgs {
     /// Adversaries the gate runs (default: every one).
     #[arg(long, value_delimiter = ',')]
     pub adversaries: Vec<String>,
+    /// Seconds the gate may take per round before it is stopped (the round then
+    /// fails, and the model is told why).
+    #[arg(long, default_value_t = 900)]
+    pub gate_timeout: u64,
 }
 
 fn system_prompt(key: &str) -> String {
@@ -163,7 +172,12 @@ pub(crate) fn cmd_draft(a: &DraftArgs) -> Result<ExitCode> {
         };
         std::fs::write(a.out.join("family.star"), script)?;
         std::fs::write(a.out.join("README.md"), readme)?;
-        let (passed, out) = gate(&a.out, a.seeds, &a.adversaries)?;
+        let (passed, out) = gate(
+            &a.out,
+            a.seeds,
+            &a.adversaries,
+            std::time::Duration::from_secs(a.gate_timeout.max(1)),
+        )?;
         report = out;
         writeln!(
             log,
@@ -171,7 +185,7 @@ pub(crate) fn cmd_draft(a: &DraftArgs) -> Result<ExitCode> {
             report.trim_end()
         )?;
         if passed {
-            println!("{}", report.trim_end());
+            println!("{}", escape(report.trim_end()));
             println!(
                 "round {round}: `{key}` passes the gate; written to {}",
                 a.out.display()
@@ -187,7 +201,7 @@ pub(crate) fn cmd_draft(a: &DraftArgs) -> Result<ExitCode> {
             ),
         ));
     }
-    println!("{}", report.trim_end());
+    println!("{}", escape(report.trim_end()));
     println!(
         "no passing family after {} rounds; the last draft and the conversation are in {}",
         a.rounds,
@@ -196,18 +210,94 @@ pub(crate) fn cmd_draft(a: &DraftArgs) -> Result<ExitCode> {
     Ok(ExitCode::from(1))
 }
 
-/// Runs the gate on `dir` in a child process: whether it passed, and its report.
-fn gate(dir: &Path, seeds: u64, adversaries: &[String]) -> Result<(bool, String)> {
+fn escape(text: &str) -> std::borrow::Cow<'_, str> {
+    tbsim_core::term::escape(text)
+}
+
+/// The most of each of the gate's output streams kept (its end).
+const GATE_OUTPUT_KEPT: usize = 4 << 20;
+
+/// Runs the gate on `dir` in a child process, stopped after `timeout`: whether
+/// it passed, and its report.
+fn gate(
+    dir: &Path,
+    seeds: u64,
+    adversaries: &[String],
+    timeout: std::time::Duration,
+) -> Result<(bool, String)> {
+    use std::io::Read;
+    use std::process::Stdio;
     let exe = std::env::current_exe().context("cannot find the tbsim program")?;
     let mut c = std::process::Command::new(exe);
     c.args(["family", "check", "--seeds", &seeds.to_string()]);
     if !adversaries.is_empty() {
         c.arg("--adversaries").arg(adversaries.join(","));
     }
-    let o = c.arg(dir).output().context("cannot run the gate")?;
-    let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&o.stderr));
-    Ok((o.status.success(), text))
+    let mut child = c
+        .arg(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot run the gate")?;
+    // Each stream is read on its own thread (a full pipe would stall the gate),
+    // keeping its last GATE_OUTPUT_KEPT bytes.
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut kept = Vec::new();
+            if let Some(mut r) = r {
+                let mut chunk = [0u8; 8192];
+                while let Ok(n) = r.read(&mut chunk) {
+                    if n == 0 {
+                        break;
+                    }
+                    kept.extend_from_slice(&chunk[..n]);
+                    if kept.len() > 2 * GATE_OUTPUT_KEPT {
+                        kept.drain(..kept.len() - GATE_OUTPUT_KEPT);
+                    }
+                }
+            }
+            kept
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().context("cannot wait for the gate")? {
+            break Some(status);
+        }
+        if started.elapsed() >= timeout {
+            // Its script hosts end with it (their parent-death signal).
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut text = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
+    text.push_str(&String::from_utf8_lossy(&err.join().unwrap_or_default()));
+    match status {
+        Some(status) => Ok((status.success(), text)),
+        None => {
+            text.push_str(&format!(
+                "\nthe gate did not finish within {} s (--gate-timeout) and was stopped: \
+                 the family must generate and check faster\n",
+                timeout.as_secs()
+            ));
+            Ok((false, text))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,6 @@ mod console;
 mod content;
 mod family;
 mod family_draft;
-mod family_questions;
 mod family_serve;
 mod fork;
 mod generate;
@@ -250,7 +249,8 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {e:#}");
+            // Errors quote scripts, models and scenarios: escaped for the terminal.
+            eprintln!("error: {}", tbsim_core::term::escape(&format!("{e:#}")));
             ExitCode::from(2)
         }
     }

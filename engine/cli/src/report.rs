@@ -47,6 +47,12 @@ pub(crate) fn cmd_report(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<ExitC
         out.display(),
         written.len()
     );
+    if !report.infra_failures.is_empty() {
+        eprintln!(
+            "{} run(s) ended by an infrastructure failure: left out of the scores (see \"Infrastructure failures\"); continue them with `tbsim run --resume <RUN_DIR>`",
+            report.infra_failures.len()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

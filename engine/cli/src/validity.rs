@@ -1,5 +1,5 @@
 //! `tbsim validity scan`: the answer-in-observation scan over scenarios and suites
-//! (the method is in `tbsim_agents::scan` and `docs/validity.md`).
+//! (the method is in `tbsim_validity::scan` and `docs/validity.md`).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 
-use tbsim_agents::scan::{CheckpointScan, Tally, scan};
 use tbsim_gen::{Family, ScenarioPlan, generate_scenario, load_suite, to_ron};
 use tbsim_scenario::{LoadedScenario, load_file, parse_str, validate};
+use tbsim_validity::scan::{CheckpointScan, Tally, scan};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum ValidityCommand {

@@ -11,6 +11,8 @@
 //!
 //! * [`template`]: the one template dialect (`{name}` placeholders) of generated
 //!   text and model prompts.
+//! * [`term`]: text written by others (scripts, models, scenarios) escaped for a
+//!   terminal.
 //! * [`protocol`]: the agent ⇄ engine protocol as plain data: observations,
 //!   decisions, tool calls and their errors, notifications, the tool catalogue, run
 //!   settings and end reasons, model records and usage.
@@ -23,4 +25,5 @@ pub mod queue;
 pub mod rng;
 pub mod segment;
 pub mod template;
+pub mod term;
 pub mod time;

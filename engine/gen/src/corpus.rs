@@ -425,7 +425,9 @@ pub const KB_FIX_MANUAL: &str = include_str!("corpus/kb_fix_manual.md");
 /// Manual for screening the transactions table for abnormal suppliers.
 ///
 /// Placeholders: `{company}`, `{approval_limit}`, `{director_limit}` (a larger
-/// sign-off threshold), `{history_months}`, `{petty_cash}`.
+/// sign-off threshold), `{old_limit}` (an earlier version's limit),
+/// `{po_threshold}` (a purchase-order threshold), `{card_limit}`, `{tender_threshold}`,
+/// `{history_months}`, `{petty_cash}`.
 pub const TRANSACTION_REVIEW_MANUAL: &str = include_str!("corpus/transaction_review_manual.md");
 
 /// Rules for deciding which procurement requests are reasonable.
@@ -503,10 +505,14 @@ mod tests {
                 "approval_limit",
                 "director_limit",
                 "history_months",
+                "old_limit",
                 "petty_cash",
+                "po_threshold",
+                "card_limit",
+                "tender_threshold",
             ],
             35,
-            60,
+            65,
         ),
         (
             "PROCUREMENT_RULES",
@@ -706,6 +712,10 @@ mod tests {
             ("company", COMPANY),
             ("approval_limit", "5000"),
             ("director_limit", "20000"),
+            ("old_limit", "6000"),
+            ("po_threshold", "7500"),
+            ("card_limit", "4000"),
+            ("tender_threshold", "9000"),
             ("petty_cash", "200"),
             ("history_months", "6"),
             ("max_quantity", "10"),

@@ -7,7 +7,9 @@
 //! the month after the scenario's: a common window of 1-3 days inside one price period,
 //! and for each participant a 3-7 day window containing it, with one participant's
 //! window starting and another's ending exactly on the common window so that the
-//! overlap is the common window. Each participant tells their own window when asked.
+//! overlap is the common window. Each participant tells their own availability when
+//! asked, as that window, as two stretches, or as the days they are away (drawn per
+//! participant so that the dates said carry no order that gives the common window).
 //! An itinerary leaves the office, visits a morning site, a restaurant and a different
 //! afternoon site, and returns; its interest, cost, distance, return time and overall
 //! score are what `Check::Domain(Outing)` computes from the map stored in the
@@ -394,6 +396,171 @@ struct Place {
     price: [u32; 3],
     interest: f64,
     about: String,
+}
+
+/// What one participant says about their days in the month.
+#[derive(Debug, Clone, PartialEq)]
+enum Avail {
+    /// Free from one day to another, both included.
+    Window(u32, u32),
+    /// Free in two separate stretches.
+    Two((u32, u32), (u32, u32)),
+    /// Free every day of the month but the stretches away.
+    Away(Vec<(u32, u32)>),
+}
+
+impl Avail {
+    fn free(&self, day: u32) -> bool {
+        let within = |(a, b): (u32, u32)| (a..=b).contains(&day);
+        match self {
+            Avail::Window(a, b) => within((*a, *b)),
+            Avail::Two(x, y) => within(*x) || within(*y),
+            Avail::Away(v) => !v.iter().any(|w| within(*w)),
+        }
+    }
+
+    fn say(&self, month: &str, date: &dyn Fn(u32) -> String) -> String {
+        match self {
+            Avail::Window(a, b) => format!(
+                "In {month} I'm free from {} to {}, both days included.",
+                date(*a),
+                date(*b)
+            ),
+            Avail::Two((a, b), (c, d)) => format!(
+                "In {month} I'm free from {} to {}, and again from {} to {}, both ends included.",
+                date(*a),
+                date(*b),
+                date(*c),
+                date(*d)
+            ),
+            Avail::Away(v) => {
+                let spans: Vec<String> = v
+                    .iter()
+                    .map(|(a, b)| format!("from {} to {}", date(*a), date(*b)))
+                    .collect();
+                format!(
+                    "In {month} any day suits me except {}, when I'm away (both ends included).",
+                    spans.join(" and ")
+                )
+            }
+        }
+    }
+}
+
+/// How each participant puts their availability. Whoever's window starts or ends
+/// on the common window's own days says instead when they are away (the days right
+/// before or after it), and the others give their window, two stretches or the days
+/// they are away, drawn per participant; if nobody then shuts out the far days, one
+/// away-sayer names every day outside the common window. So nobody names a day of
+/// the common window, and the dates heard fall on both sides of it in no fixed order:
+/// no date said, by rank or position (the lower median of one window per person
+/// always was the window's first day, issue 37), is a right answer; working out
+/// whose free days overlap is. Where that cannot be done (a tiny month edge), every
+/// participant gives their window as before. Its own stream keeps the rest of the
+/// instance as it was.
+fn availability_forms(
+    ctx: &Ctx<'_>,
+    windows: &[(u32, u32)],
+    (s, e): (u32, u32),
+    last_day: u32,
+) -> Vec<Avail> {
+    let mut rng = ctx.rng("event/availability-forms");
+    let plain: Vec<Avail> = windows.iter().map(|&(a, b)| Avail::Window(a, b)).collect();
+    let meets_in_window = |forms: &[Avail]| {
+        (1..=last_day).all(|d| forms.iter().all(|f| f.free(d)) == (s..=e).contains(&d))
+    };
+    // A span of 1-4 days within `lo..=hi`, or none when it does not fit.
+    let span = |rng: &mut tbsim_core::rng::StreamRng, lo: u32, hi: u32| -> Option<(u32, u32)> {
+        if lo == 0 || hi < lo {
+            return None;
+        }
+        let len = rng.random_range(1..=(hi - lo + 1).min(4));
+        let x = rng.random_range(lo..=hi + 1 - len);
+        Some((x, x + len - 1))
+    };
+    let mut forms = Vec::new();
+    for &(a, b) in windows {
+        let pin = a == s || b == e;
+        let away = |rng: &mut tbsim_core::rng::StreamRng| {
+            // Right next to the common window on a side this person closes, else
+            // anywhere on that side; said in either order.
+            let mut spans = Vec::new();
+            if s > 1 {
+                spans.extend(if a == s {
+                    Some((s.saturating_sub(rng.random_range(1..=4)).max(1), s - 1))
+                } else {
+                    span(rng, 1, s - 1)
+                });
+            }
+            if e < last_day {
+                spans.extend(if b == e {
+                    Some((e + 1, (e + rng.random_range(1..=4)).min(last_day)))
+                } else {
+                    span(rng, e + 1, last_day)
+                });
+            }
+            if spans.len() == 2 && rng.random_bool(0.5) {
+                spans.swap(0, 1);
+            }
+            Avail::Away(spans)
+        };
+        let form = if pin {
+            away(&mut rng)
+        } else {
+            match rng.random_range(0..3u32) {
+                0 => Avail::Window(a, b),
+                1 => {
+                    // A second stretch of 2-5 days at least a day away, said first
+                    // or second.
+                    let len = rng.random_range(2..=5u32);
+                    let before = a > len + 1 && (b + len + 1 > last_day || rng.random_bool(0.5));
+                    let extra = if before {
+                        let c = rng.random_range(1..=a - len - 1);
+                        Some((c, c + len - 1))
+                    } else if b + len < last_day {
+                        let c = rng.random_range(b + 2..=last_day + 1 - len);
+                        Some((c, c + len - 1))
+                    } else {
+                        None
+                    };
+                    match extra {
+                        Some(x) if rng.random_bool(0.5) => Avail::Two(x, (a, b)),
+                        Some(x) => Avail::Two((a, b), x),
+                        None => Avail::Window(a, b),
+                    }
+                }
+                _ => away(&mut rng),
+            }
+        };
+        forms.push(form);
+    }
+    if !meets_in_window(&forms) {
+        // Someone must shut out the far days: the first away-sayer names them all.
+        let full: Vec<(u32, u32)> = [(1, s.saturating_sub(1)), (e + 1, last_day)]
+            .into_iter()
+            .filter(|(x, y)| *x >= 1 && x <= y)
+            .collect();
+        if let Some(f) = forms.iter_mut().find(|f| matches!(f, Avail::Away(_))) {
+            *f = Avail::Away(full);
+        }
+    }
+    let says_a_window_day = |f: &Avail| match f {
+        Avail::Window(a, b) => (s..=e).contains(a) || (s..=e).contains(b),
+        Avail::Two(x, y) => [x.0, x.1, y.0, y.1].iter().any(|d| (s..=e).contains(d)),
+        Avail::Away(v) => v
+            .iter()
+            .any(|w| (s..=e).contains(&w.0) || (s..=e).contains(&w.1)),
+    };
+    if meets_in_window(&forms)
+        && !forms.iter().any(says_a_window_day)
+        && !forms
+            .iter()
+            .any(|f| matches!(f, Avail::Away(v) if v.is_empty()))
+    {
+        forms
+    } else {
+        plain
+    }
 }
 
 fn days_in(y: i32, m: u32) -> u32 {
@@ -898,6 +1065,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             "availability overlap {overlap:?} differs from the common window ({s}, {e})"
         ));
     }
+    let avail = availability_forms(ctx, &windows, (s, e), last_day);
 
     let map = OutingMap {
         base: base_name.into(),
@@ -1120,7 +1288,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let mut clue_keys = Vec::new();
     let mut sends = Vec::new();
     let mut reads = Vec::new();
-    for (person, (a, b)) in participants.iter().zip(&windows) {
+    for (person, form) in participants.iter().zip(&avail) {
         let key = format!("clue/{}/{}", ctx.id, slug(&person.name));
         clues.push((person.key.clone(), Clue {
             key: key.clone(),
@@ -1131,8 +1299,8 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             ],
             after: vec![Condition::Released(task.clone())],
             response: format!(
-                "Thanks for organising the team outing! In {month} I'm free from {} to {}, both days included. The planning materials are on the shared drive in `{folder}/`.",
-                date(*a), date(*b)
+                "Thanks for organising the team outing! {} The planning materials are on the shared drive in `{folder}/`.",
+                form.say(&month, &date)
             ),
         }));
         clue_keys.push(key);

@@ -53,6 +53,36 @@ struct Link {
     owner: usize,
 }
 
+/// How an owner describes each version of a rebuilt chart. Each pool holds as many
+/// phrasings with a negation word as without, and of like lengths, so that neither
+/// a negation, the clause's length nor its place in the reply (the three lines are
+/// shuffled) tells the current chart from the others: only what the words say does
+/// (issue 37: the one line without "not" gave the live ID away).
+const CURRENT: &[&str] = &[
+    "current, link this one",
+    "the live version, use it",
+    "live now, no change planned",
+    "nothing newer exists, link it",
+    "not going anywhere, this is live",
+    "the one we use in every report now",
+];
+const WITHDRAWN: &[&str] = &[
+    "withdrawn, do not use",
+    "taken down in the spring",
+    "replaced by a later rebuild",
+    "no longer maintained by anyone",
+    "superseded, please don't link it",
+    "retired after the data fix in May",
+];
+const DRAFT: &[&str] = &[
+    "a draft still in review",
+    "being reworked right now",
+    "work in progress, not ready",
+    "a test copy, never published",
+    "draft, not live yet, do not link",
+    "staging build for the next release",
+];
+
 fn link_line(id: &str, owner: &str) -> String {
     format!("Chart: kb.internal/charts?id={id} (Chart owner: {owner})")
 }
@@ -206,17 +236,16 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             .map(|(old, new, t)| {
                 let withdrawn = draw_id(&mut history, "NEW");
                 let draft = draw_id(&mut history, "NEW");
-                let current = format!("  {new}: current, link this one");
-                let gone = format!("  {withdrawn}: withdrawn, do not use");
-                let next = format!("  {draft}: draft, not live yet, do not link");
-                // The current chart is never the first ID named, so "the first new
-                // ID of the reply" is always wrong; it is second or third at random.
-                let mut lines = if history.random_range(0..2) == 0 {
-                    vec![gone, next]
-                } else {
-                    vec![next, gone]
+                let pick = |rng: &mut tbsim_core::rng::StreamRng, pool: &[&str]| {
+                    pool[rng.random_range(0..pool.len())].to_owned()
                 };
-                lines.insert(history.random_range(1..=2), current);
+                let current = format!("  {new}: {}", pick(&mut history, CURRENT));
+                let gone = format!("  {withdrawn}: {}", pick(&mut history, WITHDRAWN));
+                let next = format!("  {draft}: {}", pick(&mut history, DRAFT));
+                let mut lines = vec![current, gone, next];
+                for i in (1..lines.len()).rev() {
+                    lines.swap(i, history.random_range(0..=i));
+                }
                 format!(
                     "- {old} (in \"{t}\") has three versions:\n{}",
                     lines.join("\n")
@@ -328,8 +357,8 @@ pub fn wrong_answers(
         for line in clue.response.lines() {
             if let Some(rest) = line.strip_prefix("- ") {
                 old = rest.split_whitespace().next().map(str::to_owned);
-            } else if let (Some(o), Some((id, "withdrawn, do not use"))) =
-                (&old, line.trim().split_once(": "))
+            } else if let (Some(o), Some((id, status))) = (&old, line.trim().split_once(": "))
+                && WITHDRAWN.contains(&status)
             {
                 withdrawn.insert(o.clone(), id.to_owned());
             }

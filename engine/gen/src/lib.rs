@@ -33,11 +33,14 @@ pub mod registry;
 pub mod resume_select;
 pub mod sales;
 pub mod script;
+pub mod script_child;
 mod script_embed;
 pub mod script_host;
 pub mod script_solver;
 pub mod spec;
 pub mod suite;
+#[cfg(test)]
+mod surface;
 pub mod transaction_review;
 pub mod urgent_interrupt;
 pub mod website_monitor;

@@ -3,8 +3,8 @@
 //! The intern is invited to a department's purchasing sync. Joining within the
 //! tolerance around the start (and not before the room opens) is a checkpoint of its
 //! own (weight 1); the meeting sets next month's purchasing budget cap, which the
-//! intern records afterwards (an answer, weight 5, so that joining every meeting
-//! blindly earns a sixth of the task); a second task is announced in the meeting to those present:
+//! intern records afterwards (an answer, weight 20, so that joining every meeting
+//! blindly earns a twenty-first of the task, under the gate's 0.05); a second task is announced in the meeting to those present:
 //! summarise the purchase requests raised, applying the procurement rules for the
 //! `check` kinds.
 //! Differences from the reference: attendance has a lower bound (joining opens 5
@@ -67,19 +67,40 @@ fn decision_path(ctx: &Ctx<'_>) -> String {
     format!("workspace/purchasing_sync_decision{}.json", ctx.suffix())
 }
 
+/// The budget caps a sync may set, and the range every other figure in its notes is
+/// drawn from: 4,000 to 12,000 in steps of 250 (33 values).
+const CAP_LO: i32 = 4000;
+const CAP_HI: i32 = 12000;
+const CAP_STEP: i32 = 250;
+
 /// The budget caps a sync may set: 4,000 to 12,000 in steps of 250 (33 values), so a
 /// guess is right about 3% of the time and only the meeting tells which it is. Drawn
 /// from its own stream so the rest of the instance stays as it was.
 fn draw_cap(ctx: &Ctx<'_>) -> u32 {
     4000 + 250 * ctx.rng("meeting/cap").random_range(0..=32u32)
 }
+
+/// How the meeting states its decision. Most often it is not a figure of its own but
+/// a change to one said before (last month's cap, a colleague's proposal), so the cap
+/// is not among the numbers the notes state and has to be worked out from what the
+/// sentences say (issue 37: an order statistic over the figures, once one set apart,
+/// gave it away).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Decision {
+    /// The cap is said outright.
+    Stated,
+    /// Last month's cap, raised or lowered by a step.
+    FromLast,
+    /// A colleague's proposal, trimmed by a step.
+    FromProposal,
+}
+
 /// What the sync says about the budget: the decision among other figures (last
-/// month's cap, this month's spend, a proposal above it, a counter-offer that was
-/// turned down), in an order drawn per instance with the decision never first or
-/// last, so that the cap is never the notes' only, first, last, largest, smallest or
-/// median number and has to be told from the others by
-/// what each sentence says (issues 25 and 26). Its own stream keeps the rest of the
-/// instance as it was.
+/// month's cap, this month's spend, a proposal, a counter-offer that was turned
+/// down), every one drawn from the cap's own range and grid and placed in an order
+/// drawn per instance, so that neither its rank, its position nor its grid residue
+/// tells the cap from the others; negation words occur in the decision and in the
+/// other sentences alike. Its own stream keeps the rest of the instance as it was.
 fn budget_notes(
     ctx: &Ctx<'_>,
     organizer: &str,
@@ -88,61 +109,193 @@ fn budget_notes(
     speakers: &[&tbsim_scenario::Person],
 ) -> String {
     let mut rng = ctx.rng("meeting/figures");
-    let mut used = vec![cap];
-    let mut fresh = |rng: &mut tbsim_core::rng::StreamRng, lo: i32, hi: i32| -> u32 {
+    let cap = cap as i32;
+    // Said outright one time in eight: then it is one of five figures, placed neither
+    // first, last nor largest (the giveaway bounds of issue 26).
+    let form = match rng.random_range(0..8u32) {
+        // The top cap has nothing above it, so it is always worked out.
+        0 if cap < CAP_HI => Decision::Stated,
+        1..=3 if cap < CAP_HI => Decision::FromProposal,
+        _ => Decision::FromLast,
+    };
+    let step = CAP_STEP * rng.random_range(1..=6);
+    let mut used: Vec<i32> = vec![cap];
+    let fresh = |rng: &mut tbsim_core::rng::StreamRng, used: &mut Vec<i32>| -> i32 {
         loop {
-            let v = (cap as i32 + 250 * rng.random_range(lo..=hi)).max(1000) as u32;
+            let v = CAP_LO + CAP_STEP * rng.random_range(0..=(CAP_HI - CAP_LO) / CAP_STEP);
             if !used.contains(&v) {
                 used.push(v);
                 return v;
             }
         }
     };
-    // The proposal is always above the decision (the meeting trims it); the counter-
-    // offer below it; last month's cap on either side.
-    let proposal = fresh(&mut rng, 1, 10);
-    let counter = fresh(&mut rng, -8, -1);
-    // Last month's cap and this month's spend lie on one side of the decision, drawn
-    // per instance: with the proposal above and the counter-offer below, the decision
-    // is then the second or fourth of five by size, never the median.
-    let above = rng.random_bool(0.5);
-    let last = if above {
-        fresh(&mut rng, 2, 8)
-    } else {
-        fresh(&mut rng, -8, -1)
-    };
-    // This month's spend so far, not on the 250 grid: below last month's cap, on
-    // the same side of the decision.
-    let (lo, hi) = if above {
-        (f64::from(cap) + 10.0, f64::from(last) - 10.0)
-    } else {
-        (f64::from(last) * 0.6, f64::from(last) - 10.0)
-    };
-    let spent = loop {
-        let v = (rng.random_range(lo..hi) / 10.0).round() as u32 * 10;
-        if !used.contains(&v) && (v > cap) == above && v < last {
-            break v;
+    // A figure tied to the cap by the decision: cap ± step when it stays in range
+    // and is new, else the other sign.
+    let tied = |rng: &mut tbsim_core::rng::StreamRng, used: &mut Vec<i32>, signs: &[i32]| {
+        let first = signs[rng.random_range(0..signs.len())];
+        for s in [first, -first] {
+            if !signs.contains(&s) {
+                continue;
+            }
+            let v = cap + s * step;
+            if (CAP_LO..=CAP_HI).contains(&v) && !used.contains(&v) {
+                used.push(v);
+                return Some((v, s));
+            }
         }
+        None
     };
+    let (mut form, mut last_sign) = (form, 0);
+    let last = match form {
+        Decision::FromLast => match tied(&mut rng, &mut used, &[1, -1]) {
+            Some((v, s)) => {
+                last_sign = s;
+                v
+            }
+            None => {
+                form = Decision::Stated;
+                fresh(&mut rng, &mut used)
+            }
+        },
+        _ => fresh(&mut rng, &mut used),
+    };
+    let proposal = match form {
+        // The proposal was trimmed: it lies a step above the cap.
+        Decision::FromProposal => match tied(&mut rng, &mut used, &[1]) {
+            Some((v, _)) => v,
+            None => {
+                form = Decision::Stated;
+                fresh(&mut rng, &mut used)
+            }
+        },
+        _ => fresh(&mut rng, &mut used),
+    };
+    let counter = fresh(&mut rng, &mut used);
+    let spent = fresh(&mut rng, &mut used);
+    // Where the cap is said outright it is never the notes' largest figure (nor,
+    // below, their first): how many of the four others lie above it is drawn
+    // uniformly from 1-4 (as far as the range allows), so its rank is uniform over
+    // the other four places.
+    let (mut last, mut proposal, mut counter, mut spent) = (last, proposal, counter, spent);
+    if form == Decision::Stated {
+        let above = ((CAP_HI - cap) / CAP_STEP) as usize;
+        let below = ((cap - CAP_LO) / CAP_STEP) as usize;
+        let ks: Vec<usize> = (1..=4).filter(|k| *k <= above && 4 - k <= below).collect();
+        if !ks.is_empty() {
+            let k = ks[rng.random_range(0..ks.len())];
+            let mut v: Vec<i32> = pick_distinct(&mut rng, above, k)
+                .into_iter()
+                .map(|i| cap + CAP_STEP * (i as i32 + 1))
+                .chain(
+                    pick_distinct(&mut rng, below, 4 - k)
+                        .into_iter()
+                        .map(|i| cap - CAP_STEP * (i as i32 + 1)),
+                )
+                .collect();
+            for i in (1..v.len()).rev() {
+                v.swap(i, rng.random_range(0..=i));
+            }
+            (last, proposal, counter, spent) = (v[0], v[1], v[2], v[3]);
+        }
+    }
     let who: Vec<usize> = pick_distinct(&mut rng, speakers.len(), 2);
-    let mut sentences = vec![
-        format!("This month {dept} has spent {spent} EUR so far."),
-        format!("Last month's cap was {last} EUR."),
-        format!("{} proposed {proposal} EUR.", speakers[who[0]].name),
-        format!(
-            "{} countered with {counter} EUR, which the group turned down.",
-            speakers[who[1]].name
+    let (proposer, counterer) = (&speakers[who[0]].name, &speakers[who[1]].name);
+    let pick = |rng: &mut tbsim_core::rng::StreamRng, pool: &[String]| -> String {
+        pool[rng.random_range(0..pool.len())].clone()
+    };
+    let decision = match form {
+        Decision::Stated => pick(
+            &mut rng,
+            &[
+                format!("Decision: next month's budget is capped at {cap} EUR."),
+                format!("They agree not to spend more than {cap} EUR next month."),
+                format!("Nobody objects to {cap} EUR as next month's cap."),
+                format!("The group settles on a cap of {cap} EUR."),
+            ],
         ),
+        Decision::FromLast => {
+            let (verb, done) = if last_sign > 0 {
+                ("lower", "lowered")
+            } else {
+                ("raise", "raised")
+            };
+            pick(
+                &mut rng,
+                &[
+                    format!(
+                        "Decision: next month's cap is last month's cap, {done} by {step} EUR."
+                    ),
+                    format!("They agree to {verb} last month's cap by {step} EUR for next month."),
+                    format!(
+                        "Nobody wants to keep last month's cap as it is: they {verb} it by {step} EUR for next month."
+                    ),
+                ],
+            )
+        }
+        Decision::FromProposal => pick(
+            &mut rng,
+            &[
+                format!(
+                    "Decision: next month's cap is {proposer}'s proposal, trimmed by {step} EUR."
+                ),
+                format!(
+                    "They take {proposer}'s proposal for next month but trim it by {step} EUR."
+                ),
+                format!(
+                    "{proposer}'s proposal is not accepted as it stands: the group trims it by {step} EUR and makes that next month's cap."
+                ),
+            ],
+        ),
+    };
+    let mut sentences = vec![
+        pick(
+            &mut rng,
+            &[
+                format!("This month {dept} has spent {spent} EUR so far."),
+                format!("Spending this month stands at {spent} EUR and nobody disputes it."),
+            ],
+        ),
+        pick(
+            &mut rng,
+            &[
+                format!("Last month's cap was {last} EUR."),
+                format!(
+                    "Last month the cap was set at {last} EUR and nobody asked to revisit it then."
+                ),
+            ],
+        ),
+        pick(
+            &mut rng,
+            &[
+                format!("{proposer} proposed {proposal} EUR."),
+                format!("{proposer} proposed {proposal} EUR and would not go lower."),
+            ],
+        ),
+        pick(
+            &mut rng,
+            &[
+                format!("{counterer} countered with {counter} EUR, which the group turned down."),
+                format!(
+                    "{counterer} suggested {counter} EUR instead but the group does not take it up."
+                ),
+                format!("{counterer} put forward {counter} EUR but it finds no support."),
+            ],
+        ),
+        decision,
     ];
     for i in (1..sentences.len()).rev() {
         sentences.swap(i, rng.random_range(0..=i));
     }
-    // Never first and never last: the decision sits between two other figures.
-    let at = rng.random_range(1..sentences.len());
-    sentences.insert(
-        at,
-        format!("Decision: next month's {dept} purchasing budget is capped at {cap} EUR."),
-    );
+    // Said outright, the decision sits between other figures, never first or last.
+    if form == Decision::Stated
+        && let Some(at) = sentences
+            .iter()
+            .position(|t| t.contains(&format!(" {cap} EUR")))
+    {
+        let said = sentences.remove(at);
+        let to = rng.random_range(1..sentences.len());
+        sentences.insert(to, said);
+    }
     format!(
         "{organizer} opens the meeting on next month's {dept} purchasing budget. {} Then they go round the table for purchase requests.",
         sentences.join(" ")
@@ -381,11 +534,11 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             },
             // What was decided, known only to those who were there (a late joiner
             // still reads it in the join result). It carries the task: joining every
-            // meeting blindly earns the attendance point alone, a sixth of it.
+            // meeting blindly earns the attendance point alone, a twenty-first of it.
             CheckpointSpec {
                 key: "decision_recorded".into(),
                 description: format!("`budget_cap` in `{decision}` is the cap the meeting set"),
-                weight: 5,
+                weight: 20,
                 check: cap_check,
                 feedback: format!("The budget cap is missing or wrong. It is stated when the meeting opens (join on time to hear it); write it to `{decision}` as {{\"budget_cap\": <number>}}."),
             },
@@ -443,12 +596,45 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         })
         .map(|(_, r)| r)
         .collect();
+    // Later remarks name the withdrawn request and one or two that stand, in drawn
+    // order and wording (negation words on both sides), so that dropping the
+    // requests named again, or those named with "no", is no rule for the answer,
+    // and a random pick among the remarks is right one time in two or three
+    // (issue 37): what each remark says decides.
     let withdrawal = withdrawn
         .map(|i| {
-            format!(
-                "\nLater in the meeting, {} withdrew their {} request.",
-                requests[i].name, requests[i].item
-            )
+            let mut later = ctx.rng("meeting/later");
+            let (name, item) = (&requests[i].name, &requests[i].item);
+            let mut remarks = vec![
+                [
+                    format!("{name} withdrew their {item} request."),
+                    format!("{name} dropped their {item} request."),
+                    format!("{name} said they no longer need the {item}."),
+                    format!("{name} said they don't need the {item} after all."),
+                ][later.random_range(0..4)]
+                .clone(),
+            ];
+            let others: Vec<usize> = (0..requests.len()).filter(|j| *j != i).collect();
+            let n = later.random_range(2..=3).min(others.len());
+            for j in pick_distinct(&mut later, others.len(), n) {
+                let (name, item) = (&requests[others[j]].name, &requests[others[j]].item);
+                remarks.push(
+                    [
+                        format!("{name} confirmed their {item} request."),
+                        format!("{name} said the {item} request is not negotiable."),
+                        format!("{name} said the {item} can't wait."),
+                        format!("{name} repeated that they need the {item}."),
+                    ][later.random_range(0..4)]
+                    .clone(),
+                );
+            }
+            for k in (1..remarks.len()).rev() {
+                remarks.swap(k, later.random_range(0..=k));
+            }
+            remarks
+                .iter()
+                .map(|r| format!("\nLater in the meeting, {r}"))
+                .collect::<String>()
         })
         .unwrap_or_default();
     let total: u32 = kept.iter().map(|r| r.quantity * r.unit_price).sum();

@@ -24,17 +24,13 @@ pub type ScriptParams = BTreeMap<String, serde_json::Value>;
 
 /// The script families bundled with tbsim: `(folder name, family.star, README.md)`.
 /// The README travels with the binary too: the gate asks colleagues its example
-/// questions wherever tbsim is installed.
-pub const BUNDLED: [(&str, &str, &str); 7] = [
+/// questions wherever tbsim is installed. A family is implemented once: the script
+/// ports of four Rust families were removed (issue 37; `content/families/README.md`).
+pub const BUNDLED: [(&str, &str, &str); 3] = [
     (
         "inventory_reorder",
         include_str!("../../../content/families/inventory_reorder/family.star"),
         include_str!("../../../content/families/inventory_reorder/README.md"),
-    ),
-    (
-        "kb_fix_script",
-        include_str!("../../../content/families/kb_fix_script/family.star"),
-        include_str!("../../../content/families/kb_fix_script/README.md"),
     ),
     (
         "incident_postmortem",
@@ -45,21 +41,6 @@ pub const BUNDLED: [(&str, &str, &str); 7] = [
         "shift_roster",
         include_str!("../../../content/families/shift_roster/family.star"),
         include_str!("../../../content/families/shift_roster/README.md"),
-    ),
-    (
-        "handoff_chain_script",
-        include_str!("../../../content/families/handoff_chain_script/family.star"),
-        include_str!("../../../content/families/handoff_chain_script/README.md"),
-    ),
-    (
-        "transaction_review_script",
-        include_str!("../../../content/families/transaction_review_script/family.star"),
-        include_str!("../../../content/families/transaction_review_script/README.md"),
-    ),
-    (
-        "meeting_attend_script",
-        include_str!("../../../content/families/meeting_attend_script/family.star"),
-        include_str!("../../../content/families/meeting_attend_script/README.md"),
     ),
 ];
 
@@ -166,7 +147,7 @@ pub fn entry(key: &str) -> Option<&'static ScriptEntry> {
 /// registered key, or a key of a Rust family, is refused.
 pub fn register_dir(dir: &Path) -> Result<&'static ScriptEntry, ScriptError> {
     let family = ScriptFamily::load_dir(dir)?;
-    let readme = std::fs::read_to_string(dir.join("README.md")).ok();
+    let readme = super::script_host::read_readme(dir)?;
     register_with(family, readme)
 }
 

@@ -213,11 +213,11 @@ mod tests {
         let path = library_path();
         let source = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../content/families/meeting_attend_script/family.star"
+            "/../../content/families/inventory_reorder/family.star"
         ))
         .expect("a bundled family");
         let load = serde_json::json!({
-            "op": "load", "file": "meeting_attend_script/family.star", "source": source,
+            "op": "load", "file": "inventory_reorder/family.star", "source": source,
         })
         .to_string();
         let protocol = format!("\"protocol\":{}", crate::script_host::PROTOCOL);
@@ -229,7 +229,7 @@ mod tests {
             assert!(c.starts_with("{\"ok\""), "{c}");
             let loaded = e.answer(&load);
             assert!(loaded.starts_with("{\"ok\""), "{loaded}");
-            assert!(loaded.contains("meeting_attend_script/"), "{loaded}");
+            assert!(loaded.contains("inventory_reorder/"), "{loaded}");
             e
         };
         let lib: OnceLock<&'static Library> = OnceLock::new();

@@ -7,26 +7,60 @@
 //! read numbers (tagged enums with numbers stop parsing). Kept apart, neither side
 //! sees the other's features. The host is built twice from one crate: as the
 //! program, spoken to over a pipe, and as a library beside it, which tbsim loads
-//! into its own process (`script_embed.rs`) and hands the same lines. Every
-//! request but `solve` goes to an embedded host when the library is there; a
-//! `solve` needs the pipe, as its `tools` calls are lines back to tbsim.
-//! `TBSIM_SCRIPT_IN_PROCESS=0` sends everything over the pipe (a wheel install,
-//! which ships only the program, always does).
+//! into its own process (`script_embed.rs`) and hands the same lines.
+//!
+//! **Only the families tbsim ships run in its process.** A script is untrusted
+//! unless its text is byte for byte one of [`crate::script::BUNDLED`] (compiled
+//! into this binary); untrusted scripts are evaluated only by the program, a
+//! child process under the kernel limits of [`crate::script_child`], so a hostile
+//! script can at worst get its host killed, with an error naming the bound. The
+//! embedded host saves 10-25% of a script task's generation time (pipe against in
+//! process, `runs/bench/2026-11-27/script-gen-s18.md`), which matters for the
+//! bundled families' benches and the suites built from them; it is not worth a
+//! crash of tbsim for a stranger's script. A `solve` always needs the pipe (its
+//! `tools` calls are lines back to tbsim). `TBSIM_SCRIPT_IN_PROCESS=0` sends
+//! everything over the pipe (a wheel install, which ships only the program,
+//! always does).
 //!
 //! Hosts are pooled: a request takes an idle host or starts one, so generation on
-//! several threads evaluates scripts in parallel. Every host loads the same scripts
-//! in the same order, so a family's handle is the same in all of them. A host
-//! answers each request from its inputs alone (the script, the task's identity and
-//! its seeded streams), so which host answers never changes a byte of output.
+//! several threads evaluates scripts in parallel, and a host serves request after
+//! request (the gate's hundreds of seeds pay for one start). A host that fails is
+//! dropped (killed) and the next request starts another. A host loads a script
+//! when first asked for it and knows it by its own handle (an embedded host
+//! loads only the bundled ones). A host answers each request from
+//! its inputs alone (the script, the task's identity and its seeded streams), so
+//! which host answers never changes a byte of output.
 //!
 //! Where the host is: `TBSIM_SCRIPT_HOST`; else `tbsim-script` beside the running
 //! program (an install); else the source tree's `target/script/release/tbsim-script`,
 //! which is built (or rebuilt when its sources are newer) with cargo on first need.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
+
+use crate::script_child::{Doing, HostProcess};
+use tbsim_scenario::untrusted::Links;
+
+/// The largest `family.star` read (the host refuses larger scripts too).
+pub const MAX_SCRIPT_BYTES: u64 = 1 << 20;
+
+/// The largest family `README.md` read.
+pub const MAX_README_BYTES: u64 = 256 << 10;
+
+/// Reads a family folder's `README.md` as its script is read (see
+/// [`ScriptFamily::load_dir`]); `None` when there is none.
+pub fn read_readme(dir: &Path) -> Result<Option<String>, ScriptError> {
+    let path = dir.join("README.md");
+    match tbsim_scenario::untrusted::read_text(&path, MAX_README_BYTES, Links::Refuse) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(ScriptError::at_file(
+            &path.display().to_string(),
+            format!("cannot read the README: {}", e.into_io()),
+        )),
+    }
+}
 
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -201,7 +235,8 @@ pub struct ScriptVariant {
 /// host knows it by.
 #[derive(Debug)]
 pub struct ScriptFamily {
-    handle: u64,
+    /// Its place in the pool's scripts (each host maps it to its own handle).
+    index: usize,
     file: String,
     source: String,
     key: String,
@@ -213,18 +248,22 @@ pub struct ScriptFamily {
 }
 
 impl ScriptFamily {
-    /// Reads `dir/family.star` and loads it.
+    /// Reads `dir/family.star` and loads it. The script is read as a scenario
+    /// pack's files are: a regular file only (no FIFO, device or link, so nothing
+    /// outside the folder is read or quoted), its size checked before reading.
     pub fn load_dir(dir: &Path) -> Result<ScriptFamily, ScriptError> {
         let path = dir.join("family.star");
         let file = path.display().to_string();
-        let source = std::fs::read_to_string(&path)
-            .map_err(|e| ScriptError::at_file(&file, format!("cannot read the script: {e}")))?;
+        let source = tbsim_scenario::untrusted::read_text(&path, MAX_SCRIPT_BYTES, Links::Refuse)
+            .map_err(|e| {
+            ScriptError::at_file(&file, format!("cannot read the script: {}", e.into_io()))
+        })?;
         ScriptFamily::from_source(&file, &source)
     }
 
     /// Loads a script's text, `file` naming it in errors.
     pub fn from_source(file: &str, source: &str) -> Result<ScriptFamily, ScriptError> {
-        let d = pool().load(file, source)?;
+        let (index, d) = pool().load(file, source)?;
         let str_of = |k: &str| d.get(k).and_then(Value::as_str).map(str::to_owned);
         let shape = || ScriptError::host(format!("the host's `load` answer is malformed: {d}"));
         let variants = d
@@ -241,7 +280,7 @@ impl ScriptFamily {
             .collect::<Option<Vec<_>>>()
             .ok_or_else(shape)?;
         Ok(ScriptFamily {
-            handle: d.get("handle").and_then(Value::as_u64).ok_or_else(shape)?,
+            index,
             file: file.to_owned(),
             source: source.to_owned(),
             key: str_of("key").ok_or_else(shape)?,
@@ -316,22 +355,30 @@ impl ScriptFamily {
             rooms: &'a [tbsim_scenario::Room],
         }
         let pool = pool();
-        let mut h = pool.host(false)?;
+        let mut h = pool.host(Some(self.index), false)?;
+        let handle = h.handle(self.index, &self.file)?;
         // The host keeps the company it was given last (the tasks of a scenario
         // share one): it is sent only when it changed, or after a failed request.
         let sent = h.company.take().filter(|c| c.is(input.people, input.rooms));
         let known = sent.is_some();
         // A broken host is dropped (and killed); one that answered goes back.
-        let out = h.exchange(&Generate {
+        let doing = Doing {
+            file: &self.file,
             op: "generate",
-            handle: self.handle,
-            input,
-            params,
-            company: (!known).then_some(Company {
-                people: input.people,
-                rooms: input.rooms,
-            }),
-        })?;
+        };
+        let out = h.exchange(
+            &Generate {
+                op: "generate",
+                handle,
+                input,
+                params,
+                company: (!known).then_some(Company {
+                    people: input.people,
+                    rooms: input.rooms,
+                }),
+            },
+            doing,
+        )?;
         if out.is_ok() {
             h.company = Some(sent.unwrap_or_else(|| CompanySent::of(input.people, input.rooms)));
         }
@@ -349,9 +396,9 @@ impl ScriptFamily {
         if !self.defines("wrong_answers") {
             return Ok(Vec::new());
         }
-        let out = pool().call(&json!({
-            "op": "wrong_answers", "handle": self.handle, "task": task, "scenario": scenario,
-        }))?;
+        let out = pool().call(self, "wrong_answers", |handle| {
+            json!({"op": "wrong_answers", "handle": handle, "task": task, "scenario": scenario})
+        })?;
         out.as_array()
             .and_then(|l| {
                 l.iter()
@@ -392,15 +439,19 @@ pub enum SolveStep {
 #[derive(Debug)]
 pub struct Solving {
     host: Option<Host>,
+    file: String,
 }
 
 impl Solving {
     /// Starts `family`'s `solve(tools, task)`; its first step.
     pub fn start(family: &ScriptFamily, task: &Value) -> Result<(Solving, SolveStep), ScriptError> {
+        let h = pool().host(Some(family.index), true)?;
+        let handle = h.handle(family.index, &family.file)?;
         let mut s = Solving {
-            host: Some(pool().host(true)?),
+            host: Some(h),
+            file: family.file.clone(),
         };
-        let step = s.send(&json!({"op": "solve", "handle": family.handle, "task": task}))?;
+        let step = s.send(&json!({"op": "solve", "handle": handle, "task": task}))?;
         Ok((s, step))
     }
 
@@ -413,7 +464,19 @@ impl Solving {
         let Some(h) = self.host.as_mut() else {
             return Err(ScriptError::host("this solve has already ended"));
         };
-        let step = match h.exchange_raw(msg)? {
+        let doing = Doing {
+            file: &self.file,
+            op: "solve",
+        };
+        // A host that failed (killed at a bound, or gone) is not used again.
+        let raw = match h.exchange_raw(msg, doing) {
+            Ok(raw) => raw,
+            Err(e) => {
+                self.host = None;
+                return Err(e);
+            }
+        };
+        let step = match raw {
             Raw::Call(method, args) => return Ok(SolveStep::Call { method, args }),
             Raw::Answer(a) => SolveStep::Done(a.and_then(|ok| value_of(ok.get()))),
         };
@@ -449,7 +512,7 @@ impl Drop for Solving {
 
 /// The script API reference, generated by the host from its code (Markdown).
 pub fn reference() -> Result<String, ScriptError> {
-    let v = pool().call(&json!({"op": "reference"}))?;
+    let v = pool().call_any(&json!({"op": "reference"}))?;
     v.as_str()
         .map(str::to_owned)
         .ok_or_else(|| ScriptError::host("the host's reference is not text"))
@@ -460,7 +523,11 @@ pub fn claims(family: &ScriptFamily, task: &Value) -> Result<Option<bool>, Scrip
     if !family.defines("claims") {
         return Ok(None);
     }
-    let v = pool().call(&json!({"op": "claims", "handle": family.handle, "task": task}))?;
+    let v = pool().call(
+        family,
+        "claims",
+        |handle| json!({"op": "claims", "handle": handle, "task": task}),
+    )?;
     Ok(v.as_bool())
 }
 
@@ -521,8 +588,10 @@ fn value_of(raw: &str) -> Result<Value, ScriptError> {
 #[derive(Debug)]
 struct Host {
     link: Link,
-    /// How many of the pool's scripts it has loaded (a prefix, in order).
-    loaded: usize,
+    /// Its handle for each of the pool's scripts it has seen (a prefix, in
+    /// order): `None` for a script it must not load (an embedded host is given
+    /// only bundled scripts).
+    handles: Vec<Option<u64>>,
     /// The company it was told last.
     company: Option<CompanySent>,
 }
@@ -530,37 +599,53 @@ struct Host {
 /// How requests reach a host.
 #[derive(Debug)]
 enum Link {
-    Pipe {
-        child: Child,
-        stdin: ChildStdin,
-        stdout: BufReader<ChildStdout>,
-    },
+    Pipe(HostProcess),
     Embedded(crate::script_embed::Embedded),
 }
 
 impl Host {
     fn start(program: &Path, corpus: &Value) -> Result<Host, ScriptError> {
-        let mut child = Command::new(program)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| {
-                ScriptError::host(format!(
-                    "cannot start the family-script host {}: {e}",
-                    program.display()
-                ))
-            })?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(ScriptError::host("the host's pipes were not opened"));
-        };
-        let link = Link::Pipe {
-            child,
-            stdin,
-            // Room for a whole generated task: one read per answer.
-            stdout: BufReader::with_capacity(1 << 16, stdout),
-        };
+        let link = Link::Pipe(HostProcess::start(program)?);
         Host::greet(link, corpus, &program.display().to_string())
+    }
+
+    /// Its handle for the pool's script `index`.
+    fn handle(&self, index: usize, file: &str) -> Result<u64, ScriptError> {
+        self.handles.get(index).copied().flatten().ok_or_else(|| {
+            ScriptError::at_file(file, "this family-script host has not loaded the script")
+        })
+    }
+
+    /// Loads the pool's script `index` (`script`) unless it has; scripts are
+    /// loaded when first needed, so a host restarted after a failure loads only
+    /// what it is asked for. An embedded host never loads a script tbsim does
+    /// not ship.
+    fn ensure(&mut self, index: usize, script: &Script) -> Result<(), ScriptError> {
+        if self.handles.len() <= index {
+            self.handles.resize(index + 1, None);
+        }
+        if self.handles[index].is_some() {
+            return Ok(());
+        }
+        if !self.on_pipe() && !script.bundled {
+            return Err(ScriptError::at_file(
+                &script.file,
+                "an untrusted script was sent to the in-process host",
+            ));
+        }
+        let loaded = self.request_as(
+            &json!({"op": "load", "file": script.file, "source": script.source}),
+            Doing {
+                file: &script.file,
+                op: "load",
+            },
+        )?;
+        let handle = loaded
+            .get("handle")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| ScriptError::host("the host's `load` answer has no handle"))?;
+        self.handles[index] = Some(handle);
+        Ok(())
     }
 
     fn embedded(
@@ -576,7 +661,7 @@ impl Host {
     fn greet(link: Link, corpus: &Value, what: &str) -> Result<Host, ScriptError> {
         let mut h = Host {
             link,
-            loaded: 0,
+            handles: Vec::new(),
             company: None,
         };
         let hello = h.request(&json!({"op": "hello"}))?;
@@ -590,7 +675,13 @@ impl Host {
     }
 
     fn on_pipe(&self) -> bool {
-        matches!(self.link, Link::Pipe { .. })
+        matches!(self.link, Link::Pipe(_))
+    }
+
+    /// Whether the host has worked long enough to be retired (see
+    /// [`HostProcess::worn`]).
+    fn worn(&self) -> bool {
+        matches!(&self.link, Link::Pipe(p) if p.worn())
     }
 
     /// Sends one request and reads its answer. An `Err` from the script is
@@ -598,8 +689,9 @@ impl Host {
     fn exchange(
         &mut self,
         req: &(impl Serialize + ?Sized),
+        doing: Doing<'_>,
     ) -> Result<Result<OkText, ScriptError>, ScriptError> {
-        match self.exchange_raw(req)? {
+        match self.exchange_raw(req, doing)? {
             Raw::Answer(a) => Ok(a),
             Raw::Call(m, _) => Err(ScriptError::host(format!(
                 "the host asked for `tools.{m}` outside a solve"
@@ -607,27 +699,16 @@ impl Host {
         }
     }
 
-    fn exchange_raw(&mut self, req: &(impl Serialize + ?Sized)) -> Result<Raw, ScriptError> {
-        let broken = |e: std::io::Error| {
-            ScriptError::host(format!("the family-script host stopped answering: {e}"))
-        };
-        let mut line = serde_json::to_string(req)
+    fn exchange_raw(
+        &mut self,
+        req: &(impl Serialize + ?Sized),
+        doing: Doing<'_>,
+    ) -> Result<Raw, ScriptError> {
+        let line = serde_json::to_string(req)
             .map_err(|e| ScriptError::host(format!("a request could not be written: {e}")))?;
         let answer = match &mut self.link {
             Link::Embedded(e) => e.answer(&line),
-            Link::Pipe { stdin, stdout, .. } => {
-                line.push('\n');
-                stdin.write_all(line.as_bytes()).map_err(broken)?;
-                stdin.flush().map_err(broken)?;
-                let mut answer = String::new();
-                let n = stdout.read_line(&mut answer).map_err(broken)?;
-                if n == 0 {
-                    return Err(ScriptError::host(
-                        "the family-script host ended without answering",
-                    ));
-                }
-                answer
-            }
+            Link::Pipe(p) => p.exchange(&line, doing)?,
         };
         let answer = match OkText::of_line(answer) {
             Ok(ok) => return Ok(Raw::Answer(Ok(ok))),
@@ -663,32 +744,47 @@ impl Host {
     }
 
     fn request(&mut self, req: &Value) -> Result<Value, ScriptError> {
-        value_of(self.exchange(req)??.get())
+        self.request_as(
+            req,
+            Doing {
+                file: "<host>",
+                op: req.get("op").and_then(Value::as_str).unwrap_or("request"),
+            },
+        )
+    }
+
+    fn request_as(&mut self, req: &Value, doing: Doing<'_>) -> Result<Value, ScriptError> {
+        value_of(self.exchange(req, doing)??.get())
     }
 }
 
-impl Drop for Link {
-    fn drop(&mut self) {
-        // A program that does not end is killed (an embedded host closes itself).
-        if let Link::Pipe { child, .. } = self {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
+/// A script the pool's hosts load, in order.
+#[derive(Debug, Clone)]
+struct Script {
+    file: String,
+    source: String,
+    /// Byte for byte a family tbsim ships: the only kind an embedded host loads.
+    bundled: bool,
+}
+
+/// Whether `source` is one of the script families compiled into tbsim.
+fn is_bundled(source: &str) -> bool {
+    crate::script::BUNDLED.iter().any(|(_, s, _)| *s == source)
 }
 
 /// The hosts and the scripts every host must have loaded, in order.
 #[derive(Debug, Default)]
 struct Pool {
     idle: Mutex<Vec<Host>>,
-    scripts: Mutex<Vec<(String, String)>>,
+    scripts: Mutex<Vec<Script>>,
     program: OnceLock<Result<PathBuf, ScriptError>>,
 }
 
-/// Whether script families generate in this process (an embedded host, answering
-/// on the calling thread) rather than over a pipe to a host program: the library
-/// is beside the host program and `TBSIM_SCRIPT_IN_PROCESS` is not `0`. Locates
-/// (or builds) the host program on first call.
+/// Whether the bundled script families generate in this process (an embedded
+/// host, answering on the calling thread) rather than over a pipe to a host
+/// program: the library is beside the host program and `TBSIM_SCRIPT_IN_PROCESS`
+/// is not `0`. Other scripts never do. Locates (or builds) the host program on
+/// first call.
 pub fn generates_in_process() -> bool {
     pool().library().is_some()
 }
@@ -719,10 +815,11 @@ impl Pool {
         crate::script_embed::Library::beside(program, PROTOCOL)
     }
 
-    /// An idle host, or a new one: on the pipe when `pipe` (a `solve`, whose
-    /// `tools` calls need it), else in this process when the library is there.
-    fn take(&self, pipe: bool) -> Result<Host, ScriptError> {
-        let lib = if pipe { None } else { self.library() };
+    /// An idle host, or a new one: in this process when `embedded` may be (a
+    /// request of a bundled script, or of none) and the library is there, else
+    /// on the pipe.
+    fn take(&self, embedded: bool) -> Result<Host, ScriptError> {
+        let lib = if embedded { self.library() } else { None };
         let idle = {
             let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
             // An embedded host when one will do; a pipe otherwise.
@@ -736,58 +833,102 @@ impl Pool {
         }
     }
 
-    /// An idle host, or a new one, caught up with the pool's scripts. Only the
-    /// scripts it lacks are copied (usually none: they are a few hundred kilobytes).
-    fn host(&self, pipe: bool) -> Result<Host, ScriptError> {
-        let mut h = self.take(pipe)?;
-        let missing = {
+    /// An idle host, or a new one, caught up with the pool's scripts, for a
+    /// request of script `index` (or of none): on the pipe when `pipe` (a
+    /// `solve`) or when the script is not bundled. Only the scripts it lacks are
+    /// copied (usually none: they are a few hundred kilobytes).
+    fn host(&self, index: Option<usize>, pipe: bool) -> Result<Host, ScriptError> {
+        let embedded = !pipe && {
             let scripts = self.scripts.lock().unwrap_or_else(|e| e.into_inner());
-            scripts[h.loaded.min(scripts.len())..].to_vec()
+            index.is_none_or(|i| scripts.get(i).is_some_and(|s| s.bundled))
         };
-        for (file, source) in &missing {
-            h.request(&json!({"op": "load", "file": file, "source": source}))?;
-            h.loaded += 1;
+        let mut h = self.take(embedded)?;
+        if let Some(i) = index
+            && h.handles.get(i).copied().flatten().is_none()
+        {
+            let script = {
+                let scripts = self.scripts.lock().unwrap_or_else(|e| e.into_inner());
+                scripts.get(i).cloned()
+            };
+            if let Some(script) = script {
+                h.ensure(i, &script)?;
+            }
         }
         Ok(h)
     }
 
-    /// An idle host, or a new one, caught up with `scripts` (loaded in order).
-    fn host_with(&self, scripts: &[(String, String)]) -> Result<Host, ScriptError> {
-        let mut h = self.take(false)?;
-        for (file, source) in &scripts[h.loaded.min(scripts.len())..] {
-            h.request(&json!({"op": "load", "file": file, "source": source}))?;
-            h.loaded += 1;
-        }
-        Ok(h)
-    }
-
+    /// Puts a host that answered back in the pool, unless it is worn.
     fn give_back(&self, h: Host) {
+        if h.worn() {
+            return;
+        }
         self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(h);
     }
 
-    fn call(&self, req: &Value) -> Result<Value, ScriptError> {
-        value_of(self.call_raw(req)?.get())
-    }
-
-    fn call_raw(&self, req: &(impl Serialize + ?Sized)) -> Result<OkText, ScriptError> {
-        let mut h = self.host(false)?;
-        // A broken host is dropped (and killed); one that answered goes back.
-        let out = h.exchange(req)?;
-        self.give_back(h);
-        out
-    }
-
-    fn load(&self, file: &str, source: &str) -> Result<Value, ScriptError> {
-        // Held across the load so every host sees the scripts in one order.
-        let mut scripts = self.scripts.lock().unwrap_or_else(|e| e.into_inner());
-        let mut h = self.host_with(&scripts)?;
-        let out = h.exchange(&json!({"op": "load", "file": file, "source": source}))?;
-        if out.is_ok() {
-            scripts.push((file.to_owned(), source.to_owned()));
-            h.loaded += 1;
-        }
+    /// A request of no script (`reference`).
+    fn call_any(&self, req: &Value) -> Result<Value, ScriptError> {
+        let mut h = self.host(None, false)?;
+        let out = h.exchange(
+            req,
+            Doing {
+                file: "<host>",
+                op: req.get("op").and_then(Value::as_str).unwrap_or("request"),
+            },
+        )?;
         self.give_back(h);
         value_of(out?.get())
+    }
+
+    /// A request `op` of `family`'s script, written by `req` given the host's
+    /// handle for it.
+    fn call(
+        &self,
+        family: &ScriptFamily,
+        op: &str,
+        req: impl FnOnce(u64) -> Value,
+    ) -> Result<Value, ScriptError> {
+        let mut h = self.host(Some(family.index), false)?;
+        let handle = h.handle(family.index, &family.file)?;
+        // A broken host is dropped (and killed); one that answered goes back.
+        let out = h.exchange(
+            &req(handle),
+            Doing {
+                file: &family.file,
+                op,
+            },
+        )?;
+        self.give_back(h);
+        value_of(out?.get())
+    }
+
+    /// Loads a script into a host (and, from then on, into every host that
+    /// serves it); its index in the pool and the host's answer.
+    fn load(&self, file: &str, source: &str) -> Result<(usize, Value), ScriptError> {
+        let bundled = is_bundled(source);
+        // Held across the load: the script's index is the next one.
+        let mut scripts = self.scripts.lock().unwrap_or_else(|e| e.into_inner());
+        let mut h = self.take(bundled)?;
+        h.handles.resize(scripts.len().max(h.handles.len()), None);
+        let out = h.exchange(
+            &json!({"op": "load", "file": file, "source": source}),
+            Doing { file, op: "load" },
+        )?;
+        let index = scripts.len();
+        if let Ok(ok) = &out {
+            let handle = value_of(ok.get())?
+                .get("handle")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| ScriptError::host("the host's `load` answer has no handle"))?;
+            scripts.push(Script {
+                file: file.to_owned(),
+                source: source.to_owned(),
+                bundled,
+            });
+            h.handles.resize(index, None);
+            h.handles.push(Some(handle));
+        }
+        self.give_back(h);
+        Ok((index, value_of(out?.get())?))
     }
 }
 

@@ -106,6 +106,21 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     );
     let director = limit * figures.random_range(3..=6u64);
     let petty = [150u64, 200, 250, 300][figures.random_range(0..4)];
+    // Four more thresholds drawn from the limit's own values (an earlier version's
+    // limit, a purchase-order threshold, a corporate-card limit and a tender
+    // threshold), each said once in the manual like the limit: the five are alike
+    // in size, grid and count, so no order statistic, round grid or recurrence
+    // singles the limit out (issue 37: the median of the manual's figures did), and
+    // a pick among them is right one time in five; only the sentence that defines
+    // the limit tells it.
+    let others: Vec<u64> = LIMITS.iter().copied().filter(|l| *l != limit).collect();
+    let four = pick_distinct(&mut figures, others.len(), 4);
+    let (old_limit, po_threshold, card_limit, tender) = (
+        others[four[0]],
+        others[four[1]],
+        others[four[2]],
+        others[four[3]],
+    );
     let (y, m) = {
         let mut parts = ctx.date.split('-');
         let y: i32 = parts
@@ -325,6 +340,10 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                     ("company", corpus::COMPANY),
                     ("approval_limit", &limit.to_string()),
                     ("director_limit", &director.to_string()),
+                    ("old_limit", &old_limit.to_string()),
+                    ("po_threshold", &po_threshold.to_string()),
+                    ("card_limit", &card_limit.to_string()),
+                    ("tender_threshold", &tender.to_string()),
                     ("petty_cash", &petty.to_string()),
                     ("history_months", &HISTORY_MONTHS.to_string()),
                 ],

@@ -802,6 +802,57 @@ pub(crate) fn year_month(date: &str) -> Result<(i32, u32), String> {
         .ok_or_else(|| format!("bad date `{date}`"))
 }
 
+/// A host's reply about their sign-ups. The confirmed count stands among other
+/// counts drawn from its own range (the waiting list; or everyone who registered,
+/// some of whom cancelled), in varied order and wording, with negation words in
+/// either kind of clause: neither the first, the largest nor the un-negated number
+/// is the answer by rule (issue 37: the first number of the reply was), only what
+/// the sentence says it counts.
+fn signup_reply(
+    rng: &mut tbsim_core::rng::StreamRng,
+    title: &str,
+    signups: u32,
+    top: u32,
+) -> String {
+    let waiting = loop {
+        let v = rng.random_range(5..=top);
+        if v != signups {
+            break v;
+        }
+    };
+    // Four ways of stating the count (it first in two, last in two; its clause the
+    // shorter in two; a negation word in the other clause in two), and two where it
+    // is registrations less cancellations, said by neither figure.
+    match rng.random_range(0..8u32) {
+        0 => format!(
+            "For {title} I have {signups} confirmed sign-ups so far, plus {waiting} on the waiting list."
+        ),
+        1 => format!(
+            "{waiting} people are on the waiting list for {title}, and {signups} are confirmed, no changes since Monday."
+        ),
+        2 => format!(
+            "{signups} are confirmed so far, and the waiting list for {title} has grown to {waiting}."
+        ),
+        3 => format!(
+            "Nobody new on the waiting list for {title}, still {waiting} there, and {signups} sign-ups are confirmed."
+        ),
+        _ => {
+            // Registered minus cancelled: the count is said by neither figure.
+            let cancelled = rng.random_range(1..=8u32);
+            let total = signups + cancelled;
+            if rng.random_bool(0.5) {
+                format!(
+                    "{total} people registered for {title}, but {cancelled} of them have cancelled since, so they no longer count; nobody is waiting for a seat."
+                )
+            } else {
+                format!(
+                    "For {title}, {cancelled} cancellations came in this week, out of {total} registrations; the rest are confirmed and there is no waiting list."
+                )
+            }
+        }
+    }
+}
+
 /// Generates one instance: the urgent task (first) and the routine it interrupts.
 pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let mut draw = ctx.rng("params");
@@ -980,11 +1031,12 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let mut clue_keys = Vec::new();
     let mut asks = Vec::new();
     let mut reads = Vec::new();
+    let mut forms = ctx.rng("urgent/signup-replies");
     for (k, (&wi, host)) in picks.iter().zip(&hosts).enumerate() {
         let (title, words) = WORKSHOPS[wi];
         let room = &ctx.rooms[rw.random_range(0..ctx.rooms.len())];
         let signups = rw.random_range(5..=room.capacity.max(6) + 6);
-        let waiting = rw.random_range(1..=6u32);
+        let top = room.capacity.max(6) + 6;
         rows.push((
             days[k],
             format!(
@@ -993,18 +1045,19 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             ),
         ));
         let key = format!("clue/{}/signups-{}", ctx.id, slug(&host.name));
-        clues.push((host.key.clone(), Clue {
-            key: key.clone(),
-            task: Some(routine_key.clone()),
-            trigger: vec![
-                words.iter().map(|w| (*w).to_owned()).collect(),
-                SIGNUP_WORDS.iter().map(|w| (*w).to_owned()).collect(),
-            ],
-            after: vec![Condition::Released(routine_key.clone())],
-            response: format!(
-                "For {title} I have {signups} confirmed sign-ups so far, plus {waiting} on the waiting list (they only get a seat if someone cancels)."
-            ),
-        }));
+        clues.push((
+            host.key.clone(),
+            Clue {
+                key: key.clone(),
+                task: Some(routine_key.clone()),
+                trigger: vec![
+                    words.iter().map(|w| (*w).to_owned()).collect(),
+                    SIGNUP_WORDS.iter().map(|w| (*w).to_owned()).collect(),
+                ],
+                after: vec![Condition::Released(routine_key.clone())],
+                response: signup_reply(&mut forms, title, signups, top),
+            },
+        ));
         clue_keys.push(key);
         let mut rec = Record::default();
         rec.text.insert("title".into(), title.to_owned());

@@ -20,7 +20,18 @@
 //! the feedback; the notes open every later day.
 //!
 //! Before each turn the [`HistoryPolicy`] may pick a span to compress; the model
-//! summarises it and the summary replaces it. Every call (turn, summary, reflection)
+//! summarises it and the summary replaces it. Sizes are estimated and calibrated
+//! against the prompt tokens the server reports for each call (see
+//! [`crate::history`]); the ratio is rebuilt from the recorded calls on resume, so
+//! a resumed run compresses where the uninterrupted one would.
+//!
+//! A reply the server cut off at the reply limit (`finish_reason: "length"`) is
+//! counted ([`ModelUsage::cut_off`]) and the next message tells the model so. A
+//! server that refuses a request as longer than the context window ends the run
+//! as the agent's failure ([`AgentError::ContextFull`]). When the first turn's
+//! prompt, as the server counted it, is too small to hold the tool catalogue that
+//! was sent with it, the server's chat template dropped the tools: the agent warns
+//! (the model never saw a tool). Every call (turn, summary, reflection)
 //! goes into the agent's [`RecordSink`] the moment it completes, successful or not,
 //! so the runner writes it to the trajectory while the rest of the decision is still
 //! in flight.
@@ -46,8 +57,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::client::{CallOutcome, ModelCaller, contain_reply};
-use crate::history::{HistoryPolicy, transcript};
+use crate::client::{CallOutcome, LlmError, ModelCaller, contain_reply, is_cut_off};
+use crate::history::{HistoryPolicy, Sizing, catalogue_tokens, request_tokens, transcript};
 use crate::message::{
     Content, ImageUrl, Message, Part, Role, assistant_from, response_text, tool_schemas_json,
 };
@@ -94,6 +105,24 @@ pub struct LlmAgent {
     /// The previous turn line of the trajectory, which the next turn request is
     /// written relative to (`None`: unknown, so the next one is written in full).
     base: Option<TurnBase>,
+    /// Estimates against the server's counts (see [`crate::history`]).
+    sizing: Sizing,
+    /// Whether the first turn's prompt size was checked against the catalogue.
+    catalogue_checked: bool,
+    /// Whether the last turn's reply was cut off at the reply limit (the next
+    /// message says so).
+    cut_off: bool,
+    /// Warnings not yet taken with [`Agent::take_log`].
+    warnings: Vec<String>,
+}
+
+/// The estimated tokens of a request body (its messages and tool catalogue), as
+/// the calibration measures it: the same for a live request and a recorded one.
+fn request_estimate(request: &Value) -> usize {
+    let msgs: Vec<Message> =
+        serde_json::from_value(request["messages"].clone()).unwrap_or_default();
+    let tools = request.get("tools").map(Value::to_string);
+    request_tokens(&msgs, tools.as_deref())
 }
 
 /// What the next turn request's compact form is measured against.
@@ -174,6 +203,36 @@ impl LlmAgent {
             sink: RecordSink::default(),
             recorded: VecDeque::new(),
             base: None,
+            sizing: Sizing::new(catalogue_tokens(tool_schemas_json().get())),
+            catalogue_checked: false,
+            cut_off: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The calibration so far.
+    pub fn sizing(&self) -> Sizing {
+        self.sizing
+    }
+
+    /// Learns from a completed call: its request as sent and its usage. A turn's
+    /// first count is also checked against the catalogue it carried.
+    fn observe(&mut self, purpose: &str, request: &Value, usage: &ModelUsage) {
+        let estimate = request_estimate(request);
+        self.sizing.observe(estimate, usage.input_tokens);
+        if purpose != "turn" || self.catalogue_checked || usage.input_tokens == 0 {
+            return;
+        }
+        self.catalogue_checked = true;
+        let catalogue = request
+            .get("tools")
+            .map_or(0, |t| catalogue_tokens(&t.to_string()));
+        // Half the estimate: tokenizers differ, but not by a factor of two on JSON.
+        if (usage.input_tokens as usize) < catalogue / 2 {
+            self.warnings.push(format!(
+                "the server counted {} prompt tokens for the first turn, but the tool catalogue sent with it alone is about {catalogue}: its chat template dropped the tools, so the model never saw them (llama.cpp: start llama-server with --jinja; or use a model whose chat template supports tools)",
+                usage.input_tokens
+            ));
         }
     }
 
@@ -206,8 +265,11 @@ impl LlmAgent {
             self.base = parts.map(|((shared, tools), _)| TurnBase { shared, tools });
         }
         self.requests += 1;
-        let CallOutcome { response, failures } =
-            self.caller.call(body.clone(), self.requests).await;
+        let CallOutcome {
+            response,
+            failures,
+            timing,
+        } = self.caller.call(body.clone(), self.requests).await;
         let mut rec = ModelRecord {
             purpose,
             model: self.caller.model().to_owned(),
@@ -217,6 +279,7 @@ impl LlmAgent {
             response: Value::Null,
             usage: None,
             error: None,
+            timing: Some(timing),
         };
         let out = match response {
             Ok(mut raw) => {
@@ -224,13 +287,19 @@ impl LlmAgent {
                 contain_reply(self.caller.as_ref(), &mut raw);
                 let usage = self.caller.usage(&raw);
                 self.usage.add(&usage);
+                self.observe(purpose, &rec.request.value(), &usage);
                 rec.usage = Some(usage);
                 rec.response = raw.clone();
                 Ok(raw)
             }
             Err(e) => {
                 rec.error = Some(e.to_string());
-                Err(AgentError::Infra(format!("{purpose} call: {e}")))
+                Err(match e {
+                    LlmError::ContextExceeded(_) => {
+                        AgentError::ContextFull(format!("{purpose} call: {e}"))
+                    }
+                    _ => AgentError::Infra(format!("{purpose} call: {e}")),
+                })
             }
         };
         self.sink.push(rec);
@@ -269,6 +338,18 @@ impl LlmAgent {
         self.requests += 1;
         if let Ok(u) = ModelUsage::deserialize(&line["usage"]) {
             self.usage.add(&u);
+            self.observe_line(line);
+        }
+    }
+
+    /// [`LlmAgent::observe`] for a recorded line (with its full request).
+    fn observe_line(&mut self, line: &Value) {
+        if let (Some(purpose), Ok(u)) = (
+            line["purpose"].as_str(),
+            ModelUsage::deserialize(&line["usage"]),
+        ) && line["response"].is_object()
+        {
+            self.observe(purpose, &line["request"], &u);
         }
     }
 
@@ -374,6 +455,10 @@ impl LlmAgent {
         let images = Self::image_parts(&obs.results);
         let Some((day, feedback)) = new_day else {
             let mut text = format!("{status}\n\n{}", render_notifications(notes));
+            if std::mem::take(&mut self.cut_off) {
+                text.push_str("\n\n");
+                text.push_str(&self.prompts.cut_off(self.caller.max_tokens()));
+            }
             if obs.results.is_empty() {
                 text.push_str("\n\n");
                 text.push_str(&self.prompts.nudge());
@@ -395,7 +480,7 @@ impl LlmAgent {
                 ),
                 Vec::new(),
             ));
-            let record = transcript(&self.messages, 600, 40_000);
+            let record = transcript(&self.messages, 600, self.transcript_room(40_000));
             let prompt =
                 self.prompts
                     .reflection(self.day, &record, &feedback, self.notes.as_deref());
@@ -430,12 +515,13 @@ impl LlmAgent {
     }
 
     async fn compress(&mut self) -> Result<(), AgentError> {
-        let Some(span) = self.history.compress(&self.messages) else {
+        let Some(span) = self.history.compress(&self.messages, &self.sizing) else {
             return Ok(());
         };
-        let prompt =
-            self.prompts
-                .summary(&transcript(&self.messages[span.clone()], 2_000, 200_000));
+        let room = self.transcript_room(200_000);
+        let prompt = self
+            .prompts
+            .summary(&transcript(&self.messages[span.clone()], 2_000, room));
         let body = self
             .caller
             .body(&[Message::text(Role::User, prompt)], None, None);
@@ -454,11 +540,23 @@ impl LlmAgent {
         Ok(())
     }
 
+    /// Characters of transcript a summary or reflection request may hold: `cap`,
+    /// or less when the history limit (a small context window) says so, leaving
+    /// room for the request's own instructions.
+    fn transcript_room(&self, cap: usize) -> usize {
+        let tokens = self
+            .sizing
+            .unscaled(self.history.limit())
+            .saturating_sub(800);
+        tokens.saturating_mul(4).clamp(2_000, cap)
+    }
+
     async fn turn(&mut self, obs: &Observation) -> Result<Decision, AgentError> {
         self.absorb(obs).await?;
         self.compress().await?;
         let body = self.caller.body(&self.messages, Some(self.tools), None);
         let raw = self.call("turn", body).await?;
+        self.cut_off = is_cut_off(&raw);
         let (assistant, calls) = assistant_from(&raw, obs.step + 1);
         self.pending = calls.iter().map(|c| c.id.clone()).collect();
         self.messages.push(assistant);
@@ -484,6 +582,7 @@ impl Agent for LlmAgent {
         TurnLog {
             records: self.sink.drain(),
             usage: std::mem::take(&mut self.usage),
+            warnings: std::mem::take(&mut self.warnings),
         }
     }
 
@@ -510,6 +609,10 @@ impl Agent for LlmAgent {
         }
         let records: Vec<&Value> = past.iter().flat_map(|p| p.records.iter()).collect();
         self.requests = records.len() as u64;
+        // The calibration (and the catalogue check) as the calls left them.
+        for r in &records {
+            self.observe_line(r);
+        }
         if let Some(r) = records
             .iter()
             .rev()
@@ -553,6 +656,7 @@ impl Agent for LlmAgent {
         self.messages = messages;
         self.pending = calls.iter().map(|c| c.id.clone()).collect();
         self.messages.push(assistant);
+        self.cut_off = is_cut_off(&turn["response"]);
         Ok(())
     }
 }
@@ -607,6 +711,7 @@ mod tests {
                         last: "no reply queued".into(),
                     }),
                     failures: Vec::new(),
+                    timing: Default::default(),
                 }
             })
         }
@@ -691,6 +796,7 @@ mod tests {
             Arc::new(Templates::builtin()),
             Box::new(SummaryPolicy {
                 threshold,
+                window: None,
                 keep_turns: 1,
                 head: 2,
             }),
@@ -786,6 +892,7 @@ mod tests {
         let mut a = agent(mock.clone(), 1, Memory::None);
         a.history = Box::new(SummaryPolicy {
             threshold: 1,
+            window: None,
             keep_turns: 1,
             head: 2,
         });
@@ -879,6 +986,36 @@ mod tests {
         assert_eq!(b.messages(), a.messages());
         assert_eq!(b.notes(), a.notes());
         assert_eq!(b.pending, a.pending);
+        assert_eq!(
+            b.sizing(),
+            a.sizing(),
+            "the calibration is rebuilt from the record"
+        );
+        assert_ne!(a.sizing().ratio, 1.0, "it learnt from the server's counts");
+    }
+
+    #[test]
+    fn a_cut_off_reply_is_counted_and_told_and_a_full_context_is_the_agents_failure() {
+        let mock = Arc::new(Mock::default());
+        let mut cut = text_reply("I will call write_file with {\"path\": \"work");
+        cut["choices"][0]["finish_reason"] = json!("length");
+        mock.replies.lock().unwrap().push_back(cut);
+        let mut a = agent(mock.clone(), usize::MAX, Memory::None);
+        let d = block_on(a.decide(&obs(0, vec![], vec![]))).unwrap();
+        assert!(d.calls.is_empty());
+        let log = a.take_log();
+        assert_eq!(log.usage.cut_off, 1);
+        // The first turn's prompt (100 tokens) cannot have held the catalogue sent.
+        assert_eq!(log.warnings.len(), 1);
+        assert!(log.warnings[0].contains("--jinja"), "{:?}", log.warnings);
+        // The next message says so (the mock has no reply left: the call fails).
+        assert!(block_on(a.decide(&obs(1, vec![], vec![]))).is_err());
+        let told = a.messages().last().unwrap().text_content();
+        assert!(
+            told.contains("cut off at the reply limit") && told.contains("did not call any tool"),
+            "{told}"
+        );
+        assert!(a.take_log().warnings.is_empty(), "warned once");
     }
 
     /// Three decisions, the third after a history summary: each step's observation,

@@ -3,7 +3,14 @@
 //!
 //! Retried: HTTP 408, 409, 429 and 5xx, timeouts, connection failures, and 2xx
 //! bodies that are not a chat completion (proxies sometimes answer with HTML).
-//! Not retried: other 4xx (a bad key or request will not get better). The wait
+//! Not retried: other 4xx (a bad key or request will not get better). A refusal
+//! because the conversation is longer than the model's context window (llama.cpp's
+//! "exceeds the available context size", OpenAI's `context_length_exceeded`) is
+//! told apart ([`LlmError::ContextExceeded`]): it is the agent's failure, not the
+//! infrastructure's.
+//!
+//! Each call's wall time, attempts and timed-out attempts come back with it
+//! ([`CallTiming`]), for the run directory's call log; nothing simulated reads them. The wait
 //! before retry `n` (from 0) is `min(cap, base * 2^n)` scaled by a jitter factor in
 //! `[0.5, 1)`, drawn from a stream seeded by (run seed, request ordinal, attempt) so
 //! that runs do not depend on wall-clock randomness; a `Retry-After` header (in
@@ -28,7 +35,7 @@ use tokio::runtime::Handle;
 use super::config::{ModelConfig, RetryPolicy};
 use super::message::Message;
 use tbsim_core::protocol::ModelUsage;
-pub use tbsim_core::protocol::{RequestBody, TurnParts};
+pub use tbsim_core::protocol::{CallTiming, RequestBody, TurnParts};
 
 /// The longest `Retry-After` honoured.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
@@ -47,6 +54,9 @@ pub enum LlmError {
     /// The API refused the request (a 4xx other than 408/409/429).
     #[error("the model API refused the request: {0}")]
     Refused(String),
+    /// The API refused the request as longer than the model's context window.
+    #[error("the request does not fit the model's context window: {0}")]
+    ContextExceeded(String),
     /// The client could not be set up.
     #[error("cannot set up the model client: {0}")]
     Setup(String),
@@ -59,6 +69,27 @@ pub struct CallOutcome {
     pub response: Result<Value, LlmError>,
     /// Failed attempts before the outcome, one line each (keys redacted).
     pub failures: Vec<String>,
+    /// Wall time, attempts and timeouts (not part of the trajectory).
+    pub timing: CallTiming,
+}
+
+/// Whether an error body says the request is longer than the context window
+/// (llama.cpp: "exceeds the available context size", type
+/// `exceed_context_size_error`; OpenAI: code `context_length_exceeded`, "maximum
+/// context length"; others: "context window", "context length").
+pub fn is_context_refusal(body: &str) -> bool {
+    let b = body.to_ascii_lowercase();
+    [
+        "exceeds the available context size",
+        "exceed_context_size",
+        "context_length_exceeded",
+        "maximum context length",
+        "context window",
+        "context length",
+        "too many tokens",
+    ]
+    .iter()
+    .any(|p| b.contains(p))
 }
 
 /// The chat-completions request, serialised straight from borrowed parts (no
@@ -96,6 +127,15 @@ pub trait ModelCaller: Send + Sync {
     fn call(&self, body: RequestBody, ordinal: u64) -> CallFuture;
     /// Tokens and cost of a response.
     fn usage(&self, raw: &Value) -> ModelUsage;
+    /// The reply limit sent with each request, if any.
+    fn max_tokens(&self) -> Option<u32> {
+        None
+    }
+    /// The model's context window in tokens, when known (configured, or said by
+    /// the server).
+    fn context_tokens(&self) -> Option<u32> {
+        None
+    }
     /// `text` with the caller's secrets (its API key) replaced, or `None` if it holds
     /// none. Applied to every reply before anything records it: a model can echo
     /// the key it was called with.
@@ -108,6 +148,9 @@ pub trait ModelCaller: Send + Sync {
 struct Inner {
     http: reqwest::Client,
     cfg: ModelConfig,
+    /// The context window the server said it has (asked once, see
+    /// [`HttpModel::discover_context`]).
+    discovered: std::sync::OnceLock<Option<(u32, String)>>,
 }
 
 /// Calls an OpenAI-compatible HTTP API.
@@ -145,7 +188,11 @@ impl HttpModel {
         let http = b.build().map_err(|e| LlmError::Setup(e.to_string()))?;
         super::reply::register_secret(cfg.key.expose());
         Ok(HttpModel {
-            inner: Arc::new(Inner { http, cfg }),
+            inner: Arc::new(Inner {
+                http,
+                cfg,
+                discovered: std::sync::OnceLock::new(),
+            }),
             handle,
             seed,
         })
@@ -163,6 +210,76 @@ impl HttpModel {
     pub fn config(&self) -> &ModelConfig {
         &self.inner.cfg
     }
+
+    /// The model's context window and where it came from: the configuration's
+    /// `context_tokens`, else what the server says (asked once per model, on a
+    /// thread of its own so any caller may block on it): llama.cpp's `/props`
+    /// (`default_generation_settings.n_ctx`) at the server's root, else the
+    /// model's entry in `{base_url}/models` (`context_length`, `max_model_len`,
+    /// `context_window`, or llama.cpp's `meta.n_ctx`). `None` when nobody says.
+    pub fn discover_context(&self) -> Option<(u32, String)> {
+        if let Some(c) = self.inner.cfg.context_tokens {
+            return Some((c, "context_tokens in the model configuration".into()));
+        }
+        self.inner
+            .discovered
+            .get_or_init(|| {
+                let inner = self.inner.clone();
+                let handle = self.handle.clone();
+                std::thread::spawn(move || handle.block_on(ask_context(&inner)))
+                    .join()
+                    .ok()
+                    .flatten()
+            })
+            .clone()
+    }
+}
+
+/// Reads a JSON document at `url` within a few seconds (`None` on any failure).
+async fn get_json(inner: &Inner, url: &str) -> Option<Value> {
+    let resp = inner
+        .http
+        .get(url)
+        .bearer_auth(inner.cfg.key.expose())
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .ok()?;
+    if !resp.status().is_success() {
+        return None;
+    }
+    serde_json::from_str(&resp.text().await.ok()?).ok()
+}
+
+fn positive(v: &Value) -> Option<u32> {
+    v.as_u64()
+        .filter(|n| *n >= 256)
+        .and_then(|n| u32::try_from(n).ok())
+}
+
+async fn ask_context(inner: &Inner) -> Option<(u32, String)> {
+    let base = &inner.cfg.base_url;
+    let root = base.strip_suffix("/v1").unwrap_or(base);
+    let props = format!("{root}/props");
+    if let Some(v) = get_json(inner, &props).await
+        && let Some(n) = positive(&v["default_generation_settings"]["n_ctx"])
+    {
+        return Some((n, format!("the server's {props}")));
+    }
+    let models = format!("{base}/models");
+    let v = get_json(inner, &models).await?;
+    let entries = v["data"].as_array()?;
+    let name = &inner.cfg.model_name;
+    // The configured model's entry; a server serving one model may name it otherwise.
+    let entry = entries
+        .iter()
+        .find(|e| e["id"].as_str() == Some(name))
+        .or_else(|| (entries.len() == 1).then(|| &entries[0]))?;
+    ["context_length", "max_model_len", "context_window"]
+        .iter()
+        .find_map(|k| positive(&entry[*k]))
+        .or_else(|| positive(&entry["meta"]["n_ctx"]))
+        .map(|n| (n, format!("the server's {models}")))
 }
 
 /// A runtime for model requests: one worker thread is plenty, since requests wait
@@ -213,6 +330,8 @@ enum Attempt {
     Done(Value),
     Retry(String, Option<Duration>),
     Fatal(String),
+    /// Refused as longer than the context window.
+    Context(String),
 }
 
 async fn attempt(inner: &Inner, body: &RequestBody) -> Attempt {
@@ -268,6 +387,8 @@ async fn attempt(inner: &Inner, body: &RequestBody) -> Attempt {
     let code = status.as_u16();
     if code == 408 || code == 409 || code == 429 || status.is_server_error() {
         Attempt::Retry(format!("HTTP {status}: {snippet}"), after)
+    } else if (code == 400 || code == 413) && is_context_refusal(&text) {
+        Attempt::Context(format!("HTTP {status}: {snippet}"))
     } else {
         Attempt::Fatal(format!("HTTP {status}: {snippet}"))
     }
@@ -282,26 +403,34 @@ async fn call_with_retries(
     let policy = inner.cfg.retry;
     let redact = |s: String| inner.cfg.key.redact(&s);
     let mut failures = Vec::new();
+    // Wall time is read here, at the edge, for the call log only.
+    let started = std::time::Instant::now();
+    let mut timing = CallTiming::default();
+    let done = |timing: &mut CallTiming| {
+        timing.wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        *timing
+    };
     for n in 0..=policy.max_retries {
-        match attempt(&inner, &body).await {
-            Attempt::Done(v) => {
-                return CallOutcome {
-                    response: Ok(v),
-                    failures,
-                };
-            }
-            Attempt::Fatal(m) => {
-                return CallOutcome {
-                    response: Err(LlmError::Refused(redact(m))),
-                    failures,
-                };
-            }
-            Attempt::Retry(m, after) => {
-                failures.push(redact(m));
-                if n < policy.max_retries {
-                    tokio::time::sleep(backoff(&policy, seed, ordinal, n, after)).await;
-                }
-            }
+        timing.attempts += 1;
+        let (response, retry) = match attempt(&inner, &body).await {
+            Attempt::Done(v) => (Ok(v), None),
+            Attempt::Fatal(m) => (Err(LlmError::Refused(redact(m))), None),
+            Attempt::Context(m) => (Err(LlmError::ContextExceeded(redact(m))), None),
+            Attempt::Retry(m, after) => (Err(LlmError::Setup(String::new())), Some((m, after))),
+        };
+        let Some((m, after)) = retry else {
+            return CallOutcome {
+                response,
+                failures,
+                timing: done(&mut timing),
+            };
+        };
+        if m.starts_with("timed out") || m.contains(", timed out") {
+            timing.timeouts += 1;
+        }
+        failures.push(redact(m));
+        if n < policy.max_retries {
+            tokio::time::sleep(backoff(&policy, seed, ordinal, n, after)).await;
         }
     }
     let last = failures.last().cloned().unwrap_or_default();
@@ -311,6 +440,7 @@ async fn call_with_retries(
             last,
         }),
         failures,
+        timing: done(&mut timing),
     }
 }
 
@@ -332,7 +462,7 @@ impl ModelCaller for HttpModel {
             tools,
             tool_choice: tools.map(|_| "auto"),
             temperature: cfg.temperature.or(temperature),
-            max_tokens: cfg.max_tokens,
+            max_tokens: Some(cfg.max_tokens),
         })
     }
 
@@ -345,12 +475,26 @@ impl ModelCaller for HttpModel {
             task.await.unwrap_or_else(|e| CallOutcome {
                 response: Err(LlmError::Setup(format!("the request task failed: {e}"))),
                 failures: Vec::new(),
+                timing: CallTiming::default(),
             })
         })
     }
 
     fn usage(&self, raw: &Value) -> ModelUsage {
         usage_with_prices(raw, self.inner.cfg.price_in, self.inner.cfg.price_out)
+    }
+
+    fn max_tokens(&self) -> Option<u32> {
+        Some(self.inner.cfg.max_tokens)
+    }
+
+    fn context_tokens(&self) -> Option<u32> {
+        self.inner.cfg.context_tokens.or_else(|| {
+            self.inner
+                .discovered
+                .get()
+                .and_then(|d| d.as_ref().map(|d| d.0))
+        })
     }
 
     fn redact(&self, text: &str) -> Option<String> {
@@ -368,8 +512,9 @@ pub fn contain_reply(caller: &dyn ModelCaller, raw: &mut Value) {
     super::reply::contain(raw);
 }
 
-/// Tokens of a response (`usage.prompt_tokens`, `usage.completion_tokens`) and their
-/// cost at the given prices per million tokens.
+/// Tokens of a response (`usage.prompt_tokens`, `usage.completion_tokens`), their
+/// cost at the given prices per million tokens, and whether the reply limit cut
+/// it off (`finish_reason: "length"`).
 pub fn usage_with_prices(raw: &Value, price_in: Option<f64>, price_out: Option<f64>) -> ModelUsage {
     let input = raw["usage"]["prompt_tokens"].as_u64().unwrap_or(0);
     let output = raw["usage"]["completion_tokens"].as_u64().unwrap_or(0);
@@ -384,7 +529,13 @@ pub fn usage_with_prices(raw: &Value, price_in: Option<f64>, price_out: Option<f
         input_tokens: input,
         output_tokens: output,
         cost,
+        cut_off: u64::from(is_cut_off(raw)),
     }
+}
+
+/// Whether the server stopped the reply at the reply limit.
+pub fn is_cut_off(raw: &Value) -> bool {
+    raw["choices"][0]["finish_reason"] == "length"
 }
 
 #[cfg(test)]
@@ -425,5 +576,22 @@ mod tests {
         assert_eq!((u.input_tokens, u.output_tokens, u.calls), (1000, 200, 1));
         assert!((u.cost.unwrap() - 0.004).abs() < 1e-12);
         assert_eq!(usage_with_prices(&raw, None, None).cost, None);
+        assert_eq!(u.cut_off, 0);
+        let cut = json!({"choices": [{"finish_reason": "length", "message": {}}]});
+        assert_eq!(usage_with_prices(&cut, None, None).cut_off, 1);
+    }
+
+    #[test]
+    fn context_refusals_are_told_apart() {
+        // llama.cpp's and OpenAI's bodies, as they send them.
+        assert!(is_context_refusal(
+            r#"{"error":{"code":400,"message":"request (8270 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":8270,"n_ctx":8192}}"#
+        ));
+        assert!(is_context_refusal(
+            r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#
+        ));
+        assert!(!is_context_refusal(
+            r#"{"error":{"message":"invalid api key","type":"invalid_request_error"}}"#
+        ));
     }
 }

@@ -27,6 +27,14 @@
 //! * Optional robustness settings: `timeout_secs` per request (default 120),
 //!   `max_retries` (default 5), `retry_base_ms` (first backoff, default 1000) and
 //!   `retry_max_ms` (backoff cap, default 60000).
+//! * `max_tokens` caps each reply (default [`DEFAULT_MAX_TOKENS`]): a model whose
+//!   reply never stops would otherwise run into `timeout_secs` on every call. A
+//!   reply the server stops there (`finish_reason: "length"`) is counted and the
+//!   agent is told it was cut off.
+//! * `context_tokens` is the model's context window (prompt plus reply). When it is
+//!   absent, the agent asks the server once (llama.cpp's `/props`, else the model's
+//!   entry in `/v1/models`, where a server says it); when nobody says, only
+//!   `--history-tokens` bounds the history.
 //! * `default` is an entry, or the name of another alias; it is used when no
 //!   `--agent` is given.
 //!
@@ -45,6 +53,11 @@ pub const CONFIG_ENV: &str = "TBSIM_API_CONFIG";
 
 /// The file looked up when neither the flag nor the variable is set.
 pub const DEFAULT_FILE: &str = "api_config.json";
+
+/// The reply limit when `max_tokens` is not configured: room for a long tool call
+/// (a file written whole), small enough that a reply that never stops ends in
+/// seconds on a local server, not at the request timeout.
+pub const DEFAULT_MAX_TOKENS: u32 = 2048;
 
 /// A problem with the model configuration. Every message says what to set.
 #[derive(Debug, thiserror::Error)]
@@ -152,8 +165,10 @@ pub struct ModelConfig {
     pub key: ApiKey,
     /// Sampling temperature (not sent when unset, except for colleagues: 0).
     pub temperature: Option<f64>,
-    /// Completion token cap.
-    pub max_tokens: Option<u32>,
+    /// Completion token cap (sent with every request).
+    pub max_tokens: u32,
+    /// The model's context window in tokens, if configured.
+    pub context_tokens: Option<u32>,
     /// Price per million input tokens.
     pub price_in: Option<f64>,
     /// Price per million output tokens.
@@ -179,6 +194,8 @@ struct Entry {
     temperature: Option<f64>,
     #[serde(default)]
     max_tokens: Option<u32>,
+    #[serde(default)]
+    context_tokens: Option<u32>,
     #[serde(default)]
     price_in: Option<f64>,
     #[serde(default)]
@@ -324,6 +341,14 @@ impl ApiConfig {
         if !(timeout > 0.0 && timeout.is_finite()) {
             return Err(invalid("`timeout_secs` must be positive"));
         }
+        if e.max_tokens == Some(0) {
+            return Err(invalid("`max_tokens` must be at least 1"));
+        }
+        if e.context_tokens.is_some_and(|c| c < 256) {
+            return Err(invalid(
+                "`context_tokens` must be at least 256 (the model's context window in tokens)",
+            ));
+        }
         let d = RetryPolicy::default();
         Ok(ModelConfig {
             alias: alias.to_owned(),
@@ -332,7 +357,8 @@ impl ApiConfig {
             proxy_url: e.proxy_url.filter(|p| !p.is_empty()),
             key: ApiKey(key),
             temperature: e.temperature,
-            max_tokens: e.max_tokens,
+            max_tokens: e.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            context_tokens: e.context_tokens,
             price_in: e.price_in,
             price_out: e.price_out,
             timeout: Duration::from_secs_f64(timeout),
@@ -431,6 +457,25 @@ mod tests {
                 e.contains("`proxy_url` must be a proxy URL, or false"),
                 "{e}"
             );
+        }
+    }
+
+    #[test]
+    fn reply_limit_has_a_default_and_context_is_optional() {
+        let m = cfg().model_with_env("ref", |_| None).unwrap();
+        assert_eq!((m.max_tokens, m.context_tokens), (DEFAULT_MAX_TOKENS, None));
+        let text = r#"{"m": {"model_name": "x", "api_key_var": "sk-k", "base_url": "http://h/v1",
+                       "max_tokens": 300, "context_tokens": 8192}}"#;
+        let c = ApiConfig::parse(Path::new("c.json"), text).unwrap();
+        let m = c.model_with_env("m", |_| None).unwrap();
+        assert_eq!((m.max_tokens, m.context_tokens), (300, Some(8192)));
+        for (field, v) in [("max_tokens", 0), ("context_tokens", 100)] {
+            let text = format!(
+                r#"{{"m": {{"model_name": "x", "api_key_var": "sk-k", "base_url": "http://h/v1", "{field}": {v}}}}}"#
+            );
+            let c = ApiConfig::parse(Path::new("c.json"), &text).unwrap();
+            let e = c.model_with_env("m", |_| None).unwrap_err().to_string();
+            assert!(e.contains(field), "{e}");
         }
     }
 

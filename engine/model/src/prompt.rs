@@ -36,6 +36,7 @@ pub const TEMPLATES: &[(&str, &[&str])] = &[
     ("task", &["name", "company", "notifications", "notes"]),
     ("day", &["day", "feedback", "notifications", "notes"]),
     ("nudge", &[]),
+    ("cut_off", &["limit"]),
     ("summary", &["transcript"]),
     ("reflection", &["day", "transcript", "feedback", "notes"]),
     (
@@ -59,6 +60,10 @@ const BUILTIN: &[(&str, &str)] = &[
     ("task", include_str!("../../../content/prompts/task.md")),
     ("day", include_str!("../../../content/prompts/day.md")),
     ("nudge", include_str!("../../../content/prompts/nudge.md")),
+    (
+        "cut_off",
+        include_str!("../../../content/prompts/cut_off.md"),
+    ),
     (
         "summary",
         include_str!("../../../content/prompts/summary.md"),
@@ -103,6 +108,11 @@ pub trait PromptBuilder: Send + Sync {
     fn day(&self, day: u32, feedback: &str, notifications: &str, notes: Option<&str>) -> String;
     /// What to say after a turn without tool calls.
     fn nudge(&self) -> String;
+    /// What to say after a reply the reply limit (`limit` tokens, if known) cut off.
+    fn cut_off(&self, limit: Option<u32>) -> String {
+        let limit = limit.map_or_else(|| "the reply limit".to_owned(), |l| l.to_string());
+        format!("Your last reply was cut off at the reply limit ({limit} tokens).")
+    }
     /// The request to summarise part of the history.
     fn summary(&self, transcript: &str) -> String;
     /// The end-of-day reflection request.
@@ -247,6 +257,11 @@ impl PromptBuilder for Templates {
 
     fn nudge(&self) -> String {
         self.render("nudge", &[])
+    }
+
+    fn cut_off(&self, limit: Option<u32>) -> String {
+        let limit = limit.map_or_else(|| "?".to_owned(), |l| l.to_string());
+        self.render("cut_off", &[("limit", &limit)])
     }
 
     fn summary(&self, transcript: &str) -> String {

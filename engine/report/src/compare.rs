@@ -365,14 +365,18 @@ impl Comparison {
         }
     }
 
-    /// Reads each directory as one group.
+    /// Reads each directory as one group. Runs that ended by an infrastructure
+    /// failure are left out (they say nothing about the agent), so their pairs are
+    /// unmatched, as the main report leaves them out of its scores.
     pub fn load(dirs: &[PathBuf]) -> Result<Comparison, ReportError> {
         let groups = dirs
             .iter()
             .map(|d| {
+                let mut runs = super::load_runs(std::slice::from_ref(d))?;
+                runs.retain(|r| !r.infra_failed());
                 Ok(Group {
                     label: d.display().to_string(),
-                    runs: super::load_runs(std::slice::from_ref(d))?,
+                    runs,
                 })
             })
             .collect::<Result<Vec<_>, ReportError>>()?;

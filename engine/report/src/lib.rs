@@ -12,7 +12,11 @@
 //!   mean task score and share of tasks solved), and **by day** for multi-day runs
 //!   (day 1, day 2, ... and the gain over the previous day);
 //! * **pass^k** across trials (see [`pass_hat_k`]);
-//! * **tool-call errors** by kind, **end reasons**, and **tokens and cost**.
+//! * **tool-call errors** by kind, **end reasons**, **tokens and cost**, and the
+//!   **model calls**: empty turns, replies cut off at the reply limit, and each
+//!   call's wall time, attempts and timeouts (from `model_calls.jsonl`, which
+//!   `tbsim run` writes beside the result, outside what replay compares);
+//! * **infrastructure failures**, listed apart.
 //!
 //! ## Definitions
 //!
@@ -23,11 +27,19 @@
 //!   passed ([`is_solved`]). This is the per-trial success used by pass^k.
 //! * Multi-day tables use only runs of two days or more, so that day 1 and day 2
 //!   compare the same runs.
+//! * A run that ended by an infrastructure failure (`end_reason` `infra_error`: a
+//!   model API that stayed down) says nothing about the agent: it is left out of
+//!   every score (the model, strata, day, guidance and pass^k tables), counted in
+//!   the *infra failures* column of the model table and listed in its own table.
+//!   Its tokens, errors and end reason still count (they were spent). A run that
+//!   ended because the model's context window was full (`context_exceeded`) is
+//!   the agent's failure and is scored.
 //!
 //! `result.json` is read leniently: fields the report does not use are ignored and
 //! optional ones default, so results from older or newer versions still aggregate.
-//! Token counts and cost are read from the optional top-level fields `tokens_in`,
-//! `tokens_out` and `cost`, and count as zero when absent.
+//! Token counts and cost are read from the optional `model` object `tbsim run`
+//! writes (`input_tokens`, `output_tokens`, `cost`, `calls`, `cut_off`), and count
+//! as zero when absent (agents that use no model).
 //!
 //! Output is deterministic: models, strata and kinds are sorted, numbers are formatted
 //! with fixed precision, and no paths or times appear in the tables.
@@ -116,15 +128,18 @@ pub struct RunRecord {
     /// Per task.
     #[serde(default)]
     pub tasks: Vec<TaskRecord>,
-    /// Prompt tokens, when a model was used.
+    /// The agent's model calls, tokens and cost, when a model was used.
     #[serde(default)]
-    pub tokens_in: Option<u64>,
-    /// Completion tokens, when a model was used.
+    pub model: Option<ModelRecord>,
+    /// Decisions without a tool call.
     #[serde(default)]
-    pub tokens_out: Option<u64>,
-    /// Cost, when the model has prices.
+    pub empty_turns: u64,
+    /// What failed, for a run that ended by an infrastructure failure.
     #[serde(default)]
-    pub cost: Option<f64>,
+    pub infra_error: Option<String>,
+    /// Per-call wall-clock facts, from `model_calls.jsonl` beside the result.
+    #[serde(skip)]
+    pub calls: Vec<CallRecord>,
     /// Hint tier given up front with each task (the run's guidance level).
     #[serde(default)]
     pub hints: u8,
@@ -140,7 +155,49 @@ pub struct RunRecord {
     pub tag: Option<String>,
 }
 
+/// A run's model usage as `result.json` holds it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct ModelRecord {
+    /// Completed calls.
+    #[serde(default)]
+    pub calls: u64,
+    /// Prompt tokens.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Completion tokens.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Cost, when the model has prices.
+    #[serde(default)]
+    pub cost: Option<f64>,
+    /// Replies stopped at the reply limit.
+    #[serde(default)]
+    pub cut_off: u64,
+}
+
+/// One model call's wall-clock facts (a line of `model_calls.jsonl`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub struct CallRecord {
+    /// Wall time, backoff included, in ms.
+    #[serde(default)]
+    pub wall_ms: u64,
+    /// Attempts made.
+    #[serde(default)]
+    pub attempts: u32,
+    /// Attempts that timed out.
+    #[serde(default)]
+    pub timeouts: u32,
+    /// Whether the call got an answer.
+    #[serde(default)]
+    pub ok: bool,
+}
+
 impl RunRecord {
+    /// Whether the run ended by an infrastructure failure (left out of scores).
+    pub fn infra_failed(&self) -> bool {
+        self.end_reason.as_deref() == Some("infra_error")
+    }
+
     /// What the report groups the run under: its agent, and its tag when it has
     /// one (`mcp:gpt-5 [prompt-v2]`), so one model's runs under different tags
     /// are told apart.
@@ -259,9 +316,33 @@ pub fn load_runs(roots: &[PathBuf]) -> Result<Vec<RunRecord>, ReportError> {
             if r.tag.is_none() {
                 r.tag = tag_beside(f);
             }
+            r.calls = calls_beside(f);
             Ok(r)
         })
         .collect()
+}
+
+/// The lines of the `model_calls.jsonl` beside `result` (none when it is missing;
+/// a line that does not read is skipped: the file only informs a table).
+fn calls_beside(result: &Path) -> Vec<CallRecord> {
+    let Some(dir) = result.parent() else {
+        return Vec::new();
+    };
+    let path = dir.join(tbsim_engine::run::CALL_LOG);
+    // A regular file of bounded size only: a run directory is untrusted.
+    let Ok(meta) = path.symlink_metadata() else {
+        return Vec::new();
+    };
+    if !meta.is_file() || meta.len() > 64 << 20 {
+        return Vec::new();
+    }
+    std::fs::read_to_string(&path)
+        .map(|t| {
+            t.lines()
+                .filter_map(|l| serde_json::from_str::<CallRecord>(l).ok())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The tag in the `run.json` beside `result` (none when it is missing, unreadable
@@ -330,6 +411,52 @@ pub struct ModelRow {
     pub avg_tool_calls: f64,
     /// Mean human guidance per run (hint tiers plus messages sent from a console).
     pub avg_guidance: f64,
+    /// Runs left out of the scores above: ended by an infrastructure failure.
+    pub infra_failures: usize,
+}
+
+/// A run left out of the scores: it ended by an infrastructure failure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InfraRow {
+    /// Agent name.
+    pub agent: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// Master seed.
+    pub seed: u64,
+    /// Trial, for batches with several trials.
+    pub trial: Option<u32>,
+    /// Decisions made before it failed.
+    pub steps: u64,
+    /// What failed.
+    pub error: String,
+}
+
+/// How one model's calls went.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallRow {
+    /// Agent name.
+    pub agent: String,
+    /// Runs.
+    pub runs: usize,
+    /// Completed model calls (from the results).
+    pub calls: u64,
+    /// Decisions without a tool call, total.
+    pub empty_turns: u64,
+    /// Replies cut off at the reply limit, total.
+    pub cut_off: u64,
+    /// Calls with wall-clock facts (`model_calls.jsonl`).
+    pub timed_calls: usize,
+    /// Retried attempts over those calls.
+    pub retries: u64,
+    /// Attempts that timed out.
+    pub timeouts: u64,
+    /// Calls that failed for good.
+    pub failed: usize,
+    /// Mean wall time per call, seconds (`None` without timed calls).
+    pub mean_wall_secs: Option<f64>,
+    /// Longest call, seconds.
+    pub max_wall_secs: Option<f64>,
 }
 
 /// Per model and guidance level: the paper's human-guidance study (the same
@@ -438,6 +565,8 @@ pub struct TokenRow {
     pub agent: String,
     /// Runs.
     pub runs: usize,
+    /// Model calls, total.
+    pub calls: u64,
     /// Prompt tokens, total.
     pub tokens_in: u64,
     /// Completion tokens, total.
@@ -473,6 +602,10 @@ pub struct Report {
     pub end_reasons: Vec<EndReasonRow>,
     /// Tokens and cost.
     pub tokens: Vec<TokenRow>,
+    /// Model calls: empty turns, cut-off replies, wall time, retries, timeouts.
+    pub model_calls: Vec<CallRow>,
+    /// Runs left out of the scores (infrastructure failures).
+    pub infra_failures: Vec<InfraRow>,
     /// Tasks never released because the checkpoint gating them never passed, per run.
     pub gates_failed: Vec<GateRow>,
     /// How each model scheduled.
@@ -647,12 +780,18 @@ impl Report {
             errors: Vec::new(),
             end_reasons: Vec::new(),
             tokens: Vec::new(),
+            model_calls: Vec::new(),
+            infra_failures: Vec::new(),
             gates_failed: Vec::new(),
             schedule: Vec::new(),
             by_guidance: Vec::new(),
         };
-        for (agent, mine) in &by_agent {
-            let n = mine.len() as f64;
+        for (agent, all) in &by_agent {
+            // Every run counts for what it spent; only the others are scored.
+            let n = all.len() as f64;
+            let scored: Vec<&RunRecord> =
+                all.iter().copied().filter(|r| !r.infra_failed()).collect();
+            let mine = &scored;
             let mut per_scenario: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
             for r in mine {
                 let e = per_scenario.entry(&r.scenario).or_default();
@@ -675,7 +814,18 @@ impl Report {
                     r.guidance
                         .map_or(0.0, |g| f64::from(g.hints) + f64::from(g.messages))
                 })),
+                infra_failures: all.len() - mine.len(),
             });
+            for r in all.iter().filter(|r| r.infra_failed()) {
+                rep.infra_failures.push(InfraRow {
+                    agent: (*agent).to_owned(),
+                    scenario: r.scenario.clone(),
+                    seed: r.seed,
+                    trial: r.trial,
+                    steps: r.steps,
+                    error: r.infra_error.clone().unwrap_or_default(),
+                });
+            }
 
             let mut by_level: BTreeMap<u8, Vec<&RunRecord>> = BTreeMap::new();
             for r in mine {
@@ -781,7 +931,7 @@ impl Report {
             }
 
             let mut errors: BTreeMap<&str, u64> = BTreeMap::new();
-            for r in mine {
+            for r in all {
                 for (kind, c) in &r.errors {
                     *errors.entry(kind).or_default() += c;
                 }
@@ -799,7 +949,7 @@ impl Report {
             );
 
             let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
-            for r in mine {
+            for r in all {
                 *reasons
                     .entry(r.end_reason.as_deref().unwrap_or("unfinished"))
                     .or_default() += 1;
@@ -828,15 +978,35 @@ impl Report {
 
             rep.schedule.push(schedule_row(agent, mine));
 
+            let models: Vec<&ModelRecord> = all.iter().filter_map(|r| r.model.as_ref()).collect();
             // Folded from +0.0: an empty f64 sum is -0.0, which would print as "-0.0000".
-            let cost = mine.iter().filter_map(|r| r.cost).fold(0.0, |a, b| a + b);
+            let cost = models.iter().filter_map(|m| m.cost).fold(0.0, |a, b| a + b);
             rep.tokens.push(TokenRow {
                 agent: (*agent).to_owned(),
-                runs: mine.len(),
-                tokens_in: mine.iter().filter_map(|r| r.tokens_in).sum(),
-                tokens_out: mine.iter().filter_map(|r| r.tokens_out).sum(),
+                runs: all.len(),
+                calls: models.iter().map(|m| m.calls).sum(),
+                tokens_in: models.iter().map(|m| m.input_tokens).sum(),
+                tokens_out: models.iter().map(|m| m.output_tokens).sum(),
                 cost,
                 cost_per_run: cost / n,
+            });
+            let timed: Vec<&CallRecord> = all.iter().flat_map(|r| &r.calls).collect();
+            let walls: Vec<f64> = timed.iter().map(|c| c.wall_ms as f64 / 1000.0).collect();
+            rep.model_calls.push(CallRow {
+                agent: (*agent).to_owned(),
+                runs: all.len(),
+                calls: models.iter().map(|m| m.calls).sum(),
+                empty_turns: all.iter().map(|r| r.empty_turns).sum(),
+                cut_off: models.iter().map(|m| m.cut_off).sum(),
+                timed_calls: timed.len(),
+                retries: timed
+                    .iter()
+                    .map(|c| u64::from(c.attempts.saturating_sub(1)))
+                    .sum(),
+                timeouts: timed.iter().map(|c| u64::from(c.timeouts)).sum(),
+                failed: timed.iter().filter(|c| !c.ok).count(),
+                mean_wall_secs: (!walls.is_empty()).then(|| mean(walls.iter().copied())),
+                max_wall_secs: walls.iter().copied().reduce(f64::max),
             });
         }
         rep

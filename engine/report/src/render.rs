@@ -181,7 +181,7 @@ pub(super) fn tables(r: &Report) -> Vec<Table> {
         Table {
             name: "models",
             title: "By model",
-            note: "Means over runs of each run's checkpoint score (mean task score) and success rate (share of tasks solved); *solved* is the share of runs that solved every task.",
+            note: "Means over runs of each run's checkpoint score (mean task score) and success rate (share of tasks solved); *solved* is the share of runs that solved every task. Runs that ended by an infrastructure failure are left out of every score and counted under *infra failures* (listed below).",
             columns: vec![
                 ("model", "agent"),
                 ("runs", "runs"),
@@ -192,6 +192,7 @@ pub(super) fn tables(r: &Report) -> Vec<Table> {
                 ("avg steps", "avg_steps"),
                 ("avg tool calls", "avg_tool_calls"),
                 ("guidance", "avg_guidance"),
+                ("infra failures", "infra_failures"),
             ],
             rows: r
                 .models
@@ -207,6 +208,7 @@ pub(super) fn tables(r: &Report) -> Vec<Table> {
                         avg(m.avg_steps),
                         avg(m.avg_tool_calls),
                         avg(m.avg_guidance),
+                        int(m.infra_failures),
                     ]
                 })
                 .collect(),
@@ -352,10 +354,11 @@ pub(super) fn tables(r: &Report) -> Vec<Table> {
         Table {
             name: "tokens",
             title: "Tokens and cost",
-            note: "Totals over runs; zero for agents that use no model.",
+            note: "Totals over all runs (infrastructure failures included: their calls were made), from each result's `model`; zero for agents that use no model.",
             columns: vec![
                 ("model", "agent"),
                 ("runs", "runs"),
+                ("calls", "calls"),
                 ("tokens in", "tokens_in"),
                 ("tokens out", "tokens_out"),
                 ("cost", "cost"),
@@ -368,10 +371,75 @@ pub(super) fn tables(r: &Report) -> Vec<Table> {
                     vec![
                         text(&t.agent),
                         int(t.runs),
+                        Cell::Int(t.calls),
                         Cell::Int(t.tokens_in),
                         Cell::Int(t.tokens_out),
                         Cell::Num(t.cost, 4),
                         Cell::Num(t.cost_per_run, 4),
+                    ]
+                })
+                .collect(),
+        },
+        Table {
+            name: "model_calls",
+            title: "Model calls",
+            note: "Empty turns: decisions without a tool call (the model only talked and was nudged). Cut off: replies the server stopped at the reply limit (`max_tokens`). Wall time, retries (attempts after the first), timed-out attempts and calls that failed for good come from each run's `model_calls.jsonl` (wall-clock facts, outside what replay compares); *timed* counts the calls that have them.",
+            columns: vec![
+                ("model", "agent"),
+                ("runs", "runs"),
+                ("calls", "calls"),
+                ("empty turns", "empty_turns"),
+                ("cut off", "cut_off"),
+                ("timed", "timed_calls"),
+                ("retries", "retries"),
+                ("timeouts", "timeouts"),
+                ("failed", "failed"),
+                ("mean wall (s)", "mean_wall_secs"),
+                ("max wall (s)", "max_wall_secs"),
+            ],
+            rows: r
+                .model_calls
+                .iter()
+                .map(|c| {
+                    vec![
+                        text(&c.agent),
+                        int(c.runs),
+                        Cell::Int(c.calls),
+                        Cell::Int(c.empty_turns),
+                        Cell::Int(c.cut_off),
+                        int(c.timed_calls),
+                        Cell::Int(c.retries),
+                        Cell::Int(c.timeouts),
+                        int(c.failed),
+                        opt(c.mean_wall_secs, |x| Cell::Num(x, 2)),
+                        opt(c.max_wall_secs, |x| Cell::Num(x, 2)),
+                    ]
+                })
+                .collect(),
+        },
+        Table {
+            name: "infra_failures",
+            title: "Infrastructure failures (not scored)",
+            note: "Runs that ended because the infrastructure failed (a model API that stayed down past its retries): they say nothing about the agent and are left out of every score. Continue them with `tbsim run --resume <RUN_DIR>`.",
+            columns: vec![
+                ("model", "agent"),
+                ("scenario", "scenario"),
+                ("seed", "seed"),
+                ("trial", "trial"),
+                ("steps", "steps"),
+                ("error", "error"),
+            ],
+            rows: r
+                .infra_failures
+                .iter()
+                .map(|f| {
+                    vec![
+                        text(&f.agent),
+                        text(&f.scenario),
+                        Cell::Int(f.seed),
+                        f.trial.map_or(Cell::Empty, |t| Cell::Int(u64::from(t))),
+                        Cell::Int(f.steps),
+                        text(&f.error),
                     ]
                 })
                 .collect(),

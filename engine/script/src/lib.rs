@@ -27,6 +27,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod ctx;
+pub mod depth;
 pub mod embed;
 mod json_text;
 pub mod protocol;
@@ -35,6 +36,7 @@ pub mod tools;
 
 use std::path::Path;
 use std::sync::OnceLock;
+use std::time::Instant;
 
 use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, LibraryExtension, Module};
 use starlark::eval::Evaluator;
@@ -47,6 +49,13 @@ pub use ctx::{Company, GenInput, Person, Room, ScriptCtx, ScriptRng};
 pub const ERROR_CODE: &str = "TB0026";
 
 /// Bounds on one evaluation (loading a script, or one call into it).
+///
+/// These are the interpreter's own checks, which name the script's line. They are
+/// not the last word: the heap and the clock are looked at every 1,000 ticks, and
+/// one operation between two looks can allocate or run for any amount. The
+/// program host therefore also runs under limits the kernel enforces, set by tbsim
+/// (`engine/gen/src/script_host.rs`): address space, CPU, and a wall-clock
+/// deadline after which it is killed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Function calls plus loop iterations.
@@ -55,6 +64,24 @@ pub struct Limits {
     pub heap_bytes: usize,
     /// Call depth.
     pub call_depth: usize,
+    /// Wall-clock time per evaluation (checked with the heap); `None`: unbounded.
+    pub wall: Option<std::time::Duration>,
+}
+
+/// The wall-clock limit per evaluation, in milliseconds, unless
+/// `TBSIM_SCRIPT_DEADLINE_MS` says otherwise (tbsim's side reads the same
+/// variable, and kills a host that overruns it by a grace period).
+pub const DEFAULT_DEADLINE_MS: u64 = 10_000;
+
+/// The wall-clock limit per evaluation: `TBSIM_SCRIPT_DEADLINE_MS`, else
+/// [`DEFAULT_DEADLINE_MS`].
+pub fn deadline_from_env() -> std::time::Duration {
+    let ms = std::env::var("TBSIM_SCRIPT_DEADLINE_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&ms| ms > 0)
+        .unwrap_or(DEFAULT_DEADLINE_MS);
+    std::time::Duration::from_millis(ms)
 }
 
 impl Default for Limits {
@@ -64,6 +91,7 @@ impl Default for Limits {
             ticks: 20_000_000,
             heap_bytes: 512 << 20,
             call_depth: 200,
+            wall: Some(deadline_from_env()),
         }
     }
 }
@@ -204,11 +232,39 @@ pub(crate) fn prelude() -> &'static FrozenModule {
     })
 }
 
-fn bounded<'v, 'a, 'e>(eval: &mut Evaluator<'v, 'a, 'e>, limits: &Limits) {
+fn bounded<'v, 'a, 'e>(eval: &mut Evaluator<'v, 'a, 'e>, limits: &Limits) -> Option<Instant> {
     // Each setter fails only when called twice or with 0; neither happens here.
     let _ = eval.set_max_tick_count(limits.ticks.max(1));
     let _ = eval.set_max_heap_size(limits.heap_bytes.max(1));
     let _ = eval.set_max_callstack_size(limits.call_depth.max(1));
+    let deadline = limits.wall.map(|w| Instant::now() + w);
+    if let Some(at) = deadline {
+        // Looked at with the heap, every 1,000 ticks: the error then names the
+        // line. A single long operation is caught by tbsim's kill instead.
+        eval.set_check_cancelled(Box::new(move || Instant::now() >= at));
+    }
+    deadline
+}
+
+/// A Starlark error, its cancellation read as the wall-clock limit it stands for.
+fn evaluation_error(
+    file: &str,
+    what: &str,
+    e: &starlark::Error,
+    deadline: Option<Instant>,
+    limits: &Limits,
+) -> ScriptError {
+    let mut err = ScriptError::from_starlark(file, e);
+    if let (Some(at), Some(wall)) = (deadline, limits.wall)
+        && Instant::now() >= at
+        && err.message.contains("Evaluation cancelled")
+    {
+        err.message = format!(
+            "`{what}` ran past its wall-clock limit of {} ms (TBSIM_SCRIPT_DEADLINE_MS; the time bound)",
+            wall.as_millis()
+        );
+    }
+    err
 }
 
 fn str_field(v: &serde_json::Value, field: &str) -> Option<String> {
@@ -253,15 +309,24 @@ impl ScriptFamily {
                 "the script is over 1 MiB; split data into generated tables instead",
             ));
         }
+        depth::source_nesting(file, source)?;
         let ast = AstModule::parse(file, source.to_owned(), &dialect())
             .map_err(|e| ScriptError::from_starlark(file, &e))?;
         let module = Module::with_temp_heap(|module| {
             module.import_public_symbols(prelude());
             {
                 let mut eval = Evaluator::new(&module);
-                bounded(&mut eval, &limits);
+                let deadline = bounded(&mut eval, &limits);
                 eval.eval_module(ast, globals())
-                    .map_err(|e| ScriptError::from_starlark(file, &e))?;
+                    .map_err(|e| evaluation_error(file, "load", &e, deadline, &limits))?;
+            }
+            // Freezing walks every value the module holds, recursively.
+            for name in module.names() {
+                if let Some(v) = module.get(&name) {
+                    depth::check(v).map_err(|m| {
+                        ScriptError::at_file(file, format!("`{}`: {m}", name.as_str()))
+                    })?;
+                }
             }
             module
                 .freeze()
@@ -271,6 +336,8 @@ impl ScriptFamily {
             let v = module.get(name).map_err(|_| {
                 ScriptError::at_file(file, format!("the script must define `{name}`"))
             })?;
+            depth::check(v.value())
+                .map_err(|m| ScriptError::at_file(file, format!("`{name}`: {m}")))?;
             v.value().to_json_value().map_err(|e| {
                 ScriptError::at_file(file, format!("`{name}` must be plain data: {e}"))
             })
@@ -428,10 +495,13 @@ impl ScriptFamily {
                 .ok_or_else(|| ScriptError::at_file(&self.file, format!("no function `{name}`")))?;
             let args = args(&module);
             let mut eval = Evaluator::new(&module);
-            bounded(&mut eval, &self.limits);
+            let deadline = bounded(&mut eval, &self.limits);
             let out = eval
                 .eval_function(f, &args, &[])
-                .map_err(|e| ScriptError::from_starlark(&self.file, &e))?;
+                .map_err(|e| evaluation_error(&self.file, name, &e, deadline, &self.limits))?;
+            depth::check(out).map_err(|m| {
+                ScriptError::at_file(&self.file, format!("what `{name}` returned: {m}"))
+            })?;
             finish(out).map_err(|e| {
                 ScriptError::at_file(
                     &self.file,

@@ -4,7 +4,14 @@
 //!
 //! It reads nothing but its standard input and writes nothing but its standard
 //! output (and a line on standard error if that breaks); scripts cannot reach
-//! either except through `tools` in `solve`. It ends when its input ends.
+//! either except through `tools` in `solve`. It ends when its input ends, or
+//! when tbsim does (a parent-death signal).
+//!
+//! Requests are served on a thread with a large stack ([`STACK`]): the
+//! interpreter recurses on nested values (`str` of a list nested a million deep),
+//! and what the host's depth caps cannot see beforehand should run out of this
+//! stack as late as possible. If it does run out, this process dies, not tbsim,
+//! which reads the reason from standard error and names the bound.
 
 #![deny(unsafe_code)]
 
@@ -36,7 +43,30 @@ impl Channel for Stdio {
     }
 }
 
+/// The serving thread's stack. Virtual until used; tbsim's address-space limit
+/// for the host leaves room for it.
+const STACK: usize = 256 << 20;
+
 fn main() -> std::process::ExitCode {
+    // A host whose tbsim died mid-evaluation must not run on alone.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    let served = std::thread::Builder::new()
+        .name("tbsim-script".into())
+        .stack_size(STACK)
+        .spawn(serve)
+        .map(|t| t.join());
+    match served {
+        Ok(Ok(code)) => code,
+        Ok(Err(_)) => std::process::ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("tbsim-script: cannot start the serving thread: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve() -> std::process::ExitCode {
     let chan: Box<dyn Channel> = Box::new(Stdio {
         input: std::io::BufReader::new(std::io::stdin()),
         output: std::io::stdout(),

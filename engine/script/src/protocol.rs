@@ -200,9 +200,18 @@ impl Host {
             .flatten()
             .filter(|g| g.op == "generate");
         let out = match fast {
-            Some(g) => self.caught(|h| h.generate(g)),
+            Some(g) => {
+                let file = self.file_of(Some(g.handle), None);
+                self.caught(file, |h| h.generate(g))
+            }
             None => match parse(line) {
-                Ok((req, company)) => self.caught(|h| h.handle(req, company)),
+                Ok((req, company)) => {
+                    let file = self.file_of(
+                        req.get("handle").and_then(Value::as_u64),
+                        req.get("file").and_then(Value::as_str),
+                    );
+                    self.caught(file, |h| h.handle(req, company))
+                }
                 Err(e) => Err(protocol_error(format!("not a JSON request: {e}"))),
             },
         };
@@ -220,9 +229,21 @@ impl Host {
         v.to_string()
     }
 
-    /// Runs one request, a panic inside it answered as an error.
+    /// The script a request is about: the family `handle` names, or the `file`
+    /// a `load` gives.
+    fn file_of(&self, handle: Option<u64>, file: Option<&str>) -> Option<String> {
+        handle
+            .and_then(|h| usize::try_from(h).ok())
+            .and_then(|h| self.families.get(h))
+            .map(|f| f.file().to_owned())
+            .or_else(|| file.map(str::to_owned))
+    }
+
+    /// Runs one request, a panic inside it answered as an error about `file`
+    /// (the script the request evaluates), when known.
     fn caught(
         &mut self,
+        file: Option<String>,
         run: impl FnOnce(&mut Host) -> Result<Answer, ScriptError>,
     ) -> Result<Answer, ScriptError> {
         std::panic::catch_unwind(AssertUnwindSafe(|| run(self))).unwrap_or_else(|p| {
@@ -231,9 +252,18 @@ impl Host {
                 .map(String::as_str)
                 .or_else(|| p.downcast_ref::<&str>().copied())
                 .unwrap_or("a panic");
-            Err(protocol_error(format!(
-                "the script host failed on this request: {what}"
-            )))
+            // The interpreter panics when an allocation past the address-space
+            // limit fails where it cannot return an error.
+            let bound = if what.contains("memory") {
+                " (the heap bound: the host's address space is limited, TBSIM_SCRIPT_MEMORY_MB)"
+            } else {
+                ""
+            };
+            let message = format!("the script host failed on this request: {what}{bound}");
+            Err(match file {
+                Some(f) => ScriptError::at_file(&f, message),
+                None => protocol_error(message),
+            })
         })
     }
 

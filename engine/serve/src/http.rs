@@ -971,6 +971,8 @@ mod tests {
             ("/v1/console/runs/{id}/guide", &["post"]),
             ("/v1/console/runs/{id}/fork", &["post"]),
             ("/v1/console/runs/{id}/close", &["post"]),
+            ("/v1/console/runs/{id}/messages", &["get"]),
+            ("/v1/console/runs/{id}/history", &["get"]),
         ];
         let mut ids = std::collections::BTreeSet::new();
         for (console, table) in [(false, &api_routes[..]), (true, &console_routes[..])] {

@@ -177,6 +177,7 @@ pub fn end_flags(reason: Option<EndReason>) -> (bool, bool) {
             | EndReason::TimeBudget
             | EndReason::Abandoned
             | EndReason::AgentError
+            | EndReason::ContextExceeded
             | EndReason::InfraError,
         ) => (false, true),
     }

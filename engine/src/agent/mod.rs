@@ -54,6 +54,12 @@ pub enum AgentError {
     /// the run ends as [`crate::protocol::EndReason::Abandoned`].
     #[error("agent abandoned the run: {0}")]
     Abandoned(String),
+    /// The model's server refused the conversation as longer than its context
+    /// window: the agent's failure (its history outgrew its model), ending the run
+    /// as [`crate::protocol::EndReason::ContextExceeded`]. Never retried or resumed:
+    /// the same request would be refused again.
+    #[error("the model's context window is full: {0}")]
+    ContextFull(String),
 }
 
 /// Where an agent puts its model records as their calls complete; the runner drains
@@ -89,6 +95,9 @@ pub struct TurnLog {
     /// interrupted run recorded and the agent was resumed with (the runner counts it
     /// once, here, and charges its output tokens as the decision's thinking time).
     pub usage: ModelUsage,
+    /// Things about the model the person running it should know (e.g. its chat
+    /// template dropped the tool catalogue); the runner puts them in the result.
+    pub warnings: Vec<String>,
 }
 
 /// One recorded step of an interrupted run, for [`Agent::resume`].

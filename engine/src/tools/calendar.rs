@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::{ErrorKind, ToolError, ToolOutcome, display_name, parse_when, resolve_person};
 use crate::queue::EventClass;
 use crate::time::{Epoch, SimTime};
-use crate::world::{Clock, Index, Intern, Key, Meeting, Queue, Revision, Room, SimEvent};
+use crate::world::{Clock, Index, Intern, Key, Meeting, Queue, Room, SimEvent};
 
 fn interval(world: &World, start: &str, end: &str) -> Result<(SimTime, SimTime), ToolError> {
     let (s, e) = (parse_when(world, start)?, parse_when(world, end)?);
@@ -184,7 +184,7 @@ pub(super) fn book_meeting(
     };
     let ent = world.spawn((Key(key.clone()), meeting)).id();
     world.resource_mut::<Index>().keys.insert(key.clone(), ent);
-    world.resource_mut::<Revision>().0 += 1;
+    crate::world::touch(world, crate::world::Input::Meetings);
     let mut q = world.resource_mut::<Queue>();
     q.0.push(
         s,
@@ -276,7 +276,7 @@ pub(super) fn cancel_booking(world: &mut World, key: &str) -> ToolOutcome {
     if let Some(mut mm) = world.get_mut::<Meeting>(e) {
         mm.cancelled = true;
     }
-    world.resource_mut::<Revision>().0 += 1;
+    crate::world::touch(world, crate::world::Input::Meetings);
     Ok(json!({"cancelled": key.trim()}))
 }
 
@@ -325,7 +325,7 @@ pub(super) fn join_meeting(world: &mut World, key: &str) -> Result<(Value, SimTi
     if let Some(mut mm) = world.get_mut::<Meeting>(e) {
         mm.joined_at = Some(clock.now);
     }
-    world.resource_mut::<Revision>().0 += 1;
+    crate::world::touch(world, crate::world::Input::Meetings);
     let room = world
         .resource::<Index>()
         .keys

@@ -12,8 +12,8 @@ use crate::protocol::EndReason;
 use crate::queue::EventClass;
 use crate::time::SimDuration;
 use crate::world::{
-    ChatMessage, Clock, Company, History, Index, Intern, Key, Npc, Queue, Revision, Rngs, RunState,
-    SimEvent, Specificity, Thread, Trace,
+    ChatMessage, Clock, Company, History, Index, Intern, Key, Npc, Queue, Rngs, RunState, SimEvent,
+    Specificity, Thread, Trace,
 };
 
 const MAX_TEXT: usize = 4000;
@@ -75,7 +75,11 @@ fn post(world: &mut World, thread: Entity, text: &str) {
         });
         t.read = t.messages.len();
     }
-    world.resource_mut::<Revision>().0 += 1;
+    let key = world
+        .get::<Key>(thread)
+        .map(|k| k.0.clone())
+        .unwrap_or_default();
+    crate::world::touch(world, crate::world::Input::Thread(key));
 }
 
 /// Whether the message just posted in `thread` is a specific question: its
@@ -143,13 +147,20 @@ fn ask(
     let mut clues: Vec<ActiveClue> = Vec::new();
     if let Ok(words) = verdict {
         let history = world.resource::<History>();
-        for c in n.clues.iter().filter(|c| {
-            c.task.as_ref().is_none_or(|t| history.released.contains(t))
-                && c.after.iter().all(|cond| history.holds(cond))
-        }) {
+        let active: Vec<_> = n
+            .clues
+            .iter()
+            .filter(|c| {
+                c.task.as_ref().is_none_or(|t| history.released.contains(t))
+                    && c.after.iter().all(|cond| history.holds(cond))
+            })
+            .collect();
+        // What the colleague may tell now: whom a shared first name means to them.
+        let known: Vec<_> = active.iter().map(|c| &c.trigger).collect();
+        for c in active {
             let mut triggered = c.trigger.matches(words);
             if triggered {
-                match scope.who(words, &c.trigger) {
+                match scope.who_for(words, &c.trigger, &known) {
                     Named::Clear => {}
                     Named::Other => triggered = false,
                     Named::Which(q) => {

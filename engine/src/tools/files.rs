@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{Attachment, ErrorKind, ToolError, ToolOutcome};
 use crate::path::{PathError, VPath, check_name_limits};
-use crate::world::{History, Index, Revision, file_bytes, put_file};
+use crate::world::{History, Index, Input, file_bytes, put_file, touch};
 
 /// Largest file the agent may write or read as text.
 const MAX_TEXT_BYTES: usize = 1 << 20;
@@ -233,7 +233,7 @@ pub(super) fn read_file(
             .resource_mut::<History>()
             .consulted
             .insert(p.as_str().to_owned());
-        world.resource_mut::<Revision>().0 += 1;
+        touch(world, Input::Consulted(p.as_str().to_owned()));
     }
     if let Some(mime) = mime_of(&bytes) {
         let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
@@ -393,7 +393,8 @@ pub(super) fn copy_from_drive(world: &mut World, path: &str, to: Option<&str>) -
             .map(<[u8]>::to_vec)
             .unwrap_or_default();
         put_file(world, &d, bytes);
-        world.resource_mut::<History>().consulted.insert(s);
+        world.resource_mut::<History>().consulted.insert(s.clone());
+        touch(world, Input::Consulted(s));
         copied.push(d.as_str().to_owned());
     }
     Ok(json!({"copied": copied}))

@@ -28,7 +28,7 @@ pub use tbsim_core::protocol::{Attachment, ErrorKind, ToolCall, ToolError};
 
 use crate::time::{Epoch, SimDuration, SimTime};
 pub(crate) use crate::world::display_name;
-use crate::world::{Clock, History, Index, Intern, Npc, Revision, Task, TaskState};
+use crate::world::{Clock, History, Index, Intern, Npc, Task, TaskState};
 
 /// How far the clock moves after a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -253,7 +253,7 @@ fn record_call(world: &mut World, tool: &str) {
         return;
     }
     history.tools_called.insert(tool.to_owned(), now);
-    world.resource_mut::<Revision>().0 += 1;
+    crate::world::touch(world, crate::world::Input::Tool(tool.to_owned()));
 }
 
 /// Per-call context from the simulation.

@@ -13,7 +13,7 @@ use crate::time::SimDuration;
 use tbsim_scenario::{LoadedScenario, Release, Scenario, WorldChange};
 
 /// Files that appear later, by scenario event index.
-#[derive(Resource, Debug, Default)]
+#[derive(Resource, Debug, Default, Clone)]
 pub struct TimedFiles(pub BTreeMap<usize, (VPath, Vec<u8>)>);
 
 /// Hint tier given with each released task (0 = none).
@@ -346,6 +346,7 @@ pub fn build_world(
                         feedback: c.feedback.clone(),
                         passed_at: None,
                         frozen: false,
+                        reads: None,
                     },
                 ))
                 .id();
@@ -442,6 +443,9 @@ pub fn build_world(
         )
     });
     world.insert_resource(Specificity(scope));
+    // Last: ids of everything above stay as they were before it existed, and the
+    // files put while building are no change (no checkpoint has read anything yet).
+    world.insert_resource(Changes::default());
 
     // Push in a fixed order: the queue's sequence numbers then follow scenario order.
     let mut q = world.resource_mut::<Queue>();

@@ -6,6 +6,7 @@
 //! resources. `Entity` ids never leave the process: everything observable is keyed.
 
 mod build;
+mod prototype;
 mod service;
 pub(crate) mod systems;
 
@@ -24,6 +25,8 @@ use crate::trajectory::Trajectory;
 use tbsim_scenario::{Check, Condition, TaskSpec};
 
 pub use build::build_world;
+pub(crate) use prototype::ScenarioMeta;
+pub use prototype::{Prototype, RunParams};
 pub use service::{Health, Log, Metric, Page, Series, Service, series_at};
 pub use systems::tick_schedule;
 
@@ -185,6 +188,10 @@ pub struct Checkpoint {
     pub passed_at: Option<SimTime>,
     /// Frozen when its task closed: judged, nothing changes it any more.
     pub frozen: bool,
+    /// What its predicate read when it was last evaluated and did not hold (`None`:
+    /// never evaluated); while none of it changes, neither can the verdict (see
+    /// [`Changes`]).
+    pub reads: Option<Vec<Input>>,
 }
 
 /// One chat message.
@@ -246,7 +253,7 @@ pub struct Company(pub String);
 pub struct Specificity(pub std::sync::Arc<crate::npc::Scope>);
 
 /// Keyed lookups.
-#[derive(Resource, Debug, Default)]
+#[derive(Resource, Debug, Default, Clone)]
 pub struct Index {
     /// Content key -> entity.
     pub keys: BTreeMap<String, Entity>,
@@ -313,6 +320,51 @@ impl History {
 #[derive(Resource, Debug, Default)]
 pub struct Revision(pub u64);
 
+/// One thing a checkpoint predicate can read through the world view: what a change
+/// touches, and what an evaluation read (see [`Changes`]).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Input {
+    /// A file's bytes (or its absence), by normalised path.
+    File(String),
+    /// Whether a clue was disclosed.
+    Clue(String),
+    /// Whether a drive file was consulted, by normalised path.
+    Consulted(String),
+    /// Whether a tool was called.
+    Tool(String),
+    /// Any meeting (booked, cancelled, joined).
+    Meetings,
+    /// A conversation's messages, by thread key.
+    Thread(String),
+}
+
+/// What changed since the checkpoints were last evaluated.
+///
+/// Checkpoints are evaluated on every tick in which something they could see
+/// changed. An event or diagnostic checkpoint that did not hold remembers what its
+/// predicate read ([`Checkpoint::reads`]): a predicate is a pure function of what
+/// it reads, so while none of that changed its verdict cannot, and evaluating it
+/// again is skipped. Every change a checkpoint could observe bumps the
+/// [`Revision`] and is listed here ([`touch`]); the checkpoint system drains the
+/// list. The verdicts, and when each checkpoint first held, are those of a full
+/// evaluation on every tick (tested against one).
+#[derive(Resource, Debug, Default)]
+pub struct Changes {
+    /// Touched since the last evaluation (unsorted, may repeat).
+    pub touched: Vec<Input>,
+    /// Evaluate every live checkpoint whenever anything changed, ignoring what each
+    /// read (the reference behaviour, for tests).
+    pub full: bool,
+}
+
+/// Records a change a checkpoint could observe: bumps the revision and lists it.
+pub fn touch(world: &mut World, input: Input) {
+    world.resource_mut::<Revision>().0 += 1;
+    if let Some(mut c) = world.get_resource_mut::<Changes>() {
+        c.touched.push(input);
+    }
+}
+
 /// Notifications waiting for the agent's next tool result.
 #[derive(Resource, Debug, Default)]
 pub struct Inbox(pub Vec<Notification>);
@@ -344,6 +396,10 @@ pub struct RunState {
     pub errors: BTreeMap<String, u64>,
     /// What failed, when the run ended on an infrastructure failure.
     pub infra_error: Option<String>,
+    /// What failed, when the run ended as the agent's failure.
+    pub agent_error: Option<String>,
+    /// Decisions with no tool call (a model that only talked).
+    pub empty_turns: u64,
     /// Human guidance received, by task key (`""`: messages about no task).
     pub guidance: BTreeMap<String, crate::guidance::GuidanceCount>,
 }
@@ -407,7 +463,7 @@ pub fn put_file(world: &mut World, path: &VPath, bytes: Vec<u8>) {
                 .insert(path.as_str().to_owned(), e);
         }
     }
-    world.resource_mut::<Revision>().0 += 1;
+    touch(world, Input::File(path.as_str().to_owned()));
 }
 
 /// Removes a file; bumps the revision. Empty folders stay, as on a real drive.
@@ -416,7 +472,7 @@ pub fn remove_file(world: &mut World, path: &str) -> bool {
         return false;
     };
     world.despawn(e);
-    world.resource_mut::<Revision>().0 += 1;
+    touch(world, Input::File(path.to_owned()));
     true
 }
 

@@ -50,17 +50,14 @@ fn released_notification(
     now: SimTime,
     clock: &Clock,
     hints: u8,
-    names: &BTreeMap<String, String>,
+    assigner: Option<&str>,
 ) -> Notification {
     Notification::TaskReleased {
         at: clock.epoch.display(now),
         task: t.spec.key.clone(),
         title: t.spec.title.clone(),
         objective: t.spec.objective.clone(),
-        assigned_by: names
-            .get(&t.spec.assigned_by)
-            .cloned()
-            .unwrap_or_else(|| t.spec.assigned_by.clone()),
+        assigned_by: assigner.map_or_else(|| t.spec.assigned_by.clone(), str::to_owned),
         deadline: clock
             .epoch
             .parse(&t.spec.deadline)
@@ -102,12 +99,15 @@ fn release_tasks(
         t.released_at = Some(clock.now);
         history.released.insert(task.clone());
         revision.0 += 1;
-        let names: BTreeMap<String, String> = npcs
-            .iter()
-            .map(|(k, n)| (k.0.clone(), n.name.clone()))
-            .collect();
+        // The assigner's display name (the key itself when no colleague has it).
+        let assigner = index
+            .keys
+            .get(&t.spec.assigned_by)
+            .and_then(|e| npcs.get(*e).ok())
+            .filter(|(k, _)| k.0 == t.spec.assigned_by)
+            .map(|(_, n)| n.name.as_str());
         inbox.0.push(released_notification(
-            &t, clock.now, &clock, hints.0, &names,
+            &t, clock.now, &clock, hints.0, assigner,
         ));
     }
 }
@@ -195,6 +195,13 @@ fn deliver(world: &mut World) {
         .resource::<DueEvents>()
         .0
         .iter()
+        // Only what this system handles is copied out of the batch.
+        .filter(|d| {
+            matches!(
+                d.event,
+                SimEvent::Deliver { .. } | SimEvent::FileChange { .. }
+            )
+        })
         .map(|d| d.event.clone())
         .collect();
     for ev in batch {
@@ -263,7 +270,10 @@ fn deliver(world: &mut World) {
                         first,
                     });
                 }
-                world.resource_mut::<Revision>().0 += 1;
+                for clue in &clues {
+                    super::touch(world, Input::Clue(clue.clone()));
+                }
+                super::touch(world, Input::Thread(thread.clone()));
                 let from_name = super::display_name(world, &from);
                 world.resource_mut::<Inbox>().0.push(Notification::Message {
                     at,
@@ -369,6 +379,54 @@ impl WorldView for View<'_, '_, '_> {
     }
 }
 
+/// A view that lists what a predicate reads (see [`Changes`]).
+struct Recording<'v, 'w, 's, 'a> {
+    view: &'v View<'w, 's, 'a>,
+    reads: std::cell::RefCell<Vec<Input>>,
+}
+
+impl Recording<'_, '_, '_, '_> {
+    fn read(&self, input: Input) {
+        self.reads.borrow_mut().push(input);
+    }
+}
+
+impl WorldView for Recording<'_, '_, '_, '_> {
+    fn file(&self, path: &str) -> Option<&[u8]> {
+        self.read(Input::File(normalised(path).into_owned()));
+        self.view.file(path)
+    }
+    fn disclosed(&self, clue: &str) -> bool {
+        self.read(Input::Clue(clue.to_owned()));
+        self.view.disclosed(clue)
+    }
+    fn consulted(&self, path: &str) -> bool {
+        self.read(Input::Consulted(normalised(path).into_owned()));
+        self.view.consulted(path)
+    }
+    fn tool_called(&self, tool: &str) -> bool {
+        self.read(Input::Tool(tool.to_owned()));
+        self.view.tool_called(tool)
+    }
+    fn attended_on_time(&self, meeting: &str) -> bool {
+        self.read(Input::Meetings);
+        self.view.attended_on_time(meeting)
+    }
+    fn booked_meetings(&self) -> Vec<BookedMeeting> {
+        self.read(Input::Meetings);
+        self.view.booked_meetings()
+    }
+    fn time(&self, timestamp: &str) -> Option<SimTime> {
+        // A function of the scenario's calendar alone: nothing to remember.
+        self.view.time(timestamp)
+    }
+    fn sent_to(&self, person: &str, since: Option<&str>) -> Vec<&str> {
+        let key = format!("thread/dm/{}", person.trim_start_matches("npc/"));
+        self.read(Input::Thread(key));
+        self.view.sent_to(person, since)
+    }
+}
+
 fn evaluate_checkpoints(
     mut last: Local<u64>,
     batch: Res<DueEvents>,
@@ -381,6 +439,7 @@ fn evaluate_checkpoints(
     meetings: Query<&'static Meeting>,
     threads: Query<&'static Thread>,
     mut checkpoints: Query<&mut Checkpoint>,
+    mut changes: ResMut<Changes>,
     mut history: ResMut<History>,
     mut queue: ResMut<Queue>,
     mut trace: ResMut<Trace>,
@@ -400,6 +459,18 @@ fn evaluate_checkpoints(
         return;
     }
     *last = revision.0;
+    // What changed since the last evaluation; a checkpoint that read none of it
+    // would judge as before.
+    let mut touched = std::mem::take(&mut changes.touched);
+    touched.sort_unstable();
+    touched.dedup();
+    let full = changes.full;
+    let stale = |cp: &Checkpoint| {
+        full || cp
+            .reads
+            .as_ref()
+            .is_none_or(|reads| reads.iter().any(|r| touched.binary_search(r).is_ok()))
+    };
     let view = View {
         epoch: clock.epoch,
         intern: &intern.key,
@@ -422,7 +493,7 @@ fn evaluate_checkpoints(
         &mut checkpoints,
         |cp| match cp.kind {
             CheckKind::Answer => closing.contains(cp.task.as_str()),
-            CheckKind::Event | CheckKind::Diagnostic => changed,
+            CheckKind::Event | CheckKind::Diagnostic => changed && stale(cp),
         },
         released,
     );
@@ -450,7 +521,22 @@ fn judge(
         if cp.passed_at.is_some() || cp.frozen || !due(&cp) || !released(&cp.task) {
             continue;
         }
-        if evaluate(&cp.check, view) {
+        // Answers are judged once, at their task's close: nothing to remember.
+        let holds = if cp.kind == CheckKind::Answer {
+            evaluate(&cp.check, view)
+        } else {
+            let rec = Recording {
+                view,
+                reads: std::cell::RefCell::new(Vec::new()),
+            };
+            let holds = evaluate(&cp.check, &rec);
+            let mut reads = rec.reads.into_inner();
+            reads.sort_unstable();
+            reads.dedup();
+            cp.reads = Some(reads);
+            holds
+        };
+        if holds {
             cp.passed_at = Some(now);
             passed.push((cp.order, cp.task.clone(), cp.key.clone(), cp.kind));
         }

@@ -17,7 +17,16 @@
 //! Faults are injected by the ordinal of agent requests (every attempt counts, from
 //! 0): 429 with `Retry-After`, 500, a slow reply, a dropped connection, or a reply
 //! that adds a call with malformed arguments, to an unknown tool, with huge or
-//! over-deep arguments, or one that echoes the API key it was called with.
+//! over-deep arguments, or one that echoes the API key it was called with; or, as
+//! llama.cpp answers, a reply cut off at the reply limit (`finish_reason: "length"`)
+//! and a refusal of the request as longer than the context window (HTTP 400,
+//! `exceed_context_size_error`).
+//!
+//! With [`Config::context_tokens`] set, the server also behaves like llama.cpp's
+//! `llama-server` about its context window: `GET /props` reports it
+//! (`default_generation_settings.n_ctx`), and any request whose prompt (counted as
+//! a quarter of its body's bytes, as `usage.prompt_tokens` reports it) is longer
+//! is refused with that 400.
 //! [`script_from_trajectory`] turns a tbsim trajectory's decisions into a script.
 
 use std::net::SocketAddr;
@@ -76,6 +85,11 @@ pub enum Fault {
     /// The normal reply, with the bearer token the request carried echoed in the
     /// text and in a first `write_file` call's content (a model leaking its key).
     EchoKey,
+    /// Text only, stopped at the reply limit (`finish_reason: "length"`), as a
+    /// reply that was writing a long tool call arrives.
+    CutOff,
+    /// HTTP 400 as llama.cpp refuses a prompt longer than its context window.
+    ContextFull,
 }
 
 /// Placeholder swapped for a value too large or too deep to build as a `Value`.
@@ -126,6 +140,9 @@ pub struct Config {
     /// Keep every request body in [`Stats::bodies`] (tests inspect them; a long
     /// benchmark turns this off so the server does not grow).
     pub keep_bodies: bool,
+    /// A context window, in prompt tokens: reported by `GET /props` and enforced
+    /// (see the module docs). `None`: no window, and `/props` is not served.
+    pub context_tokens: Option<u64>,
 }
 
 impl Default for Config {
@@ -139,6 +156,7 @@ impl Default for Config {
             text_reply: "Notes: look on the drive first, ask the owner early, and check deadlines before starting. (fake model)".into(),
             text_replies: Vec::new(),
             keep_bodies: true,
+            context_tokens: None,
         }
     }
 }
@@ -156,6 +174,8 @@ pub struct Stats {
     pub faults: u64,
     /// Requests with a wrong bearer token.
     pub unauthorised: u64,
+    /// Requests refused as longer than the context window.
+    pub context_refusals: u64,
     /// Every request body, in arrival order (when [`Config::keep_bodies`]).
     pub bodies: Vec<Value>,
 }
@@ -419,6 +439,21 @@ struct Plan {
     calls: Vec<ScriptCall>,
 }
 
+/// llama.cpp's refusal of a prompt of `prompt` tokens for a window of `n_ctx`.
+fn context_refusal(prompt: u64, n_ctx: u64) -> Reply {
+    Reply::Json(
+        400,
+        json!({"error": {
+            "code": 400,
+            "message": format!("request ({prompt} tokens) exceeds the available context size ({n_ctx} tokens), try increasing it"),
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": prompt,
+            "n_ctx": n_ctx,
+        }}),
+        Vec::new(),
+    )
+}
+
 async fn answer(body: &[u8], auth: Option<String>, state: &State) -> Reply {
     let body_len = body.len();
     let Seen {
@@ -451,6 +486,16 @@ async fn answer(body: &[u8], auth: Option<String>, state: &State) -> Reply {
                 json!({"error": {"message": "invalid api key", "type": "invalid_request_error"}}),
                 Vec::new(),
             );
+        }
+        let prompt = body_len as u64 / 4;
+        if let Some(n_ctx) = cfg.context_tokens
+            && prompt > n_ctx
+        {
+            st.context_refusals += 1;
+            if model != cfg.npc_model {
+                st.agent_requests += 1;
+            }
+            return context_refusal(prompt, n_ctx);
         }
         if model == cfg.npc_model {
             st.npc_requests += 1;
@@ -512,6 +557,24 @@ async fn answer(body: &[u8], auth: Option<String>, state: &State) -> Reply {
             );
         }
         Some(Fault::Drop) => return Reply::Drop,
+        Some(Fault::ContextFull) => {
+            let n_ctx = state
+                .config
+                .lock()
+                .expect("not poisoned")
+                .context_tokens
+                .unwrap_or(body_len as u64 / 8);
+            state.stats.lock().expect("not poisoned").context_refusals += 1;
+            return context_refusal((body_len as u64 / 4).max(n_ctx + 1), n_ctx);
+        }
+        Some(Fault::CutOff) => {
+            // A tool call the limit cut short arrives as its text so far.
+            let msg = json!({"role": "assistant",
+                             "content": "I will write the report now: {\"name\": \"write_file\", \"arguments\": {\"path\": \"workspace/rep"});
+            let mut reply = completion(&model, body_len, msg, 0);
+            reply["choices"][0]["finish_reason"] = json!("length");
+            return Reply::Json(200, reply, Vec::new());
+        }
         Some(Fault::Slow { ms }) => tokio::time::sleep(Duration::from_millis(*ms)).await,
         _ => {}
     }
@@ -653,10 +716,18 @@ async fn serve(mut sock: TcpStream, state: Arc<State>) {
             }
         }
         let body = &buf[head_end..head_end + length];
-        let reply = if !request_line.starts_with("POST /v1/chat/completions ") {
-            Reply::Json(404, json!({"error": {"message": "not found"}}), Vec::new())
-        } else {
+        let window = state.config.lock().expect("not poisoned").context_tokens;
+        let reply = if request_line.starts_with("POST /v1/chat/completions ") {
             answer(body, auth, &state).await
+        } else if let (true, Some(n_ctx)) = (request_line.starts_with("GET /props "), window) {
+            // The part of llama.cpp's `/props` a client reads for the window.
+            Reply::Json(
+                200,
+                json!({"default_generation_settings": {"n_ctx": n_ctx}, "total_slots": 1}),
+                Vec::new(),
+            )
+        } else {
+            Reply::Json(404, json!({"error": {"message": "not found"}}), Vec::new())
         };
         buf.drain(..head_end + length);
         let (status, text, headers) = match reply {

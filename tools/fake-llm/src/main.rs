@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! fake-llm [--port N] [--script turns.json | --from-trajectory run/trajectory.jsonl] [--per-turn K]
+//!          [--context-tokens N]
 //! ```
 //!
 //! `turns.json` is a JSON array of turns, each an array of `{"name", "arguments"}`.
@@ -34,12 +35,19 @@ fn run() -> Result<(), String> {
             }
             "--from-trajectory" => trajectory = Some(value()?),
             "--npc-model" => cfg.npc_model = value()?,
+            "--context-tokens" => {
+                cfg.context_tokens = Some(
+                    value()?
+                        .parse()
+                        .map_err(|e| format!("--context-tokens: {e}"))?,
+                )
+            }
             "--delay-ms" => {
                 cfg.delay_ms = value()?.parse().map_err(|e| format!("--delay-ms: {e}"))?
             }
             "-h" | "--help" => {
                 println!(
-                    "fake-llm [--port N] [--script FILE | --from-trajectory FILE] [--per-turn K] [--npc-model NAME] [--delay-ms MS]"
+                    "fake-llm [--port N] [--script FILE | --from-trajectory FILE] [--per-turn K] [--npc-model NAME] [--delay-ms MS] [--context-tokens N]"
                 );
                 return Ok(());
             }

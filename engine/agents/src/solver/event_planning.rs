@@ -10,7 +10,7 @@
 //! roads from the map's JSON. The given itinerary, the metrics asked for and the
 //! return deadline are read from the objective.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
@@ -152,12 +152,45 @@ struct Outing {
     people: Vec<String>,
     /// Who was asked, the inbox length then, and when.
     asked: Vec<(String, usize, SimTime)>,
-    /// Each participant's window (first day, last day), `YYYY-MM-DD`.
-    windows: BTreeMap<String, (String, String)>,
+    /// Each participant's free days, `YYYY-MM-DD`.
+    windows: BTreeMap<String, BTreeSet<String>>,
     /// The materials to read: guidelines, places list, road map.
     files: Vec<String>,
     texts: BTreeMap<String, String>,
     reminded: bool,
+}
+
+/// The days of the month a reply says its sender is free: the stretches it names
+/// ("free from A to B", "and again from C to D"), or, when it names the days away
+/// ("any day ... except from A to B"), every other day of that month.
+fn free_days(text: &str) -> Option<BTreeSet<String>> {
+    let dates = dates_in(text);
+    let first = dates.first()?;
+    let (y, m): (i32, u32) = (
+        first.get(..4)?.parse().ok()?,
+        first.get(5..7)?.parse().ok()?,
+    );
+    let day = |d: &String| d.get(8..10).and_then(|v| v.parse::<u32>().ok());
+    let spans: Vec<(u32, u32)> = dates
+        .chunks(2)
+        .filter_map(|p| Some((day(p.first()?)?, day(p.get(1)?)?)))
+        .collect();
+    if spans.is_empty() {
+        return None;
+    }
+    let away = text.contains("except");
+    let last = match m {
+        4 | 6 | 9 | 11 => 30,
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        _ => 31,
+    };
+    Some(
+        (1..=last)
+            .filter(|d| spans.iter().any(|&(a, b)| (a..=b).contains(d)) != away)
+            .map(|d| format!("{y:04}-{m:02}-{d:02}"))
+            .collect(),
+    )
 }
 
 /// The `YYYY-MM-DD` dates of a reply, in order.
@@ -182,8 +215,8 @@ impl Outing {
                 continue;
             }
             for h in cx.replies_from(who, *since) {
-                if let [a, b, ..] = dates_in(&h.text).as_slice() {
-                    self.windows.insert(who.clone(), (a.clone(), b.clone()));
+                if let Some(days) = free_days(&h.text) {
+                    self.windows.insert(who.clone(), days);
                     break;
                 }
             }
@@ -198,12 +231,13 @@ impl Outing {
     }
 
     fn answer(&self) -> Option<String> {
-        // The overlap of every window: its first day suits everyone.
-        let start = self.windows.values().map(|w| w.0.clone()).max()?;
-        let end = self.windows.values().map(|w| w.1.clone()).min()?;
-        if start > end {
-            return None;
+        // The days every participant is free: the first of them suits everyone.
+        let mut common = self.windows.values();
+        let mut days = common.next()?.clone();
+        for d in common {
+            days = days.intersection(d).cloned().collect();
         }
+        let start = days.first()?.clone();
         let text = |ext: &str, not: &str| {
             self.texts
                 .iter()

@@ -217,7 +217,9 @@ impl Job for KbFix {
         };
         owner.answered = true;
         // "- OLD123 (in ...) has three versions:" then one line per version,
-        // "  NEW456: current, link this one", the others withdrawn or draft.
+        // "  NEW456: <what the owner says of it>": one live, the others withdrawn
+        // or drafts, said in varied words (a live one may carry "not", a dead one
+        // none), so the status is read from what the words mean.
         let mut old: Option<String> = None;
         for line in m.text.lines() {
             let w: Vec<&str> = line
@@ -226,16 +228,60 @@ impl Job for KbFix {
                 .collect();
             if let Some(o) = w.iter().find(|x| owner.olds.iter().any(|y| y == *x)) {
                 old = Some((*o).to_owned());
-            } else if let (Some(o), [id, "current", ..]) = (&old, w.as_slice()) {
-                self.new_ids.insert(o.clone(), (*id).to_owned());
+            } else if let (Some(o), Some((id, status))) = (&old, line.trim().split_once(": "))
+                && is_live(status)
+            {
+                self.new_ids.insert(o.clone(), id.trim().to_owned());
             }
         }
     }
 }
 
+/// Whether an owner's description of a chart version says it is the one to link:
+/// not retired, replaced or taken down, not a draft, test or staging copy, and
+/// said to be current, live or in use ("not live yet" is a draft's).
+fn is_live(status: &str) -> bool {
+    let s = status.to_lowercase();
+    let dead = [
+        "withdrawn",
+        "retired",
+        "superseded",
+        "replaced",
+        "no longer",
+        "taken down",
+    ];
+    let unfinished = [
+        "draft",
+        "review",
+        "test copy",
+        "staging",
+        "in progress",
+        "reworked",
+        "not live",
+    ];
+    let live = [
+        "current",
+        "live",
+        "in use",
+        "we use",
+        "link this one",
+        "link it",
+    ];
+    !dead.iter().chain(&unfinished).any(|w| s.contains(w)) && live.iter().any(|w| s.contains(w))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn live_versions_are_told_by_meaning_not_by_negation() {
+        assert!(is_live("not going anywhere, it's the live one"));
+        assert!(is_live("nothing newer exists, link this one"));
+        assert!(!is_live("draft, not live yet, do not link"));
+        assert!(!is_live("replaced by a later rebuild"));
+        assert!(!is_live("being reworked by the analysts"));
+    }
 
     #[test]
     fn link_lines_name_id_and_owner() {

@@ -3,8 +3,10 @@
 //! Attending: find the meeting on the calendar by its title, wait until just before
 //! it starts, join; when the objective asks for the meeting's decision to be
 //! recorded, read the cap from the join result's notes (said only in the meeting)
-//! and write it where the objective names (the sentence that says "capped at"; the
-//! notes state other figures too). Summarising: the requests are in the objective
+//! and write it where the objective names. The notes state several figures and
+//! the decision is often a change to one of them (last month's cap raised or
+//! lowered by a step, a colleague's proposal trimmed), so the solver reads what
+//! each sentence says: which one decides, and which figure it starts from. Summarising: the requests are in the objective
 //! as announced, less any withdrawn later in the meeting; when the rules file is named, read its three limits and keep the requests within
 //! all of them.
 
@@ -99,7 +101,7 @@ impl Job for Attend {
                     .as_ref()
                     .and_then(|v| v.get("notes"))
                     .and_then(Value::as_str)
-                    .and_then(|notes| number_after(notes, "capped at"));
+                    .and_then(read_cap);
                 return match (self.record.take(), cap) {
                     (Some(path), Some(cap)) => {
                         write(&path, &json!({ "budget_cap": cap }).to_string())
@@ -121,6 +123,57 @@ impl Job for Attend {
         }
         Next::Call("join_meeting", json!({"meeting": key}))
     }
+}
+
+/// The cap the meeting set, read from its notes: the sentence that decides (not a
+/// figure merely proposed, countered or turned down), and, when it changes another
+/// figure, that figure and the step.
+fn read_cap(notes: &str) -> Option<f64> {
+    let sentences: Vec<&str> = notes.split(". ").map(str::trim).collect();
+    let last = sentences
+        .iter()
+        .find(|s| s.starts_with("Last month"))
+        .and_then(|s| first_number(s));
+    let proposed = |name: &str| {
+        sentences.iter().find_map(|s| {
+            s.strip_prefix(&format!("{name} proposed "))
+                .and_then(first_number)
+        })
+    };
+    for s in &sentences {
+        let rejected = ["turned down", "does not take it up", "finds no support"]
+            .iter()
+            .any(|w| s.contains(w));
+        if rejected || s.starts_with("Last month") || s.contains(" proposed ") {
+            continue;
+        }
+        if s.contains("'s proposal") && s.contains("trim") {
+            let name = s
+                .trim_start_matches("Decision: next month's cap is ")
+                .trim_start_matches("They take ")
+                .split("'s proposal")
+                .next()?;
+            return Some(proposed(name.trim())? - number_after(s, " by ")?);
+        }
+        if s.contains("last month's cap")
+            || s.contains("they lower it")
+            || s.contains("they raise it")
+        {
+            let by = number_after(s, " by ")?;
+            if s.contains("lower") {
+                return Some(last? - by);
+            }
+            if s.contains("raise") {
+                return Some(last? + by);
+            }
+        }
+        for anchor in ["capped at", "more than", "cap of", "objects to"] {
+            if s.contains(anchor) {
+                return number_after(s, anchor);
+            }
+        }
+    }
+    None
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -159,14 +212,25 @@ impl Summary {
                 })
             })
             .collect();
-        // "Later in the meeting, <name> withdrew their <item> request."
+        // "Later in the meeting, <name> withdrew their <item> request." Other later
+        // remarks confirm a request; only those that take one back remove it.
         let withdrawn: Vec<(String, String)> = o
             .lines()
             .filter_map(|l| {
                 let l = l.trim().strip_prefix("Later in the meeting, ")?;
-                let (name, rest) = l.split_once(" withdrew their ")?;
-                let item = rest.strip_suffix(" request.")?;
-                Some((name.to_owned(), item.to_owned()))
+                for (verb, end) in [
+                    (" withdrew their ", " request."),
+                    (" dropped their ", " request."),
+                    (" said they no longer need the ", "."),
+                    (" said they don't need the ", " after all."),
+                ] {
+                    if let Some((name, rest)) = l.split_once(verb)
+                        && let Some(item) = rest.strip_suffix(end)
+                    {
+                        return Some((name.to_owned(), item.to_owned()));
+                    }
+                }
+                None
             })
             .collect();
         let requests: Vec<Request> = requests

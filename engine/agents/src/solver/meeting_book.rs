@@ -101,6 +101,8 @@ struct Book {
     meeting: Option<String>,
 }
 
+/// Whether a reply says the person cannot come, from what it says (a free reply
+/// may carry "don't" or "no", a busy one none: issue 37).
 fn negative(t: &str) -> bool {
     let t = t.to_lowercase();
     [
@@ -115,11 +117,16 @@ fn negative(t: &str) -> bool {
         "leave me off",
         "clashes",
         "overlaps",
+        "skip",
+        "right across your slot",
+        "keeps me busy",
+        "i'm busy",
     ]
     .iter()
     .any(|w| t.contains(w))
         && !t.contains("doesn't clash")
         && !t.contains("no clash")
+        && !t.contains("nothing clashes")
 }
 
 fn positive(t: &str) -> bool {
@@ -135,6 +142,8 @@ fn positive(t: &str) -> bool {
         "is fine",
         "doesn't clash",
         "no clash",
+        "won't miss",
+        "include ",
     ]
     .iter()
     .any(|w| t.contains(w))

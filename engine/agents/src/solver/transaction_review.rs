@@ -98,7 +98,11 @@ struct Rules {
 
 fn rules(manual: &str) -> Option<Rules> {
     let limit = number_after(manual, "single-approval limit of")?;
-    let pct = number_after(manual, "by less than").unwrap_or(5.0);
+    // "each is at least 95% of that limit" (older manuals: "by less than 5%").
+    let pct = number_after(manual, "each is at least")
+        .map(|share| 100.0 - share)
+        .or_else(|| number_after(manual, "by less than"))
+        .unwrap_or(5.0);
     let months = number_after(manual, "span fewer than")?;
     let per_month = if manual.contains("two or more of its payments") {
         2

@@ -338,12 +338,28 @@ fn workshops(schedule: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The confirmed count in a host's reply: the number just before "confirmed".
+/// The confirmed count in a host's reply, read from what each figure counts: said
+/// as confirmed ("12 confirmed sign-ups", "12 are confirmed", "12 sign-ups are
+/// confirmed"; never the waiting list's), or as registrations less cancellations ("15 registered ... 3 of
+/// them have cancelled", "3 cancellations ... out of 15 registrations"). Waiting-list
+/// figures never count.
 fn confirmed(text: &str) -> Option<f64> {
-    let i = text.find("confirmed")?;
-    let before = &text[..i];
-    let start = before.trim_end().rfind(|c: char| !c.is_ascii_digit())? + 1;
-    first_number(&before[start..]).or_else(|| first_number(before))
+    let before = |anchor: &str| -> Option<f64> {
+        let i = text.find(anchor)?;
+        let head = text[..i].trim_end();
+        let start = head
+            .rfind(|c: char| !c.is_ascii_digit())
+            .map_or(0, |p| p + 1);
+        first_number(&head[start..])
+    };
+    if text.contains("have cancelled") || text.contains("cancellations") {
+        let total = before(" people registered").or_else(|| number_after(text, "out of "))?;
+        let gone = before(" of them have cancelled").or_else(|| before(" cancellations"))?;
+        return Some(total - gone);
+    }
+    before(" are confirmed")
+        .or_else(|| before(" sign-ups are confirmed"))
+        .or_else(|| before(" confirmed"))
 }
 
 impl Job for Signups {

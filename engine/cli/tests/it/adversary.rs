@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde_json::json;
-use tbsim_agents::adversary::{ADVERSARIES, by_name};
 use tbsim_engine::result::RunResult;
 use tbsim_gen::{
     Family, ads_strategy, attendance, data_completion, kb_fix, meeting_attend, meeting_book,
 };
 use tbsim_scenario::{Check, DomainCheck, LoadedScenario, load_file};
+use tbsim_validity::adversary::{ADVERSARIES, by_name};
 
 use crate::util::{
     assert_solvable, generate_one, load_generated, one_task_suite, root, run, write_answer,

@@ -390,7 +390,7 @@ fn report_on_a_real_batch() {
     assert_eq!(md, fs::read_to_string(out.join("report.md")).unwrap());
     let csv = fs::read_to_string(out.join("models.csv")).unwrap();
     assert!(csv.starts_with(
-        "agent,runs,scenarios,checkpoint_score,success_rate,solved,avg_steps,avg_tool_calls,avg_guidance\n"
+        "agent,runs,scenarios,checkpoint_score,success_rate,solved,avg_steps,avg_tool_calls,avg_guidance,infra_failures\n"
     ));
     let csv_row = csv.lines().find(|l| l.starts_with("oracle,")).unwrap();
     let cols: Vec<&str> = csv_row.split(',').collect();
@@ -526,6 +526,8 @@ fn report_on_a_real_batch() {
         "errors.csv",
         "end_reasons.csv",
         "tokens.csv",
+        "model_calls.csv",
+        "infra_failures.csv",
         "score_by_tasks.svg",
         "score_by_day.svg",
     ] {
@@ -622,10 +624,10 @@ fn result(
         "day_gain": gains,
         "tasks": task_values,
     });
+    // As `tbsim run` writes a model-backed run's usage (see `llm.rs` for a report
+    // built from a result.json a real run wrote).
     if let Some((i, o, c)) = tokens {
-        v["tokens_in"] = json!(i);
-        v["tokens_out"] = json!(o);
-        v["cost"] = json!(c);
+        v["model"] = json!({"calls": steps, "input_tokens": i, "output_tokens": o, "cost": c});
     }
     v
 }
@@ -706,6 +708,23 @@ fn report_markdown_snapshot() {
     );
     beta["end_reason"] = Value::Null;
     runs.push(beta);
+    // model-b: a second trial of alpha that the infrastructure cut short, scoring 0:
+    // left out of the scores, listed apart; its tokens still count.
+    let mut outage = result(
+        "model-b",
+        "alpha",
+        1,
+        &[
+            ("kb_fix", "easy", 1, 0.0),
+            ("transaction_review", "hard", 1, 0.0),
+        ],
+        3,
+        json!({}),
+        "infra_error",
+        Some((900, 40, 0.001)),
+    );
+    outage["infra_error"] = json!("turn call: the model API failed 6 times; last: HTTP 503");
+    runs.push(outage);
     for r in &runs {
         let d = dir.path().join(format!(
             "{}/{}/trial-{}",
@@ -739,7 +758,16 @@ fn report_markdown_snapshot() {
     let tokens = fs::read_to_string(dir.path().join("out/tokens.csv")).unwrap();
     assert_eq!(
         tokens,
-        "agent,runs,tokens_in,tokens_out,cost,cost_per_run\nmodel-a,6,129000,8400,0.1575,0.02625\nmodel-b,2,0,0,0,0\n"
+        "agent,runs,calls,tokens_in,tokens_out,cost,cost_per_run\nmodel-a,6,186,129000,8400,0.1575,0.02625\nmodel-b,3,3,900,40,0.001,0.000333\n"
+    );
+    // The outage is out of model-b's means: alpha (1.0) and beta (0.0625) only.
+    let models = fs::read_to_string(dir.path().join("out/models.csv")).unwrap();
+    assert!(models.contains("\nmodel-b,2,2,0.53125,"), "{models}");
+    assert!(models.lines().nth(2).unwrap().ends_with(",1"), "{models}");
+    let infra = fs::read_to_string(dir.path().join("out/infra_failures.csv")).unwrap();
+    assert_eq!(
+        infra,
+        "agent,scenario,seed,trial,steps,error\nmodel-b,alpha,8,1,3,turn call: the model API failed 6 times; last: HTTP 503\n"
     );
 }
 

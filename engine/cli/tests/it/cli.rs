@@ -481,7 +481,7 @@ fn agent_help_lists_every_adversary() {
             .1;
         let attackers = attackers.split(')').next().unwrap_or_default();
         let listed: Vec<&str> = attackers.split(", ").collect();
-        let registry: Vec<&str> = tbsim_agents::adversary::ADVERSARIES
+        let registry: Vec<&str> = tbsim_validity::adversary::ADVERSARIES
             .iter()
             .map(|(n, _)| *n)
             .collect();

@@ -11,8 +11,8 @@ use tbsim_gen::{
     Family, ads_strategy, generate_scenario, kb_fix, meeting_attend, meeting_book,
     transaction_review,
 };
-use tbsim_scenario::check::{WorldView, evaluate};
 use tbsim_scenario::{Check, Content, DomainCheck, LoadedScenario, Scenario};
+use tbsim_validity::gate::{check_path, passes_alone};
 
 use crate::util::{DATE, generate_one, load_generated, one_task_plan, one_task_suite};
 
@@ -36,40 +36,6 @@ fn start(loaded: &LoadedScenario) -> Sim {
     );
     s.begin();
     s
-}
-
-/// A world in which the agent wrote one file and did nothing else.
-struct OneFile<'a> {
-    path: &'a str,
-    bytes: &'a [u8],
-}
-
-impl WorldView for OneFile<'_> {
-    fn file(&self, path: &str) -> Option<&[u8]> {
-        (path == self.path).then_some(self.bytes)
-    }
-}
-
-/// Whether writing `content` to `path` passes `check`.
-fn passes(check: &Check, path: &str, content: &str) -> bool {
-    evaluate(
-        check,
-        &OneFile {
-            path,
-            bytes: content.as_bytes(),
-        },
-    )
-}
-
-/// The path an answer check reads.
-fn path_of(c: &Check) -> Option<&str> {
-    match c {
-        Check::JsonNumber { path, .. }
-        | Check::JsonRecords { path, .. }
-        | Check::JsonStringSet { path, .. } => Some(path),
-        Check::All(v) => v.iter().find_map(path_of),
-        _ => None,
-    }
 }
 
 /// The numbers of a text in order, as a blind script reads them (`4,000` is one).
@@ -211,12 +177,12 @@ fn echoing_a_number_of_the_meeting_does_not_record_its_cap() {
             .find(|c| c.key == "decision_recorded")
             .unwrap()
             .check;
-        let path = path_of(check).unwrap();
+        let path = check_path(check).unwrap();
         // What join_meeting shows: the meeting's notes.
         let n = numbers(&s.meetings[0].notes);
         for (i, (_, pick)) in EXTRACTORS.iter().enumerate() {
             if let Some(v) = pick(&n)
-                && passes(check, path, &json!({"budget_cap": v}).to_string())
+                && passes_alone(check, path, &json!({"budget_cap": v}).to_string())
             {
                 hits[i] += 1;
             }
@@ -261,11 +227,11 @@ fn no_position_of_the_manuals_numbers_is_its_approval_limit() {
             .iter()
             .find(|p| matches!(p, Check::JsonNumber { .. }))
             .unwrap();
-        let path = path_of(limit).unwrap();
+        let path = check_path(limit).unwrap();
         let n = numbers(&manual);
         for (i, (_, pick)) in EXTRACTORS.iter().enumerate() {
             if let Some(v) = pick(&n)
-                && passes(limit, path, &json!({"approval_limit": v}).to_string())
+                && passes_alone(limit, path, &json!({"approval_limit": v}).to_string())
             {
                 hits[i] += 1;
             }
@@ -314,7 +280,7 @@ fn writing_every_announced_request_solves_no_summary() {
                 .find(|c| c.key == "requests_match")
                 .unwrap();
             assert!(
-                !passes(&cp.check, path_of(&cp.check).unwrap(), &answer),
+                !passes_alone(&cp.check, check_path(&cp.check).unwrap(), &answer),
                 "{variant} seed {seed}: every announced request is the answer"
             );
         }
@@ -351,7 +317,7 @@ fn the_manuals_largest_number_and_an_empty_list_solve_no_review() {
             .iter()
             .find(|c| c.key == "suppliers_correct")
             .unwrap();
-        let path = path_of(&cp.check).unwrap();
+        let path = check_path(&cp.check).unwrap();
         let limit_only = |limit: f64| {
             // Right whatever the supplier list: the limit part alone.
             let Check::All(parts) = &cp.check else {
@@ -359,14 +325,14 @@ fn the_manuals_largest_number_and_an_empty_list_solve_no_review() {
             };
             parts.iter().any(|p| {
                 matches!(p, Check::JsonNumber { .. })
-                    && passes(p, path, &json!({"approval_limit": limit}).to_string())
+                    && passes_alone(p, path, &json!({"approval_limit": limit}).to_string())
             })
         };
         if limit_only(top) {
             largest += 1;
         }
         let answer = json!({"abnormal_suppliers": [], "approval_limit": top}).to_string();
-        if passes(&cp.check, path, &answer) {
+        if passes_alone(&cp.check, path, &answer) {
             solved += 1;
         }
     }
@@ -493,7 +459,7 @@ fn the_first_rows_cost_earns_no_answer_checkpoint() {
             for cp in &s.tasks[0].checkpoints {
                 if let Check::Domain(d) = &cp.check
                     && let DomainCheck::Budget(b) = d.as_ref()
-                    && passes(&cp.check, &b.path, &answer)
+                    && passes_alone(&cp.check, &b.path, &answer)
                 {
                     passed += 1;
                     eprintln!("{variant} seed {seed}: {}", cp.key);
@@ -668,12 +634,12 @@ fn no_json_example_of_a_document_or_brief_passes_a_checkpoint() {
                     let mut ps = Vec::new();
                     paths(&serde_json::to_value(&cp.check).unwrap(), &mut ps);
                     for p in ps {
-                        if passes(&cp.check, &p, "") {
+                        if passes_alone(&cp.check, &p, "") {
                             continue;
                         }
                         for c in &candidates {
                             tried += 1;
-                            if passes(&cp.check, &p, &c.to_string()) {
+                            if passes_alone(&cp.check, &p, &c.to_string()) {
                                 passed.push(format!("{} seed {seed} {}: {c}", v.key, cp.key));
                             }
                         }

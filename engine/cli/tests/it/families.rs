@@ -34,20 +34,7 @@ pub fn assert_trivially_wrong_fails(loaded: &LoadedScenario, wrong: Wrong) -> Tr
     use tbsim_core::protocol::{Decision, SimConfig};
     use tbsim_engine::sim::Sim;
     use tbsim_engine::tools::LivePython;
-    use tbsim_scenario::{Check, Content};
-    fn paths(c: &Check, out: &mut Vec<String>) {
-        match c {
-            Check::FileExists { path }
-            | Check::FileText { path, .. }
-            | Check::FileContains { path, .. }
-            | Check::JsonStringSet { path, .. }
-            | Check::JsonRecords { path, .. }
-            | Check::JsonNumber { path, .. }
-            | Check::JsonArray { path, .. } => out.push(path.clone()),
-            Check::All(v) => v.iter().for_each(|c| paths(c, out)),
-            _ => {}
-        }
-    }
+    use tbsim_scenario::Content;
     let s = &loaded.scenario;
     let biggest_input = s
         .files
@@ -67,11 +54,14 @@ pub fn assert_trivially_wrong_fails(loaded: &LoadedScenario, wrong: Wrong) -> Tr
         ) {
             continue;
         }
-        let mut targets = Vec::new();
-        task.checkpoints
-            .iter()
-            .for_each(|c| paths(&c.check, &mut targets));
-        targets.dedup();
+        let mut targets: Vec<String> = Vec::new();
+        for c in &task.checkpoints {
+            for p in tbsim_validity::gate::check_paths(&c.check) {
+                if !targets.contains(&p) {
+                    targets.push(p);
+                }
+            }
+        }
         let mut attempts: Vec<(String, String, &str)> = Vec::new();
         for p in &targets {
             attempts.push((p.clone(), String::new(), "an empty file"));

@@ -17,13 +17,44 @@ fn every_bundled_script_family_passes_the_gate() {
         .collect();
     dirs.sort();
     assert!(dirs.len() >= 2, "{dirs:?}");
-    let mut args = vec!["family", "check", "--seeds", CI_SEEDS];
+    let mut args = vec!["family", "check", "--screen", "--seeds", CI_SEEDS];
     args.extend(dirs.iter().map(String::as_str));
     let o = tbsim(&args, &root());
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
     assert!(out.contains("gate passed"), "{out}");
     assert!(out.contains("| inventory_reorder/hard |"), "{out}");
+}
+
+/// The gate over every Rust family in CI: one seed per variant, judged as a
+/// screen (a share fails only when shown over its limit), with every check but
+/// the adversary library cut to one adversary, so it fits a couple of minutes.
+/// The standard (200 seeds, upper bounds, every adversary) is the release run
+/// recorded under `runs/validity/`.
+#[test]
+fn every_rust_family_runs_the_gate_and_passes_its_screen() {
+    let keys: Vec<&str> = tbsim_gen::registry::FAMILIES
+        .iter()
+        .map(|f| f.key())
+        .collect();
+    let mut args = vec![
+        "family",
+        "check",
+        "--screen",
+        "--seeds",
+        "1",
+        "--adversaries",
+        "copy-drive",
+    ];
+    args.extend(keys.iter().copied());
+    let o = tbsim(&args, &root());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    for k in &keys {
+        assert!(out.contains(&format!("family `{k}`")), "{k}: {out}");
+    }
+    assert!(out.contains("shortcut probe (`kb_fix`)"), "{out}");
+    assert!(out.contains("gate passed"), "{out}");
 }
 
 #[test]
@@ -35,6 +66,7 @@ fn a_bundled_family_checked_by_key_passes_from_any_directory() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             CI_SEEDS,
             "--adversaries",
@@ -48,25 +80,27 @@ fn a_bundled_family_checked_by_key_passes_from_any_directory() {
     assert!(out.contains("gate passed"), "{out}");
 }
 
+/// A Rust family goes through the same gate, with its Rust solver (the script
+/// port `kb_fix_script` was removed: one implementation per family, issue 37).
 #[test]
-fn the_rust_solver_solves_the_kb_fix_port() {
+fn the_gate_checks_a_rust_family_with_its_solver() {
     let o = tbsim(
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             CI_SEEDS,
-            "--rust-solver",
             "--adversaries",
             "copy-drive",
-            "content/families/kb_fix_script",
+            "kb_fix",
         ],
         &root(),
     );
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
     assert!(
-        out.contains("| kb_fix_script/hard | 2 | 1.000 | 0.000 | 1.000 | 1.000 |"),
+        out.contains("| kb_fix/hard | 2 | 1.000 | 0.000 | - | 1.000 |"),
         "{out}"
     );
 }
@@ -82,6 +116,7 @@ fn a_scaffolded_family_passes_the_gate() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             "2",
             "--adversaries",
@@ -136,7 +171,7 @@ fn script_families_are_listed_and_drawn_by_name() {
             "--seed",
             "3",
             "--families",
-            "inventory_reorder,kb_fix_script,sales",
+            "inventory_reorder,shift_roster,sales",
             "--min-tasks",
             "2",
             "--max-tasks",
@@ -279,6 +314,7 @@ fn a_follow_up_task_s_answers_are_judged_like_the_first_tasks() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             "20",
             "--adversaries",
@@ -320,6 +356,7 @@ fn a_family_without_a_solver_does_not_pass_the_gate() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             "1",
             "--adversaries",
@@ -339,6 +376,7 @@ fn a_rust_family_is_checked_by_key_with_its_rust_solver() {
         &[
             "family",
             "check",
+            "--screen",
             "--seeds",
             "2",
             "--adversaries",
@@ -368,7 +406,7 @@ fn the_script_solver_runs_as_an_agent_on_a_suite_of_script_families() {
             "--seed",
             "5",
             "--families",
-            "inventory_reorder,kb_fix_script",
+            "inventory_reorder,shift_roster",
             "--min-tasks",
             "2",
             "--max-tasks",

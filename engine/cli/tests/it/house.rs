@@ -195,3 +195,63 @@ fn the_cycle_check_follows_super_self_and_groups() {
     assert!(stdout.contains("cycle: a <-> b <-> c\n"), "{stdout}");
     assert!(stdout.contains("1 cycle(s)"), "{stdout}");
 }
+
+#[test]
+fn the_cycle_check_sees_siblings_through_impl_super_blocks() {
+    // console::compare names console::routes inside an `impl super::Console` block
+    // (no module: `super` is still console) and routes names compare: a circle one
+    // level down, which a check of top-level modules alone cannot see. `mod.rs`
+    // naming its children, and a child naming its parent, are no circle.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::create_dir(p.join("console")).unwrap();
+    for (file, text) in [
+        ("lib.rs", "pub mod console;\n"),
+        (
+            "console/mod.rs",
+            "pub mod compare;\npub mod routes;\npub struct Console;\nuse self::routes::R;\n",
+        ),
+        (
+            "console/compare.rs",
+            "pub struct CompareError;\nimpl super::Console {\n    fn f(&self) { super::routes::viewable(); }\n}\n",
+        ),
+        (
+            "console/routes.rs",
+            "use super::{Console, compare::CompareError};\npub struct R;\npub fn viewable() {}\n",
+        ),
+    ] {
+        std::fs::write(p.join(file), text).unwrap();
+    }
+    let run = |dir: &std::path::Path| {
+        let out = Command::new("python3")
+            .arg(root().join("tools/module_cycles.py"))
+            .arg(dir)
+            .output()
+            .expect("python3 runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, stdout) = run(p);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.contains("cycle: console::compare <-> console::routes\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("1 cycle(s)"), "{stdout}");
+    // The way the console broke it: both ask a third sibling.
+    std::fs::write(
+        p.join("console/compare.rs"),
+        "pub struct CompareError;\nimpl super::Console {\n    fn f(&self) { super::access::viewable(); }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(p.join("console/access.rs"), "pub fn viewable() {}\n").unwrap();
+    std::fs::write(
+        p.join("console/mod.rs"),
+        "pub mod access;\npub mod compare;\npub mod routes;\npub struct Console;\n",
+    )
+    .unwrap();
+    let (code, stdout) = run(p);
+    assert_eq!(code, Some(0), "{stdout}");
+}

@@ -1510,3 +1510,212 @@ fn the_console_watches_a_model_backed_agent_wait_for_its_model() {
     }
     assert!(!t.to_string().contains(KEY));
 }
+
+/// The last user message of a request body, as text.
+fn last_user(body: &Value) -> String {
+    let m = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap();
+    match &m["content"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A server answering as llama.cpp does: tool calls, a reply with text only, a reply
+/// cut off at the reply limit, then a refusal of the prompt as longer than the
+/// context window. The run ends as the agent's failure, with a result and exit code
+/// 0 (not the infrastructure's 3); its report shows the tokens the run itself wrote
+/// to `result.json`; `--resume` does not send the refused request again.
+#[test]
+fn a_full_context_ends_the_run_as_the_agents_failure_reported_and_never_resumed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let call = |name: &str| ScriptCall {
+        name: name.into(),
+        arguments: "{}".into(),
+    };
+    // Turns by step: 0 a call, 1 text only, 2 (cut off by a fault), 3 refused.
+    let script = vec![vec![call("my_tasks")], vec![], vec![call("read_messages")]];
+    let (s, cfg) = server_with(tmp.path(), "llama", &script, |c| {
+        c.faults = vec![
+            FaultRule::at(2, Fault::CutOff),
+            FaultRule::at(3, Fault::ContextFull),
+        ];
+    });
+    let out = tmp.path().join("run");
+    let (o, c) = (out.to_str().unwrap(), cfg.to_str().unwrap());
+    let sc = scen_path("meeting-only");
+    let res = tbsim(
+        &run_args(o, c, sc.to_str().unwrap(), &["--agent", "llm:fake"]),
+        tmp.path(),
+    );
+    let (stdout, stderr) = crate::util::text(&res);
+    assert_eq!(res.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(!stdout.contains("INFRASTRUCTURE"), "{stdout}");
+    assert!(
+        stdout.contains("ended by the agent's failure (context_exceeded, scored)")
+            && stdout.contains("exceeds the available context size"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("empty turns: 2"), "{stdout}");
+    let r = result(&out);
+    assert_eq!(r["end_reason"], "context_exceeded", "{r}");
+    assert!(r.get("infra_error").is_none(), "{r}");
+    assert_eq!(r["steps"], 3);
+    assert_eq!(r["empty_turns"], 2, "the text-only and the cut-off replies");
+    let m = &r["model"];
+    assert_eq!(
+        (m["calls"].as_u64(), m["cut_off"].as_u64()),
+        (Some(3), Some(1))
+    );
+    // The tokens are the server's, as the trajectory recorded them.
+    let (mut tin, mut tout) = (0, 0);
+    for l in lines(&out).iter().filter(|l| l["type"] == "model") {
+        tin += l["usage"]["input_tokens"].as_u64().unwrap_or(0);
+        tout += l["usage"]["output_tokens"].as_u64().unwrap_or(0);
+    }
+    assert!(tin > 1000 && tout > 0, "{tin} {tout}");
+    assert_eq!(
+        (m["input_tokens"].as_u64(), m["output_tokens"].as_u64()),
+        (Some(tin), Some(tout))
+    );
+
+    // What the model was told: a reply limit with every request, the nudge after the
+    // text-only reply (with the step it led to), the cut-off after the cut reply.
+    let bodies = s.stats().bodies;
+    assert_eq!(bodies.len(), 4);
+    assert!(
+        bodies.iter().all(|b| b["max_tokens"] == 2048),
+        "the default reply limit"
+    );
+    let nudged = last_user(&bodies[2]);
+    assert!(
+        nudged.contains("· step 2") && nudged.contains("You did not call any tool"),
+        "{nudged}"
+    );
+    let cut = last_user(&bodies[3]);
+    assert!(
+        cut.contains("· step 3") && cut.contains("cut off at the reply limit (2048 tokens)"),
+        "{cut}"
+    );
+
+    // Wall time, attempts and timeouts per call, beside the trajectory.
+    let calls: Vec<Value> = std::fs::read_to_string(out.join("model_calls.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(calls.len(), 4, "{calls:?}");
+    assert!(
+        calls
+            .iter()
+            .all(|c| c["attempts"] == 1 && c["wall_ms"].is_u64())
+    );
+    assert_eq!(calls[3]["ok"], false);
+    assert_eq!(
+        calls
+            .iter()
+            .map(|c| c["step"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [1, 2, 3, 4]
+    );
+
+    // The report reads what the run wrote.
+    let rep_dir = tmp.path().join("report");
+    ok(&tbsim(
+        &["report", o, "--out", rep_dir.to_str().unwrap()],
+        tmp.path(),
+    ));
+    let rep: Value =
+        serde_json::from_str(&std::fs::read_to_string(rep_dir.join("report.json")).unwrap())
+            .unwrap();
+    let t = &rep["tokens"][0];
+    assert_eq!(
+        (t["tokens_in"].as_u64(), t["tokens_out"].as_u64()),
+        (Some(tin), Some(tout))
+    );
+    assert_eq!(t["calls"], 3);
+    let mc = &rep["model_calls"][0];
+    assert_eq!(
+        (
+            &mc["empty_turns"],
+            &mc["cut_off"],
+            &mc["timed_calls"],
+            &mc["failed"]
+        ),
+        (&json!(2), &json!(1), &json!(4), &json!(1))
+    );
+    assert_eq!(rep["models"][0]["runs"], 1, "the agent's failure is scored");
+    assert_eq!(rep["models"][0]["infra_failures"], 0);
+    let md = std::fs::read_to_string(rep_dir.join("report.md")).unwrap();
+    assert!(
+        md.contains(&format!("| llm:fake | 1 | 3 | {tin} | {tout} |")),
+        "{md}"
+    );
+
+    // Replay reproduces it offline; resuming it sends nothing.
+    ok(&tbsim(&["replay", o], tmp.path()));
+    let before = s.stats().agent_requests;
+    let again = tbsim(&["run", "--resume", o, "--api-config", c], tmp.path());
+    let (stdout, stderr) = crate::util::text(&again);
+    assert_eq!(again.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("context_exceeded"), "{stdout}");
+    assert_eq!(
+        s.stats().agent_requests,
+        before,
+        "the refusal is not repeated"
+    );
+    assert_eq!(result(&out), r);
+}
+
+/// A context window the server reports (`/props`, as llama.cpp) keeps the history
+/// within it, counting the tool catalogue and calibrated on the server's counts:
+/// the run is never refused, and it summarises now and then, not before every turn.
+#[test]
+fn a_reported_context_window_is_kept_without_summarising_every_turn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = oracle_script("busy-day");
+    // One call per turn: many turns, a history that grows.
+    let script: Vec<Vec<ScriptCall>> = script.into_iter().flatten().map(|c| vec![c]).collect();
+    let window = 9_000;
+    let (s, cfg) = server_with(tmp.path(), "window", &script, |c| {
+        c.context_tokens = Some(window);
+    });
+    let out = tmp.path().join("run");
+    let (o, c) = (out.to_str().unwrap(), cfg.to_str().unwrap());
+    let sc = scen_path("busy-day");
+    let res = tbsim(
+        &run_args(o, c, sc.to_str().unwrap(), &["--agent", "llm:fake"]),
+        tmp.path(),
+    );
+    let (stdout, stderr) = crate::util::text(&res);
+    assert!(res.status.success(), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("context window of 9000 tokens") && stderr.contains("/props"),
+        "{stderr}"
+    );
+    let st = s.stats();
+    assert_eq!(st.context_refusals, 0, "never refused");
+    let r = result(&out);
+    assert_ne!(r["end_reason"], "context_exceeded", "{r}");
+    let purposes: Vec<String> = model_lines(&out)
+        .iter()
+        .map(|l| l["purpose"].as_str().unwrap().to_owned())
+        .collect();
+    let turns = purposes.iter().filter(|p| *p == "turn").count();
+    let summaries = purposes.iter().filter(|p| *p == "summary").count();
+    assert!(summaries >= 1, "the window was reached: {purposes:?}");
+    assert!(
+        summaries * 4 <= turns,
+        "{summaries} summaries for {turns} turns: compressed to a low-water mark"
+    );
+    // Every request fitted, as the server counts (a quarter of the body's bytes).
+    for b in &st.bodies {
+        assert!((b.to_string().len() as u64) / 4 <= window);
+    }
+    ok(&tbsim(&["replay", o], tmp.path()));
+}

@@ -583,11 +583,6 @@ const REVIEWED_JOINS: &[(&str, &str, &str)] = &[
         "a label for the gate's in-memory scenario (never opened or written)",
     ),
     (
-        "engine/cli/src/family_serve.rs",
-        "format!(\"tbsim-serve-families-{}\", std::process::id())",
-        "a constant prefix and the server's process id, under the temp dir",
-    ),
-    (
         "engine/serve/src/console/export.rs",
         "name",
         "the console's own asset names (constants of `routes::ASSETS`)",
@@ -806,4 +801,540 @@ fn links_planted_in_a_run_directory_are_never_written_through() {
     assert!(d.join("result.json").is_file());
 
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "original");
+}
+
+// ---- Issue 38: family packs from a stranger -------------------------------------
+//
+// Each attack is a family folder (or an edit of one) as someone sharing a pack
+// could write it. tbsim must end with a clear error naming the script and the
+// bound it crossed (memory, time, depth, answer size), never crash or hang; the
+// host is a child process under kernel limits. A short deadline keeps each test
+// to seconds.
+
+/// A family folder `key` whose `generate` body is `body` (indented by four),
+/// with `extra` top-level source before it.
+fn attack_family(dir: &Path, key: &str, extra: &str, body: &str) -> std::path::PathBuf {
+    let fam = dir.join(key);
+    std::fs::create_dir_all(&fam).unwrap();
+    let body: String = body.lines().map(|l| format!("    {l}\n")).collect();
+    std::fs::write(
+        fam.join("family.star"),
+        format!(
+            "FAMILY = {{\"key\": \"{key}\", \"domain\": \"information_synthesis\"}}\n\
+             VARIANTS = [{{\"key\": \"one\"}}]\n{extra}\n\
+             def generate(ctx, params):\n{body}"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        fam.join("README.md"),
+        "# attack\n\n## Example questions\n\n- Hi {first}?\n",
+    )
+    .unwrap();
+    fam
+}
+
+/// `tbsim family check --seeds 1 FAM` under the short test bounds, within `secs`.
+fn check_family(fam: &Path, envs: &[(&str, &str)], secs: u64) -> (Option<i32>, String) {
+    let mut c = tbsim_command(
+        &[
+            "family",
+            "check",
+            "--seeds",
+            "1",
+            "--adversaries",
+            "copy-drive",
+            fam.to_str().unwrap(),
+        ],
+        &root(),
+    );
+    c.env("TBSIM_SCRIPT_DEADLINE_MS", "3000")
+        .env("TBSIM_SCRIPT_MEMORY_MB", "768");
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    let o = output_within(c, secs);
+    let (out, err) = text(&o);
+    (o.status.code(), format!("{out}\n{err}"))
+}
+
+/// The check failed as a gate failure (exit 1) or a refused family (2), not by a
+/// signal, and said `wants` about the script's file.
+fn assert_bounded(code: Option<i32>, out: &str, wants: &[&str]) {
+    assert!(
+        matches!(code, Some(1) | Some(2)),
+        "tbsim did not end with an error ({code:?}): {out}"
+    );
+    assert!(
+        out.contains("family.star"),
+        "the error names no script: {out}"
+    );
+    assert!(out.contains("error[TB0026]"), "{out}");
+    for w in wants {
+        assert!(out.contains(w), "no {w:?} in: {out}");
+    }
+}
+
+#[test]
+fn deep_nesting_in_source_is_a_located_depth_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let deep = format!("X = {}1{}", "(".repeat(150_000), ")".repeat(150_000));
+    let fam = attack_family(tmp.path(), "deep_source", &deep, "return X");
+    let (code, out) = check_family(&fam, &[], 60);
+    assert_bounded(code, &out, &["family.star:3:", "depth bound"]);
+    let chain = format!("X = 1{}", " + 1".repeat(200_000));
+    let fam = attack_family(tmp.path(), "long_chain", &chain, "return X");
+    let (code, out) = check_family(&fam, &[], 60);
+    assert_bounded(code, &out, &["family.star:3:", "depth bound"]);
+}
+
+#[test]
+fn deep_values_are_errors_where_they_cross_and_kill_only_the_host_inside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let build = "x = []\nfor i in range(2000000):\n    x = [x]\n";
+    // Returned to tbsim: refused by the depth cap, naming the function.
+    // Building two million levels takes a while on a busy machine: more time.
+    let slow = [("TBSIM_SCRIPT_DEADLINE_MS", "8000")];
+    let fam = attack_family(
+        tmp.path(),
+        "deep_return",
+        "",
+        &format!("{build}return {{\"tasks\": x}}"),
+    );
+    let (code, out) = check_family(&fam, &slow, 60);
+    assert_bounded(code, &out, &["depth bound", "generate"]);
+    // Declared: refused when the script loads.
+    let decl = "def deep():\n    x = []\n    for i in range(2000000):\n        x = [x]\n    return x\nDEEP = deep()\n";
+    let fam = attack_family(tmp.path(), "deep_decl", decl, "return {}");
+    let (code, out) = check_family(&fam, &slow, 60);
+    assert_bounded(code, &out, &["DEEP", "depth bound"]);
+    // Given to `str` and `json.encode` inside the script: the interpreter recurses
+    // where no cap can look first; the host's stack takes it or the host dies, and
+    // tbsim names the bound.
+    for call in ["str(x)", "json.encode(x)"] {
+        let fam = attack_family(
+            tmp.path(),
+            "deep_str",
+            "",
+            &format!("{build}return {{\"s\": {call}}}"),
+        );
+        let (code, out) = check_family(&fam, &slow, 60);
+        assert!(matches!(code, Some(1) | Some(2)), "{call}: {code:?} {out}");
+        assert!(out.contains("family.star"), "{call}: {out}");
+        assert!(
+            out.contains("depth bound")
+                || out.contains("stack")
+                || out.contains("heap bound")
+                || out.contains("time bound")
+                || out.contains("wall-clock"),
+            "{call}: no bound named: {out}"
+        );
+        std::fs::remove_dir_all(&fam).unwrap();
+    }
+}
+
+#[test]
+fn huge_allocations_hit_the_memory_bound_of_the_host_not_tbsim() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (key, body) in [
+        ("huge_mul", "return {\"s\": (\"a\" * 1024) * 2147483647}"),
+        ("one_big", "return {\"s\": \"a\" * 1500000000}"),
+        (
+            "appends",
+            "x = []\nfor i in range(100000000):\n    x.append(str(i) + \"a\" * 30000000)\nreturn x",
+        ),
+    ] {
+        let fam = attack_family(tmp.path(), key, "", body);
+        // Memory, not time, is the bound under test: time enough to reach it on
+        // a busy machine.
+        let (code, out) = check_family(&fam, &[("TBSIM_SCRIPT_DEADLINE_MS", "20000")], 90);
+        assert!(matches!(code, Some(1) | Some(2)), "{key}: {code:?} {out}");
+        assert!(out.contains("family.star"), "{key}: {out}");
+        assert!(
+            out.contains("heap bound")
+                || out.contains("heap limit")
+                || out.contains("Heap")
+                || out.contains("memory"),
+            "{key}: no memory bound named: {out}"
+        );
+    }
+}
+
+#[test]
+fn long_cpu_loops_are_stopped_at_the_deadline() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Many cheap ticks: the host stops it itself, at its line.
+    let fam = attack_family(
+        tmp.path(),
+        "spin",
+        "",
+        "n = 0\nfor i in range(19000000):\n    n += i\nreturn {\"n\": n}",
+    );
+    let t = Instant::now();
+    let (code, out) = check_family(&fam, &[], 60);
+    assert_bounded(
+        code,
+        &out,
+        &["`generate` ran past its wall-clock limit of 3000 ms"],
+    );
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+    // Few expensive ticks (a 50 MB scan each): tbsim kills the host.
+    let fam = attack_family(
+        tmp.path(),
+        "scan",
+        "",
+        "big = \"a\" * 50000000\nn = 0\nfor i in range(19000000):\n    n += big.count(\"b\")\nreturn {\"n\": n}",
+    );
+    let t = Instant::now();
+    let (code, out) = check_family(&fam, &[], 60);
+    assert_bounded(code, &out, &["wall-clock limit of 3000 ms", "time bound"]);
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+}
+
+#[test]
+fn oversized_params_and_answers_hit_the_answer_bound() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fam = tmp.path().join("big_params");
+    std::fs::create_dir_all(&fam).unwrap();
+    std::fs::write(
+        fam.join("family.star"),
+        "FAMILY = {\"key\": \"big_params\", \"domain\": \"information_synthesis\"}\n\
+         VARIANTS = [{\"key\": \"one\", \"params\": {\"x\": \"a\" * 3000000}}]\n\
+         def generate(ctx, params):\n    return {}\n",
+    )
+    .unwrap();
+    let (code, out) = check_family(&fam, &[("TBSIM_SCRIPT_ANSWER_MB", "1")], 60);
+    assert_bounded(code, &out, &["answer-size bound", "`load`"]);
+    let fam = attack_family(
+        tmp.path(),
+        "big_answer",
+        "",
+        "return {\"tasks\": [\"a\" * 3000000]}",
+    );
+    let (code, out) = check_family(&fam, &[("TBSIM_SCRIPT_ANSWER_MB", "1")], 60);
+    assert_bounded(code, &out, &["answer-size bound", "`generate`"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn family_files_are_read_like_scenario_pack_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let secret = tmp.path().join("host-secret.txt");
+    std::fs::write(&secret, "hunter2-topsecret = 1\n").unwrap();
+    let cases: [(&str, &dyn Fn(&Path), &str); 4] = [
+        (
+            "fifo_star",
+            &|p: &Path| {
+                assert!(Command::new("mkfifo").arg(p).status().unwrap().success());
+            },
+            "not a regular file",
+        ),
+        (
+            "zero_star",
+            &|p: &Path| std::os::unix::fs::symlink("/dev/zero", p).unwrap(),
+            "symbolic link",
+        ),
+        (
+            "secret_star",
+            &|p: &Path| std::os::unix::fs::symlink(&secret, p).unwrap(),
+            "symbolic link",
+        ),
+        (
+            "dir_star",
+            &|p: &Path| std::fs::create_dir(p).unwrap(),
+            "not a regular file",
+        ),
+    ];
+    for (key, make, says) in cases {
+        let fam = tmp.path().join(key);
+        std::fs::create_dir(&fam).unwrap();
+        make(&fam.join("family.star"));
+        let (code, out) = check_family(&fam, &[], 20);
+        assert!(matches!(code, Some(1) | Some(2)), "{key}: {code:?} {out}");
+        assert!(out.contains(says), "{key}: {out}");
+        assert!(
+            !out.contains("hunter2"),
+            "{key} quoted a file outside the folder: {out}"
+        );
+    }
+    // A README that is a link out is refused too, naming only itself.
+    let fam = attack_family(tmp.path(), "readme_link", "", "return {}");
+    std::fs::remove_file(fam.join("README.md")).unwrap();
+    std::os::unix::fs::symlink(&secret, fam.join("README.md")).unwrap();
+    let (code, out) = check_family(&fam, &[], 20);
+    assert!(matches!(code, Some(1) | Some(2)), "{code:?} {out}");
+    assert!(
+        out.contains("README.md") && out.contains("symbolic link"),
+        "{out}"
+    );
+    assert!(!out.contains("hunter2"), "{out}");
+    // Too large to read: refused by size before reading.
+    let fam = attack_family(
+        tmp.path(),
+        "huge_star",
+        &format!("# {}", "x".repeat(2 << 20)),
+        "return {}",
+    );
+    let (code, out) = check_family(&fam, &[], 20);
+    assert!(matches!(code, Some(1) | Some(2)), "{code:?} {out}");
+    assert!(out.contains("larger than"), "{out}");
+}
+
+#[test]
+fn fail_messages_reach_the_terminal_escaped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fam = attack_family(
+        tmp.path(),
+        "escapes",
+        "",
+        "fail(\"title \\x1b]0;pwned\\x07 clip \\x1b]52;c;aGk=\\x07 clear \\x1b[2J csi \\u009b31m\")",
+    );
+    let (code, out) = check_family(&fam, &[], 30);
+    assert_bounded(code, &out, &["\\x1b]52;c;aGk=", "\\x1b[2J"]);
+    assert!(
+        !out.contains('\u{1b}'),
+        "a raw ESC reached the terminal: {out:?}"
+    );
+    assert!(
+        !out.contains('\u{7}'),
+        "a raw BEL reached the terminal: {out:?}"
+    );
+    assert!(
+        !out.contains('\u{9b}'),
+        "a raw CSI reached the terminal: {out:?}"
+    );
+}
+
+/// The `serve --families` instances directory named on standard error.
+fn instances_dir(stderr: &str) -> std::path::PathBuf {
+    let at = stderr.find("(instances in ").expect("the instances line") + "(instances in ".len();
+    let rest = &stderr[at..];
+    std::path::PathBuf::from(&rest[..rest.find("; edits reload").unwrap()])
+}
+
+#[cfg(unix)]
+#[test]
+fn serve_families_works_in_a_private_new_directory_and_survives_a_bad_edit() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    // Links planted where the old fixed name would be, for any process id.
+    let planted = tmp.path().join("tmp");
+    std::fs::create_dir(&planted).unwrap();
+    let victim = tmp.path().join("victim.txt");
+    std::fs::write(&victim, "untouched").unwrap();
+    for pid in 1..400 {
+        std::os::unix::fs::symlink(
+            tmp.path(),
+            planted.join(format!("tbsim-serve-families-{pid}")),
+        )
+        .unwrap();
+    }
+    let fam = attack_family(
+        tmp.path(),
+        "served",
+        "",
+        "return {\"tasks\": [task(\"one\", \"T\", \"Write hello.\", [checkpoint(\"c\", \"C\", file_text(\"workspace/a.txt\", \"hello\\n\"), \"f\")], [step(\"write_file\", {\"path\": \"workspace/a.txt\", \"content\": \"hello\\n\"})])]}",
+    );
+    let mut c = tbsim_command(
+        &[
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--out",
+            tmp.path().join("out").to_str().unwrap(),
+            "--families",
+            fam.to_str().unwrap(),
+        ],
+        &root(),
+    );
+    c.env("TMPDIR", &planted)
+        .env("TBSIM_SCRIPT_DEADLINE_MS", "3000")
+        .env("TBSIM_SCRIPT_MEMORY_MB", "768")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .rsplit("http://")
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    let stderr = Arc::new(Mutex::new(String::new()));
+    {
+        let (mut err, stderr) = (child.stderr.take().unwrap(), Arc::clone(&stderr));
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                stderr
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+    }
+    let wait_for = |what: &str| {
+        let t = Instant::now();
+        loop {
+            if stderr.lock().unwrap().contains(what) {
+                return;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(60),
+                "no {what:?} in {}",
+                stderr.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    wait_for("(instances in ");
+    let dir = instances_dir(&stderr.lock().unwrap());
+    assert!(dir.starts_with(&planted), "{}", dir.display());
+    let meta = std::fs::symlink_metadata(&dir).unwrap();
+    assert!(
+        meta.is_dir() && !meta.file_type().is_symlink(),
+        "{}",
+        dir.display()
+    );
+    assert_eq!(
+        meta.permissions().mode() & 0o777,
+        0o700,
+        "{}",
+        dir.display()
+    );
+    let instance = dir.join("served-one.ron");
+    let good = std::fs::read_to_string(&instance).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+    // Instances are files made by tbsim, readable by its user only.
+    let imode = std::fs::metadata(&instance).unwrap().permissions().mode();
+    assert_eq!(imode & 0o077, 0, "{imode:o}");
+    let session = |addr: &str| -> u16 {
+        let body = r#"{"scenario": "served-one"}"#;
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        write!(
+            s,
+            "POST /v1/sessions HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut resp = String::new();
+        let _ = s.read_to_string(&mut resp);
+        resp.split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0)
+    };
+    assert_eq!(session(&addr), 201);
+    // Bad edits: a spinning loop, a huge allocation, a deep value given to `str`.
+    let src = std::fs::read_to_string(fam.join("family.star")).unwrap();
+    for (n, bad) in [
+        "    for i in range(19000000):\n        big = \"a\" * 50000000\n        big.count(\"b\")\n",
+        "    x = (\"a\" * 1024) * 2147483647\n",
+        "    x = []\n    for i in range(2000000):\n        x = [x]\n    s = str(x)\n",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let edited = src.replace(
+            "def generate(ctx, params):\n",
+            &format!("def generate(ctx, params):\n{bad}"),
+        );
+        std::fs::write(fam.join("family.star"), edited).unwrap();
+        let said = format!("did not reload (the last good instances stay)");
+        let t = Instant::now();
+        loop {
+            if stderr.lock().unwrap().matches(&said).count() > n {
+                break;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(60),
+                "edit {n}: {}",
+                stderr.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the server died on edit {n}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&instance).unwrap(),
+            good,
+            "edit {n}"
+        );
+        assert_eq!(session(&addr), 201, "edit {n}");
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+}
+
+#[test]
+fn a_drafted_family_s_gate_is_stopped_at_its_deadline() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A family whose generate runs long (within the script deadline the test
+    // allows), with escape sequences in its README.
+    let script = "FAMILY = {\"key\": \"slow_draft\", \"domain\": \"information_synthesis\"}\n\
+                  VARIANTS = [{\"key\": \"one\"}]\n\
+                  def generate(ctx, params):\n    n = 0\n    for i in range(19000000):\n        n += i\n    return {\"n\": n}\n";
+    let reply = format!(
+        "Here.\n```starlark\n{script}```\n\n```markdown\n# slow \u{1b}]0;pwned\u{7}\n\n## Example questions\n\n- Hi {{first}}?\n```\n"
+    );
+    let server = fake_llm::FakeServer::start(fake_llm::Config {
+        text_replies: vec![reply],
+        ..fake_llm::Config::default()
+    })
+    .unwrap();
+    let cfg = tmp.path().join("api_config.json");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"{{"drafter": {{"model_name": "fake-agent", "api_key_var": "k", "base_url": "{}"}}, "default": "drafter"}}"#,
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("slow_draft");
+    let mut c = tbsim_command(
+        &[
+            "family",
+            "draft",
+            "Anything",
+            "--model",
+            "drafter",
+            "--api-config",
+            cfg.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--rounds",
+            "1",
+            "--seeds",
+            "1",
+            "--adversaries",
+            "copy-drive",
+            "--gate-timeout",
+            "2",
+        ],
+        &root(),
+    );
+    c.env("TBSIM_SCRIPT_DEADLINE_MS", "60000");
+    let t = Instant::now();
+    let o = output_within(c, 60);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("the gate did not finish within 2 s"),
+        "{stdout}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+    assert!(
+        !stdout.contains('\u{1b}') && !stderr.contains('\u{1b}'),
+        "{stdout:?}"
+    );
 }

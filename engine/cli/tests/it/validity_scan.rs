@@ -7,9 +7,9 @@
 
 use std::collections::BTreeSet;
 
-use tbsim_agents::scan::{CheckpointScan, Tally, scan};
 use tbsim_gen::{Family, generate_scenario, to_ron};
 use tbsim_scenario::{Check, Content, LoadedScenario};
+use tbsim_validity::scan::{CheckpointScan, Tally, scan};
 
 use crate::util::{load_generated, one_task_plan, root, scenario, tbsim, text};
 
@@ -142,7 +142,8 @@ fn plant_cap(s: &mut LoadedScenario, words: bool) {
 /// A follow-up released only when the cap is recorded right: the scan must play the
 /// rule that records it, reach the follow-up and scan it. Planted: the follow-up's
 /// own objective states its answer as its only number. Without unlocking, the
-/// follow-up is never released to the scan and nothing is found.
+/// follow-up is never released to the scan and nothing is found; it is released by
+/// the oracle's answer to the task it waits on.
 #[test]
 fn the_scan_unlocks_follow_ups_gated_on_a_right_answer() {
     let mut s = scenario("meeting-check-sum");
@@ -184,18 +185,23 @@ fn the_scan_unlocks_follow_ups_gated_on_a_right_answer() {
         "{:?}",
         po.solved_by
     );
-    // The scan's own answer file is not a source: the cap is found in the meeting.
+    // The oracle's answer file is not a source: the cap is found in the meeting.
     let cap = rules_for(&scans, "decision_recorded");
+    assert!(!cap.is_empty());
     assert!(cap.iter().all(|l| !l.contains("workspace/")), "{cap:?}");
 
-    // With no cap to copy, nothing unlocks the follow-up.
+    // With no cap to copy, the rules solve nothing of the first task, and the
+    // follow-up is reached all the same: the oracle's answer closes what it waits
+    // on, so a leak in a follow-up is seen whether or not its gate is guessable.
     plant_cap(&mut s, true);
     let scans = scan(&s, None);
+    assert!(rules_for(&scans, "decision_recorded").is_empty());
     let po = scans
         .iter()
         .find(|c| c.checkpoint == "po_recorded")
         .unwrap();
-    assert!(!po.reached && po.solved_by.is_empty(), "{po:?}");
+    assert!(po.reached, "{po:?}");
+    assert!(po.solved_by.contains("only number of objective"), "{po:?}");
 }
 
 /// meeting_book, planted: nobody in the department has a clash, so the right guest
@@ -306,7 +312,18 @@ fn the_scan_command_is_deterministic_and_gates_on_the_share() {
 /// Rows over the share that are known and allowed while an open issue closes them:
 /// reported, not failed. Empty: a row may only be added with the issue that will
 /// close it.
-const KNOWN_LEAKS: &[&str] = &[];
+///
+/// Issue 37: found when the scan began to ask clue holders as an agent asks (before,
+/// every reply it saw was a refusal); the generators' fix is item 3 of that issue.
+/// `family check` still fails these families (their release records are under
+/// `runs/validity/`).
+const KNOWN_LEAKS: &[&str] = &[
+    "event_planning/event_date",
+    "meeting_book/attended_on_time",
+    "meeting_book/attendees_right",
+    "meeting_book/booked",
+    "website_monitor/owner_named",
+];
 
 /// Seeds per family in CI: spread over its variants (seed `i` takes variant
 /// `i % variants`). The full measurement, 200 seeds of every variant in release,

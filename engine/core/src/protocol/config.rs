@@ -56,6 +56,11 @@ pub enum EndReason {
     /// The agent went away: an external agent's session was deleted, or idle past
     /// its timeout. Cut off from outside the simulation, like a limit.
     Abandoned,
+    /// The model's context window could not hold the conversation: the server
+    /// refused the request as too long. The agent's failure (its history outgrew
+    /// what its model can read), scored as such; resuming would send the same
+    /// request again, so the run is over.
+    ContextExceeded,
 }
 
 impl EndReason {
@@ -70,6 +75,7 @@ impl EndReason {
             EndReason::TokenBudget => "token_budget",
             EndReason::TimeBudget => "time_budget",
             EndReason::Abandoned => "abandoned",
+            EndReason::ContextExceeded => "context_exceeded",
         }
     }
 }
@@ -95,6 +101,7 @@ mod tests {
             EndReason::TokenBudget,
             EndReason::TimeBudget,
             EndReason::Abandoned,
+            EndReason::ContextExceeded,
         ] {
             assert_eq!(serde_json::to_value(r).unwrap(), r.to_string());
         }

@@ -33,6 +33,6 @@ pub use args::ToolArgs;
 pub use call::{Attachment, ErrorKind, ToolCall, ToolError};
 pub use catalogue::{TOOL_NAMES, ToolSpec, catalogue};
 pub use config::{EndReason, FeedbackPolicy, SimConfig};
-pub use model::{ModelRecord, ModelUsage, RequestBody, TurnParts};
+pub use model::{CallTiming, ModelRecord, ModelUsage, RequestBody, TurnParts};
 pub use notification::{Notification, Priority};
 pub use observation::{Briefing, Decision, Observation, ToolResult};

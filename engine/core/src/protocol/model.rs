@@ -210,6 +210,22 @@ pub struct ModelRecord {
     pub usage: Option<ModelUsage>,
     /// Why the call failed for good.
     pub error: Option<String>,
+    /// How long the call took and how often it was retried. Wall-clock facts, so
+    /// never written to the trajectory (which replay compares byte for byte): the
+    /// runner writes them to the run directory's `model_calls.jsonl` instead.
+    pub timing: Option<CallTiming>,
+}
+
+/// Wall-clock facts of one model call (all attempts), kept apart from the
+/// trajectory: two runs with the same replies differ here and nowhere else.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallTiming {
+    /// Wall time from the first attempt to the outcome, backoff included, in ms.
+    pub wall_ms: u64,
+    /// Attempts made (1 when the first one answered).
+    pub attempts: u32,
+    /// Attempts that timed out.
+    pub timeouts: u32,
 }
 
 impl Serialize for ModelRecord {
@@ -257,6 +273,14 @@ pub struct ModelUsage {
     /// Cost in the configured currency (from `price_in`/`price_out` per million tokens).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
+    /// Replies the server stopped at the reply limit (`finish_reason: "length"`):
+    /// cut off mid-text or mid-call.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cut_off: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ModelUsage {
@@ -265,6 +289,7 @@ impl ModelUsage {
         self.calls += o.calls;
         self.input_tokens += o.input_tokens;
         self.output_tokens += o.output_tokens;
+        self.cut_off += o.cut_off;
         self.cost = match (self.cost, o.cost) {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),

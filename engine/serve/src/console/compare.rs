@@ -348,6 +348,47 @@ pub struct BatchInput {
     pub label: String,
     /// Its runs' directories.
     pub dirs: Vec<PathBuf>,
+    /// Its runs' ids, in the order of `dirs` (the page links to them).
+    pub ids: Vec<String>,
+}
+
+/// One run of a pair in a batch comparison's per-scenario rows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairedRun {
+    /// The run's id (a link on the page).
+    pub id: String,
+    /// Its checkpoint score.
+    pub score: f64,
+}
+
+/// A pair: the same scenario, seed and trial in the baseline and in another batch.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pair {
+    /// The seed.
+    pub seed: u64,
+    /// The trial (0 for a run without one).
+    pub trial: u32,
+    /// The baseline's run.
+    pub a: PairedRun,
+    /// The other batch's run.
+    pub b: PairedRun,
+}
+
+/// A scenario's pairs between the baseline and one other batch.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScenarioRow {
+    /// The other batch.
+    pub batch: String,
+    /// The scenario.
+    pub scenario: String,
+    /// Its pairs, by seed and trial.
+    pub pairs: Vec<Pair>,
+    /// Mean score of the baseline's paired runs.
+    pub mean_a: f64,
+    /// Mean score of the other batch's paired runs.
+    pub mean_b: f64,
+    /// `mean_b - mean_a`.
+    pub diff: f64,
 }
 
 /// Batches compared (see the module docs).
@@ -361,6 +402,8 @@ pub struct BatchComparison {
     pub comparison: tbsim_report::compare::Comparison,
     /// The report's definitions, as `tbsim report --compare` prints them.
     pub note: &'static str,
+    /// Per scenario, each other batch against the baseline, with the paired runs.
+    pub scenarios: Vec<ScenarioRow>,
 }
 
 /// How the paired comparison is computed (from `tbsim_report::compare`'s docs).
@@ -377,7 +420,26 @@ pub fn compare_batches(batches: &[BatchInput]) -> Result<BatchComparison, Compar
     }
     let mut groups = Vec::new();
     let mut runs = Vec::new();
+    // Each run's record with its id, by (scenario, seed, trial), per batch.
+    let mut keyed: Vec<BTreeMap<(String, u64, u32), PairedRun>> = Vec::new();
     for b in batches {
+        let mut by_key = BTreeMap::new();
+        for (dir, id) in b.dirs.iter().zip(&b.ids) {
+            if !dir.join("result.json").is_file() {
+                continue;
+            }
+            if let Ok(rs) = tbsim_report::load_runs(std::slice::from_ref(dir))
+                && let Some(r) = rs.first()
+            {
+                by_key
+                    .entry((r.scenario.clone(), r.seed, r.trial.unwrap_or(0)))
+                    .or_insert(PairedRun {
+                        id: id.clone(),
+                        score: r.checkpoint_score,
+                    });
+            }
+        }
+        keyed.push(by_key);
         let finished: Vec<PathBuf> = b
             .dirs
             .iter()
@@ -396,11 +458,39 @@ pub fn compare_batches(batches: &[BatchInput]) -> Result<BatchComparison, Compar
             runs: records,
         });
     }
+    let mut scenarios = Vec::new();
+    for (b, other) in batches.iter().zip(&keyed).skip(1) {
+        let mut rows: BTreeMap<&str, Vec<Pair>> = BTreeMap::new();
+        for (k, a) in &keyed[0] {
+            if let Some(bb) = other.get(k) {
+                rows.entry(k.0.as_str()).or_default().push(Pair {
+                    seed: k.1,
+                    trial: k.2,
+                    a: a.clone(),
+                    b: bb.clone(),
+                });
+            }
+        }
+        for (scenario, pairs) in rows {
+            let n = pairs.len() as f64;
+            let mean_a = pairs.iter().map(|p| p.a.score).sum::<f64>() / n;
+            let mean_b = pairs.iter().map(|p| p.b.score).sum::<f64>() / n;
+            scenarios.push(ScenarioRow {
+                batch: b.label.clone(),
+                scenario: scenario.to_owned(),
+                pairs,
+                mean_a,
+                mean_b,
+                diff: mean_b - mean_a,
+            });
+        }
+    }
     Ok(BatchComparison {
         batches: batches.iter().map(|b| b.label.clone()).collect(),
         runs,
         comparison: tbsim_report::compare::Comparison::new(&groups),
         note: BATCH_NOTE,
+        scenarios,
     })
 }
 
@@ -440,6 +530,18 @@ pub fn in_batch(id: &str, label: &str) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
 }
 
+impl From<CompareError> for crate::http::ApiError {
+    fn from(e: CompareError) -> Self {
+        let message = e.to_string();
+        let code = match e {
+            CompareError::Arity(_) => "invalid_query",
+            CompareError::Unreadable(..) => "unreadable_run",
+            CompareError::EmptyBatch(_) => "no_results",
+        };
+        super::access::err(axum::http::StatusCode::UNPROCESSABLE_ENTITY, code, message)
+    }
+}
+
 impl super::Console {
     /// The runs `ids` compared (see [`compare_runs`]). A run a person is playing, or
     /// a batch job not started, is refused: it has nothing it may show.
@@ -447,7 +549,7 @@ impl super::Console {
         let mut inputs = Vec::new();
         for id in ids {
             let found = self.find(id)?;
-            super::routes::viewable(&found)?;
+            super::access::viewable(self, &found)?;
             inputs.push(RunInput {
                 id: id.clone(),
                 dir: found.dir().to_path_buf(),
@@ -464,18 +566,18 @@ impl super::Console {
     ) -> Result<BatchComparison, crate::http::ApiError> {
         let mut inputs = Vec::new();
         for label in labels {
-            let dirs: Vec<PathBuf> = self
+            let members: Vec<&std::sync::Arc<super::FixedRun>> = self
                 .fixed
                 .iter()
                 .filter(|f| f.kind == super::RunKind::Recorded && in_batch(&f.id, label))
-                .map(|f| f.dir.clone())
                 .collect();
-            if dirs.is_empty() {
+            if members.is_empty() {
                 return Err(super::ConsoleError::UnknownRun(label.clone()).into());
             }
             inputs.push(BatchInput {
                 label: label.clone(),
-                dirs,
+                dirs: members.iter().map(|f| f.dir.clone()).collect(),
+                ids: members.iter().map(|f| f.id.clone()).collect(),
             });
         }
         Ok(compare_batches(&inputs)?)

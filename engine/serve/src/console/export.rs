@@ -9,13 +9,20 @@
 //! the page's requests from them.
 //!
 //! ```text
-//! DIR/index.html            the page (classic scripts, a CSP <meta>)
-//! DIR/assets/…              the console's script and style, static.js
-//! DIR/data/index.js         info, the runs list, each run's detail, the tool
-//!                           catalogue, comparisons
-//! DIR/data/run-<n>.js       run n's timeline, its world after every step and the
-//!                           bytes of every file version shown (loaded when opened)
+//! DIR/index.html              the page (classic scripts, a CSP <meta>)
+//! DIR/assets/…                the console's script and style, static.js
+//! DIR/data/index.js           info, the runs list, each run's detail, the tool
+//!                             catalogue, comparisons
+//! DIR/data/run-<n>.js         run n's worlds (as changes, see `Worlds`), where its
+//!                             timeline pages start, its messages (a model run)
+//! DIR/data/run-<n>-tl-<k>.js  page k of its timeline (TIMELINE_PAGE entries)
+//! DIR/data/run-<n>-files-<k>.js  file versions' bytes (about 2 MB a file)
 //! ```
+//!
+//! Each file is loaded when the page first needs it, so a long run opens with
+//! its worlds and the timeline pages shown first, and the export is about the
+//! size of the trajectories (worlds store each distinct value once and each step
+//! only what changed).
 //!
 //! What is written is what the read-only console shows for a recorded run without
 //! answers: everything passes through [`tbsim_engine::inspect`] with `answers`
@@ -23,13 +30,9 @@
 //! (which needs a server) is not offered.
 //!
 //! Comparisons are precomputed: every pair of runs of one scenario (both ways
-//! round), each scenario's
-//! whole group (up to [`super::compare::MAX_RUNS`] runs), and every pair of
-//! batches; the page says when a comparison asked for is not in the export.
-//!
-//! Worlds are kept small by interning: a world is stored as its per-step figures
-//! and indices into a table of distinct tasks, files, chats and calendar values,
-//! which change at few steps.
+//! round), each scenario's whole group (up to [`super::compare::MAX_RUNS`] runs),
+//! and every pair of batches (both ways round); the page says when a comparison
+//! asked for is not in the export.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -74,6 +77,12 @@ const INDEX_HTML: &str = include_str!("assets/export.html");
 
 const STATIC_JS: &str = include_str!("assets/static.js");
 
+/// Timeline entries per page file (the page asks for 120, then 400 at a time).
+pub const TIMELINE_PAGE: usize = 400;
+
+/// A file-bytes file is closed once it holds this many bytes (base64).
+pub const BLOB_FILE_BYTES: usize = 2 << 20;
+
 /// Interns JSON values: each distinct value once, referred to by index.
 #[derive(Default)]
 struct Interner {
@@ -93,46 +102,156 @@ impl Interner {
     }
 }
 
-/// A file version: content type and bytes, stored once.
+/// File versions: content type and bytes, each stored once, in files of about
+/// [`BLOB_FILE_BYTES`] (a file's bytes are loaded when it is opened).
 #[derive(Default)]
 struct Blobs {
-    list: Vec<(String, String)>,
-    index: BTreeMap<(&'static str, Vec<u8>), usize>,
+    /// Closed and open chunks: `[content type, base64]` each.
+    chunks: Vec<Vec<Value>>,
+    open_bytes: usize,
+    index: BTreeMap<[u8; 32], (usize, usize)>,
 }
 
 impl Blobs {
-    fn add(&mut self, bytes: Vec<u8>, content_type: &'static str) -> usize {
-        if let Some(i) = self.index.get(&(content_type, bytes.clone())) {
-            return *i;
+    /// Where `bytes` is stored: `(chunk, index in it)`.
+    fn add(&mut self, bytes: &[u8], content_type: &'static str) -> (usize, usize) {
+        let mut h = blake3::Hasher::new();
+        h.update(content_type.as_bytes());
+        h.update(&[0]);
+        h.update(bytes);
+        let key = *h.finalize().as_bytes();
+        if let Some(at) = self.index.get(&key) {
+            return *at;
         }
-        let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
-        self.list.push((content_type.to_owned(), b64));
-        self.index
-            .insert((content_type, bytes), self.list.len() - 1);
-        self.list.len() - 1
+        if self.chunks.is_empty() || self.open_bytes >= BLOB_FILE_BYTES {
+            self.chunks.push(Vec::new());
+            self.open_bytes = 0;
+        }
+        let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
+        self.open_bytes += b64.len();
+        let chunk = self.chunks.len() - 1;
+        self.chunks[chunk].push(json!([content_type, b64]));
+        let at = (chunk, self.chunks[chunk].len() - 1);
+        self.index.insert(key, at);
+        at
     }
 }
 
-/// World keys stored through the interner (the rest are per-step figures).
-const INTERNED: &[&str] = &["tasks", "files", "chats", "calendar"];
+/// A run's worlds, one per step, stored as changes: each distinct task, file
+/// entry, calendar entry, chat thread (without its messages), chat message and
+/// file version (path and where its bytes are) once in `items`; a step lists the
+/// items of each part only when that part changed since the step before; a chat
+/// thread's messages are a prefix of its log (messages are only ever added), so a
+/// step says how many. `static.js` rebuilds a step's world from this.
+#[derive(Default)]
+struct Worlds {
+    items: Interner,
+    logs: BTreeMap<String, Vec<usize>>,
+    steps: Vec<Value>,
+    last: BTreeMap<&'static str, Value>,
+}
 
-/// Run `found`'s data file: its timeline, its world after every step (0 to its
-/// last), and every file version those worlds list.
-fn run_data(console: &Console, id: &str, dir: &Path) -> Result<Value, ExportError> {
+impl Worlds {
+    fn ids(&mut self, v: Option<Value>) -> Value {
+        match v {
+            Some(Value::Array(xs)) => Value::from(
+                xs.into_iter()
+                    .map(|x| self.items.add(x))
+                    .collect::<Vec<_>>(),
+            ),
+            _ => json!([]),
+        }
+    }
+
+    /// A thread's `[thread item, messages]`: `messages` a count of its log, or the
+    /// message items when they are not a prefix of it.
+    fn thread(&mut self, t: Value) -> Value {
+        let Value::Object(mut t) = t else {
+            return json!([self.items.add(t), 0]);
+        };
+        let messages = match t.remove("messages") {
+            Some(Value::Array(ms)) => ms,
+            _ => Vec::new(),
+        };
+        let key = t
+            .get("key")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let meta = self.items.add(Value::Object(t));
+        let ids: Vec<usize> = messages.into_iter().map(|m| self.items.add(m)).collect();
+        let log = self.logs.entry(key).or_default();
+        let shared = log.iter().zip(&ids).take_while(|(a, b)| a == b).count();
+        if shared == log.len() {
+            log.extend_from_slice(&ids[shared..]);
+            json!([meta, ids.len()])
+        } else if shared == ids.len() {
+            json!([meta, ids.len()])
+        } else {
+            json!([meta, ids])
+        }
+    }
+
+    fn add(&mut self, mut view: serde_json::Map<String, Value>, files: Vec<Value>) {
+        let mut step = serde_json::Map::new();
+        let mut parts: Vec<(&'static str, Value)> = Vec::new();
+        for k in ["tasks", "files", "calendar"] {
+            let v = view.remove(k);
+            parts.push((k, self.ids(v)));
+        }
+        let chats = match view.remove("chats") {
+            Some(Value::Array(ts)) => ts.into_iter().map(|t| self.thread(t)).collect(),
+            _ => Vec::new(),
+        };
+        parts.push(("chats", Value::from(chats)));
+        parts.push(("file_bytes", self.ids(Some(Value::from(files)))));
+        for (k, v) in parts {
+            if self.last.get(k) != Some(&v) {
+                self.last.insert(k, v.clone());
+                step.insert(k.to_owned(), v);
+            }
+        }
+        step.insert("view".into(), Value::Object(view));
+        self.steps.push(Value::Object(step));
+    }
+}
+
+/// A run's data: its meta and worlds (one file), its timeline in pages and its
+/// files' bytes in chunks (files of their own, loaded when asked for).
+struct RunData {
+    meta: Value,
+    pages: Vec<Value>,
+    blobs: Vec<Vec<Value>>,
+}
+
+/// Run `found`'s data: its timeline, its world after every step (0 to its last),
+/// and every file version those worlds list.
+fn run_data(console: &Console, id: &str, dir: &Path) -> Result<RunData, ExportError> {
     let fail =
         |m: String| ExportError::Run(id.to_owned(), m.replace(&dir.display().to_string(), id));
     let epoch = console.epoch(dir).map_err(|e| fail(e.to_string()))?;
-    let timeline =
+    let mut timeline =
         tbsim_engine::inspect::entries_from(&dir.join("trajectory.jsonl"), 0, &epoch, false)
             .map_err(|e| fail(e.to_string()))?;
+    let has_model = timeline
+        .lines
+        .iter()
+        .any(|l| l.get("type").and_then(Value::as_str) == Some("model"));
+    let messages = if has_model {
+        Some(super::messages::conversation(&timeline.lines))
+    } else {
+        None
+    };
+    for l in &mut timeline.lines {
+        super::messages::with_reply(l);
+    }
     // One world advanced step by step (a replay from the start per step would be
     // quadratic in a long run's length).
     let replayer = tbsim_engine::replay::Replayer::open(dir).map_err(|e| fail(e.to_string()))?;
     let last = replayer.steps;
     let mut cursor = Some(replayer.cursor());
-    let mut parts = Interner::default();
     let mut blobs = Blobs::default();
-    let mut worlds = Vec::new();
+    let mut worlds = Worlds::default();
     for step in 0..=last {
         let mut c = cursor.take().expect("a world until the last step");
         replayer
@@ -151,43 +270,56 @@ fn run_data(console: &Console, id: &str, dir: &Path) -> Result<Value, ExportErro
             cursor.as_ref().expect("just kept").sim()
         };
         let view = tbsim_engine::inspect::world_view(sim, &replayer.loaded, last, false);
-        let mut files = BTreeMap::new();
+        let mut files = Vec::new();
         for f in &view.files {
             if let Some((bytes, ct)) = tbsim_engine::inspect::file_bytes(sim, &f.path) {
-                files.insert(f.path.clone(), blobs.add(bytes, ct));
+                let (chunk, i) = blobs.add(&bytes, ct);
+                files.push(json!([f.path, chunk, i]));
             }
         }
-        let Ok(Value::Object(mut obj)) = serde_json::to_value(&view) else {
+        let Ok(Value::Object(obj)) = serde_json::to_value(&view) else {
             return Err(fail("its world does not serialise".into()));
         };
-        let mut refs = serde_json::Map::new();
-        for k in INTERNED {
-            if let Some(v) = obj.remove(*k) {
-                refs.insert((*k).to_owned(), Value::from(parts.add(v)));
-            }
-        }
-        refs.insert("file_bytes".into(), Value::from(parts.add(json!(files))));
-        worlds.push(json!({ "view": obj, "refs": refs }));
+        worlds.add(obj, files);
     }
-    Ok(json!({
-        "timeline": timeline,
-        "worlds": worlds,
-        "parts": parts.values,
-        "blobs": blobs.list.iter().map(|(t, b)| json!([t, b])).collect::<Vec<_>>(),
-    }))
+    let firsts: Vec<Value> = timeline
+        .lines
+        .chunks(TIMELINE_PAGE)
+        .map(|p| p[0].get("i").cloned().unwrap_or(Value::Null))
+        .collect();
+    let pages: Vec<Value> = timeline
+        .lines
+        .chunks(TIMELINE_PAGE)
+        .map(|p| Value::from(p.to_vec()))
+        .collect();
+    Ok(RunData {
+        meta: json!({
+            "timeline": {
+                "pages": firsts,
+                "next": timeline.next,
+                "finished": timeline.finished,
+                "total": timeline.total,
+            },
+            "worlds": { "items": worlds.items.values, "logs": worlds.logs, "steps": worlds.steps },
+            "blob_files": blobs.chunks.len(),
+            "messages": messages,
+        }),
+        pages,
+        blobs: blobs.chunks,
+    })
 }
 
-/// A script handing `value` to `TBSIM_STATIC.<method>`. JSON is JavaScript; the
-/// two line separators JSON allows in strings are escaped all the same.
-fn script(method: &str, key: Option<&str>, value: &Value) -> String {
+/// A script handing `value` to `TBSIM_STATIC.<method>` after the arguments `keys`.
+/// JSON is JavaScript; the two line separators JSON allows in strings are escaped
+/// all the same.
+fn script(method: &str, keys: &[Value], value: &Value) -> String {
     let text = value
         .to_string()
         .replace('\u{2028}', "\\u2028")
         .replace('\u{2029}', "\\u2029");
-    match key {
-        Some(k) => format!("TBSIM_STATIC.{method}({}, {text});\n", Value::from(k)),
-        None => format!("TBSIM_STATIC.{method}({text});\n"),
-    }
+    let mut args: Vec<String> = keys.iter().map(Value::to_string).collect();
+    args.push(text);
+    format!("TBSIM_STATIC.{method}({});\n", args.join(", "))
 }
 
 fn write(path: &Path, bytes: &[u8], total: &mut u64) -> Result<(), ExportError> {
@@ -243,13 +375,16 @@ fn comparisons(console: &Console) -> BTreeMap<String, Value> {
             if pairs >= MAX_COMPARISONS {
                 break;
             }
-            let labels = vec![a.clone(), b.clone()];
-            if let Ok(c) = console.compare_batches(&labels)
-                && let Ok(v) = serde_json::to_value(c)
-            {
-                out.insert(format!("batches={a},{b}"), v);
-                pairs += 1;
+            // Both orders: the page offers either batch as the baseline.
+            for (x, y) in [(a, b), (b, a)] {
+                let labels = vec![x.clone(), y.clone()];
+                if let Ok(c) = console.compare_batches(&labels)
+                    && let Ok(v) = serde_json::to_value(c)
+                {
+                    out.insert(format!("batches={x},{y}"), v);
+                }
             }
+            pairs += 1;
         }
     }
     out
@@ -288,17 +423,32 @@ impl Console {
             summaries.push(d.summary.clone());
             let data = run_data(self, &f.id, &f.dir)?;
             let name = format!("run-{n}.js");
+            let id = Value::from(f.id.as_str());
             write(
                 &dir.join("data").join(&name),
-                script("run", Some(&f.id), &data).as_bytes(),
+                script("run", std::slice::from_ref(&id), &data.meta).as_bytes(),
                 &mut total,
             )?;
+            for (k, page) in data.pages.iter().enumerate() {
+                write(
+                    &dir.join("data").join(format!("run-{n}-tl-{k}.js")),
+                    script("page", &[id.clone(), Value::from(k)], page).as_bytes(),
+                    &mut total,
+                )?;
+            }
+            for (k, chunk) in data.blobs.into_iter().enumerate() {
+                write(
+                    &dir.join("data").join(format!("run-{n}-files-{k}.js")),
+                    script("blobs", &[id.clone(), Value::from(k)], &Value::from(chunk)).as_bytes(),
+                    &mut total,
+                )?;
+            }
             details.insert(
                 f.id.clone(),
                 serde_json::to_value(&d)
                     .map_err(|e| ExportError::Run(f.id.clone(), e.to_string()))?,
             );
-            files.insert(f.id.clone(), Value::from(format!("data/{name}")));
+            files.insert(f.id.clone(), Value::from(format!("data/run-{n}")));
         }
         let compares = comparisons(self);
         let index = json!({
@@ -320,7 +470,7 @@ impl Console {
         });
         write(
             &dir.join("data").join("index.js"),
-            script("index", None, &index).as_bytes(),
+            script("index", &[], &index).as_bytes(),
             &mut total,
         )?;
         Ok(Exported {

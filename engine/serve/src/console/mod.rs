@@ -20,8 +20,10 @@
 //!
 //! The routes are in [`routes`]; the page's files are embedded from `assets/`.
 
+pub(crate) mod access;
 pub mod compare;
 pub mod export;
+pub mod messages;
 pub mod routes;
 pub mod view_cache;
 pub mod worlds;
@@ -209,6 +211,10 @@ pub struct RunSummary {
     /// the background, and a later list (the stream sends it) has them.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub indexing: bool,
+    /// A person is playing this run's scenario in another run: this one shows
+    /// nothing but its summary until the play ends (see `access.rs`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub locked: bool,
 }
 
 /// How much of a recorded run's summary is asked for.
@@ -289,6 +295,9 @@ pub struct Console {
     suites: BTreeMap<String, String>,
     /// Whether a background reading of the summaries a list left out is under way.
     indexing: std::sync::atomic::AtomicBool,
+    /// Play sessions' turns so far, by session id: the player's page shows them all
+    /// (the agent keeps its whole conversation; a person should see as much).
+    play: Mutex<BTreeMap<String, Vec<serde_json::Value>>>,
 }
 
 /// Whether `id` has the form of a session id (32 lowercase hex digits): only such
@@ -349,6 +358,7 @@ impl Console {
             hold_new: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             suites: BTreeMap::new(),
             indexing: std::sync::atomic::AtomicBool::new(false),
+            play: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -481,6 +491,27 @@ impl Console {
             .ok_or_else(|| ConsoleError::UnknownRun(id.to_owned()))
     }
 
+    /// Adds `turn` to the play history of session `id`, unless it is the latest
+    /// there already (a turn is noted when shown and when acted on).
+    pub(crate) fn note_play_turn(&self, id: &str, turn: serde_json::Value) {
+        let mut h = self.play.lock().unwrap_or_else(PoisonError::into_inner);
+        let list = h.entry(id.to_owned()).or_default();
+        let step = |t: &serde_json::Value| t["observation"]["step"].as_u64();
+        if list.last().is_none_or(|l| step(l) != step(&turn)) {
+            list.push(turn);
+        }
+    }
+
+    /// The turns session `id` handed out, oldest first (see [`Console::note_play_turn`]).
+    pub(crate) fn play_history(&self, id: &str) -> Vec<serde_json::Value> {
+        self.play
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// The calendar of the run in `dir` (from its scenario copy; read once).
     pub fn epoch(&self, dir: &Path) -> Result<tbsim_core::time::Epoch, ConsoleError> {
         if let Some(e) = self
@@ -551,6 +582,10 @@ impl Console {
             all.push(self.detail_of(&Found::Session(id, e)).summary);
         }
         all.sort_by(|a, b| natural_cmp(&a.id, &b.id));
+        let played = access::played_scenarios(self);
+        for r in &mut all {
+            r.locked = access::locked_by_play(&played, &r.id, &r.scenario);
+        }
         all
     }
 
@@ -619,7 +654,10 @@ impl Console {
 
     /// One run in detail.
     pub fn detail(&self, id: &str) -> Result<RunDetail, ConsoleError> {
-        Ok(self.detail_of(&self.find(id)?))
+        let mut d = self.detail_of(&self.find(id)?);
+        let played = access::played_scenarios(self);
+        d.summary.locked = access::locked_by_play(&played, &d.summary.id, &d.summary.scenario);
+        Ok(d)
     }
 
     pub(crate) fn detail_of(&self, found: &Found) -> RunDetail {
@@ -711,6 +749,7 @@ impl Console {
             success_rate: None,
             model: None,
             indexing: false,
+            locked: false,
         };
         let mut detail = match found.control() {
             Some(c) => live_detail(base, &c.status(), written, !builtin, &dir),

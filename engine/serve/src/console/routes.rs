@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 use tbsim_core::protocol::FeedbackPolicy;
 use tbsim_engine::live::{Control, GuidanceKind, GuidanceRequest};
 
+use super::access::{err, playing, queued_check, refuse_while_playing};
 use super::{Console, ConsoleError, Found, Mode, RunDetail, RunKind};
 use crate::http::{ApiError, Id, decision, parse};
 use crate::registry::{Driver, OpenExtras, OpenRequest};
@@ -69,66 +70,6 @@ impl From<ConsoleError> for ApiError {
     }
 }
 
-/// Whether `found` is a person's play session still going: its page shows only
-/// what the tools return (each view of the world costs the tool's time), so the
-/// free views (world, files, timeline) and guidance are refused until it ends.
-fn playing(found: &Found) -> bool {
-    match found {
-        Found::Session(_, e) => {
-            !e.info.builtin
-                && e.info.agent.starts_with("human:")
-                && e.info.failure().is_none()
-                && e.info.control.status().state != tbsim_engine::live::LiveState::Finished
-        }
-        Found::Fixed(_) => false,
-    }
-}
-
-fn refuse_while_playing(found: &Found) -> Result<(), ApiError> {
-    if playing(found) {
-        return Err(err(
-            StatusCode::FORBIDDEN,
-            "hidden_while_playing",
-            "a person is playing this run: the world is seen through the tools (each costs its simulated time) until the run ends",
-        ));
-    }
-    Ok(())
-}
-
-/// Whether the run's world may be shown at all: not while a person plays it, not
-/// before a batch job starts.
-pub(crate) fn viewable(found: &Found) -> Result<(), ApiError> {
-    refuse_while_playing(found)?;
-    queued_check(found)
-}
-
-impl From<super::compare::CompareError> for ApiError {
-    fn from(e: super::compare::CompareError) -> Self {
-        let message = e.to_string();
-        let code = match e {
-            super::compare::CompareError::Arity(_) => "invalid_query",
-            super::compare::CompareError::Unreadable(..) => "unreadable_run",
-            super::compare::CompareError::EmptyBatch(_) => "no_results",
-        };
-        err(StatusCode::UNPROCESSABLE_ENTITY, code, message)
-    }
-}
-
-/// A batch job not started yet has no world: said so, without its directory.
-fn queued_check(found: &Found) -> Result<(), ApiError> {
-    if let Found::Fixed(f) = found
-        && f.kind == RunKind::Batch
-        && f.control().is_none()
-    {
-        return Err(err(
-            StatusCode::CONFLICT,
-            "no_world",
-            "queued: the job has not started yet",
-        ));
-    }
-    Ok(())
-}
-
 /// No world to show: why, naming the run's directory by its last component only
 /// (never a host path).
 fn no_world(dir: &std::path::Path, e: &dyn std::fmt::Display) -> ApiError {
@@ -144,14 +85,6 @@ fn no_world(dir: &std::path::Path, e: &dyn std::fmt::Display) -> ApiError {
 fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
     q.map(|Query(t)| t)
         .map_err(|r| err(StatusCode::BAD_REQUEST, "invalid_query", r.body_text()))
-}
-
-fn err(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
-    ApiError {
-        status,
-        code,
-        message: message.into(),
-    }
 }
 
 /// The console's routes (no fallback: they are merged into the API's router).
@@ -181,6 +114,8 @@ pub fn router(console: Arc<Console>) -> Router {
         .route("/v1/console/runs/{id}/guide", post(guide))
         .route("/v1/console/runs/{id}/fork", post(fork))
         .route("/v1/console/runs/{id}/close", post(close))
+        .route("/v1/console/runs/{id}/messages", get(messages))
+        .route("/v1/console/runs/{id}/history", get(history))
         .with_state(console)
 }
 
@@ -392,17 +327,104 @@ async fn timeline(
 ) -> Result<Json<Value>, ApiError> {
     let q = query(q)?;
     let found = c.find(&id)?;
-    refuse_while_playing(&found)?;
+    refuse_while_playing(&c, &found)?;
     queued_check(&found)?;
     let answers = answers(&c, &id, q.answers).await?;
     let dir = found.dir().to_path_buf();
     let c2 = Arc::clone(&c);
-    let t = tokio::task::spawn_blocking(move || read_entries(&c2, dir, q.from, q.limit, answers))
-        .await
-        .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
+    let mut t =
+        tokio::task::spawn_blocking(move || read_entries(&c2, dir, q.from, q.limit, answers))
+            .await
+            .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
+    for l in &mut t.lines {
+        super::messages::with_reply(l);
+    }
     Ok(Json(
         json!({ "lines": t.lines, "next": t.next, "finished": t.finished, "total": t.total }),
     ))
+}
+
+/// The conversation of a model-backed run as its model saw it, each message once
+/// (see `messages.rs`).
+async fn messages(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<Value>, ApiError> {
+    let found = c.find(&id)?;
+    super::access::viewable(&c, &found)?;
+    let dir = found.dir().to_path_buf();
+    let conv = tokio::task::spawn_blocking(move || {
+        let text = std::fs::read_to_string(dir.join("trajectory.jsonl")).map_err(|e| {
+            err(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "unreadable_run",
+                format!("trajectory.jsonl: {e}"),
+            )
+        })?;
+        // Only model lines are parsed (a long run has thousands of others).
+        let lines: Vec<Value> = text
+            .lines()
+            .filter(|l| l.starts_with("{\"type\":\"model\""))
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        Ok::<_, ApiError>(super::messages::conversation(&lines))
+    })
+    .await
+    .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
+    Ok(Json(json!({ "messages": conv })))
+}
+
+/// What a person playing has seen so far: for a fork, the parent's steps up to the
+/// fork (its decisions and what they returned), then every turn of this session
+/// (the first one's notifications included), oldest first.
+async fn history(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<Value>, ApiError> {
+    let e = session_of(&c, &id)?;
+    if e.info.builtin {
+        return Err(err(
+            StatusCode::CONFLICT,
+            "not_playable",
+            "a built-in agent decides in this run",
+        ));
+    }
+    note_turn(&c, &id, &e);
+    let turns = c.play_history(&id);
+    let recap = match e.info.fork.clone() {
+        Some((parent, step)) => {
+            let c2 = Arc::clone(&c);
+            tokio::task::spawn_blocking(move || recap_of(&c2, parent, step))
+                .await
+                .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??
+        }
+        None => Vec::new(),
+    };
+    Ok(Json(json!({ "recap": recap, "turns": turns })))
+}
+
+/// The parent's decisions and results of steps 1..=`step` (what its agent saw).
+fn recap_of(c: &Console, parent: PathBuf, step: u64) -> Result<Vec<Value>, ApiError> {
+    let t = read_entries(c, parent, 0, None, false)?;
+    Ok(t.lines
+        .into_iter()
+        .filter(|l| {
+            matches!(
+                l.get("type").and_then(Value::as_str),
+                Some("decision") | Some("result")
+            ) && l
+                .get("step")
+                .and_then(Value::as_u64)
+                .is_some_and(|s| s <= step)
+        })
+        .collect())
+}
+
+/// Keeps the session's latest turn in its play history (once).
+fn note_turn(c: &Console, id: &str, e: &crate::registry::Entry) {
+    let t = e
+        .info
+        .last_turn
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    if let Some(t) = t {
+        c.note_play_turn(id, turn_json(&t));
+    }
 }
 
 struct RunStream {
@@ -461,7 +483,7 @@ async fn poll_run(st: &mut RunStream) {
     let from = st.next;
     let c2 = Arc::clone(&st.console);
     // A run being played streams its status only: lines come once it ends.
-    let hidden = playing(&found);
+    let hidden = refuse_while_playing(&st.console, &found).is_err();
     let read = if hidden {
         None
     } else {
@@ -471,7 +493,8 @@ async fn poll_run(st: &mut RunStream) {
     };
     let mut trajectory_ended = false;
     if let Some(Ok(t)) = read {
-        for l in t.lines {
+        for mut l in t.lines {
+            super::messages::with_reply(&mut l);
             st.pending
                 .push_back(Event::default().event("line").data(l.to_string()));
         }
@@ -513,15 +536,20 @@ async fn world(
 ) -> Result<Response, ApiError> {
     let q = query(q)?;
     let found = c.find(&id)?;
-    refuse_while_playing(&found)?;
+    refuse_while_playing(&c, &found)?;
     queued_check(&found)?;
     let answers = answers(&c, &id, q.answers).await?;
     let dir = found.dir().to_path_buf();
     let c2 = Arc::clone(&c);
     let (view, source) = tokio::task::spawn_blocking(move || {
-        c2.worlds()
+        let (view, source) = c2
+            .worlds()
             .view_from(&dir, q.step, answers)
-            .map_err(|e| no_world(&dir, &e))
+            .map_err(|e| no_world(&dir, &e))?;
+        if !answers {
+            return Ok::<_, ApiError>((view, source));
+        }
+        Ok((with_expected(&c2, &dir, q.step, &view).into(), source))
     })
     .await
     .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
@@ -538,6 +566,87 @@ async fn world(
     Ok(r)
 }
 
+/// A world with answers, each checkpoint given what it expects (`expected`: its
+/// check as the scenario states it) and what the agent wrote there at that step
+/// (`actual`: the file the check reads, or the value at its JSON pointer), so
+/// "show answers" sets the answer beside the agent's.
+fn with_expected(c: &Console, dir: &std::path::Path, step: Option<u64>, view: &str) -> String {
+    let Ok(mut v) = serde_json::from_str::<Value>(view) else {
+        return view.to_owned();
+    };
+    let Ok(loaded) = tbsim_engine::run_dir::load_scenario(&dir.join("scenario.ron")) else {
+        return view.to_owned();
+    };
+    let at = v.get("step").and_then(Value::as_u64).or(step);
+    let Some(tasks) = v.get_mut("tasks").and_then(Value::as_array_mut) else {
+        return view.to_owned();
+    };
+    for t in tasks {
+        let key = t
+            .get("key")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let Some(spec) = loaded.scenario.tasks.iter().find(|s| s.key == key) else {
+            continue;
+        };
+        let Some(cps) = t.get_mut("checkpoints").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for cp in cps {
+            let ck = cp.get("key").and_then(Value::as_str).unwrap_or_default();
+            let Some(cs) = spec.checkpoints.iter().find(|s| s.key == ck) else {
+                continue;
+            };
+            let expected = serde_json::to_value(&cs.check).unwrap_or(Value::Null);
+            let actual = actual_for(c, dir, at, &expected);
+            if let Some(o) = cp.as_object_mut() {
+                o.insert("expected".into(), expected);
+                if let Some(a) = actual {
+                    o.insert("actual".into(), a);
+                }
+            }
+        }
+    }
+    v.to_string()
+}
+
+/// What the agent wrote where a check looks: the file (`path`) at the step, as text
+/// (cut at 4,000 characters), or the value at the check's JSON `pointer` in it.
+fn actual_for(
+    c: &Console,
+    dir: &std::path::Path,
+    step: Option<u64>,
+    check: &Value,
+) -> Option<Value> {
+    // A check is `{Variant: {fields}}`.
+    let fields = check.as_object()?.values().next()?.as_object()?;
+    let path = fields.get("path")?.as_str()?;
+    let candidates = [
+        path.to_owned(),
+        format!("workspace/{path}"),
+        format!("drive/{path}"),
+    ];
+    let bytes = candidates
+        .iter()
+        .find_map(|p| c.worlds().file(dir, step, p).ok().flatten())
+        .map(|(b, _)| b);
+    let Some(bytes) = bytes else {
+        return Some(json!({ "missing": true }));
+    };
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    if let Some(ptr) = fields.get("pointer").and_then(Value::as_str) {
+        let parsed: Option<Value> = serde_json::from_str(&text).ok();
+        return Some(match parsed {
+            Some(j) => json!({ "value": j.pointer(ptr).cloned().unwrap_or(Value::Null) }),
+            None => {
+                json!({ "text": text.chars().take(4000).collect::<String>(), "not_json": true })
+            }
+        });
+    }
+    Some(json!({ "text": text.chars().take(4000).collect::<String>() }))
+}
+
 async fn file(
     State(c): State<Arc<Console>>,
     Id(id): Id,
@@ -545,7 +654,7 @@ async fn file(
 ) -> Result<Response, ApiError> {
     let q = query(q)?;
     let found = c.find(&id)?;
-    refuse_while_playing(&found)?;
+    refuse_while_playing(&c, &found)?;
     let Some(path) = q.path.clone() else {
         return Err(err(
             StatusCode::BAD_REQUEST,
@@ -653,9 +762,13 @@ async fn act(
     }
     let b = parse(body)?;
     let mut session = e.session.lock().await;
+    // The turn the person acted on is in the history before the one it leads to.
+    note_turn(&c, &id, &e);
     let d = decision(b, session.state().steps);
     let t = session.step(d).await?;
-    Ok(Json(turn_json(&t)))
+    let j = turn_json(&t);
+    c.note_play_turn(&id, j.clone());
+    Ok(Json(j))
 }
 
 fn control_of(c: &Console, id: &str) -> Result<(Arc<Control>, Found), ApiError> {

@@ -1,6 +1,8 @@
 // The tbsim console: a hash-routed page over the /v1/console API (docs/console.md).
 // No build step, no dependencies. Every piece of data reaches the page through
-// textContent or attributes: never through innerHTML.
+// textContent or attributes, but for one kind: a model's Markdown, which the server
+// renders (pulldown-cmark) and sanitises (ammonia) and the page inserts with
+// `sanitized()` (fields named `html` / `*_html` only).
 
 'use strict';
 
@@ -37,6 +39,13 @@ function clear(el) {
 }
 
 const $ = (sel, root = document) => root.querySelector(sel);
+
+/** A block of HTML the server rendered from Markdown and sanitised (messages.rs). */
+function sanitized(html, attrs) {
+  const el = h('div', Object.assign({ class: 'md-body' }, attrs || {}));
+  el.innerHTML = String(html ?? '');
+  return el;
+}
 
 /**
  * Inline Markdown as DOM nodes (never innerHTML): `code`, **strong**, *em* / _em_;
@@ -455,8 +464,21 @@ function fmtCount(n) {
   return typeof n === 'number' ? n.toLocaleString('en') : '–';
 }
 
+/** A name a person can read: a session's 32-hex id or a batch's `job-<n>` says
+ * nothing, so those read as scenario · agent (· trial) and a short id. */
+function runLabel(r) {
+  if (!r) return '';
+  const hex = /^[0-9a-f]{32}$/.test(r.id);
+  const job = /^job-\d+$/.test(r.id);
+  if (!hex && !job) return r.id;
+  const parts = [r.scenario, r.agent];
+  if (typeof r.trial === 'number') parts.push(`trial ${r.trial}`);
+  parts.push(hex ? r.id.slice(0, 6) : r.id);
+  return parts.filter(Boolean).join(' · ');
+}
+
 function runRow(r) {
-  const link = h('a', { href: `#/run/${encodeURIComponent(r.id)}`, testid: `run-link-${r.id}` }, r.id);
+  const link = h('a', { href: `#/run/${encodeURIComponent(r.id)}`, testid: `run-link-${r.id}`, title: r.id }, runLabel(r));
   if (r.indexing) return pendingRow(r, link);
   const tokens = runTokens(r);
   return h('tr', { testid: `run-row-${r.id}`, 'data-state': r.state, class: 'run' },
@@ -472,6 +494,7 @@ function runRow(r) {
     h('td', { 'data-label': 'Tokens', class: 'num', testid: 'run-row-tokens' }, tokens === null ? '–' : fmtCount(tokens),
       r.model && typeof r.model.cost === 'number' ? h('span', { class: 'muted small' }, ` ${fmtCost(r.model.cost)}`) : null),
     h('td', { 'data-label': 'State' }, stateBadge(r.state, 'run-row-state'),
+      r.locked ? h('span', { class: 'badge', testid: 'run-row-locked', title: 'someone is playing this scenario: hidden until the play ends' }, ' hidden while played') : null,
       r.end_reason && r.end_reason !== r.state ? h('span', { class: 'muted small', testid: 'run-row-end' }, ` ${r.end_reason}`) : null),
   );
 }
@@ -503,8 +526,55 @@ function groupRow(name, a) {
     h('span', { class: 'muted small' }, ` · ${parts.join(' · ')}`)));
 }
 
-/** Above this many rows, only those in view are drawn. */
-const VIRTUAL_FROM = 200;
+/** Above this many rows, only those in view are drawn (below it every row is in the
+ * page: found by the browser's own search, drawn at first paint). */
+const VIRTUAL_FROM = 5000;
+
+/** Trials of one scenario in a batch: n, mean, spread, pass^1 and pass^k (k = n:
+ * every trial succeeded; a trial succeeds when all its tasks do). */
+function trialAggregate(runs) {
+  const read = runs.filter((r) => !r.indexing && typeof r.score === 'number');
+  const n = read.length;
+  const mean = n ? read.reduce((t, r) => t + r.score, 0) / n : null;
+  const sd = n > 1 ? Math.sqrt(read.reduce((t, r) => t + (r.score - mean) ** 2, 0) / (n - 1)) : null;
+  const min = n ? Math.min(...read.map((r) => r.score)) : null;
+  const max = n ? Math.max(...read.map((r) => r.score)) : null;
+  const rated = runs.filter((r) => typeof r.success_rate === 'number');
+  const c = rated.filter((r) => r.success_rate >= 1).length;
+  const k = rated.length;
+  return { n: runs.length, mean, sd, min, max, pass1: k ? c / k : null, passK: k ? (c === k ? 1 : 0) : null, k };
+}
+
+function trialRow(batch, scenario, a) {
+  const parts = [`${a.n} trial${a.n === 1 ? '' : 's'}`, `mean ${fmtScore(a.mean)}`];
+  if (a.sd !== null) parts.push(`sd ${fmtScore(a.sd)}`);
+  if (a.min !== null) parts.push(`range ${fmtScore(a.min)}–${fmtScore(a.max)}`);
+  if (a.pass1 !== null) parts.push(`pass^1 ${fmtScore(a.pass1)}`, `pass^${a.k} ${fmtScore(a.passK)}`);
+  return h('tr', {
+    class: 'trials', testid: `trials-${batch}:${scenario}`, 'data-n': a.n, 'data-mean': a.mean ?? '', 'data-sd': a.sd ?? '',
+    'data-pass1': a.pass1 ?? '', 'data-passk': a.passK ?? '',
+  }, h('th', { colspan: RUN_COLUMNS.length + (window.tbsimCompare ? 1 : 0), scope: 'rowgroup' },
+    h('span', { class: 'group-name' }, scenario), h('span', { class: 'muted small' }, ` · ${parts.join(' · ')}`)));
+}
+
+/** A histogram of the scores shown: ten bins over 0..1 (the last takes 1.0). */
+function scoreHistogram(runs) {
+  const counts = new Array(10).fill(0);
+  for (const r of runs) {
+    if (r.indexing || typeof r.score !== 'number') continue;
+    counts[Math.min(9, Math.max(0, Math.floor(r.score * 10)))] += 1;
+  }
+  const top = Math.max(1, ...counts);
+  const bars = counts.map((c, i) => {
+    const bar = h('span', { class: 'hist-bar', title: `${(i / 10).toFixed(1)}–${((i + 1) / 10).toFixed(1)}: ${c}` });
+    // Through the style object: the page's CSP refuses style attributes.
+    bar.style.height = `${Math.round((c / top) * 100)}%`;
+    return h('div', { class: 'hist-col', testid: 'hist-col', 'data-count': c },
+      h('div', { class: 'hist-track' }, bar), h('span', { class: 'hist-n small' }, String(c)), h('span', { class: 'hist-x small muted' }, (i / 10).toFixed(1)));
+  });
+  return h('figure', { class: 'histogram', testid: 'score-histogram', 'data-counts': counts.join(',') },
+    h('figcaption', { class: 'small muted' }, 'Scores of the runs shown (bins of 0.1)'), h('div', { class: 'hist-cols' }, bars));
+}
 
 function viewRuns(main) {
   main.append(h('h1', {}, 'Runs'));
@@ -576,6 +646,7 @@ function viewRuns(main) {
     } }, c.label))));
   const table = h('table', { class: 'runs', testid: 'runs-table' }, h('thead', {}, headRow), tbody);
   const scroller = h('div', { class: 'runs-scroll', testid: 'runs-scroll' }, table);
+  const histBox = h('div', { class: 'hist-box', testid: 'hist-box' });
   main.append(
     h('section', { 'aria-labelledby': 'runs-h' },
       h('h2', { id: 'runs-h' }, 'All runs'),
@@ -583,6 +654,7 @@ function viewRuns(main) {
       filters,
       compareBar,
       status,
+      histBox,
       scroller,
       empty));
 
@@ -620,13 +692,35 @@ function viewRuns(main) {
         groups.get(b).push(r);
       }
       for (const b of [...groups.keys()].sort(NATURAL.compare)) {
-        items.push({ group: b, agg: batchAggregate(groups.get(b)) });
-        for (const r of groups.get(b)) items.push({ run: r });
+        const runs = groups.get(b);
+        items.push({ group: b, agg: batchAggregate(runs) });
+        // Trials: runs of one scenario more than once in a batch get a row of their own.
+        const byScenario = new Map();
+        for (const r of runs) {
+          if (!byScenario.has(r.scenario)) byScenario.set(r.scenario, []);
+          byScenario.get(r.scenario).push(r);
+        }
+        if ([...byScenario.values()].some((v) => v.length > 1)) {
+          // In the order the sort put their first runs.
+          for (const sc of byScenario.keys()) {
+            items.push({ trials: sc, batch: b, agg: trialAggregate(byScenario.get(sc)) });
+            for (const r of byScenario.get(sc)) items.push({ run: r });
+          }
+        } else {
+          for (const r of runs) items.push({ run: r });
+        }
       }
     } else {
       for (const r of shown) items.push({ run: r });
     }
     const virtual = items.length > VIRTUAL_FROM;
+    const scored = shown.filter((r) => !r.indexing && typeof r.score === 'number').length;
+    const hist = scored >= 2 ? scoreHistogram(shown) : null;
+    if ((hist ? hist.dataset.counts : '') !== (histBox.dataset.counts || '')) {
+      clear(histBox);
+      if (hist) histBox.append(hist);
+      histBox.dataset.counts = hist ? hist.dataset.counts : '';
+    }
     scroller.classList.toggle('virtual', virtual);
     table.classList.toggle('virtual', virtual);
     heights = null;
@@ -646,13 +740,14 @@ function viewRuns(main) {
     if (!virtual) {
       clear(tbody);
       const frag = document.createDocumentFragment();
-      for (const it of items) frag.append(it.run ? runRow(it.run) : groupRow(it.group, it.agg));
+      for (const it of items) frag.append(itemRow(it));
       tbody.append(frag);
       return;
     }
     drawWindow();
   };
 
+  const itemRow = (it) => (it.run ? runRow(it.run) : it.trials !== undefined ? trialRow(it.batch, it.trials, it.agg) : groupRow(it.group, it.agg));
   /** Draws the rows in view (and a screenful either side) between two spacers. */
   const drawWindow = () => {
     if (!items.length) return;
@@ -662,7 +757,7 @@ function viewRuns(main) {
       const sampleRun = items.find((it) => it.run);
       const sampleGroup = items.find((it) => !it.run);
       const a = sampleRun ? tbody.appendChild(runRow(sampleRun.run)) : null;
-      const b = sampleGroup ? tbody.appendChild(groupRow(sampleGroup.group, sampleGroup.agg)) : null;
+      const b = sampleGroup ? tbody.appendChild(itemRow(sampleGroup)) : null;
       rowH = a ? a.getBoundingClientRect().height || 36 : 36;
       groupH = b ? b.getBoundingClientRect().height || 36 : 36;
       clear(tbody);
@@ -670,7 +765,9 @@ function viewRuns(main) {
       for (let i = 0; i < items.length; i++) heights[i + 1] = heights[i] + (items[i].run ? rowH : groupH);
     }
     const top = scroller.scrollTop;
-    const view = scroller.clientHeight || 600;
+    // An empty box is as tall as its header: the window's height is the least a
+    // screenful can be (a box sized by its rows drew one row at first paint).
+    const view = Math.max(scroller.clientHeight, window.innerHeight, 600);
     // First item whose bottom is below the window's top, less a screenful.
     let lo = 0;
     let hi = items.length;
@@ -692,7 +789,7 @@ function viewRuns(main) {
     };
     const frag = document.createDocumentFragment();
     frag.append(spacer(heights[first], 'top'));
-    for (let i = first; i < last; i++) frag.append(items[i].run ? runRow(items[i].run) : groupRow(items[i].group, items[i].agg));
+    for (let i = first; i < last; i++) frag.append(itemRow(items[i]));
     frag.append(spacer(heights[items.length] - heights[last], 'bottom'));
     clear(tbody).append(frag);
   };
@@ -829,14 +926,38 @@ function viewPlay(main) {
 // ---------------------------------------------------------------------------
 // Timeline entries
 
+/** Names for keys (`task/…` → its title, `npc/…` → the colleague's name, a thread →
+ * its title), learnt from the worlds shown; a key not learnt yet reads as words. */
+const NAMES = new Map();
+
+function learnNames(w) {
+  for (const t of (w && w.tasks) || []) if (t.key && t.title) NAMES.set(t.key, t.title);
+  for (const c of (w && w.chats) || []) {
+    if (c.key && c.title) NAMES.set(c.key, c.title);
+    for (const m of c.messages || []) if (m.from && m.from_name) NAMES.set(m.from, m.from_name);
+  }
+  for (const m of (w && w.calendar) || []) if (m.key && m.title) NAMES.set(m.key, m.title);
+}
+
+function displayName(key) {
+  const k = String(key ?? '');
+  if (NAMES.has(k)) return NAMES.get(k);
+  const last = k.split('/').pop();
+  if (k.startsWith('npc/') || k.startsWith('person/')) return last.split('-').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(' ');
+  if (k.startsWith('thread/dm/')) return `direct messages with ${displayName(`npc/${last}`)}`;
+  if (k.startsWith('thread/')) return `#${last}`;
+  if (k.startsWith('task/') || k.startsWith('meeting/')) return last;
+  return k;
+}
+
 const EVENT_TEXT = {
-  release: (e) => `Task released: ${e.task}`,
-  meeting_start: (e) => `Meeting starts: ${e.meeting}`,
-  meeting_announce: (e) => `Announcements in ${e.meeting}`,
-  meeting_end: (e) => `Meeting ends: ${e.meeting}`,
-  deliver: (e) => `Message from ${e.from} in ${e.thread}: ${e.text}`,
+  release: (e) => `Task released: ${displayName(e.task)}`,
+  meeting_start: (e) => `Meeting starts: ${displayName(e.meeting)}`,
+  meeting_announce: (e) => `Announcements in ${displayName(e.meeting)}`,
+  meeting_end: (e) => `Meeting ends: ${displayName(e.meeting)}`,
+  deliver: (e) => `Message from ${e.from_name || displayName(e.from)} in ${displayName(e.thread)}: ${e.text}`,
   file_change: (e) => `File changes: ${e.path}`,
-  deadline: (e) => `Deadline: ${e.task}`,
+  deadline: (e) => `Deadline: ${displayName(e.task)}`,
   day_start: (e) => `Day ${e.day} starts`,
   day_end: (e) => `Day ${e.day} ends`,
 };
@@ -903,7 +1024,13 @@ function entryView(e, ctx) {
     }
     case 'decision': {
       ctx.decisionT[e.step] = e.t;
+      // The model's words for this decision, where people look (not only in the
+      // transcript): the reply of its turn call, rendered.
+      const said = ctx.reply && ctx.reply.step === e.step ? ctx.reply : null;
+      ctx.reply = null;
       body = [h('strong', {}, `Step ${e.step}`), ' decision', e.tokens_out ? h('span', { class: 'muted small' }, ` · ${e.tokens_out} output tokens`) : null,
+        said && said.reasoning_html ? h('details', { class: 'reasoning', testid: 'decision-reasoning' }, h('summary', {}, 'Reasoning'), sanitized(said.reasoning_html)) : null,
+        said && said.html ? sanitized(said.html, { class: 'md-body reply-text', testid: 'decision-reply' }) : null,
         (e.calls || []).length ? h('div', { class: 'calls' }, e.calls.map(callView)) : h('div', { class: 'muted small' }, 'no calls')];
       break;
     }
@@ -914,7 +1041,9 @@ function entryView(e, ctx) {
       const cost = ctx.tools && ctx.tools[r.tool] ? ctx.tools[r.tool].cost_minutes : null;
       cls += r.ok ? ' ok' : ' failed';
       body = [h('span', { class: 'tool' }, r.tool || e.call), r.ok ? ' ✓ ok' : ' ✗ error',
-        h('span', { class: 'muted small' }, took !== null ? ` · took ${took} min` : '', cost !== null && cost !== undefined ? ` (cost ${cost} min)` : ''),
+        // One figure: the clock this call moved (a result is stamped when its call
+        // starts, so the gap from the decision is 0 for the first call).
+        h('span', { class: 'muted small', testid: 'entry-took' }, cost !== null && cost !== undefined ? ` · took ${cost} min` : took ? ` · took ${took} min` : ''),
         r.error ? h('div', { class: 'tool-error', testid: 'entry-tool-error' }, `${r.error.kind}: ${r.error.message}`) : null,
         r.result !== undefined ? h('div', {}, jsonBlock(r.result, 'result')) : null,
         (r.notifications || []).length ? h('ul', { class: 'notes' }, r.notifications.map((n) => h('li', {}, md(notificationText(n))))) : null];
@@ -924,27 +1053,28 @@ function entryView(e, ctx) {
       const u = e.usage;
       const request = fullRequest(e, ctx);
       addUsage(ctx, u);
+      if (e.purpose === 'turn') ctx.reply = e.reply ? Object.assign({ step: e.step }, e.reply) : null;
       body = [h('strong', {}, 'Model call'), ` · ${e.purpose} · ${e.model}`,
         u ? h('span', { class: 'muted small', testid: 'entry-tokens' }, ` · ${u.input_tokens ?? 0} in / ${u.output_tokens ?? 0} out tokens${u.cost !== undefined && u.cost !== null ? ` · cost ${fmtCost(u.cost)}` : ''}`) : null,
         e.error ? h('div', { class: 'tool-error' }, e.error) : null,
         (e.failures || []).length ? h('div', { class: 'muted small' }, `${e.failures.length} failed attempt(s): ${e.failures.join(' · ')}`) : null,
-        transcriptView(request, e.response)];
+        transcriptView(request, e.response, e.reply)];
       break;
     }
     case 'npc': {
-      body = [h('strong', {}, `Colleague ${e.npc}`), e.model ? ` (${e.model})` : '', e.reply ? `: ${e.reply}` : ' did not reply', e.error ? h('div', { class: 'tool-error' }, e.error) : null];
+      body = [h('strong', {}, `Colleague ${displayName(e.npc)}`), e.model ? ` (${e.model})` : '', e.reply ? `: ${e.reply}` : ' did not reply', e.error ? h('div', { class: 'tool-error' }, e.error) : null];
       break;
     }
     case 'disclosure': {
-      body = [h('strong', {}, 'Disclosure'), ` ${e.npc} → ${e.clue}${e.task ? ` (${e.task})` : ''}${e.first ? ' · first' : ''}`];
+      body = [h('strong', {}, 'Disclosure'), ` ${displayName(e.npc)} → ${e.clue}${e.task ? ` (${displayName(e.task)})` : ''}${e.first ? ' · first' : ''}`];
       break;
     }
     case 'checkpoint': {
-      body = [h('strong', {}, 'Checkpoint passed'), ` ${e.task} # ${e.checkpoint}`, h('span', { class: 'muted small' }, ` (${e.kind})`)];
+      body = [h('strong', {}, 'Checkpoint passed'), ` ${displayName(e.task)} # ${e.checkpoint}`, h('span', { class: 'muted small' }, ` (${e.kind})`)];
       break;
     }
     case 'guidance': {
-      body = [h('strong', {}, e.tier ? `Hint tier ${e.tier}` : 'Message'), ` from ${e.by}${e.task ? ` about ${e.task}` : ''}: `, h('span', { class: 'quote' }, e.text)];
+      body = [h('strong', {}, e.tier ? `Hint tier ${e.tier}` : 'Message'), ` from ${e.by}${e.task ? ` about ${displayName(e.task)}` : ''}: `, e.text_html ? sanitized(e.text_html, { class: 'md-body quote-md', testid: 'guidance-text' }) : h('span', { class: 'quote' }, e.text)];
       break;
     }
     case 'feedback': {
@@ -957,7 +1087,7 @@ function entryView(e, ctx) {
     }
     case 'score': {
       cls += e.success ? ' ok' : '';
-      body = [h('strong', {}, 'Score'), ` ${e.task}: ${fmtScore(e.score)}${e.success ? ' (success)' : ''}`, (e.passed || []).length ? h('span', { class: 'muted small' }, ` · passed ${e.passed.join(', ')}`) : null];
+      body = [h('strong', {}, 'Score'), ` ${displayName(e.task)}: ${fmtScore(e.score)}${e.success ? ' (success)' : ''}`, (e.passed || []).length ? h('span', { class: 'muted small' }, ` · passed ${e.passed.join(', ')}`) : null];
       break;
     }
     default:
@@ -1038,7 +1168,7 @@ function messageView(m, i) {
 }
 
 /** The reply: text, reasoning where the API returned it, tool calls. */
-function replyView(resp) {
+function replyView(resp, rendered) {
   if (resp === null || resp === undefined) return h('p', { class: 'muted small', testid: 'transcript-reply' }, 'No reply (the call failed).');
   const choice = Array.isArray(resp.choices) ? resp.choices[0] : null;
   const m = (choice && choice.message) || null;
@@ -1046,13 +1176,13 @@ function replyView(resp) {
   const reasoning = m.reasoning_content || m.reasoning || null;
   return h('div', { class: 'reply', testid: 'transcript-reply' },
     reasoning ? h('details', { class: 'reasoning', testid: 'transcript-reasoning' }, h('summary', {}, 'Reasoning'), contentView(reasoning)) : null,
-    m.content ? h('div', { testid: 'transcript-reply-text' }, contentView(m.content)) : null,
+    m.content ? h('div', { testid: 'transcript-reply-text' }, rendered && rendered.html ? sanitized(rendered.html) : contentView(m.content)) : null,
     toolCallsView(m.tool_calls),
     !m.content && !(m.tool_calls || []).length ? h('p', { class: 'muted small' }, '(empty reply)') : null,
     choice.finish_reason ? h('p', { class: 'muted small' }, `finish: ${choice.finish_reason}`) : null);
 }
 
-function transcriptView(req, resp) {
+function transcriptView(req, resp, rendered) {
   const msgs = (req && Array.isArray(req.messages)) ? req.messages : [];
   const tools = req && Array.isArray(req.tools) ? req.tools.length : 0;
   return h('details', { class: 'transcript', testid: 'transcript' },
@@ -1061,7 +1191,21 @@ function transcriptView(req, resp) {
     req && req.partial ? h('p', { class: 'muted small' }, 'Only the messages new in this call (the turn before it is not on record).') : null,
     msgs.length ? h('ol', { class: 'messages-sent', testid: 'transcript-messages' }, msgs.map(messageView)) : null,
     h('h5', {}, 'Reply'),
-    replyView(resp));
+    replyView(resp, rendered));
+}
+
+/** The conversation as the model saw it, each message once (`/messages`). */
+function conversationView(list) {
+  if (!list.length) return h('p', { class: 'muted', testid: 'messages-empty' }, 'No model calls in this run: a built-in agent decided.');
+  return h('ol', { class: 'conversation', testid: 'messages-list' }, list.map((m) => {
+    const label = m.role === 'tool' ? `tool result${m.name ? ` · ${m.name}` : ''}` : m.reply ? `${m.role} (reply)` : m.role;
+    return h('li', { class: `cmsg role-${m.role}${m.reply ? ' reply' : ''}`, testid: 'message', 'data-role': m.role, 'data-step': m.step, 'data-reply': String(!!m.reply) },
+      h('div', { class: 'msg-role small muted' }, `${label} · step ${m.step}${m.purpose && m.purpose !== 'turn' ? ` · ${m.purpose}` : ''}`),
+      m.reasoning_html ? h('details', { class: 'reasoning', testid: 'message-reasoning' }, h('summary', {}, 'Reasoning'), sanitized(m.reasoning_html)) : null,
+      m.text ? sanitized(m.html, { class: 'md-body', testid: 'message-body' }) : null,
+      m.images ? h('p', { class: 'muted small' }, `[${m.images} image${m.images === 1 ? '' : 's'}]`) : null,
+      (m.tool_calls || []).length ? h('div', { class: 'calls' }, m.tool_calls.map((c) => callView({ name: c.name, arguments: c.arguments }))) : null);
+  }));
 }
 
 function notificationText(n) {
@@ -1213,6 +1357,22 @@ function observationView(turn) {
 // ---------------------------------------------------------------------------
 // World panels
 
+/** With answers: what a checkpoint expects beside what the agent wrote there. */
+function expectedView(c) {
+  const [kind, fields] = Object.entries(c.expected || {})[0] || ['', {}];
+  const exp = fields && typeof fields === 'object' ? Object.assign({}, fields) : { value: fields };
+  const a = c.actual;
+  let wrote = null;
+  if (a) {
+    if (a.missing) wrote = h('span', { class: 'muted' }, 'no such file');
+    else if ('value' in a) wrote = jsonBlock(a.value, 'value');
+    else wrote = h('pre', { class: 'text' }, a.text || '');
+  }
+  return h('div', { class: 'answer expected', testid: 'cp-expected' },
+    h('div', { class: 'small' }, h('strong', {}, 'Expected '), h('span', { class: 'muted' }, `(${kind})`), ' ', jsonBlock(exp, 'expected')),
+    a ? h('div', { class: 'small', testid: 'cp-actual' }, h('strong', {}, 'Agent wrote '), wrote) : null);
+}
+
 function taskCard(t) {
   const [given, total] = t.hint_tiers || [0, 0];
   const g = t.guidance || { hints: 0, messages: 0 };
@@ -1231,7 +1391,8 @@ function taskCard(t) {
       ` ${c.key} `,
       h('span', { class: 'muted small' }, `${c.state}${c.passed_time ? ` at ${c.passed_time}` : ''} · weight ${c.weight}${c.scored === false ? ' · diagnostic' : ''}`),
       c.description ? h('div', { class: 'answer', testid: 'cp-description' }, c.description) : null,
-      c.feedback ? h('div', { class: 'answer muted small', testid: 'cp-feedback' }, `Feedback: ${c.feedback}`) : null))));
+      c.feedback ? h('div', { class: 'answer muted small', testid: 'cp-feedback' }, `Feedback: ${c.feedback}`) : null,
+      c.expected ? expectedView(c) : null))));
 }
 
 function fileTree(files, onOpen) {
@@ -1390,14 +1551,57 @@ function viewRun(main, id, atStep) {
   const toolSelect = h('select', { id: 'play-tool', testid: 'play-tool' });
   const toolHolder = h('div', { testid: 'tool-form-holder' });
   const playMsg = h('p', { class: 'form-msg', testid: 'play-error', 'aria-live': 'assertive' });
-  play.append(h('h2', { id: 'play-panel-h' }, 'Your turn'), turnView,
+  // Everything the player was shown before this turn (the agent keeps its whole
+  // conversation; so does the player), and a fork's recap of the steps before it.
+  const recapBox = h('details', { class: 'recap', testid: 'play-recap', hidden: true });
+  const histList = h('ol', { class: 'play-history', testid: 'play-history' });
+  const histBox = h('section', { class: 'history-box', 'aria-label': 'Earlier turns', hidden: true }, h('h3', {}, 'Earlier turns'), histList);
+  play.append(recapBox, histBox, h('h2', { id: 'play-panel-h' }, 'Your turn'), turnView,
     h('div', { class: 'act' }, field('Tool', toolSelect), toolHolder, playMsg));
 
   // timeline
   const timeline = h('ol', { class: 'timeline', testid: 'timeline', 'aria-label': 'Timeline' });
   const tlCount = h('span', { class: 'muted small', testid: 'timeline-count' }, '0 lines');
   const tlBox = h('div', { class: 'timeline-box', tabindex: '0', 'aria-label': 'Timeline, scrollable' }, timeline);
-  const tlSection = h('section', { class: 'card', 'aria-labelledby': 'tl-h' }, h('h2', { id: 'tl-h' }, 'Timeline ', tlCount), tlBox);
+  // Search in the run: free text, or a jump list (errors, days, tools, colleagues,
+  // tasks) built from the entries; matches are stepped through in the box.
+  const tlSearch = h('input', { type: 'search', id: 'tl-search', testid: 'timeline-search', placeholder: 'text, or error: / tool:NAME / from:NAME / task:KEY / day:N', 'aria-describedby': 'tl-search-n', autocomplete: 'off' });
+  const tlJump = h('select', { id: 'tl-jump', testid: 'timeline-jump', 'aria-label': 'Jump to' }, h('option', { value: '' }, 'Jump to…'));
+  const tlPrev = h('button', { type: 'button', testid: 'search-prev', 'aria-label': 'Previous match' }, '▲');
+  const tlNext = h('button', { type: 'button', testid: 'search-next', 'aria-label': 'Next match' }, '▼');
+  const tlHits = h('span', { class: 'muted small', id: 'tl-search-n', testid: 'search-count', 'aria-live': 'polite' });
+  const tlResults = h('ol', { class: 'search-results', testid: 'search-results', hidden: true });
+  const searchBar = h('form', { class: 'tl-searchbar', role: 'search', 'aria-label': 'Search the run', testid: 'timeline-searchbar', onsubmit: (ev) => { ev.preventDefault(); stepHit(1); } },
+    h('label', { for: 'tl-search', class: 'visually-hidden' }, 'Search the run'), tlSearch, tlJump, tlPrev, tlNext, tlHits);
+  const tlPane = h('div', { testid: 'timeline-pane' }, searchBar, tlResults, tlBox);
+  // The model's conversation, each message once (model-backed runs).
+  const msgBox = h('div', { class: 'messages-box', testid: 'messages-view', tabindex: '0', 'aria-label': 'Messages, scrollable', hidden: true });
+  const mainTabs = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Run view' });
+  const mainTab = (key, label) => h('button', { type: 'button', role: 'tab', testid: `tab-${key}`, 'aria-selected': String(key === 'timeline'), onclick: () => showMain(key) }, label);
+  const tTimeline = mainTab('timeline', 'Timeline');
+  const tMessages = mainTab('messages', 'Messages');
+  mainTabs.append(tTimeline, tMessages);
+  let msgLoaded = false;
+  function showMain(key) {
+    tTimeline.setAttribute('aria-selected', String(key === 'timeline'));
+    tMessages.setAttribute('aria-selected', String(key === 'messages'));
+    tlPane.hidden = key !== 'timeline';
+    msgBox.hidden = key !== 'messages';
+    if (key === 'messages' && !msgLoaded) loadMessages();
+  }
+  async function loadMessages() {
+    msgLoaded = true;
+    clear(msgBox).append(h('p', { class: 'muted' }, 'Loading the conversation…'));
+    try {
+      const r = await api(`${base}/messages`);
+      clear(msgBox).append(conversationView(r.messages || []));
+      msgBox.dataset.count = String((r.messages || []).length);
+    } catch (e) {
+      msgLoaded = false;
+      clear(msgBox).append(h('p', { class: 'error', role: 'alert' }, errorText(e)));
+    }
+  }
+  const tlSection = h('section', { class: 'card', 'aria-labelledby': 'tl-h' }, h('h2', { id: 'tl-h' }, 'Timeline ', tlCount), mainTabs, tlPane, msgBox);
 
   // side tabs
   const tabNames = [['tasks', 'Tasks'], ['files', 'Files'], ['chats', 'Chats'], ['calendar', 'Calendar']];
@@ -1449,7 +1653,10 @@ function viewRun(main, id, atStep) {
   // What a player sees instead of the free views (docs/console.md, "Playing").
   const playNote = h('p', { class: 'muted small', testid: 'play-fair-note', hidden: true },
     'You see the world only through your tools, as an agent does: each call costs its simulated time. The timeline, files, chats, calendar and task checkpoints open when the run ends; nobody can send you hints or messages.');
-  main.append(h('div', { class: 'run-head' }, h('div', {}, title, sub), stats), err, controls, scrubber, playNote,
+  // While a person plays this run's scenario, its other runs show nothing (docs/console.md).
+  const lockNote = h('p', { class: 'card', testid: 'locked-note', role: 'status', hidden: true },
+    'Someone is playing this scenario right now: its other runs are hidden until the play ends, so nothing here gives the answers away.');
+  main.append(h('div', { class: 'run-head' }, h('div', {}, title, sub), stats), err, controls, scrubber, playNote, lockNote,
     h('div', { class: 'layout' }, h('div', { class: 'col-main' }, play, tlSection), h('div', { class: 'col-side' }, guidance, side)));
 
   // --- behaviour
@@ -1484,11 +1691,19 @@ function viewRun(main, id, atStep) {
     if (wasQueued && d.state !== 'queued') scheduleWorld();
     const wasPlaying = st.playing;
     st.playing = !!d.playable;
-    for (const el of [scrubber, tlSection, side]) el.hidden = st.playing;
+    const wasLocked = st.locked;
+    st.locked = !!d.locked && !st.playing;
+    for (const el of [scrubber, tlSection, side]) el.hidden = st.playing || st.locked;
     playNote.hidden = !st.playing;
+    lockNote.hidden = !st.locked;
+    if (wasLocked && !st.locked) {
+      loadAllTimeline();
+      scheduleWorld();
+    }
     if (wasPlaying && !st.playing) scheduleWorld();
     // Rebuilt only when it changes: a fork's parent link replaced by every update of a
     // live run would swallow a click whose press and release landed on two elements.
+    title.textContent = `Run ${runLabel(d)}`;
     const subKey = JSON.stringify([d.scenario, d.agent, d.seed, d.hints, d.kind, d.fork || null]);
     if (sub.dataset.key !== subKey) {
       sub.dataset.key = subKey;
@@ -1525,9 +1740,9 @@ function viewRun(main, id, atStep) {
     const m = maxStep();
     range.max = String(m);
     if (st.scrub === null) range.value = String(m);
-    answersWrap.hidden = !(info.answers_allowed && d.state === 'finished');
+    answersWrap.hidden = !(info.answers_allowed && d.state === 'finished') || st.locked;
     // A job not started has nothing to fork or scrub.
-    scrubber.hidden = st.playing || d.state === 'queued';
+    scrubber.hidden = st.playing || st.locked || d.state === 'queued';
     if (d.state === 'queued') {
       clock.textContent = 'queued';
       day.textContent = `– / ${d.days ?? '–'}`;
@@ -1674,8 +1889,9 @@ function viewRun(main, id, atStep) {
     modelTotals.textContent = `${u.calls} call${u.calls === 1 ? '' : 's'} · ${u.input} in / ${u.output} out tokens${u.cost !== null ? ` · cost ${fmtCost(u.cost)}` : ''}`;
     Object.assign(modelTotals.dataset, { calls: String(u.calls), input: String(u.input), output: String(u.output), cost: String(u.cost ?? '') });
     tlCount.dataset.count = String(st.entries.length);
+    if (!fillJump.timer) fillJump.timer = setTimeout(() => { fillJump.timer = null; fillJump(); }, 300);
     // A step from the address is scrolled to once its decision has arrived.
-    if (highlight(st.scrollPending)) st.scrollPending = false;
+    if (highlight(st.scrollPending, st.scrollPending)) st.scrollPending = false;
     if (atBottom && st.scrub === null) {
       // The first page is scrolled at the frame, when the page is laid out anyway.
       if (wasEmpty) requestAnimationFrame(() => { if (st.scrub === null) box.scrollTop = box.scrollHeight; });
@@ -1689,6 +1905,11 @@ function viewRun(main, id, atStep) {
     st.next = 0;
     st.ctx = newCtx(st.toolMap);
     clear(timeline);
+    hl.rows = [];
+    hl.steps = [];
+    hl.decisions = new Map();
+    hl.boundary = null;
+    hl.current = null;
   }
 
   let stopStream = null;
@@ -1779,23 +2000,175 @@ function viewRun(main, id, atStep) {
     }
   }
 
+  // --- search in the run
+  /** Whether entry `e` (its drawn row `li`) matches query `q`. */
+  function entryMatches(e, li, q) {
+    const m = q.match(/^(error|errors|tool|from|task|day):\s*(.*)$/i);
+    if (!m) return li.textContent.toLowerCase().includes(q.toLowerCase());
+    const kind = m[1].toLowerCase();
+    const v = m[2].trim().toLowerCase();
+    const ev = e.event || {};
+    switch (kind) {
+      case 'error':
+      case 'errors':
+        return (e.type === 'result' && e.result && !e.result.ok) || (e.type === 'model' && !!e.error) || (e.type === 'npc' && !!e.error);
+      case 'tool':
+        return (e.type === 'result' && (e.result || {}).tool === v) || (e.type === 'decision' && (e.calls || []).some((c) => c.name === v));
+      case 'from': {
+        const who = [ev.from, ev.from_name, e.npc, e.from].filter(Boolean).map((x) => String(x).toLowerCase());
+        if (who.some((w) => w === v || w.includes(v))) return true;
+        // A call to a colleague (its arguments name them).
+        return e.type === 'decision' && (e.calls || []).some((c) => String(c.arguments || '').toLowerCase().includes(v));
+      }
+      case 'task':
+        return [ev.task, e.task].some((t) => t && String(t).toLowerCase() === v)
+          || (e.type === 'decision' && (e.calls || []).some((c) => String(c.arguments || '').toLowerCase().includes(v)));
+      case 'day':
+        return (e.type === 'event' && ev.kind === 'day_start' && String(ev.day) === v);
+      default:
+        return false;
+    }
+  }
+  let hits = [];
+  let hitAt = -1;
+  function runSearch() {
+    const q = tlSearch.value.trim();
+    for (const li of timeline.querySelectorAll('.search-hit')) li.classList.remove('search-hit', 'search-here');
+    hits = [];
+    hitAt = -1;
+    clear(tlResults);
+    tlResults.hidden = !q;
+    if (!q) {
+      tlHits.textContent = '';
+      return;
+    }
+    const lis = timeline.children;
+    for (let k = 0; k < st.entries.length && k < lis.length; k++) {
+      if (entryMatches(st.entries[k], lis[k], q)) hits.push(lis[k]);
+    }
+    for (const li of hits) li.classList.add('search-hit');
+    tlHits.textContent = `${hits.length} match${hits.length === 1 ? '' : 'es'}`;
+    tlHits.dataset.count = String(hits.length);
+    // A list of the first matches: each jumps to its entry.
+    for (const li of hits.slice(0, 100)) {
+      const label = li.querySelector('.body').textContent.replace(/\s+/g, ' ').slice(0, 120);
+      tlResults.append(h('li', {}, h('button', { type: 'button', class: 'linkish', testid: 'search-result', 'data-i': li.dataset.i, onclick: () => jumpTo(hits.indexOf(li)) },
+        `#${li.dataset.i}${li.dataset.step ? ` · step ${li.dataset.step}` : ''} · ${label}`)));
+    }
+    if (hits.length > 100) tlResults.append(h('li', { class: 'muted small' }, `… and ${hits.length - 100} more (▲ ▼ step through all)`));
+    if (hits.length) jumpTo(0);
+  }
+  function jumpTo(k) {
+    if (!hits.length) return;
+    hitAt = ((k % hits.length) + hits.length) % hits.length;
+    for (const li of timeline.querySelectorAll('.search-here')) li.classList.remove('search-here');
+    const li = hits[hitAt];
+    li.classList.add('search-here');
+    tlBox.scrollTop = Math.max(0, li.offsetTop - tlBox.clientHeight / 3);
+    tlHits.textContent = `${hitAt + 1} of ${hits.length} match${hits.length === 1 ? '' : 'es'}`;
+    tlHits.dataset.at = li.dataset.i;
+  }
+  function stepHit(d) {
+    if (!hits.length) runSearch();
+    else jumpTo(hitAt + d);
+  }
+  let searchTimer = null;
+  tlSearch.addEventListener('input', () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(runSearch, 200);
+  });
+  tlPrev.addEventListener('click', () => stepHit(-1));
+  tlNext.addEventListener('click', () => stepHit(1));
+  tlJump.addEventListener('change', () => {
+    if (!tlJump.value) return;
+    tlSearch.value = tlJump.value;
+    tlJump.value = '';
+    runSearch();
+  });
+  /** The jump list from what the entries hold (rebuilt when they grow). */
+  let jumpSig = '';
+  function fillJump() {
+    const tools = new Set();
+    const who = new Set();
+    const tasks = new Set();
+    const days = new Set();
+    let errors = 0;
+    for (const e of st.entries) {
+      const ev = e.event || {};
+      if (e.type === 'result' && e.result) {
+        tools.add(e.result.tool);
+        if (!e.result.ok) errors++;
+      }
+      if (e.type === 'event' && ev.kind === 'deliver' && ev.from) who.add(ev.from);
+      if (e.type === 'npc' && e.npc) who.add(e.npc);
+      if (e.type === 'event' && ev.kind === 'release' && ev.task) tasks.add(ev.task);
+      if (e.type === 'event' && ev.kind === 'day_start') days.add(ev.day);
+    }
+    const sig = JSON.stringify([errors, [...tools], [...who], [...tasks], [...days]]);
+    if (sig === jumpSig) return;
+    jumpSig = sig;
+    const group = (label, values, prefix, show = (v) => v) => values.length
+      ? h('optgroup', { label }, [...values].sort(NATURAL.compare).map((v) => h('option', { value: `${prefix}${v}` }, show(v)))) : null;
+    clear(tlJump).append(h('option', { value: '' }, 'Jump to…'),
+      errors ? h('option', { value: 'error:' }, `Errors (${errors})`) : null,
+      group('Days', [...days].map(String), 'day:', (d) => `Day ${d}`),
+      group('Tools', [...tools].filter(Boolean), 'tool:'),
+      group('Colleagues', [...who].map((k) => String(k)), 'from:', (k) => displayName(k)),
+      group('Tasks', [...tasks], 'task:', (k) => displayName(k)));
+  }
+
   // Highlight what happened up to the scrubbed step; with `scroll`, bring the
   // step's decision into the timeline's view.
-  function highlight(scroll) {
-    const n = st.scrub;
-    let future = false;
-    let current = null;
-    for (const li of timeline.children) {
+  // The rows by step, kept as the timeline grows: a scrub then touches only the
+  // rows between the old step and the new one (a long run has thousands).
+  const hl = { rows: [], steps: [], decisions: new Map(), boundary: null, current: null };
+  function indexRows() {
+    const lis = timeline.children;
+    for (let k = hl.rows.length; k < lis.length; k++) {
+      const li = lis[k];
       const s = li.dataset.step === '' ? null : Number(li.dataset.step);
-      if (n !== null && s !== null && s > n) future = true;
-      const cur = n !== null && !future && s === n && li.dataset.type === 'decision';
-      li.classList.toggle('future', n !== null && future);
-      li.classList.toggle('current', cur);
-      if (cur) current = li;
+      hl.rows.push(li);
+      // The highest step seen so far, per row: rows without a step follow the last.
+      const prevMax = k ? hl.steps[k - 1] : -1;
+      hl.steps.push(s === null ? prevMax : Math.max(prevMax, s));
+      if (s !== null && li.dataset.type === 'decision' && !hl.decisions.has(s)) hl.decisions.set(s, li);
+      // A row drawn after the boundary is past the step shown.
+      if (hl.boundary !== null && k >= hl.boundary) li.classList.add('future');
+    }
+  }
+  /** The first row whose step (or the last step before it) is after step `n`. */
+  function boundaryOf(n) {
+    let lo = 0;
+    let hi = hl.rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (hl.steps[mid] > n) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+  function highlight(scroll, deepLink = false) {
+    indexRows();
+    const n = st.scrub;
+    const was = hl.boundary === null ? hl.rows.length : hl.boundary;
+    const now = n === null ? hl.rows.length : boundaryOf(n);
+    for (let k = Math.min(was, now); k < Math.max(was, now); k++) hl.rows[k].classList.toggle('future', k >= now);
+    hl.boundary = n === null ? null : now;
+    const current = n === null ? null : (hl.decisions.get(n) || null);
+    if (hl.current !== current) {
+      if (hl.current) hl.current.classList.remove('current');
+      if (current) current.classList.add('current');
+      hl.current = current;
     }
     if (scroll && current) {
       // Within the box only (scrollIntoView would move the page too).
       tlBox.scrollTop = Math.max(0, current.offsetTop - tlBox.clientHeight / 3);
+      // A step from the address: the page too, so the step is on screen (on a
+      // phone the box starts below the run's header and scrubber).
+      if (deepLink) {
+        const r = current.getBoundingClientRect();
+        if (r.top < 0 || r.bottom > window.innerHeight) window.scrollBy(0, r.top - window.innerHeight / 3);
+      }
     }
     return current !== null;
   }
@@ -1829,7 +2202,7 @@ function viewRun(main, id, atStep) {
   /** Draws the world; `quiet`: an error is not shown (asked before the run's state is known). */
   async function loadWorld(quiet = false) {
     // A player sees the world through the tools; a queued job has none yet.
-    if (st.playing || (st.detail && st.detail.state === 'queued')) return false;
+    if (st.playing || st.locked || (st.detail && st.detail.state === 'queued')) return false;
     const seq = ++st.worldSeq;
     const q = [];
     if (st.scrub !== null) q.push(`step=${st.scrub}`);
@@ -1854,6 +2227,7 @@ function viewRun(main, id, atStep) {
   }
 
   function renderWorld(w) {
+    learnNames(w);
     renderWorldNote(w);
     const tasks = w.tasks || [];
     clear(panels.tasks).append(tasks.length ? h('div', { class: 'task-list', testid: 'task-list' }, tasks.map(taskCard)) : h('p', { class: 'muted' }, 'No task released yet.'));
@@ -2040,8 +2414,31 @@ function viewRun(main, id, atStep) {
       loadingTurn = false;
     }
   }
+  let recapDone = false;
+  async function loadHistory() {
+    try {
+      const r = await api(`${base}/history`);
+      const cur = st.turn && st.turn.observation ? st.turn.observation.step : null;
+      const past = (r.turns || []).filter((t) => !t.observation || t.observation.step !== cur);
+      clear(histList).append(...past.map((t, k) => h('li', { class: 'history-turn', testid: 'history-turn', 'data-step': t.observation ? t.observation.step : '' },
+        h('details', { open: k >= past.length - 2 }, h('summary', {}, `After step ${t.observation ? t.observation.step : '?'} · ${(t.observation || {}).time || ''}`),
+          h('div', { class: 'turn past' }, observationView(t))))));
+      histBox.hidden = past.length === 0;
+      if (!recapDone && (r.recap || []).length) {
+        recapDone = true;
+        const ctx = newCtx(st.toolMap);
+        const fork = st.detail && st.detail.fork;
+        recapBox.append(h('summary', {}, `Recap: steps 1–${fork ? fork.step : '…'} before the fork (${r.recap.filter((e) => e.type === 'decision').length} decisions)`),
+          h('ol', { class: 'timeline recap-list' }, r.recap.map((e) => entryView(e, ctx))));
+        recapBox.hidden = false;
+      }
+    } catch {
+      /* the turn itself is shown; the history comes with the next one */
+    }
+  }
   function showTurn(turn) {
     st.turn = turn;
+    loadHistory();
     const o = (turn && turn.observation) || {};
     turnView.dataset.step = String(o.step ?? 0);
     turnView.dataset.over = String(!!(turn && (turn.terminated || turn.truncated)));
@@ -2102,7 +2499,7 @@ function viewRun(main, id, atStep) {
       st.scrollPending = true;
       range.value = String(st.scrub);
       updateScrubLabel();
-      if (highlight(true)) st.scrollPending = false;
+      if (highlight(true, true)) st.scrollPending = false;
     }
     if (firstPage) rest = loadRestOfTimeline(t.v);
     // The stream goes on from where the pages end.

@@ -66,10 +66,18 @@
     /** Called with the runs listed: offers their batches (id prefixes). */
     el.update = (runs) => {
       for (const id of [...selected]) if (!runs.some((r) => r.id === id)) selected.delete(id);
+      // A batch is the folder a run was written under (`batch`: a `--trials`
+      // folder's scenarios are one batch, not one each), named as id prefixes are.
       const seen = [];
       for (const r of runs) {
-        const k = r.id.lastIndexOf(':');
-        if (r.kind === 'recorded' && k > 0 && !seen.includes(r.id.slice(0, k))) seen.push(r.id.slice(0, k));
+        if (r.kind !== 'recorded') continue;
+        let b = r.batch ? r.batch.replace(/\//g, ':') : null;
+        if (b && !(r.id === b || r.id.startsWith(`${b}:`))) b = null;
+        if (!b) {
+          const k = r.id.lastIndexOf(':');
+          b = k > 0 ? r.id.slice(0, k) : null;
+        }
+        if (b && !seen.includes(b)) seen.push(b);
       }
       if (seen.join('\n') !== batches.join('\n')) {
         batches = seen;
@@ -211,11 +219,31 @@
     }
     const noise = c.comparison.noise.map((n) => h('tr', {}, h('td', {}, n.group), h('td', { class: 'num' }, String(n.trials)), h('td', { class: 'num' }, String(n.scenarios)), h('td', { class: 'num' }, num(n.sd_of_means)), h('td', { class: 'num' }, num(n.range)), h('td', { class: 'num' }, num(n.run_sd))));
     const head = (cols) => h('thead', {}, h('tr', {}, cols.map((x) => h('th', { scope: 'col' }, x))));
+    // Per scenario: the mean of each side's paired runs, a bar of B − A, and the
+    // pairs themselves (links to both runs).
+    const scen = c.scenarios || [];
+    const top = Math.max(1e-9, ...scen.map((r) => Math.abs(r.diff)));
+    const scenRows = scen.map((r) => {
+      const bar = h('span', { class: `diff-bar ${r.diff >= 0 ? 'up' : 'down'}` });
+      // Through the style object: the page's CSP refuses style attributes.
+      bar.style.width = `${Math.round((Math.abs(r.diff) / top) * 50)}%`;
+      return h('tr', { testid: 'scenario-row', 'data-scenario': r.scenario, 'data-diff': r.diff },
+        h('th', { scope: 'row' }, r.scenario), h('td', {}, r.batch), h('td', { class: 'num' }, String(r.pairs.length)),
+        h('td', { class: 'num' }, num(r.mean_a)), h('td', { class: 'num' }, num(r.mean_b)), h('td', { class: 'num' }, num(r.diff)),
+        h('td', { class: 'diff-chart', testid: 'scenario-chart', 'aria-hidden': 'true' }, h('span', { class: 'diff-axis' }), bar),
+        h('td', {}, h('details', {}, h('summary', {}, `${r.pairs.length} pair${r.pairs.length === 1 ? '' : 's'}`),
+          h('ul', { class: 'pair-list' }, r.pairs.map((p) => h('li', { testid: 'pair' }, `seed ${p.seed} trial ${p.trial}: `,
+            h('a', { href: `#/run/${encodeURIComponent(p.a.id)}`, testid: 'pair-a' }, `${p.a.id} (${num(p.a.score, 2)})`), ' vs ',
+            h('a', { href: `#/run/${encodeURIComponent(p.b.id)}`, testid: 'pair-b' }, `${p.b.id} (${num(p.b.score, 2)})`), ' · ',
+            h('a', { href: href('runs', [p.a.id, p.b.id]) }, 'compare')))))));
+    });
     add(main, [
       h('p', { class: 'muted small' }, c.batches.map((b, i) => `${b}: ${c.runs[i]} finished run${c.runs[i] === 1 ? '' : 's'}`).join(' · ')),
       h('section', { class: 'card', 'aria-labelledby': 'cmp-b-h' }, h('h2', { id: 'cmp-b-h' }, 'Paired difference (B − A)'),
         h('table', { class: 'runs', testid: 'compare-contrasts' }, head(['A', 'B', 'measure', 'pairs', 'unpaired A/B', 'mean A', 'mean B', 'B − A', '95% interval', 'p', 'MDD']), h('tbody', {}, rows)),
         h('p', { class: 'muted small', testid: 'compare-note' }, c.note)),
+      scenRows.length ? h('section', { class: 'card', 'aria-labelledby': 'cmp-s-h' }, h('h2', { id: 'cmp-s-h' }, 'By scenario'),
+        h('div', { class: 'runs-scroll' }, h('table', { class: 'runs', testid: 'compare-scenarios' }, head(['scenario', 'batch', 'pairs', 'mean A', 'mean B', 'B − A', 'chart (B − A)', 'runs']), h('tbody', {}, scenRows)))) : null,
       fam.length ? h('section', { class: 'card', 'aria-labelledby': 'cmp-f-h' }, h('h2', { id: 'cmp-f-h' }, 'By family'),
         h('table', { class: 'runs', testid: 'compare-families' }, head(['contrast', 'family', 'paired tasks', 'mean A', 'mean B', 'B − A']), h('tbody', {}, fam))) : null,
       noise.length ? h('section', { class: 'card', 'aria-labelledby': 'cmp-n-h' }, h('h2', { id: 'cmp-n-h' }, 'Noise floor'),

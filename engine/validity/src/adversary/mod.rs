@@ -25,10 +25,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use crate::{Agent, AgentFuture};
 use tbsim_core::protocol::Notification;
 use tbsim_core::protocol::{Decision, Observation, ToolResult};
 use tbsim_core::protocol::{ToolCall, catalogue};
+use tbsim_engine::agent::{Agent, AgentFuture};
 
 /// Every adversary by name, with what it does (for `--help` and the docs).
 pub const ADVERSARIES: &[(&str, &str)] = &[

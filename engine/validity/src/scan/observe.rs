@@ -5,18 +5,22 @@
 //! copies the whole drive into the workspace (a copy may bring files a listing
 //! hides) and reads the copies, does that again at every task release, reads every
 //! file that appears, and joins every meeting it is invited to as it starts, keeping
-//! what is announced there. In [`Mode::Ask`] it sends each sentence of every
-//! released objective, one message per sentence, to its share of the colleagues and
-//! keeps their replies. Tool errors are kept in both. Messages cost five simulated
-//! minutes each, so the colleagues are split over several worlds ([`Mode::Ask`]'s
-//! `part`/`parts`) for every reply to arrive within the working day.
+//! what is announced there. In [`Mode::Ask`] it asks as an agent asks: at each
+//! task's release, one specific question at a time to each clue holder (the
+//! family's own questions, given by the scan as [`Questions`]), waiting for the
+//! reply before the next; the same question to anyone a reply refers to; and each
+//! of the objective's ask-clauses ("ask Dana for the cap") in the second person to
+//! the colleague it names. Tool errors are kept in both. A conversation takes
+//! simulated time, so the phrasings of each question are split over several worlds
+//! ([`Mode::Ask`]'s `part`/`parts`: world `p` asks every clue in its `p`-th
+//! phrasing, in order, so each world's chain of follow-ups holds).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde_json::{Value, json};
 
-use crate::{Agent, AgentFuture};
 use tbsim_core::protocol::{Decision, Notification, Observation, ToolCall, catalogue};
+use tbsim_engine::agent::{Agent, AgentFuture};
 
 /// The workspace folder the drive is copied into (`<COPY_ROOT><n>/drive/...`).
 pub const COPY_ROOT: &str = "workspace/scan_copy";
@@ -26,7 +30,8 @@ pub const COPY_ROOT: &str = "workspace/scan_copy";
 pub enum Mode {
     /// Files, copies, meetings.
     Explore,
-    /// Sentences of objectives to the colleagues whose index is `part` modulo `parts`.
+    /// Questions to clue holders, referrals and ask-clauses; this world asks every
+    /// clue in its `part`-th phrasing (modulo the clue's phrasings).
     Ask {
         /// This world's share.
         part: usize,
@@ -123,13 +128,28 @@ enum Purpose {
 
 /// Tool calls that leave an answer, by the key of the task they answer: played as
 /// soon as that task is released, so whatever waits on its checkpoints follows.
-pub type Unlock = BTreeMap<String, Vec<(&'static str, Value)>>;
+pub type Unlock = BTreeMap<String, Vec<(String, Value)>>;
+
+/// The questions to ask at each task's release, by task key: per clue, in the order
+/// an agent needs them, the holder's key and the phrasings of the question.
+pub type Questions = BTreeMap<String, Vec<(String, Vec<String>)>>;
+
+/// Waits for a reply before giving up on a question (each up to 30 minutes, woken
+/// early by any notification).
+const REPLY_WAITS: u32 = 3;
 
 /// The probing agent (see the module docs).
 #[derive(Debug)]
 pub struct Prober {
     mode: Mode,
     unlock: Unlock,
+    questions: Questions,
+    /// Questions to send, one at a time: (to, text).
+    convo: VecDeque<(String, String)>,
+    /// The question in flight: (to, text, waits left).
+    awaiting: Option<(String, String, u32)>,
+    /// Every (to, text) sent, so a referral is never sent twice.
+    asked: BTreeSet<(String, String)>,
     /// What it saw.
     pub seen: Observed,
     queue: VecDeque<(&'static str, Value, Purpose)>,
@@ -138,7 +158,7 @@ pub struct Prober {
     listed: BTreeSet<String>,
     read: BTreeSet<String>,
     titles: BTreeMap<String, String>,
-    pending_tasks: Vec<String>,
+    pending_tasks: Vec<(String, String)>,
     booked: Vec<String>,
     copies: usize,
     calls: u64,
@@ -152,9 +172,18 @@ impl Prober {
 
     /// A prober in `mode` that also plays `unlock`'s answers.
     pub fn unlocking(mode: Mode, unlock: Unlock) -> Prober {
+        Prober::asking(mode, unlock, Questions::new())
+    }
+
+    /// A prober in `mode` that plays `unlock`'s answers and asks `questions`.
+    pub fn asking(mode: Mode, unlock: Unlock, questions: Questions) -> Prober {
         Prober {
             mode,
             unlock,
+            questions,
+            convo: VecDeque::new(),
+            awaiting: None,
+            asked: BTreeSet::new(),
             seen: Observed::default(),
             queue: VecDeque::new(),
             urgent: VecDeque::new(),
@@ -202,25 +231,38 @@ impl Prober {
         }
     }
 
-    fn ask(&mut self, objective: &str) {
-        let Mode::Ask { part, parts } = self.mode else {
+    /// Queues the questions of a released task: each clue's phrasing for this world,
+    /// then the objective's ask-clauses.
+    fn ask(&mut self, task: &str, objective: &str) {
+        let Mode::Ask { part, .. } = self.mode else {
             return;
         };
-        let mine: Vec<String> = self
-            .seen
-            .colleagues
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| i % parts.max(1) == part)
-            .map(|(_, c)| c.0.clone())
-            .collect();
-        for who in mine {
-            for s in sentences(objective) {
-                self.queue.push_back((
-                    "send_message",
-                    json!({"to": who, "text": s}),
-                    Purpose::Other,
-                ));
+        for (holder, phrasings) in self.questions.get(task).cloned().unwrap_or_default() {
+            if let Some(q) = phrasings.get(part % phrasings.len().max(1)) {
+                self.convo.push_back((holder, q.clone()));
+            }
+        }
+        for (who, q) in ask_clauses(objective, &self.seen.colleagues) {
+            self.convo.push_back((who, q));
+        }
+    }
+
+    /// A reply from `from`: the question to them is answered, and anyone the reply
+    /// names is asked the same question.
+    fn replied(&mut self, from: &str, text: &str) {
+        let Some((to, q, _)) = self.awaiting.clone() else {
+            return;
+        };
+        if to != from {
+            return;
+        }
+        self.awaiting = None;
+        for (key, name) in &self.seen.colleagues {
+            if key == from || !refers_to(text, name, &self.seen.colleagues) {
+                continue;
+            }
+            if !self.asked.contains(&(key.clone(), q.clone())) {
+                self.convo.push_back((key.clone(), q.clone()));
             }
         }
     }
@@ -237,7 +279,8 @@ impl Prober {
                     .tasks
                     .push((task.clone(), objective.clone(), assigned_by.clone()));
                 for (tool, args) in self.unlock.remove(task).unwrap_or_default() {
-                    if tool == "book_meeting" {
+                    let tool = tool_name(&tool);
+                    if tool == "book_meeting" && args["room"].is_null() {
                         // A room first: the booking goes in the first free one.
                         self.urgent.push_back((
                             "available_rooms",
@@ -251,13 +294,14 @@ impl Prober {
                 match self.mode {
                     Mode::Explore => self.explore(),
                     Mode::Ask { .. } if self.seen.colleagues.is_empty() => {
-                        self.pending_tasks.push(objective.clone());
+                        self.pending_tasks.push((task.clone(), objective.clone()));
                     }
-                    Mode::Ask { .. } => self.ask(&objective.clone()),
+                    Mode::Ask { .. } => self.ask(&task.clone(), &objective.clone()),
                 }
             }
             Notification::Message { from, text, .. } => {
                 self.seen.replies.push((from.clone(), text.clone()));
+                self.replied(&from.clone(), &text.clone());
             }
             Notification::MeetingStarting { meeting, title, .. } => {
                 self.titles.insert(meeting.clone(), title.clone());
@@ -333,8 +377,8 @@ impl Prober {
                         ))
                     })
                     .collect();
-                for o in std::mem::take(&mut self.pending_tasks) {
-                    self.ask(&o);
+                for (t, o) in std::mem::take(&mut self.pending_tasks) {
+                    self.ask(&t, &o);
                 }
             }
             ("list_folder", Purpose::List(dir)) => {
@@ -378,9 +422,30 @@ impl Prober {
         }
     }
 
+    /// The conversation's next call, if it has one: the next question once the last
+    /// is answered (or waited out), else a wait for the reply.
+    fn converse(&mut self) -> Option<(&'static str, Value, Purpose)> {
+        if let Some((to, q, waits)) = self.awaiting.take() {
+            if waits > 0 {
+                self.awaiting = Some((to, q, waits - 1));
+                return Some(("wait", json!({"minutes": 30}), Purpose::Other));
+            }
+        }
+        let (to, q) = self.convo.pop_front()?;
+        self.asked.insert((to.clone(), q.clone()));
+        self.awaiting = Some((to.clone(), q.clone(), REPLY_WAITS));
+        Some(("send_message", json!({"to": to, "text": q}), Purpose::Other))
+    }
+
     fn next_calls(&mut self) -> Vec<ToolCall> {
         let mut calls = Vec::new();
         let mut minutes = 0;
+        if self.urgent.is_empty()
+            && self.queue.is_empty()
+            && let Some(c) = self.converse()
+        {
+            self.urgent.push_back(c);
+        }
         loop {
             let next = if let Some(u) = self.urgent.pop_front() {
                 Some(u)
@@ -414,6 +479,157 @@ impl Prober {
         }
         calls
     }
+}
+
+/// A tool's name as the catalogue spells it (unknown names are sent as `wait`'s
+/// error would be: as given, to fail like any agent's typo).
+fn tool_name(tool: &str) -> &'static str {
+    catalogue()
+        .iter()
+        .find(|s| s.name == tool)
+        .map_or("unknown_tool", |s| s.name)
+}
+
+/// Whether `text` refers to the colleague `name`: their full name, or their first
+/// name when no other colleague shares it.
+fn refers_to(text: &str, name: &str, colleagues: &[(String, String)]) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    if word_in(text, name) {
+        return true;
+    }
+    let first = name.split_whitespace().next().unwrap_or(name);
+    let shared = colleagues
+        .iter()
+        .filter(|c| c.1.split_whitespace().next() == Some(first))
+        .count();
+    shared == 1 && first.len() > 2 && word_in(text, first)
+}
+
+/// Whether `needle` occurs in `text` as whole words.
+fn word_in(text: &str, needle: &str) -> bool {
+    let mut from = 0;
+    while let Some(i) = text[from..].find(needle) {
+        let at = from + i;
+        let before = text[..at].chars().next_back();
+        let after = text[at + needle.len()..].chars().next();
+        if before.is_none_or(|c| !c.is_alphanumeric()) && after.is_none_or(|c| !c.is_alphanumeric())
+        {
+            return true;
+        }
+        from = at + needle.len();
+    }
+    false
+}
+
+/// The objective's requests to ask someone ("Ask Dana Whitfield for the approval
+/// limit", "check with Omar whether ..."), each turned into a question in the
+/// second person to the colleague it names: (colleague key, question).
+pub fn ask_clauses(objective: &str, colleagues: &[(String, String)]) -> Vec<(String, String)> {
+    const LEADS: &[&str] = &[
+        "ask ",
+        "check with ",
+        "confirm with ",
+        "consult ",
+        "contact ",
+        "get it from ",
+        "reach out to ",
+        "talk to ",
+        "speak to ",
+    ];
+    let mut out: Vec<(String, String)> = Vec::new();
+    for sentence in sentences(objective) {
+        // ASCII folding keeps byte offsets, so they index `sentence` too.
+        let lower = sentence.to_ascii_lowercase();
+        for lead in LEADS {
+            let mut from = 0;
+            while let Some(i) = lower[from..].find(lead) {
+                let start = from + i;
+                let at = start + lead.len();
+                from = at;
+                if lower[..start]
+                    .chars()
+                    .next_back()
+                    .is_some_and(char::is_alphanumeric)
+                {
+                    continue;
+                }
+                let rest = &sentence[at..];
+                // The colleague named right after the lead: full name, else first name.
+                let Some((key, name, len)) = colleagues.iter().find_map(|(k, n)| {
+                    let first = n.split_whitespace().next().unwrap_or(n);
+                    if rest.starts_with(n.as_str()) {
+                        Some((k, n, n.len()))
+                    } else if rest.starts_with(first)
+                        && rest[first.len()..]
+                            .chars()
+                            .next()
+                            .is_none_or(|c| !c.is_alphanumeric())
+                    {
+                        Some((k, n, first.len()))
+                    } else {
+                        None
+                    }
+                }) else {
+                    continue;
+                };
+                let first = name.split_whitespace().next().unwrap_or(name);
+                let mut what = rest[len..].trim_start();
+                // "(Finance)" and such after a name.
+                if what.starts_with('(')
+                    && let Some(j) = what.find(')')
+                {
+                    what = what[j + 1..].trim_start();
+                }
+                let what = what
+                    .trim_start_matches(',')
+                    .trim()
+                    .trim_end_matches(['.', '!', '?', ';', ':'])
+                    .trim();
+                let what = ["for ", "about ", "to tell you ", "to confirm ", "to "]
+                    .iter()
+                    .find_map(|p| what.strip_prefix(p))
+                    .unwrap_or(what);
+                if what.split_whitespace().count() < 2 {
+                    continue;
+                }
+                let what = second_person(what);
+                let q = if [
+                    "what", "which", "whether", "how", "when", "who", "where", "if",
+                ]
+                .iter()
+                .any(|w| what.starts_with(&format!("{w} ")))
+                {
+                    format!("Hi {first}, could you tell me {what}?")
+                } else {
+                    format!("Hi {first}, could you tell me {what}, please?")
+                };
+                if !out.iter().any(|o| o.0 == *key && o.1 == q) {
+                    out.push((key.clone(), q));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Third-person references to the person asked, in the second person.
+fn second_person(s: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for w in s.split(' ') {
+        let (core, tail) = w.split_at(w.trim_end_matches([',', '.', ';', ':']).len());
+        let swapped = match core {
+            "their" | "his" | "her" => "your",
+            "them" | "him" => "you",
+            "they" | "he" | "she" => "you",
+            "theirs" | "hers" => "yours",
+            "themselves" | "himself" | "herself" => "yourself",
+            other => other,
+        };
+        out.push(format!("{swapped}{tail}"));
+    }
+    out.join(" ")
 }
 
 fn cost(tool: &str) -> u32 {
@@ -478,6 +694,46 @@ mod tests {
             sentences("The cap is 8.5 percent now."),
             ["The cap is 8.5 percent now."]
         );
+    }
+
+    #[test]
+    fn ask_clauses_become_questions_in_the_second_person() {
+        let people = vec![
+            ("p1".to_owned(), "Dana Whitfield".to_owned()),
+            ("p2".to_owned(), "Omar Reyes".to_owned()),
+        ];
+        let q = ask_clauses(
+            "Record the cap in `workspace/c.json`. Ask Dana Whitfield (Finance) for their approval limit. Then check with Omar whether he signed the PO. Ask around.",
+            &people,
+        );
+        assert_eq!(
+            q,
+            [
+                (
+                    "p1".to_owned(),
+                    "Hi Dana, could you tell me your approval limit, please?".to_owned()
+                ),
+                (
+                    "p2".to_owned(),
+                    "Hi Omar, could you tell me whether you signed the PO?".to_owned()
+                )
+            ]
+        );
+        // "task" holds "ask" but is not the word.
+        assert!(ask_clauses("The task Dana gave is late.", &people).is_empty());
+    }
+
+    #[test]
+    fn replies_refer_to_full_names_and_unshared_first_names() {
+        let people = vec![
+            ("p1".to_owned(), "Dana Whitfield".to_owned()),
+            ("p2".to_owned(), "Omar Reyes".to_owned()),
+            ("p3".to_owned(), "Omar Diaz".to_owned()),
+        ];
+        assert!(refers_to("Try Dana, she knows.", "Dana Whitfield", &people));
+        assert!(!refers_to("Try Omar.", "Omar Reyes", &people), "two Omars");
+        assert!(refers_to("Try Omar Reyes.", "Omar Reyes", &people));
+        assert!(!refers_to("Danae knows", "Dana Whitfield", &people));
     }
 
     #[test]

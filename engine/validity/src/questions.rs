@@ -22,7 +22,7 @@ use tbsim_scenario::{Clue, Condition, LoadedScenario};
 /// `{triggers}` every word of the clue's trigger, `{first}` the colleague's name.
 /// (A bare trigger dump is not among them: for a two-word trigger it is a terse
 /// but fair question.)
-pub(crate) const SOUPS: &[&str] = &[
+pub const SOUPS: &[&str] = &[
     "{task}",
     "{task}\n\nPlease send me everything you know that could help: files, numbers, rules, owners, dates.",
     "Hi {first}! {triggers} manual handbook owner code budget where file folder data numbers?",
@@ -31,19 +31,21 @@ pub(crate) const SOUPS: &[&str] = &[
 
 /// What the colleague check found on one instance.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Asked {
-    /// Natural questions sent, and how many got their clue.
+pub struct Asked {
+    /// Natural questions sent.
     pub questions: usize,
+    /// Natural questions that got their clue.
     pub answered: usize,
-    /// Soups sent, and how many got a clue.
+    /// Soups sent.
     pub soups: usize,
+    /// Soups that got a clue.
     pub leaked: usize,
     /// The questions that went unanswered and the soups that leaked, for the report.
     pub misses: Vec<String>,
 }
 
 /// The `- ` items under the README's `## Example questions` heading.
-pub(crate) fn example_questions(text: &str) -> Vec<String> {
+pub fn example_questions(text: &str) -> Vec<String> {
     let mut inside = false;
     let mut out = Vec::new();
     for line in text.lines() {
@@ -133,7 +135,7 @@ fn gets(loaded: &LoadedScenario, task: &str, holder: &str, clue: &Clue, text: &s
 }
 
 /// Sends every question and every soup to the holder of every clue of `task`.
-pub(crate) fn check(loaded: &LoadedScenario, task: &str, questions: &[String]) -> Asked {
+pub fn check(loaded: &LoadedScenario, task: &str, questions: &[String]) -> Asked {
     let mut a = Asked::default();
     let s = &loaded.scenario;
     let objective = s

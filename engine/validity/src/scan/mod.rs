@@ -2,16 +2,20 @@
 //!
 //! For every scored answer checkpoint of a scenario's tasks, the scan collects
 //! everything an agent can observe without reasoning ([`observe`]: every file
-//! readable or copyable after release, every meeting's notes, every colleague's
-//! reply to each sentence of each objective, tool errors, the objectives), turns it
+//! readable or copyable after release, every meeting's notes, every clue holder's
+//! replies to the family's own questions asked one at a time, to the same question
+//! forwarded to whoever a reply names and to the objective's ask-clauses, tool
+//! errors, the objectives; follow-ups reached by closing what they wait on with the
+//! oracle's answer), turns it
 //! into candidate answers with generic rules ([`extract`]) and asks the engine's
 //! checker whether a synthesised answer would pass ([`answer`]). A rule that
 //! solves many instances of a checkpoint is an echo leak: the answer sits in what
 //! the agent is shown, for a script to copy.
 //!
-//! The scan reads the scenario only to judge (the checkpoints) and to size its
-//! probing (how many worlds share the colleagues); the probing itself is an
-//! ordinary agent that sees tool results only.
+//! The scan reads the scenario to judge (the checkpoints), to know a family's
+//! workflow as a trained agent would (whom to ask and in which words: clue holders
+//! and the family's questions) and to close gate tasks with the oracle's answer;
+//! the probing itself is an ordinary agent that sees tool results only.
 
 pub mod answer;
 pub mod booking;
@@ -28,17 +32,13 @@ use tbsim_engine::run::{RunLimits, run_unrecorded};
 use tbsim_scenario::check::CheckKind;
 use tbsim_scenario::{LoadedScenario, Release};
 
-use answer::{Fill, Slot, Synth};
+use answer::{Fill, Slot};
 use extract::{Pool, Source, file_label};
-use observe::{Mode, Observed, Prober, Unlock, sentences};
+use observe::{Mode, Observed, Prober, Questions, Unlock};
+use tbsim_engine::npc::plan_message_disclosing;
 
-/// Most rounds of unlocking: each releases the tasks waiting on answers the
-/// previous round found (a chain of follow-ups is several rounds).
-const MAX_UNLOCK_ROUNDS: usize = 4;
-
-/// Simulated minutes of messages one probing world sends (five a message), so
-/// every reply arrives within the working day.
-const MESSAGE_MINUTES_PER_WORLD: usize = 300;
+/// Most phrasings of one question asked (each in its own world).
+const MAX_PHRASINGS: usize = 4;
 
 /// One checkpoint of one instance.
 #[derive(Debug, Clone)]
@@ -51,8 +51,8 @@ pub struct CheckpointScan {
     pub task: String,
     /// Checkpoint key.
     pub checkpoint: String,
-    /// Whether the task was released to the probing agent (a task gated on
-    /// another's right answer is reached only when the rules answer that right).
+    /// Whether the task was released to the probing agent (a follow-up is reached
+    /// when the task it waits on is closed with the oracle's answer).
     pub reached: bool,
     /// The rules whose synthesised answer passes it.
     pub solved_by: BTreeSet<String>,
@@ -60,27 +60,137 @@ pub struct CheckpointScan {
     pub shape: String,
 }
 
-/// Everything observed in `loaded`, as labelled sources.
-pub fn observe(loaded: &LoadedScenario, seed: Option<u64>) -> Observed {
-    observe_unlocking(loaded, seed, &Unlock::new())
-}
-
-/// [`observe`] in worlds where `unlock`'s answers are played as their tasks arrive.
-pub fn observe_unlocking(loaded: &LoadedScenario, seed: Option<u64>, unlock: &Unlock) -> Observed {
-    let people = loaded.scenario.company.people.len().max(1);
-    let msgs: usize = loaded
-        .scenario
+/// The questions an agent asks at each task's release: per clue of the task, its
+/// holder and the family's own phrasings of the question (the oracle plan's
+/// message that gets the clue, then the family README's example questions with
+/// `{first}` and `{subject}` filled as the gate's colleague check fills them), in
+/// the order the oracle's plan asks them (so a clue that waits on another comes
+/// after it).
+pub fn questions(loaded: &LoadedScenario) -> Questions {
+    let s = &loaded.scenario;
+    let first_task = s.tasks.first().map(|t| t.key.clone()).unwrap_or_default();
+    // Every plan message in order, to rank clues by when the oracle asks for them.
+    let plan_texts: Vec<(String, String)> = s
         .tasks
         .iter()
-        .map(|t| sentences(&t.objective).len() * people)
-        .sum();
-    let parts = (msgs * 5).div_ceil(MESSAGE_MINUTES_PER_WORLD).max(1);
+        .flat_map(|t| &t.plan)
+        .filter(|p| p.tool == "send_message")
+        .filter_map(|p| serde_json::from_str::<Value>(&p.args).ok())
+        .filter_map(|a| Some((a["to"].as_str()?.to_owned(), a["text"].as_str()?.to_owned())))
+        .collect();
+    let mut per_task: BTreeMap<String, Vec<(usize, String, Vec<String>)>> = BTreeMap::new();
+    for p in &s.company.people {
+        let first = p.name.split_whitespace().next().unwrap_or(&p.name);
+        for clue in &p.clues {
+            let task = clue.task.clone().unwrap_or_else(|| first_task.clone());
+            let Some(t) = s.tasks.iter().find(|t| t.key == task) else {
+                continue;
+            };
+            let mut phrasings: Vec<String> = Vec::new();
+            let mut order = usize::MAX;
+            if let Some((_, _, text)) = plan_message_disclosing(s, &clue.key) {
+                order = plan_texts
+                    .iter()
+                    .position(|(to, x)| *to == p.key && *x == text)
+                    .unwrap_or(usize::MAX);
+                phrasings.push(text);
+            }
+            let subject = clue
+                .trigger
+                .last()
+                .and_then(|g| g.first())
+                .cloned()
+                .unwrap_or_default();
+            if let Some(e) = tbsim_gen::script::entry(&t.family) {
+                for q in crate::questions::example_questions(e.readme().unwrap_or_default()) {
+                    let q = q.replace("{first}", first).replace("{subject}", &subject);
+                    if !phrasings.contains(&q) {
+                        phrasings.push(q);
+                    }
+                }
+            }
+            phrasings.truncate(MAX_PHRASINGS);
+            if !phrasings.is_empty() {
+                per_task
+                    .entry(task)
+                    .or_default()
+                    .push((order, p.key.clone(), phrasings));
+            }
+        }
+    }
+    per_task
+        .into_iter()
+        .map(|(t, mut v)| {
+            v.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+            (t, v.into_iter().map(|(_, h, q)| (h, q)).collect())
+        })
+        .collect()
+}
+
+/// The oracle's answer to every task another task waits on, played at its release
+/// (every step of its plan but waiting, finishing and joining, which the explorer
+/// does itself), and the workspace files those answers write (not sources: they
+/// hold the answers).
+pub fn oracle_unlock(loaded: &LoadedScenario) -> (Unlock, BTreeSet<String>) {
+    let s = &loaded.scenario;
+    let mut unlock = Unlock::new();
+    let mut written = BTreeSet::new();
+    let gates: BTreeSet<&str> = s
+        .tasks
+        .iter()
+        .filter_map(|t| match &t.release {
+            Release::AfterCheckpoint { task, .. } => Some(task.as_str()),
+            _ => None,
+        })
+        .collect();
+    for t in s.tasks.iter().filter(|t| gates.contains(t.key.as_str())) {
+        let mut steps = Vec::new();
+        for p in &t.plan {
+            if matches!(p.tool.as_str(), "wait" | "finish" | "join_meeting") {
+                continue;
+            }
+            let Ok(args) = serde_json::from_str::<Value>(&p.args) else {
+                continue;
+            };
+            if p.tool == "write_file"
+                && let Some(path) = args["path"].as_str()
+            {
+                written.insert(path.to_owned());
+            }
+            steps.push((p.tool.clone(), args));
+        }
+        unlock.insert(t.key.clone(), steps);
+    }
+    (unlock, written)
+}
+
+/// Everything observed in `loaded` by an agent that asks as an agent asks, with
+/// the tasks others wait on closed by the oracle's answer.
+pub fn observe(loaded: &LoadedScenario, seed: Option<u64>) -> Observed {
+    let (unlock, _) = oracle_unlock(loaded);
+    observe_with(loaded, seed, &unlock, &questions(loaded))
+}
+
+/// [`observe`] with the given answers played and questions asked.
+pub fn observe_with(
+    loaded: &LoadedScenario,
+    seed: Option<u64>,
+    unlock: &Unlock,
+    questions: &Questions,
+) -> Observed {
+    let parts = questions
+        .values()
+        .flatten()
+        .map(|(_, q)| q.len())
+        .max()
+        .unwrap_or(0)
+        .max(1);
     let limits = RunLimits {
         max_steps: 4000,
         ..RunLimits::default()
     };
     let run = |mode: Mode| {
-        let mut p = Prober::unlocking(mode, unlock.clone());
+        let mut p = Prober::asking(mode, unlock.clone(), questions.clone());
         let config = SimConfig {
             seed,
             agent: "scan".into(),
@@ -182,66 +292,36 @@ fn sources_except(seen: &Observed, written: &BTreeSet<String>) -> Vec<Source> {
 
 /// Scans one scenario: every scored answer checkpoint of every task.
 ///
-/// Tasks released only when another task's checkpoint passes are explored too: when
-/// the rules answer every checkpoint they wait on, the scan observes again in worlds
-/// where those answers are played (files written, messages sent, meetings booked),
-/// so the follow-ups are released and scanned like any task. The scenario tells the
-/// scan only which answer to play, as the checker would judge it.
+/// Tasks released only when another task's checkpoint passes are reached by
+/// closing that task with the oracle's answer (the question is whether the
+/// follow-up leaks, not whether the rules solve the task it waits on); the
+/// oracle's answer files are not sources.
 pub fn scan(loaded: &LoadedScenario, seed: Option<u64>) -> Vec<CheckpointScan> {
+    scan_observed(loaded, seed).0
+}
+
+/// [`scan`], and everything observed (for the probe, which learns from the same
+/// observations).
+pub fn scan_observed(
+    loaded: &LoadedScenario,
+    seed: Option<u64>,
+) -> (Vec<CheckpointScan>, Observed) {
     let epoch = Epoch::from_timestamp(&loaded.scenario.clock.start).ok();
-    let mut unlock = Unlock::new();
-    let mut written: BTreeSet<String> = BTreeSet::new();
-    let mut seen = observe(loaded, seed);
-    let mut round = 0;
-    loop {
-        let names: Vec<String> = seen.colleagues.iter().map(|c| c.1.clone()).collect();
-        let mut pool = Pool::build(&sources_except(&seen, &written), &names);
-        pool.bookings = booking::candidates(&seen);
-        pool.epoch = epoch;
-        let (out, answers) = judge(loaded, &seen, &pool);
-        round += 1;
-        if round > MAX_UNLOCK_ROUNDS {
-            return out;
-        }
-        let released: BTreeSet<&str> = seen.tasks.iter().map(|t| t.0.as_str()).collect();
-        let mut grew = false;
-        for t in &loaded.scenario.tasks {
-            let Release::AfterCheckpoint {
-                task: dep,
-                checkpoint,
-            } = &t.release
-            else {
-                continue;
-            };
-            if released.contains(t.key.as_str())
-                || !released.contains(dep.as_str())
-                || unlock.contains_key(dep)
-                || !answers.contains_key(&(dep.clone(), checkpoint.clone()))
-            {
-                continue;
-            }
-            // Every answer the rules find for the task, left together.
-            let fills: Vec<(&Slot, &Fill)> = answers
-                .iter()
-                .filter(|((task, _), _)| task == dep)
-                .flat_map(|(_, f)| f.iter().map(|(s, f)| (s, f)))
-                .collect();
-            let actions = Synth::new(&fills, epoch).actions();
-            for (tool, args) in &actions {
-                if *tool == "write_file"
-                    && let Some(p) = args["path"].as_str()
-                {
-                    written.insert(p.to_owned());
-                }
-            }
-            unlock.insert(dep.clone(), actions);
-            grew = true;
-        }
-        if !grew {
-            return out;
-        }
-        seen = observe_unlocking(loaded, seed, &unlock);
-    }
+    let (unlock, written) = oracle_unlock(loaded);
+    let seen = observe_with(loaded, seed, &unlock, &questions(loaded));
+    let names: Vec<String> = seen.colleagues.iter().map(|c| c.1.clone()).collect();
+    let mut pool = Pool::build(&sources_except(&seen, &written), &names);
+    pool.bookings = booking::candidates(&seen);
+    pool.epoch = epoch;
+    let (out, _) = judge(loaded, &seen, &pool);
+    (out, without_files(&seen, &written))
+}
+
+/// The observations without the files at `written` (the oracle's answers).
+pub fn without_files(seen: &Observed, written: &BTreeSet<String>) -> Observed {
+    let mut s = seen.clone();
+    s.files.retain(|p, _| !written.contains(p));
+    s
 }
 
 /// Judges every scored answer checkpoint against `pool`: the scans, and the first
