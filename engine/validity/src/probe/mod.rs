@@ -70,15 +70,17 @@ pub struct Group {
 /// The labelled groups of one instance, by key.
 pub type InstanceRows = Vec<(GroupKey, Group)>;
 
+/// The slot as one name over instances: its pointer, or what it is (file names and
+/// recipients vary with the instance, which would split a key into one per draw).
 fn slot_name(s: &answer::Slot) -> String {
     let target = match &s.target {
-        answer::Target::File(p) => p.rsplit('/').next().unwrap_or(p).to_owned(),
-        answer::Target::Message(to) => format!("message to {to}"),
-        answer::Target::Calendar => "calendar".into(),
+        answer::Target::File(_) => "file",
+        answer::Target::Message(_) => "message",
+        answer::Target::Calendar => "calendar",
     };
     match &s.pointer {
-        Some(p) => format!("{p} of {target}"),
-        None => target,
+        Some(p) => format!("{p} of the {target}"),
+        None => format!("the {target}"),
     }
 }
 
