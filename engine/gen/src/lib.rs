@@ -17,6 +17,7 @@
 
 pub mod ads_strategy;
 pub mod attendance;
+pub mod bundled;
 pub mod changed_requirement;
 pub mod company;
 pub mod corpus;
@@ -35,6 +36,7 @@ pub mod sales;
 pub mod script;
 pub mod script_child;
 mod script_embed;
+pub mod script_error;
 pub mod script_host;
 pub mod script_solver;
 pub mod spec;

@@ -22,27 +22,7 @@ use tbsim_scenario::{
 /// A script family's parameters: a JSON object (unset keys are the script's to draw).
 pub type ScriptParams = BTreeMap<String, serde_json::Value>;
 
-/// The script families bundled with tbsim: `(folder name, family.star, README.md)`.
-/// The README travels with the binary too: the gate asks colleagues its example
-/// questions wherever tbsim is installed. A family is implemented once: the script
-/// ports of four Rust families were removed (issue 37; `content/families/README.md`).
-pub const BUNDLED: [(&str, &str, &str); 3] = [
-    (
-        "inventory_reorder",
-        include_str!("../../../content/families/inventory_reorder/family.star"),
-        include_str!("../../../content/families/inventory_reorder/README.md"),
-    ),
-    (
-        "incident_postmortem",
-        include_str!("../../../content/families/incident_postmortem/family.star"),
-        include_str!("../../../content/families/incident_postmortem/README.md"),
-    ),
-    (
-        "shift_roster",
-        include_str!("../../../content/families/shift_roster/family.star"),
-        include_str!("../../../content/families/shift_roster/README.md"),
-    ),
-];
+pub use crate::bundled::BUNDLED;
 
 /// A loaded script family as the registry holds it.
 #[derive(Debug)]

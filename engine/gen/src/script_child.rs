@@ -35,7 +35,7 @@ use std::sync::OnceLock;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::script_host::ScriptError;
+use crate::script_error::ScriptError;
 
 /// The bounds every host program runs under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@
 //! into its own process (`script_embed.rs`) and hands the same lines.
 //!
 //! **Only the families tbsim ships run in its process.** A script is untrusted
-//! unless its text is byte for byte one of [`crate::script::BUNDLED`] (compiled
+//! unless its text is byte for byte one of [`crate::bundled::BUNDLED`] (compiled
 //! into this binary); untrusted scripts are evaluated only by the program, a
 //! child process under the kernel limits of [`crate::script_child`], so a hostile
 //! script can at worst get its host killed, with an error naming the bound. The
@@ -66,73 +66,10 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-/// The TB code every script error carries (its page: `docs/errors/TB0026.md`).
-pub const ERROR_CODE: &str = "TB0026";
+pub use crate::script_error::{ERROR_CODE, ScriptError};
 
 /// The host protocol version this tbsim speaks (`tbsim_script::protocol::PROTOCOL`).
 pub(crate) const PROTOCOL: u64 = 2;
-
-/// A script that cannot be read, parsed, evaluated, or that returned data of the
-/// wrong shape; or a host that cannot be started. Displays as
-/// `file:line:column: error[TB0026]: message` followed by the Starlark call stack
-/// when there is one.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", self.render())]
-pub struct ScriptError {
-    /// The script's path as given (`<host>` for the host itself).
-    pub file: String,
-    /// 1-based line and column of the failing statement, when known.
-    pub position: Option<(usize, usize)>,
-    /// What went wrong.
-    pub message: String,
-    /// The Starlark call stack at the failure, innermost last (may be empty).
-    pub trace: String,
-}
-
-impl ScriptError {
-    fn render(&self) -> String {
-        let at = match self.position {
-            Some((l, c)) => format!("{}:{l}:{c}", self.file),
-            None => self.file.clone(),
-        };
-        let mut s = format!("{at}: error[{ERROR_CODE}]: {}", self.message);
-        if !self.trace.trim().is_empty() {
-            s.push('\n');
-            s.push_str(self.trace.trim_end());
-        }
-        s
-    }
-
-    /// An error at `file` with no position.
-    pub fn at_file(file: &str, message: impl Into<String>) -> ScriptError {
-        ScriptError {
-            file: file.to_owned(),
-            position: None,
-            message: message.into(),
-            trace: String::new(),
-        }
-    }
-
-    fn host(message: impl Into<String>) -> ScriptError {
-        ScriptError::at_file("<host>", message)
-    }
-
-    fn from_answer(v: &Value) -> ScriptError {
-        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-        let position = v.get("position").and_then(Value::as_array).and_then(|p| {
-            Some((
-                usize::try_from(p.first()?.as_u64()?).ok()?,
-                usize::try_from(p.get(1)?.as_u64()?).ok()?,
-            ))
-        });
-        ScriptError {
-            file: s("file"),
-            position,
-            message: s("message"),
-            trace: s("trace"),
-        }
-    }
-}
 
 /// What a generator is told about its task (the Rust generators' `Ctx`, as data),
 /// borrowed from the generation in progress and written straight into the request.
@@ -769,7 +706,7 @@ struct Script {
 
 /// Whether `source` is one of the script families compiled into tbsim.
 fn is_bundled(source: &str) -> bool {
-    crate::script::BUNDLED.iter().any(|(_, s, _)| *s == source)
+    crate::bundled::BUNDLED.iter().any(|(_, s, _)| *s == source)
 }
 
 /// The hosts and the scripts every host must have loaded, in order.
