@@ -160,7 +160,9 @@ fn assert_within_scan_gate(what: &str, hits: [u64; 6], seeds: u64) {
 /// counter-offer, in a drawn order with the decision never first or last, above
 /// the counter-offer and below the proposal, and the other two figures on one side
 /// of it: no position or size (only, first, last, largest, smallest, median) picks
-/// it in more than 5% of instances (the scan's CI gate); in fact in none.
+/// it in more than 5% of instances (the scan's CI gate). Issue 37 drew the figures
+/// from the cap's own range, so a rule now hits by chance, never by design (a rule
+/// that never hits would be a cue of its own).
 #[test]
 fn echoing_a_number_of_the_meeting_does_not_record_its_cap() {
     let seeds = 200u64;
@@ -188,7 +190,6 @@ fn echoing_a_number_of_the_meeting_does_not_record_its_cap() {
             }
         }
     }
-    assert_eq!(hits, [0; 6], "{:?}", EXTRACTORS.map(|e| e.0));
     assert_within_scan_gate("the meeting's notes", hits, seeds);
 }
 
