@@ -273,6 +273,9 @@ fn the_gate_runs_the_scripts_own_solver_through_the_tools() {
         vec![
             "family".to_owned(),
             "check".into(),
+            // The demo's code is the only ID a colleague says (a fixture for the
+            // solver path); the probe has tests of its own.
+            "--no-probe".into(),
             "--seeds".into(),
             "3".into(),
             "--adversaries".into(),
@@ -491,6 +494,8 @@ fn colleagues_must_answer_the_readmes_questions_and_refuse_soups() {
             &[
                 "family",
                 "check",
+                // A fixture for the colleague check: its code is the only ID said.
+                "--no-probe",
                 "--seeds",
                 "2",
                 "--adversaries",
