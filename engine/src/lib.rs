@@ -52,7 +52,7 @@
 //!   field; a world copied from a prototype writes the same bytes as one built anew
 //!   ([`sim::Sim::from_prototype`]).
 //! * Long RL jobs can keep their run directories small: [`run::RunHooks::compress`]
-//!   writes `trajectory.jsonl.zst` (zstd frames, [`trajectory::zst`]) with the same
+//!   writes `trajectory.jsonl.zst` (zstd frames, [`zst`]) with the same
 //!   lines and digest; [`replay`], regrading and [`run_dir::read_trajectory`] read
 //!   either form.
 //!
@@ -113,3 +113,4 @@ pub mod sim;
 pub mod tools;
 pub mod trajectory;
 pub mod world;
+pub mod zst;

@@ -156,7 +156,7 @@ pub struct RunHooks {
     /// directory's `model_calls.jsonl`; see [`CallLog`]).
     pub calls: Option<Arc<CallLog>>,
     /// Write the run directory's trajectory compressed, as `trajectory.jsonl.zst`
-    /// (see [`crate::trajectory::zst`]): the same lines and digest, which replay,
+    /// (see [`crate::zst`]): the same lines and digest, which replay,
     /// regrading and the result read alike. A compressed run cannot be resumed.
     pub compress: bool,
 }
@@ -861,7 +861,7 @@ mod tests {
         let zst = packed.path().join("trajectory.jsonl.zst");
         let bytes = std::fs::read(&zst).unwrap();
         let text = std::fs::read_to_string(plain.path().join("trajectory.jsonl")).unwrap();
-        assert!(crate::trajectory::zst::is_zstd(&bytes));
+        assert!(crate::zst::is_zstd(&bytes));
         assert!(
             bytes.len() * 3 < text.len(),
             "{} of {}",

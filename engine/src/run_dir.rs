@@ -27,7 +27,7 @@ pub fn read_text(path: &Path, cap: u64) -> Result<String, ReadError> {
 
 /// The plain trajectory's file name.
 pub const TRAJECTORY: &str = "trajectory.jsonl";
-/// The compressed trajectory's file name (see [`crate::trajectory::zst`]).
+/// The compressed trajectory's file name (see [`crate::zst`]).
 pub const TRAJECTORY_ZST: &str = "trajectory.jsonl.zst";
 
 /// The trajectory of run directory `dir`: `trajectory.jsonl`, or
@@ -43,10 +43,10 @@ pub fn trajectory_path(dir: &Path) -> PathBuf {
 }
 
 /// Reads a trajectory (up to [`MAX_TRAJECTORY_BYTES`] of text). A zstd-compressed
-/// one (see [`crate::trajectory::zst`]) is recognised by its first bytes and
+/// one (see [`crate::zst`]) is recognised by its first bytes and
 /// decompressed, with the same cap on the decompressed text.
 pub fn read_trajectory(path: &Path) -> Result<String, ReadError> {
-    use crate::trajectory::zst;
+    use crate::zst;
     let bytes = untrusted::read_capped(path, MAX_TRAJECTORY_BYTES, Links::Refuse)?;
     let bytes = if zst::is_zstd(&bytes) {
         zst::decompress(&bytes, MAX_TRAJECTORY_BYTES).map_err(|e| match e {

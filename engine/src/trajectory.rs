@@ -72,7 +72,7 @@ use crate::protocol::sorted_json::Sorted;
 use crate::protocol::{Decision, EndReason, RequestBody};
 
 mod line;
-pub mod zst;
+pub use crate::zst;
 
 pub use line::{ForkOf, GuidanceLine, Header, Line, ModelLine, NpcLine, NpcRecord};
 

@@ -26,6 +26,18 @@ const LAYERS: &[(&str, &[&str])] = &[
         "tbsim-report",
         &["tbsim-core", "tbsim-scenario", "tbsim-engine"],
     ),
+    // The validity machinery (gate, scan, probe, adversaries) runs generated
+    // instances with the built-in agents and checks them against the solver.
+    (
+        "tbsim-validity",
+        &[
+            "tbsim-core",
+            "tbsim-scenario",
+            "tbsim-engine",
+            "tbsim-gen",
+            "tbsim-agents",
+        ],
+    ),
     // The console's batch comparison is `tbsim report --compare`'s, not a copy.
     (
         "tbsim-serve",
@@ -47,6 +59,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "tbsim-gen",
             "tbsim-report",
             "tbsim-serve",
+            "tbsim-validity",
         ],
     ),
 ];
