@@ -236,11 +236,11 @@ impl Trajectory {
         self.hasher.update(line.as_bytes());
         self.hasher.update(b"\n");
         self.lines += 1;
-        if let Some(f) = &mut self.file {
-            if let Err(e) = f.write_line(line.as_bytes()) {
-                self.io_error
-                    .get_or_insert_with(|| format!("cannot write the trajectory: {e}"));
-            }
+        if let Some(f) = &mut self.file
+            && let Err(e) = f.write_line(line.as_bytes())
+        {
+            self.io_error
+                .get_or_insert_with(|| format!("cannot write the trajectory: {e}"));
         }
         if let Some(c) = &mut self.capture {
             c.push(line.to_owned());
