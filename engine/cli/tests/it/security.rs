@@ -921,8 +921,11 @@ fn deep_values_are_errors_where_they_cross_and_kill_only_the_host_inside() {
         let (code, out) = check_family(&fam, &slow, 60);
         assert!(matches!(code, Some(1) | Some(2)), "{call}: {code:?} {out}");
         assert!(out.contains("family.star"), "{call}: {out}");
+        // On the host's 256 MiB stack the call may also finish: then its (shapeless)
+        // answer is refused like any other, and tbsim still stands.
         assert!(
             out.contains("depth bound")
+                || out.contains("format refuses")
                 || out.contains("stack")
                 || out.contains("heap bound")
                 || out.contains("time bound")
