@@ -242,7 +242,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 let current = format!("  {new}: {}", pick(&mut history, CURRENT));
                 let gone = format!("  {withdrawn}: {}", pick(&mut history, WITHDRAWN));
                 let next = format!("  {draft}: {}", pick(&mut history, DRAFT));
-                let mut lines = vec![current, gone, next];
+                let mut lines = [current, gone, next];
                 for i in (1..lines.len()).rev() {
                     lines.swap(i, history.random_range(0..=i));
                 }

@@ -1317,7 +1317,7 @@ fn sample<'a>(items: &'a [&'a str], turn: usize, full: bool) -> impl Iterator<It
     items
         .iter()
         .enumerate()
-        .filter(move |(i, _)| full || (i + turn) % 3 == 0)
+        .filter(move |(i, _)| full || (i + turn).is_multiple_of(3))
         .map(|(_, q)| q)
 }
 

@@ -425,11 +425,11 @@ impl Prober {
     /// The conversation's next call, if it has one: the next question once the last
     /// is answered (or waited out), else a wait for the reply.
     fn converse(&mut self) -> Option<(&'static str, Value, Purpose)> {
-        if let Some((to, q, waits)) = self.awaiting.take() {
-            if waits > 0 {
-                self.awaiting = Some((to, q, waits - 1));
-                return Some(("wait", json!({"minutes": 30}), Purpose::Other));
-            }
+        if let Some((to, q, waits)) = self.awaiting.take()
+            && waits > 0
+        {
+            self.awaiting = Some((to, q, waits - 1));
+            return Some(("wait", json!({"minutes": 30}), Purpose::Other));
         }
         let (to, q) = self.convo.pop_front()?;
         self.asked.insert((to.clone(), q.clone()));
