@@ -276,6 +276,8 @@ fn the_gate_runs_the_scripts_own_solver_through_the_tools() {
             // The demo's code is the only ID a colleague says (a fixture for the
             // solver path); the probe has tests of its own.
             "--no-probe".into(),
+            // Three seeds: the lower bound (an upper one cannot pass below ~50).
+            "--screen".into(),
             "--seeds".into(),
             "3".into(),
             "--adversaries".into(),
@@ -496,6 +498,7 @@ fn colleagues_must_answer_the_readmes_questions_and_refuse_soups() {
                 "check",
                 // A fixture for the colleague check: its code is the only ID said.
                 "--no-probe",
+                "--screen",
                 "--seeds",
                 "2",
                 "--adversaries",
