@@ -15,9 +15,11 @@ use serde_json::json;
 use tbsim_engine::sim::Sim;
 use tbsim_engine::tools::LivePython;
 use tbsim_engine::trajectory::Trajectory;
-use tbsim_scenario::{Clue, LoadedScenario, Release, Scenario};
+use tbsim_scenario::{LoadedScenario, Release, Scenario};
 
-use crate::npc_questions::{call, clues, history, prerequisites, vars};
+use crate::npc_questions::{
+    broad_kind as kind, broad_vague_group as vague_group, call, clues, history, prerequisites, vars,
+};
 use tbsim_core::protocol::SimConfig;
 
 /// Natural questions per clue kind. Placeholders come from what the agent can see
@@ -235,44 +237,6 @@ const VAGUE: &[(&str, &[&str])] = &[
         ],
     ),
 ];
-
-/// A clue's kind in the probe.
-fn kind(c: &Clue) -> &'static str {
-    let k = c.key.as_str();
-    let task = k.split('/').nth(1).unwrap_or_default();
-    let family = task.split_once('-').map_or(task, |(_, f)| f);
-    match family {
-        "sales" => "sales",
-        "transaction-review" => "transaction-review",
-        "attendance" => "attendance",
-        "event-planning" => "event-planning",
-        "kb-fix" => "kb-fix",
-        "ads-strategy" if k.ends_with("/files") => "ads-files",
-        "ads-strategy" => "ads-handbook",
-        "meeting-book" if k.ends_with("-availability") => "meeting-availability",
-        "meeting-book" => "meeting-member",
-        "website-monitor" if k.contains("/register") => "web-register",
-        "website-monitor" if k.ends_with("/owner") => "web-owner",
-        "website-monitor" if k.ends_with("/code") => "web-code",
-        "website-monitor" if k.contains("/approval") => "web-approval",
-        _ => panic!("clue {k} has no kind in the probe"),
-    }
-}
-
-/// The vague-request group of a kind.
-fn vague_group(kind: &str) -> &'static str {
-    match kind {
-        "ads-files" | "ads-handbook" => "ads",
-        "meeting-availability" | "meeting-member" => "meeting",
-        k if k.starts_with("web-") => "web",
-        "sales" => "sales",
-        "transaction-review" => "transaction-review",
-        "attendance" => "attendance",
-        "event-planning" => "event-planning",
-        "kb-fix" => "kb-fix",
-        k => panic!("no vague group for {k}"),
-    }
-}
 
 /// `template` with its placeholders filled, or `None` when the scenario lacks one.
 fn try_fill(template: &str, v: &BTreeMap<&'static str, String>) -> Option<String> {

@@ -1256,8 +1256,8 @@ const BROAD_VAGUE: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// A TraineeBench clue's kind in the broad probe.
-fn broad_kind(c: &Clue) -> &'static str {
+/// A TraineeBench clue's kind in the broad probe (and in `npc_probe`).
+pub(crate) fn broad_kind(c: &Clue) -> &'static str {
     let k = c.key.as_str();
     let task = k.split('/').nth(1).unwrap_or_default();
     let family = task.split_once('-').map_or(task, |(_, f)| f);
@@ -1275,11 +1275,12 @@ fn broad_kind(c: &Clue) -> &'static str {
         "website-monitor" if k.ends_with("/owner") => "web-owner",
         "website-monitor" if k.ends_with("/code") => "web-code",
         "website-monitor" if k.contains("/approval") => "web-approval",
-        _ => panic!("clue {k} has no kind in the broad probe"),
+        _ => panic!("clue {k} has no kind in the probe"),
     }
 }
 
-fn broad_vague_group(kind: &str) -> &'static str {
+/// The vague-request group of a kind.
+pub(crate) fn broad_vague_group(kind: &str) -> &'static str {
     match kind {
         "ads-files" | "ads-handbook" => "ads",
         "meeting-availability" | "meeting-member" => "meeting",
