@@ -142,6 +142,8 @@ fn positive(t: &str) -> bool {
         "is fine",
         "doesn't clash",
         "no clash",
+        "nothing clashes",
+        "i'll join",
         "won't miss",
         "include ",
     ]
