@@ -56,6 +56,11 @@ pub(crate) struct DraftArgs {
     /// fails, and the model is told why).
     #[arg(long, default_value_t = 900)]
     pub gate_timeout: u64,
+    /// Each round's gate judges shares by the lower 95% bound (`family check
+    /// --screen`): a quick screen at few seeds. A family that passes it still
+    /// needs `tbsim family check` at 200 seeds to pass the gate.
+    #[arg(long)]
+    pub screen: bool,
 }
 
 fn system_prompt(key: &str) -> String {
@@ -176,6 +181,7 @@ pub(crate) fn cmd_draft(a: &DraftArgs) -> Result<ExitCode> {
             &a.out,
             a.seeds,
             &a.adversaries,
+            a.screen,
             std::time::Duration::from_secs(a.gate_timeout.max(1)),
         )?;
         report = out;
@@ -186,10 +192,19 @@ pub(crate) fn cmd_draft(a: &DraftArgs) -> Result<ExitCode> {
         )?;
         if passed {
             println!("{}", escape(report.trim_end()));
-            println!(
-                "round {round}: `{key}` passes the gate; written to {}",
-                a.out.display()
-            );
+            if a.screen {
+                println!(
+                    "round {round}: `{key}` passes the gate's screen at {} seeds; written to {} (the gate itself: `tbsim family check {}`)",
+                    a.seeds,
+                    a.out.display(),
+                    a.out.display()
+                );
+            } else {
+                println!(
+                    "round {round}: `{key}` passes the gate; written to {}",
+                    a.out.display()
+                );
+            }
             return Ok(ExitCode::SUCCESS);
         }
         eprintln!("round {round}: the gate failed");
@@ -223,6 +238,7 @@ fn gate(
     dir: &Path,
     seeds: u64,
     adversaries: &[String],
+    screen: bool,
     timeout: std::time::Duration,
 ) -> Result<(bool, String)> {
     use std::io::Read;
@@ -232,6 +248,9 @@ fn gate(
     c.args(["family", "check", "--seeds", &seeds.to_string()]);
     if !adversaries.is_empty() {
         c.arg("--adversaries").arg(adversaries.join(","));
+    }
+    if screen {
+        c.arg("--screen");
     }
     let mut child = c
         .arg(dir)

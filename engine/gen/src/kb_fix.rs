@@ -18,7 +18,7 @@ use tbsim_scenario::{Check, CheckpointSpec, Clue, Content, FileSpec, Gate, TaskS
 /// Difficulty presets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Level {
-    /// 1 article, 1-2 links, 1 owner per article.
+    /// 1 article, 3-4 links, 1 owner per article.
     Easy,
     /// 3 articles, 1-3 links, 2 owners per article.
     Medium,
@@ -55,7 +55,7 @@ struct Link {
 
 /// How an owner describes each version of a rebuilt chart. Each pool holds as many
 /// phrasings with a negation word as without, and of like lengths, so that neither
-/// a negation, the clause's length nor its place in the reply (the three lines are
+/// a negation, the clause's length nor its place in the reply (the four lines are
 /// shuffled) tells the current chart from the others: only what the words say does
 /// (issue 37: the one line without "not" gave the live ID away).
 const CURRENT: &[&str] = &[
@@ -81,6 +81,15 @@ const DRAFT: &[&str] = &[
     "a test copy, never published",
     "draft, not live yet, do not link",
     "staging build for the next release",
+];
+
+const COPY: &[&str] = &[
+    "a sandbox copy, unused",
+    "my personal copy, frozen",
+    "no one else uses this copy",
+    "an export, not for articles",
+    "not maintained, a one-off export",
+    "a frozen snapshot of last quarter",
 ];
 
 fn link_line(id: &str, owner: &str) -> String {
@@ -114,7 +123,9 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         .difficulty
         .unwrap_or_else(|| [Level::Easy, Level::Medium, Level::Hard][rng.random_range(0..3)]);
     let (na, links, opa) = match level {
-        Level::Easy => (1, (1, 2), 1),
+        // At least three links a task, each among four versions: a guess among
+        // the IDs an owner names fixes every link once in 64 tasks at most.
+        Level::Easy => (1, (3, 4), 1),
         Level::Medium => (3, (1, 3), 2),
         Level::Hard => (5, (2, 5), 3),
     };
@@ -219,8 +230,8 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let mut clue_keys = Vec::new();
     let mut plan_asks = Vec::new();
     let mut plan_reads_replies = Vec::new();
-    // Every chart has three versions: the owner names a withdrawn rebuild, the
-    // current one and a draft not yet live, on lines of their own. Swapping an old ID
+    // Every chart has four versions: the owner names a withdrawn rebuild, the
+    // current one, a draft not yet live and a copy, on lines of their own. Swapping an old ID
     // for whatever ID comes next to it (a script's reading of a mapping) links a
     // withdrawn or draft chart; only reading which one is current fixes the link.
     // Its own stream, so the articles stay as they were drawn.
@@ -236,18 +247,20 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             .map(|(old, new, t)| {
                 let withdrawn = draw_id(&mut history, "NEW");
                 let draft = draw_id(&mut history, "NEW");
+                let copy = draw_id(&mut history, "NEW");
                 let pick = |rng: &mut tbsim_core::rng::StreamRng, pool: &[&str]| {
                     pool[rng.random_range(0..pool.len())].to_owned()
                 };
                 let current = format!("  {new}: {}", pick(&mut history, CURRENT));
                 let gone = format!("  {withdrawn}: {}", pick(&mut history, WITHDRAWN));
                 let next = format!("  {draft}: {}", pick(&mut history, DRAFT));
-                let mut lines = [current, gone, next];
+                let spare = format!("  {copy}: {}", pick(&mut history, COPY));
+                let mut lines = [current, gone, next, spare];
                 for i in (1..lines.len()).rev() {
                     lines.swap(i, history.random_range(0..=i));
                 }
                 format!(
-                    "- {old} (in \"{t}\") has three versions:\n{}",
+                    "- {old} (in \"{t}\") has four versions:\n{}",
                     lines.join("\n")
                 )
             })

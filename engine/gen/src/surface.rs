@@ -427,21 +427,21 @@ mod tests {
                 })
                 .collect();
             for reply in replies(&parts) {
-                // Each old chart's three version lines.
+                // Each old chart's four version lines.
                 for block in reply.split("\n- ").skip(1) {
                     let lines: Vec<(&str, &str)> = block
                         .lines()
                         .skip(1)
                         .filter_map(|l| l.trim().split_once(": "))
                         .collect();
-                    if lines.len() != 3 {
+                    if lines.len() != 4 {
                         continue;
                     }
                     let hit =
                         |i: Option<usize>| i.is_some_and(|i| live.iter().any(|x| x == lines[i].0));
                     let idx = |f: &dyn Fn(&(&str, &str)) -> bool| lines.iter().position(f);
                     let by_len = |max: bool| {
-                        let it = (0..3).map(|i| (lines[i].1.len(), i));
+                        let it = (0..4).map(|i| (lines[i].1.len(), i));
                         if max {
                             it.max().map(|x| x.1)
                         } else {
@@ -449,7 +449,7 @@ mod tests {
                         }
                     };
                     let by_id = |max: bool| {
-                        let it = (0..3).map(|i| (lines[i].0, i));
+                        let it = (0..4).map(|i| (lines[i].0, i));
                         if max {
                             it.max().map(|x| x.1)
                         } else {
@@ -457,13 +457,14 @@ mod tests {
                         }
                     };
                     t.add(
-                        1.0 / 3.0,
+                        1.0 / 4.0,
                         &[
                             ("the line without a negation", hit(idx(&|l| !negated(l.1)))),
                             ("the line with a negation", hit(idx(&|l| negated(l.1)))),
                             ("first line", hit(Some(0))),
                             ("second line", hit(Some(1))),
-                            ("last line", hit(Some(2))),
+                            ("third line", hit(Some(2))),
+                            ("last line", hit(Some(3))),
                             ("longest clause", hit(by_len(true))),
                             ("shortest clause", hit(by_len(false))),
                             ("largest ID", hit(by_id(true))),
@@ -473,6 +474,7 @@ mod tests {
                 }
             }
         }
+        assert!(t.n > 0, "no version lines were read");
         t.check("kb_fix live chart ID");
     }
 

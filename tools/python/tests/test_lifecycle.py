@@ -54,6 +54,7 @@ def _spawn(code: str, tmp: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-c", code],
         env=env,
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -92,6 +93,7 @@ envs.reset(seed=0)
 envs.step(tuple(({"name": "list_colleagues", "arguments": {}},) for _ in range(8)))
 print("stepped", flush=True)
 if "MODE" == "close":
+    import sys; sys.stdin.readline()  # the test has counted the servers
     envs.close()
 else:
     import time; time.sleep(600)
@@ -105,6 +107,9 @@ def test_an_async_vector_env_leaves_nothing_behind(tmp_path: Path, end: str) -> 
     line = proc.stdout.readline().strip()
     assert line == "stepped", proc.stderr.read()
     assert len(_serves_under(str(tmp_path))) >= 8
+    assert proc.stdin is not None
+    proc.stdin.write("\n")
+    proc.stdin.flush()
     if end == "kill":
         proc.send_signal(signal.SIGKILL)
     _, err = proc.communicate(timeout=120)

@@ -216,7 +216,7 @@ impl Job for KbFix {
             return;
         };
         owner.answered = true;
-        // "- OLD123 (in ...) has three versions:" then one line per version,
+        // "- OLD123 (in ...) has four versions:" then one line per version,
         // "  NEW456: <what the owner says of it>": one live, the others withdrawn
         // or drafts, said in varied words (a live one may carry "not", a dead one
         // none), so the status is read from what the words mean.
@@ -238,7 +238,7 @@ impl Job for KbFix {
 }
 
 /// Whether an owner's description of a chart version says it is the one to link:
-/// not retired, replaced or taken down, not a draft, test or staging copy, and
+/// not retired, replaced or taken down, not a draft, test, staging or sandbox copy, and
 /// said to be current, live or in use ("not live yet" is a draft's).
 fn is_live(status: &str) -> bool {
     let s = status.to_lowercase();
@@ -249,6 +249,9 @@ fn is_live(status: &str) -> bool {
         "replaced",
         "no longer",
         "taken down",
+    ];
+    let copies = [
+        "copy", "sandbox", "snapshot", "export", "scratch", "frozen", "one-off",
     ];
     let unfinished = [
         "draft",
@@ -267,7 +270,12 @@ fn is_live(status: &str) -> bool {
         "link this one",
         "link it",
     ];
-    !dead.iter().chain(&unfinished).any(|w| s.contains(w)) && live.iter().any(|w| s.contains(w))
+    !dead
+        .iter()
+        .chain(&unfinished)
+        .chain(&copies)
+        .any(|w| s.contains(w))
+        && live.iter().any(|w| s.contains(w))
 }
 
 #[cfg(test)]
@@ -281,6 +289,8 @@ mod tests {
         assert!(!is_live("draft, not live yet, do not link"));
         assert!(!is_live("replaced by a later rebuild"));
         assert!(!is_live("being reworked by the analysts"));
+        assert!(!is_live("a sandbox copy, not for articles"));
+        assert!(!is_live("not maintained, a one-off export"));
     }
 
     #[test]

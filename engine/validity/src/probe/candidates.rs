@@ -106,6 +106,11 @@ pub const FEATURES: &[&str] = &[
     "character position in the text (relative)",
 ];
 
+/// Where [`FEATURES`] holds the one-hot kind of a candidate's source.
+pub const SOURCE_FEATURES: std::ops::Range<usize> = 0..5;
+/// Where [`FEATURES`] holds the one-hot kind of a candidate.
+pub const KIND_FEATURES: std::ops::Range<usize> = 44..51;
+
 const NEGATIONS: &[&str] = &[
     "not",
     "no",
@@ -448,7 +453,7 @@ fn occurrences(
             |kind: CandKind, key: String, text: String, value: Option<f64>, mut f: Vec<f64>| {
                 f[39] = f64::from(t.kind != 3 && objectives.contains(text.as_str()));
                 f[43] = (text.len() as f64).ln_1p();
-                f[44 + kind as usize] = 1.0;
+                f[KIND_FEATURES.start + kind as usize] = 1.0;
                 per_kind.entry(kind).or_default().push(out.len());
                 out.push(Occurrence {
                     kind,
@@ -544,6 +549,21 @@ fn occurrences(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_one_hot_ranges_name_sources_and_kinds() {
+        assert!(
+            FEATURES[SOURCE_FEATURES]
+                .iter()
+                .all(|f| f.starts_with("source: "))
+        );
+        assert!(
+            FEATURES[KIND_FEATURES]
+                .iter()
+                .all(|f| f.starts_with("kind: "))
+        );
+        assert_eq!(KIND_FEATURES.len(), 7);
+    }
 
     fn seen(reply: &str) -> Observed {
         Observed {

@@ -31,7 +31,7 @@ use tbsim_scenario::{Check, LoadedScenario};
 
 use crate::scan::answer::{self, Fill, Kind, Synth};
 use crate::scan::observe::Observed;
-use candidates::{CandKind, Candidate, FEATURES};
+use candidates::{CandKind, Candidate, FEATURES, KIND_FEATURES, SOURCE_FEATURES};
 use learn::{Learner, Z95, top1, wilson};
 
 /// How far above chance a probe's accuracy may be shown to lie (lower 95% bound)
@@ -268,6 +268,66 @@ impl KeyResult {
     }
 }
 
+/// A candidate's type: the kind of source it was first seen in and what it is (a
+/// figure, an ID, a name, ...), read back from its one-hot features.
+fn cand_type(row: &[f64]) -> (usize, usize) {
+    let one = |r: std::ops::Range<usize>| {
+        r.clone()
+            .find(|&i| row.get(i).is_some_and(|v| *v > 0.5))
+            .map_or(usize::MAX, |i| i - r.start)
+    };
+    (one(SOURCE_FEATURES), one(KIND_FEATURES))
+}
+
+/// The type whose candidates were right most often in training (ties: the type
+/// seen more, then the first): what a policy that knows the workflow (the answer
+/// is a SKU of the stock sheet, a figure of a reply) but reads nothing would pick
+/// among.
+fn best_type(train: &[&&Group]) -> Option<(usize, usize)> {
+    let mut by: BTreeMap<(usize, usize), (usize, usize)> = BTreeMap::new();
+    for g in train {
+        for (row, p) in g.rows.iter().zip(&g.positive) {
+            let e = by.entry(cand_type(row)).or_default();
+            e.0 += usize::from(*p);
+            e.1 += 1;
+        }
+    }
+    by.into_iter()
+        .filter(|(_, (right, _))| *right > 0)
+        .max_by(|a, b| {
+            let (ra, na) = a.1;
+            let (rb, nb) = b.1;
+            (ra * nb)
+                .cmp(&(rb * na))
+                .then(na.cmp(&nb))
+                .then(b.0.cmp(&a.0))
+        })
+        .map(|(t, _)| t)
+}
+
+/// The chance a test instance gives a reader-less pick: the better of a blind
+/// pick among all its candidates and one among the candidates of the type
+/// learnt in training. Knowing which kind of thing the answer is, is workflow
+/// knowledge, not a shortcut (issue 37: a list of SKUs is not beaten by "pick
+/// an ID").
+fn baseline(g: &Group, typed: Option<(usize, usize)>) -> f64 {
+    let share = |keep: &dyn Fn(&Vec<f64>) -> bool| {
+        let (mut right, mut n) = (0usize, 0usize);
+        for (row, p) in g.rows.iter().zip(&g.positive) {
+            if keep(row) {
+                right += usize::from(*p);
+                n += 1;
+            }
+        }
+        (n > 0).then(|| right as f64 / n as f64)
+    };
+    let all = share(&|_| true).unwrap_or(0.0);
+    let of_type = typed
+        .and_then(|t| share(&|row| cand_type(row) == t))
+        .unwrap_or(0.0);
+    all.max(of_type)
+}
+
 /// Trains and tests every learner on one key's groups (two folds by seed parity).
 pub fn evaluate_key(groups: &[&Group]) -> KeyResult {
     let mut r = KeyResult {
@@ -310,9 +370,9 @@ pub fn evaluate_key(groups: &[&Group]) -> KeyResult {
             .iter()
             .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
             .map(|(t, _)| (*t).to_owned());
+        let typed = best_type(&train);
         for g in &test {
-            let pos = g.positive.iter().filter(|&&p| p).count() as f64;
-            let chance = pos / g.positive.len() as f64;
+            let chance = baseline(g, typed);
             r.prior.n += 1;
             r.prior.chance += chance;
             if let Some(c) = &constant
@@ -330,8 +390,7 @@ pub fn evaluate_key(groups: &[&Group]) -> KeyResult {
             let s = r.learners.entry(l).or_default();
             let model = learn::train(l, &rows, &labels, 37 + fold);
             for g in &test {
-                let pos = g.positive.iter().filter(|&&p| p).count() as f64;
-                let chance = pos / g.positive.len() as f64;
+                let chance = baseline(g, typed);
                 s.n += 1;
                 s.chance += chance;
                 // No model (one class in training): a blind pick, chance itself.
@@ -494,13 +553,13 @@ mod tests {
             positive: Vec::new(),
             texts: Vec::new(),
         };
-        // Feature 0 is noise; feature 1 marks the answer when `cue` is on.
+        // Feature 29 is noise; feature 31 marks the answer when `cue` is on.
         for i in 0..n {
             let right = i == answer_at;
-            g.rows.push(vec![
-                (mix(seed * 1000 + i as u64) % 5) as f64,
-                f64::from(cue && right),
-            ]);
+            let mut row = vec![0.0; FEATURES.len()];
+            row[29] = (mix(seed * 1000 + i as u64) % 5) as f64;
+            row[31] = f64::from(cue && right);
+            g.rows.push(row);
             g.positive.push(right);
             g.texts
                 .push(format!("c{}", mix(seed * 77 + i as u64) % 1000));
@@ -518,12 +577,48 @@ mod tests {
         let lg = &r.learners[&Learner::Logistic];
         assert!(lg.accuracy() > 0.9, "{}", lg.accuracy());
         assert!((lg.chance() - 0.1).abs() < 1e-9);
-        assert_eq!(lg.leans_on[0].0, FEATURES[1]);
+        assert_eq!(lg.leans_on[0].0, FEATURES[31]);
         let blind: Vec<Group> = (0..200)
             .map(|s| group(s, (mix(s) % 10) as usize, 10, false))
             .collect();
         let r = evaluate_key(&blind.iter().collect::<Vec<_>>());
         assert!(!r.fails(), "{:?}", r);
+    }
+
+    /// A list slot whose right items are half the IDs of a sheet, drawn at
+    /// random, beside names that are never right: picking an ID is knowing
+    /// the workflow, and it does not beat the typed baseline; a cue on the
+    /// right IDs still does.
+    #[test]
+    fn knowing_the_answers_kind_is_not_a_shortcut() {
+        let sheet = |seed: u64, cue: bool| {
+            let mut g = Group {
+                seed,
+                rows: Vec::new(),
+                positive: Vec::new(),
+                texts: Vec::new(),
+            };
+            for i in 0..12u64 {
+                let id = i < 8;
+                let right = id && mix(seed * 131 + i) % 2 == 0;
+                let mut row = vec![0.0; FEATURES.len()];
+                row[SOURCE_FEATURES.start] = 1.0;
+                row[KIND_FEATURES.start + if id { 2 } else { 3 }] = 1.0;
+                row[29] = (mix(seed * 17 + i) % 9) as f64;
+                row[31] = f64::from(cue && right);
+                g.rows.push(row);
+                g.positive.push(right);
+                g.texts.push(format!("x{}", mix(seed * 3 + i) % 10_000));
+            }
+            g
+        };
+        let blind: Vec<Group> = (0..200).map(|s| sheet(s, false)).collect();
+        let r = evaluate_key(&blind.iter().collect::<Vec<_>>());
+        let lg = &r.learners[&Learner::Logistic];
+        assert!(lg.chance() > 0.4, "{}", lg.chance());
+        assert!(!r.fails(), "{r:?}");
+        let cued: Vec<Group> = (0..200).map(|s| sheet(s, true)).collect();
+        assert!(evaluate_key(&cued.iter().collect::<Vec<_>>()).fails());
     }
 
     /// Meeting notes holding `k` figures drawn alike, one of them the answer: at

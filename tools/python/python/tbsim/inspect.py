@@ -536,7 +536,8 @@ def tbsim_agent(
         run_seed = None if base is None else int(base) + state.epoch - 1
         model_name = str(state.model)
         model = _replay_model(replay, scenario, model_name) if replay else get_model()
-        runs = Path(runs_dir)
+        # Absolute, so the path recorded in the log names the run from anywhere.
+        runs = Path(runs_dir).absolute()
         if follow_log_dir:
             runs = _log_dir_runs(runs)
         out = runs / scenario
