@@ -65,6 +65,12 @@ if [ ! -x "$SERVER" ]; then
     >llama/build.log 2>&1 || { tail -30 llama/build.log >&2; exit 1; }
 fi
 
+# SmolLM2's own chat template drops `tools` (the model would never see them). It
+# speaks ChatML, so llama.cpp's ChatML template with Hermes-style tool calls, from the
+# same source, shows it the tools and reads its `<tool_call>` replies.
+TEMPLATE="$DIR/llama/src/models/templates/Qwen-Qwen2.5-7B-Instruct.jinja"
+
 log "ready"
 echo "MODEL=$MODEL"
 echo "SERVER=$SERVER"
+echo "TEMPLATE=$TEMPLATE"

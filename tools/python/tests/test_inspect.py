@@ -129,6 +129,25 @@ def test_a_model_that_never_calls_a_tool_scores_zero_and_ends(tmp_path: Path) ->
     assert sample.messages[-1].role == "user" and nudge in sample.messages[-1].text
 
 
+def test_empty_turns_are_recorded_as_tbsim_run_records_them(oracle: Path, tmp_path: Path) -> None:
+    script = [_text("Let me think."), _text("Still thinking."), *outputs_from_run(oracle / "busy-day")]
+    model = get_model("mockllm/model", custom_outputs=script, memoize=False)
+    task = examples(scenarios="busy-day", runs_dir=str(tmp_path / "runs"))
+    [log] = inspect_eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none")
+    sample = _one(log)
+    assert sample.scores["tbsim_scorer"].value == 1.0
+    run = Path(sample.metadata["tbsim_run_dir"])
+    result = json.loads((run / "result.json").read_text())
+    oracle_result = json.loads((oracle / "busy-day" / "result.json").read_text())
+    assert result["empty_turns"] == 2, result
+    assert result["steps"] == oracle_result["steps"] + 2
+    # The nudges count the empty turns as steps, as the native loop's status does.
+    nudges = [m.text for m in sample.messages if m.role == "user"][1:3]
+    assert "step 1" in nudges[0] and "step 2" in nudges[1], nudges
+    replay = subprocess.run([tbsim.binary(), "replay", str(run)], capture_output=True, text=True)
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+
+
 def test_unknown_tools_and_bad_arguments_get_tbsims_refusal(oracle: Path, tmp_path: Path) -> None:
     script = [
         _call("teleport", {"to": "the moon"}),

@@ -618,6 +618,17 @@ fn a_stock_client_speaking_raw_json_rpc_over_stdio_works() {
     assert!(raw.response(7)["error"]["code"].is_i64());
     raw.send(json!({"jsonrpc": "2.0", "id": 8, "method": "resources/read", "params": {"uri": "tbsim://answers"}}));
     assert!(raw.response(8)["error"]["code"].is_i64());
+    // Turns the model took without a tool call come with the next call and are
+    // recorded as `tbsim run` records them; a bad count is refused, not recorded.
+    raw.send(json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+        "params": {"name": "my_tasks", "arguments": {}, "_meta": {"tbsim/empty_turns": 2}}}));
+    let (body, is_error) = call_text(&raw.response(10)["result"]);
+    assert!(!is_error, "{body}");
+    raw.send(json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+        "params": {"name": "my_tasks", "arguments": {}, "_meta": {"tbsim/empty_turns": -1}}}));
+    let (body, is_error) = call_text(&raw.response(11)["result"]);
+    assert!(is_error, "{body}");
+    assert_eq!(body["error"]["kind"], "schema", "{body}");
     let (body, is_error) = raw.call(9, "finish", json!({}));
     assert!(!is_error, "{body}");
     assert_eq!(body["run_over"], true, "{body}");
@@ -628,7 +639,9 @@ fn a_stock_client_speaking_raw_json_rpc_over_stdio_works() {
     let result = read_json(&dir.join("result.json"));
     assert_eq!(result["agent"], "mcp:raw-client");
     assert_eq!(result["end_reason"], "finished");
-    assert_eq!(result["tool_calls"], 7, "{result}");
+    assert_eq!(result["tool_calls"], 8, "{result}");
+    assert_eq!(result["empty_turns"], 2, "{result}");
+    assert_eq!(result["steps"], 10, "{result}");
     assert_eq!(result["errors"]["schema"], 1, "{result}");
     assert_eq!(result["errors"]["unknown_tool"], 1, "{result}");
     let o = tbsim(&["replay", dir.to_str().unwrap()], &root());

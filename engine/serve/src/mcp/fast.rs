@@ -43,7 +43,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::view::View;
-use super::{CALL_ID_META, Conn, Live};
+use super::{CALL_ID_META, Conn, EMPTY_TURNS_META, Live};
 
 /// What a call answered here needs of its session. The world is held weakly: the
 /// session ending (rmcp dropping its server) ends it, whatever is registered here.
@@ -330,13 +330,18 @@ pub async fn fast_call(State(fast): State<Arc<FastCalls>>, req: Request, next: N
         .as_ref()
         .and_then(|m| m.get(CALL_ID_META))
         .cloned();
+    let empty_turns = params
+        .meta
+        .as_ref()
+        .and_then(|m| m.get(EMPTY_TURNS_META))
+        .cloned();
     let conn = Conn {
         live: &live,
         view: &handles.view,
         subscribed: &handles.subscribed,
         quiet: &handles.quiet,
     };
-    let answer = match conn.call(params, given_id).await {
+    let answer = match conn.call(params, given_id, empty_turns).await {
         Ok((result, out)) => {
             for o in out {
                 o.send(&handles.peer).await;

@@ -18,7 +18,10 @@
 //!   `isError: true` whose text is the structured error; JSON-RPC errors are left
 //!   to malformed protocol messages. The call id recorded in the trajectory is
 //!   `_meta["tbsim/call_id"]` when the request gives one (1-64 characters), else
-//!   `mcp-<n>` for the connection's n-th call. Over HTTP the `initialize` result's
+//!   `mcp-<n>` for the connection's n-th call. `_meta["tbsim/empty_turns"]` (0-1000)
+//!   records that many turns without a tool call before it, as `tbsim run` records a
+//!   model's empty turns (counted in `result.json`, charged the turn's time). Over
+//!   HTTP the `initialize` result's
 //!   `_meta["tbsim/session"]` is the registry session (the run directory's name).
 //! * Notifications also go out as `notifications/message` (logger `tbsim`, level
 //!   `info`, the notification as data), and a subscribed resource that changed gets
@@ -74,6 +77,14 @@ use view::View;
 
 /// The `_meta` key naming the call id a `tools/call` is recorded under.
 pub const CALL_ID_META: &str = "tbsim/call_id";
+
+/// The `_meta` key of a `tools/call` saying how many turns the model took without
+/// calling a tool since its last call (0-1000): each is recorded before the call as
+/// the native loop records it, an empty decision that costs the turn's time.
+pub const EMPTY_TURNS_META: &str = "tbsim/empty_turns";
+
+/// The most empty turns one call may carry.
+pub const MAX_EMPTY_TURNS: u64 = 1000;
 
 /// The `_meta` key of the `initialize` result naming the registry session of an
 /// HTTP world (its run directory is `<out>/<session>/`).
@@ -267,6 +278,7 @@ impl Conn<'_> {
         &self,
         request: CallToolRequestParams,
         given_id: Option<Value>,
+        empty_turns: Option<Value>,
     ) -> Result<(CallToolResult, Vec<Outgoing>), McpError> {
         let mut guard = self.live.lock().await;
         let Some(live) = guard.as_mut() else {
@@ -288,6 +300,43 @@ impl Conn<'_> {
                 ));
             }
         };
+        let empty = match empty_turns {
+            None => 0,
+            Some(n) => match n.as_u64() {
+                Some(n) if n <= MAX_EMPTY_TURNS => n,
+                _ => {
+                    return Ok((
+                        tool_error(
+                            "schema",
+                            format!(
+                                "`_meta.{EMPTY_TURNS_META}` must be an integer from 0 to {MAX_EMPTY_TURNS}"
+                            ),
+                        ),
+                        Vec::new(),
+                    ));
+                }
+            },
+        };
+        // The model's turns without a tool call, recorded before this call as the
+        // native loop records them; what they brought arrives with this call.
+        let mut earlier = Vec::new();
+        for _ in 0..empty {
+            match live.step(Decision { calls: Vec::new() }).await {
+                Ok((turn, _)) => {
+                    self.view
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .observe(&turn.observation);
+                    let over = turn.observation.over;
+                    earlier.extend(turn.observation.notifications);
+                    if over {
+                        break;
+                    }
+                }
+                Err(StepError::Session(SessionError::Over(_))) => break,
+                Err(e) => return Ok((tool_error("unavailable", e.to_string()), Vec::new())),
+            }
+        }
         let arguments = match request.arguments {
             None => "{}".to_owned(),
             Some(args) => Value::Object(args).to_string(),
@@ -316,7 +365,8 @@ impl Conn<'_> {
             Err(e) => return Ok((tool_error("unavailable", e.to_string()), Vec::new())),
         };
         live.calls += 1;
-        let pending = std::mem::take(&mut live.pending);
+        let mut pending = std::mem::take(&mut live.pending);
+        pending.extend(earlier);
         let briefing = live.briefing.take();
         drop(guard);
         // The pending notifications were recorded with the first observation.
@@ -716,7 +766,14 @@ impl ServerHandler for McpServer {
                 .and_then(|m| m.get(CALL_ID_META))
                 .cloned()
         });
-        let (result, out) = self.conn().call(request, given_id).await?;
+        let empty_turns = context.meta.get(EMPTY_TURNS_META).cloned().or_else(|| {
+            request
+                .meta
+                .as_ref()
+                .and_then(|m| m.get(EMPTY_TURNS_META))
+                .cloned()
+        });
+        let (result, out) = self.conn().call(request, given_id, empty_turns).await?;
         for o in out {
             o.send(&context.peer).await;
         }

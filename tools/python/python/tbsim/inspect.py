@@ -19,7 +19,8 @@ bundled suite. Each Sample is one scenario (multi-day ones included); its world 
   starts, the conversation starts afresh with tbsim's new-day message and the
   mentor's feedback, as `tbsim run --agent llm:...` does;
 * a turn without tool calls is answered with tbsim's nudge (the clock is still
-  running); the loop ends when the run is over (`finish`, the end of the working
+  running) and recorded as an empty turn, as `tbsim run` records it (sent with the
+  next call as `_meta["tbsim/empty_turns"]`; counted in `result.json`); the loop ends when the run is over (`finish`, the end of the working
   days, the step limit) or after `max_steps` turns per working day.
 
 The scorer reports tbsim's own result (`result.json` of the run directory): the
@@ -361,6 +362,9 @@ class _World:
     first_done: bool = False
     new_day: dict[str, Any] | None = None
     call_id: str | None = None
+    # Turns without a tool call since the last call: sent with the next call
+    # (`_meta["tbsim/empty_turns"]`), which records them as `tbsim run` does.
+    empty_turns: int = 0
     tools: list[Tool] = field(default_factory=list)
     day_notes: list[dict[str, Any]] = field(default_factory=list)
 
@@ -376,12 +380,17 @@ class _World:
         run and a new day from the result."""
         # The trajectory records the call under the transcript's id (1-64 chars).
         call_id, self.call_id = self.call_id, None
-        meta: Any = {"tbsim/call_id": call_id} if call_id and len(call_id) <= 64 else None
-        res = await self.session.call_tool(name, arguments, meta=meta)
+        meta: dict[str, Any] = {}
+        if call_id and len(call_id) <= 64:
+            meta["tbsim/call_id"] = call_id
+        empty, self.empty_turns = self.empty_turns, 0
+        if empty:
+            meta["tbsim/empty_turns"] = min(empty, 1000)
+        res = await self.session.call_tool(name, arguments, meta=meta or None)
         assert isinstance(res, CallToolResult)
         text = next((c.text for c in res.content if isinstance(c, TextContent)), "{}")
         body: dict[str, Any] = json.loads(text)
-        self.steps += 1
+        self.steps += 1 + min(empty, 1000)
         if not self.first_done and "briefing" in body:
             body.pop("briefing")
             notes = body.get("notifications") or []
@@ -599,7 +608,10 @@ def tbsim_agent(
                 before = list(state.messages)
                 state.messages.append(message)
                 if not message.tool_calls:
-                    nudge = _status(world.now, world.steps) + "\n\n" + _prompt("nudge")
+                    # An empty turn, a step as in `tbsim run`: recorded with the next call.
+                    world.empty_turns += 1
+                    step = world.steps + world.empty_turns
+                    nudge = _status(world.now, step) + "\n\n" + _prompt("nudge")
                     state.messages.append(ChatMessageUser(content=nudge))
                     continue
                 for call in message.tool_calls:
