@@ -161,9 +161,9 @@ fn runs_compare_side_by_side_with_the_first_divergence_and_batches_get_the_paire
     }
 }
 
-/// A data file's JSON: `TBSIM_STATIC.<method>(["id", ]<json>);`.
+/// A data file's JSON: `TBSIM_STATIC.<method>(["id", [k, ]]<json>);`.
 fn data_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap();
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let body = text
         .trim_end()
         .strip_suffix(");")
@@ -175,7 +175,35 @@ fn data_json(path: &Path) -> Value {
         Some(rest) => rest.split_once("\", ").unwrap().1,
         None => body,
     };
+    // A page's or a chunk's number after the id.
+    let body = match body.split_once(", ") {
+        Some((k, rest)) if k.bytes().all(|b| b.is_ascii_digit()) => rest,
+        _ => body,
+    };
     serde_json::from_str(body).unwrap()
+}
+
+/// A step's world from an export's worlds (stored as changes), rebuilt as
+/// `static.js` does: each part from the last step that changed it, its items
+/// looked up.
+fn world_of(worlds: &Value, step: usize) -> Value {
+    let steps = worlds["steps"].as_array().unwrap();
+    let items = worlds["items"].as_array().unwrap();
+    let mut out = steps[step]["view"].clone();
+    for k in ["tasks", "files", "calendar"] {
+        let ids = steps[..=step]
+            .iter()
+            .rev()
+            .find_map(|s| s.get(k))
+            .unwrap_or_else(|| panic!("no step up to {step} lists {k}"));
+        out[k] = ids
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| items[i.as_u64().unwrap() as usize].clone())
+            .collect();
+    }
+    out
 }
 
 #[test]
@@ -217,13 +245,14 @@ fn view_export_writes_every_runs_world_at_every_step_without_host_paths_or_hidde
     );
     assert!(compare.contains_key("batches=a,b"));
 
+    // A run's files are named from a prefix: its worlds, then its timeline's pages.
     let id = "a:busy-day";
-    let file = index["files"][id].as_str().unwrap();
-    let run = data_json(&site.join(file));
+    let prefix = index["files"][id].as_str().unwrap();
+    let run = data_json(&site.join(format!("{prefix}.js")));
     let steps = index["details"][id]["steps"].as_u64().unwrap();
-    let worlds = run["worlds"].as_array().unwrap();
+    let worlds = &run["worlds"];
     assert_eq!(
-        worlds.len() as u64,
+        worlds["steps"].as_array().unwrap().len() as u64,
         steps + 1,
         "a world for step 0 to the last"
     );
@@ -231,18 +260,37 @@ fn view_export_writes_every_runs_world_at_every_step_without_host_paths_or_hidde
         serde_json::from_str(&std::fs::read_to_string(a.join("busy-day/result.json")).unwrap())
             .unwrap();
     assert_eq!(
-        worlds.last().unwrap()["view"]["score"],
+        world_of(worlds, steps as usize)["score"],
         result["checkpoint_score"]
     );
     // The world at a middle step is the one the console's own route computes.
     let mid = steps / 2;
     let direct = tbsim_engine::inspect::world_at(&a.join("busy-day"), Some(mid), false).unwrap();
     let direct = serde_json::to_value(direct).unwrap();
-    let w = &worlds[mid as usize];
-    assert_eq!(w["view"]["time"], direct["time"]);
-    let parts = run["parts"].as_array().unwrap();
-    let tasks_ref = w["refs"]["tasks"].as_u64().unwrap() as usize;
-    assert_eq!(parts[tasks_ref], direct["tasks"]);
+    let w = world_of(worlds, mid as usize);
+    for k in ["time", "tasks", "files", "calendar"] {
+        assert_eq!(w[k], direct[k], "{k} at step {mid}");
+    }
+    // The timeline's pages start where the run's data says and hold every entry
+    // once, in order.
+    let starts = run["timeline"]["pages"].as_array().unwrap();
+    assert!(!starts.is_empty());
+    let mut seen = Vec::new();
+    for (k, start) in starts.iter().enumerate() {
+        let page = data_json(&site.join(format!("{prefix}-tl-{k}.js")));
+        let page = page.as_array().unwrap();
+        assert_eq!(&page[0]["i"], start, "page {k}'s first entry");
+        seen.extend(page.iter().map(|l| l["i"].as_u64().unwrap()));
+    }
+    assert!(
+        seen.windows(2).all(|p| p[0] < p[1]),
+        "entries in order, each once"
+    );
+    assert_eq!(
+        seen.last().map(|i| i + 1),
+        run["timeline"]["next"].as_u64(),
+        "every entry read"
+    );
 
     // Nothing names the host, nothing hidden is written.
     let hidden = crate::console_api::hidden_texts(

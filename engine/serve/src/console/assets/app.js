@@ -2064,7 +2064,7 @@ function viewRun(main, id, atStep) {
     for (const li of timeline.querySelectorAll('.search-here')) li.classList.remove('search-here');
     const li = hits[hitAt];
     li.classList.add('search-here');
-    tlBox.scrollTop = Math.max(0, li.offsetTop - tlBox.clientHeight / 3);
+    revealRow(li);
     tlHits.textContent = `${hitAt + 1} of ${hits.length} match${hits.length === 1 ? '' : 'es'}`;
     tlHits.dataset.at = li.dataset.i;
   }
@@ -2160,18 +2160,42 @@ function viewRun(main, id, atStep) {
       if (current) current.classList.add('current');
       hl.current = current;
     }
-    if (scroll && current) {
-      // Within the box only (scrollIntoView would move the page too).
-      tlBox.scrollTop = Math.max(0, current.offsetTop - tlBox.clientHeight / 3);
-      // A step from the address: the page too, so the step is on screen (on a
-      // phone the box starts below the run's header and scrubber).
-      if (deepLink) {
-        const r = current.getBoundingClientRect();
-        if (r.top < 0 || r.bottom > window.innerHeight) window.scrollBy(0, r.top - window.innerHeight / 3);
-      }
-    }
+    if (scroll && current) revealRow(current, deepLink);
     return current !== null;
   }
+
+  // Bring a row to a third of the way down the timeline's box (within the box only:
+  // scrollIntoView would move the page too); with `onPage`, a step from the
+  // address, the page too, so the row is on screen (on a phone the box starts below
+  // the run's header and scrubber). Rows are laid out only near the view (app.css,
+  // content-visibility): rows not drawn yet count at a placeholder height, so the
+  // first scroll lands off the row, and rows drawn once it is in view push it on.
+  // The box is corrected at each frame until the row stays put.
+  const reveal = { gen: 0 };
+  function revealRow(li, onPage = false) {
+    const gen = ++reveal.gen;
+    let frames = 0;
+    let still = 0;
+    const place = () => {
+      if (gen !== reveal.gen || !li.isConnected || tlPane.hidden) return;
+      const at = li.getBoundingClientRect().top - tlBox.getBoundingClientRect().top - tlBox.clientTop;
+      const before = tlBox.scrollTop;
+      const want = Math.round(at - tlBox.clientHeight / 3);
+      if (Math.abs(want) > 1) tlBox.scrollTop = Math.max(0, before + want);
+      const moved = Math.abs(tlBox.scrollTop - before) > 1;
+      if (onPage) {
+        const r = li.getBoundingClientRect();
+        if (r.top < 0 || r.bottom > window.innerHeight) window.scrollBy(0, r.top - window.innerHeight / 3);
+      }
+      // Settled once the row has not moved for a few frames (rows drawn after a
+      // scroll change heights a frame later); a cap ends it whatever happens.
+      still = moved ? 0 : still + 1;
+      if (still < 3 && ++frames < 60) requestAnimationFrame(place);
+    };
+    place();
+  }
+  // The reader scrolling the box takes over from a reveal still settling.
+  for (const type of ['wheel', 'touchstart', 'pointerdown', 'keydown']) tlBox.addEventListener(type, () => { reveal.gen++; }, { passive: true });
 
   /** The step in the address (`#/run/<id>/step/<n>`), without a new history entry. */
   function stepUrl(n) {
