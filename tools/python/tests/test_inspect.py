@@ -130,7 +130,8 @@ def test_a_model_that_never_calls_a_tool_scores_zero_and_ends(tmp_path: Path) ->
 
 
 def test_empty_turns_are_recorded_as_tbsim_run_records_them(oracle: Path, tmp_path: Path) -> None:
-    script = [_text("Let me think."), _text("Still thinking."), *outputs_from_run(oracle / "busy-day")]
+    talk = [_text("Let me think."), _text("Still thinking.")]
+    script = [*talk, *outputs_from_run(oracle / "busy-day")]
     model = get_model("mockllm/model", custom_outputs=script, memoize=False)
     task = examples(scenarios="busy-day", runs_dir=str(tmp_path / "runs"))
     [log] = inspect_eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none")

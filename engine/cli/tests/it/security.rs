@@ -962,20 +962,21 @@ fn huge_allocations_hit_the_memory_bound_of_the_host_not_tbsim() {
 fn long_cpu_loops_are_stopped_at_the_deadline() {
     let tmp = tempfile::tempdir().unwrap();
     // Many cheap ticks, under the tick limit: the host stops it itself, at its
-    // line. Each tick (a loop iteration; no calls) formats four numbers, so the
-    // loop outlasts a one-second deadline on any machine, loaded or not.
+    // line. Each tick (a loop iteration, no call) does integer arithmetic on small
+    // numbers (no allocation, so the heap bound stays out of it), so 19 million
+    // of them outlast a half-second deadline on any machine, loaded or not.
     let fam = attack_family(
         tmp.path(),
         "spin",
         "",
-        "s = \"\"\nfor i in range(19000000):\n    s = \"%d %d %d %d\" % (i, i, i, i)\nreturn {\"n\": s}",
+        "n = 0\nfor i in range(19000000):\n    n = (n * 31 + i) % 1000003\nreturn {\"n\": n}",
     );
     let t = Instant::now();
-    let (code, out) = check_family(&fam, &[("TBSIM_SCRIPT_DEADLINE_MS", "1000")], 60);
+    let (code, out) = check_family(&fam, &[("TBSIM_SCRIPT_DEADLINE_MS", "500")], 60);
     assert_bounded(
         code,
         &out,
-        &["`generate` ran past its wall-clock limit of 1000 ms"],
+        &["`generate` ran past its wall-clock limit of 500 ms"],
     );
     assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
     // Few expensive ticks (a 50 MB scan each): tbsim kills the host.

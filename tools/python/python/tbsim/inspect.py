@@ -20,8 +20,9 @@ bundled suite. Each Sample is one scenario (multi-day ones included); its world 
   mentor's feedback, as `tbsim run --agent llm:...` does;
 * a turn without tool calls is answered with tbsim's nudge (the clock is still
   running) and recorded as an empty turn, as `tbsim run` records it (sent with the
-  next call as `_meta["tbsim/empty_turns"]`; counted in `result.json`); the loop ends when the run is over (`finish`, the end of the working
-  days, the step limit) or after `max_steps` turns per working day.
+  next call as `_meta["tbsim/empty_turns"]`; counted in `result.json`); the loop
+  ends when the run is over (`finish`, the end of the working days, the step
+  limit) or after `max_steps` turns per working day.
 
 The scorer reports tbsim's own result (`result.json` of the run directory): the
 checkpoint score is the value, and success, per-task scores and the mentor's
