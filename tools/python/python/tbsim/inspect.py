@@ -387,7 +387,8 @@ class _World:
         empty, self.empty_turns = self.empty_turns, 0
         if empty:
             meta["tbsim/empty_turns"] = min(empty, 1000)
-        res = await self.session.call_tool(name, arguments, meta=meta or None)
+        given: Any = meta or None  # the SDK's RequestParamsMeta is an open dict
+        res = await self.session.call_tool(name, arguments, meta=given)
         assert isinstance(res, CallToolResult)
         text = next((c.text for c in res.content if isinstance(c, TextContent)), "{}")
         body: dict[str, Any] = json.loads(text)
@@ -546,11 +547,11 @@ def tbsim_agent(
         run_seed = None if base is None else int(base) + state.epoch - 1
         model_name = str(state.model)
         model = _replay_model(replay, scenario, model_name) if replay else get_model()
-        # Absolute, so the path recorded in the log names the run from anywhere.
-        runs = Path(runs_dir).absolute()
+        runs = Path(runs_dir)
         if follow_log_dir:
             runs = _log_dir_runs(runs)
-        out = runs / scenario
+        # Absolute, so the path recorded in the log names the run from anywhere.
+        out = (runs / scenario).absolute()
         if max(trials, _eval_epochs() or 2) > 1:
             # Each epoch is a run of its own (`-T trials` and `--epochs` alike),
             # laid out as `tbsim run --trials` lays them.
