@@ -607,4 +607,6 @@ impl ScriptFamily {
 }
 
 #[cfg(test)]
+mod fuzz_smoke;
+#[cfg(test)]
 mod tests;
