@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use tbsim_core::protocol::SimConfig;
 use tbsim_engine::agent::{Agent, Idle, Oracle};
-use tbsim_engine::run::{RunLimits, run_unrecorded};
+use tbsim_engine::run::{RunLimits, Scorer};
 use tbsim_gen::script_solver::ScriptSolver;
 use tbsim_gen::{Family, ScenarioPlan, generate_scenario, to_ron};
 use tbsim_scenario::{LoadedScenario, parse_str, validate};
@@ -23,12 +23,15 @@ pub fn plan(variant: &str, seed: u64, family: &Family) -> ScenarioPlan {
     )
 }
 
-fn run(loaded: &LoadedScenario, agent: &mut dyn Agent) -> tbsim_engine::result::RunResult {
+/// A score-only run on a copy of the instance's world: the gate runs about twenty
+/// agents on each instance, so the world is built once ([`Scorer`]); the result
+/// is an unrecorded run's, field for field.
+fn run(scorer: &Scorer, agent: &mut dyn Agent) -> tbsim_engine::result::RunResult {
     let config = SimConfig {
         agent: agent.name(),
         ..SimConfig::default()
     };
-    run_unrecorded(loaded, agent, config, &RunLimits::default())
+    scorer.score(agent, config, &RunLimits::default())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -85,7 +88,8 @@ pub(crate) fn one_instance(
         source: text,
         assets: Default::default(),
     };
-    let r = run(&loaded, &mut Oracle::new(&loaded.scenario));
+    let scorer = Scorer::new(&loaded);
+    let r = run(&scorer, &mut Oracle::new(&loaded.scenario));
     o.oracle = r.checkpoint_score;
     if r.checkpoint_score < 1.0 || !r.errors.is_empty() {
         let missed: Vec<String> = r
@@ -102,7 +106,7 @@ pub(crate) fn one_instance(
             ),
         );
     }
-    let r = run(&loaded, &mut Idle::default());
+    let r = run(&scorer, &mut Idle::default());
     o.idle = r.checkpoint_score;
     if r.checkpoint_score > 0.0 {
         fail(
@@ -117,7 +121,7 @@ pub(crate) fn one_instance(
         && entry.script().defines("solve")
     {
         let mut solver = ScriptSolver::new(vec![entry]);
-        let r = run(&loaded, &mut solver);
+        let r = run(&scorer, &mut solver);
         o.solver = Some(r.checkpoint_score);
         if r.checkpoint_score < 1.0 || !solver.errors().is_empty() {
             let missed: Vec<String> = r
@@ -138,7 +142,7 @@ pub(crate) fn one_instance(
         }
     }
     if rust_solver {
-        let r = run(&loaded, &mut tbsim_agents::Solver::new());
+        let r = run(&scorer, &mut tbsim_agents::Solver::new());
         o.rust_solver = Some(r.checkpoint_score);
         if r.checkpoint_score < 1.0 {
             fail(
@@ -154,7 +158,7 @@ pub(crate) fn one_instance(
         let Some(mut adv) = crate::adversary::by_name(name) else {
             continue;
         };
-        let r = run(&loaded, &mut adv);
+        let r = run(&scorer, &mut adv);
         let solved = r.tasks.iter().any(|t| t.success);
         o.adversaries
             .push((name.clone(), r.checkpoint_score, solved));
