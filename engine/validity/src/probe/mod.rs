@@ -600,7 +600,7 @@ mod tests {
             };
             for i in 0..12u64 {
                 let id = i < 8;
-                let right = id && mix(seed * 131 + i) % 2 == 0;
+                let right = id && mix(seed * 131 + i).is_multiple_of(2);
                 let mut row = vec![0.0; FEATURES.len()];
                 row[SOURCE_FEATURES.start] = 1.0;
                 row[KIND_FEATURES.start + if id { 2 } else { 3 }] = 1.0;
