@@ -268,26 +268,38 @@ impl KeyResult {
     }
 }
 
-/// A candidate's type: the kind of source it was first seen in and what it is (a
-/// figure, an ID, a name, ...), read back from its one-hot features.
-fn cand_type(row: &[f64]) -> (usize, usize) {
+/// A candidate's type: the kind of source it was first seen in, what it is (a
+/// figure, an ID, a name, ...), read back from its one-hot features, and for an
+/// ID its format (digits as `9`: `SKU-9999`, `TX-9999`), which names the register
+/// it comes from.
+type CandType = (usize, usize, String);
+
+fn cand_type(row: &[f64], text: &str) -> CandType {
     let one = |r: std::ops::Range<usize>| {
         r.clone()
             .find(|&i| row.get(i).is_some_and(|v| *v > 0.5))
             .map_or(usize::MAX, |i| i - r.start)
     };
-    (one(SOURCE_FEATURES), one(KIND_FEATURES))
+    let kind = one(KIND_FEATURES);
+    let format = if kind == CandKind::Id as usize {
+        text.chars()
+            .map(|c| if c.is_ascii_digit() { '9' } else { c })
+            .collect()
+    } else {
+        String::new()
+    };
+    (one(SOURCE_FEATURES), kind, format)
 }
 
 /// The type whose candidates were right most often in training (ties: the type
 /// seen more, then the first): what a policy that knows the workflow (the answer
 /// is a SKU of the stock sheet, a figure of a reply) but reads nothing would pick
 /// among.
-fn best_type(train: &[&&Group]) -> Option<(usize, usize)> {
-    let mut by: BTreeMap<(usize, usize), (usize, usize)> = BTreeMap::new();
+fn best_type(train: &[&&Group]) -> Option<CandType> {
+    let mut by: BTreeMap<CandType, (usize, usize)> = BTreeMap::new();
     for g in train {
-        for (row, p) in g.rows.iter().zip(&g.positive) {
-            let e = by.entry(cand_type(row)).or_default();
+        for ((row, p), text) in g.rows.iter().zip(&g.positive).zip(&g.texts) {
+            let e = by.entry(cand_type(row, text)).or_default();
             e.0 += usize::from(*p);
             e.1 += 1;
         }
@@ -310,20 +322,20 @@ fn best_type(train: &[&&Group]) -> Option<(usize, usize)> {
 /// learnt in training. Knowing which kind of thing the answer is, is workflow
 /// knowledge, not a shortcut (issue 37: a list of SKUs is not beaten by "pick
 /// an ID").
-fn baseline(g: &Group, typed: Option<(usize, usize)>) -> f64 {
-    let share = |keep: &dyn Fn(&Vec<f64>) -> bool| {
+fn baseline(g: &Group, typed: Option<&CandType>) -> f64 {
+    let share = |keep: &dyn Fn(&Vec<f64>, &str) -> bool| {
         let (mut right, mut n) = (0usize, 0usize);
-        for (row, p) in g.rows.iter().zip(&g.positive) {
-            if keep(row) {
+        for ((row, p), text) in g.rows.iter().zip(&g.positive).zip(&g.texts) {
+            if keep(row, text) {
                 right += usize::from(*p);
                 n += 1;
             }
         }
         (n > 0).then(|| right as f64 / n as f64)
     };
-    let all = share(&|_| true).unwrap_or(0.0);
+    let all = share(&|_, _| true).unwrap_or(0.0);
     let of_type = typed
-        .and_then(|t| share(&|row| cand_type(row) == t))
+        .and_then(|t| share(&|row, text| cand_type(row, text) == *t))
         .unwrap_or(0.0);
     all.max(of_type)
 }
@@ -372,7 +384,7 @@ pub fn evaluate_key(groups: &[&Group]) -> KeyResult {
             .map(|(t, _)| (*t).to_owned());
         let typed = best_type(&train);
         for g in &test {
-            let chance = baseline(g, typed);
+            let chance = baseline(g, typed.as_ref());
             r.prior.n += 1;
             r.prior.chance += chance;
             if let Some(c) = &constant
@@ -390,7 +402,7 @@ pub fn evaluate_key(groups: &[&Group]) -> KeyResult {
             let s = r.learners.entry(l).or_default();
             let model = learn::train(l, &rows, &labels, 37 + fold);
             for g in &test {
-                let chance = baseline(g, typed);
+                let chance = baseline(g, typed.as_ref());
                 s.n += 1;
                 s.chance += chance;
                 // No model (one class in training): a blind pick, chance itself.
@@ -598,17 +610,32 @@ mod tests {
                 positive: Vec::new(),
                 texts: Vec::new(),
             };
-            for i in 0..12u64 {
-                let id = i < 8;
-                let right = id && mix(seed * 131 + i).is_multiple_of(2);
+            // Eight SKUs, four purchase orders (IDs of another format, in the same
+            // file, never right) and four names.
+            for i in 0..16u64 {
+                let (sku, po) = (i < 8, (8..12).contains(&i));
+                let right = sku && mix(seed * 131 + i).is_multiple_of(2);
+                let text = if sku {
+                    format!("SKU-{}", 1000 + mix(seed * 3 + i) % 9000)
+                } else if po {
+                    format!("PO-{}", 10 + mix(seed * 3 + i) % 90)
+                } else {
+                    format!("Dana {}", mix(seed * 3 + i) % 10_000)
+                };
                 let mut row = vec![0.0; FEATURES.len()];
                 row[SOURCE_FEATURES.start] = 1.0;
-                row[KIND_FEATURES.start + if id { 2 } else { 3 }] = 1.0;
+                row[KIND_FEATURES.start + if sku || po { 2 } else { 3 }] = 1.0;
                 row[29] = (mix(seed * 17 + i) % 9) as f64;
                 row[31] = f64::from(cue && right);
+                // The length tells a SKU from a purchase order, not one SKU from another.
+                let length = FEATURES
+                    .iter()
+                    .position(|f| *f == "length in characters (log)")
+                    .unwrap();
+                row[length] = (text.len() as f64).ln();
                 g.rows.push(row);
                 g.positive.push(right);
-                g.texts.push(format!("x{}", mix(seed * 3 + i) % 10_000));
+                g.texts.push(text);
             }
             g
         };
