@@ -47,13 +47,27 @@ impl Channel for Stdio {
 /// for the host leaves room for it.
 const STACK: usize = 256 << 20;
 
+/// The stack actually asked for: [`STACK`], or a quarter of the address space
+/// when a smaller limit is set (`TBSIM_SCRIPT_MEMORY_MB` below about 1 GiB), so a
+/// host under a tight bound still starts; the depth caps keep values shallow.
+fn stack_size() -> usize {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let limit = rustix::process::getrlimit(rustix::process::Resource::As).current;
+        if let Some(bytes) = limit.and_then(|b| usize::try_from(b).ok()) {
+            return STACK.min(bytes / 4).max(8 << 20);
+        }
+    }
+    STACK
+}
+
 fn main() -> std::process::ExitCode {
     // A host whose tbsim died mid-evaluation must not run on alone.
     #[cfg(any(target_os = "linux", target_os = "android"))]
     let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
     let served = std::thread::Builder::new()
         .name("tbsim-script".into())
-        .stack_size(STACK)
+        .stack_size(stack_size())
         .spawn(serve)
         .map(|t| t.join());
     match served {

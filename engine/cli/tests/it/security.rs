@@ -956,6 +956,18 @@ fn huge_allocations_hit_the_memory_bound_of_the_host_not_tbsim() {
             "{key}: no memory bound named: {out}"
         );
     }
+    // A bound below the host's usual stack: the host still starts (its stack
+    // shrinks to fit) and the allocation meets the heap bound, named.
+    let fam = attack_family(
+        tmp.path(),
+        "tight",
+        "",
+        "return {\"s\": \"a\" * 1500000000}",
+    );
+    let (code, out) = check_family(&fam, &[("TBSIM_SCRIPT_MEMORY_MB", "300")], 90);
+    assert!(matches!(code, Some(1) | Some(2)), "tight: {code:?} {out}");
+    assert!(!out.contains("cannot start"), "{out}");
+    assert!(out.contains("heap bound"), "tight: {out}");
 }
 
 #[test]
