@@ -255,7 +255,12 @@ fn dedupe(ctx: &Ctx<'_>, rng: &mut StreamRng, length: u8) -> Result<Built, Strin
     let event = EVENTS[rng.random_range(0..EVENTS.len())];
     let ev = slug(event).replace('-', "_");
     let people = ctx.company.non_executives();
-    let n = rng.random_range(12..=18).min(people.len());
+    // Enough people, and tables small enough, that teams need one to several
+    // tables each: the total spreads, so no constant answer is often right
+    // (issue 37: at 12-18 people nearly every team needed one table).
+    let n = rng
+        .random_range(10..=people.len().max(10))
+        .min(people.len());
     let chosen: Vec<&tbsim_scenario::Person> = pick_distinct(rng, people.len(), n)
         .into_iter()
         .map(|i| people[i])
@@ -344,7 +349,7 @@ fn dedupe(ctx: &Ctx<'_>, rng: &mut StreamRng, length: u8) -> Result<Built, Strin
     let out1 = format!("workspace/{ev}_attendees{sfx}.json");
     let out2 = format!("workspace/{ev}_team_counts{sfx}.json");
     let out3 = format!("workspace/{ev}_seating{sfx}.json");
-    let size = rng.random_range(4..=8u32);
+    let size = rng.random_range(2..=8u32);
 
     let attendees = merge(&form, &mail);
     let counts = team_counts(&attendees);
