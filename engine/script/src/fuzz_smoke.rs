@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::protocol::Host;
-use crate::tools::Channel;
+use crate::tools::{Channel, Closed};
 use crate::{Limits, ScriptFamily};
 
 /// The bundled script families: the seeds of both targets.
@@ -148,18 +148,6 @@ fn family_star_target_survives_the_seeds_and_their_mutations() {
                 }
             }
         }
-    }
-}
-
-/// `tools` calls get no answers: a `solve` ends with an error.
-struct Closed;
-
-impl Channel for Closed {
-    fn send(&mut self, _: &str) -> std::io::Result<()> {
-        Ok(())
-    }
-    fn recv(&mut self) -> std::io::Result<Option<String>> {
-        Ok(None)
     }
 }
 

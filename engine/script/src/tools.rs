@@ -30,6 +30,20 @@ pub trait Channel: Send {
 /// The channel, shared by the request loop and a running `solve`.
 pub type Shared = Arc<Mutex<Box<dyn Channel>>>;
 
+/// A channel with no other end: what is sent is dropped and nothing comes back,
+/// so a `solve`'s tool calls end it with an error (the fuzz targets' host).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Closed;
+
+impl Channel for Closed {
+    fn send(&mut self, _: &str) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn recv(&mut self) -> std::io::Result<Option<String>> {
+        Ok(None)
+    }
+}
+
 /// The `tools` value.
 #[derive(ProvidesStaticType, NoSerialize, Allocative)]
 pub struct ScriptTools {

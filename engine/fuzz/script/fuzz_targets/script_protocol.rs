@@ -7,19 +7,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use tbsim_script::protocol::Host;
-use tbsim_script::tools::Channel;
-
-/// `tools` calls get no answers: a `solve` ends with an error.
-struct Closed;
-
-impl Channel for Closed {
-    fn send(&mut self, _: &str) -> std::io::Result<()> {
-        Ok(())
-    }
-    fn recv(&mut self) -> std::io::Result<Option<String>> {
-        Ok(None)
-    }
-}
+use tbsim_script::tools::{Channel, Closed};
 
 fn load_line() -> &'static str {
     static L: OnceLock<String> = OnceLock::new();
