@@ -759,20 +759,14 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         // The SDK moves the request's `_meta` into the context.
-        let given_id = context.meta.get(CALL_ID_META).cloned().or_else(|| {
-            request
+        let meta = |key: &str| {
+            context
                 .meta
-                .as_ref()
-                .and_then(|m| m.get(CALL_ID_META))
+                .get(key)
                 .cloned()
-        });
-        let empty_turns = context.meta.get(EMPTY_TURNS_META).cloned().or_else(|| {
-            request
-                .meta
-                .as_ref()
-                .and_then(|m| m.get(EMPTY_TURNS_META))
-                .cloned()
-        });
+                .or_else(|| request.meta.as_ref().and_then(|m| m.get(key)).cloned())
+        };
+        let (given_id, empty_turns) = (meta(CALL_ID_META), meta(EMPTY_TURNS_META));
         let (result, out) = self.conn().call(request, given_id, empty_turns).await?;
         for o in out {
             o.send(&context.peer).await;
