@@ -316,6 +316,10 @@ impl ScriptFamily {
             module.import_public_symbols(prelude());
             {
                 let mut eval = Evaluator::new(&module);
+                // Starlark's collector copies values recursively between top-level
+                // statements, so a deep value would overflow the stack before the
+                // depth check below could name it; the heap bound caps memory instead.
+                eval.disable_gc();
                 let deadline = bounded(&mut eval, &limits);
                 eval.eval_module(ast, globals())
                     .map_err(|e| evaluation_error(file, "load", &e, deadline, &limits))?;

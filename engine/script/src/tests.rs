@@ -117,6 +117,18 @@ fn recursion_is_refused_or_bounded() {
 }
 
 #[test]
+fn a_deep_value_declared_at_load_is_named_not_overflowed() {
+    // Deep enough that a recursive walk of it (Starlark's collector runs between
+    // top-level statements) would overflow a test thread's stack.
+    let src = format!(
+        "{MINI}\ndef deep():\n    x = []\n    for i in range(300000):\n        x = [x]\n    return x\n\nDEEP = deep()\nAFTER = 1\n"
+    );
+    let e = load(&src).unwrap_err();
+    assert!(e.message.contains("`DEEP`"), "{e}");
+    assert!(e.message.contains("depth bound"), "{e}");
+}
+
+#[test]
 fn runtime_errors_name_file_line_and_column() {
     let src = "FAMILY = {\"key\": \"m\", \"domain\": \"time_management\"}\nVARIANTS = [{\"key\": \"a\"}]\n\ndef helper(x):\n    return x[\"missing\"]\n\ndef generate(ctx, params):\n    return helper(params)\n";
     let f = load(src).unwrap();
