@@ -19,9 +19,9 @@
 //! - **files and cores**: `RLIMIT_FSIZE` 0 and `RLIMIT_CORE` 0.
 //!
 //! When a host dies or is killed, the error names the script being evaluated,
-//! what it was doing, and the bound it crossed (from the host's last words on
-//! standard error and how it ended); the host is dropped and the next request
-//! starts a fresh one.
+//! what it was doing, the bound it crossed and the statement it was at (from the
+//! host's last words on standard error and how it ended: see `tbsim-script`'s
+//! `position` module); the host is dropped and the next request starts a fresh one.
 //!
 //! The bounds can be set for a process with `TBSIM_SCRIPT_DEADLINE_MS` (per
 //! request, default 10,000), `TBSIM_SCRIPT_MEMORY_MB` (address space, default
@@ -251,8 +251,44 @@ impl HostProcess {
             Stop::Ended => died(&what, status, &said, b, None),
             Stop::Io(e) => died(&what, status, &said, b, Some(&e)),
         };
-        ScriptError::at_file(doing.file, message)
+        let mut e = ScriptError::at_file(doing.file, message);
+        if let Some((at, next)) = last_position(&said) {
+            e.position = Some(at);
+            if let Some((line, col)) = next {
+                e.message.push_str(&format!(
+                    " (in this statement, or in compiling the next one at line {line}, column {col}: \
+                     constant expressions are computed as a statement is compiled)"
+                ));
+            }
+        }
+        e
     }
+}
+
+/// How the host reports the statement a script was at (`tbsim-script`'s
+/// `position::REPORT_PREFIX`): when an allocation is refused, and once a
+/// request's deadline has passed.
+const POSITION_PREFIX: &str = "tbsim-script: at ";
+
+/// A 1-based line and column.
+type LineCol = (usize, usize);
+
+/// The last position the host reported, and during a load the next top-level
+/// statement (compiled, constants folded, before it begins).
+fn last_position(said: &str) -> Option<(LineCol, Option<LineCol>)> {
+    let rest = said
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix(POSITION_PREFIX))?;
+    let pos = |t: &str| -> Option<LineCol> {
+        let (line, col) = t.split_once(':')?;
+        Some((line.parse().ok()?, col.parse().ok()?))
+    };
+    let (at, next) = match rest.split_once(" next ") {
+        Some((at, next)) => (at, pos(next)),
+        None => (rest, None),
+    };
+    Some((pos(at)?, next))
 }
 
 /// Why the host died, from its last words and its end.
@@ -294,7 +330,7 @@ fn died(
         let last = said
             .lines()
             .rev()
-            .find(|l| !l.trim().is_empty())
+            .find(|l| !l.trim().is_empty() && !l.trim().starts_with(POSITION_PREFIX))
             .unwrap_or("");
         let io = io.map(|e| format!("; {e}")).unwrap_or_default();
         format!(
@@ -402,5 +438,26 @@ impl Drop for HostProcess {
         if let Some(t) = self.stderr.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_reported_position_names_the_statement() {
+        let said = "tbsim-script: at 3:5\ntbsim-script: at 12:9\nmemory allocation of 1500000000 bytes failed\n";
+        assert_eq!(last_position(said), Some(((12, 9), None)));
+        assert_eq!(
+            last_position("tbsim-script: at 2:1 next 4:1\n"),
+            Some(((2, 1), Some((4, 1))))
+        );
+        // A report the host took back (its request finished after all).
+        assert_eq!(
+            last_position("tbsim-script: at 4:1\ntbsim-script: at -\n"),
+            None
+        );
+        assert_eq!(last_position("thread panicked\n"), None);
     }
 }

@@ -24,12 +24,13 @@
 // runs/bench/2026-11-27/script-gen-s18.md). Local-dynamic TLS (Cargo.toml), the
 // model meant for a library loaded with dlopen.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: position::Guarded<mimalloc::MiMalloc> = position::Guarded(mimalloc::MiMalloc);
 
 mod ctx;
 pub mod depth;
 pub mod embed;
 mod json_text;
+pub mod position;
 pub mod protocol;
 pub mod reference;
 pub mod tools;
@@ -216,10 +217,13 @@ fn globals() -> &'static Globals {
 /// The prelude: small builders for the scenario format, written in Starlark.
 pub const PRELUDE: &str = include_str!("prelude.star");
 
+/// The prelude's file name in spans and errors.
+pub(crate) const PRELUDE_FILE: &str = "prelude.star";
+
 pub(crate) fn prelude() -> &'static FrozenModule {
     static P: OnceLock<FrozenModule> = OnceLock::new();
     P.get_or_init(|| {
-        let ast = AstModule::parse("prelude.star", PRELUDE.to_owned(), &dialect())
+        let ast = AstModule::parse(PRELUDE_FILE, PRELUDE.to_owned(), &dialect())
             .expect("the prelude parses");
         Module::with_temp_heap(|module| {
             {
@@ -232,7 +236,10 @@ pub(crate) fn prelude() -> &'static FrozenModule {
     })
 }
 
-fn bounded<'v, 'a, 'e>(eval: &mut Evaluator<'v, 'a, 'e>, limits: &Limits) -> Option<Instant> {
+fn bounded<'v, 'a, 'e>(
+    eval: &mut Evaluator<'v, 'a, 'e>,
+    limits: &Limits,
+) -> (Option<Instant>, position::Evaluation) {
     // Each setter fails only when called twice or with 0; neither happens here.
     let _ = eval.set_max_tick_count(limits.ticks.max(1));
     let _ = eval.set_max_heap_size(limits.heap_bytes.max(1));
@@ -243,7 +250,8 @@ fn bounded<'v, 'a, 'e>(eval: &mut Evaluator<'v, 'a, 'e>, limits: &Limits) -> Opt
         // line. A single long operation is caught by tbsim's kill instead.
         eval.set_check_cancelled(Box::new(move || Instant::now() >= at));
     }
-    deadline
+    position::follow(eval);
+    (deadline, position::Evaluation::begin(deadline))
 }
 
 /// A Starlark error, its cancellation read as the wall-clock limit it stands for.
@@ -263,6 +271,16 @@ fn evaluation_error(
             "`{what}` ran past its wall-clock limit of {} ms (TBSIM_SCRIPT_DEADLINE_MS; the time bound)",
             wall.as_millis()
         );
+    } else if err.message.contains("ticks has been exceeded") {
+        err.message = format!(
+            "`{what}` ran past its limit of {} ticks (calls and loop iterations; the tick bound)",
+            limits.ticks
+        );
+    }
+    // Some bounds carry no span: the statement the script was at names them.
+    if err.position.is_none() {
+        err.file = file.to_owned();
+        err.position = position::current();
     }
     err
 }
@@ -320,9 +338,11 @@ impl ScriptFamily {
                 // statements, so a deep value would overflow the stack before the
                 // depth check below could name it; the heap bound caps memory instead.
                 eval.disable_gc();
-                let deadline = bounded(&mut eval, &limits);
-                eval.eval_module(ast, globals())
-                    .map_err(|e| evaluation_error(file, "load", &e, deadline, &limits))?;
+                let (deadline, _evaluation) = bounded(&mut eval, &limits);
+                position::loading(&ast);
+                let out = eval.eval_module(ast, globals());
+                position::loaded();
+                out.map_err(|e| evaluation_error(file, "load", &e, deadline, &limits))?;
             }
             // Freezing walks every value the module holds, recursively.
             for name in module.names() {
@@ -499,7 +519,7 @@ impl ScriptFamily {
                 .ok_or_else(|| ScriptError::at_file(&self.file, format!("no function `{name}`")))?;
             let args = args(&module);
             let mut eval = Evaluator::new(&module);
-            let deadline = bounded(&mut eval, &self.limits);
+            let (deadline, _evaluation) = bounded(&mut eval, &self.limits);
             let out = eval
                 .eval_function(f, &args, &[])
                 .map_err(|e| evaluation_error(&self.file, name, &e, deadline, &self.limits))?;

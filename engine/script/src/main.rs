@@ -62,6 +62,8 @@ fn stack_size() -> usize {
 }
 
 fn main() -> std::process::ExitCode {
+    // tbsim reads a dead or killed host's last words for the script's line.
+    tbsim_script::position::report_on_stderr();
     // A host whose tbsim died mid-evaluation must not run on alone.
     #[cfg(any(target_os = "linux", target_os = "android"))]
     let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));

@@ -948,6 +948,22 @@ fn huge_allocations_hit_the_memory_bound_of_the_host_not_tbsim() {
         let (code, out) = check_family(&fam, &[("TBSIM_SCRIPT_DEADLINE_MS", "20000")], 90);
         assert!(matches!(code, Some(1) | Some(2)), "{key}: {code:?} {out}");
         assert!(out.contains("family.star"), "{key}: {out}");
+        // The statement that asked is named, even though the host aborted. A
+        // constant product that fits is folded as `generate` is compiled, after
+        // the last statement that ran (`VARIANTS`, line 2); one too large to fold
+        // runs in `return`.
+        let at = match key {
+            "appends" => "family.star:7:9:",
+            "huge_mul" => "family.star:5:5:",
+            _ => "family.star:2:1:",
+        };
+        assert!(out.contains(at), "{key}: no {at:?} in {out}");
+        if key == "one_big" {
+            assert!(
+                out.contains("compiling the next one at line 4"),
+                "{key}: {out}"
+            );
+        }
         assert!(
             out.contains("heap bound")
                 || out.contains("heap limit")
@@ -985,10 +1001,14 @@ fn long_cpu_loops_are_stopped_at_the_deadline() {
     );
     let t = Instant::now();
     let (code, out) = check_family(&fam, &[("TBSIM_SCRIPT_DEADLINE_MS", "500")], 60);
+    // `attack_family` puts the body at line 5, indented four spaces.
     assert_bounded(
         code,
         &out,
-        &["`generate` ran past its wall-clock limit of 500 ms"],
+        &[
+            "family.star:7:9:",
+            "`generate` ran past its wall-clock limit of 500 ms",
+        ],
     );
     assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
     // Few expensive ticks (a 50 MB scan each): tbsim kills the host.
@@ -1000,7 +1020,16 @@ fn long_cpu_loops_are_stopped_at_the_deadline() {
     );
     let t = Instant::now();
     let (code, out) = check_family(&fam, &[], 60);
-    assert_bounded(code, &out, &["wall-clock limit of 3000 ms", "time bound"]);
+    // Killed mid-operation: the host's watchdog said where, before the kill.
+    assert_bounded(
+        code,
+        &out,
+        &[
+            "family.star:8:9:",
+            "wall-clock limit of 3000 ms",
+            "time bound",
+        ],
+    );
     assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
 }
 
