@@ -28,6 +28,8 @@ use starlark::eval::{BeforeStmtFunc, Evaluator};
 pub const REPORT_PREFIX: &str = "tbsim-script: at ";
 
 /// `line << 32 | column`, both 1-based; 0 when no statement of the family ran.
+/// Kept for the host program's watchdog and allocator (one serving thread); the
+/// evaluating thread's own copy is [`HERE`] (in process, several threads evaluate).
 static AT: AtomicU64 = AtomicU64::new(0);
 /// While a script loads and [`AT`] is a top-level statement: the next one, which
 /// Starlark compiles (folding constant expressions such as `"a" * n`) before it
@@ -35,6 +37,8 @@ static AT: AtomicU64 = AtomicU64::new(0);
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
+    /// [`AT`] for this thread.
+    static HERE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     /// The loading script's top-level statements: begin offset and packed position.
     static TOPS: std::cell::RefCell<Vec<(u32, u64)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -77,9 +81,9 @@ static REPORT: AtomicBool = AtomicBool::new(false);
 /// which comes at least a second after it.
 const WATCH_AFTER: Duration = Duration::from_millis(300);
 
-/// The statement last begun, 1-based line and column.
+/// The statement this thread's evaluation last began, 1-based line and column.
 pub fn current() -> Option<(usize, usize)> {
-    unpack(AT.load(Ordering::Relaxed))
+    unpack(HERE.with(std::cell::Cell::get))
 }
 
 /// Makes this process report positions on standard error (the host program).
@@ -97,10 +101,11 @@ fn before_stmt(span: FileSpanRef, _continued: bool, _eval: &mut Evaluator<'_, '_
         return;
     }
     let r = span.resolve_span();
-    AT.store(
-        pack(r.begin.line + 1, r.begin.column + 1),
-        Ordering::Relaxed,
-    );
+    let at = pack(r.begin.line + 1, r.begin.column + 1);
+    HERE.with(|h| h.set(at));
+    if REPORT.load(Ordering::Relaxed) {
+        AT.store(at, Ordering::Relaxed);
+    }
     let next = TOPS.with(|t| {
         let t = t.borrow();
         let at = span.span.begin().get();
@@ -119,6 +124,7 @@ pub(crate) struct Evaluation(u64);
 impl Evaluation {
     pub(crate) fn begin(deadline: Option<Instant>) -> Evaluation {
         AT.store(0, Ordering::Relaxed);
+        HERE.with(|h| h.set(0));
         NEXT.store(0, Ordering::Relaxed);
         let w = watch();
         let mut s = w.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -204,7 +210,7 @@ fn watchdog() {
 /// Writes the position on standard error, allocating nothing (it also runs when
 /// an allocation has just failed).
 fn report() {
-    let Some((line, col)) = current() else {
+    let Some((line, col)) = unpack(AT.load(Ordering::Relaxed)) else {
         return;
     };
     let mut buf = [0u8; 96];
