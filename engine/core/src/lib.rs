@@ -11,6 +11,8 @@
 //!
 //! * [`template`]: the one template dialect (`{name}` placeholders) of generated
 //!   text and model prompts.
+//! * [`script_error`]: the error of family scripts, on both sides of the
+//!   script host's pipe.
 //! * [`term`]: text written by others (scripts, models, scenarios) escaped for a
 //!   terminal.
 //! * [`protocol`]: the agent ⇄ engine protocol as plain data: observations,
@@ -23,6 +25,7 @@ pub mod path;
 pub mod protocol;
 pub mod queue;
 pub mod rng;
+pub mod script_error;
 pub mod segment;
 pub mod template;
 pub mod term;

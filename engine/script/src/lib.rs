@@ -45,9 +45,7 @@ use starlark::syntax::{AstModule, Dialect};
 use starlark::values::Value;
 
 pub use ctx::{Company, GenInput, Person, Room, ScriptCtx, ScriptRng};
-
-/// The TB code every script error carries (its page: `docs/errors/TB0026.md`).
-pub const ERROR_CODE: &str = "TB0026";
+pub use tbsim_core::script_error::{ERROR_CODE, ScriptError};
 
 /// Bounds on one evaluation (loading a script, or one call into it).
 ///
@@ -97,60 +95,20 @@ impl Default for Limits {
     }
 }
 
-/// A script that cannot be read, parsed, evaluated, or that returned data of the
-/// wrong shape. Displays as `file:line:column: error[TB0026]: message` followed by
-/// the Starlark call stack when there is one.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", self.render())]
-pub struct ScriptError {
-    /// The script's path as given.
-    pub file: String,
-    /// 1-based line and column of the failing statement, when known.
-    pub position: Option<(usize, usize)>,
-    /// What went wrong.
-    pub message: String,
-    /// The Starlark call stack at the failure, innermost last (may be empty).
-    pub trace: String,
-}
-
-impl ScriptError {
-    fn render(&self) -> String {
-        let at = match self.position {
-            Some((l, c)) => format!("{}:{l}:{c}", self.file),
-            None => self.file.clone(),
-        };
-        let mut s = format!("{at}: error[{ERROR_CODE}]: {}", self.message);
-        if !self.trace.trim().is_empty() {
-            s.push('\n');
-            s.push_str(self.trace.trim_end());
-        }
-        s
-    }
-
-    /// An error at `file` with no position.
-    pub fn at_file(file: &str, message: impl Into<String>) -> ScriptError {
-        ScriptError {
-            file: file.to_owned(),
-            position: None,
-            message: message.into(),
-            trace: String::new(),
-        }
-    }
-
-    fn from_starlark(file: &str, e: &starlark::Error) -> ScriptError {
-        let position = e.span().map(|s| {
-            let r = s.resolve_span();
-            (r.begin.line + 1, r.begin.column + 1)
-        });
-        let trace = e.call_stack().to_string();
-        ScriptError {
-            file: e
-                .span()
-                .map_or_else(|| file.to_owned(), |s| s.file.filename().to_owned()),
-            position,
-            message: e.without_diagnostic().to_string().trim().to_owned(),
-            trace,
-        }
+/// A Starlark error as a [`ScriptError`]: its span's file, line and column.
+fn starlark_error(file: &str, e: &starlark::Error) -> ScriptError {
+    let position = e.span().map(|s| {
+        let r = s.resolve_span();
+        (r.begin.line + 1, r.begin.column + 1)
+    });
+    let trace = e.call_stack().to_string();
+    ScriptError {
+        file: e
+            .span()
+            .map_or_else(|| file.to_owned(), |s| s.file.filename().to_owned()),
+        position,
+        message: e.without_diagnostic().to_string().trim().to_owned(),
+        trace,
     }
 }
 
@@ -262,7 +220,7 @@ fn evaluation_error(
     deadline: Option<Instant>,
     limits: &Limits,
 ) -> ScriptError {
-    let mut err = ScriptError::from_starlark(file, e);
+    let mut err = starlark_error(file, e);
     if let (Some(at), Some(wall)) = (deadline, limits.wall)
         && Instant::now() >= at
         && err.message.contains("Evaluation cancelled")
@@ -329,7 +287,7 @@ impl ScriptFamily {
         }
         depth::source_nesting(file, source)?;
         let ast = AstModule::parse(file, source.to_owned(), &dialect())
-            .map_err(|e| ScriptError::from_starlark(file, &e))?;
+            .map_err(|e| starlark_error(file, &e))?;
         let module = Module::with_temp_heap(|module| {
             module.import_public_symbols(prelude());
             {

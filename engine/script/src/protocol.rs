@@ -219,12 +219,7 @@ impl Host {
             // Already JSON text (a generated task): spliced in, not parsed again.
             Ok(Answer::Text(text)) => return format!("{{\"ok\":{text}}}"),
             Ok(Answer::Value(ok)) => json!({ "ok": ok }),
-            Err(e) => json!({ "err": {
-                "file": e.file,
-                "position": e.position.map(|(l, c)| json!([l, c])),
-                "message": e.message,
-                "trace": e.trace,
-            }}),
+            Err(e) => json!({ "err": e.to_answer() }),
         };
         v.to_string()
     }
