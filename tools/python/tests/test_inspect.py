@@ -125,6 +125,11 @@ def test_a_model_that_never_calls_a_tool_scores_zero_and_ends(tmp_path: Path) ->
     assert sample.scores["tbsim_scorer"].value == 0.0
     replies = [m for m in sample.messages if m.role == "assistant"]
     assert len(replies) == 3  # max_steps turns for a one-day scenario
+    # No call followed the empty turns: they are recorded all the same, and the
+    # run ends at its step limit as `tbsim run` would end it, not abandoned.
+    result = json.loads((Path(sample.metadata["tbsim_run_dir"]) / "result.json").read_text())
+    assert result["empty_turns"] == 3 and result["steps"] == 3, result
+    assert result["end_reason"] == "max_steps", result
     nudge = (tbsim.content_dir() / "prompts" / "nudge.md").read_text().strip()
     assert sample.messages[-1].role == "user" and nudge in sample.messages[-1].text
 

@@ -20,7 +20,8 @@
 //!   `_meta["tbsim/call_id"]` when the request gives one (1-64 characters), else
 //!   `mcp-<n>` for the connection's n-th call. `_meta["tbsim/empty_turns"]` (0-1000)
 //!   records that many turns without a tool call before it, as `tbsim run` records a
-//!   model's empty turns (counted in `result.json`, charged the turn's time). Over
+//!   model's empty turns (counted in `result.json`, charged the turn's time); on a
+//!   `resources/read` it records a run's last empty turns, which no call follows. Over
 //!   HTTP the `initialize` result's
 //!   `_meta["tbsim/session"]` is the registry session (the run directory's name).
 //! * Notifications also go out as `notifications/message` (logger `tbsim`, level
@@ -85,6 +86,19 @@ pub const EMPTY_TURNS_META: &str = "tbsim/empty_turns";
 
 /// The most empty turns one call may carry.
 pub const MAX_EMPTY_TURNS: u64 = 1000;
+
+/// `_meta["tbsim/empty_turns"]` read: absent is 0; else an integer 0-1000.
+fn empty_count(v: Option<Value>) -> Result<u64, String> {
+    match v {
+        None => Ok(0),
+        Some(n) => match n.as_u64() {
+            Some(n) if n <= MAX_EMPTY_TURNS => Ok(n),
+            _ => Err(format!(
+                "`_meta.{EMPTY_TURNS_META}` must be an integer from 0 to {MAX_EMPTY_TURNS}"
+            )),
+        },
+    }
+}
 
 /// The `_meta` key of the `initialize` result naming the registry session of an
 /// HTTP world (its run directory is `<out>/<session>/`).
@@ -272,6 +286,53 @@ impl Conn<'_> {
             .collect()
     }
 
+    /// Records `n` turns without a tool call, as the native loop records them
+    /// (stopping early if the run ends); the notifications they brought.
+    async fn step_empty(&self, live: &mut Live, n: u64) -> Result<Vec<Notification>, String> {
+        let mut earlier = Vec::new();
+        for _ in 0..n {
+            match live.step(Decision { calls: Vec::new() }).await {
+                Ok((turn, _)) => {
+                    self.view
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .observe(&turn.observation);
+                    let over = turn.observation.over;
+                    earlier.extend(turn.observation.notifications);
+                    if over {
+                        break;
+                    }
+                }
+                Err(StepError::Session(SessionError::Over(_))) => break,
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Ok(earlier)
+    }
+
+    /// Empty turns a client reports without a call to follow them (the model's
+    /// last turns of a run): recorded now; what they brought waits for the next
+    /// call and shows in the resources. `n` is `_meta["tbsim/empty_turns"]`.
+    pub(crate) async fn trailing_empty(&self, n: Option<Value>) -> Result<(), McpError> {
+        let n = empty_count(n).map_err(|m| McpError::invalid_params(m, None))?;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut guard = self.live.lock().await;
+        let Some(live) = guard.as_mut() else {
+            return Err(McpError::invalid_request(
+                "no world: send `initialize` first",
+                None,
+            ));
+        };
+        let earlier = self
+            .step_empty(live, n)
+            .await
+            .map_err(|e| McpError::internal_error(e, None))?;
+        live.pending.extend(earlier);
+        Ok(())
+    }
+
     /// One `tools/call`: its result, and the notifications and resource updates to
     /// send before it. `given_id` is the request's `_meta["tbsim/call_id"]`.
     pub(crate) async fn call(
@@ -300,43 +361,16 @@ impl Conn<'_> {
                 ));
             }
         };
-        let empty = match empty_turns {
-            None => 0,
-            Some(n) => match n.as_u64() {
-                Some(n) if n <= MAX_EMPTY_TURNS => n,
-                _ => {
-                    return Ok((
-                        tool_error(
-                            "schema",
-                            format!(
-                                "`_meta.{EMPTY_TURNS_META}` must be an integer from 0 to {MAX_EMPTY_TURNS}"
-                            ),
-                        ),
-                        Vec::new(),
-                    ));
-                }
-            },
+        let empty = match empty_count(empty_turns) {
+            Ok(n) => n,
+            Err(m) => return Ok((tool_error("schema", m), Vec::new())),
         };
         // The model's turns without a tool call, recorded before this call as the
         // native loop records them; what they brought arrives with this call.
-        let mut earlier = Vec::new();
-        for _ in 0..empty {
-            match live.step(Decision { calls: Vec::new() }).await {
-                Ok((turn, _)) => {
-                    self.view
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .observe(&turn.observation);
-                    let over = turn.observation.over;
-                    earlier.extend(turn.observation.notifications);
-                    if over {
-                        break;
-                    }
-                }
-                Err(StepError::Session(SessionError::Over(_))) => break,
-                Err(e) => return Ok((tool_error("unavailable", e.to_string()), Vec::new())),
-            }
-        }
+        let earlier = match self.step_empty(live, empty).await {
+            Ok(notes) => notes,
+            Err(e) => return Ok((tool_error("unavailable", e), Vec::new())),
+        };
         let arguments = match request.arguments {
             None => "{}".to_owned(),
             Some(args) => Value::Object(args).to_string(),
@@ -817,8 +851,16 @@ impl ServerHandler for McpServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        // A client whose model ended on turns without a tool call reports them
+        // with its last read (the SDK moves `_meta` into the context).
+        let empty = context
+            .meta
+            .get(EMPTY_TURNS_META)
+            .cloned()
+            .or_else(|| request.meta.as_ref().and_then(|m| m.get(EMPTY_TURNS_META)).cloned());
+        self.conn().trailing_empty(empty).await?;
         let Some(v) = self.view().read(&request.uri) else {
             return Err(McpError::resource_not_found(
                 format!("no resource `{}`", request.uri),

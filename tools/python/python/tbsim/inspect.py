@@ -20,7 +20,8 @@ bundled suite. Each Sample is one scenario (multi-day ones included); its world 
   mentor's feedback, as `tbsim run --agent llm:...` does;
 * a turn without tool calls is answered with tbsim's nudge (the clock is still
   running) and recorded as an empty turn, as `tbsim run` records it (sent with the
-  next call as `_meta["tbsim/empty_turns"]`; counted in `result.json`); the loop
+  next call as `_meta["tbsim/empty_turns"]`, or with a last resource read when
+  no call follows; counted in `result.json`); the loop
   ends when the run is over (`finish`, the end of the working days, the step
   limit) or after `max_steps` turns per working day.
 
@@ -369,8 +370,8 @@ class _World:
     tools: list[Tool] = field(default_factory=list)
     day_notes: list[dict[str, Any]] = field(default_factory=list)
 
-    async def read(self, uri: str) -> dict[str, Any]:
-        res = await self.session.read_resource(uri)
+    async def read(self, uri: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        res = await self.session.read_resource(uri, meta=meta)
         assert isinstance(res, ReadResourceResult)
         text = next((c.text for c in res.contents if isinstance(c, TextResourceContents)), "{}")
         out: dict[str, Any] = json.loads(text)
@@ -635,6 +636,11 @@ def tbsim_agent(
                         ChatMessageSystem(content=system),
                         ChatMessageUser(content=text),
                     ]
+            if world.empty_turns and not world.over:
+                # The model's last turns only talked and no call follows them:
+                # recorded with a read, so the run counts them as `tbsim run` does.
+                empty, world.empty_turns = world.empty_turns, 0
+                await world.read("tbsim://notifications", {"tbsim/empty_turns": min(empty, 1000)})
             state.metadata["tbsim_final"] = world.final
             state.completed = True
         return state
