@@ -631,11 +631,15 @@ fn a_stock_client_speaking_raw_json_rpc_over_stdio_works() {
     assert_eq!(body["error"]["kind"], "schema", "{body}");
     // Trailing empty turns (a model whose last turns only talked) come with a
     // resource read; a bad count there is a JSON-RPC error and records nothing.
-    raw.send(json!({"jsonrpc": "2.0", "id": 12, "method": "resources/read",
-        "params": {"uri": "tbsim://tasks", "_meta": {"tbsim/empty_turns": 3}}}));
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 12, "method": "resources/read",
+        "params": {"uri": "tbsim://tasks", "_meta": {"tbsim/empty_turns": 3}}}),
+    );
     assert!(raw.response(12)["result"]["contents"].is_array());
-    raw.send(json!({"jsonrpc": "2.0", "id": 13, "method": "resources/read",
-        "params": {"uri": "tbsim://tasks", "_meta": {"tbsim/empty_turns": "many"}}}));
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 13, "method": "resources/read",
+        "params": {"uri": "tbsim://tasks", "_meta": {"tbsim/empty_turns": "many"}}}),
+    );
     assert!(raw.response(13)["error"]["code"].is_i64());
     let (body, is_error) = raw.call(9, "finish", json!({}));
     assert!(!is_error, "{body}");

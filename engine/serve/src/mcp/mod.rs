@@ -855,11 +855,13 @@ impl ServerHandler for McpServer {
     ) -> Result<ReadResourceResponse, McpError> {
         // A client whose model ended on turns without a tool call reports them
         // with its last read (the SDK moves `_meta` into the context).
-        let empty = context
-            .meta
-            .get(EMPTY_TURNS_META)
-            .cloned()
-            .or_else(|| request.meta.as_ref().and_then(|m| m.get(EMPTY_TURNS_META)).cloned());
+        let empty = context.meta.get(EMPTY_TURNS_META).cloned().or_else(|| {
+            request
+                .meta
+                .as_ref()
+                .and_then(|m| m.get(EMPTY_TURNS_META))
+                .cloned()
+        });
         self.conn().trailing_empty(empty).await?;
         let Some(v) = self.view().read(&request.uri) else {
             return Err(McpError::resource_not_found(

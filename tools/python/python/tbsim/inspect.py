@@ -371,7 +371,8 @@ class _World:
     day_notes: list[dict[str, Any]] = field(default_factory=list)
 
     async def read(self, uri: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-        res = await self.session.read_resource(uri, meta=meta)
+        given: Any = meta  # the SDK's RequestParamsMeta is an open dict
+        res = await self.session.read_resource(uri, meta=given)
         assert isinstance(res, ReadResourceResult)
         text = next((c.text for c in res.contents if isinstance(c, TextResourceContents)), "{}")
         out: dict[str, Any] = json.loads(text)
