@@ -162,6 +162,7 @@ fn main() {
                 agent: "llm:fake".into(),
                 ..SimConfig::default()
             },
+            compress: false,
         };
         let times = Arc::new(Times {
             t0,

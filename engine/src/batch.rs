@@ -316,6 +316,9 @@ pub struct BatchSpec {
     pub limits: RunLimits,
     /// Simulation settings; each job's seed replaces `seed`.
     pub config: SimConfig,
+    /// Write each run's trajectory as zstd frames (`trajectory.jsonl.zst`; see
+    /// [`crate::run::RunHooks::compress`]). Such a run cannot be resumed.
+    pub compress: bool,
 }
 
 /// Makes a fresh agent for each job (agents keep per-run state).
@@ -516,6 +519,7 @@ fn run_one(
         };
         let hooks = crate::run::RunHooks {
             control: progress.control(job),
+            compress: spec.compress,
             ..Default::default()
         };
         handle

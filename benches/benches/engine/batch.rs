@@ -77,6 +77,7 @@ fn run(
         concurrency,
         limits: RunLimits::default(),
         config: oracle_config(),
+        compress: false,
     };
     let agents: Arc<dyn AgentFactory> =
         Arc::new(|job: &Job| -> Result<Box<dyn Agent>, AgentError> {

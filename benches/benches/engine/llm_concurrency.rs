@@ -109,6 +109,7 @@ impl Setup {
                 agent: AGENT.into(),
                 ..SimConfig::default()
             },
+            compress: false,
         };
         let (caller, prompts) = (caller.clone(), self.prompts.clone());
         let agents: Arc<dyn AgentFactory> =

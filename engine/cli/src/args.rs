@@ -129,6 +129,12 @@ pub(crate) struct RunArgs {
     /// With --ui: bearer token the console wants (needed to bind a non-loopback address).
     #[arg(long, requires = "ui")]
     pub(crate) ui_token: Option<String>,
+    /// Write each run's trajectory compressed, as `trajectory.jsonl.zst` (zstd frames,
+    /// written as the run goes; any zstd decoder reads it). replay, regrade and report
+    /// read it as they read the plain file; the console asks for it decompressed;
+    /// such a run cannot be resumed.
+    #[arg(long, conflicts_with = "resume")]
+    pub(crate) compress: bool,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -178,11 +184,23 @@ pub(crate) fn read_run_file(dir: &Path) -> Result<RunFile> {
 /// `<out>/<scenario>/trial-<t>/`, counts) that hold a file named `file`; an error
 /// saying so when there are none.
 pub(crate) fn dirs_holding(dir: &Path, file: &str) -> Result<Vec<PathBuf>> {
-    let dirs: Vec<PathBuf> = tbsim_report::find_named(&[dir.to_path_buf()], file)
-        .with_context(|| format!("cannot read `{}`", dir.display()))?
-        .into_iter()
-        .filter_map(|p| p.parent().map(Path::to_path_buf))
-        .collect();
+    use tbsim_engine::run_dir::{TRAJECTORY, TRAJECTORY_ZST};
+    // A trajectory may be written compressed (`tbsim run --compress`).
+    let names: &[&str] = if file == TRAJECTORY {
+        &[TRAJECTORY, TRAJECTORY_ZST]
+    } else {
+        &[file]
+    };
+    let mut dirs = std::collections::BTreeSet::new();
+    for name in names {
+        dirs.extend(
+            tbsim_report::find_named(&[dir.to_path_buf()], name)
+                .with_context(|| format!("cannot read `{}`", dir.display()))?
+                .into_iter()
+                .filter_map(|p| p.parent().map(Path::to_path_buf)),
+        );
+    }
+    let dirs: Vec<PathBuf> = dirs.into_iter().collect();
     if dirs.is_empty() {
         bail!(
             "`{}` holds no {file} (nor do its subdirectories); pass a run directory written by `tbsim run`",

@@ -158,6 +158,8 @@ pub(crate) fn resume_batch(dir: &Path, args: &RunArgs) -> Result<ExitCode> {
         concurrency: args.concurrency as usize,
         limits: opts.limits(),
         config: world.unwrap_or_default(),
+        // A compressed run is not resumable, so a resumed one is written plain.
+        compress: false,
     };
     run_batch(jobs, &spec, factory, args, dir)
 }
@@ -311,6 +313,7 @@ pub(crate) fn cmd_run(args: RunArgs) -> Result<ExitCode> {
             agent: agent_name.clone(),
             feedback: args.feedback.into(),
         },
+        compress: args.compress,
     };
     // Each run directory records its options, world settings and scenario before
     // anything runs, so `--resume` can rebuild the agent, and start any run the

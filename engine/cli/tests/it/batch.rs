@@ -109,6 +109,7 @@ fn concurrency_changes_no_byte_of_any_run() {
                 agent: "oracle".into(),
                 ..SimConfig::default()
             },
+            compress: false,
         };
         let factory = Arc::new(|job: &Job| -> Result<Box<dyn Agent>, AgentError> {
             Ok(Box::new(Oracle::new(&job.scenario.scenario)))
@@ -165,6 +166,7 @@ fn an_async_agent_runs_in_the_batch_and_matches_the_sync_one() {
             agent: "oracle".into(),
             ..SimConfig::default()
         },
+        compress: false,
     };
     let remote = Arc::new(|job: &Job| -> Result<Box<dyn Agent>, AgentError> {
         Ok(Box::new(Remote(Oracle::new(&job.scenario.scenario))))
@@ -1117,4 +1119,73 @@ fn report_computes_scheduling_from_trajectories_of_recorded_runs() {
         fs::write(f, serde_json::to_string_pretty(&v).unwrap()).unwrap();
     }
     assert_eq!(row("without"), with);
+}
+
+#[test]
+fn compressed_runs_hold_the_same_lines_and_replay_regrade_and_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, packed) = (dir.path().join("plain"), dir.path().join("packed"));
+    for (out, extra) in [(&plain, vec![]), (&packed, vec!["--compress"])] {
+        let mut args = vec!["run", "busy-day", "meeting-only", "--trials", "2", "--out"];
+        args.push(out.to_str().unwrap());
+        args.extend(extra);
+        let o = tbsim(&args, &root());
+        assert!(o.status.success(), "{}", text(&o).1);
+    }
+    for run in [
+        "busy-day/trial-0",
+        "busy-day/trial-1",
+        "meeting-only/trial-1",
+    ] {
+        let (p, z) = (plain.join(run), packed.join(run));
+        assert!(!z.join("trajectory.jsonl").exists(), "{run}");
+        let bytes = fs::read(z.join("trajectory.jsonl.zst")).unwrap();
+        let text_of = tbsim_engine::zst::decompress(&bytes, 1 << 30).unwrap();
+        let plain_text = fs::read(p.join("trajectory.jsonl")).unwrap();
+        assert_eq!(text_of, plain_text, "{run}: the same lines");
+        // Frames are cut as the run goes, so a short run gains less.
+        let gain = if run.starts_with("busy-day") { 3 } else { 1 };
+        assert!(bytes.len() * gain < plain_text.len(), "{run}: compressed");
+        assert_eq!(
+            json_file(&p.join("result.json")),
+            json_file(&z.join("result.json")),
+            "{run}"
+        );
+    }
+    // The whole batch replays and regrades from the compressed files.
+    let o = tbsim(&["replay", packed.to_str().unwrap()], &root());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(out.matches(": identical").count(), 4, "{out}");
+    let o = tbsim(&["regrade", packed.to_str().unwrap()], &root());
+    assert!(o.status.success(), "{}", text(&o).1);
+    let report = dir.path().join("report");
+    let o = tbsim(
+        &[
+            "report",
+            packed.to_str().unwrap(),
+            "--out",
+            report.to_str().unwrap(),
+        ],
+        &root(),
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    // Not resumable, and the console says how to open one.
+    let o = tbsim(
+        &["run", "--compress", "--resume", packed.to_str().unwrap()],
+        &root(),
+    );
+    assert!(!o.status.success());
+    let run = packed.join("busy-day/trial-0");
+    let o = tbsim(
+        &[
+            "view",
+            run.to_str().unwrap(),
+            "--export",
+            dir.path().join("x").to_str().unwrap(),
+        ],
+        &root(),
+    );
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("zstd -d"), "{}", text(&o).1);
 }

@@ -1111,6 +1111,15 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 pub fn read_header(dir: &Path) -> Result<tbsim_engine::trajectory::Header, ConsoleError> {
     let path = dir.join("trajectory.jsonl");
     let unreadable = |m: String| ConsoleError::Unreadable(dir.display().to_string(), m);
+    if tbsim_engine::run_dir::trajectory_path(dir) != path {
+        // Pages are read by byte offset from the plain file.
+        return Err(unreadable(format!(
+            "its trajectory is compressed (`{}`, `tbsim run --compress`): replay, regrade \
+             and report read it; for the console, decompress it first \
+             (`zstd -d trajectory.jsonl.zst`)",
+            tbsim_engine::run_dir::TRAJECTORY_ZST
+        )));
+    }
     // A run directory is untrusted: no FIFO, device or link, and a bounded line.
     let file =
         tbsim_scenario::untrusted::open_regular(&path, tbsim_scenario::untrusted::Links::Refuse)
