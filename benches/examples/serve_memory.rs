@@ -184,6 +184,7 @@ fn main() {
         max_steps: 400,
         agent: "http:memory".into(),
         tag: None,
+        compress: false,
     };
     println!(
         "scenario={} sessions={} max_blocking_threads={blocking}",

@@ -361,6 +361,7 @@ async fn open(registry: &Registry) -> Option<String> {
         max_steps: 50,
         agent: "http:fuzz".into(),
         tag: None,
+        compress: false,
     };
     registry.open(req).await.ok().map(|(id, _)| id)
 }

@@ -2,7 +2,7 @@
 //!
 //! | route | |
 //! | --- | --- |
-//! | `POST /v1/sessions` | `{scenario, seed?, hints?, feedback?, max_steps?, agent?, tag?}` → `{session, observation, progress, info}`; or `{resume: RUN}` to reattach to an interrupted session run under `--out` (adds `restored_steps`) |
+//! | `POST /v1/sessions` | `{scenario, seed?, hints?, feedback?, max_steps?, agent?, tag?, compress?}` → `{session, observation, progress, info}` (`compress`: the trajectory written as `trajectory.jsonl.zst`); or `{resume: RUN}` to reattach to an interrupted session run under `--out` (adds `restored_steps`) |
 //! | `POST /v1/sessions/{id}/step` | `{tool_calls: [{name, arguments, id?}]}` → `{observation, reward, terminated, truncated, info}` |
 //! | `GET /v1/sessions/{id}` | the session's state; once it has ended and left (deleted, expired, its MCP transport gone) its final state with per-task results, kept in memory for `--keep-finished`, then read back from its run directory |
 //! | `DELETE /v1/sessions/{id}` | ends the run (as abandoned if it was going), writes its directory, returns the final state |
@@ -228,6 +228,8 @@ struct CreateBody {
     agent: Option<String>,
     #[serde(default)]
     tag: Option<String>,
+    #[serde(default)]
+    compress: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -304,6 +306,7 @@ async fn create(
             || b.max_steps.is_some()
             || b.agent.is_some()
             || b.tag.is_some()
+            || b.compress.is_some()
         {
             return Err(invalid(
                 "`resume` takes no other field: the run's recorded settings apply",
@@ -355,6 +358,7 @@ async fn create(
         max_steps: b.max_steps.unwrap_or(400),
         agent: format!("http:{client}"),
         tag: b.tag,
+        compress: b.compress.unwrap_or(false),
     };
     let (id, turn) = api.registry.open(req).await?;
     let body = json!({

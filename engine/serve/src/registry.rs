@@ -65,6 +65,8 @@ pub struct OpenRequest {
     pub agent: String,
     /// The caller's label for the run (checked by the front end).
     pub tag: Option<String>,
+    /// Write the trajectory compressed (`trajectory.jsonl.zst`; not resumable).
+    pub compress: bool,
 }
 
 /// Why a registry refused.
@@ -423,6 +425,7 @@ impl Registry {
             max_steps: req.max_steps,
             agent: req.agent,
             tag: req.tag,
+            compress: req.compress,
             dir: confined_join(&self.config.out, &Segment::sanitize(&id)),
             control: extras.control,
             fork: extras.fork,

@@ -49,6 +49,9 @@ pub struct SessionSpec {
     /// The caller's label for the run, recorded in `run.json` (checked by the
     /// front end with [`tbsim_engine::run_file::check_tag`]).
     pub tag: Option<String>,
+    /// Write the trajectory compressed, as `trajectory.jsonl.zst` (for long RL
+    /// jobs; the console asks for such a run decompressed, and it cannot be resumed).
+    pub compress: bool,
     /// The run directory to write.
     pub dir: PathBuf,
     /// A console's remote control (one is made when none is given: every session
@@ -559,7 +562,8 @@ impl Session {
         let scenario = spec.scenario.clone();
         let dir = spec.dir.clone();
         let control = spec.control.clone().unwrap_or_else(|| Control::new(false));
-        let hooks = RunHooks::with_control(Arc::clone(&control));
+        let mut hooks = RunHooks::with_control(Arc::clone(&control));
+        hooks.compress = spec.compress;
         let view_cache = spec.view_cache.clone();
         let run = tokio::task::spawn_blocking(move || {
             let ended = handle.block_on(async {

@@ -498,6 +498,7 @@ fn open_req(scenario: &str) -> tbsim_serve::registry::OpenRequest {
         max_steps: 50,
         agent: "mcp:walked-away".into(),
         tag: None,
+        compress: false,
     }
 }
 

@@ -158,6 +158,26 @@ def test_out_keeps_runs_and_info_names_them(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_compressed_runs_are_zstd_and_replay_unchanged(tmp_path: Path) -> None:
+    env = gymnasium.make(
+        "tbsim/Examples-v0", scenario="busy-day", out=tmp_path / "runs", compress=True
+    )
+    _, info = env.reset(seed=4)
+    run = Path(info["run_dir"])
+    _, _, terminated, _, _ = env.step(({"name": "finish", "arguments": {}},))
+    assert terminated and (run / "result.json").is_file()
+    env.close()
+    tbsim.gym._close_shared()
+    assert not (run / "trajectory.jsonl").exists()
+    assert (run / "trajectory.jsonl.zst").read_bytes()[:4] == b"\x28\xb5\x2f\xfd"
+    done = subprocess.run(
+        [tbsim.binary(), "replay", str(run)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    with pytest.raises(TypeError, match="compress"):
+        tbsim.Client("http://127.0.0.1:9", None).create("busy-day", compress="yes")
+
+
 def test_a_dead_server_is_named_and_the_next_reset_starts_one(tmp_path: Path) -> None:
     env = gymnasium.make("tbsim/Examples-v0", scenario="meeting-only", out=tmp_path)
     env.reset(seed=1)

@@ -988,6 +988,7 @@ async fn fork(
         max_steps,
         agent,
         tag: None,
+        compress: false,
     };
     let extras = OpenExtras {
         control: Some(Control::new(false)),
@@ -1041,6 +1042,7 @@ async fn start(
         max_steps: b.max_steps.unwrap_or(400).max(1),
         agent,
         tag: None,
+        compress: false,
     };
     // Only a built-in agent's run can be held (see `holdable`). A person's run held
     // from its start would never hand out its first turn, which opening it awaits:

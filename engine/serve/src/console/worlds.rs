@@ -314,6 +314,8 @@ pub enum Primed {
     Present,
     /// The run has not ended (interrupted, or still going): its end is not fixed.
     NotEnded,
+    /// The run's trajectory is compressed, which the console does not page.
+    Compressed,
 }
 
 /// Why [`prime`] wrote nothing.
@@ -345,6 +347,9 @@ pub fn prime_hook(cache: std::sync::Arc<ViewCache>) -> crate::session::RunEnded 
 /// reads this cache needs no replay. Called by whatever wrote the run, once it has
 /// ended; the run's files are only read.
 pub fn prime(cache: &ViewCache, dir: &Path) -> Result<Primed, PrimeError> {
+    if tbsim_engine::run_dir::trajectory_path(dir) != dir.join(tbsim_engine::run_dir::TRAJECTORY) {
+        return Ok(Primed::Compressed);
+    }
     let digest = RunDigest::of(dir).ok_or_else(|| PrimeError::Unreadable(dir.to_path_buf()))?;
     if cache.get(&digest).is_some() {
         return Ok(Primed::Present);

@@ -507,6 +507,7 @@ impl McpServer {
                     max_steps: spec.max_steps,
                     agent,
                     tag: spec.tag.clone(),
+                    compress: false,
                     dir,
                     control: None,
                     fork: None,
@@ -536,6 +537,7 @@ impl McpServer {
                     max_steps: q.max_steps,
                     agent,
                     tag: q.tag,
+                    compress: false,
                 };
                 let (id, turn) = registry.open(req).await.map_err(open_error)?;
                 let lease = Lease {

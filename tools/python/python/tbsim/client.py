@@ -77,11 +77,14 @@ def _create_body(scenario: str, opts: Mapping[str, Any]) -> dict[str, JSON]:
         _check_int("hints", opts["hints"], 0, 4)
     if opts.get("max_steps") is not None:
         _check_int("max_steps", opts["max_steps"], 1, _U64)
+    if opts.get("compress") is not None and not isinstance(opts["compress"], bool):
+        raise TypeError(f"compress must be a bool, not {type(opts['compress']).__name__}")
     body: dict[str, JSON] = {"scenario": scenario}
-    for k in ("seed", "hints", "feedback", "max_steps", "agent", "tag"):
+    keys = ("seed", "hints", "feedback", "max_steps", "agent", "tag", "compress")
+    for k in keys:
         if opts.get(k) is not None:
             body[k] = opts[k]
-    unknown = set(opts) - {"seed", "hints", "feedback", "max_steps", "agent", "tag"}
+    unknown = set(opts) - set(keys)
     if unknown:
         raise TypeError(f"unknown session options: {', '.join(sorted(unknown))}")
     return body

@@ -330,6 +330,7 @@ class TbsimEnv(gymnasium.Env[dict[str, Any], tuple[dict[str, Any], ...]]):
         max_steps: int | None = None,
         render_mode: str | None = None,
         out: str | os.PathLike[str] | None = None,
+        compress: bool = False,
     ) -> None:
         if scenario is None and suite is None:
             raise ValueError("give scenario= (a name) or suite=")
@@ -352,6 +353,10 @@ class TbsimEnv(gymnasium.Env[dict[str, Any], tuple[dict[str, Any], ...]]):
                 )
         self._pool = [scenario] if scenario is not None else [s.name for s in scenarios(suite)]
         self._opts = {"agent": agent, "hints": hints, "feedback": feedback, "max_steps": max_steps}
+        if compress:
+            # Each run's trajectory as zstd frames (`trajectory.jsonl.zst`), for long
+            # RL jobs: `tbsim replay` reads it unchanged.
+            self._opts["compress"] = True
         self.session: str | None = None
         self.run_dir: Path | None = None
         self._over = True
