@@ -265,6 +265,10 @@ impl HostProcess {
     }
 }
 
+/// How an error says the host's stack overflowed (tbsim then asks where: see
+/// `script_host`'s traced retry).
+pub(crate) const STACK_OVERFLOW: &str = "overflowed the family-script host's stack";
+
 /// How the host reports the statement a script was at (`tbsim-script`'s
 /// `position::REPORT_PREFIX`): when an allocation is refused, and once a
 /// request's deadline has passed.
@@ -307,10 +311,7 @@ fn died(
             b.memory >> 20
         )
     } else if said.contains("overflowed its stack") {
-        format!(
-            "{what} overflowed the family-script host's stack: a value or expression nested too \
-             deep (the depth bound)"
-        )
+        format!("{what} {STACK_OVERFLOW}: a value or expression nested too deep (the depth bound)")
     } else if signal == Some(24) {
         format!(
             "{what} used the family-script host's {} s of CPU (the CPU bound)",

@@ -303,7 +303,7 @@ impl ScriptFamily {
             file: &self.file,
             op: "generate",
         };
-        let out = h.exchange(
+        let out = match h.exchange(
             &Generate {
                 op: "generate",
                 handle,
@@ -315,7 +315,26 @@ impl ScriptFamily {
                 }),
             },
             doing,
-        )?;
+        ) {
+            Ok(out) => out,
+            Err(mut e) => {
+                // Again with the company: the host that takes it may not have one.
+                let again = serde_json::to_value(Generate {
+                    op: "generate",
+                    handle,
+                    input,
+                    params,
+                    company: Some(Company {
+                        people: input.people,
+                        rooms: input.rooms,
+                    }),
+                });
+                if let Ok(again) = again {
+                    pool.place(&mut e, Some(self.index), again, doing);
+                }
+                return Err(e);
+            }
+        };
         if out.is_ok() {
             h.company = Some(sent.unwrap_or_else(|| CompanySent::of(input.people, input.rooms)));
         }
@@ -802,6 +821,38 @@ impl Pool {
         self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(h);
     }
 
+    /// Where a script was when its host died at a bound that left no position (the
+    /// interpreter's own stack overflowing on a deep value: no code runs there to
+    /// say the line). `req` goes again, traced (`"trace": true`: each statement's
+    /// position written as it begins), to a host on the pipe that has loaded the
+    /// script; scripts are hermetic, so it dies at the same statement, and `e`
+    /// takes the last position written. `e` is left as it was otherwise.
+    fn place(&self, e: &mut ScriptError, index: Option<usize>, req: Value, doing: Doing<'_>) {
+        if e.position.is_some() || !e.message.contains(crate::script_child::STACK_OVERFLOW) {
+            return;
+        }
+        let Value::Object(mut m) = req else {
+            return;
+        };
+        m.insert("trace".into(), Value::Bool(true));
+        let Ok(mut h) = self.host(index, true) else {
+            return;
+        };
+        if let Some(i) = index {
+            let Ok(handle) = h.handle(i, doing.file) else {
+                return;
+            };
+            m.insert("handle".into(), handle.into());
+        }
+        // The traced host is dropped either way: it died, or it answered a request
+        // the pool did not count (a load it holds no record of).
+        if let Err(traced) = h.exchange(&Value::Object(m), doing)
+            && traced.message.contains(crate::script_child::STACK_OVERFLOW)
+        {
+            e.position = traced.position;
+        }
+    }
+
     /// A request of no script (`reference`).
     fn call_any(&self, req: &Value) -> Result<Value, ScriptError> {
         let mut h = self.host(None, false)?;
@@ -826,14 +877,19 @@ impl Pool {
     ) -> Result<Value, ScriptError> {
         let mut h = self.host(Some(family.index), false)?;
         let handle = h.handle(family.index, &family.file)?;
+        let doing = Doing {
+            file: &family.file,
+            op,
+        };
+        let req = req(handle);
         // A broken host is dropped (and killed); one that answered goes back.
-        let out = h.exchange(
-            &req(handle),
-            Doing {
-                file: &family.file,
-                op,
-            },
-        )?;
+        let out = match h.exchange(&req, doing) {
+            Ok(out) => out,
+            Err(mut e) => {
+                self.place(&mut e, Some(family.index), req, doing);
+                return Err(e);
+            }
+        };
         self.give_back(h);
         value_of(out?.get())
     }
@@ -846,10 +902,15 @@ impl Pool {
         let mut scripts = self.scripts.lock().unwrap_or_else(|e| e.into_inner());
         let mut h = self.take(bundled)?;
         h.handles.resize(scripts.len().max(h.handles.len()), None);
-        let out = h.exchange(
-            &json!({"op": "load", "file": file, "source": source}),
-            Doing { file, op: "load" },
-        )?;
+        let req = json!({"op": "load", "file": file, "source": source});
+        let doing = Doing { file, op: "load" };
+        let out = match h.exchange(&req, doing) {
+            Ok(out) => out,
+            Err(mut e) => {
+                self.place(&mut e, None, req, doing);
+                return Err(e);
+            }
+        };
         let index = scripts.len();
         if let Ok(ok) = &out {
             let handle = value_of(ok.get())?

@@ -115,6 +115,42 @@ fn before_stmt(span: FileSpanRef, _continued: bool, _eval: &mut Evaluator<'_, '_
             .map_or(0, |&(_, p)| p)
     });
     NEXT.store(next, Ordering::Relaxed);
+    if TRACE.load(Ordering::Relaxed) && LAST_TRACED.with(|l| l.replace(at)) != at {
+        report();
+    }
+}
+
+/// Whether every statement's position is written as it begins (see [`Trace`]).
+static TRACE: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// The position a trace wrote last (a statement that begins again on the same
+    /// position, a one-line loop, is written once).
+    static LAST_TRACED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A request traced from [`Trace::on`] to its drop, in the host program only:
+/// each statement's position is written on standard error as it begins. tbsim
+/// asks for it when a host died where nothing could say the line (the
+/// interpreter's own stack overflowing on a deep value): scripts are hermetic, so
+/// the same request on a fresh host dies at the same statement, and the last
+/// position written names it.
+#[derive(Debug)]
+pub struct Trace(());
+
+impl Trace {
+    /// Traces until the guard is dropped, when `yes` and this is the host program.
+    pub fn on(yes: bool) -> Trace {
+        LAST_TRACED.with(|l| l.set(0));
+        TRACE.store(yes && REPORT.load(Ordering::Relaxed), Ordering::Relaxed);
+        Trace(())
+    }
+}
+
+impl Drop for Trace {
+    fn drop(&mut self) {
+        TRACE.store(false, Ordering::Relaxed);
+    }
 }
 
 /// One evaluation, from [`Evaluation::begin`] to its drop: clears the position

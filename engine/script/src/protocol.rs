@@ -16,6 +16,11 @@
 //! | `claims` | `handle`, `task` | `true`/`false`, or `null` when the script has no `claims` |
 //! | `solve` | `handle`, `task` (the TaskReleased notification) | what `solve(tools, task)` returned |
 //!
+//! Any request may add `"trace": true`: the host program then writes each
+//! statement's position on standard error as it begins (see
+//! [`crate::position::Trace`]); tbsim sends a request again that way, on a fresh
+//! host, when the first try killed a host where nothing could say the line.
+//!
 //! While `solve` runs, the host writes `{"call": {method, args}}` lines (one per
 //! `tools.*` call, see [`crate::tools`]) and reads back `{"result": …}`, or
 //! `{"abort": why}` when the run ended, which stops the script with an error.
@@ -123,6 +128,8 @@ struct GenerateLine<'a> {
     params: Value,
     #[serde(borrow, default)]
     company: Option<CompanyLine<'a>>,
+    #[serde(default)]
+    trace: bool,
 }
 
 /// A `generate`'s `input`, as [`Host::input`] reads it from a JSON value.
@@ -199,9 +206,11 @@ impl Host {
             .then(|| serde_json::from_str::<GenerateLine>(line).ok())
             .flatten()
             .filter(|g| g.op == "generate");
+        // `"trace": true`: tbsim asks where a request it saw kill a host died.
         let out = match fast {
             Some(g) => {
                 let file = self.file_of(Some(g.handle), None);
+                let _trace = crate::position::Trace::on(g.trace);
                 self.caught(file, |h| h.generate(g))
             }
             None => match parse(line) {
@@ -210,6 +219,8 @@ impl Host {
                         req.get("handle").and_then(Value::as_u64),
                         req.get("file").and_then(Value::as_str),
                     );
+                    let _trace =
+                        crate::position::Trace::on(req.get("trace") == Some(&Value::Bool(true)));
                     self.caught(file, |h| h.handle(req, company))
                 }
                 Err(e) => Err(protocol_error(format!("not a JSON request: {e}"))),
@@ -256,7 +267,11 @@ impl Host {
             };
             let message = format!("the script host failed on this request: {what}{bound}");
             Err(match file {
-                Some(f) => ScriptError::at_file(&f, message),
+                Some(f) => ScriptError {
+                    // The statement the script was at, as for the other bounds.
+                    position: crate::position::current(),
+                    ..ScriptError::at_file(&f, message)
+                },
                 None => protocol_error(message),
             })
         })

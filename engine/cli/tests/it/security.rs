@@ -929,6 +929,32 @@ fn deep_values_are_errors_where_they_cross_and_kill_only_the_host_inside() {
         );
         std::fs::remove_dir_all(&fam).unwrap();
     }
+    // Deep enough to overflow the host's 256 MiB stack in `str`: nothing runs there
+    // to say the line, so tbsim asks the same request again, traced, on a fresh
+    // host, and names the statement it died at (`return`, line 8).
+    let deeper = "x = []\nfor i in range(6000000):\n    x = [x]\n";
+    let fam = attack_family(
+        tmp.path(),
+        "deep_str_line",
+        "",
+        &format!("{deeper}return {{\"s\": str(x)}}"),
+    );
+    let (code, out) = check_family(
+        &fam,
+        &[
+            ("TBSIM_SCRIPT_DEADLINE_MS", "30000"),
+            ("TBSIM_SCRIPT_MEMORY_MB", "1536"),
+        ],
+        120,
+    );
+    assert_bounded(
+        code,
+        &out,
+        &[
+            "family.star:8:5:",
+            "overflowed the family-script host's stack",
+        ],
+    );
 }
 
 #[test]
