@@ -5,7 +5,8 @@
 //! can take tbsim down or hold it:
 //!
 //! - **memory**: `RLIMIT_AS` on the child (set by tbsim with `prlimit` before the
-//!   first request is written, so no script runs unbounded). The host is one
+//!   first request is written, so no script runs unbounded; the host sizes its
+//!   serving stack only once that request has arrived, so from the limit). The host is one
 //!   process that cannot fork, map shared memory or write files, so its address
 //!   space bounds everything it can hold; a cgroup would add nothing here.
 //!   An allocation past the limit fails, the host aborts, and tbsim reads why.

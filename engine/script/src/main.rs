@@ -67,10 +67,15 @@ fn main() -> std::process::ExitCode {
     // A host whose tbsim died mid-evaluation must not run on alone.
     #[cfg(any(target_os = "linux", target_os = "android"))]
     let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    // tbsim puts this process under its address-space limit after starting it and
+    // before writing the first request: the stack is sized once that request is
+    // here, or it would be sized for no limit and leave a tight one no room.
+    let mut input = std::io::BufReader::new(std::io::stdin());
+    let _ = input.fill_buf();
     let served = std::thread::Builder::new()
         .name("tbsim-script".into())
         .stack_size(stack_size())
-        .spawn(serve)
+        .spawn(move || serve(input))
         .map(|t| t.join());
     match served {
         Ok(Ok(code)) => code,
@@ -82,9 +87,9 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-fn serve() -> std::process::ExitCode {
+fn serve(input: std::io::BufReader<std::io::Stdin>) -> std::process::ExitCode {
     let chan: Box<dyn Channel> = Box::new(Stdio {
-        input: std::io::BufReader::new(std::io::stdin()),
+        input,
         output: std::io::stdout(),
     });
     let mut host = tbsim_script::protocol::Host::new(Arc::new(Mutex::new(chan)));
