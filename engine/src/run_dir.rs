@@ -42,6 +42,11 @@ pub fn trajectory_path(dir: &Path) -> PathBuf {
     }
 }
 
+/// Whether the run in `dir` holds only a compressed trajectory.
+pub fn is_compressed(dir: &Path) -> bool {
+    trajectory_path(dir) != dir.join(TRAJECTORY)
+}
+
 /// Reads a trajectory (up to [`MAX_TRAJECTORY_BYTES`] of text). A zstd-compressed
 /// one (see [`crate::zst`]) is recognised by its first bytes and
 /// decompressed, with the same cap on the decompressed text.

@@ -10,6 +10,11 @@ use serde_json::{Value, json};
 /// The TB code every script error carries (its page: `docs/errors/TB0026.md`).
 pub const ERROR_CODE: &str = "TB0026";
 
+/// How the host program begins a line on its standard error that says the
+/// statement a script was at (`line:column`, and during a load ` next line:column`);
+/// tbsim reads the last one of a host that died or was killed.
+pub const POSITION_PREFIX: &str = "tbsim-script: at ";
+
 /// A script that cannot be read, parsed, evaluated, or that returned data of the
 /// wrong shape; or a host that cannot be started. Displays as
 /// `file:line:column: error[TB0026]: message` followed by the Starlark call stack

@@ -37,6 +37,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::script_error::ScriptError;
+// How the host reports the statement a script was at: when an allocation is
+// refused, once a request's deadline has passed, and through a traced request.
+use tbsim_core::script_error::POSITION_PREFIX;
 
 /// The bounds every host program runs under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,11 +272,6 @@ impl HostProcess {
 /// How an error says the host's stack overflowed (tbsim then asks where: see
 /// `script_host`'s traced retry).
 pub(crate) const STACK_OVERFLOW: &str = "overflowed the family-script host's stack";
-
-/// How the host reports the statement a script was at (`tbsim-script`'s
-/// `position::REPORT_PREFIX`): when an allocation is refused, and once a
-/// request's deadline has passed.
-const POSITION_PREFIX: &str = "tbsim-script: at ";
 
 /// A 1-based line and column.
 type LineCol = (usize, usize);

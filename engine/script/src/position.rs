@@ -25,7 +25,7 @@ use starlark::codemap::FileSpanRef;
 use starlark::eval::{BeforeStmtFunc, Evaluator};
 
 /// How a report line begins on the host's standard error.
-pub const REPORT_PREFIX: &str = "tbsim-script: at ";
+pub use tbsim_core::script_error::POSITION_PREFIX as REPORT_PREFIX;
 
 /// `line << 32 | column`, both 1-based; 0 when no statement of the family ran.
 /// Kept for the host program's watchdog and allocator (one serving thread); the

@@ -1111,7 +1111,7 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 pub fn read_header(dir: &Path) -> Result<tbsim_engine::trajectory::Header, ConsoleError> {
     let path = dir.join("trajectory.jsonl");
     let unreadable = |m: String| ConsoleError::Unreadable(dir.display().to_string(), m);
-    if tbsim_engine::run_dir::trajectory_path(dir) != path {
+    if tbsim_engine::run_dir::is_compressed(dir) {
         // Pages are read by byte offset from the plain file.
         return Err(unreadable(format!(
             "its trajectory is compressed (`{}`, `tbsim run --compress`): replay, regrade \

@@ -347,7 +347,7 @@ pub fn prime_hook(cache: std::sync::Arc<ViewCache>) -> crate::session::RunEnded 
 /// reads this cache needs no replay. Called by whatever wrote the run, once it has
 /// ended; the run's files are only read.
 pub fn prime(cache: &ViewCache, dir: &Path) -> Result<Primed, PrimeError> {
-    if tbsim_engine::run_dir::trajectory_path(dir) != dir.join(tbsim_engine::run_dir::TRAJECTORY) {
+    if tbsim_engine::run_dir::is_compressed(dir) {
         return Ok(Primed::Compressed);
     }
     let digest = RunDigest::of(dir).ok_or_else(|| PrimeError::Unreadable(dir.to_path_buf()))?;
