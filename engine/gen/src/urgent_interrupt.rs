@@ -15,8 +15,11 @@
 //!   small JSON file;
 //! - `Forward`: send a colleague the current (active, not expired) contract
 //!   reference of a supplier;
-//! - `Relay`: ask the budget holder in Finance for a project's approved budget and
-//!   reply to the manager with it (the requested amount is forbidden).
+//! - `Relay`: ask the budget holder in Finance how much of a project's approved
+//!   budget is left and reply to the manager with it: the holder states the
+//!   requested, approved and spent amounts and last year's budget in a drawn order,
+//!   and the answer, approved minus spent, is in no text (the other figures and
+//!   their other differences are forbidden).
 //!
 //! The deadline is the kind's own tool time (plus the holder's slowest reply for
 //! `Relay`) plus a slack of 20-25 minutes (`Tight`) or 45-50 minutes (`Relaxed`),
@@ -432,9 +435,27 @@ fn brief(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
     // (service, severity, status)
     let mut rows: Vec<(&str, &str, &str)> = Vec::new();
     // The target service: some unresolved (at least one "monitoring", which still
-    // counts), some resolved (so counting every row is wrong).
-    let unresolved = rng.random_range(3..=6);
-    for i in 0..unresolved {
+    // counts), some resolved (so counting every row is wrong). Each severity's
+    // unresolved count is drawn on its own and evenly (critical 0-4, major 0-5,
+    // minor 0-6), so no constant snapshot is right more than about once in 200.
+    let per_severity = loop {
+        let c = [
+            rng.random_range(0..=4u32),
+            rng.random_range(0..=5u32),
+            rng.random_range(0..=6u32),
+        ];
+        if c.iter().sum::<u32>() >= 2 {
+            break c;
+        }
+    };
+    let mut unresolved: Vec<&str> = SEVERITIES
+        .iter()
+        .zip(per_severity)
+        .flat_map(|(v, n)| std::iter::repeat_n(*v, n as usize))
+        .collect();
+    let order = pick_distinct(rng, unresolved.len(), unresolved.len());
+    unresolved = order.into_iter().map(|i| unresolved[i]).collect();
+    for (i, v) in unresolved.into_iter().enumerate() {
         let status = if i == 0 {
             "monitoring"
         } else if rng.random_bool(0.7) {
@@ -442,7 +463,7 @@ fn brief(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
         } else {
             "monitoring"
         };
-        rows.push((target, sev(rng), status));
+        rows.push((target, v, status));
     }
     for _ in 0..rng.random_range(2..=4) {
         rows.push((target, sev(rng), "resolved"));
@@ -685,8 +706,28 @@ fn relay(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
     let project = PROJECTS[rng.random_range(0..PROJECTS.len())];
     let requested = rng.random_range(40..=300u32) * 500;
     let approved = requested - rng.random_range(2..=(requested / 500 / 4).max(3)) * 500;
+    // Spent to date (to the 10 EUR) and last year's budget (to the 500), both drawn
+    // around the approved amount, so no rank among the figures marks the two the
+    // answer takes.
+    let spent = rng.random_range(approved / 600..=approved * 5 / 60) * 10;
+    let last_year = rng
+        .random_range(approved / 1000..=approved * 3 / 2000)
+        .max(1)
+        * 500;
+    let remaining = approved - spent;
     let holder = r.other;
     let clue_key = format!("clue/{}/approved-budget", r.ctx.id);
+    let mut clauses = vec![
+        format!("the team asked for {} EUR", thousands(requested)),
+        format!(
+            "the investment committee approved {} EUR last week",
+            thousands(approved)
+        ),
+        format!("{} EUR has been spent so far", thousands(spent)),
+        format!("last year it ran on {} EUR", thousands(last_year)),
+    ];
+    let order = pick_distinct(rng, clauses.len(), clauses.len());
+    clauses = order.into_iter().map(|i| clauses[i].clone()).collect();
     let clue = Clue {
         key: clue_key.clone(),
         task: Some(r.task.to_owned()),
@@ -713,25 +754,44 @@ fn relay(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
                 "allocation",
                 "how much",
                 "value",
+                "spent",
+                "spend",
+                "left",
+                "remaining",
+                "unspent",
+                "available",
             ]
             .iter()
             .map(|s| (*s).to_owned())
             .collect(),
         ],
         after: vec![Condition::Released(r.task.to_owned())],
-        response: format!(
-            "Project {project}: the team asked for {} EUR, and the investment committee approved {} EUR last week. The approved amount is the one to quote.",
-            thousands(requested),
-            thousands(approved)
-        ),
+        response: format!("Project {project}: {}.", clauses.join("; ")),
     };
     let message = format!(
-        "{}, I need a number before my next call: the budget Finance approved for Project {project}. {} in Finance has it. Please ask {} and reply to me here with the approved amount by {}.",
+        "{}, I need a number before my next call: how much of Project {project}'s approved budget is still unspent. {} in Finance keeps the project's figures. Please ask {} and reply to me here with the amount left by {}.",
         first_name(super::company::INTERN_NAME),
         holder.name,
         first_name(&holder.name),
         r.due
     );
+    // Forbidden: the figures the holder states that are not the working (the
+    // request, last year's) and every other difference of two of them, so a
+    // message of candidates fails.
+    let figures = [requested, approved, spent, last_year];
+    let mut absent: Vec<String> = vec![requested.to_string(), last_year.to_string()];
+    for (i, a) in figures.iter().enumerate() {
+        for (j, b) in figures.iter().enumerate() {
+            if i != j && a > b && a - b != remaining && !absent.contains(&(a - b).to_string()) {
+                absent.push((a - b).to_string());
+            }
+        }
+    }
+    absent.retain(|x| {
+        ![approved, spent, remaining]
+            .iter()
+            .any(|v| v.to_string() == *x)
+    });
     let mut wait = step("read_messages", json!({"with": holder.key}));
     wait.gate = Gate::ReplyFrom(holder.key.clone());
     Ok(Request {
@@ -742,19 +802,19 @@ fn relay(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
                 description: "Asked the budget holder about the project's budget".into(),
                 weight: 1,
                 check: Check::Disclosed(vec![clue_key]),
-                feedback: "The budget holder was not asked. The manager's message names the person in Finance who has the figure; ask them about the project by name.".into(),
+                feedback: "The budget holder was not asked. The manager's message names the person in Finance who has the figures; ask them about the project by name.".into(),
             },
             CheckpointSpec {
                 key: "figure_sent".into(),
-                description: "Replied to the manager with the approved budget, not the requested one, before the deadline".into(),
+                description: "Replied to the manager with the approved budget still unspent (approved minus spent) before the deadline".into(),
                 weight: 2,
                 check: Check::MessageSent {
                     to: r.manager.key.clone(),
-                    contains: vec![approved.to_string()],
-                    absent: vec![requested.to_string()],
+                    contains: vec![remaining.to_string()],
+                    absent,
                     after: Some(r.at.to_owned()),
                 },
-                feedback: "The manager did not get the approved budget in time. Ask the budget holder, then reply to the manager with the amount the committee approved (not the amount the team asked for).".into(),
+                feedback: "The manager did not get the unspent part of the approved budget in time. Ask the budget holder, then reply to the manager with the amount the committee approved minus what has been spent (not the amount the team asked for, nor last year's budget).".into(),
             },
         ],
         plan: vec![
@@ -762,7 +822,7 @@ fn relay(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
             dm_reply(
                 &holder.key,
                 format!(
-                    "Hi {}, {} needs the approved budget for Project {project}. What amount was approved?",
+                    "Hi {}, {} needs to know how much of Project {project}'s approved budget is still unspent. What amount was approved, and how much has been spent so far?",
                     first_name(&holder.name),
                     first_name(&r.manager.name)
                 ),
@@ -770,12 +830,14 @@ fn relay(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
             wait,
             dm_reply(
                 &r.manager.key,
-                format!("The approved budget for Project {project} is {approved} EUR."),
+                format!(
+                    "Project {project} has {remaining} EUR of its approved budget left ({approved} EUR approved, {spent} EUR spent so far)."
+                ),
             ),
         ],
         hints: [
-            "Only the Finance colleague named in the message knows the figure; ask them about the project by its name.".into(),
-            "Two amounts exist for the project; the manager wants the approved one, sent back to the manager.".into(),
+            "Only the Finance colleague named in the message knows the figures; ask them about the project by its name.".into(),
+            "The holder gives several amounts for the project; what is left is the approved amount minus what has been spent, sent back to the manager.".into(),
         ],
         files: Vec::new(),
         clues: vec![(holder.key.clone(), clue)],

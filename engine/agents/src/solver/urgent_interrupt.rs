@@ -116,9 +116,9 @@ fn parse_request(m: &str) -> Option<Request> {
             folder: folder()?,
         });
     }
-    if m.contains("approved for Project ") {
-        let project = between(m, "approved for Project ", ".")?.to_owned();
-        let before = m.split(" in Finance has it").next()?;
+    if m.contains("approved budget is still unspent") {
+        let project = between(m, "how much of Project ", "'s approved")?.to_owned();
+        let before = m.split(" in Finance keeps").next()?;
         let holder = before.rsplit(". ").next()?.trim().to_owned();
         return Some(Request::Relay { project, holder });
     }
@@ -227,7 +227,7 @@ impl Job for Urgent {
                         return send(
                             &to,
                             &format!(
-                                "Hi {first}, what budget was approved for Project {project}? I need the approved amount."
+                                "Hi {first}, how much of Project {project}'s approved budget is left? I need the approved amount and what has been spent so far."
                             ),
                         );
                     }
@@ -282,9 +282,15 @@ impl Job for Urgent {
                         .colleague(&holder)
                         .map_or(holder.clone(), |c| c.key.clone());
                     let replies = cx.replies_from(&key, since);
+                    // What is left: the approved amount less what has been spent.
+                    let spent = |t: &str| {
+                        let head = &t[..t.find(" EUR has been spent")?];
+                        let from = head.rfind(|c: char| !(c.is_ascii_digit() || c == ','))?;
+                        head[from + 1..].replace(',', "").parse::<f64>().ok()
+                    };
                     let Some(amount) = replies
                         .iter()
-                        .find_map(|h| number_after(&h.text, "approved "))
+                        .find_map(|h| Some(number_after(&h.text, "approved ")? - spent(&h.text)?))
                     else {
                         if replies.is_empty() {
                             return Next::Idle;
@@ -295,7 +301,7 @@ impl Job for Urgent {
                     self.phase = Phase::Reply(send(
                         &self.manager,
                         &format!(
-                            "The approved budget for Project {project} is {} EUR.",
+                            "Project {project} has {} EUR of its approved budget left.",
                             amount as u64
                         ),
                     ));

@@ -1,13 +1,18 @@
 //! Website incidents: find the slow page from the load times (last hour against
 //! last week), the failing service and its cause from the health check (the one
-//! service in critical state, and its critical metric), and the website's owner by
-//! asking HR (following a pointer to the register keeper when given one).
+//! service in critical state, and its critical metric), and the failing service's
+//! owner: HR (following a pointer to the register keeper when given one) says where
+//! the system-ownership register is, and the failing service's system's row there
+//! names its owner.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{Asked, Brief, Cx, Inquiry, Job, Next, backticked, department_keys, read, write};
+use super::{
+    Asked, Brief, Cx, Inquiry, Job, Next, backticked, department_keys, drive_path, file_text,
+    md_rows, read, write,
+};
 use tbsim_core::protocol::ToolResult;
 
 /// The solver if the objective is the website incident.
@@ -181,9 +186,9 @@ impl Job for Incident {
                         Asked::Waiting(t) => return Next::Until(t),
                         Asked::Replied(_, texts) => {
                             let text = texts.join(" ");
-                            if let Some(name) = between(&text, "looked after by ", " (") {
-                                self.owner = Some(name.trim().to_owned());
-                                self.phase = 6;
+                            if let Some(path) = drive_path(&texts, ".md") {
+                                self.phase = 7;
+                                return read(&path);
                             } else if let Some(keeper) = between(&text, "myself; ", " does")
                                 && let Some(c) = cx.colleague(keeper.trim())
                             {
@@ -197,8 +202,35 @@ impl Job for Incident {
                     }
                 }
                 6 => {
-                    self.phase = 7;
+                    self.phase = 8;
                     return write(&self.out, &self.report());
+                }
+                7 => {
+                    // The register's row of the failing service's system: a running
+                    // service is its system's name and an instance number.
+                    if let Some(text) = last.and_then(file_text) {
+                        let rows = md_rows(text);
+                        let col = |name: &str| {
+                            rows.first()
+                                .and_then(|h| h.iter().position(|c| c.eq_ignore_ascii_case(name)))
+                        };
+                        if let (Some(sys), Some(own)) = (col("system"), col("owner")) {
+                            for failing in &self.failing {
+                                let system = failing
+                                    .rsplit_once('-')
+                                    .filter(|(_, n)| n.chars().all(|c| c.is_ascii_digit()))
+                                    .map_or(failing.as_str(), |(s, _)| s);
+                                if let Some(r) = rows
+                                    .iter()
+                                    .skip(1)
+                                    .find(|r| r.get(sys).is_some_and(|c| c == system))
+                                {
+                                    self.owner = r.get(own).cloned();
+                                }
+                            }
+                        }
+                    }
+                    self.phase = 6;
                 }
                 _ => return Next::Done,
             }

@@ -247,9 +247,13 @@ impl Prober {
         }
     }
 
-    /// A reply from `from`: the question to them is answered, and anyone the reply
-    /// names is asked the same question.
+    /// A reply from `from`: the question to them is answered, anyone the reply
+    /// names is asked the same question, and any drive file it names is read (a
+    /// file a reply names stays out of listings until that reply is given).
     fn replied(&mut self, from: &str, text: &str) {
+        for path in drive_paths_in(text) {
+            self.read(&path);
+        }
         let Some((to, q, _)) = self.awaiting.clone() else {
             return;
         };
@@ -483,6 +487,21 @@ impl Prober {
 
 /// A tool's name as the catalogue spells it (unknown names are sent as `wait`'s
 /// error would be: as given, to fail like any agent's typo).
+/// The drive paths a text names (`drive/...` with a file extension), as written.
+fn drive_paths_in(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for raw in text
+        .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '(' | ')' | ',' | ';'))
+    {
+        let p = raw.trim_end_matches(['.', ':', '!', '?']);
+        let file = p.rsplit('/').next().unwrap_or("");
+        if p.starts_with("drive/") && file.contains('.') && !out.iter().any(|o| o == p) {
+            out.push(p.to_owned());
+        }
+    }
+    out
+}
+
 fn tool_name(tool: &str) -> &'static str {
     catalogue()
         .iter()
@@ -734,6 +753,16 @@ mod tests {
         assert!(!refers_to("Try Omar.", "Omar Reyes", &people), "two Omars");
         assert!(refers_to("Try Omar Reyes.", "Omar Reyes", &people));
         assert!(!refers_to("Danae knows", "Dana Whitfield", &people));
+    }
+
+    #[test]
+    fn a_reply_names_drive_files_to_read() {
+        assert_eq!(
+            drive_paths_in(
+                "It is on the drive at `drive/hr/register.md`. See also drive/ops/log_2.csv, or drive/ops/."
+            ),
+            ["drive/hr/register.md", "drive/ops/log_2.csv"]
+        );
     }
 
     #[test]
