@@ -257,11 +257,17 @@ fn record(header: &[String], row: &[String]) -> Value {
 /// clock times are not numbers, and neither are the digits inside a word (`CH001`).
 pub fn numbers(text: &str) -> Vec<f64> {
     let mut cleaned = text.to_owned();
-    for d in scrape::dates(text) {
-        cleaned = cleaned.replace(&d, " ");
-    }
-    for t in scrape::clock_times(text) {
-        cleaned = cleaned.replace(&t, " ");
+    // Each distinct date or time once, in first-seen order: a repeat would find
+    // nothing left to replace, and a long log repeats its dates hundreds of times
+    // (one pass over the text each: most of the gate's time went here).
+    let mut done: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    for d in scrape::dates(text)
+        .into_iter()
+        .chain(scrape::clock_times(text))
+    {
+        if done.insert(d.clone()) {
+            cleaned = cleaned.replace(&d, " ");
+        }
     }
     let b: Vec<char> = cleaned.chars().collect();
     let mut out = Vec::new();
