@@ -1588,6 +1588,7 @@ function viewRun(main, id, atStep) {
     tlPane.hidden = key !== 'timeline';
     msgBox.hidden = key !== 'messages';
     if (key === 'messages' && !msgLoaded) loadMessages();
+    if (key === 'timeline') scheduleBand();
   }
   async function loadMessages() {
     msgLoaded = true;
@@ -1910,6 +1911,11 @@ function viewRun(main, id, atStep) {
     hl.decisions = new Map();
     hl.boundary = null;
     hl.current = null;
+    band.on = false;
+    band.lo = 0;
+    band.hi = 0;
+    band.strays.clear();
+    clearTimeout(band.trim);
   }
 
   let stopStream = null;
@@ -2124,9 +2130,11 @@ function viewRun(main, id, atStep) {
   const hl = { rows: [], steps: [], decisions: new Map(), boundary: null, current: null };
   function indexRows() {
     const lis = timeline.children;
-    for (let k = hl.rows.length; k < lis.length; k++) {
+    const from = hl.rows.length;
+    for (let k = from; k < lis.length; k++) {
       const li = lis[k];
       const s = li.dataset.step === '' ? null : Number(li.dataset.step);
+      li.tbRow = k;
       hl.rows.push(li);
       // The highest step seen so far, per row: rows without a step follow the last.
       const prevMax = k ? hl.steps[k - 1] : -1;
@@ -2135,6 +2143,7 @@ function viewRun(main, id, atStep) {
       // A row drawn after the boundary is past the step shown.
       if (hl.boundary !== null && k >= hl.boundary) li.classList.add('future');
     }
+    if (hl.rows.length > from) bandGrew(from);
   }
   /** The first row whose step (or the last step before it) is after step `n`. */
   function boundaryOf(n) {
@@ -2164,38 +2173,149 @@ function viewRun(main, id, atStep) {
     return current !== null;
   }
 
-  // Bring a row to a third of the way down the timeline's box (within the box only:
-  // scrollIntoView would move the page too); with `onPage`, a step from the
-  // address, the page too, so the row is on screen (on a phone the box starts below
-  // the run's header and scrubber). Rows are laid out only near the view (app.css,
-  // content-visibility): rows not drawn yet count at a placeholder height, so the
-  // first scroll lands off the row, and rows drawn once it is in view push it on.
-  // The box is corrected at each frame until the row stays put.
-  const reveal = { gen: 0 };
-  function revealRow(li, onPage = false) {
-    const gen = ++reveal.gen;
-    let frames = 0;
-    let still = 0;
-    const place = () => {
-      if (gen !== reveal.gen || !li.isConnected || tlPane.hidden) return;
-      const at = li.getBoundingClientRect().top - tlBox.getBoundingClientRect().top - tlBox.clientTop;
-      const before = tlBox.scrollTop;
-      const want = Math.round(at - tlBox.clientHeight / 3);
-      if (Math.abs(want) > 1) tlBox.scrollTop = Math.max(0, before + want);
-      const moved = Math.abs(tlBox.scrollTop - before) > 1;
-      if (onPage) {
-        const r = li.getBoundingClientRect();
-        if (r.top < 0 || r.bottom > window.innerHeight) window.scrollBy(0, r.top - window.innerHeight / 3);
-      }
-      // Settled once the row has not moved for a few frames (rows drawn after a
-      // scroll change heights a frame later); a cap ends it whatever happens.
-      still = moved ? 0 : still + 1;
-      if (still < 3 && ++frames < 60) requestAnimationFrame(place);
-    };
-    place();
+  // --- The band: a long timeline draws only the rows near its view. The others are
+  // hidden="until-found" (app.css): not laid out or painted, kept at the height they
+  // had when last drawn, still found by the browser's find (which shows them). With
+  // every row drawn, or left to content-visibility: auto, each frame of a scrub cost
+  // the browser 20-30 ms over 6,742 rows; now a frame touches the band only. Any
+  // row shown or hidden has the browser place all the rows again (tens of ms on a
+  // long run), so the band grows in steps as the view moves and is cut back to
+  // the view once the view rests.
+  const BAND_FROM = 300; // rows: a timeline this short is drawn whole
+  const BAND = 60; // rows drawn either side of those in view
+  const BAND_MAX = 400; // rows drawn at most once the view rests
+  const band = { on: false, lo: 0, hi: 0, strays: new Set(), trim: null };
+  const hideRow = (li) => li.setAttribute('hidden', 'until-found');
+  /** Draws rows lo..hi (clamped) and hides the band's other rows. */
+  function showRows(lo, hi) {
+    const rows = hl.rows;
+    lo = Math.max(0, lo);
+    hi = Math.min(rows.length, hi);
+    for (let k = band.lo; k < band.hi; k++) if (k < lo || k >= hi) hideRow(rows[k]);
+    for (let k = lo; k < hi; k++) if (k < band.lo || k >= band.hi) rows[k].removeAttribute('hidden');
+    // Rows the browser's find showed, out of the band now.
+    for (const li of band.strays) if (li.tbRow < lo || li.tbRow >= hi) hideRow(li);
+    band.strays.clear();
+    band.lo = lo;
+    band.hi = hi;
   }
+  timeline.addEventListener('beforematch', (ev) => { if (band.on) band.strays.add(ev.target); });
+  /** Draws rows lo..hi too: the band grows when they touch it, else moves there. */
+  function bandTo(lo, hi) {
+    if (hi < band.lo || lo > band.hi) showRows(lo, hi);
+    else showRows(Math.min(lo, band.lo), Math.max(hi, band.hi));
+    clearTimeout(band.trim);
+    if (band.hi - band.lo > BAND_MAX) band.trim = setTimeout(trimBand, 600);
+  }
+  function trimBand() {
+    if (st.gone || !band.on || tlPane.hidden || !tlBox.clientHeight) return;
+    const [a, b] = rowsInView();
+    showRows(a - BAND, b + BAND + 1);
+  }
+  onCleanup(() => clearTimeout(band.trim));
+  /** New rows from index `from`: drawn while the box follows the latest step. */
+  function bandGrew(from) {
+    const rows = hl.rows;
+    const follow = st.scrub === null;
+    if (!band.on) {
+      if (rows.length <= BAND_FROM) return;
+      band.on = true;
+      // Until the view says where it is: the rows at the end, where a run opens.
+      band.lo = 0;
+      band.hi = rows.length;
+      if (follow) showRows(rows.length - (2 * BAND + 60), rows.length);
+      scheduleBand();
+      return;
+    }
+    for (let k = from; k < rows.length; k++) hideRow(rows[k]);
+    if (follow && band.hi >= from) showRows(Math.max(band.lo, rows.length - (2 * BAND + 60)), rows.length);
+  }
+  /** The rows in the box's view: [first, last] indexes (layout read once). */
+  function rowsInView() {
+    const rows = hl.rows;
+    const top = tlBox.scrollTop;
+    const bottom = top + tlBox.clientHeight;
+    let lo = 0;
+    let hi = rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (rows[mid].offsetTop + rows[mid].offsetHeight <= top) lo = mid + 1;
+      else hi = mid;
+    }
+    const first = lo;
+    hi = rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (rows[mid].offsetTop < bottom) lo = mid + 1;
+      else hi = mid;
+    }
+    return [first, Math.max(first, lo - 1)];
+  }
+  /** Moves the band to the view, when the view nears one of its edges. */
+  function syncBand() {
+    if (!band.on || tlPane.hidden || !tlBox.clientHeight || tlBox.offsetParent === null) return;
+    const [a, b] = rowsInView();
+    const n = hl.rows.length;
+    const nearTop = band.lo > 0 && a < band.lo + BAND / 2;
+    const nearEnd = band.hi < n && b > band.hi - BAND / 2;
+    if (nearTop || nearEnd || a >= band.hi || b < band.lo) bandTo(a - BAND, b + BAND + 1);
+  }
+  let bandFrame = 0;
+  function scheduleBand() {
+    if (!bandFrame) bandFrame = requestAnimationFrame(() => { bandFrame = 0; if (!st.gone) syncBand(); });
+  }
+  // On the scroll itself (not a frame later): the rows come into view drawn.
+  tlBox.addEventListener('scroll', syncBand, { passive: true });
+  window.addEventListener('resize', scheduleBand);
+  onCleanup(() => { window.removeEventListener('resize', scheduleBand); cancelAnimationFrame(bandFrame); });
+
+  // Bring a row to a third of the way down the timeline's box, unless it is well
+  // inside the box's view already (a step at a time, the box moves every few steps,
+  // not at each). Within the box only (scrollIntoView would move the page too);
+  // with `onPage`, a step from the
+  // address, the page too, so the row is on screen (on a phone the box starts below
+  // the run's header and scrubber). The band is moved to the row first, so the
+  // rows above it are at their own heights and one scroll lands on it; the next
+  // frame checks it stayed (fonts, a row drawn late).
+  const reveal = { li: null, onPage: false, frame: 0, still: 0, frames: 0 };
+  function revealRow(li, onPage = false) {
+    reveal.li = li;
+    reveal.onPage = reveal.onPage || onPage;
+    reveal.still = 0;
+    reveal.frames = 0;
+    cancelAnimationFrame(reveal.frame);
+    placeRow();
+  }
+  function placeRow() {
+    reveal.frame = 0;
+    const row = reveal.li;
+    if (st.gone || !row || !row.isConnected || tlPane.hidden) return;
+    if (band.on && (row.tbRow < band.lo + 20 || row.tbRow >= band.hi - 40)) bandTo(row.tbRow - BAND - 20, row.tbRow + BAND + 40);
+    const r0 = row.getBoundingClientRect();
+    const at = r0.top - tlBox.getBoundingClientRect().top - tlBox.clientTop;
+    const before = tlBox.scrollTop;
+    const want = Math.round(at - tlBox.clientHeight / 3);
+    const inside = at >= tlBox.clientHeight * 0.15 && at + r0.height <= tlBox.clientHeight * 0.8;
+    if (!inside && Math.abs(want) > 1) tlBox.scrollTop = Math.max(0, before + want);
+    const moved = Math.abs(tlBox.scrollTop - before) > 1;
+    if (reveal.onPage) {
+      const r = row.getBoundingClientRect();
+      if (r.top < 0 || r.bottom > window.innerHeight) window.scrollBy(0, r.top - window.innerHeight / 3);
+    }
+    reveal.still = moved ? 0 : reveal.still + 1;
+    if (reveal.still < 1 && ++reveal.frames < 10) reveal.frame = requestAnimationFrame(placeRow);
+    else {
+      reveal.li = null;
+      reveal.onPage = false;
+    }
+  }
+  onCleanup(() => cancelAnimationFrame(reveal.frame));
   // The reader scrolling the box takes over from a reveal still settling.
-  for (const type of ['wheel', 'touchstart', 'pointerdown', 'keydown']) tlBox.addEventListener(type, () => { reveal.gen++; }, { passive: true });
+  const stopReveal = () => {
+    reveal.li = null;
+    reveal.onPage = false;
+  };
+  for (const type of ['wheel', 'touchstart', 'pointerdown', 'keydown']) tlBox.addEventListener(type, stopReveal, { passive: true });
 
   /** The step in the address (`#/run/<id>/step/<n>`), without a new history entry. */
   function stepUrl(n) {
