@@ -152,12 +152,12 @@ function headers(extra) {
   return hd;
 }
 
-async function request(path, { method = 'GET', body } = {}) {
+async function request(path, { method = 'GET', body, signal } = {}) {
   const extra = body !== undefined ? { 'Content-Type': 'application/json' } : {};
   // The server takes console actions only with this header, which another
   // site's page cannot send (its preflight is never granted).
   if (method !== 'GET' && method !== 'HEAD') extra['X-Tbsim-Console'] = '1';
-  const opts = { method, headers: headers(extra) };
+  const opts = { method, headers: headers(extra), signal };
   if (body !== undefined) opts.body = JSON.stringify(body);
   // A static export (export.rs) answers from its data files: no server, no network.
   if (window.TBSIM_STATIC) return window.TBSIM_STATIC.fetch(path);
@@ -1441,6 +1441,8 @@ function calendarView(entries) {
 /** Timeline lines asked for first (the first paint), then a page a frame. */
 const TIMELINE_FIRST_PAGE = 120;
 const TIMELINE_PAGE = 400;
+/** The timeline's later pages wait until the scrubber has rested this long. */
+const SCRUB_QUIET_MS = 400;
 
 function nextFrame() {
   return new Promise((resolve) => requestAnimationFrame(() => resolve()));
@@ -1460,8 +1462,9 @@ function viewRun(main, id, atStep) {
     turn: null,
     ctx: newCtx(null),
     worldTimer: null,
-    worldSeq: 0,
     lastSteps: -1,
+    scrubbedAt: -Infinity, // when the scrubber last moved (performance.now())
+    pageAbort: null, // drops the timeline page on its way
     ended: false,
     playing: false, // a person's play session still going: only the tools show the world
     scrollPending: false,
@@ -1993,13 +1996,35 @@ function viewRun(main, id, atStep) {
    * The timeline after its first page (`first`), a page a frame, so the first
    * paint waits for one page only; resolves when it is all drawn (or dropped).
    */
+  /** Resolves once the scrubber has rested SCRUB_QUIET_MS: a page drawn costs the
+   * page tens of ms, so while the reader moves the scrubber the pages wait (the
+   * step's world and rows come first). */
+  async function scrubQuiet() {
+    while (performance.now() - st.scrubbedAt < SCRUB_QUIET_MS && !st.gone) await new Promise((ok) => setTimeout(ok, 100));
+  }
+
   async function loadRestOfTimeline(first) {
     const gen = st.tlGen;
     let r = first;
     while (r && r.next < (r.total ?? r.next)) {
       await nextFrame();
+      await scrubQuiet();
       if (gen !== st.tlGen || st.gone) return;
-      r = await api(`${base}/timeline?from=${r.next}&limit=${TIMELINE_PAGE}`);
+      // A page is a megabyte on a long run: the scrubber moving drops the one on its
+      // way (asked again once the scrubber rests), not to read it meanwhile.
+      const ctl = new AbortController();
+      st.pageAbort = ctl;
+      let page;
+      try {
+        page = await api(`${base}/timeline?from=${r.next}&limit=${TIMELINE_PAGE}`, { signal: ctl.signal });
+      } catch (e) {
+        if (ctl.signal.aborted) continue;
+        throw e;
+      } finally {
+        if (st.pageAbort === ctl) st.pageAbort = null;
+      }
+      r = page;
+      await scrubQuiet();
       if (gen !== st.tlGen || st.gone) return;
       appendEntries(r.lines || []);
       st.next = Math.max(st.next, r.next);
@@ -2330,7 +2355,7 @@ function viewRun(main, id, atStep) {
     if (t.closest('a, button, summary, details, input, select, textarea')) return;
     const li = t.closest('li.entry');
     if (!li || li.dataset.step === '') return;
-    scrubTo(Number(li.dataset.step), true, false);
+    scrubTo(Number(li.dataset.step), false);
   });
 
   // World.
@@ -2343,24 +2368,45 @@ function viewRun(main, id, atStep) {
   }
   onCleanup(() => st.worldTimer && clearTimeout(st.worldTimer));
 
-  /** Draws the world; `quiet`: an error is not shown (asked before the run's state is known). */
-  async function loadWorld(quiet = false) {
+  /**
+   * Draws the world of the step shown; `quiet`: an error is not shown (asked before
+   * the run's state is known). One request at a time: asked while one is on its
+   * way, the world of the step then shown is asked when it ends (a drag's steps
+   * between are skipped, not queued). Resolves with whether the last one drew.
+   */
+  const wl = { busy: null, again: false, quiet: true };
+  function loadWorld(quiet = false) {
     // A player sees the world through the tools; a queued job has none yet.
-    if (st.playing || st.locked || (st.detail && st.detail.state === 'queued')) return false;
-    const seq = ++st.worldSeq;
-    const q = [];
-    if (st.scrub !== null) q.push(`step=${st.scrub}`);
-    if (st.answers) q.push('answers=1');
-    try {
-      const w = await api(`${base}/world${q.length ? `?${q.join('&')}` : ''}`);
-      if (seq !== st.worldSeq) return; // a newer request is on its way
-      st.world = w;
-      renderWorld(w);
-      return true;
-    } catch (e) {
-      if (seq === st.worldSeq && !quiet) showError(e);
-      return false;
+    if (st.playing || st.locked || (st.detail && st.detail.state === 'queued')) return Promise.resolve(false);
+    if (wl.busy) {
+      wl.again = true;
+      wl.quiet = wl.quiet && quiet;
+      return wl.busy;
     }
+    wl.quiet = quiet;
+    wl.busy = (async () => {
+      let drawn = false;
+      do {
+        wl.again = false;
+        const q = [];
+        if (st.scrub !== null) q.push(`step=${st.scrub}`);
+        if (st.answers) q.push('answers=1');
+        try {
+          const w = await api(`${base}/world${q.length ? `?${q.join('&')}` : ''}`);
+          if (st.gone) break;
+          st.world = w;
+          renderWorld(w);
+          drawn = true;
+        } catch (e) {
+          drawn = false;
+          if (!wl.again && !wl.quiet) showError(e);
+        }
+        wl.quiet = false;
+      } while (wl.again && !st.gone);
+      wl.busy = null;
+      return drawn;
+    })();
+    return wl.busy;
   }
 
   /** The line above the world's tabs (the run's step count may come after the world). */
@@ -2370,11 +2416,51 @@ function viewRun(main, id, atStep) {
     updateScrubLabel();
   }
 
+  // What each panel was last drawn from (JSON): a step that leaves a part of the
+  // world as it was redraws nothing there (a scrub changes a task or two, if any).
+  const drawnFrom = {};
+  /** Draws panel `key` (now if shown, else when shown) unless `data` is what it shows. */
+  function drawPanelOf(key, data, draw) {
+    drawPanel(key, () => {
+      const sig = JSON.stringify(data);
+      if (drawnFrom[key] === sig) return;
+      drawnFrom[key] = sig;
+      draw();
+    });
+  }
+  // Task cards by key, each redrawn only when its task changed (an open card keeps
+  // its state).
+  const taskCards = new Map();
+  function renderTasks(tasks) {
+    if (!tasks.length) {
+      taskCards.clear();
+      if (!panels.tasks.querySelector('[data-testid="tasks-none"]')) clear(panels.tasks).append(h('p', { class: 'muted', testid: 'tasks-none' }, 'No task released yet.'));
+      return;
+    }
+    let list = panels.tasks.querySelector('[data-testid="task-list"]');
+    if (!list) {
+      list = h('div', { class: 'task-list', testid: 'task-list' });
+      clear(panels.tasks).append(list);
+    }
+    const seen = new Map();
+    tasks.forEach((t, k) => {
+      const key = t.key ?? `#${k}`;
+      const sig = JSON.stringify(t);
+      const had = taskCards.get(key);
+      const el = had && had.sig === sig ? had.el : taskCard(t);
+      seen.set(key, { sig, el });
+      // In order: the cards of changed tasks end up after the list's, then go.
+      if (list.children[k] !== el) list.insertBefore(el, list.children[k] || null);
+    });
+    while (list.children.length > tasks.length) list.lastElementChild.remove();
+    taskCards.clear();
+    for (const [k, v] of seen) taskCards.set(k, v);
+  }
+
   function renderWorld(w) {
     learnNames(w);
     renderWorldNote(w);
-    const tasks = w.tasks || [];
-    clear(panels.tasks).append(tasks.length ? h('div', { class: 'task-list', testid: 'task-list' }, tasks.map(taskCard)) : h('p', { class: 'muted' }, 'No task released yet.'));
+    renderTasks(w.tasks || []);
     const files = w.files || [];
     const openNow = fileViewer.dataset.path;
     if (openNow && !files.some((f) => f.path === openNow)) {
@@ -2383,15 +2469,15 @@ function viewRun(main, id, atStep) {
     }
     // Drawn when shown, like chats: a long run's hundreds of files are a tenth of
     // its first paint otherwise.
-    drawPanel('files', () => clear(panels.files).append(
+    drawPanelOf('files', files, () => clear(panels.files).append(
       files.length ? h('div', { class: 'files', testid: 'file-tree', tabindex: '0', 'aria-label': 'Files, scrollable' }, ['drive', 'workspace'].map((root) => {
         const fs = files.filter((f) => (f.root || f.path.split('/')[0]) === root);
         return fs.length ? h('div', {}, fileTree(fs, openFile)) : null;
       })) : h('p', { class: 'muted' }, 'No files.'),
       fileViewer));
     const chats = w.chats || [];
-    drawPanel('chats', () => add(clear(panels.chats), [chats.length ? chats.map(chatView) : h('p', { class: 'muted' }, 'No chats.')]));
-    drawPanel('calendar', () => clear(panels.calendar).append(calendarView(w.calendar || [])));
+    drawPanelOf('chats', chats, () => add(clear(panels.chats), [chats.length ? chats.map(chatView) : h('p', { class: 'muted' }, 'No chats.')]));
+    drawPanelOf('calendar', w.calendar || [], () => clear(panels.calendar).append(calendarView(w.calendar || [])));
   }
 
   let fileUrl = null;
@@ -2439,24 +2525,53 @@ function viewRun(main, id, atStep) {
     latest.disabled = st.scrub === null;
   }
 
-  let scrubTimer = null;
-  function scrubTo(n, now, scroll = true) {
+  // The address follows the step once a frame (replaceState costs a few ms, and a
+  // drag moves the step at every input).
+  let urlFrame = 0;
+  function stepUrlSoon() {
+    if (!urlFrame) urlFrame = requestAnimationFrame(() => { urlFrame = 0; if (!st.gone) stepUrl(st.scrub); });
+  }
+  onCleanup(() => cancelAnimationFrame(urlFrame));
+  // A drag's inputs come faster than a long timeline can follow (a frame that
+  // marks and scrolls its rows costs tens of ms on a long run): its rows follow the
+  // step then shown at most every FOLLOW_EVERY ms.
+  const FOLLOW_EVERY = 120;
+  const follow = { timer: 0, frame: 0, last: -Infinity };
+  function followSoon() {
+    if (follow.timer || follow.frame) return;
+    follow.timer = setTimeout(() => {
+      follow.timer = 0;
+      follow.frame = requestAnimationFrame(() => {
+        follow.frame = 0;
+        follow.last = performance.now();
+        if (!st.gone && st.scrub !== null) highlight(true);
+      });
+    }, Math.max(0, follow.last + FOLLOW_EVERY - performance.now()));
+  }
+  onCleanup(() => {
+    clearTimeout(follow.timer);
+    cancelAnimationFrame(follow.frame);
+  });
+  function scrubTo(n, scroll = true, soon = false) {
     const m = maxStep();
     n = Math.max(0, Math.min(m, n));
     // Following the latest again only for a run still going; a finished run's last
     // step is just a step.
     st.scrub = n;
+    st.scrubbedAt = performance.now();
+    if (st.pageAbort) st.pageAbort.abort();
     range.value = String(n);
     updateScrubLabel();
-    highlight(scroll);
-    stepUrl(n);
-    if (scrubTimer) clearTimeout(scrubTimer);
-    scrubTimer = setTimeout(() => loadWorld(), now ? 0 : 120);
+    // Classes of the rows between the two steps (paint only), and the scroll.
+    if (soon) followSoon();
+    else highlight(scroll);
+    stepUrlSoon();
+    // Asked at once; while a world is on its way, the latest step is asked after it.
+    loadWorld();
   }
-  onCleanup(() => scrubTimer && clearTimeout(scrubTimer));
-  range.addEventListener('input', () => scrubTo(Number(range.value)));
-  prev.addEventListener('click', () => scrubTo(currentStep() - 1, true));
-  nextB.addEventListener('click', () => scrubTo(currentStep() + 1, true));
+  range.addEventListener('input', () => scrubTo(Number(range.value), true, true));
+  prev.addEventListener('click', () => scrubTo(currentStep() - 1));
+  nextB.addEventListener('click', () => scrubTo(currentStep() + 1));
   latest.addEventListener('click', () => {
     st.scrub = null;
     stepUrl(null);
@@ -2475,7 +2590,7 @@ function viewRun(main, id, atStep) {
     if (t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) return;
     if (t && t.getAttribute && t.getAttribute('role') === 'tab') return;
     ev.preventDefault();
-    scrubTo(currentStep() + (ev.key === 'ArrowRight' ? 1 : -1), true);
+    scrubTo(currentStep() + (ev.key === 'ArrowRight' ? 1 : -1));
   };
   document.addEventListener('keydown', onKey);
   onCleanup(() => document.removeEventListener('keydown', onKey));
