@@ -10,25 +10,34 @@
 // Small helpers
 
 /** An element: attrs (class, testid, on<event>, properties, attributes), children. */
+const PROPS = new Set(['value', 'checked', 'disabled', 'hidden', 'selected', 'multiple', 'required']);
+
 function h(tag, attrs, ...kids) {
   const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'class') el.className = v;
-    else if (k === 'testid') el.dataset.testid = v;
-    else if (k === 'text') el.textContent = String(v);
-    else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
-    else if (['value', 'checked', 'disabled', 'hidden', 'selected', 'multiple', 'required'].includes(k)) el[k] = v;
-    else el.setAttribute(k, v === true ? '' : String(v));
+  if (attrs) {
+    for (const k in attrs) {
+      const v = attrs[k];
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') el.className = v;
+      else if (k === 'testid') el.dataset.testid = v;
+      else if (k === 'text') el.textContent = String(v);
+      else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+      else if (PROPS.has(k)) el[k] = v;
+      else el.setAttribute(k, v === true ? '' : String(v));
+    }
   }
   add(el, kids);
   return el;
 }
 
+/** Appends kids (nested arrays flattened, null/undefined/false skipped); a list's
+ * rows are thousands of calls, so no array is copied on the way. */
 function add(el, kids) {
-  for (const k of kids.flat(Infinity)) {
+  for (const k of kids) {
     if (k === undefined || k === null || k === false) continue;
-    el.append(k instanceof Node ? k : document.createTextNode(String(k)));
+    if (Array.isArray(k)) add(el, k);
+    else if (k instanceof Node) el.appendChild(k);
+    else el.appendChild(document.createTextNode(String(k)));
   }
   return el;
 }
@@ -186,8 +195,14 @@ function requestEarly(path) {
 
 /** The requests the page of the run in `hash` makes first (see `viewRun`). */
 function requestRunEarly(hash) {
+  if (window.TBSIM_STATIC) return;
+  // The runs list (any address no other view takes): its summaries.
+  if (!/^#\/(run|compare|play)/.test(hash)) {
+    requestEarly('/v1/console/runs');
+    return;
+  }
   const m = hash.match(/^#\/run\/([^/?]+)(?:\/step\/(\d+))?/);
-  if (!m || window.TBSIM_STATIC) return;
+  if (!m) return;
   let base;
   try {
     base = `/v1/console/runs/${encodeURIComponent(decodeURIComponent(m[1]))}`;
@@ -529,6 +544,10 @@ function groupRow(name, a) {
 /** Above this many rows, only those in view are drawn (below it every row is in the
  * page: found by the browser's own search, drawn at first paint). */
 const VIRTUAL_FROM = 5000;
+/** Rows laid out for a list's first paint (more than a screenful); the rest follow,
+ * ROWS_A_FRAME at a time. */
+const FIRST_ROWS = 60;
+const ROWS_A_FRAME = 150;
 
 /** Trials of one scenario in a batch: n, mean, spread, pass^1 and pass^k (k = n:
  * every trial succeeded; a trial succeeds when all its tasks do). */
@@ -737,15 +756,42 @@ function viewRuns(main) {
       empty.hidden = false;
       empty.textContent = 'No run matches the filters.';
     }
+    cancelAnimationFrame(showing);
+    showing = 0;
     if (!virtual) {
+      // Every row is in the page at once (counted, found by id), but the first
+      // list lays out only a screenful for its first paint: the other rows come out
+      // of `hidden` a few hundred a frame (a table of 1,000 rows took the browser
+      // most of a second to style and lay out in one go). A list redrawn keeps as
+      // many rows shown as it had (no row a reader looks at blinks).
+      const keep = Math.max(FIRST_ROWS, laidOut);
       clear(tbody);
       const frag = document.createDocumentFragment();
-      for (const it of items) frag.append(itemRow(it));
+      items.forEach((it, k) => {
+        const tr = itemRow(it);
+        if (k >= keep) tr.hidden = true;
+        frag.append(tr);
+      });
       tbody.append(frag);
+      laidOut = Math.min(keep, items.length);
+      if (items.length > keep) showRest(keep);
       return;
     }
     drawWindow();
   };
+  let showing = 0;
+  let laidOut = 0;
+  const showRest = (from) => {
+    showing = requestAnimationFrame(() => {
+      showing = 0;
+      const rows = tbody.children;
+      const to = Math.min(rows.length, from + ROWS_A_FRAME);
+      for (let k = from; k < to; k++) rows[k].hidden = false;
+      laidOut = to;
+      if (to < rows.length) showRest(to);
+    });
+  };
+  onCleanup(() => cancelAnimationFrame(showing));
 
   const itemRow = (it) => (it.run ? runRow(it.run) : it.trials !== undefined ? trialRow(it.batch, it.trials, it.agg) : groupRow(it.group, it.agg));
   /** Draws the rows in view (and a screenful either side) between two spacers. */
@@ -825,8 +871,12 @@ function viewRuns(main) {
     fillSelect('tag', runs.map((r) => r.tag));
     draw();
   };
-  onCleanup(subscribe('/v1/console/runs/stream', { runs: render },
-    async () => render(await api('/v1/console/runs'))));
+  // The summaries asked at boot, if they were (drawn unless the stream came first);
+  // the stream then repeats them, drawn only if they changed.
+  let streamed = false;
+  if (early.has('/v1/console/runs')) api('/v1/console/runs').then((d) => { if (!streamed) render(d); }).catch(() => {});
+  onCleanup(subscribe('/v1/console/runs/stream', { runs: (d) => { streamed = true; render(d); } },
+    async () => { streamed = true; render(await api('/v1/console/runs')); }));
 }
 
 function field(label, input, hint) {
