@@ -2510,6 +2510,7 @@ function viewRun(main, id, atStep) {
   function renderWorld(w) {
     learnNames(w);
     renderWorldNote(w);
+    if (st.scrub !== null && st.scrub === w.step) stepUrl(w.step);
     renderTasks(w.tasks || []);
     const files = w.files || [];
     const openNow = fileViewer.dataset.path;
@@ -2575,13 +2576,15 @@ function viewRun(main, id, atStep) {
     latest.disabled = st.scrub === null;
   }
 
-  // The address follows the step once a frame (replaceState costs a few ms, and a
-  // drag moves the step at every input).
-  let urlFrame = 0;
+  // The address follows the step when its world is drawn (renderWorld), or once
+  // the scrubber has rested if none is: replaceState costs several ms, which a drag
+  // paid at every input.
+  let urlTimer = 0;
   function stepUrlSoon() {
-    if (!urlFrame) urlFrame = requestAnimationFrame(() => { urlFrame = 0; if (!st.gone) stepUrl(st.scrub); });
+    clearTimeout(urlTimer);
+    urlTimer = setTimeout(() => { if (!st.gone) stepUrl(st.scrub); }, 300);
   }
-  onCleanup(() => cancelAnimationFrame(urlFrame));
+  onCleanup(() => clearTimeout(urlTimer));
   // A drag's inputs come faster than a long timeline can follow (a frame that
   // marks and scrolls its rows costs tens of ms on a long run): its rows follow the
   // step then shown at most every FOLLOW_EVERY ms.
