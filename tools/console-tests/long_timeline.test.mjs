@@ -95,3 +95,79 @@ test('a long timeline is paged, drawn whole and in order, and jumps to any step'
   await page.locator(`${tid('world-note')}[data-step="${mid + 1}"]`).waitFor({ timeout: 30_000 });
   assert.deepEqual(errors, []);
 });
+
+test('a long timeline draws the rows near its view; a drag ends on its last step; far matches and task cards', async () => {
+  const server = await startView([longDir], join(tmp, 'forks-band'));
+  servers.push(server);
+  const { page, errors } = browser;
+  const { runs } = await api(server.url, '/v1/console/runs');
+  const enc = encodeURIComponent(runs[0].id);
+  const whole = await api(server.url, `/v1/console/runs/${enc}/timeline?from=0`);
+  const mid = Math.floor(STEPS / 2);
+  await page.goto(`${server.url}/#/run/${enc}/step/${mid}`);
+  await until(async () => Number(await page.locator(tid('timeline-count')).getAttribute('data-count')) === whole.lines.length,
+    { timeoutMs: 120_000, what: 'every entry' });
+  await until(() => inView(page, mid), { what: `step ${mid} in view` });
+
+  // Every row is in the page with its text; those far from the view are hidden
+  // until found (not laid out), the ones in view are drawn.
+  const rows = await page.evaluate(() => {
+    const lis = [...document.querySelectorAll('[data-testid="timeline"] > li')];
+    const box = document.querySelector('.timeline-box').getBoundingClientRect();
+    const seen = lis.filter((li) => { const r = li.getBoundingClientRect(); return r.bottom > box.top && r.top < box.bottom; });
+    return {
+      n: lis.length,
+      far: lis.filter((li) => li.getAttribute('hidden') === 'until-found').length,
+      empty: lis.filter((li) => !li.textContent.trim()).length,
+      seenHidden: seen.filter((li) => li.hasAttribute('hidden')).length,
+      seen: seen.length,
+    };
+  });
+  assert.equal(rows.n, whole.lines.length);
+  assert.equal(rows.empty, 0);
+  assert.ok(rows.far > rows.n / 2, `rows far from the view not drawn: ${JSON.stringify(rows)}`);
+  assert.ok(rows.seen > 3 && rows.seenHidden === 0, `rows in view drawn: ${JSON.stringify(rows)}`);
+
+  // A drag sends many inputs a frame: the last one is the step shown, the row
+  // scrolled to, the address and the world.
+  const to = STEPS - 10;
+  await page.evaluate((to) => {
+    const r = document.querySelector('[data-testid="scrub-range"]');
+    for (let s = 5; s <= to; s += 7) {
+      r.value = String(s);
+      r.dispatchEvent(new Event('input', { bubbles: true }));
+    }
+    r.value = String(to);
+    r.dispatchEvent(new Event('input', { bubbles: true }));
+  }, to);
+  await page.locator(`${tid('world-note')}[data-step="${to}"]`).waitFor({ timeout: 30_000 });
+  await until(() => inView(page, to), { what: `step ${to} in view after the drag` });
+  assert.equal(await page.locator(`${tid('timeline')} > li.current`).getAttribute('data-step'), String(to));
+  await until(async () => (await page.evaluate(() => location.hash)).endsWith(`/step/${to}`), { what: 'the address at the last step' });
+  const later = await page.evaluate(() => [...document.querySelectorAll('[data-testid="timeline"] > li.future[data-type="decision"]')].map((li) => Number(li.dataset.step)));
+  assert.equal(later.length, STEPS - to, 'the decisions after the step are dimmed');
+  assert.ok(later.every((s) => s > to));
+
+  // The world's task cards: one kept where its task did not change, redrawn where it did.
+  const wa = await api(server.url, `/v1/console/runs/${enc}/world?step=${to}`);
+  const wb = await api(server.url, `/v1/console/runs/${enc}/world?step=${to + 1}`);
+  await page.evaluate(() => { for (const el of document.querySelectorAll('[data-testid="task-list"] > article')) el.tbMark = true; });
+  await page.click(tid('scrub-next'));
+  await page.locator(`${tid('world-note')}[data-step="${to + 1}"]`).waitFor({ timeout: 30_000 });
+  const cards = await page.evaluate(() => [...document.querySelectorAll('[data-testid="task-list"] > article')].map((el) => ({ id: el.dataset.testid, kept: !!el.tbMark, status: el.dataset.status })));
+  assert.deepEqual(cards.map((c) => c.id), wb.tasks.map((t) => `task-${t.key}`));
+  for (const [k, t] of wb.tasks.entries()) {
+    const before = wa.tasks.find((x) => x.key === t.key);
+    assert.equal(cards[k].kept, JSON.stringify(before) === JSON.stringify(t), `task ${t.key} redrawn only if it changed`);
+    assert.equal(cards[k].status, t.status);
+  }
+
+  // A search match far from the view (hidden until found) is drawn and scrolled to.
+  await page.locator(tid('timeline-search')).fill('Step 3 decision');
+  await until(async () => (await page.locator(tid('search-count')).getAttribute('data-count')) === '1', { what: 'one match' });
+  const here = page.locator(`${tid('timeline')} > li.search-here`);
+  assert.equal(await here.getAttribute('data-step'), '3');
+  await until(() => inView(page, 3), { what: 'the match in view' });
+  assert.equal(await here.getAttribute('hidden'), null);
+  assert.deepEqual(errors, []);
+});

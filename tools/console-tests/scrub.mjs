@@ -5,7 +5,11 @@
 // frame drawn). Times are the page's own clock (`performance.now()`), read in the
 // page, so no round trip to the browser is counted.
 //
-//   TBSIM_BIN=… node tools/console-tests/scrub.mjs [--runs N] [--steps K] RUN_DIR
+//   TBSIM_BIN=… node tools/console-tests/scrub.mjs [--runs N] [--steps K] [--whole] RUN_DIR
+//
+// By default the steps start once the step's world is drawn and the scrubber has
+// the run's length, while the timeline's later pages may still be coming (as a
+// person would start); `--whole` waits for every timeline entry first.
 //
 // Prints one JSON object. The N runs are hard links of RUN_DIR's files, each with
 // its own result.json (as measure.mjs makes them).
@@ -18,16 +22,18 @@ import { launch, startView, tempDir, tid, until } from './lib.mjs';
 const args = process.argv.slice(2);
 let n = 1000;
 let steps = 10;
+let whole = false;
 let dir = null;
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--runs') n = Number(args[++i]);
   else if (args[i] === '--steps') steps = Number(args[++i]);
+  else if (args[i] === '--whole') whole = true;
   else dir = args[i];
 }
 if (!dir) throw new Error('give a run directory');
 
 const tmp = tempDir('tbsim-scrub-');
-const out = { run: dir, steps: {}, drag: {}, list: {} };
+const out = { run: dir, whole_timeline_first: whole, steps: {}, drag: {}, list: {} };
 const browser = await launch();
 const { page } = browser;
 
@@ -45,6 +51,17 @@ try {
   await page.goto(`${server.url}/#/run/${encodeURIComponent(id)}/step/${mid}`);
   await page.locator(`${tid('world-note')}[data-step="${mid}"]`).waitFor({ timeout: 120_000 });
   await until(async () => (await page.locator(tid('scrub-range')).getAttribute('max')) === String(total), { what: 'the whole timeline', timeoutMs: 120_000 });
+  if (whole) {
+    // Every page drawn: the count of entries stays put for a second.
+    let last = -1;
+    await until(async () => {
+      const n = Number(await page.locator(tid('timeline-count')).getAttribute('data-count'));
+      const same = n === last;
+      last = n;
+      if (!same) await page.waitForTimeout(1000);
+      return same;
+    }, { what: 'every entry drawn', timeoutMs: 120_000 });
+  }
 
   // Steps with "next": from the click to the world of that step drawn.
   const each = [];

@@ -10,25 +10,34 @@
 // Small helpers
 
 /** An element: attrs (class, testid, on<event>, properties, attributes), children. */
+const PROPS = new Set(['value', 'checked', 'disabled', 'hidden', 'selected', 'multiple', 'required']);
+
 function h(tag, attrs, ...kids) {
   const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'class') el.className = v;
-    else if (k === 'testid') el.dataset.testid = v;
-    else if (k === 'text') el.textContent = String(v);
-    else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
-    else if (['value', 'checked', 'disabled', 'hidden', 'selected', 'multiple', 'required'].includes(k)) el[k] = v;
-    else el.setAttribute(k, v === true ? '' : String(v));
+  if (attrs) {
+    for (const k in attrs) {
+      const v = attrs[k];
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') el.className = v;
+      else if (k === 'testid') el.dataset.testid = v;
+      else if (k === 'text') el.textContent = String(v);
+      else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+      else if (PROPS.has(k)) el[k] = v;
+      else el.setAttribute(k, v === true ? '' : String(v));
+    }
   }
   add(el, kids);
   return el;
 }
 
+/** Appends kids (nested arrays flattened, null/undefined/false skipped); a list's
+ * rows are thousands of calls, so no array is copied on the way. */
 function add(el, kids) {
-  for (const k of kids.flat(Infinity)) {
+  for (const k of kids) {
     if (k === undefined || k === null || k === false) continue;
-    el.append(k instanceof Node ? k : document.createTextNode(String(k)));
+    if (Array.isArray(k)) add(el, k);
+    else if (k instanceof Node) el.appendChild(k);
+    else el.appendChild(document.createTextNode(String(k)));
   }
   return el;
 }
@@ -152,12 +161,12 @@ function headers(extra) {
   return hd;
 }
 
-async function request(path, { method = 'GET', body } = {}) {
+async function request(path, { method = 'GET', body, signal } = {}) {
   const extra = body !== undefined ? { 'Content-Type': 'application/json' } : {};
   // The server takes console actions only with this header, which another
   // site's page cannot send (its preflight is never granted).
   if (method !== 'GET' && method !== 'HEAD') extra['X-Tbsim-Console'] = '1';
-  const opts = { method, headers: headers(extra) };
+  const opts = { method, headers: headers(extra), signal };
   if (body !== undefined) opts.body = JSON.stringify(body);
   // A static export (export.rs) answers from its data files: no server, no network.
   if (window.TBSIM_STATIC) return window.TBSIM_STATIC.fetch(path);
@@ -186,8 +195,14 @@ function requestEarly(path) {
 
 /** The requests the page of the run in `hash` makes first (see `viewRun`). */
 function requestRunEarly(hash) {
+  if (window.TBSIM_STATIC) return;
+  // The runs list (any address no other view takes): its summaries.
+  if (!/^#\/(run|compare|play)/.test(hash)) {
+    requestEarly('/v1/console/runs');
+    return;
+  }
   const m = hash.match(/^#\/run\/([^/?]+)(?:\/step\/(\d+))?/);
-  if (!m || window.TBSIM_STATIC) return;
+  if (!m) return;
   let base;
   try {
     base = `/v1/console/runs/${encodeURIComponent(decodeURIComponent(m[1]))}`;
@@ -529,6 +544,10 @@ function groupRow(name, a) {
 /** Above this many rows, only those in view are drawn (below it every row is in the
  * page: found by the browser's own search, drawn at first paint). */
 const VIRTUAL_FROM = 5000;
+/** Rows laid out for a list's first paint (more than a screenful); the rest follow,
+ * ROWS_A_FRAME at a time. */
+const FIRST_ROWS = 60;
+const ROWS_A_FRAME = 150;
 
 /** Trials of one scenario in a batch: n, mean, spread, pass^1 and pass^k (k = n:
  * every trial succeeded; a trial succeeds when all its tasks do). */
@@ -737,15 +756,42 @@ function viewRuns(main) {
       empty.hidden = false;
       empty.textContent = 'No run matches the filters.';
     }
+    cancelAnimationFrame(showing);
+    showing = 0;
     if (!virtual) {
+      // Every row is in the page at once (counted, found by id), but the first
+      // list lays out only a screenful for its first paint: the other rows come out
+      // of `hidden` a few hundred a frame (a table of 1,000 rows took the browser
+      // most of a second to style and lay out in one go). A list redrawn keeps as
+      // many rows shown as it had (no row a reader looks at blinks).
+      const keep = Math.max(FIRST_ROWS, laidOut);
       clear(tbody);
       const frag = document.createDocumentFragment();
-      for (const it of items) frag.append(itemRow(it));
+      items.forEach((it, k) => {
+        const tr = itemRow(it);
+        if (k >= keep) tr.hidden = true;
+        frag.append(tr);
+      });
       tbody.append(frag);
+      laidOut = Math.min(keep, items.length);
+      if (items.length > keep) showRest(keep);
       return;
     }
     drawWindow();
   };
+  let showing = 0;
+  let laidOut = 0;
+  const showRest = (from) => {
+    showing = requestAnimationFrame(() => {
+      showing = 0;
+      const rows = tbody.children;
+      const to = Math.min(rows.length, from + ROWS_A_FRAME);
+      for (let k = from; k < to; k++) rows[k].hidden = false;
+      laidOut = to;
+      if (to < rows.length) showRest(to);
+    });
+  };
+  onCleanup(() => cancelAnimationFrame(showing));
 
   const itemRow = (it) => (it.run ? runRow(it.run) : it.trials !== undefined ? trialRow(it.batch, it.trials, it.agg) : groupRow(it.group, it.agg));
   /** Draws the rows in view (and a screenful either side) between two spacers. */
@@ -825,8 +871,12 @@ function viewRuns(main) {
     fillSelect('tag', runs.map((r) => r.tag));
     draw();
   };
-  onCleanup(subscribe('/v1/console/runs/stream', { runs: render },
-    async () => render(await api('/v1/console/runs'))));
+  // The summaries asked at boot, if they were (drawn unless the stream came first);
+  // the stream then repeats them, drawn only if they changed.
+  let streamed = false;
+  if (early.has('/v1/console/runs')) api('/v1/console/runs').then((d) => { if (!streamed) render(d); }).catch(() => {});
+  onCleanup(subscribe('/v1/console/runs/stream', { runs: (d) => { streamed = true; render(d); } },
+    async () => { streamed = true; render(await api('/v1/console/runs')); }));
 }
 
 function field(label, input, hint) {
@@ -1441,6 +1491,8 @@ function calendarView(entries) {
 /** Timeline lines asked for first (the first paint), then a page a frame. */
 const TIMELINE_FIRST_PAGE = 120;
 const TIMELINE_PAGE = 400;
+/** The timeline's later pages wait until the scrubber has rested this long. */
+const SCRUB_QUIET_MS = 400;
 
 function nextFrame() {
   return new Promise((resolve) => requestAnimationFrame(() => resolve()));
@@ -1460,8 +1512,9 @@ function viewRun(main, id, atStep) {
     turn: null,
     ctx: newCtx(null),
     worldTimer: null,
-    worldSeq: 0,
     lastSteps: -1,
+    scrubbedAt: -Infinity, // when the scrubber last moved (performance.now())
+    pageAbort: null, // drops the timeline page on its way
     ended: false,
     playing: false, // a person's play session still going: only the tools show the world
     scrollPending: false,
@@ -1588,6 +1641,7 @@ function viewRun(main, id, atStep) {
     tlPane.hidden = key !== 'timeline';
     msgBox.hidden = key !== 'messages';
     if (key === 'messages' && !msgLoaded) loadMessages();
+    if (key === 'timeline') scheduleBand();
   }
   async function loadMessages() {
     msgLoaded = true;
@@ -1910,6 +1964,11 @@ function viewRun(main, id, atStep) {
     hl.decisions = new Map();
     hl.boundary = null;
     hl.current = null;
+    band.on = false;
+    band.lo = 0;
+    band.hi = 0;
+    band.strays.clear();
+    clearTimeout(band.trim);
   }
 
   let stopStream = null;
@@ -1987,13 +2046,35 @@ function viewRun(main, id, atStep) {
    * The timeline after its first page (`first`), a page a frame, so the first
    * paint waits for one page only; resolves when it is all drawn (or dropped).
    */
+  /** Resolves once the scrubber has rested SCRUB_QUIET_MS: a page drawn costs the
+   * page tens of ms, so while the reader moves the scrubber the pages wait (the
+   * step's world and rows come first). */
+  async function scrubQuiet() {
+    while (performance.now() - st.scrubbedAt < SCRUB_QUIET_MS && !st.gone) await new Promise((ok) => setTimeout(ok, 100));
+  }
+
   async function loadRestOfTimeline(first) {
     const gen = st.tlGen;
     let r = first;
     while (r && r.next < (r.total ?? r.next)) {
       await nextFrame();
+      await scrubQuiet();
       if (gen !== st.tlGen || st.gone) return;
-      r = await api(`${base}/timeline?from=${r.next}&limit=${TIMELINE_PAGE}`);
+      // A page is a megabyte on a long run: the scrubber moving drops the one on its
+      // way (asked again once the scrubber rests), not to read it meanwhile.
+      const ctl = new AbortController();
+      st.pageAbort = ctl;
+      let page;
+      try {
+        page = await api(`${base}/timeline?from=${r.next}&limit=${TIMELINE_PAGE}`, { signal: ctl.signal });
+      } catch (e) {
+        if (ctl.signal.aborted) continue;
+        throw e;
+      } finally {
+        if (st.pageAbort === ctl) st.pageAbort = null;
+      }
+      r = page;
+      await scrubQuiet();
       if (gen !== st.tlGen || st.gone) return;
       appendEntries(r.lines || []);
       st.next = Math.max(st.next, r.next);
@@ -2124,9 +2205,11 @@ function viewRun(main, id, atStep) {
   const hl = { rows: [], steps: [], decisions: new Map(), boundary: null, current: null };
   function indexRows() {
     const lis = timeline.children;
-    for (let k = hl.rows.length; k < lis.length; k++) {
+    const from = hl.rows.length;
+    for (let k = from; k < lis.length; k++) {
       const li = lis[k];
       const s = li.dataset.step === '' ? null : Number(li.dataset.step);
+      li.tbRow = k;
       hl.rows.push(li);
       // The highest step seen so far, per row: rows without a step follow the last.
       const prevMax = k ? hl.steps[k - 1] : -1;
@@ -2135,6 +2218,7 @@ function viewRun(main, id, atStep) {
       // A row drawn after the boundary is past the step shown.
       if (hl.boundary !== null && k >= hl.boundary) li.classList.add('future');
     }
+    if (hl.rows.length > from) bandGrew(from);
   }
   /** The first row whose step (or the last step before it) is after step `n`. */
   function boundaryOf(n) {
@@ -2164,38 +2248,149 @@ function viewRun(main, id, atStep) {
     return current !== null;
   }
 
-  // Bring a row to a third of the way down the timeline's box (within the box only:
-  // scrollIntoView would move the page too); with `onPage`, a step from the
-  // address, the page too, so the row is on screen (on a phone the box starts below
-  // the run's header and scrubber). Rows are laid out only near the view (app.css,
-  // content-visibility): rows not drawn yet count at a placeholder height, so the
-  // first scroll lands off the row, and rows drawn once it is in view push it on.
-  // The box is corrected at each frame until the row stays put.
-  const reveal = { gen: 0 };
-  function revealRow(li, onPage = false) {
-    const gen = ++reveal.gen;
-    let frames = 0;
-    let still = 0;
-    const place = () => {
-      if (gen !== reveal.gen || !li.isConnected || tlPane.hidden) return;
-      const at = li.getBoundingClientRect().top - tlBox.getBoundingClientRect().top - tlBox.clientTop;
-      const before = tlBox.scrollTop;
-      const want = Math.round(at - tlBox.clientHeight / 3);
-      if (Math.abs(want) > 1) tlBox.scrollTop = Math.max(0, before + want);
-      const moved = Math.abs(tlBox.scrollTop - before) > 1;
-      if (onPage) {
-        const r = li.getBoundingClientRect();
-        if (r.top < 0 || r.bottom > window.innerHeight) window.scrollBy(0, r.top - window.innerHeight / 3);
-      }
-      // Settled once the row has not moved for a few frames (rows drawn after a
-      // scroll change heights a frame later); a cap ends it whatever happens.
-      still = moved ? 0 : still + 1;
-      if (still < 3 && ++frames < 60) requestAnimationFrame(place);
-    };
-    place();
+  // --- The band: a long timeline draws only the rows near its view. The others are
+  // hidden="until-found" (app.css): not laid out or painted, kept at the height they
+  // had when last drawn, still found by the browser's find (which shows them). With
+  // every row drawn, or left to content-visibility: auto, each frame of a scrub cost
+  // the browser 20-30 ms over 6,742 rows; now a frame touches the band only. Any
+  // row shown or hidden has the browser place all the rows again (tens of ms on a
+  // long run), so the band grows in steps as the view moves and is cut back to
+  // the view once the view rests.
+  const BAND_FROM = 300; // rows: a timeline this short is drawn whole
+  const BAND = 60; // rows drawn either side of those in view
+  const BAND_MAX = 400; // rows drawn at most once the view rests
+  const band = { on: false, lo: 0, hi: 0, strays: new Set(), trim: null };
+  const hideRow = (li) => li.setAttribute('hidden', 'until-found');
+  /** Draws rows lo..hi (clamped) and hides the band's other rows. */
+  function showRows(lo, hi) {
+    const rows = hl.rows;
+    lo = Math.max(0, lo);
+    hi = Math.min(rows.length, hi);
+    for (let k = band.lo; k < band.hi; k++) if (k < lo || k >= hi) hideRow(rows[k]);
+    for (let k = lo; k < hi; k++) if (k < band.lo || k >= band.hi) rows[k].removeAttribute('hidden');
+    // Rows the browser's find showed, out of the band now.
+    for (const li of band.strays) if (li.tbRow < lo || li.tbRow >= hi) hideRow(li);
+    band.strays.clear();
+    band.lo = lo;
+    band.hi = hi;
   }
+  timeline.addEventListener('beforematch', (ev) => { if (band.on) band.strays.add(ev.target); });
+  /** Draws rows lo..hi too: the band grows when they touch it, else moves there. */
+  function bandTo(lo, hi) {
+    if (hi < band.lo || lo > band.hi) showRows(lo, hi);
+    else showRows(Math.min(lo, band.lo), Math.max(hi, band.hi));
+    clearTimeout(band.trim);
+    if (band.hi - band.lo > BAND_MAX) band.trim = setTimeout(trimBand, 600);
+  }
+  function trimBand() {
+    if (st.gone || !band.on || tlPane.hidden || !tlBox.clientHeight) return;
+    const [a, b] = rowsInView();
+    showRows(a - BAND, b + BAND + 1);
+  }
+  onCleanup(() => clearTimeout(band.trim));
+  /** New rows from index `from`: drawn while the box follows the latest step. */
+  function bandGrew(from) {
+    const rows = hl.rows;
+    const follow = st.scrub === null;
+    if (!band.on) {
+      if (rows.length <= BAND_FROM) return;
+      band.on = true;
+      // Until the view says where it is: the rows at the end, where a run opens.
+      band.lo = 0;
+      band.hi = rows.length;
+      if (follow) showRows(rows.length - (2 * BAND + 60), rows.length);
+      scheduleBand();
+      return;
+    }
+    for (let k = from; k < rows.length; k++) hideRow(rows[k]);
+    if (follow && band.hi >= from) showRows(Math.max(band.lo, rows.length - (2 * BAND + 60)), rows.length);
+  }
+  /** The rows in the box's view: [first, last] indexes (layout read once). */
+  function rowsInView() {
+    const rows = hl.rows;
+    const top = tlBox.scrollTop;
+    const bottom = top + tlBox.clientHeight;
+    let lo = 0;
+    let hi = rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (rows[mid].offsetTop + rows[mid].offsetHeight <= top) lo = mid + 1;
+      else hi = mid;
+    }
+    const first = lo;
+    hi = rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (rows[mid].offsetTop < bottom) lo = mid + 1;
+      else hi = mid;
+    }
+    return [first, Math.max(first, lo - 1)];
+  }
+  /** Moves the band to the view, when the view nears one of its edges. */
+  function syncBand() {
+    if (!band.on || tlPane.hidden || !tlBox.clientHeight || tlBox.offsetParent === null) return;
+    const [a, b] = rowsInView();
+    const n = hl.rows.length;
+    const nearTop = band.lo > 0 && a < band.lo + BAND / 2;
+    const nearEnd = band.hi < n && b > band.hi - BAND / 2;
+    if (nearTop || nearEnd || a >= band.hi || b < band.lo) bandTo(a - BAND, b + BAND + 1);
+  }
+  let bandFrame = 0;
+  function scheduleBand() {
+    if (!bandFrame) bandFrame = requestAnimationFrame(() => { bandFrame = 0; if (!st.gone) syncBand(); });
+  }
+  // On the scroll itself (not a frame later): the rows come into view drawn.
+  tlBox.addEventListener('scroll', syncBand, { passive: true });
+  window.addEventListener('resize', scheduleBand);
+  onCleanup(() => { window.removeEventListener('resize', scheduleBand); cancelAnimationFrame(bandFrame); });
+
+  // Bring a row to a third of the way down the timeline's box, unless it is well
+  // inside the box's view already (a step at a time, the box moves every few steps,
+  // not at each). Within the box only (scrollIntoView would move the page too);
+  // with `onPage`, a step from the
+  // address, the page too, so the row is on screen (on a phone the box starts below
+  // the run's header and scrubber). The band is moved to the row first, so the
+  // rows above it are at their own heights and one scroll lands on it; the next
+  // frame checks it stayed (fonts, a row drawn late).
+  const reveal = { li: null, onPage: false, frame: 0, still: 0, frames: 0 };
+  function revealRow(li, onPage = false) {
+    reveal.li = li;
+    reveal.onPage = reveal.onPage || onPage;
+    reveal.still = 0;
+    reveal.frames = 0;
+    cancelAnimationFrame(reveal.frame);
+    placeRow();
+  }
+  function placeRow() {
+    reveal.frame = 0;
+    const row = reveal.li;
+    if (st.gone || !row || !row.isConnected || tlPane.hidden) return;
+    if (band.on && (row.tbRow < band.lo + 20 || row.tbRow >= band.hi - 40)) bandTo(row.tbRow - BAND - 20, row.tbRow + BAND + 40);
+    const r0 = row.getBoundingClientRect();
+    const at = r0.top - tlBox.getBoundingClientRect().top - tlBox.clientTop;
+    const before = tlBox.scrollTop;
+    const want = Math.round(at - tlBox.clientHeight / 3);
+    const inside = at >= tlBox.clientHeight * 0.15 && at + r0.height <= tlBox.clientHeight * 0.8;
+    if (!inside && Math.abs(want) > 1) tlBox.scrollTop = Math.max(0, before + want);
+    const moved = Math.abs(tlBox.scrollTop - before) > 1;
+    if (reveal.onPage) {
+      const r = row.getBoundingClientRect();
+      if (r.top < 0 || r.bottom > window.innerHeight) window.scrollBy(0, r.top - window.innerHeight / 3);
+    }
+    reveal.still = moved ? 0 : reveal.still + 1;
+    if (reveal.still < 1 && ++reveal.frames < 10) reveal.frame = requestAnimationFrame(placeRow);
+    else {
+      reveal.li = null;
+      reveal.onPage = false;
+    }
+  }
+  onCleanup(() => cancelAnimationFrame(reveal.frame));
   // The reader scrolling the box takes over from a reveal still settling.
-  for (const type of ['wheel', 'touchstart', 'pointerdown', 'keydown']) tlBox.addEventListener(type, () => { reveal.gen++; }, { passive: true });
+  const stopReveal = () => {
+    reveal.li = null;
+    reveal.onPage = false;
+  };
+  for (const type of ['wheel', 'touchstart', 'pointerdown', 'keydown']) tlBox.addEventListener(type, stopReveal, { passive: true });
 
   /** The step in the address (`#/run/<id>/step/<n>`), without a new history entry. */
   function stepUrl(n) {
@@ -2210,7 +2405,7 @@ function viewRun(main, id, atStep) {
     if (t.closest('a, button, summary, details, input, select, textarea')) return;
     const li = t.closest('li.entry');
     if (!li || li.dataset.step === '') return;
-    scrubTo(Number(li.dataset.step), true, false);
+    scrubTo(Number(li.dataset.step), false);
   });
 
   // World.
@@ -2223,24 +2418,45 @@ function viewRun(main, id, atStep) {
   }
   onCleanup(() => st.worldTimer && clearTimeout(st.worldTimer));
 
-  /** Draws the world; `quiet`: an error is not shown (asked before the run's state is known). */
-  async function loadWorld(quiet = false) {
+  /**
+   * Draws the world of the step shown; `quiet`: an error is not shown (asked before
+   * the run's state is known). One request at a time: asked while one is on its
+   * way, the world of the step then shown is asked when it ends (a drag's steps
+   * between are skipped, not queued). Resolves with whether the last one drew.
+   */
+  const wl = { busy: null, again: false, quiet: true };
+  function loadWorld(quiet = false) {
     // A player sees the world through the tools; a queued job has none yet.
-    if (st.playing || st.locked || (st.detail && st.detail.state === 'queued')) return false;
-    const seq = ++st.worldSeq;
-    const q = [];
-    if (st.scrub !== null) q.push(`step=${st.scrub}`);
-    if (st.answers) q.push('answers=1');
-    try {
-      const w = await api(`${base}/world${q.length ? `?${q.join('&')}` : ''}`);
-      if (seq !== st.worldSeq) return; // a newer request is on its way
-      st.world = w;
-      renderWorld(w);
-      return true;
-    } catch (e) {
-      if (seq === st.worldSeq && !quiet) showError(e);
-      return false;
+    if (st.playing || st.locked || (st.detail && st.detail.state === 'queued')) return Promise.resolve(false);
+    if (wl.busy) {
+      wl.again = true;
+      wl.quiet = wl.quiet && quiet;
+      return wl.busy;
     }
+    wl.quiet = quiet;
+    wl.busy = (async () => {
+      let drawn = false;
+      do {
+        wl.again = false;
+        const q = [];
+        if (st.scrub !== null) q.push(`step=${st.scrub}`);
+        if (st.answers) q.push('answers=1');
+        try {
+          const w = await api(`${base}/world${q.length ? `?${q.join('&')}` : ''}`);
+          if (st.gone) break;
+          st.world = w;
+          renderWorld(w);
+          drawn = true;
+        } catch (e) {
+          drawn = false;
+          if (!wl.again && !wl.quiet) showError(e);
+        }
+        wl.quiet = false;
+      } while (wl.again && !st.gone);
+      wl.busy = null;
+      return drawn;
+    })();
+    return wl.busy;
   }
 
   /** The line above the world's tabs (the run's step count may come after the world). */
@@ -2250,11 +2466,52 @@ function viewRun(main, id, atStep) {
     updateScrubLabel();
   }
 
+  // What each panel was last drawn from (JSON): a step that leaves a part of the
+  // world as it was redraws nothing there (a scrub changes a task or two, if any).
+  const drawnFrom = {};
+  /** Draws panel `key` (now if shown, else when shown) unless `data` is what it shows. */
+  function drawPanelOf(key, data, draw) {
+    drawPanel(key, () => {
+      const sig = JSON.stringify(data);
+      if (drawnFrom[key] === sig) return;
+      drawnFrom[key] = sig;
+      draw();
+    });
+  }
+  // Task cards by key, each redrawn only when its task changed (an open card keeps
+  // its state).
+  const taskCards = new Map();
+  function renderTasks(tasks) {
+    if (!tasks.length) {
+      taskCards.clear();
+      if (!panels.tasks.querySelector('[data-testid="tasks-none"]')) clear(panels.tasks).append(h('p', { class: 'muted', testid: 'tasks-none' }, 'No task released yet.'));
+      return;
+    }
+    let list = panels.tasks.querySelector('[data-testid="task-list"]');
+    if (!list) {
+      list = h('div', { class: 'task-list', testid: 'task-list' });
+      clear(panels.tasks).append(list);
+    }
+    const seen = new Map();
+    tasks.forEach((t, k) => {
+      const key = t.key ?? `#${k}`;
+      const sig = JSON.stringify(t);
+      const had = taskCards.get(key);
+      const el = had && had.sig === sig ? had.el : taskCard(t);
+      seen.set(key, { sig, el });
+      // In order: the cards of changed tasks end up after the list's, then go.
+      if (list.children[k] !== el) list.insertBefore(el, list.children[k] || null);
+    });
+    while (list.children.length > tasks.length) list.lastElementChild.remove();
+    taskCards.clear();
+    for (const [k, v] of seen) taskCards.set(k, v);
+  }
+
   function renderWorld(w) {
     learnNames(w);
     renderWorldNote(w);
-    const tasks = w.tasks || [];
-    clear(panels.tasks).append(tasks.length ? h('div', { class: 'task-list', testid: 'task-list' }, tasks.map(taskCard)) : h('p', { class: 'muted' }, 'No task released yet.'));
+    if (st.scrub !== null && st.scrub === w.step) stepUrl(w.step);
+    renderTasks(w.tasks || []);
     const files = w.files || [];
     const openNow = fileViewer.dataset.path;
     if (openNow && !files.some((f) => f.path === openNow)) {
@@ -2263,15 +2520,15 @@ function viewRun(main, id, atStep) {
     }
     // Drawn when shown, like chats: a long run's hundreds of files are a tenth of
     // its first paint otherwise.
-    drawPanel('files', () => clear(panels.files).append(
+    drawPanelOf('files', files, () => clear(panels.files).append(
       files.length ? h('div', { class: 'files', testid: 'file-tree', tabindex: '0', 'aria-label': 'Files, scrollable' }, ['drive', 'workspace'].map((root) => {
         const fs = files.filter((f) => (f.root || f.path.split('/')[0]) === root);
         return fs.length ? h('div', {}, fileTree(fs, openFile)) : null;
       })) : h('p', { class: 'muted' }, 'No files.'),
       fileViewer));
     const chats = w.chats || [];
-    drawPanel('chats', () => add(clear(panels.chats), [chats.length ? chats.map(chatView) : h('p', { class: 'muted' }, 'No chats.')]));
-    drawPanel('calendar', () => clear(panels.calendar).append(calendarView(w.calendar || [])));
+    drawPanelOf('chats', chats, () => add(clear(panels.chats), [chats.length ? chats.map(chatView) : h('p', { class: 'muted' }, 'No chats.')]));
+    drawPanelOf('calendar', w.calendar || [], () => clear(panels.calendar).append(calendarView(w.calendar || [])));
   }
 
   let fileUrl = null;
@@ -2319,24 +2576,55 @@ function viewRun(main, id, atStep) {
     latest.disabled = st.scrub === null;
   }
 
-  let scrubTimer = null;
-  function scrubTo(n, now, scroll = true) {
+  // The address follows the step when its world is drawn (renderWorld), or once
+  // the scrubber has rested if none is: replaceState costs several ms, which a drag
+  // paid at every input.
+  let urlTimer = 0;
+  function stepUrlSoon() {
+    clearTimeout(urlTimer);
+    urlTimer = setTimeout(() => { if (!st.gone) stepUrl(st.scrub); }, 300);
+  }
+  onCleanup(() => clearTimeout(urlTimer));
+  // A drag's inputs come faster than a long timeline can follow (a frame that
+  // marks and scrolls its rows costs tens of ms on a long run): its rows follow the
+  // step then shown at most every FOLLOW_EVERY ms.
+  const FOLLOW_EVERY = 120;
+  const follow = { timer: 0, frame: 0, last: -Infinity };
+  function followSoon() {
+    if (follow.timer || follow.frame) return;
+    follow.timer = setTimeout(() => {
+      follow.timer = 0;
+      follow.frame = requestAnimationFrame(() => {
+        follow.frame = 0;
+        follow.last = performance.now();
+        if (!st.gone && st.scrub !== null) highlight(true);
+      });
+    }, Math.max(0, follow.last + FOLLOW_EVERY - performance.now()));
+  }
+  onCleanup(() => {
+    clearTimeout(follow.timer);
+    cancelAnimationFrame(follow.frame);
+  });
+  function scrubTo(n, scroll = true, soon = false) {
     const m = maxStep();
     n = Math.max(0, Math.min(m, n));
     // Following the latest again only for a run still going; a finished run's last
     // step is just a step.
     st.scrub = n;
+    st.scrubbedAt = performance.now();
+    if (st.pageAbort) st.pageAbort.abort();
     range.value = String(n);
     updateScrubLabel();
-    highlight(scroll);
-    stepUrl(n);
-    if (scrubTimer) clearTimeout(scrubTimer);
-    scrubTimer = setTimeout(() => loadWorld(), now ? 0 : 120);
+    // Classes of the rows between the two steps (paint only), and the scroll.
+    if (soon) followSoon();
+    else highlight(scroll);
+    stepUrlSoon();
+    // Asked at once; while a world is on its way, the latest step is asked after it.
+    loadWorld();
   }
-  onCleanup(() => scrubTimer && clearTimeout(scrubTimer));
-  range.addEventListener('input', () => scrubTo(Number(range.value)));
-  prev.addEventListener('click', () => scrubTo(currentStep() - 1, true));
-  nextB.addEventListener('click', () => scrubTo(currentStep() + 1, true));
+  range.addEventListener('input', () => scrubTo(Number(range.value), true, true));
+  prev.addEventListener('click', () => scrubTo(currentStep() - 1));
+  nextB.addEventListener('click', () => scrubTo(currentStep() + 1));
   latest.addEventListener('click', () => {
     st.scrub = null;
     stepUrl(null);
@@ -2355,7 +2643,7 @@ function viewRun(main, id, atStep) {
     if (t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) return;
     if (t && t.getAttribute && t.getAttribute('role') === 'tab') return;
     ev.preventDefault();
-    scrubTo(currentStep() + (ev.key === 'ArrowRight' ? 1 : -1), true);
+    scrubTo(currentStep() + (ev.key === 'ArrowRight' ? 1 : -1));
   };
   document.addEventListener('keydown', onKey);
   onCleanup(() => document.removeEventListener('keydown', onKey));
