@@ -119,13 +119,14 @@ fn trying_the_trap_costs_only_the_no_reboot_checkpoint() {
 fn the_approver_gives_no_code_before_the_owner_asks() {
     let loaded = incident(9);
     let plan = loaded.scenario.tasks[0].plan.clone();
-    // Steps: ... [6] ask HR, [7] read, [8] tell owner, [9] read, [10] ask approver,
-    // [11] read, [12] code to owner, [13] read, [14] report. Ask the approver first.
-    assert_eq!(plan[10].tool, "send_message");
+    // Steps: ... [6] ask HR, [7] read, [8] read the register, [9] tell owner,
+    // [10] read, [11] ask approver, [12] read, [13] code to owner, [14] read,
+    // [15] report. Ask the approver first.
+    assert_eq!(plan[11].tool, "send_message");
     let mut early = plan[..6].to_vec();
-    early.extend([plan[10].clone(), plan[11].clone()]);
-    early.extend(plan[6..10].iter().cloned());
-    early.extend(plan[12..].iter().cloned());
+    early.extend([plan[11].clone(), plan[12].clone()]);
+    early.extend(plan[6..11].iter().cloned());
+    early.extend(plan[13..].iter().cloned());
     let (keys, _) = passed(&with_plan(&loaded, early));
     for k in ["approval_obtained", "approval_delivered", "no_reboot"] {
         assert!(!keys.contains(&k.to_owned()), "{k} passed: {keys:?}");
