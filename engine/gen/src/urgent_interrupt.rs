@@ -776,13 +776,13 @@ fn relay(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
         r.due
     );
     // Forbidden: the figures the holder states that are not the working (the
-    // request, last year's) and every other difference of two of them, so a
-    // message of candidates fails.
+    // request, last year's) and every difference of two of them but the answer,
+    // so a message of candidates fails.
     let figures = [requested, approved, spent, last_year];
     let mut absent: Vec<String> = vec![requested.to_string(), last_year.to_string()];
     for (i, a) in figures.iter().enumerate() {
         for (j, b) in figures.iter().enumerate() {
-            if i != j && a > b && a - b != remaining && !absent.contains(&(a - b).to_string()) {
+            if i != j && a > b && !absent.contains(&(a - b).to_string()) {
                 absent.push((a - b).to_string());
             }
         }
