@@ -1627,6 +1627,28 @@ mod tests {
         });
     }
 
+    /// HR's reply names nobody: asking "who owns the website?" and copying a name
+    /// from the reply cannot answer `owners` (issue 37); the register must be read
+    /// at the failing service's row.
+    #[test]
+    fn the_keepers_reply_names_no_owner() {
+        for seed in 0..40 {
+            with_ctx(seed, |ctx| {
+                let (parts, _) = generate_with_services(ctx, &Params::default()).unwrap();
+                let keeper = parts
+                    .clues
+                    .iter()
+                    .find(|(_, c)| c.key.ends_with("/register"))
+                    .map(|(_, c)| &c.response)
+                    .unwrap();
+                assert!(keeper.contains(REGISTER), "seed {seed}");
+                for p in &ctx.company.people {
+                    assert!(!keeper.contains(&p.name), "seed {seed}: {}", p.name);
+                }
+            });
+        }
+    }
+
     #[test]
     fn the_oracle_messages_trigger_exactly_their_clues() {
         use tbsim_engine::npc::{Trigger, concepts};
