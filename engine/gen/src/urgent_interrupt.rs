@@ -8,9 +8,10 @@
 //! hosts), which needs several colleague round trips, so any agent is mid-work when
 //! the interrupt lands: it must switch, meet the short deadline, and then resume the
 //! routine before the end-of-day deadline. The request kinds:
-//! - `Lookup`: find one figure in the right quarterly report on the drive and reply
-//!   to the manager with it (the other figures of its row, column and quarter are
-//!   forbidden, so listing candidates fails);
+//! - `Lookup`: add up one region's figure over two quarters, each in its own
+//!   quarterly report on the drive, and reply to the manager with the total (in no
+//!   text: the two cells, and the sums of every other region, measure and pair of
+//!   quarters, are forbidden, so listing candidates fails);
 //! - `Brief`: count the unresolved incidents of one service by severity and save a
 //!   small JSON file;
 //! - `Forward`: send a colleague the current (active, not expired) contract
@@ -340,16 +341,31 @@ fn lookup(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
         }
         values.push(table);
     }
-    let (qi, ri, mi) = (
-        rng.random_range(0..quarters.len()),
+    // Two of the three quarters, the region and the measure: the answer is the sum
+    // of two cells of two files, a figure no text states.
+    let pair = pick_distinct(rng, quarters.len(), 2);
+    let (qa, qb) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
+    let (ri, mi) = (
         rng.random_range(0..regions.len()),
         rng.random_range(0..METRICS.len()),
     );
-    let answer = values[qi][ri][mi];
+    let sum = |a: usize, b: usize, r: usize, m: usize| values[a][r][m] + values[b][r][m];
+    let answer = sum(qa, qb, ri, mi);
+    // Forbidden: every cell of the region and measure, and every other sum of two
+    // quarters of one region and measure (another region, measure or pair).
     let mut wrong: BTreeSet<u32> = BTreeSet::new();
-    wrong.extend(values[qi][ri].iter().copied());
-    wrong.extend(values[qi].iter().map(|row| row[mi]));
     wrong.extend(values.iter().map(|q| q[ri][mi]));
+    for a in 0..quarters.len() {
+        for b in a + 1..quarters.len() {
+            for r in 0..regions.len() {
+                for m in 0..METRICS.len() {
+                    if (a, b) == (qa, qb) || r == ri || m == mi {
+                        wrong.insert(sum(a, b, r, m));
+                    }
+                }
+            }
+        }
+    }
     wrong.remove(&answer);
 
     let folder = r.ctx.folder("drive/reports/regional");
@@ -357,7 +373,7 @@ fn lookup(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
         path: format!("{folder}/README.md"),
         content: Content::Text(REPORTS_README.to_owned()),
     }];
-    let mut target = String::new();
+    let mut targets = Vec::new();
     for (k, (qy, qq)) in quarters.iter().enumerate() {
         let path = format!("{folder}/regional_sales_{qy}_q{qq}.csv");
         let mut csv = String::from("region,revenue_keur,orders,new_customers,returns\n");
@@ -365,44 +381,46 @@ fn lookup(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
             let row = &values[k][ri2];
             let _ = writeln!(csv, "{region},{},{},{},{}", row[0], row[1], row[2], row[3]);
         }
-        if k == qi {
-            target = path.clone();
+        if k == qa || k == qb {
+            targets.push(path.clone());
         }
         files.push(FileSpec {
             path,
             content: Content::Text(csv),
         });
     }
-    let (qy, qq) = quarters[qi];
+    let ((ya, qqa), (yb, qqb)) = (quarters[qa], quarters[qb]);
     let (col, spoken, _) = METRICS[mi];
     let region = regions[ri];
     let message = format!(
-        "{}, sorry to pull you off what you're doing. I'm going into board prep and need the {spoken} for the {region} region in Q{qq} {qy}. The quarterly regional sales reports are in `{folder}/`. Please reply here with just that figure, by {} at the latest.",
+        "{}, sorry to pull you off what you're doing. I'm going into board prep and need the {spoken} for the {region} region over Q{qqa} {ya} and Q{qqb} {yb} combined. The quarterly regional sales reports are in `{folder}/`. Please reply here with just that total, by {} at the latest.",
         first_name(super::company::INTERN_NAME),
         r.due
     );
     let mut plan = vec![
         step("read_messages", json!({"with": r.manager.key})),
         step("list_folder", json!({"path": folder})),
-        step("read_file", json!({"path": target})),
     ];
+    for t in &targets {
+        plan.push(step("read_file", json!({"path": t})));
+    }
     plan.push(dm_reply(
         &r.manager.key,
-        format!("{region}, Q{qq} {qy}, {col}: {answer}"),
+        format!("{region}, Q{qqa} {ya} and Q{qqb} {yb} combined, {col}: {answer}"),
     ));
     Ok(Request {
         message,
         checkpoints: vec![
             CheckpointSpec {
                 key: "report_consulted".into(),
-                description: "Opened the report for the quarter the manager asked about".into(),
+                description: "Opened the reports of both quarters the manager asked about".into(),
                 weight: 1,
-                check: Check::Consulted(target),
-                feedback: "The report for the requested quarter was not opened. The manager's message names the quarter and the folder; the reports are split into one file per quarter.".into(),
+                check: Check::All(targets.into_iter().map(Check::Consulted).collect()),
+                feedback: "The reports of the requested quarters were not both opened. The manager's message names the quarters and the folder; the reports are split into one file per quarter.".into(),
             },
             CheckpointSpec {
                 key: "figure_sent".into(),
-                description: "Replied to the manager with the requested figure, and no other candidate figure, before the deadline".into(),
+                description: "Replied to the manager with the requested total over the two quarters, and no other candidate figure, before the deadline".into(),
                 weight: 2,
                 check: Check::MessageSent {
                     to: r.manager.key.clone(),
@@ -410,13 +428,13 @@ fn lookup(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
                     absent: wrong.iter().map(u32::to_string).collect(),
                     after: Some(r.at.to_owned()),
                 },
-                feedback: "The manager did not get the right figure in time. Read the request again for the region, the quarter and the measure, take the single cell at that row and column of that quarter's report, and reply with that figure alone; other figures from the table count as a wrong answer.".into(),
+                feedback: "The manager did not get the right total in time. Read the request again for the region, the two quarters and the measure, take the cell at that row and column of each quarter's report, add the two, and reply with the total alone; other figures and sums from the tables count as a wrong answer.".into(),
             },
         ],
         plan,
         hints: [
             format!("The reports in `{folder}/` are split by quarter; the README explains the columns."),
-            "Open the file for the quarter the manager named, find the region's row and the requested column, and reply with that one figure only.".into(),
+            "Open the files of the two quarters the manager named, find the region's row and the requested column in each, and reply with their sum only.".into(),
         ],
         files,
         clues: Vec::new(),
@@ -978,7 +996,9 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     // Timing: deadline length, interrupt time, routine release a few minutes before.
     let mut timing = ctx.rng("timing");
     let tool_min = match kind {
-        Kind::Lookup | Kind::Forward => 7,
+        // Lookup reads two reports.
+        Kind::Lookup => 9,
+        Kind::Forward => 7,
         Kind::Brief => 3,
         Kind::Relay => 11 + other.reply_minutes.unwrap_or((2, 8)).1,
     };

@@ -24,6 +24,8 @@ pub(crate) fn recognise(task: &Brief) -> Option<Box<dyn Job>> {
             manager: task.assigned_by.clone(),
             request: None,
             phase: Phase::Start,
+            more: Vec::new(),
+            total: 0,
         }));
     }
     if o.contains("workshop sign-up numbers") {
@@ -51,7 +53,8 @@ enum Request {
     Lookup {
         metric: String,
         region: String,
-        file_suffix: String,
+        /// One report per quarter whose figures are added up.
+        file_suffixes: Vec<String>,
         folder: String,
     },
     Brief {
@@ -89,15 +92,22 @@ fn parse_request(m: &str) -> Option<Request> {
             .find(|p| p.starts_with("drive/"))
             .map(|p| p.trim_end_matches('/').to_owned())
     };
-    if m.contains(" region in Q") {
+    if m.contains(" region over Q") {
         let metric = between(m, "need the ", " for the ")?.to_owned();
-        let region = between(m, &format!("need the {metric} for the "), " region in Q")?.to_owned();
-        let q = between(m, " region in Q", ".")?;
-        let (qq, qy) = q.split_once(' ')?;
+        let region =
+            between(m, &format!("need the {metric} for the "), " region over Q")?.to_owned();
+        let quarters = between(m, " region over ", " combined")?;
+        let file_suffixes = quarters
+            .split(" and ")
+            .map(|q| {
+                let (qq, qy) = q.trim().trim_start_matches('Q').split_once(' ')?;
+                Some(format!("_{qy}_q{qq}.csv"))
+            })
+            .collect::<Option<Vec<String>>>()?;
         return Some(Request::Lookup {
             metric,
             region,
-            file_suffix: format!("_{qy}_q{qq}.csv"),
+            file_suffixes,
             folder: folder()?,
         });
     }
@@ -139,19 +149,16 @@ struct Urgent {
     manager: String,
     request: Option<Request>,
     phase: Phase,
+    /// Reports still to read for a lookup, and the total so far.
+    more: Vec<String>,
+    total: u64,
 }
 
 impl Urgent {
     fn answer_from(&self, cx: &Cx, text: &str) -> Option<Next> {
         match self.request.as_ref()? {
-            Request::Lookup { region, metric, .. } => {
-                let col = metric_column(metric);
-                let row = csv_records(text)
-                    .into_iter()
-                    .find(|r| r.get("region").is_some_and(|x| x == region))?;
-                let figure = row.get(col)?.clone();
-                Some(send(&self.manager, &figure))
-            }
+            // Read report by report in `step`.
+            Request::Lookup { .. } => None,
             Request::Brief { service, out, .. } => {
                 let mut c: BTreeMap<&str, u64> =
                     [("critical", 0), ("major", 0), ("minor", 0)].into();
@@ -236,10 +243,21 @@ impl Job for Urgent {
                     if let Some(r) = last.take() {
                         let files = listed(r);
                         let want = match self.request.as_ref() {
-                            Some(Request::Lookup { file_suffix, .. }) => files
-                                .iter()
-                                .find(|f| f.ends_with(file_suffix.as_str()))
-                                .cloned(),
+                            Some(Request::Lookup { file_suffixes, .. }) => {
+                                let mut found: Vec<String> = file_suffixes
+                                    .iter()
+                                    .filter_map(|x| {
+                                        files.iter().find(|f| f.ends_with(x.as_str())).cloned()
+                                    })
+                                    .collect();
+                                if found.len() != file_suffixes.len() {
+                                    self.phase = Phase::Done;
+                                    continue;
+                                }
+                                let first = found.remove(0);
+                                self.more = found;
+                                Some(first)
+                            }
                             Some(Request::Brief { .. }) => files
                                 .iter()
                                 .find(|f| f.ends_with("incident_log.csv"))
@@ -264,6 +282,26 @@ impl Job for Urgent {
                 Phase::Read(file) => {
                     if let Some(r) = last.take() {
                         let text = file_text(r).unwrap_or_default().to_owned();
+                        if let Some(Request::Lookup { region, metric, .. }) = &self.request {
+                            // The region's cell of this quarter's report, added to the
+                            // total; the reply once every report is read.
+                            let cell = csv_records(&text)
+                                .into_iter()
+                                .find(|r| r.get("region").is_some_and(|x| x == region))
+                                .and_then(|r| r.get(metric_column(metric))?.parse::<u64>().ok());
+                            self.phase = match (cell, self.more.pop()) {
+                                (None, _) => Phase::Done,
+                                (Some(v), Some(next)) => {
+                                    self.total += v;
+                                    Phase::Read(next)
+                                }
+                                (Some(v), None) => {
+                                    self.total += v;
+                                    Phase::Reply(send(&self.manager, &self.total.to_string()))
+                                }
+                            };
+                            continue;
+                        }
                         self.phase = match self.answer_from(cx, &text) {
                             Some(a) => Phase::Reply(a),
                             None => Phase::Done,
