@@ -12,8 +12,8 @@
 //!   quarterly report on the drive, and reply to the manager with the total (in no
 //!   text: the two cells, and the sums of every other region, measure and pair of
 //!   quarters, are forbidden, so listing candidates fails);
-//! - `Brief`: count the unresolved incidents of one service by severity and save a
-//!   small JSON file;
+//! - `Brief`: add up the downtime minutes of one service's unresolved incidents by
+//!   severity and save a small JSON file;
 //! - `Forward`: send a colleague the current (active, not expired) contract
 //!   reference of a supplier;
 //! - `Relay`: ask the budget holder in Finance how much of a project's approved
@@ -51,7 +51,7 @@ use tbsim_scenario::{
 pub enum Kind {
     /// Look up a figure in a drive report and reply with it.
     Lookup,
-    /// Produce a short JSON file of counts.
+    /// Produce a short JSON file of downtime totals.
     Brief,
     /// Send a colleague a reference found on the drive.
     Forward,
@@ -343,13 +343,23 @@ fn lookup(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
     }
     // Two of the three quarters, the region and the measure: the answer is the sum
     // of two cells of two files, a figure no text states.
-    let pair = pick_distinct(rng, quarters.len(), 2);
-    let (qa, qb) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
-    let (ri, mi) = (
-        rng.random_range(0..regions.len()),
-        rng.random_range(0..METRICS.len()),
-    );
+    // A total that reads like a year would be in every reply naming the quarters:
+    // drawn again (a few tries at most: sums spread over thousands).
     let sum = |a: usize, b: usize, r: usize, m: usize| values[a][r][m] + values[b][r][m];
+    let mut drawn = None;
+    for _ in 0..64 {
+        let pair = pick_distinct(rng, quarters.len(), 2);
+        let (qa, qb) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
+        let (ri, mi) = (
+            rng.random_range(0..regions.len()),
+            rng.random_range(0..METRICS.len()),
+        );
+        if !(1_900..=2_100).contains(&sum(qa, qb, ri, mi)) {
+            drawn = Some((qa, qb, ri, mi));
+            break;
+        }
+    }
+    let (qa, qb, ri, mi) = drawn.ok_or("lookup: every total drawn reads like a year")?;
     let answer = sum(qa, qb, ri, mi);
     // Forbidden: every cell of the region and measure, and every other sum of two
     // quarters of one region and measure (another region, measure or pair).
@@ -367,6 +377,10 @@ fn lookup(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
         }
     }
     wrong.remove(&answer);
+    // The years of the two quarters are in any reply that names them.
+    for (y, _) in [quarters[qa], quarters[qb]] {
+        wrong.remove(&u32::try_from(y).unwrap_or(0));
+    }
 
     let folder = r.ctx.folder("drive/reports/regional");
     let mut files = vec![FileSpec {
@@ -453,19 +467,15 @@ fn brief(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
     // (service, severity, status)
     let mut rows: Vec<(&str, &str, &str)> = Vec::new();
     // The target service: some unresolved (at least one "monitoring", which still
-    // counts), some resolved (so counting every row is wrong). Each severity's
-    // unresolved count is drawn on its own and evenly (critical 0-4, major 0-5,
-    // minor 0-6), so no constant snapshot is right more than about once in 200.
-    let per_severity = loop {
-        let c = [
-            rng.random_range(0..=4u32),
-            rng.random_range(0..=5u32),
-            rng.random_range(0..=6u32),
-        ];
-        if c.iter().sum::<u32>() >= 2 {
-            break c;
-        }
-    };
+    // counts), some resolved (so adding up every row is wrong). Two to four
+    // unresolved incidents of each severity, so every answer is a sum of two cells
+    // or more: a figure no text shows (small counts were: a probe picked them by
+    // magnitude whenever the log showed the same small number).
+    let per_severity = [
+        rng.random_range(2..=3u32),
+        rng.random_range(2..=4u32),
+        rng.random_range(2..=4u32),
+    ];
     let mut unresolved: Vec<&str> = SEVERITIES
         .iter()
         .zip(per_severity)
@@ -498,7 +508,7 @@ fn brief(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
         }
     }
     let mut ids = BTreeSet::new();
-    let mut dated: Vec<(String, u32, &str, &str, &str)> = Vec::new();
+    let mut dated: Vec<(String, u32, &str, &str, &str, u32)> = Vec::new();
     for (s, v, st) in rows {
         let back = rng.random_range(0..=13);
         let id = loop {
@@ -507,28 +517,30 @@ fn brief(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
                 break id;
             }
         };
-        dated.push((shift_date(r.ctx.date, -back)?, id, s, v, st));
+        let minutes = rng.random_range(5..=480u32);
+        dated.push((shift_date(r.ctx.date, -back)?, id, s, v, st, minutes));
     }
     dated.sort();
-    let mut csv = String::from("incident_id,opened,service,severity,status\n");
-    for (d, id, s, v, st) in &dated {
-        let _ = writeln!(csv, "INC-{id},{d},{s},{v},{st}");
+    let mut csv = String::from("incident_id,opened,service,severity,status,minutes_down\n");
+    for (d, id, s, v, st, m) in &dated {
+        let _ = writeln!(csv, "INC-{id},{d},{s},{v},{st},{m}");
     }
-    let counts: Vec<u32> = SEVERITIES
+    let totals: Vec<u32> = SEVERITIES
         .iter()
         .map(|v| {
             dated
                 .iter()
-                .filter(|(_, _, s, sv, st)| *s == target && sv == v && *st != "resolved")
-                .count() as u32
+                .filter(|(_, _, s, sv, st, _)| *s == target && sv == v && *st != "resolved")
+                .map(|row| row.5)
+                .sum()
         })
         .collect();
     let folder = r.ctx.folder("drive/ops/incidents");
     let log = format!("{folder}/incident_log.csv");
     let out = format!("workspace/incident_snapshot{}.json", r.ctx.suffix());
-    let answer = json!({"critical": counts[0], "major": counts[1], "minor": counts[2]});
+    let answer = json!({"critical": totals[0], "major": totals[1], "minor": totals[2]});
     let message = format!(
-        "{}, I need a quick snapshot for the ops review: how many {target} incidents are not resolved yet (status open or monitoring), by severity. The incident log is in `{folder}/`. Save the counts in `{out}` as {{\"critical\": n, \"major\": n, \"minor\": n}} by {}, please.",
+        "{}, I need a quick snapshot for the ops review: the minutes of downtime logged so far by the {target} incidents that are not resolved yet (status open or monitoring), added up by severity. The incident log is in `{folder}/`. Save the totals in `{out}` as {{\"critical\": minutes, \"major\": minutes, \"minor\": minutes}} by {}, please.",
         first_name(super::company::INTERN_NAME),
         r.due
     );
@@ -544,12 +556,12 @@ fn brief(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
             },
             CheckpointSpec {
                 key: "snapshot_correct".into(),
-                description: format!("`{out}` holds the unresolved incident counts by severity for the requested service, before the deadline"),
+                description: format!("`{out}` holds the downtime minutes of the requested service's unresolved incidents, added up by severity, before the deadline"),
                 weight: 2,
                 check: Check::All(
                     SEVERITIES
                         .iter()
-                        .zip(&counts)
+                        .zip(&totals)
                         .map(|(s, c)| Check::JsonNumber {
                             path: out.clone(),
                             pointer: format!("/{s}"),
@@ -558,7 +570,7 @@ fn brief(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
                         })
                         .collect(),
                 ),
-                feedback: format!("The snapshot in `{out}` is missing, late or wrong. Count only the requested service's incidents, only those not resolved (both `open` and `monitoring` count), separately for each severity, and write the three numbers as JSON."),
+                feedback: format!("The snapshot in `{out}` is missing, late or wrong. Take only the requested service's incidents, only those not resolved (both `open` and `monitoring` count), add up their `minutes_down` separately for each severity, and write the three totals as JSON."),
             },
         ],
         plan: vec![
@@ -569,7 +581,7 @@ fn brief(r: &Req<'_>, rng: &mut StreamRng) -> Result<Request, String> {
         ],
         hints: [
             "The incident log lists every service and every status; the request is about one service only.".into(),
-            "Filter the rows to the named service, drop the `resolved` ones, and count the rest per severity (critical, major, minor).".into(),
+            "Filter the rows to the named service, drop the `resolved` ones, and add up `minutes_down` of the rest per severity (critical, major, minor).".into(),
         ],
         files: vec![FileSpec {
             path: log,
@@ -1271,23 +1283,30 @@ pub fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, Strin
                     continue;
                 };
                 out.push((path.clone(), csv.clone()));
-                // Every incident counted, whatever its service or status.
+                // Every incident's minutes added up, whatever its service or status;
+                // and the incidents counted instead of their minutes.
                 let rows: Vec<Vec<String>> = tbsim_scenario::check::parse_csv(csv)
                     .unwrap_or_default()
                     .into_iter()
                     .skip(1)
                     .collect();
-                let all: Vec<usize> = SEVERITIES
+                let of = |s: &'static str| {
+                    rows.iter()
+                        .filter(move |r| r.get(3).map(String::as_str) == Some(s))
+                };
+                let all: Vec<u32> = SEVERITIES
                     .iter()
-                    .map(|s| {
-                        rows.iter()
-                            .filter(|r| r.get(3).map(String::as_str) == Some(*s))
-                            .count()
-                    })
+                    .map(|&s| of(s).filter_map(|r| r.get(5)?.parse::<u32>().ok()).sum())
                     .collect();
                 out.push((
                     path.clone(),
                     json!({"critical": all[0], "major": all[1], "minor": all[2]}).to_string(),
+                ));
+                let counted: Vec<usize> = SEVERITIES.iter().map(|&s| of(s).count()).collect();
+                out.push((
+                    path.clone(),
+                    json!({"critical": counted[0], "major": counted[1], "minor": counted[2]})
+                        .to_string(),
                 ));
             }
             _ => {}

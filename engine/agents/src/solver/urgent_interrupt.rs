@@ -111,9 +111,9 @@ fn parse_request(m: &str) -> Option<Request> {
             folder: folder()?,
         });
     }
-    if m.contains("incidents are not resolved") {
+    if m.contains("incidents that are not resolved") {
         return Some(Request::Brief {
-            service: between(m, "how many ", " incidents")?.to_owned(),
+            service: between(m, "logged so far by the ", " incidents")?.to_owned(),
             folder: folder()?,
             out: backticked(m).into_iter().find(|p| p.ends_with(".json"))?,
         });
@@ -167,7 +167,7 @@ impl Urgent {
                         && r.get("status").is_some_and(|s| s != "resolved")
                         && let Some(n) = r.get("severity").and_then(|s| c.get_mut(s.as_str()))
                     {
-                        *n += 1;
+                        *n += r.get("minutes_down")?.parse::<u64>().ok()?;
                     }
                 }
                 Some(write(out, &json!(c).to_string()))
