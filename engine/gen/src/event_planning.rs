@@ -1,7 +1,8 @@
 //! Event planning: a department's team-building day out.
 //!
 //! Model: each instance draws its own map around the office (sites with ticket prices,
-//! some priced by period of the month, restaurants, interest ratings), joins the
+//! some priced by period of the month, restaurants, interest ratings; the places list
+//! gives each place's direction from the office, the road map the roads), joins the
 //! places with the minimum spanning tree of their straight-line distances (roads a
 //! little longer than the straight line), and draws the participants' availability in
 //! the month after the scenario's: a common window of 1-3 days inside one price period,
@@ -376,8 +377,22 @@ const CUISINES: [(&str, &str); 10] = [
     ("seafood", "Seafood Hall"),
     ("vegetarian", "Green Table"),
 ];
-const TICKETS: [u32; 7] = [0, 20, 30, 40, 50, 80, 100];
-const MEALS: [u32; 7] = [50, 60, 70, 80, 90, 100, 120];
+/// Ticket prices per person (a guided activity at every site, so none is free),
+/// on a grid of 5; the early and late prices of a site priced by period are drawn
+/// around it. Meals per person, also on a grid of 5. The cheapest itinerary (two
+/// early tickets at 0.8 and the cheapest meal: 36 + 36 + 55) costs more than the
+/// dearest single price on the list (95 x 1.3 = 124): a cost is a sum of three
+/// prices that no one price, nor any other figure of the materials, states (an
+/// itinerary's cost was a price on the list, or a stay's 120 minutes, often
+/// enough for a constant to pick it, issue 37).
+const TICKETS: (u32, u32) = (45, 95);
+const MEALS: (u32, u32) = (55, 120);
+/// Interest ratings out of ten, two decimals. An itinerary's interest (19.20 to
+/// 29.40) then lies above every figure of the materials but a rare long road: out
+/// of five, its 9.60 to 14.70 met list numbers, period days and road lengths often
+/// enough for a constant to pick it (issue 37); the period days are ordinals now
+/// (`10th`), which are not figures.
+const INTEREST: (f64, f64) = (6.4, 9.8);
 const DEPART: &str = "09:00";
 const SPEED: u32 = 30;
 const STAYS: (u32, u32, u32) = (120, 90, 120);
@@ -573,15 +588,23 @@ fn days_in(y: i32, m: u32) -> u32 {
     }
 }
 
-/// "3.20 km east, 1.05 km south of the office".
+/// "north-east of the office": the direction only. Offsets in kilometres were
+/// figures of the same size as an itinerary's interest (and, under 1 km, its
+/// score), so an answer sometimes stood in the list by chance; the distances that
+/// count are the roads', on the road map.
 fn location(x: f64, y: f64) -> String {
-    format!(
-        "{:.2} km {}, {:.2} km {} of the office",
-        x.abs(),
-        if x < 0.0 { "west" } else { "east" },
-        y.abs(),
-        if y < 0.0 { "south" } else { "north" }
-    )
+    // Eight compass points by the offset's slope: tan(22.5°) ≈ 0.4142.
+    let (ax, ay) = (x.abs(), y.abs());
+    let ns = if y < 0.0 { "south" } else { "north" };
+    let ew = if x < 0.0 { "west" } else { "east" };
+    let dir = if ay > ax / 0.4142 {
+        ns.to_owned()
+    } else if ay < ax * 0.4142 {
+        ew.to_owned()
+    } else {
+        format!("{ns}-{ew}")
+    };
+    format!("{dir} of the office")
 }
 
 fn hhmm(m: u32) -> String {
@@ -818,8 +841,8 @@ fn draw_map(
             endings[mrng.random_range(0..endings.len())]
         );
         let (x, y) = place_at(mrng, 0.0, 0.0, 25.0, 4.0);
-        let base = TICKETS[mrng.random_range(0..TICKETS.len())];
-        let price = if base > 0 && mrng.random_bool(0.5) {
+        let base = 5 * mrng.random_range(TICKETS.0 / 5..=TICKETS.1 / 5);
+        let price = if mrng.random_bool(0.5) {
             let f = |lo: f64, hi: f64, r: &mut tbsim_core::rng::StreamRng| {
                 (f64::from(base) * r.random_range(lo..=hi)).round() as u32
             };
@@ -833,7 +856,7 @@ fn draw_map(
             x,
             y,
             price,
-            interest: r2(mrng.random_range(3.2..=4.9)),
+            interest: r2(mrng.random_range(INTEREST.0..=INTEREST.1)),
             about: abouts[mrng.random_range(0..abouts.len())].into(),
         });
     }
@@ -852,8 +875,8 @@ fn draw_map(
             kind: cuisine.into(),
             x,
             y,
-            price: [MEALS[mrng.random_range(0..MEALS.len())]; 3],
-            interest: r2(mrng.random_range(3.2..=4.9)),
+            price: [5 * mrng.random_range(MEALS.0 / 5..=MEALS.1 / 5); 3],
+            interest: r2(mrng.random_range(INTEREST.0..=INTEREST.1)),
             about: format!("Serves {cuisine}; groups are welcome with a booking."),
         });
     }
@@ -1183,16 +1206,14 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     };
     let month = format!("{} {y}", super::MONTHS[m as usize - 1]);
     let mut places_txt = format!(
-        "Places for the {dept} team outing ({month})\nLocations are straight-line offsets from the office; travel follows the roads on the road map.\n\nSITES\n"
+        "Places for the {dept} team outing ({month})\nLocations are directions from the office; travel follows the roads on the road map. Interest is rated out of ten.\n\nSITES\n"
     );
     for (k, s) in sites.iter().enumerate() {
-        let ticket = if s.price == [0; 3] {
-            "free".to_owned()
-        } else if s.price[0] == s.price[1] && s.price[1] == s.price[2] {
+        let ticket = if s.price[0] == s.price[1] && s.price[1] == s.price[2] {
             format!("{} per person, all month", s.price[0])
         } else {
             format!(
-                "early month (days 1-10) {}, mid month (days 11-20) {}, late month (day 21 on) {} per person",
+                "early month (1st to 10th) {}, mid month (11th to 20th) {}, late month (21st to month end) {} per person",
                 s.price[0], s.price[1], s.price[2]
             )
         };
@@ -1234,8 +1255,6 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             "id": node_id(k),
             "type": kinds[usize::from(pl.1)],
             "name": pl.0,
-            "x_km": pl.2,
-            "y_km": pl.3,
         })).collect::<Vec<_>>(),
         "roads": roads.iter().map(|(a, b, km)| json!({"from": node_id(*a), "to": node_id(*b), "km": km})).collect::<Vec<_>>(),
         "meta": {"speed_kmh": SPEED, "note": "Roads are two-way. Travel between places follows the shortest route along the roads."},
@@ -1403,7 +1422,8 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let tolerance = |mt: OutingMetric| match mt {
         OutingMetric::Interest => 0.01,
         OutingMetric::Cost => 0.5,
-        OutingMetric::Distance => 0.05,
+        // Sums of road lengths in hundredths: exact at two decimals.
+        OutingMetric::Distance => 0.01,
         OutingMetric::Score => 0.001,
     };
     match mode {

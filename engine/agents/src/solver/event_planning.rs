@@ -349,7 +349,7 @@ struct Places {
 }
 
 /// Periods and prices of a ticket line: `free`, `40 per person, all month`, or
-/// `early month (days 1-10) 36, mid month (days 11-20) 40, late month (day 21 on) 48
+/// `early month (1st to 10th) 36, mid month (11th to 20th) 40, late month (21st to month end) 48
 /// per person`.
 fn ticket(line: &str) -> Option<Vec<(u32, u32, u32)>> {
     let line = line.trim();
@@ -369,8 +369,8 @@ fn ticket(line: &str) -> Option<Vec<(u32, u32, u32)>> {
             .collect();
         let (a, b) = match nums.as_slice() {
             [a, b] => (*a, *b),
-            // "day 21 on": to the month's end.
-            [a] if range.contains(" on") => (*a, 31),
+            // "21st to month end" (or "day 21 on"): to the month's end.
+            [a] if range.contains(" on") || range.contains("end") => (*a, 31),
             _ => return None,
         };
         out.push((a, b, price));
@@ -680,7 +680,7 @@ mod tests {
         assert_eq!(ticket("40 per person, all month"), Some(vec![(1, 31, 40)]));
         assert_eq!(
             ticket(
-                "early month (days 1-10) 36, mid month (days 11-20) 40, late month (day 21 on) 48 per person"
+                "early month (1st to 10th) 36, mid month (11th to 20th) 40, late month (21st to month end) 48 per person"
             ),
             Some(vec![(1, 10, 36), (11, 20, 40), (21, 31, 48)])
         );
