@@ -10,7 +10,7 @@
 //! passes, on top of correct earlier work. The kinds of transformation:
 //! - `Dedupe`: merge two event sign-up lists (same email in any capitalisation is
 //!   one person; the form wins a team conflict) -> attendees per team -> tables
-//!   per team for a given table size;
+//!   per team for a given table size, and what they cost at the venue's fee;
 //! - `Convert`: convert expense claims to euros at the right month's rates (the
 //!   previous month's rates sit beside them) -> totals per cost centre -> the cost
 //!   centres over their budget;
@@ -185,6 +185,8 @@ const EVENTS: &[&str] = &[
     "Partner Breakfast",
 ];
 const DOMAIN: &str = "ashcombevale.example";
+/// The venue's fee per table, whole units.
+const TABLE_FEE: (u32, u32) = (30, 90);
 
 /// One sign-up row.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -350,14 +352,22 @@ fn dedupe(ctx: &Ctx<'_>, rng: &mut StreamRng, length: u8) -> Result<Built, Strin
     let out2 = format!("workspace/{ev}_team_counts{sfx}.json");
     let out3 = format!("workspace/{ev}_seating{sfx}.json");
     let size = rng.random_range(2..=8u32);
+    // The venue's hire fee per table, on its own stream so the rest of the chain
+    // draws as before. The seating stage's total is what the tables cost, a
+    // product no text states: the number of tables was a small count that one
+    // constant matched in a quarter of the instances where a text showed it
+    // (issue 37), and the cost spreads over hundreds of values.
+    let fee = ctx
+        .rng("handoff/table-fee")
+        .random_range(TABLE_FEE.0..=TABLE_FEE.1);
 
     let attendees = merge(&form, &mail);
     let counts = team_counts(&attendees);
     let seats = tables(&counts, size);
     let a1 = json!({"attendees": attendees.iter().map(|(e, t)| json!({"email": e, "team": t})).collect::<Vec<_>>()});
     let a2 = json!({"teams": counts.iter().map(|(t, c)| json!({"team": t, "count": c})).collect::<Vec<_>>()});
-    let total_tables: u32 = seats.iter().map(|(_, n)| n).sum();
-    let a3 = json!({"tables": seats.iter().map(|(t, n)| json!({"team": t, "tables": n})).collect::<Vec<_>>(), "total_tables": total_tables});
+    let table_cost: u32 = seats.iter().map(|(_, n)| n).sum::<u32>() * fee;
+    let a3 = json!({"tables": seats.iter().map(|(t, n)| json!({"team": t, "tables": n})).collect::<Vec<_>>(), "table_cost": table_cost});
 
     let who = assigners(
         ctx,
@@ -427,12 +437,12 @@ fn dedupe(ctx: &Ctx<'_>, rng: &mut StreamRng, length: u8) -> Result<Built, Strin
         stages.push(Stage {
             title: format!("Plan the {event} seating"),
             objective: format!(
-                "{} is laying out the room for the {event}: each table seats {size}, and each team sits at its own tables. Using `{out2}` (your team counts), work out how many tables each team needs and save `{out3}` as {{\"tables\": [{{\"team\": ..., \"tables\": ...}}], \"total_tables\": n}}.",
+                "{} is laying out the room for the {event}: each table seats {size}, each team sits at its own tables, and the venue charges {fee} per table. Using `{out2}` (your team counts), work out how many tables each team needs and what the tables cost in all, and save `{out3}` as {{\"tables\": [{{\"team\": ..., \"tables\": ...}}], \"table_cost\": n}}.",
                 who[2].name
             ),
             assigned_by: who[2].key.clone(),
             checkpoints: vec![answer_checkpoint(
-                format!("`{out3}` has the right number of tables per team and in total"),
+                format!("`{out3}` has the right number of tables per team and their cost"),
                 Check::All(vec![
                     Check::JsonRecords {
                         path: out3.clone(),
@@ -445,18 +455,18 @@ fn dedupe(ctx: &Ctx<'_>, rng: &mut StreamRng, length: u8) -> Result<Built, Strin
                     },
                     Check::JsonNumber {
                         path: out3.clone(),
-                        pointer: "/total_tables".into(),
-                        expected: f64::from(total_tables),
+                        pointer: "/table_cost".into(),
+                        expected: f64::from(table_cost),
                         tolerance: 0.0,
                     },
                 ]),
-                "The seating plan is wrong. Teams do not share tables, so each team needs its count divided by the table size, rounded up; the total is the sum over teams.",
+                "The seating plan is wrong. Teams do not share tables, so each team needs its count divided by the table size, rounded up; the cost is the fee per table times the tables of every team added up.",
             )],
             plan: vec![read(&out2), write(&out3, &a3)],
             hints: vec![
                 format!("Start from your team counts in `{out2}`."),
                 "Teams never share a table, so round each team's tables up.".into(),
-                "`total_tables` is the sum of the per-team tables, not the attendees divided by the table size.".into(),
+                "`table_cost` is the fee times the sum of the per-team tables, not of the attendees divided by the table size.".into(),
             ],
         });
     }

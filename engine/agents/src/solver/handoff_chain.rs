@@ -24,6 +24,8 @@ enum Stage {
     Seat {
         input: String,
         size: u64,
+        /// The venue's fee per table.
+        fee: u64,
         out: String,
     },
     Convert {
@@ -81,9 +83,17 @@ fn parse(o: &str) -> Option<Stage> {
             .next()?
             .parse()
             .ok()?;
+        let fee = o
+            .split("charges ")
+            .nth(1)?
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()?;
         Stage::Seat {
             input: json.first()?.to_string(),
             size,
+            fee,
             out: json.get(1)?.to_string(),
         }
     } else if o.contains("Convert every claim") {
@@ -234,7 +244,12 @@ impl Chain {
                     .collect();
                 write(out, &json!({"teams": list}).to_string())
             }
-            Stage::Seat { input, size, out } => {
+            Stage::Seat {
+                input,
+                size,
+                fee,
+                out,
+            } => {
                 let v = json_of(self.text(input));
                 let mut total = 0;
                 let list: Vec<Value> = v["teams"]
@@ -249,7 +264,7 @@ impl Chain {
                     .collect();
                 write(
                     out,
-                    &json!({"tables": list, "total_tables": total}).to_string(),
+                    &json!({"tables": list, "table_cost": total * fee}).to_string(),
                 )
             }
             Stage::Convert { claims, out, .. } => {
