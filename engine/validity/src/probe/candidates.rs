@@ -174,10 +174,16 @@ fn words(s: &str) -> Vec<String> {
 }
 
 fn has_any(text: &str, list: &[&str]) -> bool {
-    let ws = words(text);
-    let lower = format!(" {} ", ws.join(" "));
+    has_any_of(&words(text), list)
+}
+
+/// [`has_any`] on a text's [`words`], for a caller that has them already.
+fn has_any_of(ws: &[String], list: &[&str]) -> bool {
+    // The joined form only for a phrase of several words (built once, when needed).
+    let mut lower: Option<String> = None;
     list.iter().any(|w| {
         if w.contains(' ') {
+            let lower = lower.get_or_insert_with(|| format!(" {} ", ws.join(" ")));
             lower.contains(&format!(" {w} "))
         } else {
             ws.iter().any(|x| x == w)
@@ -428,16 +434,16 @@ fn occurrences(
             f[12] = rel(ci, cls.len());
             f[13] = f64::from(ci == 0);
             f[14] = f64::from(ci + 1 == cls.len());
+            let ws = words(clause);
             f[25] = f64::from(neg_line);
-            f[26] = f64::from(has_any(clause, NEGATIONS));
+            f[26] = f64::from(has_any_of(&ws, NEGATIONS));
             f[27] = f64::from(hedge_line);
-            f[28] = f64::from(has_any(clause, HEDGES));
-            let len = words(clause).len();
+            f[28] = f64::from(has_any_of(&ws, HEDGES));
+            let len = ws.len();
             f[29] = len as f64;
             f[30] = rel(lens.iter().position(|&l| l == len).unwrap_or(0), lens.len());
             f[31] = f64::from(len == max_len);
             f[32] = f64::from(len == min_len);
-            let ws = words(clause);
             f[38] = if ws.is_empty() {
                 0.0
             } else {
@@ -483,17 +489,19 @@ fn occurrences(
             );
         }
         for (ci, clause) in cls.iter().enumerate() {
+            // The clause's features, once for all its candidates (the same for each).
+            let clause_base = base(ci, clause);
             if cls.len() > 1 {
                 push(
                     CandKind::Clause,
                     clause.clone(),
                     clause.clone(),
                     None,
-                    base(ci, clause),
+                    clause_base.clone(),
                 );
             }
             for v in numbers(clause) {
-                let mut f = base(ci, clause);
+                let mut f = clause_base.clone();
                 let rank = sorted_figs.iter().position(|x| *x == v).unwrap_or(0);
                 f[15] = rel(rank, sorted_figs.len());
                 f[16] = f64::from(rank + 1 == sorted_figs.len());
@@ -509,7 +517,7 @@ fn occurrences(
                 push(CandKind::Figure, key.clone(), key, Some(v), f);
             }
             for d in scrape::dates(clause) {
-                let mut f = base(ci, clause);
+                let mut f = clause_base.clone();
                 let rank = sorted_dates.iter().position(|x| *x == d).unwrap_or(0);
                 f[35] = rel(rank, sorted_dates.len());
                 f[36] = f64::from(rank == 0);
@@ -517,7 +525,7 @@ fn occurrences(
                 push(CandKind::Date, d.clone(), d, None, f);
             }
             for id in scrape::id_tokens(clause) {
-                push(CandKind::Id, id.clone(), id, None, base(ci, clause));
+                push(CandKind::Id, id.clone(), id, None, clause_base.clone());
             }
             for n in scrape::mentions(clause, names.iter().copied()) {
                 push(
@@ -525,7 +533,7 @@ fn occurrences(
                     n.to_owned(),
                     n.to_owned(),
                     None,
-                    base(ci, clause),
+                    clause_base.clone(),
                 );
             }
         }
