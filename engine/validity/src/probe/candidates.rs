@@ -173,22 +173,44 @@ fn words(s: &str) -> Vec<String> {
         .collect()
 }
 
-fn has_any(text: &str, list: &[&str]) -> bool {
-    has_any_of(&words(text), list)
+fn has_any(text: &str, lex: &Lexicon) -> bool {
+    has_any_of(&words(text), lex)
 }
 
-/// [`has_any`] on a text's [`words`], for a caller that has them already.
-fn has_any_of(ws: &[String], list: &[&str]) -> bool {
-    // The joined form only for a phrase of several words (built once, when needed).
-    let mut lower: Option<String> = None;
-    list.iter().any(|w| {
-        if w.contains(' ') {
-            let lower = lower.get_or_insert_with(|| format!(" {} ", ws.join(" ")));
-            lower.contains(&format!(" {w} "))
-        } else {
-            ws.iter().any(|x| x == w)
-        }
-    })
+/// A word list split for lookup: its single words sorted, its phrases padded with
+/// spaces (`" no longer "`), as they are found in a padded, joined text.
+struct Lexicon {
+    words: Vec<&'static str>,
+    phrases: Vec<String>,
+}
+
+impl Lexicon {
+    fn of(list: &[&'static str]) -> Self {
+        let mut words: Vec<&str> = list.iter().copied().filter(|w| !w.contains(' ')).collect();
+        words.sort_unstable();
+        let phrases = list
+            .iter()
+            .filter(|w| w.contains(' '))
+            .map(|w| format!(" {w} "))
+            .collect();
+        Self { words, phrases }
+    }
+}
+
+static NEGATION_LEXICON: std::sync::LazyLock<Lexicon> =
+    std::sync::LazyLock::new(|| Lexicon::of(NEGATIONS));
+static HEDGE_LEXICON: std::sync::LazyLock<Lexicon> =
+    std::sync::LazyLock::new(|| Lexicon::of(HEDGES));
+
+/// [`has_any`] on a text's [`words`], for a caller that has them already: whether
+/// any word of the list is one of them, or any phrase runs through them.
+fn has_any_of(ws: &[String], lex: &Lexicon) -> bool {
+    ws.iter()
+        .any(|x| lex.words.binary_search(&x.as_str()).is_ok())
+        || (!lex.phrases.is_empty() && {
+            let lower = format!(" {} ", ws.join(" "));
+            lex.phrases.iter().any(|p| lower.contains(p.as_str()))
+        })
 }
 
 /// The clauses of a line: split after `,`, `;`, `:` and sentence ends.
@@ -414,8 +436,8 @@ fn occurrences(
         let cls = clauses(body);
         let mut lens: Vec<usize> = cls.iter().map(|c| words(c).len()).collect();
         lens.sort_unstable();
-        let neg_line = has_any(body, NEGATIONS);
-        let hedge_line = has_any(body, HEDGES);
+        let neg_line = has_any(body, &NEGATION_LEXICON);
+        let hedge_line = has_any(body, &HEDGE_LEXICON);
         // The line's own offset (a subslice of the text): searching the text for
         // each line made a long file quadratic, most of the probe's time.
         let char_pos = (line.as_ptr().addr() - t.text.as_ptr().addr()) as f64 / text_len;
@@ -436,9 +458,9 @@ fn occurrences(
             f[14] = f64::from(ci + 1 == cls.len());
             let ws = words(clause);
             f[25] = f64::from(neg_line);
-            f[26] = f64::from(has_any_of(&ws, NEGATIONS));
+            f[26] = f64::from(has_any_of(&ws, &NEGATION_LEXICON));
             f[27] = f64::from(hedge_line);
-            f[28] = f64::from(has_any_of(&ws, HEDGES));
+            f[28] = f64::from(has_any_of(&ws, &HEDGE_LEXICON));
             let len = ws.len();
             f[29] = len as f64;
             f[30] = rel(lens.iter().position(|&l| l == len).unwrap_or(0), lens.len());
