@@ -173,16 +173,44 @@ fn words(s: &str) -> Vec<String> {
         .collect()
 }
 
-fn has_any(text: &str, list: &[&str]) -> bool {
-    let ws = words(text);
-    let lower = format!(" {} ", ws.join(" "));
-    list.iter().any(|w| {
-        if w.contains(' ') {
-            lower.contains(&format!(" {w} "))
-        } else {
-            ws.iter().any(|x| x == w)
-        }
-    })
+fn has_any(text: &str, lex: &Lexicon) -> bool {
+    has_any_of(&words(text), lex)
+}
+
+/// A word list split for lookup: its single words sorted, its phrases padded with
+/// spaces (`" no longer "`), as they are found in a padded, joined text.
+struct Lexicon {
+    words: Vec<&'static str>,
+    phrases: Vec<String>,
+}
+
+impl Lexicon {
+    fn of(list: &[&'static str]) -> Self {
+        let mut words: Vec<&str> = list.iter().copied().filter(|w| !w.contains(' ')).collect();
+        words.sort_unstable();
+        let phrases = list
+            .iter()
+            .filter(|w| w.contains(' '))
+            .map(|w| format!(" {w} "))
+            .collect();
+        Self { words, phrases }
+    }
+}
+
+static NEGATION_LEXICON: std::sync::LazyLock<Lexicon> =
+    std::sync::LazyLock::new(|| Lexicon::of(NEGATIONS));
+static HEDGE_LEXICON: std::sync::LazyLock<Lexicon> =
+    std::sync::LazyLock::new(|| Lexicon::of(HEDGES));
+
+/// [`has_any`] on a text's [`words`], for a caller that has them already: whether
+/// any word of the list is one of them, or any phrase runs through them.
+fn has_any_of(ws: &[String], lex: &Lexicon) -> bool {
+    ws.iter()
+        .any(|x| lex.words.binary_search(&x.as_str()).is_ok())
+        || (!lex.phrases.is_empty() && {
+            let lower = format!(" {} ", ws.join(" "));
+            lex.phrases.iter().any(|p| lower.contains(p.as_str()))
+        })
 }
 
 /// The clauses of a line: split after `,`, `;`, `:` and sentence ends.
@@ -408,8 +436,8 @@ fn occurrences(
         let cls = clauses(body);
         let mut lens: Vec<usize> = cls.iter().map(|c| words(c).len()).collect();
         lens.sort_unstable();
-        let neg_line = has_any(body, NEGATIONS);
-        let hedge_line = has_any(body, HEDGES);
+        let neg_line = has_any(body, &NEGATION_LEXICON);
+        let hedge_line = has_any(body, &HEDGE_LEXICON);
         // The line's own offset (a subslice of the text): searching the text for
         // each line made a long file quadratic, most of the probe's time.
         let char_pos = (line.as_ptr().addr() - t.text.as_ptr().addr()) as f64 / text_len;
@@ -428,16 +456,16 @@ fn occurrences(
             f[12] = rel(ci, cls.len());
             f[13] = f64::from(ci == 0);
             f[14] = f64::from(ci + 1 == cls.len());
+            let ws = words(clause);
             f[25] = f64::from(neg_line);
-            f[26] = f64::from(has_any(clause, NEGATIONS));
+            f[26] = f64::from(has_any_of(&ws, &NEGATION_LEXICON));
             f[27] = f64::from(hedge_line);
-            f[28] = f64::from(has_any(clause, HEDGES));
-            let len = words(clause).len();
+            f[28] = f64::from(has_any_of(&ws, &HEDGE_LEXICON));
+            let len = ws.len();
             f[29] = len as f64;
             f[30] = rel(lens.iter().position(|&l| l == len).unwrap_or(0), lens.len());
             f[31] = f64::from(len == max_len);
             f[32] = f64::from(len == min_len);
-            let ws = words(clause);
             f[38] = if ws.is_empty() {
                 0.0
             } else {
@@ -483,17 +511,19 @@ fn occurrences(
             );
         }
         for (ci, clause) in cls.iter().enumerate() {
+            // The clause's features, once for all its candidates (the same for each).
+            let clause_base = base(ci, clause);
             if cls.len() > 1 {
                 push(
                     CandKind::Clause,
                     clause.clone(),
                     clause.clone(),
                     None,
-                    base(ci, clause),
+                    clause_base.clone(),
                 );
             }
             for v in numbers(clause) {
-                let mut f = base(ci, clause);
+                let mut f = clause_base.clone();
                 let rank = sorted_figs.iter().position(|x| *x == v).unwrap_or(0);
                 f[15] = rel(rank, sorted_figs.len());
                 f[16] = f64::from(rank + 1 == sorted_figs.len());
@@ -509,7 +539,7 @@ fn occurrences(
                 push(CandKind::Figure, key.clone(), key, Some(v), f);
             }
             for d in scrape::dates(clause) {
-                let mut f = base(ci, clause);
+                let mut f = clause_base.clone();
                 let rank = sorted_dates.iter().position(|x| *x == d).unwrap_or(0);
                 f[35] = rel(rank, sorted_dates.len());
                 f[36] = f64::from(rank == 0);
@@ -517,7 +547,7 @@ fn occurrences(
                 push(CandKind::Date, d.clone(), d, None, f);
             }
             for id in scrape::id_tokens(clause) {
-                push(CandKind::Id, id.clone(), id, None, base(ci, clause));
+                push(CandKind::Id, id.clone(), id, None, clause_base.clone());
             }
             for n in scrape::mentions(clause, names.iter().copied()) {
                 push(
@@ -525,7 +555,7 @@ fn occurrences(
                     n.to_owned(),
                     n.to_owned(),
                     None,
-                    base(ci, clause),
+                    clause_base.clone(),
                 );
             }
         }

@@ -256,19 +256,7 @@ fn record(header: &[String], row: &[String]) -> Value {
 /// Numbers as written in prose: `8,000`, `$12,500.50`, `7.5%`, `-3`; dates and
 /// clock times are not numbers, and neither are the digits inside a word (`CH001`).
 pub fn numbers(text: &str) -> Vec<f64> {
-    let mut cleaned = text.to_owned();
-    // Each distinct date or time once, in first-seen order: a repeat would find
-    // nothing left to replace, and a long log repeats its dates hundreds of times
-    // (one pass over the text each: most of the gate's time went here).
-    let mut done: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-    for d in scrape::dates(text)
-        .into_iter()
-        .chain(scrape::clock_times(text))
-    {
-        if done.insert(d.clone()) {
-            cleaned = cleaned.replace(&d, " ");
-        }
-    }
+    let cleaned = without_dates_and_times(text);
     let b: Vec<char> = cleaned.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -305,6 +293,73 @@ pub fn numbers(text: &str) -> Vec<f64> {
         }
         i = j.max(i + 1);
     }
+    out
+}
+
+/// `text` with every occurrence of each date and clock time it holds replaced by one
+/// space: what replacing each distinct one in first-seen order does, in one pass.
+///
+/// Every occurrence of a date or time string has the shape of one (digits and `-`
+/// or `:`), so one pass over the text finds them all; when no two overlap, the
+/// replacements in turn are independent (no pattern holds a space, so none is made
+/// or broken by another's) and the result is the same. Overlapping ones (which only
+/// contrived text has) take the replacements in turn.
+fn without_dates_and_times(text: &str) -> String {
+    let mut order: Vec<String> = scrape::dates(text);
+    order.extend(scrape::clock_times(text));
+    if order.is_empty() {
+        return text.to_owned();
+    }
+    let set: std::collections::BTreeSet<&str> = order.iter().map(String::as_str).collect();
+    let b = text.as_bytes();
+    let digit = |i: usize| b[i].is_ascii_digit();
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for i in 0..b.len() {
+        // All bytes of a shaped window are ASCII, so its ends are char boundaries.
+        let date = i + 10 <= b.len()
+            && (0..10).all(|k| {
+                if k == 4 || k == 7 {
+                    b[i + k] == b'-'
+                } else {
+                    digit(i + k)
+                }
+            });
+        let time = i + 5 <= b.len()
+            && (0..5).all(|k| {
+                if k == 2 {
+                    b[i + k] == b':'
+                } else {
+                    digit(i + k)
+                }
+            });
+        let len = if date && set.contains(&text[i..i + 10]) {
+            10
+        } else if time && set.contains(&text[i..i + 5]) {
+            5
+        } else {
+            continue;
+        };
+        if spans.last().is_some_and(|&(_, end)| i < end) {
+            // Overlapping occurrences: the replacements' order matters.
+            let mut cleaned = text.to_owned();
+            let mut done = std::collections::BTreeSet::new();
+            for d in &order {
+                if done.insert(d) {
+                    cleaned = cleaned.replace(d.as_str(), " ");
+                }
+            }
+            return cleaned;
+        }
+        spans.push((i, i + len));
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, end) in spans {
+        out.push_str(&text[at..start]);
+        out.push(' ');
+        at = end;
+    }
+    out.push_str(&text[at..]);
     out
 }
 
@@ -413,6 +468,63 @@ mod tests {
             [8000.0, 7500.5, -3.0]
         );
         assert_eq!(numbers("1,2,3"), [1.0, 2.0, 3.0]);
+    }
+
+    /// The one-pass blanking against replacing each distinct date and time in turn.
+    #[test]
+    fn dates_and_times_blank_as_replacing_them_in_turn_does() {
+        let in_turn = |text: &str| {
+            let mut cleaned = text.to_owned();
+            let mut done = std::collections::BTreeSet::new();
+            for d in scrape::dates(text)
+                .into_iter()
+                .chain(scrape::clock_times(text))
+            {
+                if done.insert(d.clone()) {
+                    cleaned = cleaned.replace(&d, " ");
+                }
+            }
+            cleaned
+        };
+        let texts = [
+            "",
+            "no dates at all, 12 and 7.5",
+            "2025-10-01 at 09:30; again 2025-10-01 09:30, then 2025-10-02 at 10:00",
+            "glued: x2025-10-01y 109:30 12025-10-01 and 09:30:15",
+            // Overlaps: a date running into a time, a date overlapping itself.
+            "2025-10-01:30 then 01:30 alone",
+            "1111-11-1111-11-11 and 1111-11-11",
+            "12:12:12 and 12:12",
+            "é2025-10-01ü 09:30€",
+        ];
+        for t in texts {
+            assert_eq!(without_dates_and_times(t), in_turn(t), "{t:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Texts glued from dates, times, their pieces and other characters, so
+        /// repeats, overlaps and glued windows are frequent.
+        #[test]
+        fn blanking_matches_replacing_in_turn_on_any_text(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "2025-10-01", "2025-10-0", "1111-11-11", "11-11", "09:30", "12:12",
+                    "1", "0", "-", ":", " ", "a", "é",
+                ]),
+                0..14,
+            )
+        ) {
+            let t = parts.concat();
+            let mut cleaned = t.clone();
+            let mut done = std::collections::BTreeSet::new();
+            for d in scrape::dates(&t).into_iter().chain(scrape::clock_times(&t)) {
+                if done.insert(d.clone()) {
+                    cleaned = cleaned.replace(&d, " ");
+                }
+            }
+            proptest::prop_assert_eq!(without_dates_and_times(&t), cleaned);
+        }
     }
 
     #[test]
