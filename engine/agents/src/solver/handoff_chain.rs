@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::{
-    Brief, Cx, Job, Next, backticked, csv_records, file_text, listed, md_rows, read, send, write,
+    Brief, Cx, Job, Next, backticked, csv_records, file_text, listed, md_rows, number_after, read,
+    send, write,
 };
 use tbsim_core::protocol::ToolResult;
 
@@ -76,20 +77,13 @@ fn parse(o: &str) -> Option<Stage> {
             out: json.get(1)?.to_string(),
         }
     } else if o.contains("each table seats") {
-        let size = o
-            .split("each table seats ")
-            .nth(1)?
-            .split(|c: char| !c.is_ascii_digit())
-            .next()?
-            .parse()
-            .ok()?;
-        let fee = o
-            .split("charges ")
-            .nth(1)?
-            .split(|c: char| !c.is_ascii_digit())
-            .next()?
-            .parse()
-            .ok()?;
+        // Whole numbers in the brief; a fraction is not this brief's.
+        let whole = |anchor: &str| {
+            let v = number_after(o, anchor)?;
+            (v >= 0.0 && v.fract() == 0.0).then_some(v as u64)
+        };
+        let size = whole("each table seats ")?;
+        let fee = whole("the venue charges ")?;
         Stage::Seat {
             input: json.first()?.to_string(),
             size,
