@@ -3,8 +3,10 @@
 //! The intern is invited to a department's purchasing sync. Joining within the
 //! tolerance around the start (and not before the room opens) is a checkpoint of its
 //! own (weight 1); the meeting sets next month's purchasing budget cap, which the
-//! intern records afterwards (an answer, weight 20, so that joining every meeting
-//! blindly earns a twenty-first of the task, under the gate's 0.05); a second task is announced in the meeting to those present:
+//! intern works out from what is said and records afterwards (an answer, weight 50,
+//! so that joining every meeting blindly earns a fifty-first of the task: at a
+//! twenty-first, a constant 0.048, the gate's one-sided bound over 200 instances was
+//! 0.079, over its 0.05); a second task is announced in the meeting to those present:
 //! summarise the purchase requests raised, applying the procurement rules for the
 //! `check` kinds.
 //! Differences from the reference: attendance has a lower bound (joining opens 5
@@ -80,15 +82,14 @@ fn draw_cap(ctx: &Ctx<'_>) -> u32 {
     4000 + 250 * ctx.rng("meeting/cap").random_range(0..=32u32)
 }
 
-/// How the meeting states its decision. Most often it is not a figure of its own but
-/// a change to one said before (last month's cap, a colleague's proposal), so the cap
-/// is not among the numbers the notes state and has to be worked out from what the
-/// sentences say (issue 37: an order statistic over the figures, once one set apart,
-/// gave it away).
+/// How the meeting states its decision: never as a figure of its own but as a
+/// change to one said before (last month's cap, a colleague's proposal), so the cap
+/// is in no text and has to be worked out from what the sentences say (issue 37: an
+/// order statistic over the figures gave it away, and where it was said outright,
+/// one time in eight, a learned probe told its sentence from the others by its
+/// wording).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Decision {
-    /// The cap is said outright.
-    Stated,
     /// Last month's cap, raised or lowered by a step.
     FromLast,
     /// A colleague's proposal, trimmed by a step.
@@ -98,9 +99,9 @@ enum Decision {
 /// What the sync says about the budget: the decision among other figures (last
 /// month's cap, this month's spend, a proposal, a counter-offer that was turned
 /// down), every one drawn from the cap's own range and grid and placed in an order
-/// drawn per instance, so that neither its rank, its position nor its grid residue
-/// tells the cap from the others; negation words occur in the decision and in the
-/// other sentences alike. Its own stream keeps the rest of the instance as it was.
+/// drawn per instance; the cap itself is none of them. Negation words occur in the
+/// decision and in the other sentences alike. Its own stream keeps the rest of the
+/// instance as it was.
 fn budget_notes(
     ctx: &Ctx<'_>,
     organizer: &str,
@@ -110,15 +111,12 @@ fn budget_notes(
 ) -> String {
     let mut rng = ctx.rng("meeting/figures");
     let cap = cap as i32;
-    // Said outright one time in eight: then it is one of five figures, placed neither
-    // first, last nor largest (the giveaway bounds of issue 26).
+    let step = CAP_STEP * rng.random_range(1..=6);
+    // A proposal trimmed to the cap lies a step above it, so it needs that room.
     let form = match rng.random_range(0..8u32) {
-        // The top cap has nothing above it, so it is always worked out.
-        0 if cap < CAP_HI => Decision::Stated,
-        1..=3 if cap < CAP_HI => Decision::FromProposal,
+        1..=3 if cap + step <= CAP_HI => Decision::FromProposal,
         _ => Decision::FromLast,
     };
-    let step = CAP_STEP * rng.random_range(1..=6);
     let mut used: Vec<i32> = vec![cap];
     let fresh = |rng: &mut tbsim_core::rng::StreamRng, used: &mut Vec<i32>| -> i32 {
         loop {
@@ -129,90 +127,43 @@ fn budget_notes(
             }
         }
     };
-    // A figure tied to the cap by the decision: cap ± step when it stays in range
-    // and is new, else the other sign.
-    let tied = |rng: &mut tbsim_core::rng::StreamRng, used: &mut Vec<i32>, signs: &[i32]| {
-        let first = signs[rng.random_range(0..signs.len())];
-        for s in [first, -first] {
-            if !signs.contains(&s) {
-                continue;
-            }
-            let v = cap + s * step;
-            if (CAP_LO..=CAP_HI).contains(&v) && !used.contains(&v) {
-                used.push(v);
-                return Some((v, s));
-            }
-        }
-        None
-    };
-    let (mut form, mut last_sign) = (form, 0);
+    // Last month's cap lies a step above the cap (lowered) or below it (raised): the
+    // side is drawn, and the range (8,000 wide, a step at most 1,500) always leaves
+    // one side open.
+    let mut last_sign = 0;
     let last = match form {
-        Decision::FromLast => match tied(&mut rng, &mut used, &[1, -1]) {
-            Some((v, s)) => {
-                last_sign = s;
-                v
-            }
-            None => {
-                form = Decision::Stated;
-                fresh(&mut rng, &mut used)
-            }
-        },
-        _ => fresh(&mut rng, &mut used),
+        Decision::FromLast => {
+            let first = if rng.random_range(0..2u32) == 0 {
+                1
+            } else {
+                -1
+            };
+            last_sign = if (CAP_LO..=CAP_HI).contains(&(cap + first * step)) {
+                first
+            } else {
+                -first
+            };
+            let v = cap + last_sign * step;
+            used.push(v);
+            v
+        }
+        Decision::FromProposal => fresh(&mut rng, &mut used),
     };
     let proposal = match form {
-        // The proposal was trimmed: it lies a step above the cap.
-        Decision::FromProposal => match tied(&mut rng, &mut used, &[1]) {
-            Some((v, _)) => v,
-            None => {
-                form = Decision::Stated;
-                fresh(&mut rng, &mut used)
-            }
-        },
-        _ => fresh(&mut rng, &mut used),
+        Decision::FromProposal => {
+            used.push(cap + step);
+            cap + step
+        }
+        Decision::FromLast => fresh(&mut rng, &mut used),
     };
     let counter = fresh(&mut rng, &mut used);
     let spent = fresh(&mut rng, &mut used);
-    // Where the cap is said outright it is never the notes' largest figure (nor,
-    // below, their first): how many of the four others lie above it is drawn
-    // uniformly from 1-4 (as far as the range allows), so its rank is uniform over
-    // the other four places.
-    let (mut last, mut proposal, mut counter, mut spent) = (last, proposal, counter, spent);
-    if form == Decision::Stated {
-        let above = ((CAP_HI - cap) / CAP_STEP) as usize;
-        let below = ((cap - CAP_LO) / CAP_STEP) as usize;
-        let ks: Vec<usize> = (1..=4).filter(|k| *k <= above && 4 - k <= below).collect();
-        if !ks.is_empty() {
-            let k = ks[rng.random_range(0..ks.len())];
-            let mut v: Vec<i32> = pick_distinct(&mut rng, above, k)
-                .into_iter()
-                .map(|i| cap + CAP_STEP * (i as i32 + 1))
-                .chain(
-                    pick_distinct(&mut rng, below, 4 - k)
-                        .into_iter()
-                        .map(|i| cap - CAP_STEP * (i as i32 + 1)),
-                )
-                .collect();
-            for i in (1..v.len()).rev() {
-                v.swap(i, rng.random_range(0..=i));
-            }
-            (last, proposal, counter, spent) = (v[0], v[1], v[2], v[3]);
-        }
-    }
     let who: Vec<usize> = pick_distinct(&mut rng, speakers.len(), 2);
     let (proposer, counterer) = (&speakers[who[0]].name, &speakers[who[1]].name);
     let pick = |rng: &mut tbsim_core::rng::StreamRng, pool: &[String]| -> String {
         pool[rng.random_range(0..pool.len())].clone()
     };
     let decision = match form {
-        Decision::Stated => pick(
-            &mut rng,
-            &[
-                format!("Decision: next month's budget is capped at {cap} EUR."),
-                format!("They agree not to spend more than {cap} EUR next month."),
-                format!("Nobody objects to {cap} EUR as next month's cap."),
-                format!("The group settles on a cap of {cap} EUR."),
-            ],
-        ),
         Decision::FromLast => {
             let (verb, done) = if last_sign > 0 {
                 ("lower", "lowered")
@@ -247,7 +198,7 @@ fn budget_notes(
             ],
         ),
     };
-    let mut sentences = vec![
+    let mut sentences = [
         pick(
             &mut rng,
             &[
@@ -285,16 +236,6 @@ fn budget_notes(
     ];
     for i in (1..sentences.len()).rev() {
         sentences.swap(i, rng.random_range(0..=i));
-    }
-    // Said outright, the decision sits between other figures, never first or last.
-    if form == Decision::Stated
-        && let Some(at) = sentences
-            .iter()
-            .position(|t| t.contains(&format!(" {cap} EUR")))
-    {
-        let said = sentences.remove(at);
-        let to = rng.random_range(1..sentences.len());
-        sentences.insert(to, said);
     }
     format!(
         "{organizer} opens the meeting on next month's {dept} purchasing budget. {} Then they go round the table for purchase requests.",
@@ -396,7 +337,13 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             staff.len()
         ));
     }
-    let n_speakers = rng.random_range(4..=staff.len().min(5));
+    // Two requests at least stand the rules: with one, the grand total of the
+    // `check_sum` kind was that request's total, often its unit price as said
+    // (quantity one), which a probe picked by position (issue 37).
+    let n_speakers = rng
+        .random_range(4..=staff.len().min(5))
+        .max(usize::from(level) + 2)
+        .min(staff.len());
     let speakers: Vec<&tbsim_scenario::Person> = pick_distinct(&mut rng, staff.len(), n_speakers)
         .into_iter()
         .map(|i| staff[i])
@@ -534,19 +481,19 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             },
             // What was decided, known only to those who were there (a late joiner
             // still reads it in the join result). It carries the task: joining every
-            // meeting blindly earns the attendance point alone, a twenty-first of it.
+            // meeting blindly earns the attendance point alone, a fifty-first of it.
             CheckpointSpec {
                 key: "decision_recorded".into(),
                 description: format!("`budget_cap` in `{decision}` is the cap the meeting set"),
-                weight: 20,
+                weight: 50,
                 check: cap_check,
-                feedback: format!("The budget cap is missing or wrong. It is stated when the meeting opens (join on time to hear it); write it to `{decision}` as {{\"budget_cap\": <number>}}."),
+                feedback: format!("The budget cap is missing or wrong. The meeting decides it as a change to a figure said there (last month's cap raised or lowered, a colleague's proposal trimmed): join on time to hear it, work out the cap from what the decision says, and write it to `{decision}` as {{\"budget_cap\": <number>}}."),
             },
         ])
         .hints(vec![
             "Check your calendar for the meeting's time and key.".into(),
             "A notification arrives when the meeting starts; join_meeting right away.".into(),
-            format!("Use wait until {start}, then join_meeting `{meeting_key}`; the join result's notes state the cap."),
+            format!("Use wait until {start}, then join_meeting `{meeting_key}`; the join result's notes say how the cap was decided: start from the figure the decision names and apply its change."),
         ])
         .plan(attend_plan, 0)
         .build();
@@ -759,24 +706,73 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     Ok(parts)
 }
 
-/// Wrong answers for tests. The attend task: a cap of 0 and every number its
-/// brief states (none is the cap, which only the meeting says). A summary: every
+/// Wrong answers for tests. The attend task: a cap of 0, every number its brief
+/// states, every figure the meeting's notes state (the cap is worked out, never
+/// said), and the decision's change applied the wrong way (last month's cap moved
+/// against the decision, the proposal raised instead of trimmed). A summary: every
 /// request said in the meeting (some break the rules, or one was withdrawn), and
 /// where totals count, every request with its unit price as its total.
 pub fn wrong_answers(
     task: &TaskSpec,
-    _scenario: &tbsim_scenario::Scenario,
+    scenario: &tbsim_scenario::Scenario,
 ) -> Vec<(String, String)> {
     if let Some(path) = task.checkpoints.iter().find_map(|c| match &c.check {
         Check::JsonNumber { path, pointer, .. } if pointer == "/budget_cap" => Some(path.clone()),
         _ => None,
     }) {
         let mut caps: std::collections::BTreeSet<u64> = [0].into();
-        let text = format!("{} {}", task.title, task.objective);
-        caps.extend(
+        let numbers = |text: &str| -> Vec<u64> {
             text.split(|c: char| !c.is_ascii_digit())
-                .filter_map(|n| n.parse::<u64>().ok()),
-        );
+                .filter_map(|n| n.parse::<u64>().ok())
+                .collect()
+        };
+        caps.extend(numbers(&format!("{} {}", task.title, task.objective)));
+        for m in scenario
+            .meetings
+            .iter()
+            .filter(|m| task.objective.contains(&format!("the {} in the ", m.title)))
+        {
+            caps.extend(numbers(&m.notes));
+            // The decision's sentence names the step ("by N EUR") and, for a
+            // proposal, whose; its figure moved the other way is a misreading.
+            for sentence in m.notes.split(". ") {
+                let Some(step) = sentence
+                    .split_once(" by ")
+                    .and_then(|(_, rest)| numbers(rest).first().copied())
+                else {
+                    continue;
+                };
+                let base = if sentence.contains("last month's cap") {
+                    m.notes
+                        .split(". ")
+                        .find(|t| t.trim_start().starts_with("Last month"))
+                        .and_then(|t| numbers(t).first().copied())
+                } else {
+                    sentence.split("'s proposal").next().and_then(|who| {
+                        let who = who
+                            .trim()
+                            .trim_start_matches("Decision: next month's cap is ")
+                            .trim_start_matches("They take ");
+                        m.notes
+                            .split(". ")
+                            .find(|t| t.contains(&format!("{who} proposed ")))
+                            .and_then(|t| numbers(t).first().copied())
+                    })
+                };
+                if let Some(base) = base {
+                    caps.extend([base + step, base.saturating_sub(step)]);
+                }
+            }
+        }
+        // Both directions were added: the right one is not a wrong answer.
+        if let Some(right) = task.checkpoints.iter().find_map(|c| match &c.check {
+            Check::JsonNumber {
+                pointer, expected, ..
+            } if pointer == "/budget_cap" => Some(*expected as u64),
+            _ => None,
+        }) {
+            caps.remove(&right);
+        }
         return caps
             .into_iter()
             .map(|cap| (path.clone(), json!({"budget_cap": cap}).to_string()))

@@ -2,11 +2,11 @@
 //!
 //! Attending: find the meeting on the calendar by its title, wait until just before
 //! it starts, join; when the objective asks for the meeting's decision to be
-//! recorded, read the cap from the join result's notes (said only in the meeting)
-//! and write it where the objective names. The notes state several figures and
-//! the decision is often a change to one of them (last month's cap raised or
-//! lowered by a step, a colleague's proposal trimmed), so the solver reads what
-//! each sentence says: which one decides, and which figure it starts from. Summarising: the requests are in the objective
+//! recorded, work the cap out from the join result's notes (said only in the
+//! meeting) and write it where the objective names. The notes state several figures
+//! and the decision is a change to one of them (last month's cap raised or lowered
+//! by a step, a colleague's proposal trimmed), so the solver reads what each
+//! sentence says: which one decides, and which figure it starts from. Summarising: the requests are in the objective
 //! as announced, less any withdrawn later in the meeting; when the rules file is named, read its three limits and keep the requests within
 //! all of them.
 
@@ -165,11 +165,6 @@ fn read_cap(notes: &str) -> Option<f64> {
             }
             if s.contains("raise") {
                 return Some(last? + by);
-            }
-        }
-        for anchor in ["capped at", "more than", "cap of", "objects to"] {
-            if s.contains(anchor) {
-                return number_after(s, anchor);
             }
         }
     }

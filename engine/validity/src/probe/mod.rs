@@ -12,7 +12,9 @@
 //! learner's highest-scored candidate is right. Chance is the share of right
 //! candidates in the instance (one in the number of candidates when one is right).
 //! The prior is the best constant answer: the candidate text right in the most
-//! training instances, tried on the test ones.
+//! training instances, tried on the test ones. A list answer is scored as a set
+//! ([`sets`]): the probe writes every text its score keeps and hits when the set
+//! is exact, as the checkpoint requires.
 //!
 //! A probe *beats chance* when the lower one-sided 95% Wilson bound of its
 //! accuracy exceeds chance by more than [`MARGIN`]. A family passes when no
@@ -20,6 +22,7 @@
 
 pub mod candidates;
 pub mod learn;
+pub mod sets;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -65,6 +68,8 @@ pub struct Group {
     pub positive: Vec<bool>,
     /// Each candidate's text (for the prior).
     pub texts: Vec<String>,
+    /// For a list slot, the expected items (folded): the group is probed as a set.
+    pub want: Option<sets::TextSet>,
 }
 
 /// The labelled groups of one instance, by key.
@@ -133,9 +138,11 @@ pub fn instance_rows(
                 let [slot] = leaf.slots.as_slice() else {
                     continue;
                 };
+                let mut want_set = None;
                 let label: Box<dyn Fn(&Candidate) -> bool> = match (slot.kind, &leaf.check) {
                     (Kind::List, Check::JsonStringSet { expected, .. }) => {
                         let want: BTreeSet<String> = expected.iter().map(|s| fold(s)).collect();
+                        want_set = Some(want.clone());
                         Box::new(move |c: &Candidate| want.contains(&fold(&c.text)))
                     }
                     (Kind::List, _) => continue,
@@ -166,6 +173,7 @@ pub fn instance_rows(
                     rows: Vec::new(),
                     positive: Vec::new(),
                     texts: Vec::new(),
+                    want: want_set,
                 };
                 for c in cands.iter().filter(|c| fits(slot.kind, c.kind)) {
                     g.positive.push(label(c));
@@ -340,16 +348,30 @@ fn baseline(g: &Group, typed: Option<&CandType>) -> f64 {
     all.max(of_type)
 }
 
+/// A list group's candidate texts, folded as its expected items are.
+fn folded(g: &Group) -> Vec<String> {
+    g.texts.iter().map(|t| fold(t)).collect()
+}
+
+/// Whether a test instance can be answered from what was observed: one right
+/// candidate, or for a set, every expected item among the candidates.
+fn pickable(g: &Group) -> bool {
+    match &g.want {
+        Some(want) => {
+            let have: BTreeSet<String> = folded(g).into_iter().collect();
+            !want.is_empty() && want.is_subset(&have)
+        }
+        None => g.positive.contains(&true),
+    }
+}
+
 /// Trains and tests every learner on one key's groups (two folds by seed parity).
 pub fn evaluate_key(groups: &[&Group]) -> KeyResult {
     let mut r = KeyResult {
         instances: groups.len(),
         ..KeyResult::default()
     };
-    r.not_pickable = groups
-        .iter()
-        .filter(|g| !g.positive.contains(&true))
-        .count();
+    r.not_pickable = groups.iter().filter(|g| !pickable(g)).count();
     r.mean_candidates = if groups.is_empty() {
         0.0
     } else {
@@ -358,40 +380,64 @@ pub fn evaluate_key(groups: &[&Group]) -> KeyResult {
     for fold in 0..2u64 {
         let (train, test): (Vec<&&Group>, Vec<&&Group>) =
             groups.iter().partition(|g| g.seed % 2 != fold);
-        let test: Vec<&&Group> = test
-            .into_iter()
-            .filter(|g| g.positive.contains(&true))
-            .collect();
+        let test: Vec<&&Group> = test.into_iter().filter(|g| pickable(g)).collect();
         if test.is_empty() {
             continue;
         }
-        // The prior: the candidate text right in the most training instances.
-        let mut right: BTreeMap<&str, usize> = BTreeMap::new();
-        for g in &train {
-            let mut mine: BTreeSet<&str> = BTreeSet::new();
-            for (t, p) in g.texts.iter().zip(&g.positive) {
-                if *p {
-                    mine.insert(t);
+        let typed = best_type(&train);
+        // Chance per test instance: a blind pick, or for a set a blind writer.
+        let chance_of = |g: &Group| match &g.want {
+            Some(want) => {
+                let texts = folded(g);
+                let all = sets::texts(&texts, |_| true);
+                let of_type = typed
+                    .as_ref()
+                    .map(|t| sets::texts(&texts, |i| cand_type(&g.rows[i], &g.texts[i]) == *t));
+                sets::chance(&all, of_type.as_ref(), want)
+            }
+            None => baseline(g, typed.as_ref()),
+        };
+        // The prior: the candidate text right in the most training instances, or
+        // for a set, the set expected in the most.
+        let prior_hit: Box<dyn Fn(&Group) -> bool> = if test[0].want.is_some() {
+            let mut sets_seen: BTreeMap<&sets::TextSet, usize> = BTreeMap::new();
+            for g in &train {
+                if let Some(w) = &g.want {
+                    *sets_seen.entry(w).or_default() += 1;
                 }
             }
-            for t in mine {
-                *right.entry(t).or_default() += 1;
+            let constant = sets_seen
+                .iter()
+                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                .map(|(t, _)| (*t).clone());
+            Box::new(move |g: &Group| constant.is_some() && g.want == constant)
+        } else {
+            let mut right: BTreeMap<&str, usize> = BTreeMap::new();
+            for g in &train {
+                let mut mine: BTreeSet<&str> = BTreeSet::new();
+                for (t, p) in g.texts.iter().zip(&g.positive) {
+                    if *p {
+                        mine.insert(t);
+                    }
+                }
+                for t in mine {
+                    *right.entry(t).or_default() += 1;
+                }
             }
-        }
-        let constant = right
-            .iter()
-            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
-            .map(|(t, _)| (*t).to_owned());
-        let typed = best_type(&train);
+            let constant = right
+                .iter()
+                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                .map(|(t, _)| (*t).to_owned());
+            Box::new(move |g: &Group| {
+                constant
+                    .as_ref()
+                    .is_some_and(|c| g.texts.iter().zip(&g.positive).any(|(t, p)| *p && t == c))
+            })
+        };
         for g in &test {
-            let chance = baseline(g, typed.as_ref());
             r.prior.n += 1;
-            r.prior.chance += chance;
-            if let Some(c) = &constant
-                && g.texts.iter().zip(&g.positive).any(|(t, p)| *p && t == c)
-            {
-                r.prior.hits += 1.0;
-            }
+            r.prior.chance += chance_of(g);
+            r.prior.hits += f64::from(u8::from(prior_hit(g)));
         }
         let rows: Vec<Vec<f64>> = train.iter().flat_map(|g| g.rows.iter().cloned()).collect();
         let labels: Vec<bool> = train
@@ -401,14 +447,29 @@ pub fn evaluate_key(groups: &[&Group]) -> KeyResult {
         for l in Learner::ALL {
             let s = r.learners.entry(l).or_default();
             let model = learn::train(l, &rows, &labels, 37 + fold);
+            // A set is written by a threshold on the learnt score: the one that
+            // makes the most training sets exact.
+            let tau = model.as_ref().and_then(|m| {
+                let intervals: Vec<(f64, f64)> = train
+                    .iter()
+                    .filter_map(|g| {
+                        let want = g.want.as_ref()?;
+                        sets::exact_interval(&sets::by_text(&folded(g), &m.score(&g.rows)), want)
+                    })
+                    .collect();
+                sets::best_threshold(&intervals)
+            });
             for g in &test {
-                let chance = baseline(g, typed.as_ref());
+                let chance = chance_of(g);
                 s.n += 1;
                 s.chance += chance;
                 // No model (one class in training): a blind pick, chance itself.
-                s.hits += match &model {
-                    Some(m) => top1(&m.score(&g.rows), &g.positive),
-                    None => chance,
+                s.hits += match (&model, &g.want) {
+                    (Some(m), Some(want)) => f64::from(u8::from(tau.is_some_and(|tau| {
+                        sets::exact_at(&sets::by_text(&folded(g), &m.score(&g.rows)), want, tau)
+                    }))),
+                    (Some(m), None) => top1(&m.score(&g.rows), &g.positive),
+                    (None, _) => chance,
                 };
             }
             if let Some(m) = &model {
@@ -564,6 +625,7 @@ mod tests {
             rows: Vec::new(),
             positive: Vec::new(),
             texts: Vec::new(),
+            want: None,
         };
         // Feature 29 is noise; feature 31 marks the answer when `cue` is on.
         for i in 0..n {
@@ -598,54 +660,74 @@ mod tests {
     }
 
     /// A list slot whose right items are half the IDs of a sheet, drawn at
-    /// random, beside names that are never right: picking an ID is knowing
-    /// the workflow, and it does not beat the typed baseline; a cue on the
-    /// right IDs still does.
-    #[test]
-    fn knowing_the_answers_kind_is_not_a_shortcut() {
-        let sheet = |seed: u64, cue: bool| {
-            let mut g = Group {
-                seed,
-                rows: Vec::new(),
-                positive: Vec::new(),
-                texts: Vec::new(),
-            };
-            // Eight SKUs, four purchase orders (IDs of another format, in the same
-            // file, never right) and four names.
-            for i in 0..16u64 {
-                let (sku, po) = (i < 8, (8..12).contains(&i));
-                let right = sku && mix(seed * 131 + i).is_multiple_of(2);
-                let text = if sku {
-                    format!("SKU-{}", 1000 + mix(seed * 3 + i) % 9000)
-                } else if po {
-                    format!("PO-{}", 10 + mix(seed * 3 + i) % 90)
-                } else {
-                    format!("Dana {}", mix(seed * 3 + i) % 10_000)
-                };
-                let mut row = vec![0.0; FEATURES.len()];
-                row[SOURCE_FEATURES.start] = 1.0;
-                row[KIND_FEATURES.start + if sku || po { 2 } else { 3 }] = 1.0;
-                row[29] = (mix(seed * 17 + i) % 9) as f64;
-                row[31] = f64::from(cue && right);
-                // The length tells a SKU from a purchase order, not one SKU from another.
-                let length = FEATURES
-                    .iter()
-                    .position(|f| *f == "length in characters (log)")
-                    .unwrap();
-                row[length] = (text.len() as f64).ln();
-                g.rows.push(row);
-                g.positive.push(right);
-                g.texts.push(text);
-            }
-            g
+    /// random, beside names that are never right: writing the sheet's IDs is
+    /// knowing the workflow and gives the set only by chance; a cue on the right
+    /// IDs makes it exact, and the set probe finds it. `whole`: every SKU is
+    /// right, so writing every ID of the learnt type is the answer (chance 1).
+    fn sheet(seed: u64, cue: bool, whole: bool) -> Group {
+        let mut g = Group {
+            seed,
+            rows: Vec::new(),
+            positive: Vec::new(),
+            texts: Vec::new(),
+            want: Some(BTreeSet::new()),
         };
-        let blind: Vec<Group> = (0..200).map(|s| sheet(s, false)).collect();
+        // Eight SKUs, four purchase orders (IDs of another format, in the same
+        // file, never right) and four names.
+        for i in 0..16u64 {
+            let (sku, po) = (i < 8, (8..12).contains(&i));
+            let right = sku && (whole || mix(seed * 131 + i).is_multiple_of(2));
+            let text = if sku {
+                format!("SKU-{}", 1000 + mix(seed * 3 + i) % 9000)
+            } else if po {
+                format!("PO-{}", 10 + mix(seed * 3 + i) % 90)
+            } else {
+                format!("Dana {}", mix(seed * 3 + i) % 10_000)
+            };
+            let mut row = vec![0.0; FEATURES.len()];
+            row[SOURCE_FEATURES.start] = 1.0;
+            row[KIND_FEATURES.start + if sku || po { 2 } else { 3 }] = 1.0;
+            row[29] = (mix(seed * 17 + i) % 9) as f64;
+            row[31] = f64::from(cue && right);
+            // The length tells a SKU from a purchase order, not one SKU from another.
+            let length = FEATURES
+                .iter()
+                .position(|f| *f == "length in characters (log)")
+                .unwrap();
+            row[length] = (text.len() as f64).ln();
+            if right && let Some(w) = g.want.as_mut() {
+                w.insert(fold(&text));
+            }
+            g.rows.push(row);
+            g.positive.push(right);
+            g.texts.push(text);
+        }
+        g
+    }
+
+    #[test]
+    fn a_set_is_found_by_a_cue_not_by_knowing_its_kind() {
+        let blind: Vec<Group> = (0..200).map(|s| sheet(s, false, false)).collect();
         let r = evaluate_key(&blind.iter().collect::<Vec<_>>());
         let lg = &r.learners[&Learner::Logistic];
-        assert!(lg.chance() > 0.4, "{}", lg.chance());
+        assert!(lg.chance() < 0.01, "{}", lg.chance());
         assert!(!r.fails(), "{r:?}");
-        let cued: Vec<Group> = (0..200).map(|s| sheet(s, true)).collect();
-        assert!(evaluate_key(&cued.iter().collect::<Vec<_>>()).fails());
+        let cued: Vec<Group> = (0..200).map(|s| sheet(s, true, false)).collect();
+        let r = evaluate_key(&cued.iter().collect::<Vec<_>>());
+        assert!(r.fails(), "{r:?}");
+        // Exact sets, not members: the cued probe writes the whole set.
+        assert!(r.learners[&Learner::Logistic].accuracy() > 0.9, "{r:?}");
+    }
+
+    #[test]
+    fn a_set_that_is_every_item_of_its_kind_is_workflow_not_a_shortcut() {
+        let whole: Vec<Group> = (0..200).map(|s| sheet(s, false, true)).collect();
+        let r = evaluate_key(&whole.iter().collect::<Vec<_>>());
+        assert!(
+            (r.learners[&Learner::Logistic].chance() - 1.0).abs() < 1e-9,
+            "{r:?}"
+        );
+        assert!(!r.fails(), "{r:?}");
     }
 
     /// Meeting notes holding `k` figures drawn alike, one of them the answer: at
@@ -696,6 +778,7 @@ mod tests {
                     rows: Vec::new(),
                     positive: Vec::new(),
                     texts: Vec::new(),
+                    want: None,
                 };
                 for c in candidates::candidates(&seen)
                     .into_iter()
