@@ -112,6 +112,7 @@ pub fn router(console: Arc<Console>) -> Router {
         .route("/v1/console/runs/{id}/resume", post(resume))
         .route("/v1/console/runs/{id}/step", post(step_once))
         .route("/v1/console/runs/{id}/guide", post(guide))
+        .route("/v1/console/runs/{id}/hints", get(hints))
         .route("/v1/console/runs/{id}/fork", post(fork))
         .route("/v1/console/runs/{id}/close", post(close))
         .route("/v1/console/runs/{id}/messages", get(messages))
@@ -900,6 +901,51 @@ async fn guide(
         )
     })?;
     Ok(Json(json!({ "tier": tier })))
+}
+
+/// The hint each released task would get next from "send next hint tier" (its
+/// tier and text), so the person guiding a live run sees what they are about to
+/// send. Only where guidance may be sent: never for a run a person plays, nor any
+/// run of a scenario being played (`refuse_while_playing`).
+async fn hints(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<Value>, ApiError> {
+    tokio::task::spawn_blocking(move || {
+        let (_, found) = control_of(&c, &id)?;
+        refuse_while_playing(&c, &found)?;
+        let tiers = c.detail_of(&found).hint_tiers;
+        let loaded = tbsim_engine::run_dir::load_scenario(&found.dir().join("scenario.ron"))
+            .map_err(|_| {
+                err(
+                    StatusCode::CONFLICT,
+                    "no_scenario",
+                    "the run's scenario.ron is not written yet",
+                )
+            })?;
+        Ok(Json(
+            json!({ "next": next_hints(&loaded.scenario, &tiers) }),
+        ))
+    })
+    .await
+    .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
+}
+
+/// Per task with a tier left: the next tier (1-based) and its text.
+fn next_hints(
+    scenario: &tbsim_scenario::spec::Scenario,
+    tiers: &std::collections::BTreeMap<String, (u8, u8)>,
+) -> serde_json::Map<String, Value> {
+    let mut next = serde_json::Map::new();
+    for (task, &(given, _)) in tiers {
+        let Some(spec) = scenario.tasks.iter().find(|t| &t.key == task) else {
+            continue;
+        };
+        if let Some(text) = spec.hints.get(usize::from(given)) {
+            next.insert(
+                task.clone(),
+                json!({ "tier": u16::from(given) + 1, "text": text }),
+            );
+        }
+    }
+    next
 }
 
 #[derive(Debug, Deserialize)]
