@@ -1909,8 +1909,10 @@ function viewRun(main, id, atStep) {
       row.button.setAttribute('aria-describedby', 'guide-need-name');
       row.count.textContent = `${given}/${total} given${gd ? ` · ${gd.hints} by guidance, ${gd.messages} message${gd.messages === 1 ? '' : 's'}` : ''}`;
     });
-    // The previews follow the tiers given: asked again only when those change.
-    const sig = keys.map((k) => `${k}=${tiers[k][0]}`).join('\n');
+    // The previews follow the tiers given and whether the run is hidden (a person
+    // plays its scenario: the server refuses them then): asked again only when
+    // either changes, not at every update of a live run.
+    const sig = `${d.locked ? 'locked' : ''}\n${keys.map((k) => `${k}=${tiers[k][0]}`).join('\n')}`;
     if (sig !== hintSig) {
       hintSig = sig;
       api(`/v1/console/runs/${encodeURIComponent(id)}/hints`).then((r) => {
@@ -1920,8 +1922,12 @@ function viewRun(main, id, atStep) {
           row.preview.textContent = n ? `Next, tier ${n.tier}: ${n.text}` : 'No tier left.';
           row.preview.dataset.tier = n ? n.tier : '';
         }
-      }).catch(() => {
-        hintSig = '';
+      }).catch((e) => {
+        if (hintSig !== sig) return;
+        for (const row of hintRows.values()) {
+          row.preview.textContent = `No preview: ${errorText(e)}`;
+          row.preview.dataset.tier = '';
+        }
       });
     }
     hintQueue.textContent = `${d.queued ? `${d.queued} queued for the next decision` : ''}${d.queued && d.dropped ? ' · ' : ''}${d.dropped ? `${d.dropped} dropped` : ''}`;
