@@ -1123,3 +1123,35 @@ async fn close(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<Value>,
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    use super::next_hints;
+
+    #[test]
+    fn the_next_hint_is_the_tier_after_those_given() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../content/scenarios/meeting-only.ron");
+        let loaded = tbsim_scenario::load_file(&path).unwrap();
+        let task = &loaded.scenario.tasks[0];
+        let n = u8::try_from(task.hints.len()).unwrap();
+        assert!(n >= 2, "a task with two hints or more");
+        let mut tiers = BTreeMap::new();
+        tiers.insert(task.key.clone(), (0, n));
+        tiers.insert("task/not-in-the-scenario".to_owned(), (0, 3));
+        let next = next_hints(&loaded.scenario, &tiers);
+        assert_eq!(next.len(), 1, "{next:?}");
+        assert_eq!(next[&task.key]["tier"], 1);
+        assert_eq!(next[&task.key]["text"], task.hints[0].as_str());
+        tiers.insert(task.key.clone(), (1, n));
+        let next = next_hints(&loaded.scenario, &tiers);
+        assert_eq!(next[&task.key]["tier"], 2);
+        assert_eq!(next[&task.key]["text"], task.hints[1].as_str());
+        // Every tier given: nothing left to preview.
+        tiers.insert(task.key.clone(), (n, n));
+        assert!(next_hints(&loaded.scenario, &tiers).is_empty());
+    }
+}
