@@ -67,6 +67,25 @@ test('answers stay hidden unless switched on, in view mode only', async () => {
   await until(async () => (await page.locator(tid('cp-description')).count()) >= fromApi.length, { what: 'the checkpoint descriptions' });
   text = await page.evaluate(() => document.body.textContent);
   for (const d of fromApi) assert.ok(text.includes(d), `answer not shown: ${d}`);
+  // The answer itself, not only the rubric: the value the check expects, beside
+  // what the agent wrote where the check reads (issue 40, item 10).
+  const cp = page.locator(tid('cp-decision_recorded'));
+  await until(async () => (await cp.locator(tid('cp-expected')).count()) === 1, { what: 'the expected value' });
+  const expected = await cp.locator(tid('cp-expected')).textContent();
+  const want = w.tasks.flatMap((t) => t.checkpoints).find((c) => c.key === 'decision_recorded').expected.JsonNumber.expected;
+  assert.ok(typeof want === 'number', 'the API gives the expected value');
+  assert.ok(readFileSync(join(oracleDir, 'scenario.ron'), 'utf8').includes(`expected: ${want.toFixed(1)}`), 'the scenario’s value');
+  assert.match(expected, /JsonNumber/);
+  assert.ok(expected.includes(`"expected":${want}`), expected);
+  assert.match(expected, /"pointer":"\/budget_cap"/);
+  assert.equal(await cp.locator(tid('cp-actual')).textContent(), `Agent wrote ${want}`);
+  // At step 1, before the oracle wrote the file: nothing there yet.
+  await page.goto(`${server.url}/#/run/${encodeURIComponent(id)}/step/1`);
+  await until(async () => (await page.locator(tid('world-note')).getAttribute('data-step')) === '1', { what: 'the world at step 1' });
+  if (!(await box.isChecked())) await box.check();
+  await until(async () => /no such file/.test((await cp.locator(tid('cp-actual')).textContent().catch(() => '')) || ''), { what: 'no file at step 1' });
+  // Without answers the world carries no expected value.
+  assert.ok(plain.tasks.every((t) => t.checkpoints.every((c) => c.expected === undefined && c.actual === undefined)), 'no expected value without answers');
   // Off again: gone.
   await box.uncheck();
   await until(async () => (await page.locator(tid('cp-description')).count()) === 0, { what: 'the descriptions to go' });

@@ -973,6 +973,7 @@ mod tests {
             ("/v1/console/runs/{id}/resume", &["post"]),
             ("/v1/console/runs/{id}/step", &["post"]),
             ("/v1/console/runs/{id}/guide", &["post"]),
+            ("/v1/console/runs/{id}/hints", &["get"]),
             ("/v1/console/runs/{id}/fork", &["post"]),
             ("/v1/console/runs/{id}/close", &["post"]),
             ("/v1/console/runs/{id}/messages", &["get"]),

@@ -112,6 +112,7 @@ pub fn router(console: Arc<Console>) -> Router {
         .route("/v1/console/runs/{id}/resume", post(resume))
         .route("/v1/console/runs/{id}/step", post(step_once))
         .route("/v1/console/runs/{id}/guide", post(guide))
+        .route("/v1/console/runs/{id}/hints", get(hints))
         .route("/v1/console/runs/{id}/fork", post(fork))
         .route("/v1/console/runs/{id}/close", post(close))
         .route("/v1/console/runs/{id}/messages", get(messages))
@@ -902,6 +903,51 @@ async fn guide(
     Ok(Json(json!({ "tier": tier })))
 }
 
+/// The hint each released task would get next from "send next hint tier" (its
+/// tier and text), so the person guiding a live run sees what they are about to
+/// send. Only where guidance may be sent: never for a run a person plays, nor any
+/// run of a scenario being played (`refuse_while_playing`).
+async fn hints(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<Value>, ApiError> {
+    tokio::task::spawn_blocking(move || {
+        let (_, found) = control_of(&c, &id)?;
+        refuse_while_playing(&c, &found)?;
+        let tiers = c.detail_of(&found).hint_tiers;
+        let loaded = tbsim_engine::run_dir::load_scenario(&found.dir().join("scenario.ron"))
+            .map_err(|_| {
+                err(
+                    StatusCode::CONFLICT,
+                    "no_scenario",
+                    "the run's scenario.ron is not written yet",
+                )
+            })?;
+        Ok(Json(
+            json!({ "next": next_hints(&loaded.scenario, &tiers) }),
+        ))
+    })
+    .await
+    .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
+}
+
+/// Per task with a tier left: the next tier (1-based) and its text.
+fn next_hints(
+    scenario: &tbsim_scenario::spec::Scenario,
+    tiers: &std::collections::BTreeMap<String, (u8, u8)>,
+) -> serde_json::Map<String, Value> {
+    let mut next = serde_json::Map::new();
+    for (task, &(given, _)) in tiers {
+        let Some(spec) = scenario.tasks.iter().find(|t| &t.key == task) else {
+            continue;
+        };
+        if let Some(text) = spec.hints.get(usize::from(given)) {
+            next.insert(
+                task.clone(),
+                json!({ "tier": u16::from(given) + 1, "text": text }),
+            );
+        }
+    }
+    next
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ForkBody {
@@ -1075,5 +1121,37 @@ async fn close(State(c): State<Arc<Console>>, Id(id): Id) -> Result<Json<Value>,
                 "a recorded run (or a job not started yet) cannot be closed",
             )),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    use super::next_hints;
+
+    #[test]
+    fn the_next_hint_is_the_tier_after_those_given() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../content/scenarios/meeting-only.ron");
+        let loaded = tbsim_scenario::load_file(&path).unwrap();
+        let task = &loaded.scenario.tasks[0];
+        let n = u8::try_from(task.hints.len()).unwrap();
+        assert!(n >= 2, "a task with two hints or more");
+        let mut tiers = BTreeMap::new();
+        tiers.insert(task.key.clone(), (0, n));
+        tiers.insert("task/not-in-the-scenario".to_owned(), (0, 3));
+        let next = next_hints(&loaded.scenario, &tiers);
+        assert_eq!(next.len(), 1, "{next:?}");
+        assert_eq!(next[&task.key]["tier"], 1);
+        assert_eq!(next[&task.key]["text"], task.hints[0].as_str());
+        tiers.insert(task.key.clone(), (1, n));
+        let next = next_hints(&loaded.scenario, &tiers);
+        assert_eq!(next[&task.key]["tier"], 2);
+        assert_eq!(next[&task.key]["text"], task.hints[1].as_str());
+        // Every tier given: nothing left to preview.
+        tiers.insert(task.key.clone(), (n, n));
+        assert!(next_hints(&loaded.scenario, &tiers).is_empty());
     }
 }

@@ -492,26 +492,75 @@ function runLabel(r) {
   return parts.filter(Boolean).join(' · ');
 }
 
-function runRow(r) {
-  const link = h('a', { href: `#/run/${encodeURIComponent(r.id)}`, testid: `run-link-${r.id}`, title: r.id }, runLabel(r));
-  if (r.indexing) return pendingRow(r, link);
+/** A run's row, cloned from one built with `h` (the same elements, classes and
+ * labels) and filled in: a list of 1,000 runs makes 25,000 elements, which cost its
+ * first paint about twice as much one `createElement` and `setAttribute` at a time.
+ * Text still goes in as text only. */
+let ROW_PROTO = null;
+function runRowFast(r) {
+  const withCompare = !!window.tbsimCompare;
+  if (!ROW_PROTO || ROW_PROTO.withCompare !== withCompare) {
+    const td = (label, attrs, ...kids) => h('td', { 'data-label': label, ...attrs }, ...kids);
+    const tr = h('tr', { class: 'run' },
+      withCompare ? h('td', { 'data-label': 'Compare', class: 'compare-cell' }, h('input', { type: 'checkbox' })) : null,
+      td('Run', {}, h('a', {})),
+      td('Scenario', {}),
+      td('Agent', {}),
+      td('Clock', {}),
+      td('Steps', { class: 'num', testid: 'run-row-step' }),
+      td('Score', { class: 'num', testid: 'run-row-score' }),
+      td('Success', { class: 'num', testid: 'run-row-success' }),
+      td('Tokens', { class: 'num', testid: 'run-row-tokens' }),
+      td('State', {}));
+    ROW_PROTO = { tr, withCompare };
+  }
+  const tr = ROW_PROTO.tr.cloneNode(true);
+  tr.dataset.testid = `run-row-${r.id}`;
+  if (r.state !== undefined && r.state !== null) tr.dataset.state = r.state;
+  const c = tr.children;
+  let i = 0;
+  if (withCompare) window.tbsimCompare.fillSelectCell(c[i++].firstChild, r);
+  const small = (cls, text, testid) => {
+    const s = document.createElement('span');
+    s.className = cls;
+    if (testid) s.dataset.testid = testid;
+    s.textContent = text;
+    return s;
+  };
+  const runTd = c[i++];
+  const a = runTd.firstChild;
+  a.setAttribute('href', `#/run/${encodeURIComponent(r.id)}`);
+  a.dataset.testid = `run-link-${r.id}`;
+  a.title = r.id;
+  a.textContent = runLabel(r);
+  if (r.tag) runTd.appendChild(small('tag small', r.tag, 'run-row-tag'));
+  if (r.fork) runTd.appendChild(small('muted small', ` fork of ${r.fork.parent} @ ${r.fork.step}`));
+  const scen = c[i++];
+  scen.textContent = r.scenario ?? '';
+  if (r.suite) scen.appendChild(small('muted small', ` ${r.suite}`));
+  c[i++].textContent = r.agent ?? '';
+  const clock = c[i++];
+  clock.textContent = r.time || '–';
+  clock.appendChild(small('muted small', ` day ${r.day ?? '–'}/${r.days ?? '–'}`));
+  c[i++].textContent = String(r.step ?? 0);
+  const score = c[i++];
+  if (r.score !== undefined && r.score !== null) score.dataset.score = r.score;
+  score.textContent = fmtScore(r.score);
+  c[i++].textContent = fmtPct(r.success_rate);
   const tokens = runTokens(r);
-  return h('tr', { testid: `run-row-${r.id}`, 'data-state': r.state, class: 'run' },
-    window.tbsimCompare ? window.tbsimCompare.selectCell(r) : null,
-    h('td', { 'data-label': 'Run' }, link, r.tag ? h('span', { class: 'tag small', testid: 'run-row-tag' }, r.tag) : null,
-      r.fork ? h('span', { class: 'muted small' }, ` fork of ${r.fork.parent} @ ${r.fork.step}`) : null),
-    h('td', { 'data-label': 'Scenario' }, r.scenario, r.suite ? h('span', { class: 'muted small' }, ` ${r.suite}`) : null),
-    h('td', { 'data-label': 'Agent' }, r.agent),
-    h('td', { 'data-label': 'Clock' }, r.time || '–', h('span', { class: 'muted small' }, ` day ${r.day ?? '–'}/${r.days ?? '–'}`)),
-    h('td', { 'data-label': 'Steps', class: 'num', testid: 'run-row-step' }, String(r.step ?? 0)),
-    h('td', { 'data-label': 'Score', class: 'num', testid: 'run-row-score', 'data-score': r.score }, fmtScore(r.score)),
-    h('td', { 'data-label': 'Success', class: 'num', testid: 'run-row-success' }, fmtPct(r.success_rate)),
-    h('td', { 'data-label': 'Tokens', class: 'num', testid: 'run-row-tokens' }, tokens === null ? '–' : fmtCount(tokens),
-      r.model && typeof r.model.cost === 'number' ? h('span', { class: 'muted small' }, ` ${fmtCost(r.model.cost)}`) : null),
-    h('td', { 'data-label': 'State' }, stateBadge(r.state, 'run-row-state'),
-      r.locked ? h('span', { class: 'badge', testid: 'run-row-locked', title: 'someone is playing this scenario: hidden until the play ends' }, ' hidden while played') : null,
-      r.end_reason && r.end_reason !== r.state ? h('span', { class: 'muted small', testid: 'run-row-end' }, ` ${r.end_reason}`) : null),
-  );
+  const tok = c[i++];
+  tok.textContent = tokens === null ? '–' : fmtCount(tokens);
+  if (r.model && typeof r.model.cost === 'number') tok.appendChild(small('muted small', ` ${fmtCost(r.model.cost)}`));
+  add(c[i++], [stateBadge(r.state, 'run-row-state'),
+    r.locked ? h('span', { class: 'badge', testid: 'run-row-locked', title: 'someone is playing this scenario: hidden until the play ends' }, ' hidden while played') : null,
+    r.end_reason && r.end_reason !== r.state ? h('span', { class: 'muted small', testid: 'run-row-end' }, ` ${r.end_reason}`) : null]);
+  return tr;
+}
+
+function runRow(r) {
+  if (!r.indexing) return runRowFast(r);
+  const link = h('a', { href: `#/run/${encodeURIComponent(r.id)}`, testid: `run-link-${r.id}`, title: r.id }, runLabel(r));
+  return pendingRow(r, link);
 }
 
 /** A run whose summary is still being read: what is known, and "…" for the rest. */
@@ -1089,11 +1138,14 @@ function entryView(e, ctx) {
       const took = ctx.decisionT[e.step] !== undefined && typeof e.t === 'number' ? Math.round((e.t - (ctx.lastResultT[e.step] ?? ctx.decisionT[e.step])) / 60) : null;
       ctx.lastResultT[e.step] = e.t;
       const cost = ctx.tools && ctx.tools[r.tool] ? ctx.tools[r.tool].cost_minutes : null;
+      // One figure: the clock this call moved. A result is stamped when its call
+      // ends, so that is the gap from the decision (or the step's previous call);
+      // the tool's listed cost only when the decision is not in view. A `wait` lists
+      // no cost and moves the clock as far as it was asked; `finish` moves nothing.
+      const mins = took ?? cost;
       cls += r.ok ? ' ok' : ' failed';
       body = [h('span', { class: 'tool' }, r.tool || e.call), r.ok ? ' ✓ ok' : ' ✗ error',
-        // One figure: the clock this call moved (a result is stamped when its call
-        // starts, so the gap from the decision is 0 for the first call).
-        h('span', { class: 'muted small', testid: 'entry-took' }, cost !== null && cost !== undefined ? ` · took ${cost} min` : took ? ` · took ${took} min` : ''),
+        h('span', { class: 'muted small', testid: 'entry-took', 'data-minutes': mins ?? '' }, mins ? ` · took ${mins} min` : ''),
         r.error ? h('div', { class: 'tool-error', testid: 'entry-tool-error' }, `${r.error.kind}: ${r.error.message}`) : null,
         r.result !== undefined ? h('div', {}, jsonBlock(r.result, 'result')) : null,
         (r.notifications || []).length ? h('ul', { class: 'notes' }, r.notifications.map((n) => h('li', {}, md(notificationText(n))))) : null];
@@ -1581,6 +1633,8 @@ function viewRun(main, id, atStep) {
   const hintQueue = h('p', { class: 'muted small', testid: 'guide-queued', 'aria-live': 'polite' });
   const needName = h('p', { id: 'guide-need-name', class: 'form-msg', testid: 'guide-need-name', hidden: true }, 'Fill in “From” below to send hints: guidance is recorded with who sent it.');
   const hintRows = new Map();
+  // The tiers given when the hint previews were last asked for.
+  let hintSig = '';
   const gFrom = h('input', { id: 'guide-from', testid: 'guide-from', type: 'text', maxlength: '48', value: store(NAME_KEY), autocomplete: 'nickname', required: true });
   const gTask = h('select', { id: 'guide-task', testid: 'guide-task' }, h('option', { value: '' }, '(no task)'));
   const gText = h('textarea', { id: 'guide-text', testid: 'guide-text', rows: '2', maxlength: '4000' });
@@ -1844,7 +1898,9 @@ function viewRun(main, id, atStep) {
       if (!row) {
         const button = h('button', { type: 'button', testid: `hint-${k}`, onclick: () => sendHint(k) }, `Send next hint tier for ${k}`);
         const count = h('span', { class: 'muted small', testid: `hint-count-${k}` });
-        row = { li: h('li', { testid: `hint-row-${k}` }, button, ' ', count), button, count };
+        // What the button would send (the next tier's text), read from the server.
+        const preview = h('div', { class: 'small hint-preview', testid: `hint-preview-${k}` });
+        row = { li: h('li', { testid: `hint-row-${k}` }, button, ' ', count, preview), button, count, preview };
         hintRows.set(k, row);
       }
       // The server's order; a row already in place is not moved (it keeps focus).
@@ -1853,6 +1909,27 @@ function viewRun(main, id, atStep) {
       row.button.setAttribute('aria-describedby', 'guide-need-name');
       row.count.textContent = `${given}/${total} given${gd ? ` · ${gd.hints} by guidance, ${gd.messages} message${gd.messages === 1 ? '' : 's'}` : ''}`;
     });
+    // The previews follow the tiers given and whether the run is hidden (a person
+    // plays its scenario: the server refuses them then): asked again only when
+    // either changes, not at every update of a live run.
+    const sig = `${d.locked ? 'locked' : ''}\n${keys.map((k) => `${k}=${tiers[k][0]}`).join('\n')}`;
+    if (sig !== hintSig) {
+      hintSig = sig;
+      api(`/v1/console/runs/${encodeURIComponent(id)}/hints`).then((r) => {
+        if (hintSig !== sig) return;
+        for (const [k, row] of hintRows) {
+          const n = (r.next || {})[k];
+          row.preview.textContent = n ? `Next, tier ${n.tier}: ${n.text}` : 'No tier left.';
+          row.preview.dataset.tier = n ? n.tier : '';
+        }
+      }).catch((e) => {
+        if (hintSig !== sig) return;
+        for (const row of hintRows.values()) {
+          row.preview.textContent = `No preview: ${errorText(e)}`;
+          row.preview.dataset.tier = '';
+        }
+      });
+    }
     hintQueue.textContent = `${d.queued ? `${d.queued} queued for the next decision` : ''}${d.queued && d.dropped ? ' · ' : ''}${d.dropped ? `${d.dropped} dropped` : ''}`;
     // Task choices for messages.
     const cur = gTask.value;

@@ -19,6 +19,20 @@
     return `#/compare/${kind}/${names.map(encodeURIComponent).join(',')}`;
   }
 
+  /** Makes `box` (a checkbox cloned into a runs list row) select run `r`, as
+   * `selectCell` does. */
+  function fillSelectCell(box, r) {
+    box.dataset.testid = `compare-select-${r.id}`;
+    box.checked = selected.has(r.id);
+    box.setAttribute('aria-label', `Select ${r.id} for comparison`);
+    box.disabled = r.state === 'queued';
+    box.addEventListener('change', () => {
+      if (box.checked) selected.add(r.id);
+      else selected.delete(r.id);
+      changed();
+    });
+  }
+
   /** A checkbox cell for the runs list: select the run for comparison. */
   function selectCell(r) {
     const box = h('input', {
@@ -268,5 +282,5 @@
     }
   }
 
-  window.tbsimCompare = { view, selectCell, bar, href };
+  window.tbsimCompare = { view, selectCell, fillSelectCell, bar, href };
 })();
