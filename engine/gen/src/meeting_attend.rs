@@ -257,6 +257,63 @@ struct Request {
     reasonable: bool,
 }
 
+/// The requests the speakers raise, one each: those at `unreasonable` break exactly
+/// one family of procurement rule, chosen at random where possible.
+fn draw_requests(
+    rng: &mut tbsim_core::rng::StreamRng,
+    speakers: &[&tbsim_scenario::Person],
+    items: &[usize],
+    unreasonable: &[usize],
+) -> Vec<Request> {
+    speakers
+        .iter()
+        .zip(items)
+        .enumerate()
+        .map(|(i, (person, item))| {
+            let it = &corpus::CATALOGUE[*item];
+            let bad = unreasonable.contains(&i);
+            let (quantity, unit_price) = if !bad {
+                let price = rng.random_range(it.min_price..=it.max_price);
+                (
+                    rng.random_range(1..=MAX_QTY.min(MAX_TOTAL / price).max(1)),
+                    price,
+                )
+            } else {
+                // Break exactly one family of rule, chosen at random where possible.
+                let over_total_ok = it.max_price * MAX_QTY > MAX_TOTAL;
+                match rng.random_range(0..if over_total_ok { 3 } else { 2 }) {
+                    0 => (
+                        rng.random_range(1..=2),
+                        rng.random_range(MAX_UNIT + 50..=1000),
+                    ),
+                    1 => (
+                        rng.random_range(MAX_QTY + 1..=MAX_QTY + 3),
+                        rng.random_range(
+                            it.min_price
+                                ..=it
+                                    .max_price
+                                    .min(MAX_TOTAL / (MAX_QTY + 3))
+                                    .max(it.min_price),
+                        ),
+                    ),
+                    _ => {
+                        let q = MAX_QTY;
+                        let lo = (MAX_TOTAL / q + 1).max(it.min_price);
+                        (q, rng.random_range(lo..=it.max_price))
+                    }
+                }
+            };
+            Request {
+                name: person.name.clone(),
+                item: it.name.to_owned(),
+                quantity,
+                unit_price,
+                reasonable: !bad,
+            }
+        })
+        .collect()
+}
+
 fn add_minutes(hm: &str, minutes: u32) -> String {
     let (h, m) = hm.split_once(':').unwrap_or(("9", "0"));
     let total = h.parse::<u32>().unwrap_or(9) * 60 + m.parse::<u32>().unwrap_or(0) + minutes;
@@ -354,53 +411,43 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         pick_distinct(&mut rng, speakers.len(), usize::from(level))
     };
     let items = pick_distinct(&mut rng, corpus::CATALOGUE.len(), speakers.len());
-    let requests: Vec<Request> = speakers
-        .iter()
-        .zip(&items)
-        .enumerate()
-        .map(|(i, (person, item))| {
-            let it = &corpus::CATALOGUE[*item];
-            let bad = unreasonable.contains(&i);
-            let (quantity, unit_price) = if !bad {
-                let price = rng.random_range(it.min_price..=it.max_price);
-                (
-                    rng.random_range(1..=MAX_QTY.min(MAX_TOTAL / price).max(1)),
-                    price,
-                )
-            } else {
-                // Break exactly one family of rule, chosen at random where possible.
-                let over_total_ok = it.max_price * MAX_QTY > MAX_TOTAL;
-                match rng.random_range(0..if over_total_ok { 3 } else { 2 }) {
-                    0 => (
-                        rng.random_range(1..=2),
-                        rng.random_range(MAX_UNIT + 50..=1000),
-                    ),
-                    1 => (
-                        rng.random_range(MAX_QTY + 1..=MAX_QTY + 3),
-                        rng.random_range(
-                            it.min_price
-                                ..=it
-                                    .max_price
-                                    .min(MAX_TOTAL / (MAX_QTY + 3))
-                                    .max(it.min_price),
-                        ),
-                    ),
-                    _ => {
-                        let q = MAX_QTY;
-                        let lo = (MAX_TOTAL / q + 1).max(it.min_price);
-                        (q, rng.random_range(lo..=it.max_price))
-                    }
+    let with_totals = matches!(kind, Kind::Sum | Kind::CheckSum);
+    let filtered = matches!(kind, Kind::Check | Kind::CheckSum);
+    // Where every request is to be listed, one of them is withdrawn later in the
+    // meeting, so echoing every announced request never passes: without it, every
+    // `write` and `sum` instance was solved by a script copying the list (issue 25).
+    // Where rules filter, at least one request always breaks them (level >= 1).
+    let withdrawn =
+        (!filtered).then(|| ctx.rng("meeting/withdrawn").random_range(0..speakers.len()));
+    let kept_of = |requests: &[Request]| -> Vec<usize> {
+        (0..requests.len())
+            .filter(|&i| {
+                if filtered {
+                    requests[i].reasonable
+                } else {
+                    Some(i) != withdrawn
                 }
-            };
-            Request {
-                name: person.name.clone(),
-                item: it.name.to_owned(),
-                quantity,
-                unit_price,
-                reasonable: !bad,
-            }
-        })
-        .collect();
+            })
+            .collect()
+    };
+    // The grand total is drawn again while it equals a figure the brief or the
+    // rules state (a unit price, a quantity, a limit): it was one of them in 16%
+    // of `check_sum` instances, and a probe picked it by position (issue 37).
+    let mut requests: Vec<Request> = Vec::new();
+    for _ in 0..64 {
+        requests = draw_requests(&mut rng, &speakers, &items, &unreasonable);
+        let total: u32 = kept_of(&requests)
+            .iter()
+            .map(|&i| requests[i].quantity * requests[i].unit_price)
+            .sum();
+        let stated = requests
+            .iter()
+            .flat_map(|r| [r.quantity, r.unit_price])
+            .chain([MAX_QTY, MAX_UNIT, MAX_TOTAL]);
+        if !with_totals || !stated.into_iter().any(|v| v == total) {
+            break;
+        }
+    }
     debug_assert!(requests.iter().all(|r| r.reasonable
         == (r.quantity <= MAX_QTY
             && r.unit_price <= MAX_UNIT
@@ -514,8 +561,6 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         return Ok(parts);
     }
 
-    let with_totals = matches!(kind, Kind::Sum | Kind::CheckSum);
-    let filtered = matches!(kind, Kind::Check | Kind::CheckSum);
     let spoken: Vec<String> = requests
         .iter()
         .map(|r| {
@@ -525,23 +570,9 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
             )
         })
         .collect();
-    // Where every request is to be listed, one of them is withdrawn later in the
-    // meeting, so echoing every announced request never passes: without it, every
-    // `write` and `sum` instance was solved by a script copying the list (issue 25).
-    // Where rules filter, at least one request always breaks them (level >= 1).
-    let withdrawn =
-        (!filtered).then(|| ctx.rng("meeting/withdrawn").random_range(0..requests.len()));
-    let kept: Vec<&Request> = requests
-        .iter()
-        .enumerate()
-        .filter(|(i, r)| {
-            if filtered {
-                r.reasonable
-            } else {
-                Some(*i) != withdrawn
-            }
-        })
-        .map(|(_, r)| r)
+    let kept: Vec<&Request> = kept_of(&requests)
+        .into_iter()
+        .map(|i| &requests[i])
         .collect();
     // Later remarks name the withdrawn request and one or two that stand, in drawn
     // order and wording (negation words on both sides), so that dropping the

@@ -18,8 +18,9 @@
 //! clock and the seeded streams, never the unseeded global RNG; the data is
 //! redrawn until the answer is unambiguous and not trivially guessable (no tied
 //! totals, at least four active people per team and quarter, quarter-over-quarter
-//! counts strictly between none and everyone); cancelled orders and
-//! joiners/leavers make the handbook matter; quarter-over-quarter requests also ask
+//! counts strictly between none and everyone); cancelled orders (in every export
+//! one representative has all their orders cancelled) and joiners/leavers make the
+//! handbook matter; quarter-over-quarter requests also ask
 //! for the people (or teams) counted, so a guessed count is not enough, and so does
 //! the headcount of `sales_statistics` (a team has four to seven active people); the
 //! reference's separate "validity" checkpoint is subsumed by the exact record match
@@ -369,13 +370,24 @@ fn draw(
             }
         }
     }
-    // Every export has at least one cancelled order, so the handbook's first rule
-    // always matters.
+    // In every export one representative has every order cancelled, so the
+    // handbook's first rule always changes who counts: listing every ID of the
+    // team's export was the whole headcount in about half the instances, which a
+    // set written from the export's surface reproduced (issue 37). Who it is, is
+    // drawn among the export's people whatever their number of orders.
     for team in &mut orders {
         for q in team.iter_mut() {
-            if !q.is_empty() && !q.iter().any(|o| o.cancelled) {
-                let i = rng.random_range(0..q.len());
-                q[i].cancelled = true;
+            let people: BTreeSet<usize> = q.iter().map(|o| o.rep).collect();
+            if !people.is_empty()
+                && !people
+                    .iter()
+                    .any(|r| q.iter().all(|o| o.rep != *r || o.cancelled))
+            {
+                let people: Vec<usize> = people.into_iter().collect();
+                let out = people[rng.random_range(0..people.len())];
+                for o in q.iter_mut().filter(|o| o.rep == out) {
+                    o.cancelled = true;
+                }
             }
             q.sort_by_key(|o| (o.date, o.id));
         }
