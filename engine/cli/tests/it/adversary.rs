@@ -309,8 +309,8 @@ fn joining_every_meeting_does_not_solve_meeting_attend() {
                 "seed {seed}: {name}: {r:?}"
             );
             assert!(
-                // attended (weight 1) of attended + decision (weight 20)
-                (attend.score - 1.0 / 21.0).abs() < 1e-9,
+                // attended (weight 1) of attended + decision (weight 50)
+                (attend.score - 1.0 / 51.0).abs() < 1e-9,
                 "seed {seed}: {name} scored {} on attending",
                 attend.score
             );
