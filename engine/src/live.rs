@@ -24,9 +24,10 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::Serialize;
+use tokio::sync::Notify;
 
 pub use crate::guidance::{
     GuidanceKind, GuidanceRequest, GuideError, MAX_BY_CHARS, MAX_MESSAGE_CHARS,
@@ -84,7 +85,11 @@ struct Inner {
 #[derive(Debug)]
 pub struct Control {
     inner: Mutex<Inner>,
-    wake: Condvar,
+    /// Wakes a runner held at a decision boundary. An async wait, not a thread's:
+    /// a session's world may be driven on a server's connection task, which must
+    /// not block its thread while a watcher holds the agent (and waking nobody costs
+    /// no system call, where a condition variable's notify made one a publish).
+    wake: Notify,
     version: AtomicU64,
 }
 
@@ -121,7 +126,7 @@ impl Control {
                     dropped: 0,
                 },
             }),
-            wake: Condvar::new(),
+            wake: Notify::new(),
             version: AtomicU64::new(0),
         })
     }
@@ -132,7 +137,7 @@ impl Control {
 
     fn changed(&self) {
         self.version.fetch_add(1, Ordering::SeqCst);
-        self.wake.notify_all();
+        self.wake.notify_waiters();
     }
 
     /// Holds the agent before its next decision.
@@ -266,28 +271,42 @@ impl Control {
 
     /// At a decision boundary (runner side): waits while paused without credit,
     /// returning queued guidance as soon as there is some, or [`Gate::Go`] when the
-    /// agent may decide (taking a credit if paused).
-    pub(crate) fn gate(&self) -> Gate {
-        let mut i = self.lock();
+    /// agent may decide (taking a credit if paused). The wait is a future's, so the
+    /// thread driving the run is free while it is held.
+    pub(crate) async fn gate(&self) -> Gate {
         loop {
-            if i.cancelled {
-                return Gate::Stop;
+            // Registered before the state is read: a change between the read and
+            // the wait wakes it.
+            let changed = self.wake.notified();
+            let mut changed = std::pin::pin!(changed);
+            changed.as_mut().enable();
+            if let Some(g) = self.try_gate() {
+                return g;
             }
-            if !i.queue.is_empty() {
-                let g: Vec<GuidanceRequest> = i.queue.drain(..).collect();
-                i.applying.extend(g.iter().cloned());
-                return Gate::Guidance(g);
-            }
-            if !i.paused {
-                return Gate::Go;
-            }
-            if i.credits > 0 {
-                i.credits -= 1;
-                return Gate::Go;
-            }
-            i.status.state = LiveState::Paused;
-            i = self.wake.wait(i).unwrap_or_else(PoisonError::into_inner);
+            changed.await;
         }
+    }
+
+    /// [`Control::gate`] without waiting: `None` while the agent is held.
+    fn try_gate(&self) -> Option<Gate> {
+        let mut i = self.lock();
+        if i.cancelled {
+            return Some(Gate::Stop);
+        }
+        if !i.queue.is_empty() {
+            let g: Vec<GuidanceRequest> = i.queue.drain(..).collect();
+            i.applying.extend(g.iter().cloned());
+            return Some(Gate::Guidance(g));
+        }
+        if !i.paused {
+            return Some(Gate::Go);
+        }
+        if i.credits > 0 {
+            i.credits -= 1;
+            return Some(Gate::Go);
+        }
+        i.status.state = LiveState::Paused;
+        None
     }
 }
 
@@ -330,8 +349,11 @@ mod tests {
         };
         assert_eq!(c.guide(empty), Err(GuideError::Empty));
         assert_eq!(c.status().queued, 2);
-        assert_eq!(c.gate(), Gate::Guidance(vec![hint("t1"), hint("t1")]));
-        assert_eq!(c.gate(), Gate::Go);
+        assert_eq!(
+            crate::agent::block_on(c.gate()),
+            Gate::Guidance(vec![hint("t1"), hint("t1")])
+        );
+        assert_eq!(crate::agent::block_on(c.gate()), Gate::Go);
     }
 
     /// Between the runner taking guidance and publishing the tiers after it, a new
@@ -344,7 +366,10 @@ mod tests {
         c.publish(LiveState::Running, None, Some(tiers));
         assert_eq!(c.guide(hint("t1")), Ok(2));
         assert_eq!(c.guide(hint("t1")), Ok(3));
-        assert_eq!(c.gate(), Gate::Guidance(vec![hint("t1"), hint("t1")]));
+        assert_eq!(
+            crate::agent::block_on(c.gate()),
+            Gate::Guidance(vec![hint("t1"), hint("t1")])
+        );
         // Taken, not applied yet.
         assert_eq!(c.status().queued, 2);
         assert_eq!(
@@ -367,8 +392,8 @@ mod tests {
         let runner = {
             let c = Arc::clone(&c);
             std::thread::spawn(move || {
-                let first = c.gate();
-                let second = c.gate();
+                let first = crate::agent::block_on(c.gate());
+                let second = crate::agent::block_on(c.gate());
                 (first, second)
             })
         };

@@ -234,14 +234,14 @@ impl RunHooks {
 
 /// At a decision boundary: publishes the run's state, holds while paused, and
 /// applies queued guidance (adding what the agent is told to `obs`).
-fn console_turn(sim: &mut Sim, control: &Control, obs: &mut Observation) {
+async fn console_turn(sim: &mut Sim, control: &Control, obs: &mut Observation) {
     control.publish(
         LiveState::Running,
         Some(sim.progress()),
         Some(sim.hint_tiers()),
     );
     loop {
-        let queued = match control.gate() {
+        let queued = match control.gate().await {
             Gate::Go => break,
             Gate::Stop => {
                 sim.end(EndReason::Abandoned);
@@ -283,7 +283,7 @@ pub(crate) async fn drive_from(
             break;
         }
         if let Some(c) = &hooks.control {
-            console_turn(sim, c, &mut obs);
+            console_turn(sim, c, &mut obs).await;
             if sim.is_over() {
                 break;
             }

@@ -1,19 +1,36 @@
 //! One world driven by an external agent.
 //!
-//! A [`Session`] runs `tbsim_engine::run::run_to_dir_async` — the very function
-//! `tbsim run` uses — on a blocking thread of the current tokio runtime, with a
-//! [`RemoteAgent`] as the agent. The agent hands each observation (and the run's
-//! [`Progress`]) out through a channel and awaits the next [`Decision`] from another,
-//! so the run directory (`scenario.ron`, `trajectory.jsonl`, `result.json`), the
-//! scores and `tbsim replay` are those of a `tbsim run` making the same decisions.
-//! `run.json` is written in the CLI's shape before the run starts.
+//! A [`Session`] runs `tbsim_engine::run::run_to_dir_hooked` — the function
+//! `tbsim run` uses — with a [`RemoteAgent`] as the agent. The agent hands each
+//! observation (and the run's [`Progress`]) out through a channel and awaits the next
+//! [`Decision`] from another, so the run directory (`scenario.ron`,
+//! `trajectory.jsonl`, `result.json`), the scores and `tbsim replay` are those of a
+//! `tbsim run` making the same decisions. `run.json` is written in the CLI's shape
+//! before the run starts.
+//!
+//! ## Where the world runs
+//!
+//! An external agent's run is a future the session polls itself, on the thread of
+//! the request that waits for the next turn: a step sends its decision, polls the
+//! run until it hands the next observation out, and answers, with no thread woken or
+//! parked on the way (the hand-offs to a world thread and back were most of a
+//! step's server time). Work that can take long — the first turn (building the
+//! world, a script family's host, a fork's or reattach's re-driven decisions) and
+//! closing — is polled under `block_in_place` on a multi-threaded runtime, so the
+//! runtime's other tasks move to another thread meanwhile. A watcher's pause holds
+//! the run in a future (`Control::gate`), never a blocked thread. A built-in agent
+//! decides without being asked: its run has a blocking thread of its own.
 //!
 //! Dropping the decision channel (closing the session, or dropping it) makes the
 //! agent give up: the run ends as [`EndReason::Abandoned`] and its directory is
 //! written.
 
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use serde::Serialize;
 use tokio::sync::mpsc;
@@ -376,6 +393,37 @@ impl Agent for RemoteAgent {
     }
 }
 
+/// A run in progress, as a future.
+type RunFuture = Pin<Box<dyn Future<Output = Result<RunResult, RunError>> + Send>>;
+
+/// Where a session's run goes on (see the module docs).
+enum Run {
+    /// Polled by the session itself, on the thread of the request waiting for it.
+    Inline(RunFuture),
+    /// On a blocking thread of its own (a built-in agent).
+    Thread(JoinHandle<Result<RunResult, RunError>>),
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Run::Inline(_) => "Run::Inline",
+            Run::Thread(_) => "Run::Thread",
+        })
+    }
+}
+
+/// How a run ended: its result, or the panic that stopped it.
+type Ended = Result<Result<RunResult, RunError>, String>;
+
+/// A panic's message.
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_owned())
+}
+
 /// One world driven by an external agent (see the module docs).
 #[derive(Debug)]
 pub struct Session {
@@ -386,7 +434,11 @@ pub struct Session {
     dir: PathBuf,
     decisions: Option<mpsc::UnboundedSender<Decision>>,
     handouts: mpsc::UnboundedReceiver<Handout>,
-    run: Option<JoinHandle<Result<RunResult, RunError>>>,
+    run: Option<Run>,
+    /// An inline run that has ended, until [`Session::finish`] takes it.
+    ended: Option<Ended>,
+    /// The runtime the session lives on.
+    handle: tokio::runtime::Handle,
     latest: Progress,
     result: Option<RunResult>,
 }
@@ -401,7 +453,7 @@ impl Session {
             handouts: handout_tx,
             decisions: decision_rx,
         };
-        let mut session = Session::launch(spec, Box::new(agent), handouts).await?;
+        let mut session = Session::launch(spec, Box::new(agent), handouts, true).await?;
         session.decisions = Some(decisions);
         let turn = session.next_turn(true).await?;
         Ok((session, turn))
@@ -451,15 +503,16 @@ impl Session {
         let control = control.unwrap_or_else(|| Control::new(false));
         let hooks = RunHooks::with_control(Arc::clone(&control));
         let run_dir = dir.clone();
-        let run = tokio::task::spawn_blocking(move || {
-            handle.block_on(reattach_dir(
+        let run: RunFuture = Box::pin(async move {
+            reattach_dir(
                 &run_dir,
                 &mut remote,
                 &limits,
                 Box::new(Scripted),
                 trial,
                 hooks,
-            ))
+            )
+            .await
         });
         let info = SessionInfo {
             scenario: header.scenario.clone(),
@@ -482,7 +535,9 @@ impl Session {
             dir,
             decisions: Some(decisions),
             handouts,
-            run: Some(run),
+            run: Some(Run::Inline(run)),
+            ended: None,
+            handle,
             latest: placeholder_progress(),
             result: None,
         };
@@ -498,7 +553,7 @@ impl Session {
         agent: Box<dyn Agent>,
     ) -> Result<Session, SessionError> {
         let (_, handouts) = mpsc::unbounded_channel();
-        let mut session = Session::launch(spec, agent, handouts).await?;
+        let mut session = Session::launch(spec, agent, handouts, false).await?;
         session.info.builtin = true;
         Ok(session)
     }
@@ -512,6 +567,7 @@ impl Session {
         spec: SessionSpec,
         mut agent: Box<dyn Agent>,
         handouts: mpsc::UnboundedReceiver<Handout>,
+        inline: bool,
     ) -> Result<Session, SessionError> {
         let handle = tokio::runtime::Handle::try_current().map_err(|_| SessionError::NoRuntime)?;
         let fork = match &spec.fork {
@@ -565,8 +621,9 @@ impl Session {
         let mut hooks = RunHooks::with_control(Arc::clone(&control));
         hooks.compress = spec.compress;
         let view_cache = spec.view_cache.clone();
-        let run = tokio::task::spawn_blocking(move || {
-            let ended = handle.block_on(async {
+        let hook_handle = handle.clone();
+        let run: RunFuture = Box::pin(async move {
+            let ended = async {
                 match fork {
                     Some(point) => point
                         .run(agent.as_mut(), &limits, &dir, Box::new(Scripted), hooks)
@@ -589,14 +646,21 @@ impl Session {
                         .await
                     }
                 }
-            });
+            }
+            .await;
             if let (Ok(_), Some(hook)) = (&ended, view_cache) {
                 // Beside the run, not in its way: the step that ended it answers now.
                 let dir = dir.clone();
-                handle.spawn_blocking(move || (hook.0)(&dir));
+                hook_handle.spawn_blocking(move || (hook.0)(&dir));
             }
             ended
         });
+        let run = if inline {
+            Run::Inline(run)
+        } else {
+            let h = handle.clone();
+            Run::Thread(tokio::task::spawn_blocking(move || h.block_on(run)))
+        };
         let info = SessionInfo {
             scenario: spec.scenario.scenario.name.clone(),
             agent: spec.agent.clone(),
@@ -619,6 +683,8 @@ impl Session {
             decisions: None,
             handouts,
             run: Some(run),
+            ended: None,
+            handle,
             latest: placeholder_progress(),
             result: None,
         })
@@ -655,7 +721,7 @@ impl Session {
         // A built-in agent is stopped at its next decision boundary.
         self.info.control.cancel();
         // Drain what the run hands out while it ends (its last observation).
-        while let Some(h) = self.handouts.recv().await {
+        while let Some(h) = self.turn(true).await {
             self.latest = h.progress;
         }
         self.finish().await?;
@@ -701,7 +767,8 @@ impl Session {
     }
 
     async fn next_turn(&mut self, first: bool) -> Result<Turn, SessionError> {
-        let Some(h) = self.handouts.recv().await else {
+        // The first turn builds the world (or re-drives a fork's decisions): long.
+        let Some(h) = self.turn(first).await else {
             // The run ended without a last observation: it failed.
             self.finish().await?;
             return Err(SessionError::Over(self.latest.end_reason));
@@ -732,12 +799,71 @@ impl Session {
         Ok(turn)
     }
 
-    /// Waits for the run's thread and keeps its result.
-    async fn finish(&mut self) -> Result<(), SessionError> {
-        let Some(run) = self.run.take() else {
-            return Ok(());
+    /// The run's next handout, or `None` once the run has ended and all it handed
+    /// out was taken. An inline run is polled here, on the caller's thread; `long`
+    /// (work that may take a while) polls it under `block_in_place` where the
+    /// runtime allows it.
+    async fn turn(&mut self, long: bool) -> Option<Handout> {
+        let inline = matches!(self.run, Some(Run::Inline(_)));
+        if inline
+            && long
+            && self.handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+        {
+            let handle = self.handle.clone();
+            return tokio::task::block_in_place(|| {
+                handle.block_on(std::future::poll_fn(|cx| self.poll_turn(cx)))
+            });
+        }
+        std::future::poll_fn(|cx| self.poll_turn(cx)).await
+    }
+
+    fn poll_turn(&mut self, cx: &mut Context<'_>) -> Poll<Option<Handout>> {
+        if let Poll::Ready(h) = self.handouts.poll_recv(cx) {
+            return Poll::Ready(h);
+        }
+        let Some(Run::Inline(run)) = &mut self.run else {
+            return Poll::Pending;
         };
-        let r = match run.await {
+        // A panic in the world is the session's error, as a panicked thread's was.
+        match std::panic::catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => {}
+            Ok(Poll::Ready(r)) => {
+                self.run = None;
+                self.ended = Some(Ok(r));
+            }
+            Err(p) => {
+                self.run = None;
+                self.ended = Some(Err(panic_message(p.as_ref())));
+            }
+        }
+        // What the run handed out while polled (after it ended: what is left, then
+        // `None`, its agent and sender gone with it).
+        match self.handouts.poll_recv(cx) {
+            Poll::Pending if self.run.is_none() => Poll::Ready(None),
+            p => p,
+        }
+    }
+
+    /// Waits for the run to end (an inline one is driven to its end here) and keeps
+    /// its result.
+    async fn finish(&mut self) -> Result<(), SessionError> {
+        if matches!(self.run, Some(Run::Inline(_))) {
+            while let Some(h) = self.turn(true).await {
+                self.latest = h.progress;
+            }
+        }
+        let ended = match self.run.take() {
+            Some(Run::Thread(run)) => run.await.map_err(|e| e.to_string()),
+            // An inline run has ended once the loop above is done.
+            other => {
+                self.run = other;
+                match self.ended.take() {
+                    Some(ended) => ended,
+                    None => return Ok(()),
+                }
+            }
+        };
+        let r = match ended {
             Ok(Ok(r)) => r,
             Ok(Err(e @ (RunError::Trajectory(..) | RunError::Io { .. }))) => {
                 // Said once, to the step that hit it; later ones get `Failed`.
@@ -750,7 +876,7 @@ impl Session {
                 return Err(SessionError::WriteFailed(why));
             }
             Ok(Err(e)) => return Err(e.into()),
-            Err(e) => return Err(SessionError::Panicked(e.to_string())),
+            Err(e) => return Err(SessionError::Panicked(e)),
         };
         self.latest.end_reason = r.end_reason;
         self.result = Some(r);
@@ -761,9 +887,13 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         // Dropping the decision channel ends a live run as abandoned; its thread
-        // writes the run directory on its own.
+        // writes the run directory on its own (an inline run is given one).
         self.decisions = None;
         self.info.control.cancel();
+        if let Some(Run::Inline(run)) = self.run.take() {
+            let handle = self.handle.clone();
+            drop(self.handle.spawn_blocking(move || handle.block_on(run)));
+        }
     }
 }
 

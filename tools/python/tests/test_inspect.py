@@ -227,8 +227,11 @@ def test_inspect_calls_a_real_openai_compatible_server(oracle: Path, tmp_path: P
     replaying the oracle's calls): `[inspect]` alone brings what it needs."""
     exe = os.environ.get("TBSIM_FAKE_LLM")
     if not exe or not os.environ.get("TBSIM_TEST_INSPECT_OPENAI"):
-        # Not yet seen passing (the session that wrote it could not finish one run
-        # on its overloaded machine): opt in with TBSIM_TEST_INSPECT_OPENAI=1.
+        # Not yet seen passing: in session 25 it timed out (300 s) on busy-day and on
+        # meeting-only alike, with no slowness to blame: Inspect's trace shows the
+        # replayed `wait(until=...)` refused by the tool and the same call sent again
+        # and again (runs/bench/2026-11-29-s25-python/). Opt in with
+        # TBSIM_TEST_INSPECT_OPENAI=1.
         pytest.skip("TBSIM_FAKE_LLM and TBSIM_TEST_INSPECT_OPENAI=1 opt in")
     trajectory = oracle / "busy-day" / "trajectory.jsonl"
     proc = subprocess.Popen(
