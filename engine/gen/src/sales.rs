@@ -2,8 +2,9 @@
 //!
 //! Three sales teams (North, East, West; the reference's `Sales_1`..`Sales_3`,
 //! accepted as aliases) export their orders per quarter as CSV files on the drive:
-//! order id, date, representative, team, amount and status. Representatives join
-//! and leave during the year, and some orders are cancelled. The Sales team's
+//! order id, date, representative, team and amount. Representatives join and leave
+//! during the year, and some orders are cancelled: those are listed, for all teams
+//! together, in each quarter's cancellation log, joined to the exports by order id. The Sales team's
 //! analysis handbook fixes the rules (cancelled orders never count; only active
 //! representatives count; averages per active representative; quarter-over-quarter
 //! changes only for people active in both quarters). The nine request types of the
@@ -19,8 +20,8 @@
 //! redrawn until the answer is unambiguous and not trivially guessable (no tied
 //! totals, at least four active people per team and quarter, quarter-over-quarter
 //! counts strictly between none and everyone); cancelled orders (in every export
-//! one representative has all their orders cancelled) and joiners/leavers make the
-//! handbook matter; quarter-over-quarter requests also ask
+//! one representative has all their orders cancelled, and no row says so: only
+//! the log does) and joiners/leavers make the handbook matter; quarter-over-quarter requests also ask
 //! for the people (or teams) counted, so a guessed count is not enough, and so does
 //! the headcount of `sales_statistics` (a team has four to seven active people); the
 //! reference's separate "validity" checkpoint is subsumed by the exact record match
@@ -235,26 +236,72 @@ pub struct Row {
     pub cancelled: bool,
 }
 
-/// Parses an export (the format [`render_csv`] writes). Malformed lines are skipped.
-pub fn parse_csv(text: &str) -> Vec<Row> {
+/// Parses an export (the format [`render_csv`] writes), marking as cancelled the
+/// rows whose order ID is in `cancelled` (the quarter's cancellation log, read by
+/// [`parse_cancellations`]). Malformed lines are skipped.
+pub fn parse_csv(text: &str, cancelled: &BTreeSet<u32>) -> Vec<Row> {
     tbsim_scenario::check::parse_csv(text)
         .unwrap_or_default()
         .into_iter()
         .skip(1)
         .filter_map(|f| {
-            if f.len() != 7 {
+            if f.len() != 6 {
                 return None;
             }
+            let order: u32 = f[0].parse().ok()?;
             let (whole, frac) = f[5].split_once('.')?;
             let cents = whole.parse::<u64>().ok()? * 100 + frac.parse::<u64>().ok()?;
             Some(Row {
                 employee_id: f[2].clone(),
                 name: f[3].clone(),
                 cents,
-                cancelled: f[6] == "cancelled",
+                cancelled: cancelled.contains(&order),
             })
         })
         .collect()
+}
+
+/// The order IDs of a cancellation log (the format [`render_cancellations`] writes).
+pub fn parse_cancellations(text: &str) -> BTreeSet<u32> {
+    tbsim_scenario::check::parse_csv(text)
+        .unwrap_or_default()
+        .into_iter()
+        .skip(1)
+        .filter_map(|f| f.first()?.parse().ok())
+        .collect()
+}
+
+/// Why customers withdraw orders (the log's `reason` column; never read by the rules).
+const REASONS: [&str; 6] = [
+    "customer withdrew",
+    "duplicate entry",
+    "credit check failed",
+    "pricing error",
+    "out of stock",
+    "customer changed supplier",
+];
+
+/// Renders a quarter's cancellation log: `(order_id, cancelled_on, reason)` rows.
+pub fn render_cancellations(rows: &[(u32, String, &str)]) -> String {
+    let mut csv = String::from("order_id,cancelled_on,reason\n");
+    for (id, date, reason) in rows {
+        let _ = writeln!(csv, "{id},{date},{reason}");
+    }
+    csv
+}
+
+/// The date `days` after `(year, month, day)`, as `YYYY-MM-DD`.
+fn date_after(year: i32, month: u32, day: u32, days: u32) -> String {
+    let (mut y, mut m, mut d) = (year, month, day + days);
+    while d > days_in_month(y, m) {
+        d -= days_in_month(y, m);
+        m += 1;
+        if m > 12 {
+            m = 1;
+            y += 1;
+        }
+    }
+    format!("{y:04}-{m:02}-{d:02}")
 }
 
 struct Rep {
@@ -395,18 +442,19 @@ fn draw(
     (reps, orders)
 }
 
-/// Renders one export.
+/// Renders one export. The status is not in it: cancellations are in the
+/// quarter's cancellation log, joined by order ID (issue 37: a status word in the
+/// rows let a surface rule drop the cancelled people without reading the handbook).
 pub fn render_csv(rows: &[(u32, String, Row)], team: &str) -> String {
-    let mut csv = String::from("order_id,date,employee_id,name,team,amount,status\n");
+    let mut csv = String::from("order_id,date,employee_id,name,team,amount\n");
     for (id, date, r) in rows {
         let _ = writeln!(
             csv,
-            "{id},{date},{},{},{team},{}.{:02},{}",
+            "{id},{date},{},{},{team},{}.{:02}",
             r.employee_id,
             r.name,
             r.cents / 100,
             r.cents % 100,
-            if r.cancelled { "cancelled" } else { "booked" }
         );
     }
     csv
@@ -1076,6 +1124,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     let year = year - 1;
     let taken: BTreeSet<String> = ctx.company.people.iter().map(|p| p.name.clone()).collect();
     let mut data_rng = ctx.rng("sales/data");
+    let mut log_rng = ctx.rng("sales/cancellations");
     let mut drawn = None;
     for _ in 0..200 {
         let (reps, orders) = draw(&mut data_rng, year, &taken);
@@ -1096,7 +1145,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                                         employee_id: r.id.clone(),
                                         name: r.name.clone(),
                                         cents: o.cents,
-                                        cancelled: o.cancelled,
+                                        cancelled: false,
                                     },
                                 )
                             })
@@ -1106,17 +1155,42 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                     .collect()
             })
             .collect();
+        // One log per quarter for every team, in the order the cancellations came in.
+        let logs: Vec<String> = (0..4)
+            .map(|qi| {
+                let mut rows: Vec<(String, u32, &str)> = orders
+                    .iter()
+                    .flat_map(|team| team[qi].iter())
+                    .filter(|o| o.cancelled)
+                    .map(|o| {
+                        let after = log_rng.random_range(1..=21u32);
+                        let reason = REASONS[log_rng.random_range(0..REASONS.len())];
+                        (date_after(year, o.date.0, o.date.1, after), o.id, reason)
+                    })
+                    .collect();
+                rows.sort();
+                let rows: Vec<(u32, String, &str)> =
+                    rows.into_iter().map(|(d, id, r)| (id, d, r)).collect();
+                render_cancellations(&rows)
+            })
+            .collect();
         // Solve from the text the agent will read, not from the draw.
+        let cancelled: Vec<BTreeSet<u32>> = logs.iter().map(|t| parse_cancellations(t)).collect();
         let sheets: Vec<Vec<Vec<Row>>> = rendered
             .iter()
-            .map(|qs| qs.iter().map(|t| parse_csv(t)).collect())
+            .map(|qs| {
+                qs.iter()
+                    .zip(&cancelled)
+                    .map(|(t, c)| parse_csv(t, c))
+                    .collect()
+            })
             .collect();
         if acceptable(&q, &sheets) {
-            drawn = Some((rendered, sheets));
+            drawn = Some((rendered, logs, sheets));
             break;
         }
     }
-    let (rendered, sheets) =
+    let (rendered, logs, sheets) =
         drawn.ok_or("sales: no acceptable data after 200 draws (a generator bug)")?;
     let answer = solve(&q, &sheets);
 
@@ -1135,6 +1209,13 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 content: Content::Text(text),
             });
         }
+    }
+    let log_path = |quarter: usize| format!("{folder}/cancellations_Q{}_{year}.csv", quarter + 1);
+    for (qi, text) in logs.into_iter().enumerate() {
+        files.push(FileSpec {
+            path: log_path(qi),
+            content: Content::Text(text),
+        });
     }
     let out = format!("workspace/{}{}.json", out_name(&q), ctx.suffix());
 
@@ -1170,7 +1251,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                     ],
                     after: Vec::new(),
                     response: format!(
-                        "For sales figures, follow our analysis handbook: `{HANDBOOK}`. It explains how to read the quarterly exports (cancelled orders don't count, for one). The {year} exports are in `{folder}`."
+                        "For sales figures, follow our analysis handbook: `{HANDBOOK}`. It explains how to read the quarterly exports (cancelled orders don't count, for one: they are in each quarter's cancellation log). The {year} exports are in `{folder}`."
                     ),
                 },
             )
@@ -1196,6 +1277,9 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
     } else {
         vec![qi]
     };
+    for &qq in &quarters {
+        plan.push(step("read_file", json!({"path": log_path(qq)})));
+    }
     for &team in &q.teams {
         for &qq in &quarters {
             plan.push(step("read_file", json!({"path": csv_path(team, qq)})));
@@ -1217,7 +1301,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         .hints(vec![
             "Someone in the Sales team can tell you where the sales analysis handbook is; its rules decide what counts.".into(),
             "Not every row is a sale, and not everyone works every quarter: read the handbook's rules before adding anything up.".into(),
-            "Drop cancelled orders, total each employee_id's booked orders in the requested quarter's export(s), and only then rank, average or compare.".into(),
+            "Drop the orders listed in the quarter's cancellation log, total each employee_id's remaining orders in the requested quarter's export(s), and only then rank, average or compare.".into(),
         ])
         .plan(plan, 1)
         .build();
@@ -1265,10 +1349,11 @@ pub fn wrong_answers(
         };
         let stem = path.rsplit('/').next().unwrap_or("");
         let parts: Vec<&str> = stem.split('_').collect();
-        if let [_, team, q, ..] = parts.as_slice()
+        // Every row counted: the cancellation logs are what these answers skip.
+        if let ["sales", team, q, ..] = parts.as_slice()
             && let Some(q) = q.strip_prefix('Q').and_then(|q| q.parse::<u8>().ok())
         {
-            sheets.insert(((*team).to_owned(), q), parse_csv(&text));
+            sheets.insert(((*team).to_owned(), q), parse_csv(&text, &BTreeSet::new()));
         }
     }
     let last = sheets.keys().map(|k| k.1).max().unwrap_or(1);
@@ -1483,16 +1568,34 @@ mod tests {
     }
 
     #[test]
-    fn csv_round_trips() {
+    fn csv_round_trips_joined_with_the_cancellation_log() {
         let rows = vec![
             (101, "2024-01-02".to_owned(), row("SR-1", 123_456, false)),
             (102, "2024-01-03".to_owned(), row("SR-2", 5, true)),
         ];
         let text = render_csv(&rows, "North");
-        assert!(text.contains("101,2024-01-02,SR-1,Name SR-1,North,1234.56,booked"));
-        assert!(text.contains(",0.05,cancelled"));
+        assert!(text.contains("101,2024-01-02,SR-1,Name SR-1,North,1234.56\n"));
+        assert!(!text.contains("cancel"), "{text}");
+        let log = render_cancellations(&[(102, "2024-01-09".into(), REASONS[0])]);
+        assert_eq!(
+            log,
+            "order_id,cancelled_on,reason\n102,2024-01-09,customer withdrew\n"
+        );
         let back: Vec<Row> = rows.into_iter().map(|r| r.2).collect();
-        assert_eq!(parse_csv(&text), back);
+        assert_eq!(parse_csv(&text, &parse_cancellations(&log)), back);
+        // Without the log every order counts.
+        assert!(
+            parse_csv(&text, &BTreeSet::new())
+                .iter()
+                .all(|r| !r.cancelled)
+        );
+    }
+
+    #[test]
+    fn cancellation_dates_roll_over_months_and_years() {
+        assert_eq!(date_after(2024, 1, 30, 3), "2024-02-02");
+        assert_eq!(date_after(2024, 2, 28, 1), "2024-02-29");
+        assert_eq!(date_after(2023, 12, 25, 10), "2024-01-04");
     }
 
     #[test]

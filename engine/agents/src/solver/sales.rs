@@ -1,7 +1,8 @@
 //! Quarterly sales analysis: ask Sales for the analysis handbook, read it, read the
-//! exports the request needs, and compute the figure the way the handbook says
-//! (cancelled orders dropped, people told apart by `employee_id`, active means at
-//! least one booked order).
+//! exports the request needs and the quarters' cancellation logs, and compute the
+//! figure the way the handbook says (orders in the log dropped, people told apart
+//! by `employee_id`, active means at least one booked order). A `status` column,
+//! where an export has one, is honoured too.
 
 use std::collections::BTreeMap;
 
@@ -146,7 +147,8 @@ pub(crate) fn recognise(task: &Brief) -> Option<Box<dyn Job>> {
         phase: Phase::Start,
         ask: None,
         files: Vec::new(),
-        sheets: BTreeMap::new(),
+        orders: BTreeMap::new(),
+        cancelled: BTreeMap::new(),
     }))
 }
 
@@ -167,12 +169,17 @@ struct Sales {
     ask: Option<Inquiry>,
     /// Export paths still to read.
     files: Vec<String>,
-    /// (team, quarter) -> employee_id -> (name, cents).
-    sheets: BTreeMap<(String, u32), BTreeMap<String, (String, i64)>>,
+    /// (team, quarter) -> the export's orders not marked cancelled in it.
+    orders: BTreeMap<(String, u32), Vec<Order>>,
+    /// quarter -> the order IDs in its cancellation log.
+    cancelled: BTreeMap<u32, std::collections::BTreeSet<String>>,
 }
 
 /// (employee_id, name, cents).
 type Seller = (String, String, i64);
+
+/// An export row: (order_id, employee_id, name, cents).
+type Order = (String, String, String, i64);
 
 fn cents(s: &str) -> Option<i64> {
     let (whole, frac) = s.split_once('.').unwrap_or((s, "0"));
@@ -191,18 +198,27 @@ fn dollars(c: i64) -> f64 {
 }
 
 impl Sales {
+    /// employee_id -> (name, cents) over the orders not in the quarter's log.
     fn sheet(&self, team: &str, q: u32) -> BTreeMap<String, (String, i64)> {
-        self.sheets
-            .get(&(team.to_owned(), q))
-            .cloned()
-            .unwrap_or_default()
+        let gone = self.cancelled.get(&q);
+        let mut sheet: BTreeMap<String, (String, i64)> = BTreeMap::new();
+        for (order, id, name, c) in self.orders.get(&(team.to_owned(), q)).into_iter().flatten() {
+            if gone.is_some_and(|g| g.contains(order)) {
+                continue;
+            }
+            sheet
+                .entry(id.clone())
+                .or_insert_with(|| (name.clone(), 0))
+                .1 += c;
+        }
+        sheet
     }
 
     fn teams(&self) -> Vec<String> {
         if !self.req.teams.is_empty() {
             return self.req.teams.clone();
         }
-        let mut t: Vec<String> = self.sheets.keys().map(|(t, _)| t.clone()).collect();
+        let mut t: Vec<String> = self.orders.keys().map(|(t, _)| t.clone()).collect();
         t.dedup();
         t
     }
@@ -312,35 +328,44 @@ impl Sales {
 
     fn absorb(&mut self, path: &str, text: &str) {
         let name = path.rsplit('/').next().unwrap_or(path);
-        let Some(stem) = name
-            .strip_prefix("sales_")
-            .and_then(|s| s.strip_suffix(".csv"))
-        else {
+        let Some(stem) = name.strip_suffix(".csv") else {
             return;
         };
         let parts: Vec<&str> = stem.split('_').collect();
-        let [team, q, _year] = parts.as_slice() else {
-            return;
-        };
-        let Some(q) = q.strip_prefix('Q').and_then(|q| q.parse::<u32>().ok()) else {
-            return;
-        };
-        let sheet = self.sheets.entry(((*team).to_owned(), q)).or_default();
-        for r in csv_records(text) {
-            if r.get("status")
-                .is_some_and(|s| s.eq_ignore_ascii_case("cancelled"))
-            {
-                continue;
+        let quarter = |q: &str| q.strip_prefix('Q').and_then(|q| q.parse::<u32>().ok());
+        match parts.as_slice() {
+            ["cancellations", q, _year] => {
+                let Some(q) = quarter(q) else { return };
+                let log = self.cancelled.entry(q).or_default();
+                log.extend(
+                    csv_records(text)
+                        .into_iter()
+                        .filter_map(|r| r.get("order_id").cloned()),
+                );
             }
-            let (Some(id), Some(c)) =
-                (r.get("employee_id"), r.get("amount").and_then(|a| cents(a)))
-            else {
-                continue;
-            };
-            let e = sheet
-                .entry(id.clone())
-                .or_insert_with(|| (r.get("name").cloned().unwrap_or_default(), 0));
-            e.1 += c;
+            ["sales", team, q, _year] => {
+                let Some(q) = quarter(q) else { return };
+                let rows = self.orders.entry(((*team).to_owned(), q)).or_default();
+                for r in csv_records(text) {
+                    if r.get("status")
+                        .is_some_and(|s| s.eq_ignore_ascii_case("cancelled"))
+                    {
+                        continue;
+                    }
+                    let (Some(id), Some(c)) =
+                        (r.get("employee_id"), r.get("amount").and_then(|a| cents(a)))
+                    else {
+                        continue;
+                    };
+                    rows.push((
+                        r.get("order_id").cloned().unwrap_or_default(),
+                        id.clone(),
+                        r.get("name").cloned().unwrap_or_default(),
+                        c,
+                    ));
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -392,6 +417,9 @@ impl Job for Sales {
                                 let parts: Vec<&str> =
                                     name.trim_end_matches(".csv").split('_').collect();
                                 match parts.as_slice() {
+                                    ["cancellations", q, y] => {
+                                        *y == year && quarters.iter().any(|x| *q == format!("Q{x}"))
+                                    }
                                     ["sales", team, q, y] => {
                                         *y == year
                                             && quarters.iter().any(|x| *q == format!("Q{x}"))
