@@ -287,7 +287,10 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         d
     };
     // The invitees, the department manager who knows the team's schedule (department
-    // variant), the departments named in the objective, and who sounds busy.
+    // variant), the departments named in the objective, and who sounds busy. Every
+    // invitee and the intern fit the largest room: where only those who can come
+    // fit, the room alone says that someone must be left off (a guest dropped to fit
+    // was the one who could not come once in a dozen, issue 37).
     // `team`: the invitees are one manager's team, not a whole department.
     type GuestList<'p> = (
         Vec<&'p Person>,
@@ -305,7 +308,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                     let members = roster.department(d).len();
                     roster.staff(d).len() >= UNSURE
                         && !roster.managers(d).is_empty()
-                        && members - conflicts < max_seats
+                        && members < max_seats
                 })
                 .collect();
             if fits.is_empty() {
@@ -314,7 +317,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 let mut teams: Vec<(&str, Vec<&Person>)> = Vec::new();
                 for d in &departments {
                     for t in teams_of(roster, d) {
-                        if t.len() > UNSURE && t.len() - conflicts < max_seats {
+                        if t.len() > UNSURE && t.len() < max_seats {
                             teams.push((d, t));
                         }
                     }
@@ -348,7 +351,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         Kind::Manager => {
             let mut order: Vec<&str> = departments.clone();
             let all: usize = order.iter().map(|d| roster.managers(d).len()).sum();
-            let chosen: Vec<&str> = if all - conflicts < max_seats {
+            let chosen: Vec<&str> = if all < max_seats {
                 order
             } else {
                 // Too many managers for one room: take departments in a random
@@ -358,7 +361,7 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
                 while !order.is_empty() {
                     let d = order.remove(people_rng.random_range(0..order.len()));
                     let m = roster.managers(d).len();
-                    if n + m - conflicts.min(n + m) < max_seats {
+                    if n + m < max_seats {
                         n += m;
                         chosen.push(d);
                     }
