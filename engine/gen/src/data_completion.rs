@@ -522,7 +522,9 @@ fn build(t: TaskType, rng: &mut StreamRng, n: usize, today: Date) -> Result<Tabl
                     begin = ending;
                 }
             }
-            table.targets = ["begin", "inbound", "outbound", "shrinkage", "ending"]
+            // Shrinkage (1-6 units) is never the gap: a handful of small numbers
+            // written in turn found it (issue 37).
+            table.targets = ["begin", "inbound", "outbound", "ending"]
                 .into_iter()
                 .map(|c| (c, 0.5))
                 .collect();
@@ -583,12 +585,8 @@ fn build(t: TaskType, rng: &mut StreamRng, n: usize, today: Date) -> Result<Tabl
                     money(monthly),
                 ]);
             }
-            table.targets = vec![
-                ("cost", 0.01),
-                ("salvage", 0.01),
-                ("life_months", 0.5),
-                ("monthly_dep", 0.01),
-            ];
+            // The life is one of five round counts: never the gap (issue 37).
+            table.targets = vec![("cost", 0.01), ("salvage", 0.01), ("monthly_dep", 0.01)];
         }
         TaskType::EtaDistanceSla => {
             table.header = vec!["shipment", "distance_km", "carrier", "eta_hours"];
@@ -822,14 +820,27 @@ fn widen_a_gap(table: &Table, target: &str, mut blank: BTreeSet<usize>) -> BTree
 
 /// Whether filling the blanks of column `col` top to bottom from the nearest
 /// values above and below (zero, the one above, the one below, or their mean,
-/// each fill seeing the ones before it) lands within `tolerance` of `truth` on
-/// every blank, for any of those rules.
+/// each fill seeing the ones before it), or with the mean of the column's known
+/// values, lands within `tolerance` of `truth` on every blank, for any of those
+/// rules.
 fn blind_fill_passes(
     truth: &[Vec<String>],
     blank: &BTreeSet<usize>,
     col: usize,
     tolerance: f64,
 ) -> bool {
+    let value = |r: usize| truth[r][col].parse::<f64>().ok();
+    let known: Vec<f64> = (0..truth.len())
+        .filter(|r| !blank.contains(r))
+        .filter_map(value)
+        .collect();
+    let mean = known.iter().sum::<f64>() / known.len().max(1) as f64;
+    if blank
+        .iter()
+        .all(|&r| value(r).is_some_and(|t| (mean - t).abs() <= tolerance + 1e-9))
+    {
+        return true;
+    }
     type Fill = fn(Option<f64>, Option<f64>) -> Option<f64>;
     let fills: [Fill; 4] = [
         |_, _| Some(0.0),
@@ -837,7 +848,6 @@ fn blind_fill_passes(
         |_, n| n,
         |p, n| Some((p? + n?) / 2.0),
     ];
-    let value = |r: usize| truth[r][col].parse::<f64>().ok();
     fills.iter().any(|fill| {
         let mut got: Vec<Option<f64>> = (0..truth.len())
             .map(|r| if blank.contains(&r) { None } else { value(r) })
@@ -919,23 +929,24 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         .iter()
         .position(|h| *h == target)
         .ok_or("target column missing")?;
-    let mut blank = blank_rows(&mut data_rng, &table, target, rate, run);
-    let mut truth = table.rows.clone();
-    if task_type == TaskType::DailyInterpolation {
-        // Blanks are drawn again (a bounded number of times) while a fill that
-        // never looks at the days, such as carrying the neighbours forward or
-        // taking their mean, would be within the tolerance everywhere: on a flat
-        // stretch the interpolation is no work.
-        for _ in 0..64 {
+    // Blanks are drawn again (a bounded number of times) while a fill that never
+    // reads the table's rules would be within the tolerance on every blank: zero,
+    // the neighbour above or below, their mean, or the column's mean. On a flat
+    // stretch interpolation is no work, and in a table with one or two gaps a
+    // neighbour or the midpoint was the answer in 3-8% of instances (issue 37).
+    let mut tries = 0;
+    let (blank, truth) = loop {
+        let mut blank = blank_rows(&mut data_rng, &table, target, rate, run);
+        let mut truth = table.rows.clone();
+        if task_type == TaskType::DailyInterpolation {
             blank = widen_a_gap(&table, target, blank);
-            truth = table.rows.clone();
             interpolate(&mut truth, &blank);
-            if !blind_fill_passes(&truth, &blank, col, tolerance) {
-                break;
-            }
-            blank = blank_rows(&mut data_rng, &table, target, rate, run);
         }
-    }
+        tries += 1;
+        if tries >= 64 || !blind_fill_passes(&truth, &blank, col, tolerance) {
+            break (blank, truth);
+        }
+    };
     let mut input = table.rows.clone();
     for &r in &blank {
         input[r][col] = String::new();
@@ -1376,6 +1387,56 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn blind_fills_are_caught_by_rule() {
+        let col =
+            |v: &[&str]| -> Vec<Vec<String>> { v.iter().map(|x| vec![(*x).to_owned()]).collect() };
+        let one = BTreeSet::from([1usize]);
+        // The midpoint of the neighbours.
+        assert!(blind_fill_passes(
+            &col(&["10", "20", "30", "90"]),
+            &one,
+            0,
+            0.5
+        ));
+        // The neighbour above.
+        assert!(blind_fill_passes(
+            &col(&["10", "10", "30", "90"]),
+            &one,
+            0,
+            0.5
+        ));
+        // The mean of the known values (10, 50, 90).
+        assert!(blind_fill_passes(
+            &col(&["10", "50", "50", "90"]),
+            &one,
+            0,
+            0.5
+        ));
+        // Zero.
+        assert!(blind_fill_passes(
+            &col(&["10", "0", "30", "90"]),
+            &one,
+            0,
+            0.5
+        ));
+        // None of them.
+        assert!(!blind_fill_passes(
+            &col(&["10", "17", "30", "90"]),
+            &one,
+            0,
+            0.5
+        ));
+        // One rule must fit every blank: midpoint on one, neighbour on the other.
+        let two = BTreeSet::from([1usize, 3]);
+        assert!(!blind_fill_passes(
+            &col(&["10", "20", "30", "30", "70"]),
+            &two,
+            0,
+            0.5
+        ));
     }
 
     /// Every kind, every preset, many seeds: an agent that only applies the
