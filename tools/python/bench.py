@@ -3,7 +3,8 @@
     TBSIM_BIN=target/release/tbsim python bench.py [--calls N] > runs/bench/<day>/python.json
 
 Measures: a Gym step's wall time (`TbsimEnv.step`: client, server, parsing) and an
-8-env vector step, sync and async (`--steps-only`: just these and the client's), the
+8-env vector step, sync and async (`--steps-only`: just these and the client's;
+`--split`: only where a Gym step's time goes, Python and server apart), the
 wheel's size (packed around the binary and the family-script host,
 `$TBSIM_WHEEL_SCRIPT_HOST` or target/script/release/tbsim-script, as CI packs them, and
 that size deflated as maturin would), `import tbsim` time, session-API step latency from
@@ -226,6 +227,75 @@ def vector_rate(server: tbsim.Server, rounds: int, steps: int) -> dict[str, floa
     }
 
 
+def context_switches(pid: int) -> int:
+    """Voluntary context switches of all of a process's threads so far (Linux)."""
+    total = 0
+    for status in Path(f"/proc/{pid}/task").glob("*/status"):
+        try:
+            text = status.read_text()
+        except FileNotFoundError:  # a thread that ended meanwhile
+            continue
+        for line in text.splitlines():
+            if line.startswith("voluntary_ctxt_switches:"):
+                total += int(line.split()[1])
+    return total
+
+
+def step_split(server: tbsim.Server, n: int) -> dict[str, float]:
+    """Where a Gym step's time goes, per step: the Gym step's wall time; the Python
+    package's own part (the same step with the last answer handed back instead of
+    sent: request, `json.loads`, the observation's parse); the HTTP round trip of
+    the lean connection alone; the CPU time of this process (Python and its socket
+    calls) and of the server; the server's sleeps (voluntary context switches: one
+    a step is waiting for the next request)."""
+    pid = server._proc.pid
+    env = TbsimEnv(
+        scenario="busy-day", base_url=server.url, token=server.token, max_steps=1_000_000
+    )
+    env.reset(seed=0)
+    action = tuple(CALL)
+    for _ in range(20):
+        env.step(action)
+    lat, rtt = [], []
+    cpu0, own0, sw0 = cpu_seconds(pid), time.process_time(), context_switches(pid)
+    for _ in range(n):
+        t = time.perf_counter()
+        env.step(action)
+        lat.append(time.perf_counter() - t)
+    cpu, own = cpu_seconds(pid) - cpu0, time.process_time() - own0
+    switches = context_switches(pid) - sw0
+    # A new session for the round trips: busy-day's day ends after about 500 steps.
+    env.reset(seed=0)
+    conn = env._client._conn
+    path = f"/v1/sessions/{env.session}/step"
+    body = json.dumps({"tool_calls": CALL}, separators=(",", ":")).encode()
+    for _ in range(20):
+        answer = conn.request("POST", path, body)
+    for _ in range(n):
+        t = time.perf_counter()
+        answer = conn.request("POST", path, body)
+        rtt.append(time.perf_counter() - t)
+    real = conn.request
+    conn.request = lambda *_: answer  # type: ignore[method-assign]
+    py = []
+    for _ in range(n):
+        t = time.perf_counter()
+        env.step(action)
+        py.append(time.perf_counter() - t)
+    conn.request = real  # type: ignore[method-assign]
+    env.close()
+    return {
+        "steps": n,
+        "gym_step_p50_us": round(pct(lat, 50) * 1e6, 1),
+        "python_only_step_p50_us": round(pct(py, 50) * 1e6, 1),
+        "round_trip_p50_us": round(pct(rtt, 50) * 1e6, 1),
+        "client_process_cpu_us_per_step": round(own / n * 1e6, 1),
+        "server_cpu_us_per_step": round(cpu / n * 1e6, 1),
+        "server_sleeps_per_step": round(switches / n, 2),
+        "answer_bytes": len(answer[1]),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     # Each `my_tasks` costs simulated time: busy-day's day ends after about 500 of
@@ -233,6 +303,7 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--steps-only", action="store_true", help="only the step timings")
+    ap.add_argument("--split", action="store_true", help="only where a Gym step's time goes")
     a = ap.parse_args()
     binary = tbsim.binary()
     out: dict[str, Any] = {
@@ -240,9 +311,16 @@ def main() -> None:
         "load_avg_start": os.getloadavg(),
         "cpus": os.cpu_count(),
     }
-    if not a.steps_only:
+    if not (a.steps_only or a.split):
         out["wheel"] = wheel_size(binary)
         out["import"] = import_time()
+    if a.split:
+        with tempfile.TemporaryDirectory() as tmp, tbsim.Server(out=tmp) as server:
+            out["split"] = step_split(server, a.calls)
+        out["load_avg_end"] = os.getloadavg()
+        json.dump(out, sys.stdout, indent=2)
+        print()
+        return
     with tempfile.TemporaryDirectory() as tmp, tbsim.Server(out=tmp, max_sessions=16) as server:
         pid = server._proc.pid
         out["session_api_sync"] = sync_steps(server, pid, a.calls)

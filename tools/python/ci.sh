@@ -112,7 +112,9 @@ fi
 start_job openenv openenv_job
 
 # The main venv: the wheel with the [inspect] extra at its lower bound (the version
-# tbsim.inspect is tested at, tests/test_inspect.py) and the test tools.
+# tbsim.inspect is tested at, tests/test_inspect.py) and the test tools. With
+# $TBSIM_FAKE_LLM, test_inspect.py also runs `inspect eval --model openai/...`
+# against fake-llm on 127.0.0.1 (about 15 s).
 main_job() {
   python3 -m venv "$work/venv"
   "$work/venv/bin/pip" install --quiet "$wheel[inspect]" "inspect-ai==$inspect_pin" \

@@ -15,7 +15,11 @@ bundled suite. Each Sample is one scenario (multi-day ones included); its world 
 * each tool's description states its time cost; each call goes to tbsim, which
   refuses unknown tools and bad arguments itself (the model gets that refusal as a
   tool error and goes on);
-* notifications come with each tool result as they arrive; when a new working day
+* each call's result is its tool message; after a turn's results comes a user
+  message with tbsim's status line (`[System time] <time> · step <n>`, the
+  decisions made so far) and the notifications the turn brought, as
+  `tbsim run --agent llm:...` sends it (an OpenAI-compatible test server such as
+  the repository's `fake-llm` reads the turn from that line); when a new working day
   starts, the conversation starts afresh with tbsim's new-day message and the
   mentor's feedback, as `tbsim run --agent llm:...` does;
 * a turn without tool calls is answered with tbsim's nudge (the clock is still
@@ -326,9 +330,9 @@ def _prompt(template: str, /, **values: str) -> str:
     return _VAR.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
 
-def _notifications_text(notes: Sequence[dict[str, Any]]) -> str:
+def _notifications_text(notes: Sequence[dict[str, Any]], empty: str = "(nothing yet)") -> str:
     if not notes:
-        return "(nothing yet)"
+        return empty
     return "\n".join(json.dumps(n, ensure_ascii=False, sort_keys=True) for n in notes)
 
 
@@ -369,6 +373,8 @@ class _World:
     empty_turns: int = 0
     tools: list[Tool] = field(default_factory=list)
     day_notes: list[dict[str, Any]] = field(default_factory=list)
+    # What this turn's calls brought in, for the status message that ends the turn.
+    turn_notes: list[dict[str, Any]] = field(default_factory=list)
 
     async def read(self, uri: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
         given: Any = meta  # the SDK's RequestParamsMeta is an open dict
@@ -395,13 +401,16 @@ class _World:
         text = next((c.text for c in res.content if isinstance(c, TextContent)), "{}")
         body: dict[str, Any] = json.loads(text)
         self.steps += 1 + min(empty, 1000)
+        # The notifications leave the tool result for the user message that ends the
+        # turn (`turn_message`), where tbsim's own agent puts them.
+        notes = body.pop("notifications", None) or []
         if not self.first_done and "briefing" in body:
             body.pop("briefing")
-            notes = body.get("notifications") or []
-            body["notifications"] = notes[self.skip_first :]
+            notes = notes[self.skip_first :]
             self.first_done = True
         self.now = str(body.get("time", self.now))
-        for n in body.get("notifications") or []:
+        self.turn_notes.extend(notes)
+        for n in notes:
             if n.get("kind") == "day_started":
                 self.new_day = n
                 self.day_notes = []
@@ -416,6 +425,14 @@ class _World:
             if isinstance(c, ImageContent):
                 content.append(ContentImage(image=f"data:{c.mime_type};base64,{c.data}"))
         return res.is_error, content
+
+    def turn_message(self) -> ChatMessageUser:
+        """The user message after a turn's tool results, as tbsim's own agent sends
+        it: the status line (the time and the decisions made so far: what a model
+        reads the step from) and the notifications the turn brought."""
+        notes, self.turn_notes = self.turn_notes, []
+        text = _status(self.now, self.steps) + "\n\n"
+        return ChatMessageUser(content=text + _notifications_text(notes, "(nothing new)"))
 
     def valid(self, call: ToolCall) -> bool:
         """Whether Inspect would pass the call on (known tool, arguments that fit the
@@ -620,9 +637,12 @@ def tbsim_agent(
                     continue
                 for call in message.tool_calls:
                     state.messages.extend(await _run_call(world, before, message, call))
+                if world.new_day is None and not world.over:
+                    state.messages.append(world.turn_message())
                 if world.new_day is not None and not world.over:
                     day = world.new_day
                     world.new_day = None
+                    world.turn_notes = []
                     lines = [str(x) for x in day.get("feedback") or []]
                     text = _status(world.now, world.steps) + "\n\n"
                     text += _prompt(
