@@ -844,11 +844,14 @@ function viewRuns(main) {
       // of `hidden` a few hundred a frame (a table of 1,000 rows took the browser
       // most of a second to style and lay out in one go). A list redrawn keeps as
       // many rows shown as it had (no row a reader looks at blinks).
+      // The rows not laid out yet are run rows' shells (the row, its id and its
+      // link), drawn whole as they come out of `hidden`: building a thousand whole
+      // rows was most of the first paint's script.
       const keep = Math.max(FIRST_ROWS, laidOut);
       clear(tbody);
       const frag = document.createDocumentFragment();
       items.forEach((it, k) => {
-        const tr = itemRow(it);
+        const tr = k < keep || !it.run ? itemRow(it) : shellRow(it);
         if (k >= keep) tr.hidden = true;
         frag.append(tr);
       });
@@ -866,13 +869,33 @@ function viewRuns(main) {
       showing = 0;
       const rows = tbody.children;
       const to = Math.min(rows.length, from + ROWS_A_FRAME);
-      for (let k = from; k < to; k++) rows[k].hidden = false;
+      for (let k = from; k < to; k++) {
+        const row = rows[k];
+        if (row.tbShell) row.replaceWith(itemRow(row.tbShell));
+        else row.hidden = false;
+      }
       laidOut = to;
       if (to < rows.length) showRest(to);
     });
   };
   onCleanup(() => cancelAnimationFrame(showing));
 
+  /** A run's row before it is drawn: found by its id and link, not laid out. */
+  const shellRow = (it) => {
+    const r = it.run;
+    const tr = document.createElement('tr');
+    tr.className = 'run';
+    tr.dataset.testid = `run-row-${r.id}`;
+    if (r.state !== undefined && r.state !== null) tr.dataset.state = r.state;
+    const a = document.createElement('a');
+    a.setAttribute('href', `#/run/${encodeURIComponent(r.id)}`);
+    a.dataset.testid = `run-link-${r.id}`;
+    a.title = r.id;
+    a.textContent = runLabel(r);
+    tr.appendChild(document.createElement('td')).appendChild(a);
+    tr.tbShell = it;
+    return tr;
+  };
   const itemRow = (it) => (it.run ? runRow(it.run) : it.trials !== undefined ? trialRow(it.batch, it.trials, it.agg) : groupRow(it.group, it.agg));
   /** Draws the rows in view (and a screenful either side) between two spacers. */
   const drawWindow = () => {
@@ -2655,7 +2678,8 @@ function viewRun(main, id, atStep) {
   function renderWorld(w) {
     learnNames(w);
     renderWorldNote(w);
-    if (st.scrub !== null && st.scrub === w.step) stepUrl(w.step);
+    // Once the scrubber rests (replaceState cost each step of a scrub ~9 ms).
+    if (st.scrub !== null && st.scrub === w.step) stepUrlSoon();
     renderTasks(w.tasks || []);
     const files = w.files || [];
     const openNow = fileViewer.dataset.path;
@@ -2721,9 +2745,8 @@ function viewRun(main, id, atStep) {
     latest.disabled = st.scrub === null;
   }
 
-  // The address follows the step when its world is drawn (renderWorld), or once
-  // the scrubber has rested if none is: replaceState costs several ms, which a drag
-  // paid at every input.
+  // The address follows the step once the scrubber has rested: replaceState costs
+  // several ms, which a drag paid at every input and "Next" at every step.
   let urlTimer = 0;
   function stepUrlSoon() {
     clearTimeout(urlTimer);
