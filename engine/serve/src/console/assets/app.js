@@ -2961,6 +2961,10 @@ function viewRun(main, id, atStep) {
     // long run may take a replay); the stream goes on after the pages (refused
     // while a person plays: the stream says so).
     const t = await timelineP;
+    // Answers started by early.js tend to be all here at once: the world just drawn
+    // is painted first, then the rows (in one frame the world waited for the rows).
+    if (st.world && t.v) await new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0)));
+    if (st.gone) return;
     let rest = Promise.resolve();
     const firstPage = t.v && !st.answers && st.next === 0;
     if (firstPage) {
