@@ -171,3 +171,91 @@ test('a long timeline draws the rows near its view; a drag ends on its last step
   assert.equal(await here.getAttribute('hidden'), null);
   assert.deepEqual(errors, []);
 });
+
+/** What the page does with a world answered as changes (app.js applyWorldDelta). */
+function applyDelta(held, d) {
+  const w = {};
+  for (const k of d.same) w[k] = held[k];
+  for (const [k, v] of Object.entries(d.set)) w[k] = v;
+  for (const [k, a] of Object.entries(d.arrays)) {
+    let j = 0;
+    w[k] = a.old.map((i) => (i < 0 ? a.new[j++] : held[k][i]));
+  }
+  return w;
+}
+
+/** The text of the world's four panels, each drawn by showing its tab. */
+async function panelsText(page) {
+  const out = {};
+  for (const key of ['tasks', 'files', 'chats', 'calendar']) {
+    await page.click(tid(`tab-${key}`));
+    out[key] = await page.locator(tid(`panel-${key}`)).innerText();
+  }
+  return out;
+}
+
+test('scrubbing asks for each world as the changes from the one shown, and draws what a fresh load draws', async () => {
+  const server = await startView([longDir], join(tmp, 'forks-delta'));
+  servers.push(server);
+  const { page, errors } = browser;
+  const { runs } = await api(server.url, '/v1/console/runs');
+  const enc = encodeURIComponent(runs[0].id);
+  const from = 150;
+  const worlds = [];
+  const onResponse = async (r) => {
+    if (!r.url().includes(`/v1/console/runs/${enc}/world`)) return;
+    try {
+      worlds.push({ url: new URL(r.url()), text: await r.text() });
+    } catch { /* a page gone */ }
+  };
+  page.on('response', onResponse);
+  await page.goto(`${server.url}/#/run/${enc}/step/${from}`);
+  await page.locator(`${tid('world-note')}[data-step="${from}"]`).waitFor({ timeout: 30_000 });
+  // The chats shown while scrubbing: their panel is drawn at every step.
+  await page.click(tid('tab-chats'));
+  for (let s = from + 1; s <= from + 6; s++) {
+    await page.click(tid('scrub-next'));
+    await page.locator(`${tid('world-note')}[data-step="${s}"]`).waitFor();
+  }
+  const to = from + 30;
+  await page.locator(tid('scrub-range')).fill(String(to));
+  await page.locator(`${tid('world-note')}[data-step="${to}"]`).waitFor();
+  page.off('response', onResponse);
+
+  // Every world after the first was asked against the one held, and came as its
+  // changes: smaller than the whole world, and the whole world once applied.
+  const asked = worlds.filter((w) => w.url.searchParams.has('since'));
+  assert.ok(asked.length >= 6, `worlds asked as changes: ${asked.length} of ${worlds.length}`);
+  const whole = async (step) => {
+    const res = await fetch(`${server.url}/v1/console/runs/${enc}/world?step=${step}`);
+    assert.ok(res.headers.get('x-tbsim-world-id'), 'the world route names its view');
+    return res.text();
+  };
+  for (const w of asked) {
+    const d = JSON.parse(w.text);
+    const since = Number(w.url.searchParams.get('since'));
+    const step = Number(w.url.searchParams.get('step'));
+    assert.equal(d.delta_since, since, `${w.url.search}: an answer as changes`);
+    const full = await whole(step);
+    // A step changes a thread or two, sent whole: a share of the world, not all of it.
+    const most = step - since === 1 ? full.length / 2 : full.length;
+    assert.ok(w.text.length < most, `${w.url.search}: ${w.text.length} bytes against ${full.length}`);
+    assert.deepEqual(applyDelta(JSON.parse(await whole(since)), d), JSON.parse(full), `${w.url.search}: the world at ${step}`);
+  }
+  // A view the page does not hold (another id) is answered whole.
+  const other = await (await fetch(`${server.url}/v1/console/runs/${enc}/world?step=${to}&since=${from}&since_id=nope`)).json();
+  assert.equal(other.delta_since, undefined);
+  assert.equal(other.step, to);
+
+  // The page drew what a fresh load of that step draws.
+  const scrubbed = await panelsText(page);
+  const note = await page.locator(tid('world-note')).innerText();
+  await page.goto('about:blank');
+  await page.goto(`${server.url}/#/run/${enc}/step/${to}`);
+  await page.locator(`${tid('world-note')}[data-step="${to}"]`).waitFor({ timeout: 30_000 });
+  // (The run's step count in the note may come a moment after the world.)
+  await until(async () => (await page.locator(tid('world-note')).innerText()) === note, { what: `the note: ${note}` });
+  assert.deepEqual(await panelsText(page), scrubbed);
+  assert.ok(scrubbed.chats.length > 0, 'chats drawn');
+  assert.deepEqual(errors, []);
+});

@@ -67,7 +67,7 @@ test('a step has an address; the scrubber and the timeline follow each other', a
   await entry.click();
   await until(async () => (await page.locator(tid('scrub-label')).getAttribute('data-step')) === '5', { what: 'the scrubber at 5' });
   await page.locator(`${tid('world-note')}[data-step="5"]`).waitFor();
-  assert.ok(page.url().endsWith('/step/5'));
+  await until(() => page.url().endsWith('/step/5'), { what: 'the address at step 5' });
   assert.equal(await page.locator(`${tid('timeline')} > li.current`).getAttribute('data-step'), '5');
 
   // The address reloads to the same step.

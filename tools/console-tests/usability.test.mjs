@@ -115,6 +115,9 @@ test('1,000 runs: the first paint draws rows, every scenario is there; trials gr
   assert.equal(painted.rows, 1000, 'every run has its row at first paint');
   // Rows past the first screenful are laid out a few frames later, all of them.
   await until(async () => page.evaluate(() => document.querySelectorAll('[data-testid="runs-body"] > tr[hidden]').length === 0), { what: 'every row shown' });
+  // Drawn whole once shown (the rows past the first screenful start as shells).
+  assert.equal(await page.locator(`${tid('runs-body')} > tr.run > td[data-label="Score"]`).count(), 1000, 'every row drawn whole');
+  assert.equal(await page.locator(`${tid('runs-body')} > tr.run a[data-testid^="run-link-"]`).count(), 1000);
   // The 50th scenario's batch is in the page at once, not after scrolling.
   await page.locator(tid('group-big/s-49')).waitFor({ state: 'attached', timeout: 1000 });
   await page.locator(tid('run-row-big:s-49:meeting-only:trial-19')).scrollIntoViewIfNeeded();

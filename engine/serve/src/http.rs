@@ -954,6 +954,7 @@ mod tests {
             ("/assets/app.js", &["get"]),
             ("/assets/app.css", &["get"]),
             ("/assets/compare.js", &["get"]),
+            ("/assets/early.js", &["get"]),
             ("/login", &["get"]),
             ("/v1/console/info", &["get"]),
             ("/v1/console/runs", &["get"]),

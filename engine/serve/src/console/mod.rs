@@ -26,6 +26,7 @@ pub mod export;
 pub mod messages;
 pub mod routes;
 pub mod view_cache;
+pub mod world_delta;
 pub mod worlds;
 
 use std::collections::BTreeMap;

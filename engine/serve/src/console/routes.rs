@@ -23,7 +23,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures_util::stream::Stream;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use tbsim_core::protocol::FeedbackPolicy;
@@ -41,6 +41,7 @@ const INDEX_HTML: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
 const APP_CSS: &str = include_str!("assets/app.css");
 const COMPARE_JS: &str = include_str!("assets/compare.js");
+const EARLY_JS: &str = include_str!("assets/early.js");
 
 /// The page's scripts and style by file name (a static export copies them).
 pub(crate) const ASSETS: &[(&str, &str)] = &[
@@ -94,6 +95,7 @@ pub fn router(console: Arc<Console>) -> Router {
         .route("/assets/app.js", get(app_js))
         .route("/assets/app.css", get(app_css))
         .route("/assets/compare.js", get(compare_js))
+        .route("/assets/early.js", get(early_js))
         .route("/v1/console/compare", get(compare))
         .route("/v1/console/info", get(info))
         .route("/v1/console/runs", get(runs))
@@ -151,6 +153,10 @@ async fn app_js() -> Response {
 
 async fn compare_js() -> Response {
     asset("text/javascript; charset=utf-8", COMPARE_JS)
+}
+
+async fn early_js() -> Response {
+    asset("text/javascript; charset=utf-8", EARLY_JS)
 }
 
 #[derive(Debug, Deserialize)]
@@ -228,8 +234,16 @@ async fn list(c: &Arc<Console>) -> Vec<super::RunSummary> {
     runs
 }
 
-async fn runs(State(c): State<Arc<Console>>) -> Json<Value> {
-    Json(json!({ "runs": list(&c).await }))
+/// The list's body, written from the summaries themselves: through a `Value`
+/// first, a 1,000-run list was built twice over and its keys sorted.
+#[derive(Serialize)]
+struct RunsBody<'a> {
+    runs: &'a [super::RunSummary],
+}
+
+async fn runs(State(c): State<Arc<Console>>) -> Response {
+    let runs = list(&c).await;
+    Json(RunsBody { runs: &runs }).into_response()
 }
 
 fn sse<S>(stream: S) -> Response
@@ -249,7 +263,7 @@ async fn runs_stream(State(c): State<Arc<Console>>) -> Response {
         loop {
             let began = std::time::Instant::now();
             let runs = list(&c).await;
-            let body = json!({ "runs": runs }).to_string();
+            let body = serde_json::to_string(&RunsBody { runs: &runs }).unwrap_or_default();
             if body != last {
                 let ev = Event::default().event("runs").data(body.clone());
                 return Some((Ok(ev), (c, body)));
@@ -528,6 +542,12 @@ struct WorldQuery {
     answers: Option<u8>,
     #[serde(default)]
     path: Option<String>,
+    /// The step of the world the page holds, and that view's id (the world
+    /// route's `x-tbsim-world-id`): the answer may then be the changes from it.
+    #[serde(default)]
+    since: Option<u64>,
+    #[serde(default)]
+    since_id: Option<String>,
 }
 
 async fn world(
@@ -542,19 +562,27 @@ async fn world(
     let answers = answers(&c, &id, q.answers).await?;
     let dir = found.dir().to_path_buf();
     let c2 = Arc::clone(&c);
-    let (view, source) = tokio::task::spawn_blocking(move || {
+    let since = q.since.zip(q.since_id).filter(|_| !answers);
+    let (view, source, delta) = tokio::task::spawn_blocking(move || {
+        if let Some((since, since_id)) = since {
+            return c2
+                .worlds()
+                .view_since(&dir, q.step, since, &since_id)
+                .map_err(|e| no_world(&dir, &e));
+        }
         let (view, source) = c2
             .worlds()
             .view_from(&dir, q.step, answers)
             .map_err(|e| no_world(&dir, &e))?;
         if !answers {
-            return Ok::<_, ApiError>((view, source));
+            return Ok::<_, ApiError>((view, source, None));
         }
-        Ok((with_expected(&c2, &dir, q.step, &view).into(), source))
+        Ok((with_expected(&c2, &dir, q.step, &view).into(), source, None))
     })
     .await
     .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))??;
-    let mut r = view.to_string().into_response();
+    let id = super::world_delta::view_id(&view);
+    let mut r = delta.unwrap_or_else(|| view.to_string()).into_response();
     let h = r.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
@@ -564,6 +592,9 @@ async fn world(
         super::worlds::SOURCE_HEADER,
         HeaderValue::from_static(source.as_str()),
     );
+    if let Ok(id) = HeaderValue::from_str(&id) {
+        h.insert(super::world_delta::ID_HEADER, id);
+    }
     Ok(r)
 }
 

@@ -586,6 +586,27 @@ impl Worlds {
         self.with_run(dir, |w, now| w.view(step, answers, now))
     }
 
+    /// [`Worlds::view_from`] without answers and, when the view the page holds (the
+    /// world after step `since`, with `since_id` its [`super::world_delta::view_id`]) is
+    /// still kept, the answer as the changes from it ([`super::world_delta::delta`]).
+    pub fn view_since(
+        &self,
+        dir: &Path,
+        step: Option<u64>,
+        since: u64,
+        since_id: &str,
+    ) -> Result<(Arc<str>, Source, Option<String>), ReplayError> {
+        self.with_run(dir, |w, now| {
+            // Taken first: asking for the new view may drop it from those kept.
+            let held = w.views.get(&(since, false)).map(|(j, _)| Arc::clone(j));
+            let (view, source) = w.view(step, false, now)?;
+            let delta = held
+                .filter(|h| super::world_delta::view_id(h) == since_id)
+                .and_then(|h| super::world_delta::delta(&h, &view, since));
+            Ok((view, source, delta))
+        })
+    }
+
     /// File `path` of the run in `dir` after decision `step`: what
     /// [`tbsim_engine::inspect::file_at`] gives.
     pub fn file(

@@ -184,11 +184,16 @@ async function request(path, { method = 'GET', body, signal } = {}) {
  * `/v1/console/info` answers (the address names the run), so the first paint does
  * not wait for two round trips in a row. Each is taken once, by the same request
  * made by the page; whatever the first route did not take is dropped then.
+ * early.js has started them already when the page loads it (the server's page
+ * does, an export does not): those answers are taken here.
  */
 const early = new Map();
 
 function requestEarly(path) {
-  const p = api(path);
+  const started = window.tbsimEarly && window.tbsimEarly.get(path);
+  const p = started
+    ? started.then(answer, (e) => { throw new ApiError(0, 'network', `cannot reach the server (${e.message})`); })
+    : api(path);
   p.catch(() => {}); // the page's own request shows any error
   early.set(path, p);
 }
@@ -221,7 +226,11 @@ async function api(path, opts) {
     early.delete(path);
     return p;
   }
-  const res = await request(path, opts);
+  return answer(await request(path, opts));
+}
+
+/** A response's JSON, or its error as an ApiError. */
+async function answer(res) {
   const text = await res.text();
   let data = null;
   try {
@@ -233,7 +242,29 @@ async function api(path, opts) {
     const err = data && data.error;
     throw new ApiError(res.status, err && err.code, (err && err.message) || text || res.statusText);
   }
+  const id = res.headers && res.headers.get('x-tbsim-world-id');
+  if (id && data && typeof data === 'object') worldIds.set(data, id);
   return data;
+}
+
+/** The id the server gave each world view it answered (world_delta.rs). */
+const worldIds = new WeakMap();
+
+/**
+ * The world a delta answer describes, from the world `held` it was asked against:
+ * unchanged keys taken from it, changed ones as sent, and of a changed list the
+ * items that are unchanged taken from it by index (world_delta.rs).
+ */
+function applyWorldDelta(held, d) {
+  const w = {};
+  for (const k of d.same) w[k] = held[k];
+  for (const [k, v] of Object.entries(d.set)) w[k] = v;
+  for (const [k, a] of Object.entries(d.arrays)) {
+    let j = 0;
+    w[k] = a.old.map((i) => (i < 0 ? a.new[j++] : held[k][i]));
+  }
+  if (worldIds.has(d)) worldIds.set(w, worldIds.get(d));
+  return w;
 }
 
 function errorText(e) {
@@ -813,11 +844,14 @@ function viewRuns(main) {
       // of `hidden` a few hundred a frame (a table of 1,000 rows took the browser
       // most of a second to style and lay out in one go). A list redrawn keeps as
       // many rows shown as it had (no row a reader looks at blinks).
+      // The rows not laid out yet are run rows' shells (the row, its id and its
+      // link), drawn whole as they come out of `hidden`: building a thousand whole
+      // rows was most of the first paint's script.
       const keep = Math.max(FIRST_ROWS, laidOut);
       clear(tbody);
       const frag = document.createDocumentFragment();
       items.forEach((it, k) => {
-        const tr = itemRow(it);
+        const tr = k < keep || !it.run ? itemRow(it) : shellRow(it);
         if (k >= keep) tr.hidden = true;
         frag.append(tr);
       });
@@ -835,13 +869,33 @@ function viewRuns(main) {
       showing = 0;
       const rows = tbody.children;
       const to = Math.min(rows.length, from + ROWS_A_FRAME);
-      for (let k = from; k < to; k++) rows[k].hidden = false;
+      for (let k = from; k < to; k++) {
+        const row = rows[k];
+        if (row.tbShell) row.replaceWith(itemRow(row.tbShell));
+        else row.hidden = false;
+      }
       laidOut = to;
       if (to < rows.length) showRest(to);
     });
   };
   onCleanup(() => cancelAnimationFrame(showing));
 
+  /** A run's row before it is drawn: found by its id and link, not laid out. */
+  const shellRow = (it) => {
+    const r = it.run;
+    const tr = document.createElement('tr');
+    tr.className = 'run';
+    tr.dataset.testid = `run-row-${r.id}`;
+    if (r.state !== undefined && r.state !== null) tr.dataset.state = r.state;
+    const a = document.createElement('a');
+    a.setAttribute('href', `#/run/${encodeURIComponent(r.id)}`);
+    a.dataset.testid = `run-link-${r.id}`;
+    a.title = r.id;
+    a.textContent = runLabel(r);
+    tr.appendChild(document.createElement('td')).appendChild(a);
+    tr.tbShell = it;
+    return tr;
+  };
   const itemRow = (it) => (it.run ? runRow(it.run) : it.trials !== undefined ? trialRow(it.batch, it.trials, it.agg) : groupRow(it.group, it.agg));
   /** Draws the rows in view (and a screenful either side) between two spacers. */
   const drawWindow = () => {
@@ -904,13 +958,20 @@ function viewRuns(main) {
   window.addEventListener('resize', onResize);
   onCleanup(() => window.removeEventListener('resize', onResize));
 
-  let lastBody = '';
+  let lastBody = null; // null: nothing drawn yet
   const render = (data) => {
     const runs = (data && data.runs) || [];
     // The stream repeats the list on any change: nothing to redraw when it is the same.
-    const body = JSON.stringify(runs);
-    if (body === lastBody) return;
-    lastBody = body;
+    // The first list is written out for that after it is drawn (tens of ms at
+    // 1,000 runs, which the first paint need not wait for).
+    if (lastBody === null) {
+      lastBody = '';
+      setTimeout(() => { if (all === runs) lastBody = JSON.stringify(runs); }, 0);
+    } else {
+      const body = JSON.stringify(runs);
+      if (body === lastBody) return;
+      lastBody = body;
+    }
     all = runs;
     if (compareBar) compareBar.update(runs);
     fillSelect('agent', runs.map((r) => r.agent));
@@ -922,10 +983,23 @@ function viewRuns(main) {
   };
   // The summaries asked at boot, if they were (drawn unless the stream came first);
   // the stream then repeats them, drawn only if they changed.
+  // The stream is opened once they are drawn: its first event is the same list,
+  // which the server would otherwise build a second time during the first paint.
   let streamed = false;
-  if (early.has('/v1/console/runs')) api('/v1/console/runs').then((d) => { if (!streamed) render(d); }).catch(() => {});
-  onCleanup(subscribe('/v1/console/runs/stream', { runs: (d) => { streamed = true; render(d); } },
-    async () => { streamed = true; render(await api('/v1/console/runs')); }));
+  let stopStream = null;
+  let gone = false;
+  const openStream = () => {
+    if (gone || stopStream) return;
+    stopStream = subscribe('/v1/console/runs/stream', { runs: (d) => { streamed = true; render(d); } },
+      async () => { streamed = true; render(await api('/v1/console/runs')); });
+  };
+  onCleanup(() => {
+    gone = true;
+    if (stopStream) stopStream();
+  });
+  if (early.has('/v1/console/runs')) {
+    api('/v1/console/runs').then((d) => { if (!streamed) render(d); }).catch(() => {}).finally(() => requestAnimationFrame(openStream));
+  } else openStream();
 }
 
 function field(label, input, hint) {
@@ -1029,9 +1103,15 @@ function viewPlay(main) {
  * its title), learnt from the worlds shown; a key not learnt yet reads as words. */
 const NAMES = new Map();
 
+// Threads whose names were learnt: a world built from a delta shares its
+// unchanged threads with the last one (a long run's thousands of messages).
+const LEARNT = new WeakSet();
+
 function learnNames(w) {
   for (const t of (w && w.tasks) || []) if (t.key && t.title) NAMES.set(t.key, t.title);
   for (const c of (w && w.chats) || []) {
+    if (LEARNT.has(c)) continue;
+    LEARNT.add(c);
     if (c.key && c.title) NAMES.set(c.key, c.title);
     for (const m of c.messages || []) if (m.from && m.from_name) NAMES.set(m.from, m.from_name);
   }
@@ -2518,9 +2598,15 @@ function viewRun(main, id, atStep) {
         const q = [];
         if (st.scrub !== null) q.push(`step=${st.scrub}`);
         if (st.answers) q.push('answers=1');
+        // The world held, when it has no answers and the server named it: the answer
+        // may then be only what changed since (world_delta.rs).
+        const held = st.world;
+        const heldId = held && !st.answers ? worldIds.get(held) : undefined;
+        if (heldId) q.push(`since=${held.step}`, `since_id=${encodeURIComponent(heldId)}`);
         try {
-          const w = await api(`${base}/world${q.length ? `?${q.join('&')}` : ''}`);
+          let w = await api(`${base}/world${q.length ? `?${q.join('&')}` : ''}`);
           if (st.gone) break;
+          if (w && w.delta_since !== undefined) w = applyWorldDelta(held, w);
           st.world = w;
           renderWorld(w);
           drawn = true;
@@ -2546,9 +2632,14 @@ function viewRun(main, id, atStep) {
   // What each panel was last drawn from (JSON): a step that leaves a part of the
   // world as it was redraws nothing there (a scrub changes a task or two, if any).
   const drawnFrom = {};
+  // The very data last drawn (a world built from a delta shares its unchanged
+  // parts): nothing to write out and compare then.
+  const drawnData = {};
   /** Draws panel `key` (now if shown, else when shown) unless `data` is what it shows. */
   function drawPanelOf(key, data, draw) {
     drawPanel(key, () => {
+      if (drawnData[key] === data) return;
+      drawnData[key] = data;
       const sig = JSON.stringify(data);
       if (drawnFrom[key] === sig) return;
       drawnFrom[key] = sig;
@@ -2587,7 +2678,8 @@ function viewRun(main, id, atStep) {
   function renderWorld(w) {
     learnNames(w);
     renderWorldNote(w);
-    if (st.scrub !== null && st.scrub === w.step) stepUrl(w.step);
+    // Once the scrubber rests (replaceState cost each step of a scrub ~9 ms).
+    if (st.scrub !== null && st.scrub === w.step) stepUrlSoon();
     renderTasks(w.tasks || []);
     const files = w.files || [];
     const openNow = fileViewer.dataset.path;
@@ -2653,9 +2745,8 @@ function viewRun(main, id, atStep) {
     latest.disabled = st.scrub === null;
   }
 
-  // The address follows the step when its world is drawn (renderWorld), or once
-  // the scrubber has rested if none is: replaceState costs several ms, which a drag
-  // paid at every input.
+  // The address follows the step once the scrubber has rested: replaceState costs
+  // several ms, which a drag paid at every input and "Next" at every step.
   let urlTimer = 0;
   function stepUrlSoon() {
     clearTimeout(urlTimer);
@@ -2870,6 +2961,10 @@ function viewRun(main, id, atStep) {
     // long run may take a replay); the stream goes on after the pages (refused
     // while a person plays: the stream says so).
     const t = await timelineP;
+    // Answers started by early.js tend to be all here at once: the world just drawn
+    // is painted first, then the rows (in one frame the world waited for the rows).
+    if (st.world && t.v) await new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0)));
+    if (st.gone) return;
     let rest = Promise.resolve();
     const firstPage = t.v && !st.answers && st.next === 0;
     if (firstPage) {
