@@ -742,9 +742,11 @@ fn shared_first_name_cases() -> Vec<(LoadedScenario, String, bool)> {
         let found = all.iter().find_map(|&(holder, _, c)| {
             let who = c.key.strip_suffix("-confirmed")?.rsplit('/').next()?;
             let p = people.iter().find(|p| slug(&p.name) == who)?;
+            // A lead who shares the member's first name hears a question about
+            // themself: not this case.
             let twins: Vec<&str> = people
                 .iter()
-                .filter(|o| first(&o.name) == first(&p.name) && o.name != p.name)
+                .filter(|o| first(&o.name) == first(&p.name) && o.name != p.name && o.key != holder)
                 .map(|o| o.name.as_str())
                 .collect();
             if twins.is_empty() {
@@ -795,7 +797,7 @@ fn a_shared_first_name_means_the_one_the_lead_knows_or_asks_which() {
             .company
             .people
             .iter()
-            .find(|p| first(&p.name) == v["member_first"] && &p.name != member)
+            .find(|p| first(&p.name) == v["member_first"] && &p.name != member && p.key != lead)
             .unwrap();
         let mut sim = sim_at_release(&loaded, None);
         prerequisites(&mut sim, s, confirm);
