@@ -110,7 +110,7 @@ try {
       const steps = JSON.parse(d.body).steps;
       r.detail_first_ms = d.ms;
       r.detail_again_ms = (await timed(base)).ms;
-      const page = await timed(`${base}/timeline?from=0&limit=120`);
+      const page = await timed(`${base}/timeline?from=0&limit=40`);
       r.timeline_first_page = { ms: page.ms, bytes: page.bytes };
       const whole = await timed(`${base}/timeline?from=0`);
       r.timeline_whole = { ms: whole.ms, bytes: whole.bytes };

@@ -954,7 +954,6 @@ mod tests {
             ("/assets/app.js", &["get"]),
             ("/assets/app.css", &["get"]),
             ("/assets/compare.js", &["get"]),
-            ("/assets/early.js", &["get"]),
             ("/login", &["get"]),
             ("/v1/console/info", &["get"]),
             ("/v1/console/runs", &["get"]),

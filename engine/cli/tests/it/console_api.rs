@@ -126,8 +126,26 @@ fn the_page_is_served_with_a_strict_policy_and_the_console_wants_its_own_token()
     assert!(body.contains("app.js"), "{body}");
     let head = head.to_ascii_lowercase();
     assert!(head.contains("content-security-policy: default-src 'none'; script-src 'self'"));
-    for asset in ["/assets/app.js", "/assets/app.css"] {
-        let (code, _, body) = get_text(s.addr, asset, "");
+    for asset in [
+        "/",
+        "/assets/app.js",
+        "/assets/app.css",
+        "/assets/compare.js",
+    ] {
+        let (code, head, body) = get_text(s.addr, asset, "");
+        assert_eq!(code, 200, "{asset}");
+        assert!(body.len() > 100, "{asset}");
+        // Asked again with its ETag: 304, nothing sent (the browser keeps the file,
+        // and a script's compiled code with it); another tag gets the file.
+        let head = head.to_ascii_lowercase();
+        let tag = head
+            .lines()
+            .find_map(|l| l.strip_prefix("etag: "))
+            .unwrap_or_else(|| panic!("{asset} has an etag: {head}"));
+        let (code, again, body) = get_text(s.addr, asset, &format!("If-None-Match: {tag}\r\n"));
+        assert_eq!(code, 304, "{asset}: {again}");
+        assert!(body.is_empty(), "{asset}");
+        let (code, _, body) = get_text(s.addr, asset, "If-None-Match: \"0123\"\r\n");
         assert_eq!(code, 200, "{asset}");
         assert!(body.len() > 100, "{asset}");
     }

@@ -24,6 +24,7 @@ pub(crate) mod access;
 pub mod compare;
 pub mod export;
 pub mod messages;
+mod pages;
 pub mod routes;
 pub mod view_cache;
 pub mod world_delta;
@@ -287,6 +288,9 @@ pub struct Console {
     /// Worlds of the runs looked at last, kept to answer later steps fast.
     worlds: worlds::Worlds,
     epochs: Mutex<BTreeMap<PathBuf, tbsim_core::time::Epoch>>,
+    /// Where the lines of the trajectories looked at last start: timeline pages
+    /// read only their own bytes.
+    pages: pages::Pages,
     /// Sessions' runs the registry has forgotten, read back from its directory.
     past: Mutex<BTreeMap<String, Arc<FixedRun>>>,
     /// Whether batch jobs not started yet start held (`tbsim run --ui-paused`);
@@ -355,6 +359,7 @@ impl Console {
             cache: Mutex::new(BTreeMap::new()),
             worlds: worlds::Worlds::new(),
             epochs: Mutex::new(BTreeMap::new()),
+            pages: pages::Pages::default(),
             past: Mutex::new(BTreeMap::new()),
             hold_new: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             suites: BTreeMap::new(),
@@ -511,6 +516,18 @@ impl Console {
             .get(id)
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// A page of the timeline of trajectory `traj` (see `pages.rs`).
+    pub(crate) fn page(
+        &self,
+        traj: &Path,
+        from: usize,
+        limit: Option<usize>,
+        epoch: &tbsim_core::time::Epoch,
+        answers: bool,
+    ) -> Result<tbsim_engine::inspect::Timeline, tbsim_engine::inspect::InspectError> {
+        self.pages.page(traj, from, limit, epoch, answers)
     }
 
     /// The calendar of the run in `dir` (from its scenario copy; read once).

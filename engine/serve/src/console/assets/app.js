@@ -184,8 +184,8 @@ async function request(path, { method = 'GET', body, signal } = {}) {
  * `/v1/console/info` answers (the address names the run), so the first paint does
  * not wait for two round trips in a row. Each is taken once, by the same request
  * made by the page; whatever the first route did not take is dropped then.
- * early.js has started them already when the page loads it (the server's page
- * does, an export does not): those answers are taken here.
+ * early.js, which the server's page carries inline in its head (an export does
+ * not), has started them already: those answers are taken here.
  */
 const early = new Map();
 
@@ -368,6 +368,8 @@ function go(hash) {
 }
 
 async function boot() {
+  // The console's mode: asked by early.js with the rest, when the page has it.
+  if (window.tbsimEarly && window.tbsimEarly.has('/v1/console/info')) requestEarly('/v1/console/info');
   requestRunEarly(location.hash || '');
   try {
     info = await api('/v1/console/info');
@@ -624,9 +626,9 @@ function groupRow(name, a) {
 /** Above this many rows, only those in view are drawn (below it every row is in the
  * page: found by the browser's own search, drawn at first paint). */
 const VIRTUAL_FROM = 5000;
-/** Rows laid out for a list's first paint (more than a screenful); the rest follow,
- * ROWS_A_FRAME at a time. */
-const FIRST_ROWS = 60;
+/** Rows laid out for a list's first paint (a screenful: 7 rows show at 1280×800,
+ * 21 at 1920×1200); the rest follow, ROWS_A_FRAME at a time, from the next frame. */
+const FIRST_ROWS = 30;
 const ROWS_A_FRAME = 150;
 
 /** Trials of one scenario in a batch: n, mean, spread, pass^1 and pass^k (k = n:
@@ -857,7 +859,9 @@ function viewRuns(main) {
       });
       tbody.append(frag);
       laidOut = Math.min(keep, items.length);
-      if (items.length > keep) showRest(keep);
+      // The rest start a frame later: the first frame lays out only the rows drawn
+      // whole (in the same frame, 150 more rows doubled its style and layout).
+      if (items.length > keep) showing = requestAnimationFrame(() => showRest(keep));
       return;
     }
     drawWindow();
@@ -1620,8 +1624,10 @@ function calendarView(entries) {
 // ---------------------------------------------------------------------------
 // Run view
 
-/** Timeline lines asked for first (the first paint), then a page a frame. */
-const TIMELINE_FIRST_PAGE = 120;
+/** Timeline lines asked for first (the first paint: a screenful, about a dozen rows
+ * show in the timeline's box; with 120 the frame that drew them spent 80 ms in
+ * layout on a loaded machine), then a page a frame. */
+const TIMELINE_FIRST_PAGE = 40;
 const TIMELINE_PAGE = 400;
 /** The timeline's later pages wait until the scrubber has rested this long. */
 const SCRUB_QUIET_MS = 400;
