@@ -2966,10 +2966,11 @@ function viewRun(main, id, atStep) {
     // The timeline's first page is drawn as soon as it comes (the detail of a
     // long run may take a replay); the stream goes on after the pages (refused
     // while a person plays: the stream says so).
+    // The rows are drawn as soon as they are here, whether the world is drawn yet or
+    // not: a first page is 40 rows (cheap to lay out beside the world), and waiting
+    // for the world's frame first cost the rows a whole frame, 100-200 ms on a
+    // loaded machine.
     const t = await timelineP;
-    // Answers started by early.js tend to be all here at once: the world just drawn
-    // is painted first, then the rows (in one frame the world waited for the rows).
-    if (st.world && t.v) await new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0)));
     if (st.gone) return;
     let rest = Promise.resolve();
     const firstPage = t.v && !st.answers && st.next === 0;
