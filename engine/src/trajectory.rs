@@ -207,20 +207,43 @@ impl Trajectory {
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
         match serde_json::to_writer(&mut buf, line) {
-            // serde_json writes valid UTF-8.
-            Ok(()) => match std::str::from_utf8(&buf) {
-                Ok(l) => self.record_raw(l),
-                Err(e) => {
-                    self.io_error
-                        .get_or_insert_with(|| format!("cannot serialise a line: {e}"));
-                }
-            },
+            Ok(()) => self.record_serialised(&mut buf),
             Err(e) => {
                 self.io_error
                     .get_or_insert_with(|| format!("cannot serialise a line: {e}"));
             }
         }
         self.buf = buf;
+    }
+
+    /// Records a line serde_json has just written into `buf` (valid UTF-8, one
+    /// line): as [`Trajectory::record_raw`] does, hashing the line and its `\n` in
+    /// one update. A line that needs redacting goes through `record_raw`.
+    fn record_serialised(&mut self, buf: &mut Vec<u8>) {
+        let Ok(line) = std::str::from_utf8(buf) else {
+            self.io_error
+                .get_or_insert_with(|| "cannot serialise a line: not UTF-8".to_owned());
+            return;
+        };
+        if crate::protocol::secrets::redact_secrets(line).is_some() {
+            let line = line.to_owned();
+            self.record_raw(&line);
+            return;
+        }
+        debug_assert!(!line.contains('\n'), "one line");
+        if let Some(c) = &mut self.capture {
+            c.push(line.to_owned());
+        }
+        let len = buf.len();
+        buf.push(b'\n');
+        self.hasher.update(buf);
+        self.lines += 1;
+        if let Some(f) = &mut self.file
+            && let Err(e) = f.write_line(&buf[..len])
+        {
+            self.io_error
+                .get_or_insert_with(|| format!("cannot write the trajectory: {e}"));
+        }
     }
 
     /// Writes one line as given (a line read from a trajectory, copied by replay).
