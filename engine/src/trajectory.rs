@@ -1020,7 +1020,11 @@ mod tests {
                 });
             }
             let bytes = std::fs::read(&p).unwrap();
-            assert_eq!(t.digest(), blake3::hash(&bytes).to_hex().to_string(), "line {i}");
+            assert_eq!(
+                t.digest(),
+                blake3::hash(&bytes).to_hex().to_string(),
+                "line {i}"
+            );
         }
         let text = std::fs::read_to_string(&p).unwrap();
         assert!(text.len() > 100_000, "several batches");

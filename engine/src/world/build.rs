@@ -525,7 +525,10 @@ mod tests {
             .join("../content/scenarios/busy-day.ron");
         let loaded = tbsim_scenario::load_file(&path).unwrap();
         let (a, b) = (clues(&mut build(&loaded)), clues(&mut build(&loaded)));
-        assert!(a.iter().any(|c| !c.is_empty()), "busy-day's colleagues know things");
+        assert!(
+            a.iter().any(|c| !c.is_empty()),
+            "busy-day's colleagues know things"
+        );
         assert!(a.iter().zip(&b).all(|(x, y)| Arc::ptr_eq(x, y)));
 
         let mut other = loaded.clone();
@@ -542,7 +545,13 @@ mod tests {
         let o = clues(&mut build(&other));
         assert!(!Arc::ptr_eq(&a[0], &o[0]));
         let person = &other.scenario.company.people[p].key;
-        let mut keys: Vec<&String> = other.scenario.company.people.iter().map(|p| &p.key).collect();
+        let mut keys: Vec<&String> = other
+            .scenario
+            .company
+            .people
+            .iter()
+            .map(|p| &p.key)
+            .collect();
         keys.sort();
         let at = keys.iter().position(|k| *k == person).unwrap();
         let rule = o[at].iter().find(|r| r.key == key).unwrap();
