@@ -233,8 +233,12 @@ const DAY_OPENS: u32 = 6 * 60;
 const DAY_CLOSES: u32 = 23 * 60 + 59;
 /// Latest simulated clock-out, so overtime never crosses midnight.
 const LATEST_OUT: u32 = 23 * 60 + 30;
-const HEADCOUNT: usize = 10;
-const OVERRIDE_HEADCOUNT: usize = 12;
+/// A department's headcount is drawn per instance from this range, so the number of
+/// employees in scope is read from the roster, never known from the company's shape.
+const HEADCOUNT: std::ops::RangeInclusive<usize> = 5..=22;
+/// The department asked about draws from a wider range: its size is the answer of
+/// `attendance_statistics`, and about forty values keep any one of them rare.
+const SCOPE_HEADCOUNT: std::ops::RangeInclusive<usize> = 4..=44;
 
 /// One department's rules. Times are minutes after midnight.
 #[derive(Debug, Clone, PartialEq)]
@@ -552,8 +556,15 @@ fn simulate(
     // Absence varies by department too (a month with a cold going round, a quiet
     // one), so totals and averages spread instead of clustering on one small figure
     // a script could name without reading the punches.
+    // On top, the whole month's climate over a tenfold range (the square of a
+    // uniform: no `powf`, whose last bit may differ between platforms), so a total's
+    // magnitude says nothing about the answer without counting.
+    let climate = {
+        let c: f64 = rng.random_range(0.55..1.75);
+        c * c
+    };
     let absence_level: Vec<f64> = (0..remote_ratio.len())
-        .map(|_| rng.random_range(0.5..2.0))
+        .map(|_| rng.random_range(0.5..2.0) * climate)
         .collect();
     let habits: Vec<Habits> = roster
         .iter()
@@ -883,7 +894,8 @@ fn copyable(e: &Expected, stated: &BTreeSet<u64>) -> bool {
             let halves = value * 2.0;
             (halves - halves.round()).abs() <= 2.0 * tolerance + 1e-9
         } else {
-            // `employees` is the scope's size, fixed by the company's shape.
+            // `employees` is the scope's size, drawn per instance away from stated
+            // numbers before any month is simulated.
             key == "total_absence_days"
                 && (value < 10.0 || stated.contains(&(value.round() as u64)))
         }
@@ -1364,26 +1376,6 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         .map(|d| if overrides.contains(&d) { 0.3 } else { 0.2 })
         .collect();
 
-    let headcount: Vec<usize> = (0..depts.len())
-        .map(|d| {
-            if overrides.contains(&d) {
-                OVERRIDE_HEADCOUNT
-            } else {
-                HEADCOUNT
-            }
-        })
-        .collect();
-    let roster = make_roster(ctx, &headcount)?;
-    let policies: Vec<&Policy> = roster.iter().map(|e| &dept_policy[e.dept]).collect();
-    let scope: Vec<usize> = (0..roster.len())
-        .filter(|&e| department == "all" || depts[roster[e].dept] == department)
-        .collect();
-    let clean: BTreeSet<usize> = if want_clean {
-        scope.iter().copied().collect()
-    } else {
-        BTreeSet::new()
-    };
-
     let (y, m) = previous_month(ctx.date)?;
     let workdays: Vec<u32> = (1..=days_in_month(y, m))
         .filter(|&d| !matches!(weekday(y, m, d), 0 | 6))
@@ -1407,6 +1399,40 @@ pub fn generate(ctx: &Ctx<'_>, p: &Params) -> Result<Parts, String> {
         .union(&stated_numbers(corpus::INTERN_HANDBOOK))
         .copied()
         .collect();
+    // Headcounts vary per department and instance; a scope whose size the rules or
+    // the handbook happen to state is drawn again (a script could copy it).
+    let scope_dept = depts.iter().position(|d| *d == department);
+    let in_scope =
+        |hc: &[usize]| -> usize { scope_dept.map_or_else(|| hc.iter().sum(), |d| hc[d]) };
+    let mut headcount: Vec<usize> = Vec::new();
+    for _ in 0..ATTEMPTS {
+        headcount = (0..depts.len())
+            .map(|d| {
+                rng.random_range(if Some(d) == scope_dept {
+                    SCOPE_HEADCOUNT
+                } else {
+                    HEADCOUNT
+                })
+            })
+            .collect();
+        if !stated.contains(&(in_scope(&headcount) as u64)) {
+            break;
+        }
+    }
+    if stated.contains(&(in_scope(&headcount) as u64)) {
+        return Err("attendance: every headcount drawn is a number the rules state".into());
+    }
+    let roster = make_roster(ctx, &headcount)?;
+    let policies: Vec<&Policy> = roster.iter().map(|e| &dept_policy[e.dept]).collect();
+    let scope: Vec<usize> = (0..roster.len())
+        .filter(|&e| department == "all" || depts[roster[e].dept] == department)
+        .collect();
+    let clean: BTreeSet<usize> = if want_clean {
+        scope.iter().copied().collect()
+    } else {
+        BTreeSet::new()
+    };
+
     let mut sim_rng = ctx.rng("attendance/punches");
     let mut found = None;
     for _ in 0..ATTEMPTS {
@@ -1695,6 +1721,7 @@ pub fn wrong_answers(task: &TaskSpec, scenario: &Scenario) -> Vec<(String, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn punch(day: u32, minute: u32, io: Io) -> Punch {
         Punch {
@@ -1913,6 +1940,67 @@ mod tests {
         assert_eq!(
             winners(expected(&q, &some, &[0, 1, 2], 20, &r, &d)),
             Some(vec![0, 2])
+        );
+    }
+
+    /// The number of employees in scope was one constant (a department of ten) in
+    /// about 85% of `attendance_statistics` instances, which the gate's probe learnt.
+    /// It is now drawn per instance: no count is common and none is a number the
+    /// rules or the handbook state.
+    #[test]
+    fn the_count_in_scope_is_drawn_and_never_stated() {
+        use crate::company::{Roster, rooms};
+        use tbsim_scenario::{Priority, Release};
+        let rooms = rooms();
+        let mut counts: BTreeMap<u64, usize> = BTreeMap::new();
+        let seeds = 0..120u64;
+        for seed in seeds.clone() {
+            let roster = Roster::generate(seed, "s", 40).unwrap();
+            let ctx = Ctx {
+                scenario: "s",
+                id: "att",
+                company: &roster,
+                date: "2025-10-01",
+                start: "09:00",
+                deadline: "17:00",
+                release: Release::Start,
+                priority: Priority::Normal,
+                rooms: &rooms,
+                seed,
+                day: 1,
+            };
+            let p = Params {
+                task_type: Some(StatType::AttendanceStatistics),
+                level: Some(Level::L2),
+                ..Params::default()
+            };
+            let parts = generate(&ctx, &p).unwrap();
+            let mut stated = stated_numbers(corpus::INTERN_HANDBOOK);
+            for f in &parts.files {
+                if let (true, Content::Text(t)) =
+                    (f.path.ends_with("attendance_rules.md"), &f.content)
+                {
+                    stated.extend(stated_numbers(t));
+                }
+            }
+            let n = parts.tasks[0]
+                .checkpoints
+                .iter()
+                .find_map(|c| match &c.check {
+                    Check::JsonNumber {
+                        pointer, expected, ..
+                    } if pointer == "/employees" => Some(*expected as u64),
+                    _ => None,
+                })
+                .expect("an employees checkpoint");
+            assert!(!stated.contains(&n), "seed {seed}: {n} is stated");
+            *counts.entry(n).or_default() += 1;
+        }
+        let top = counts.values().max().copied().unwrap_or(0);
+        assert!(
+            counts.len() >= 25 && top * 100 <= 8 * seeds.count(),
+            "{} distinct counts, the commonest in {top} of 120: {counts:?}",
+            counts.len()
         );
     }
 
