@@ -15,7 +15,9 @@
 //! A model-backed agent's requests and responses are recorded before the decision
 //! they led to ([`Sim::record_agent`]); replay copies them back from the trajectory.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use bevy_ecs::prelude::*;
 
@@ -33,9 +35,42 @@ use crate::tools::{self, Advance, CallContext, PythonBackend};
 use crate::trajectory::{FORMAT, ForkOf, GuidanceLine, Header, Line, ModelLine, Trajectory};
 use crate::world::{
     Clock, DueEvents, Inbox, Intern, Prototype, Queue, RunParams, RunState, ScenarioMeta, SimEvent,
-    Task, TaskState, Trace, build_world, tick_schedule,
+    Task, TaskState, Trace, tick_schedule,
 };
 use tbsim_scenario::LoadedScenario;
+
+thread_local! {
+    /// The prototype of the scenario this thread last built a simulation of, with
+    /// that scenario as it was then.
+    static LAST_PROTOTYPE: RefCell<Option<(LoadedScenario, Arc<Prototype>)>> =
+        const { RefCell::new(None) };
+}
+
+/// `loaded`'s [`Prototype`]: the one this thread built last if `loaded` is the same
+/// scenario (the same file, and the same content and assets compared in full, as a
+/// caller may change a loaded scenario), else a new one. A world copied from a
+/// prototype is the world [`crate::world::build_world`] builds (`world::prototype`'s tests), so
+/// sharing it changes nothing but time: the gate, the scan, batches and benches
+/// build many worlds of one scenario in a row, and building one was most of a
+/// short run's cost.
+fn prototype_of(loaded: &LoadedScenario) -> Arc<Prototype> {
+    LAST_PROTOTYPE.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((l, proto)) = last.as_ref()
+            && l.blake3 == loaded.blake3
+            && l.path == loaded.path
+            && l.assets == loaded.assets
+            && l.scenario == loaded.scenario
+        {
+            return Arc::clone(proto);
+        }
+        // The old prototype goes first: two large worlds are never held at once.
+        *last = None;
+        let proto = Arc::new(Prototype::new(loaded));
+        *last = Some((loaded.clone(), Arc::clone(&proto)));
+        proto
+    })
+}
 
 /// A simulation in progress.
 pub struct Sim {
@@ -85,9 +120,32 @@ impl Sim {
         python: Box<dyn PythonBackend>,
         fork: Option<ForkOf>,
     ) -> Sim {
+        let proto = prototype_of(loaded);
+        let seed = config.seed.unwrap_or(proto.meta.seed);
+        let world = proto.instantiate(
+            RunParams {
+                seed,
+                hints: config.hints,
+                turn_cost: config.turn_cost_secs,
+                feedback: config.feedback,
+            },
+            trace,
+        );
+        Sim::begin_with(world, proto.meta.clone(), config, python, fork)
+    }
+
+    /// [`Sim::new`] with its world built by `build_world` rather than copied
+    /// from the scenario's prototype (tests hold the two to the same bytes).
+    #[cfg(test)]
+    pub(crate) fn new_built(
+        loaded: &LoadedScenario,
+        config: SimConfig,
+        trace: Trajectory,
+        python: Box<dyn PythonBackend>,
+    ) -> Sim {
         let meta = ScenarioMeta::of(loaded);
         let seed = config.seed.unwrap_or(meta.seed);
-        let world = build_world(
+        let world = crate::world::build_world(
             loaded,
             seed,
             config.hints,
@@ -95,7 +153,7 @@ impl Sim {
             config.feedback,
             trace,
         );
-        Sim::begin_with(world, meta, config, python, fork)
+        Sim::begin_with(world, meta, config, python, None)
     }
 
     /// [`Sim::new`] from a scenario's [`Prototype`]: the same simulation, byte for

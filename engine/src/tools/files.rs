@@ -74,7 +74,7 @@ fn remember_mentions(world: &mut World) {
     let mut pointed: Vec<(String, String)> = Vec::new();
     let mut q = world.query::<&crate::world::Npc>();
     for npc in q.iter(world) {
-        for c in &npc.clues {
+        for c in npc.clues.iter() {
             pointed.push((c.key.clone(), c.response.clone()));
         }
     }

@@ -85,6 +85,52 @@ fn scope_of(s: &Scenario, build: impl FnOnce() -> Scope) -> Arc<Scope> {
     })
 }
 
+thread_local! {
+    /// The clue rules compiled last on this thread, per colleague, with the
+    /// scenario clues they were compiled from.
+    static LAST_CLUES: RefCell<Option<(Vec<Vec<tbsim_scenario::Clue>>, Vec<Arc<[ClueRule]>>)>> =
+        const { RefCell::new(None) };
+}
+
+/// Every colleague's compiled clue rules, in the scenario's order of people: the
+/// ones this thread compiled last if the scenario's clues are the same (compared
+/// in full), else compiled now. A rule is a pure function of its clue, so sharing
+/// changes nothing but time; compiling every trigger was the largest part of
+/// building a world.
+fn clue_rules_of(s: &Scenario) -> Vec<Arc<[ClueRule]>> {
+    let people = &s.company.people;
+    LAST_CLUES.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((specs, rules)) = last.as_ref()
+            && specs.len() == people.len()
+            && specs.iter().zip(people).all(|(a, p)| *a == p.clues)
+        {
+            return rules.clone();
+        }
+        let rules: Vec<Arc<[ClueRule]>> = people
+            .iter()
+            .map(|p| {
+                p.clues
+                    .iter()
+                    .map(|c| ClueRule {
+                        key: c.key.clone(),
+                        task: c.task.clone(),
+                        trigger: Trigger::new(&c.trigger),
+                        after: c.after.clone(),
+                        response: c.response.clone(),
+                        topics: c.trigger.clone(),
+                    })
+                    .collect()
+            })
+            .collect();
+        *last = Some((
+            people.iter().map(|p| p.clues.clone()).collect(),
+            rules.clone(),
+        ));
+        rules
+    })
+}
+
 /// Spawns every entity of the scenario and schedules its timed events.
 ///
 /// The scenario must have passed validation; values it guarantees are unwrapped
@@ -163,6 +209,7 @@ pub fn build_world(
         .iter()
         .find(|f| f.path.ends_with("handbook.md"))
         .map(|f| f.path.clone());
+    let mut compiled = clue_rules_of(s).into_iter();
     for p in &s.company.people {
         let default_reply = p.default_reply.clone().unwrap_or_else(|| match &handbook {
             Some(h) => format!("Sorry, I can't help with that one. The intern handbook at {h} says who to ask for what."),
@@ -175,18 +222,7 @@ pub fn build_world(
             persona: p.persona.clone(),
             default_reply,
             reply_minutes: p.reply_minutes.unwrap_or((2, 8)),
-            clues: p
-                .clues
-                .iter()
-                .map(|c| ClueRule {
-                    key: c.key.clone(),
-                    task: c.task.clone(),
-                    trigger: Trigger::new(&c.trigger),
-                    after: c.after.clone(),
-                    response: c.response.clone(),
-                    topics: c.trigger.clone(),
-                })
-                .collect(),
+            clues: compiled.next().unwrap_or_default(),
             busy_until: SimTime(0),
         };
         let e = world.spawn((Key(p.key.clone()), npc)).id();
@@ -453,4 +489,79 @@ pub fn build_world(
         q.0.push(at, class, ev);
     }
     world
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clues(world: &mut World) -> Vec<Arc<[ClueRule]>> {
+        let mut q = world.query::<(&Key, &Npc)>();
+        let mut v: Vec<(String, Arc<[ClueRule]>)> = q
+            .iter(world)
+            .map(|(k, n)| (k.0.clone(), Arc::clone(&n.clues)))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v.into_iter().map(|(_, c)| c).collect()
+    }
+
+    fn build(l: &LoadedScenario) -> World {
+        build_world(
+            l,
+            1,
+            0,
+            None,
+            FeedbackPolicy::default(),
+            Trajectory::discarding(),
+        )
+    }
+
+    /// Consecutive worlds of one scenario on a thread share their compiled clue
+    /// rules; a scenario whose clues differ in anything gets rules compiled from its
+    /// own clues, and the first scenario's are compiled again after it.
+    #[test]
+    fn worlds_of_one_scenario_share_their_clue_rules_and_others_do_not() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../content/scenarios/busy-day.ron");
+        let loaded = tbsim_scenario::load_file(&path).unwrap();
+        let (a, b) = (clues(&mut build(&loaded)), clues(&mut build(&loaded)));
+        assert!(
+            a.iter().any(|c| !c.is_empty()),
+            "busy-day's colleagues know things"
+        );
+        assert!(a.iter().zip(&b).all(|(x, y)| Arc::ptr_eq(x, y)));
+
+        let mut other = loaded.clone();
+        let (p, c) = other
+            .scenario
+            .company
+            .people
+            .iter_mut()
+            .enumerate()
+            .find_map(|(i, p)| p.clues.first_mut().map(|c| (i, c)))
+            .expect("a colleague with a clue");
+        c.response = "Something else entirely.".to_owned();
+        let key = c.key.clone();
+        let o = clues(&mut build(&other));
+        assert!(!Arc::ptr_eq(&a[0], &o[0]));
+        let person = &other.scenario.company.people[p].key;
+        let mut keys: Vec<&String> = other
+            .scenario
+            .company
+            .people
+            .iter()
+            .map(|p| &p.key)
+            .collect();
+        keys.sort();
+        let at = keys.iter().position(|k| *k == person).unwrap();
+        let rule = o[at].iter().find(|r| r.key == key).unwrap();
+        assert_eq!(rule.response, "Something else entirely.");
+
+        let d = clues(&mut build(&loaded));
+        assert!(!Arc::ptr_eq(&o[at], &d[at]));
+        let first = d[at].iter().find(|r| r.key == key).unwrap();
+        let before = a[at].iter().find(|r| r.key == key).unwrap();
+        assert_eq!(first.response, before.response);
+        assert_eq!(first.topics, before.topics);
+    }
 }

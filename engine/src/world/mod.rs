@@ -49,8 +49,10 @@ pub struct Npc {
     pub default_reply: String,
     /// Reply delay range (minutes, inclusive).
     pub reply_minutes: (u32, u32),
-    /// What the person knows.
-    pub clues: Vec<ClueRule>,
+    /// What the person knows: compiled once per scenario and shared (read only)
+    /// by every world of it, so building or copying a world neither recompiles nor
+    /// copies the triggers.
+    pub clues: std::sync::Arc<[ClueRule]>,
     /// Earliest time the person's next reply may be delivered (replies keep order).
     pub busy_until: SimTime,
 }

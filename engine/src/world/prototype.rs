@@ -247,7 +247,8 @@ mod tests {
                     (r, sim.trajectory().lines().to_vec())
                 };
                 let python = || Box::new(crate::tools::LivePython::default());
-                let mut built = Sim::new(&l, config.clone(), Trajectory::in_memory(), python());
+                let mut built =
+                    Sim::new_built(&l, config.clone(), Trajectory::in_memory(), python());
                 let mut copied =
                     Sim::from_prototype(&proto, config, Trajectory::in_memory(), python());
                 let (a, la) = run(&mut built);
