@@ -62,6 +62,11 @@ pub(crate) struct CheckArgs {
     /// Write each family's probe record (`<family>.probe.json`) to this folder.
     #[arg(long)]
     pub probe_out: Option<PathBuf>,
+    /// Only the variants whose key starts with one of these prefixes (comma
+    /// separated, e.g. `attendance/total_absence_days/`): gate again what a change
+    /// touched. The whole family's gate is still the one that counts.
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Vec<String>,
 }
 
 pub(crate) fn cmd_family(cmd: FamilyCommand) -> Result<ExitCode> {
@@ -81,6 +86,7 @@ pub(crate) fn cmd_family(cmd: FamilyCommand) -> Result<ExitCode> {
                     },
                     probe: !a.no_probe,
                     probe_out: a.probe_out,
+                    variants: a.variants,
                 },
                 // Script errors quote `fail()` messages: escaped before the terminal sees them.
                 &mut tbsim_core::term::Escaped::new(std::io::stdout().lock()),

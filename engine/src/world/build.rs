@@ -85,11 +85,13 @@ fn scope_of(s: &Scenario, build: impl FnOnce() -> Scope) -> Arc<Scope> {
     })
 }
 
+/// Every colleague's scenario clues, with the rules compiled from them.
+type CompiledClues = (Vec<Vec<tbsim_scenario::Clue>>, Vec<Arc<[ClueRule]>>);
+
 thread_local! {
     /// The clue rules compiled last on this thread, per colleague, with the
     /// scenario clues they were compiled from.
-    static LAST_CLUES: RefCell<Option<(Vec<Vec<tbsim_scenario::Clue>>, Vec<Arc<[ClueRule]>>)>> =
-        const { RefCell::new(None) };
+    static LAST_CLUES: RefCell<Option<CompiledClues>> = const { RefCell::new(None) };
 }
 
 /// Every colleague's compiled clue rules, in the scenario's order of people: the

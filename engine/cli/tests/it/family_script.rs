@@ -153,6 +153,56 @@ fn a_scaffolded_family_passes_the_gate() {
     assert!(!o.status.success());
 }
 
+/// `--variants` gates only the variants a change touched; a prefix that matches
+/// nothing is a located failure, not an empty pass.
+#[test]
+fn the_gate_can_be_narrowed_to_variants_by_prefix() {
+    let fam = root().join("content/families/inventory_reorder");
+    let fam = fam.to_str().unwrap();
+    let args = [
+        "family",
+        "check",
+        "--screen",
+        "--seeds",
+        "1",
+        "--no-probe",
+        "--adversaries",
+        "copy-drive",
+        "--variants",
+        "inventory_reorder/hard",
+        fam,
+    ];
+    let o = tbsim(&args, &root());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("(of "), "{out}");
+    assert!(out.contains("chosen by --variants"), "{out}");
+    assert!(out.contains("| inventory_reorder/hard |"), "{out}");
+    assert!(!out.contains("| inventory_reorder/easy |"), "{out}");
+
+    let o = tbsim(
+        &[
+            "family",
+            "check",
+            "--seeds",
+            "1",
+            "--variants",
+            "inventory_reorder/nonesuch",
+            fam,
+        ],
+        &root(),
+    );
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("family.star:")
+            && out.contains(
+                "no variant of `inventory_reorder` starts with `inventory_reorder/nonesuch`"
+            ),
+        "{out}"
+    );
+}
+
 #[test]
 fn a_broken_script_fails_the_gate_with_its_location() {
     let dir = tempfile::tempdir().unwrap();
