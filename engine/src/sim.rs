@@ -120,18 +120,7 @@ impl Sim {
         python: Box<dyn PythonBackend>,
         fork: Option<ForkOf>,
     ) -> Sim {
-        let proto = prototype_of(loaded);
-        let seed = config.seed.unwrap_or(proto.meta.seed);
-        let world = proto.instantiate(
-            RunParams {
-                seed,
-                hints: config.hints,
-                turn_cost: config.turn_cost_secs,
-                feedback: config.feedback,
-            },
-            trace,
-        );
-        Sim::begin_with(world, proto.meta.clone(), config, python, fork)
+        Sim::from_prototype_with(&prototype_of(loaded), config, trace, python, fork)
     }
 
     /// [`Sim::new`] with its world built by `build_world` rather than copied
@@ -164,6 +153,17 @@ impl Sim {
         trace: Trajectory,
         python: Box<dyn PythonBackend>,
     ) -> Sim {
+        Sim::from_prototype_with(proto, config, trace, python, None)
+    }
+
+    /// [`Sim::from_prototype`], for a fork when `fork` names its parent run.
+    fn from_prototype_with(
+        proto: &Prototype,
+        config: SimConfig,
+        trace: Trajectory,
+        python: Box<dyn PythonBackend>,
+        fork: Option<ForkOf>,
+    ) -> Sim {
         let seed = config.seed.unwrap_or(proto.meta.seed);
         let world = proto.instantiate(
             RunParams {
@@ -174,7 +174,7 @@ impl Sim {
             },
             trace,
         );
-        Sim::begin_with(world, proto.meta.clone(), config, python, None)
+        Sim::begin_with(world, proto.meta.clone(), config, python, fork)
     }
 
     /// Wraps a freshly built world and records the trajectory header.
